@@ -1,0 +1,69 @@
+/**
+ * The `qrvend` command tree. Each subcommand lives in `commands/<name>.ts`, which declares its
+ * options and imports the code behind it only inside its action: `qrvend run` does not pay at
+ * start-up for the simulators, the demo or the doctor.
+ */
+import { Command, CommanderError } from 'commander';
+import { ExitCodes, isQrvendError, ErrorCodes } from '../core/errors.js';
+import { VERSION } from '../core/version.js';
+import * as run from './commands/run.js';
+import * as demo from './commands/demo.js';
+import * as doctor from './commands/doctor.js';
+import * as outbox from './commands/outbox.js';
+import * as qr from './commands/qr.js';
+import * as simGateway from './commands/sim-gateway.js';
+import * as simVmc from './commands/sim-vmc.js';
+import * as simWallet from './commands/sim-wallet.js';
+import * as configCheck from './commands/config-check.js';
+
+export function buildProgram(): Command {
+  const program = new Command('qrvend')
+    .description('QR-payment agent for vending machines: MDB cashless reader + Static/Dynamic QR payments')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+
+  run.register(program);
+  demo.register(program);
+  doctor.register(program);
+  outbox.register(program);
+  qr.register(program);
+
+  const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
+  simGateway.register(sim);
+  simVmc.register(sim);
+  simWallet.register(sim);
+
+  const config = program.command('config').description('configuration tools').exitOverride();
+  configCheck.register(config);
+
+  // Every subcommand reports usage errors through the same path as the top level.
+  const propagate = (cmd: Command) => {
+    for (const sub of cmd.commands) {
+      sub.exitOverride();
+      sub.showHelpAfterError('(run with --help for usage)');
+      propagate(sub);
+    }
+  };
+  propagate(program);
+  return program;
+}
+
+/** Exit code for an error that reached the top: 78 for configuration problems (sysexits EX_CONFIG). */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? ExitCodes.OK : ExitCodes.USAGE;
+  if (isQrvendError(err)) {
+    switch (err.code) {
+      case ErrorCodes.CONFIG_INVALID:
+      case ErrorCodes.CONFIG_UNREADABLE:
+      case ErrorCodes.SECRET_UNREADABLE:
+        return ExitCodes.CONFIG;
+      case ErrorCodes.CLI_USAGE:
+        return ExitCodes.USAGE;
+      default:
+        return ExitCodes.FAILURE;
+    }
+  }
+  return ExitCodes.SOFTWARE;
+}
+

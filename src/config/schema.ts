@@ -1,0 +1,207 @@
+/**
+ * The configuration schema: every key qrvend reads, with its type, range and default meaning.
+ * `config/default.json` supplies every value; a site file layered over it may change any of them
+ * but may not add keys (objects are strict), so a typo is refused at start instead of ignored.
+ */
+import { z } from 'zod';
+import { LOG_LEVELS } from '../core/log.js';
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+const text = (max: number) => z.string().max(max);
+const nonEmpty = (max: number) => z.string().min(1).max(max);
+
+/** `host:port`, IPv6 hosts in brackets: `[::1]:8080`. */
+export const ListenAddress = z.string().refine((s) => {
+  const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(s);
+  return m !== null && Number(m[2]) <= 65535;
+}, 'must be host:port with a port 0..65535, e.g. 127.0.0.1:8080');
+
+const CountryInfoConfig = z.strictObject({
+  Alpha2Code: z.string().length(2),
+  Alpha3Code: z.string().length(3),
+  NumericCode: z.string().regex(/^\d{3}$/, 'must be 3 digits'),
+  Name: z.string(),
+  Intra: z.string(),
+});
+
+const GeoLocationConfig = z.strictObject({
+  Address: text(255).optional(),
+  City: text(255).optional(),
+  CountryCode: z.string().optional(),
+  State: z.string().optional(),
+  ZipCode: text(255).optional(),
+  Latitude: z.number().min(-90).max(90).optional(),
+  Longitude: z.number().min(-180).max(180).optional(),
+});
+
+const CatalogItem = z.strictObject({
+  name: nonEmpty(255),
+  measurement: int(0, 1_000_000).default(1),
+  unitOfMeasurement: nonEmpty(50).default('Unit'),
+  /** Minimum age for this item, sent as BasicInfo.AgeLimitation. */
+  ageLimit: int(0, 120).nullable().default(null),
+});
+
+export const ConfigSchema = z
+  .strictObject({
+    gateway: z.strictObject({
+      baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://gw.example.com:443' }),
+      /** Whole-request deadline for one gateway call. */
+      timeoutMs: int(100, 120_000),
+      /** TCP (and TLS) connect deadline. */
+      connectTimeoutMs: int(50, 60_000),
+      /** Extra CA bundle (PEM) for a private gateway certificate; null = system CAs. */
+      caFile: z.string().nullable(),
+    }),
+    start: z.strictObject({
+      listen: ListenAddress,
+      integratorName: nonEmpty(100).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash, underscore only'),
+      /** File holding the 64-character SecretToken (never put the token itself in config). */
+      secretTokenFile: nonEmpty(4096),
+      /** PEM certificate and key for HTTPS; both null = plain HTTP (behind a TLS proxy). */
+      certFile: z.string().nullable(),
+      keyFile: z.string().nullable(),
+      maxBodyBytes: int(512, 1_048_576),
+      /** Per-client token bucket: sustained requests per second and burst. */
+      rateLimit: z.strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) }),
+    }),
+    machine: z.strictObject({
+      /** MachineInfo.TerminalId and the Start TerminalId this machine answers to; null = HwSerial. */
+      terminalId: text(255).min(1).nullable(),
+      /** The machine's UniQR: printed on the sticker, shown on the idle screen, accepted in Start. */
+      uniQr: nonEmpty(255),
+      id: z.number().int().nullable(),
+      name: text(255).nullable(),
+      externalId: text(200).nullable(),
+      groupId: z.string().nullable(),
+      type: text(50).nullable(),
+      city: text(255).nullable(),
+      region: text(255).nullable(),
+      zipCode: text(255).nullable(),
+      operatorId: text(255).nullable(),
+      /** UTC offset sent as MachineInfo.Offset, e.g. "+02:00"; null = computed from local time. */
+      offset: text(255).nullable(),
+      decimalPlaces: int(0, 3),
+      currencyCode: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 alpha-3 code such as EUR'),
+      currencyNumeric: z.string().regex(/^\d{3}$/, 'must be an ISO 4217 numeric-3 code such as 978'),
+      country: CountryInfoConfig.nullable(),
+      geoLocation: GeoLocationConfig.nullable(),
+    }),
+    actor: z.strictObject({
+      id: z.number().int().nullable(),
+      merchantId: text(255).nullable(),
+      name: text(255).nullable(),
+      operatorId: z.number().int().nullable(),
+      operatorName: text(255).nullable(),
+      subMerchantId: text(255).nullable(),
+      mcc: int(0, 9999).nullable(),
+      dynamicUrl: text(255).nullable(),
+      country: CountryInfoConfig.nullable(),
+      geoLocation: GeoLocationConfig.nullable(),
+    }),
+    /** CustomData members: each value is a string holding JSON text, agreed with the provider. */
+    customData: z.strictObject({
+      Actor: z.string().optional(),
+      DirectActor: z.string().optional(),
+      Distributor: z.string().optional(),
+      Machine: z.string().optional(),
+      Operator: z.string().optional(),
+      SoftDecline: z.string().optional(),
+    }),
+    device: z.strictObject({
+      /** DeviceInfo.Type. */
+      type: nonEmpty(100),
+      /** Overrides the hardware serial read from the device tree or /proc/cpuinfo. */
+      hwSerial: text(255).min(1).nullable(),
+    }),
+    mdb: z.strictObject({
+      /** Serial device of the MDB adapter board, or "sim" for the built-in VMC simulator. */
+      port: nonEmpty(4096),
+      baudRate: z.union([z.literal(9600), z.literal(19200), z.literal(38400), z.literal(57600), z.literal(115200), z.literal(230400)]),
+      /** Vend requests without a session start a dynamic QR payment (MDB level 3 always-idle). */
+      alwaysIdle: z.boolean(),
+      /** For VMCs without always-idle: open a session with this credit so the consumer can select; null = off. */
+      virtualCredit: z.number().positive().nullable(),
+      /** The reader's advertised maximum response time (seconds) sent to the VMC. */
+      maxResponseTimeS: int(5, 255),
+      /** A static QR session with no vend request for this long is ended by the reader. */
+      sessionIdleTimeoutMs: int(5_000, 600_000),
+      /** After approving a vend, how long to wait for the VMC's success or failure. */
+      vendResultTimeoutMs: int(5_000, 600_000),
+      /** No line from the board for this long means the link is suspect (the board sends r,ACK on every poll). */
+      linkWatchdogMs: int(500, 600_000),
+      /** Reopen backoff after the device vanished. */
+      reopenMinMs: int(50, 60_000),
+      reopenMaxMs: int(100, 600_000),
+      /** Lines longer than this are dropped (and counted) as noise. */
+      maxLineLength: int(64, 65_536),
+    }),
+    store: z.strictObject({
+      /** The SQLite ledger file. */
+      path: nonEmpty(4096),
+      /** How long a Settlement/Cancel/Void is retried before it is dead-lettered. */
+      retryWindowHours: int(1, 24 * 90),
+      /** How long drained outbox rows are kept before they are pruned. */
+      retentionDays: int(1, 3650),
+      /** Outbox requests in flight at once (one per TransactionId at most). */
+      concurrency: int(1, 64),
+      backoffBaseMs: int(10, 3_600_000),
+      backoffCapMs: int(100, 86_400_000),
+    }),
+    display: z.strictObject({
+      /** Framebuffer device, e.g. /dev/fb0; null = none. */
+      framebuffer: z.string().min(1).nullable(),
+      /** PNG file rewritten on every screen change (headless machines, diagnostics); null = none. */
+      png: z.string().min(1).nullable(),
+      /** Also draw screens as text on the terminal (demo, technicians). */
+      terminal: z.boolean(),
+      /** Size of the PNG when there is no framebuffer to take it from. */
+      width: int(64, 8192),
+      height: int(64, 8192),
+    }),
+    staticQr: z.strictObject({
+      /** Amount requested by Authorization (capped by the consumer's Balance when given). */
+      preauthAmount: z.number().positive().max(1_000_000),
+    }),
+    dynamicQr: z.strictObject({
+      /** Give up on a dynamic QR payment after this long; must be below mdb.maxResponseTimeS. */
+      paymentTimeoutMs: int(1_000, 255_000),
+      pollIntervalMs: int(100, 60_000),
+      /** GenerateQR ChannelId, when the provider assigned one. */
+      channelId: z.string().nullable(),
+    }),
+    /** Product catalog by MDB item number. */
+    catalog: z.record(z.string().regex(/^\d{1,5}$/, 'catalog keys are MDB item numbers'), CatalogItem),
+    gpio: z.strictObject({
+      /** auto = real GPIO on a Raspberry Pi, mock elsewhere; off = no GPIO at all. */
+      mode: z.enum(['auto', 'pi', 'mock', 'off']),
+      /** Physical (board) pin numbers; null = not wired. */
+      statusLedPin: int(1, 40).nullable(),
+      boardResetPin: int(1, 40).nullable(),
+      backlightPin: int(1, 40).nullable(),
+    }),
+    log: z.strictObject({
+      level: z.enum(LOG_LEVELS),
+    }),
+  })
+  .superRefine((cfg, ctx) => {
+    if (cfg.dynamicQr.paymentTimeoutMs >= cfg.mdb.maxResponseTimeS * 1000) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['dynamicQr', 'paymentTimeoutMs'],
+        message: `must be shorter than mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s), or the VMC gives up first`,
+      });
+    }
+    if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {
+      ctx.addIssue({ code: 'custom', path: ['mdb', 'reopenMaxMs'], message: 'must be >= mdb.reopenMinMs' });
+    }
+    if (cfg.store.backoffCapMs < cfg.store.backoffBaseMs) {
+      ctx.addIssue({ code: 'custom', path: ['store', 'backoffCapMs'], message: 'must be >= store.backoffBaseMs' });
+    }
+    if ((cfg.start.certFile === null) !== (cfg.start.keyFile === null)) {
+      ctx.addIssue({ code: 'custom', path: ['start', 'keyFile'], message: 'start.certFile and start.keyFile go together' });
+    }
+  });
+
+export type QrvendConfig = z.infer<typeof ConfigSchema>;
+export type CatalogEntry = z.infer<typeof CatalogItem>;

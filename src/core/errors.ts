@@ -1,0 +1,85 @@
+/**
+ * The one error type of qrvend. Every failure a technician or an integrator can see carries a
+ * stable code (greppable in logs, documented in the README) and a message that says what to do.
+ *
+ * Codes are grouped by layer: CONFIG_*, SERIAL_*, MDB_*, GATEWAY_*, LEDGER_*, START_*, DISPLAY_*,
+ * DEVICE_*, CLI_*. Add codes here, never inline strings elsewhere, so the list stays the reference.
+ */
+export const ErrorCodes = {
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  CONFIG_UNREADABLE: 'CONFIG_UNREADABLE',
+  SECRET_UNREADABLE: 'SECRET_UNREADABLE',
+
+  SERIAL_OPEN_FAILED: 'SERIAL_OPEN_FAILED',
+  SERIAL_WRITE_FAILED: 'SERIAL_WRITE_FAILED',
+  SERIAL_LINK_LOST: 'SERIAL_LINK_LOST',
+  MDB_COMMAND_REFUSED: 'MDB_COMMAND_REFUSED',
+  MDB_OUT_OF_SEQUENCE: 'MDB_OUT_OF_SEQUENCE',
+
+  GATEWAY_TIMEOUT: 'GATEWAY_TIMEOUT',
+  GATEWAY_UNREACHABLE: 'GATEWAY_UNREACHABLE',
+  GATEWAY_BAD_RESPONSE: 'GATEWAY_BAD_RESPONSE',
+  GATEWAY_HTTP_STATUS: 'GATEWAY_HTTP_STATUS',
+  PROTOCOL_INVALID: 'PROTOCOL_INVALID',
+
+  LEDGER_CORRUPT: 'LEDGER_CORRUPT',
+  LEDGER_WRITE_FAILED: 'LEDGER_WRITE_FAILED',
+  LEDGER_NOT_FOUND: 'LEDGER_NOT_FOUND',
+  OUTBOX_NOT_FOUND: 'OUTBOX_NOT_FOUND',
+
+  START_REJECTED: 'START_REJECTED',
+
+  DISPLAY_UNAVAILABLE: 'DISPLAY_UNAVAILABLE',
+  DEVICE_UNAVAILABLE: 'DEVICE_UNAVAILABLE',
+
+  CLI_USAGE: 'CLI_USAGE',
+  INTERNAL: 'INTERNAL',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+export interface QrvendErrorOptions {
+  /** What a technician should do about it; appended to the message shown to people. */
+  hint?: string;
+  /** Structured context for logs. Never put secrets here. */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class QrvendError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: QrvendErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'QrvendError';
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  /** One line for a terminal: code, message and, when known, what to do. */
+  describe(): string {
+    return `${this.code}: ${this.message}${this.hint ? ` (${this.hint})` : ''}`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, hint: this.hint, details: this.details };
+  }
+}
+
+export function isQrvendError(err: unknown, code?: ErrorCode): err is QrvendError {
+  return err instanceof QrvendError && (code === undefined || err.code === code);
+}
+
+/** Process exit codes (sysexits.h where one fits), part of the outside contract. */
+export const ExitCodes = {
+  OK: 0,
+  FAILURE: 1,
+  USAGE: 64,
+  UNAVAILABLE: 69,
+  SOFTWARE: 70,
+  IO: 74,
+  CONFIG: 78,
+} as const;

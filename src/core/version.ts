@@ -1,0 +1,6 @@
+/** qrvend's own version, read once from package.json (it goes into DeviceInfo.FWVersion). */
+import { readFileSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export const VERSION: string = pkg.version;

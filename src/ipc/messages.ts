@@ -1,0 +1,91 @@
+/**
+ * Typed messages between the threads (design section 5).
+ *
+ * The main thread is the machine loop: serial port, adapter codec, reader state machine, session
+ * funds and local vend approval. It never waits on the network, SQLite or rendering. The payment
+ * worker owns the Start endpoint, the flows, the gateway client, the ledger and the outbox. The
+ * display worker renders screens. Messages are plain structured-clone data, tagged by `type`.
+ *
+ * Amounts are numbers in major units, already rounded to the machine's decimal places.
+ * `txId` is the gateway TransactionId of the payment a message belongs to.
+ */
+
+/** Reader state as the payment side needs it (Start's busy check, the display, the LED). */
+export type ReaderStatus = 'offline' | 'inactive' | 'disabled' | 'enabled' | 'session' | 'vend';
+
+export type SessionEndReason =
+  | 'complete' // the VMC ended the session (session complete)
+  | 'consumer-cancel' // the consumer cancelled on the machine
+  | 'reader-cancel' // qrvend ended it (C,STOP), e.g. funds used up or shutdown
+  | 'idle-timeout' // no vend request within mdb.sessionIdleTimeoutMs
+  | 'vmc-reset' // the VMC or the board reset during the session
+  | 'disabled' // the VMC disabled the reader during the session
+  | 'link-lost'; // the serial link to the board went away
+
+export type VendOutcome =
+  | 'success' // c,VEND,SUCCESS: product dispensed, the consumer owes the price
+  | 'failed' // c,ERR,VEND 3: dispense failed
+  | 'cancelled' // c,ERR,VEND 1: cancelled before dispensing
+  | 'reset' // c,ERR,VEND 5 or a VMC reset while the vend was pending
+  | 'timeout' // no result within mdb.vendResultTimeoutMs; treated as failed (consumer not charged)
+  | 'expired'; // an approval arrived after the vend request had already been answered or dropped
+
+/** Main thread -> payment worker. */
+export type MainToPayment =
+  | { type: 'reader.status'; status: ReaderStatus; txId: string | null }
+  | { type: 'board.info'; firmware: string; boardId: string }
+  /** The board confirmed the session that session.begin asked for. */
+  | { type: 'session.started'; txId: string; funds: number }
+  /** The reader could not open the session that session.begin asked for (e.g. reader not enabled). */
+  | { type: 'session.refused'; txId: string; reason: string }
+  /** A vend request outside a funded session: the payment side decides (dynamic QR). */
+  | { type: 'vend.requested'; requestId: string; price: number; item: number }
+  /** A vend approved locally inside a static QR session (record it; the outcome follows). */
+  | { type: 'vend.approved'; txId: string; vendSeq: number; price: number; item: number }
+  /** A vend denied locally inside a static QR session (price above the remaining funds). */
+  | { type: 'vend.denied'; txId: string; price: number; item: number; reason: string }
+  /**
+   * What became of an approved vend. For a static session `txId` and `vendSeq` name it; for a
+   * dynamic QR vend `requestId` does (and `txId` is the one payment.approve named).
+   */
+  | { type: 'vend.result'; txId: string | null; requestId: string | null; vendSeq: number | null; outcome: VendOutcome; detail: string | null }
+  /** A dynamic QR vend request ended without a vend.approve being used (VMC cancel, timeout, reset). */
+  | { type: 'vend.request.ended'; requestId: string; reason: string }
+  | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
+  | { type: 'shutdown' };
+
+/** Payment worker -> main thread. */
+export type PaymentToMain =
+  /** A static QR authorization was approved: open an MDB session with these funds. */
+  | { type: 'session.begin'; txId: string; funds: number }
+  /** End the current session (e.g. the payment side must stop it). */
+  | { type: 'session.cancel'; txId: string; reason: string }
+  /** A dynamic QR payment for this vend request was approved. */
+  | { type: 'vend.approve'; requestId: string; txId: string; amount: number }
+  /** The dynamic QR payment failed or timed out: deny the vend request. */
+  | { type: 'vend.deny'; requestId: string; reason: string }
+  /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
+  | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
+  /** Payment-side health for the status LED and doctor. */
+  | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean }
+  /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
+  | { type: 'ready'; startUrl: string | null }
+  | { type: 'fatal'; code: string; message: string };
+
+/** What the display shows. The display worker turns each into pixels or terminal text. */
+export type Screen =
+  | { kind: 'idle'; qrText: string; message: string }
+  | { kind: 'dynamic-qr'; qrText: string; amount: number; currencyCode: string; decimalPlaces: number; expiresAtMs: number }
+  | { kind: 'session'; amount: number; currencyCode: string; decimalPlaces: number; message: string }
+  | { kind: 'approved'; amount: number | null; currencyCode: string; decimalPlaces: number; message: string }
+  | { kind: 'declined'; reason: string }
+  | { kind: 'message'; title: string; message: string }
+  | { kind: 'out-of-order'; reason: string };
+
+/** Anyone -> display worker. */
+export type ToDisplay = { type: 'show'; screen: Screen } | { type: 'shutdown' };
+
+/** Display worker -> its owner. */
+export type FromDisplay =
+  | { type: 'rendered'; kind: Screen['kind']; ms: number }
+  | { type: 'unavailable'; output: 'framebuffer' | 'png' | 'terminal'; reason: string };
