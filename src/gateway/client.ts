@@ -1,0 +1,130 @@
+/**
+ * The gateway client (got 14): one method per operation, each ending in a GatewayOutcome and
+ * never throwing for anything the network or the gateway does. No automatic retry of POST: the
+ * outbox owns retries, and `sendRaw` lets it replay a recorded body byte for byte.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { got, type Got } from 'got';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { classifyError, classifyResponse, transportFailure } from './classify.js';
+import type { GatewayOperation, GatewayOutcome } from './outcome.js';
+import {
+  OPERATIONS,
+  type AuthorizationRequest,
+  type AuthorizationResponse,
+  type CancelRequest,
+  type CancelResponse,
+  type GenerateQRRequest,
+  type GenerateQRResponse,
+  type InquiryRequest,
+  type InquiryResponse,
+  type RequestOf,
+  type ResponseOf,
+  type SettlementRequest,
+  type SettlementResponse,
+  type VoidRequest,
+  type VoidResponse,
+} from './protocol/index.js';
+
+export interface GatewayClientOptions {
+  /** https://host:port, optionally with a path prefix. */
+  baseUrl: string;
+  /** Deadline of the whole request, from start to the last byte of the answer. */
+  timeoutMs: number;
+  /** Deadline of DNS lookup, TCP connect and TLS handshake, each. */
+  connectTimeoutMs: number;
+  /** Extra CA bundle (PEM) trusted for the gateway's certificate; null = system CAs. */
+  caFile?: string | null;
+  logger?: Logger;
+}
+
+export interface GatewayClient {
+  authorization(request: AuthorizationRequest): Promise<GatewayOutcome<AuthorizationResponse>>;
+  settlement(request: SettlementRequest): Promise<GatewayOutcome<SettlementResponse>>;
+  cancel(request: CancelRequest): Promise<GatewayOutcome<CancelResponse>>;
+  generateQR(request: GenerateQRRequest): Promise<GatewayOutcome<GenerateQRResponse>>;
+  inquiry(request: InquiryRequest): Promise<GatewayOutcome<InquiryResponse>>;
+  void(request: VoidRequest): Promise<GatewayOutcome<VoidResponse>>;
+  /** Any operation by name, the body serialized with JSON.stringify. */
+  send<O extends GatewayOperation>(op: O, request: RequestOf<O>): Promise<GatewayOutcome<ResponseOf<O>>>;
+  /** Sends exactly `bodyText` (the outbox's recorded body) to the operation's path. */
+  sendRaw<O extends GatewayOperation>(op: O, bodyText: string): Promise<GatewayOutcome<ResponseOf<O>>>;
+  /** Closes kept-alive connections. */
+  close(): void;
+}
+
+function readCa(caFile: string): Buffer {
+  try {
+    return readFileSync(caFile);
+  } catch (err) {
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `gateway.caFile ${caFile} cannot be read: ${(err as Error).message}`, {
+      hint: 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs',
+      cause: err,
+    });
+  }
+}
+
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const ca = options.caFile ? readCa(options.caFile) : undefined;
+  const agents = {
+    http: new http.Agent({ keepAlive: true }),
+    https: new https.Agent({ keepAlive: true, ...(ca ? { ca } : {}) }),
+  };
+  const connect = options.connectTimeoutMs;
+  const http_: Got = got.extend({
+    method: 'POST',
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    followRedirect: false,
+    responseType: 'text',
+    agent: agents,
+    ...(ca ? { https: { certificateAuthority: ca } } : {}),
+    timeout: { lookup: connect, connect, secureConnect: connect, request: options.timeoutMs },
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+  });
+
+  async function sendRaw<O extends GatewayOperation>(op: O, bodyText: string): Promise<GatewayOutcome<ResponseOf<O>>> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    let outcome: GatewayOutcome<ResponseOf<O>>;
+    try {
+      const res = await http_(`${base}${OPERATIONS[op].path}`, { body: bodyText });
+      outcome = classifyResponse(op, res.statusCode, res.body, elapsed());
+    } catch (err) {
+      const { failure, detail } = classifyError(err);
+      outcome = transportFailure(failure, `${op}: ${detail}`, elapsed());
+    }
+    options.logger?.debug(
+      { op, outcome: outcome.kind, ...(outcome.kind === 'transport' ? { failure: outcome.failure, detail: outcome.detail } : {}), ...(outcome.kind === 'declined' ? { code: outcome.code } : {}), elapsedMs: outcome.elapsedMs },
+      'gateway call',
+    );
+    return outcome;
+  }
+
+  const send = <O extends GatewayOperation>(op: O, request: RequestOf<O>) => sendRaw(op, JSON.stringify(request));
+
+  return {
+    authorization: (r) => send('Authorization', r),
+    settlement: (r) => send('Settlement', r),
+    cancel: (r) => send('Cancel', r),
+    generateQR: (r) => send('GenerateQR', r),
+    inquiry: (r) => send('Inquiry', r),
+    void: (r) => send('Void', r),
+    send,
+    sendRaw,
+    close() {
+      agents.http.destroy();
+      agents.https.destroy();
+    },
+  };
+}
+
+/** A client from the configuration's `gateway` section. */
+export function gatewayClientFromConfig(gateway: { baseUrl: string; timeoutMs: number; connectTimeoutMs: number; caFile: string | null }, logger?: Logger): GatewayClient {
+  return createGatewayClient({ ...gateway, ...(logger ? { logger } : {}) });
+}

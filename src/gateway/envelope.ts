@@ -1,0 +1,266 @@
+/**
+ * Request builders: turn the configuration, the device's facts and a flow's few values into the
+ * complete request bodies of each gateway operation. Every builder output validates against its
+ * operation's schema (tested), amounts are rounded to the machine's decimal places, and a
+ * PaymentInfo handed in is passed through as the very object the gateway returned.
+ */
+import type { QrvendConfig } from '../config/schema.js';
+import {
+  formatGatewayDateTime,
+  roundAmount,
+  ReasonCodes,
+  type ActorInfo,
+  type AuthorizationRequest,
+  type BasicInfo,
+  type CancelRequest,
+  type CountryInfo,
+  type CustomData,
+  type DeviceInfo,
+  type GenerateQRRequest,
+  type GenerateQRResponse,
+  type GeoLocation,
+  type InquiryRequest,
+  type MachineInfo,
+  type PaymentInfo,
+  type ProductItem,
+  type SettlementRequest,
+  type VoidRequest,
+} from './protocol/index.js';
+
+/** What the device layer knows about the hardware (src/device). */
+export interface DeviceFacts {
+  hwSerial: string;
+  fwVersion: string;
+  type: string;
+}
+
+/** One vend as the flows know it: the MDB item number and the price charged. */
+export interface SoldItem {
+  item: number;
+  price: number;
+}
+
+export type Clock = () => Date;
+
+export type EnvelopeConfig = Pick<QrvendConfig, 'machine' | 'actor' | 'customData' | 'device' | 'catalog' | 'dynamicQr'>;
+
+/** PaymentInfo of a Cancel/Void after an Authorization/Inquiry that was never answered. */
+export function gatewayTimeoutPaymentInfo(): PaymentInfo {
+  return { IsGatewayTimeout: true };
+}
+
+/**
+ * PaymentInfo for Inquiry (and a Void before any approving Inquiry) after GenerateQR: SrvTranId
+ * and RRN from QRData, AuthAmount = the amount of the QR (design section 3).
+ */
+export function paymentInfoFromGenerateQR(response: Pick<GenerateQRResponse, 'QRData'>, authAmount: number): PaymentInfo {
+  const out: PaymentInfo = {};
+  if (response.QRData?.SrvTranId != null) out.SrvTranId = response.QRData.SrvTranId;
+  if (response.QRData?.RRN != null) out.RRN = response.QRData.RRN;
+  out.AuthAmount = authAmount;
+  return out;
+}
+
+/** Default ReasonText for the ReasonCode values qrvend uses. */
+export const REASON_TEXT: Readonly<Record<number, string>> = {
+  [ReasonCodes.UnknownError]: 'unknown error',
+  [ReasonCodes.CancelledByConsumer]: 'cancelled by consumer',
+  [ReasonCodes.CancelledByMachine]: 'cancelled by machine',
+};
+
+/** Copies the members whose value is not null or undefined (config uses null for "not set"). */
+function defined<T extends object>(entries: { [K in keyof T]?: T[K] | null | undefined }): T {
+  const out: Partial<T> = {};
+  for (const [key, value] of Object.entries(entries) as [keyof T, T[keyof T] | null | undefined][]) {
+    if (value !== null && value !== undefined) out[key] = value;
+  }
+  return out as T;
+}
+
+function geoLocation(g: NonNullable<QrvendConfig['machine']['geoLocation']>): GeoLocation {
+  return defined<GeoLocation>({ ...g });
+}
+
+function country(c: NonNullable<QrvendConfig['machine']['country']>): CountryInfo {
+  return { Alpha2Code: c.Alpha2Code, Alpha3Code: c.Alpha3Code, NumericCode: c.NumericCode, Name: c.Name, Intra: c.Intra };
+}
+
+/** Local UTC offset as "+02:00" (MachineInfo.Offset when config does not set one). */
+export function utcOffset(date: Date): string {
+  const minutes = -date.getTimezoneOffset();
+  const sign = minutes >= 0 ? '+' : '-';
+  const abs = Math.abs(minutes);
+  return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+export function buildActorInfo(config: EnvelopeConfig): ActorInfo {
+  const a = config.actor;
+  return defined<ActorInfo>({
+    Id: a.id,
+    MerchantId: a.merchantId,
+    Name: a.name,
+    OperatorId: a.operatorId,
+    OperatorName: a.operatorName,
+    SubMerchantId: a.subMerchantId,
+    MCC: a.mcc,
+    DynamicURL: a.dynamicUrl,
+    Country: a.country ? country(a.country) : null,
+    GeoLocation: a.geoLocation ? geoLocation(a.geoLocation) : null,
+  });
+}
+
+export function buildMachineInfo(config: EnvelopeConfig, device: DeviceFacts, now: Date): MachineInfo {
+  const m = config.machine;
+  return defined<MachineInfo>({
+    Id: m.id,
+    Name: m.name,
+    ExternalId: m.externalId,
+    GroupId: m.groupId,
+    Type: m.type,
+    City: m.city,
+    Region: m.region,
+    ZipCode: m.zipCode,
+    OperatorId: m.operatorId,
+    TerminalId: m.terminalId ?? hwSerialOf(config, device),
+    Offset: m.offset ?? utcOffset(now),
+    DecimalPlace: m.decimalPlaces,
+    Country: m.country ? country(m.country) : null,
+    GeoLocation: m.geoLocation ? geoLocation(m.geoLocation) : null,
+  });
+}
+
+function hwSerialOf(config: EnvelopeConfig, device: DeviceFacts): string {
+  return config.device.hwSerial ?? device.hwSerial;
+}
+
+export function buildDeviceInfo(config: EnvelopeConfig, device: DeviceFacts): DeviceInfo {
+  return { FWVersion: device.fwVersion, HwSerial: hwSerialOf(config, device), Type: device.type };
+}
+
+/** CustomData from config, or null when config sets no member (the member is then left out). */
+export function buildCustomData(config: EnvelopeConfig): CustomData | null {
+  const c = defined<CustomData>({ ...config.customData });
+  return Object.keys(c).length === 0 ? null : c;
+}
+
+/** One Product item per vend; Name, Measurement and UnitOfMeasurement from the catalog or defaults. */
+export function buildProducts(config: EnvelopeConfig, items: readonly SoldItem[]): ProductItem[] {
+  return items.map(({ item, price }) => {
+    const entry = config.catalog[String(item)];
+    return {
+      Code: item,
+      Price: roundAmount(price, config.machine.decimalPlaces),
+      Name: entry?.name ?? `Item ${item}`,
+      Measurement: entry?.measurement ?? 1,
+      UnitOfMeasurement: entry?.unitOfMeasurement ?? 'Unit',
+    };
+  });
+}
+
+/** The highest minimum age the catalog gives any of `items`, or null. */
+export function ageLimitFor(config: EnvelopeConfig, items: readonly SoldItem[]): number | null {
+  let limit: number | null = null;
+  for (const { item } of items) {
+    const age = config.catalog[String(item)]?.ageLimit ?? null;
+    if (age !== null && (limit === null || age > limit)) limit = age;
+  }
+  return limit;
+}
+
+export interface AuthorizationArgs { txId: string; amount: number; ageLimit?: number | null }
+export interface SettlementArgs { txId: string; amount: number; paymentInfo: PaymentInfo; products: readonly SoldItem[] }
+export interface CancelArgs { txId: string; amount: number; paymentInfo: PaymentInfo; reasonCode: number; reasonText?: string }
+export interface GenerateQRArgs { txId: string; amount: number; products: readonly SoldItem[] }
+export interface InquiryArgs {
+  txId: string;
+  amount: number;
+  paymentInfo: PaymentInfo;
+  /** 1 for the first Inquiry of a transaction. */
+  attempt: number;
+  isLast: boolean;
+  products: readonly SoldItem[];
+}
+export type VoidArgs = CancelArgs;
+
+export interface RequestBuilders {
+  readonly actorInfo: ActorInfo;
+  readonly deviceInfo: DeviceInfo;
+  readonly customData: CustomData | null;
+  machineInfo(): MachineInfo;
+  authorization(args: AuthorizationArgs): AuthorizationRequest;
+  settlement(args: SettlementArgs): SettlementRequest;
+  cancel(args: CancelArgs): CancelRequest;
+  generateQR(args: GenerateQRArgs): GenerateQRRequest;
+  inquiry(args: InquiryArgs): InquiryRequest;
+  void(args: VoidArgs): VoidRequest;
+}
+
+/** Builders bound to one machine's configuration and hardware; `now` is injectable for tests. */
+export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFacts, now: Clock = () => new Date()): RequestBuilders {
+  const actorInfo = buildActorInfo(config);
+  const deviceInfo = buildDeviceInfo(config, device);
+  const customData = buildCustomData(config);
+  const dp = config.machine.decimalPlaces;
+
+  function basicInfo(txId: string, amount: number, at: Date, ageLimit: number | null = null): BasicInfo {
+    return defined<BasicInfo>({
+      TransactionId: txId,
+      Amount: roundAmount(amount, dp),
+      CurrencyCode: config.machine.currencyCode,
+      CurrencyNumeric: config.machine.currencyNumeric,
+      AgeLimitation: ageLimit,
+      MachineAuTime: formatGatewayDateTime(at),
+    });
+  }
+
+  /** The members every request starts with, in the seed's order. */
+  function head(txId: string, amount: number, ageLimit: number | null = null) {
+    const at = now();
+    return defined<AuthorizationRequest>({
+      ActorInfo: actorInfo,
+      BasicInfo: basicInfo(txId, amount, at, ageLimit),
+      CustomData: customData,
+      DeviceInfo: deviceInfo,
+      MachineInfo: buildMachineInfo(config, device, at),
+    });
+  }
+
+  function reason(code: number, text: string | undefined): { ReasonCode: number; ReasonText: string } {
+    const t = text ?? REASON_TEXT[code] ?? 'unknown error';
+    return { ReasonCode: code, ReasonText: t.length <= 255 ? t : t.slice(0, 255) };
+  }
+
+  return {
+    actorInfo,
+    deviceInfo,
+    customData,
+    machineInfo: () => buildMachineInfo(config, device, now()),
+    authorization: ({ txId, amount, ageLimit }) => head(txId, amount, ageLimit ?? null),
+    settlement: ({ txId, amount, paymentInfo, products }) => ({
+      ...head(txId, amount),
+      PaymentInfo: paymentInfo,
+      Products: buildProducts(config, products),
+    }),
+    cancel: ({ txId, amount, paymentInfo, reasonCode, reasonText }) => ({
+      ...head(txId, amount),
+      PaymentInfo: paymentInfo,
+      ...reason(reasonCode, reasonText),
+    }),
+    generateQR: ({ txId, amount, products }) => ({
+      ...head(txId, amount, ageLimitFor(config, products)),
+      ...(config.dynamicQr.channelId !== null ? { ChannelId: config.dynamicQr.channelId } : {}),
+      Product: buildProducts(config, products),
+    }),
+    inquiry: ({ txId, amount, paymentInfo, attempt, isLast, products }) => ({
+      ...head(txId, amount, ageLimitFor(config, products)),
+      PaymentInfo: paymentInfo,
+      Polling: { IsLastPolling: isLast, PollingAttemptCounter: attempt },
+      Products: buildProducts(config, products),
+    }),
+    void: ({ txId, amount, paymentInfo, reasonCode, reasonText }) => ({
+      ...head(txId, amount),
+      PaymentInfo: paymentInfo,
+      ...reason(reasonCode, reasonText),
+    }),
+  };
+}

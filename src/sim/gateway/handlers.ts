@@ -1,0 +1,302 @@
+/**
+ * The simulated gateway's decisions for valid requests: the semantic checks a real gateway would
+ * make (unknown transaction, settling a declined or cancelled authorization, an amount above
+ * AuthAmount, a PaymentInfo that is not the one issued, voiding an unpaid QR...), the
+ * behaviours, and idempotent answers for repeated Settlement/Cancel/Void. Each handler returns
+ * the answer as text so that a duplicate gets the very same bytes.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { GatewayOperation } from '../../gateway/outcome.js';
+import { RETRYABLE_DECLINE_CODES } from '../../gateway/outcome.js';
+import {
+  approvedStatus,
+  declinedStatus,
+  DeclineCodes,
+  DECLINE_CODE_TEXT,
+  formatGatewayDateTime,
+  roundAmount,
+  type PaymentInfo,
+  type RequestOf,
+  type Status,
+} from '../../gateway/protocol/index.js';
+import type { Behaviours, PaymentBehaviour } from './behaviours.js';
+import type { ClosingOperation, ClosingRecord, Decision, SimLedger, TxRecord } from './ledger.js';
+
+export interface HandlerContext {
+  ledger: SimLedger;
+  behaviours: Behaviours;
+  now: () => Date;
+}
+
+/** A valid request: its validated value, the parsed JSON as sent, and the exact text. */
+export interface IncomingRequest<O extends GatewayOperation> {
+  value: RequestOf<O>;
+  raw: Record<string, unknown>;
+  text: string;
+}
+
+const decline = (code: number, why: string): Status => declinedStatus(code, `${DECLINE_CODE_TEXT[code] ?? 'declined'}: ${why}`);
+const decisionOf = (s: Status): Decision => ({ verdict: s.Verdict, code: s.Code ?? null, message: s.StatusMessage ?? null });
+const digits = (n: number, width: number) => String(n).padStart(width, '0').slice(-width);
+
+/** Answers a closing operation once per body; repeats get the stored bytes, other bodies a conflict. */
+function closing<O extends ClosingOperation>(
+  op: O,
+  req: IncomingRequest<O>,
+  ctx: HandlerContext,
+  flow: TxRecord['flow'],
+  decide: () => Record<string, unknown> & { Status: Status },
+): string {
+  const txId = req.value.BasicInfo.TransactionId;
+  const stored = ctx.ledger.storedAnswer(op, txId);
+  if (stored !== undefined) {
+    if (stored.bodyText === req.text) {
+      ctx.ledger.duplicate(txId, op);
+      return stored.answerText;
+    }
+    const reason = `a different ${op} body for this TransactionId was already processed`;
+    ctx.ledger.conflict(txId, op, reason, flow);
+    return JSON.stringify({ Status: decline(DeclineCodes.NotAllowed, reason) });
+  }
+  const answer = decide();
+  const text = JSON.stringify(answer);
+  const code = answer.Status.Code;
+  // A retryable decline (6, 30, 992, 999) invites the same request again: do not pin it.
+  if (!(answer.Status.Verdict === 'Declined' && code != null && RETRYABLE_DECLINE_CODES.has(code))) {
+    ctx.ledger.storeAnswer(op, txId, { bodyText: req.text, answerText: text });
+  }
+  return text;
+}
+
+function closingRecord(status: Status, amount: number, extra: { reasonCode?: number | null; timeout?: boolean; products?: number }): ClosingRecord {
+  return { ...decisionOf(status), amount, reasonCode: extra.reasonCode ?? null, gatewayTimeout: extra.timeout ?? false, products: extra.products ?? 0 };
+}
+
+function issuePaymentInfo(ctx: HandlerContext, amount: number): PaymentInfo {
+  const n = ctx.ledger.nextNumber();
+  return {
+    SrvTranId: `SIM${digits(n, 8)}`,
+    AuthCode: digits(100000 + n * 7919, 6),
+    AuthAmount: amount,
+    RRN: digits(n, 12),
+    AuthDateTime: formatGatewayDateTime(ctx.now()),
+    AuthSource: 'SIM',
+  };
+}
+
+export function handleAuthorization(req: IncomingRequest<'Authorization'>, ctx: HandlerContext): string {
+  const { TransactionId: txId, Amount: amount } = req.value.BasicInfo;
+  if (ctx.ledger.get(txId) !== undefined) {
+    ctx.ledger.conflict(txId, 'Authorization', 'Authorization for a TransactionId already in use', 'static');
+    return JSON.stringify({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
+  }
+  const rec = ctx.ledger.create(txId, 'static', 'auth-declined');
+  const b = amount <= 0 ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount } : ctx.behaviours.decide('Authorization', txId, amount);
+  if (b.kind === 'decline') {
+    const status = decline(b.code, b.message ?? `Authorization of ${amount} declined`);
+    rec.authorization = { ...decisionOf(status), amount, paymentInfo: null };
+    return JSON.stringify({ Status: status });
+  }
+  const paymentInfo = issuePaymentInfo(ctx, amount);
+  const status = approvedStatus();
+  rec.state = 'authorized';
+  rec.authorization = { ...decisionOf(status), amount, paymentInfo };
+  return JSON.stringify({ PaymentInfo: paymentInfo, Status: status });
+}
+
+export function handleSettlement(req: IncomingRequest<'Settlement'>, ctx: HandlerContext): string {
+  const txId = req.value.BasicInfo.TransactionId;
+  return closing('Settlement', req, ctx, 'static', () => {
+    const amount = req.value.BasicInfo.Amount;
+    const rec = ctx.ledger.get(txId);
+    if (rec === undefined || rec.flow !== 'static' || rec.authorization === null) {
+      return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no Authorization for this TransactionId') };
+    }
+    const reject = (status: Status) => {
+      rec.settlement = closingRecord(status, amount, { products: req.value.Products?.length ?? 0 });
+      return { Status: status };
+    };
+    if (rec.state === 'auth-declined') return reject(decline(DeclineCodes.NotAllowed, 'the Authorization was declined'));
+    if (rec.state === 'cancelled') {
+      ctx.ledger.conflict(txId, 'Settlement', 'Settlement after an accepted Cancel', 'static');
+      return reject(decline(DeclineCodes.NotAllowed, 'the transaction was already cancelled'));
+    }
+    if (!isDeepStrictEqual(req.raw.PaymentInfo, rec.authorization.paymentInfo)) {
+      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo does not match the PaymentInfo returned by Authorization'));
+    }
+    if (amount > rec.authorization.amount) {
+      return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above AuthAmount ${rec.authorization.amount}`));
+    }
+    const products = req.value.Products ?? [];
+    if (products.length > 0) {
+      const total = roundAmount(products.reduce((sum, p) => sum + p.Price, 0), 4);
+      if (Math.abs(total - amount) > 1e-9) return reject(decline(DeclineCodes.InvalidAmount, `Products total ${total} differs from Amount ${amount}`));
+    }
+    const b = ctx.behaviours.decide('Settlement', txId, amount);
+    if (b.kind === 'decline') return reject(decline(b.code, b.message ?? `Settlement of ${amount} declined`));
+    const status = approvedStatus();
+    rec.state = 'settled';
+    rec.accepted.Settlement += 1;
+    rec.settlement = closingRecord(status, amount, { products: products.length });
+    return { Status: status };
+  });
+}
+
+export function handleCancel(req: IncomingRequest<'Cancel'>, ctx: HandlerContext): string {
+  const txId = req.value.BasicInfo.TransactionId;
+  return closing('Cancel', req, ctx, 'static', () => {
+    const amount = req.value.BasicInfo.Amount;
+    const timeout = req.value.PaymentInfo?.IsGatewayTimeout === true;
+    const extra = { reasonCode: req.value.ReasonCode ?? null, timeout };
+    let rec = ctx.ledger.get(txId);
+    if (rec === undefined) {
+      if (!timeout) return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no Authorization for this TransactionId') };
+      // The Authorization never reached us: nothing to reverse, and the client may stop retrying.
+      rec = ctx.ledger.create(txId, 'static', 'cancelled');
+    } else if (rec.flow !== 'static') {
+      return { Status: decline(DeclineCodes.NotAllowed, 'a dynamic QR transaction is voided, not cancelled') };
+    } else if (rec.state === 'settled') {
+      ctx.ledger.conflict(txId, 'Cancel', 'Cancel after an accepted Settlement', 'static');
+      const status = decline(DeclineCodes.NotAllowed, 'the transaction was already settled');
+      rec.cancel = closingRecord(status, amount, extra);
+      return { Status: status };
+    } else if (rec.state === 'auth-declined' && !timeout) {
+      const status = decline(DeclineCodes.NotAllowed, 'the Authorization was declined; nothing to cancel');
+      rec.cancel = closingRecord(status, amount, extra);
+      return { Status: status };
+    } else if (!timeout && !isDeepStrictEqual(req.raw.PaymentInfo, rec.authorization?.paymentInfo)) {
+      const status = declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo does not match the PaymentInfo returned by Authorization');
+      rec.cancel = closingRecord(status, amount, extra);
+      return { Status: status };
+    }
+    const status = approvedStatus();
+    rec.state = 'cancelled';
+    rec.accepted.Cancel += 1;
+    rec.cancel = closingRecord(status, amount, extra);
+    return { Status: status };
+  });
+}
+
+export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: HandlerContext): string {
+  const { TransactionId: txId, Amount: amount } = req.value.BasicInfo;
+  if (ctx.ledger.get(txId) !== undefined) {
+    ctx.ledger.conflict(txId, 'GenerateQR', 'GenerateQR for a TransactionId already in use', 'dynamic');
+    return JSON.stringify({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
+  }
+  const rec = ctx.ledger.create(txId, 'dynamic', 'qr-declined');
+  const b = amount <= 0 ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount } : ctx.behaviours.decide('GenerateQR', txId, amount);
+  if (b.kind === 'decline') return JSON.stringify({ Status: decline(b.code, b.message ?? `GenerateQR of ${amount} declined`) });
+  const n = ctx.ledger.nextNumber();
+  const srvTranId = `SIMQR${digits(n, 8)}`;
+  const rrn = digits(n, 12);
+  const behaviour: PaymentBehaviour = b.kind === 'approve' ? { kind: 'pay-after-polls', polls: 0 } : b;
+  const qrCode = `https://pay.simulator.invalid/qr/${srvTranId}?amount=${amount}`;
+  rec.state = 'qr-open';
+  rec.qr = { amount, srvTranId, rrn, qrCode, createdAtMs: ctx.now().getTime(), behaviour, polls: 0, paymentInfo: null };
+  const channel = req.value.ChannelId;
+  return JSON.stringify({
+    QRCode: qrCode,
+    QRData: { ...(channel != null ? { ChannelId: channel } : {}), RRN: rrn, SrvTranId: srvTranId },
+    // An approved GenerateQR may carry Code 0 (seed, Errors 3): the simulator does, so clients cope.
+    Status: { Verdict: 'Approved', Code: 0, CustomDeclineCode: 0 },
+  });
+}
+
+export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerContext): string {
+  const txId = req.value.BasicInfo.TransactionId;
+  const rec = ctx.ledger.get(txId);
+  const answer = (status: Status, paymentInfo?: PaymentInfo | null) => JSON.stringify(paymentInfo ? { PaymentInfo: paymentInfo, Status: status } : { Status: status });
+  if (rec === undefined || rec.qr === null) return answer(decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId'));
+  const qr = rec.qr;
+  const pi = req.value.PaymentInfo;
+  if (pi.SrvTranId !== qr.srvTranId || pi.RRN !== qr.rrn) {
+    return answer(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo SrvTranId/RRN do not match the QR issued by GenerateQR'));
+  }
+  qr.polls += 1;
+  switch (rec.state) {
+    case 'paid':
+      return answer(approvedStatus(), qr.paymentInfo);
+    case 'voided':
+      return answer(decline(DeclineCodes.NotAllowed, 'the payment was voided'));
+    case 'expired':
+      return answer(decline(DeclineCodes.Timeout, 'the QR expired unpaid'));
+    case 'qr-declined':
+      return answer(decline(rec.authorization?.code ?? DeclineCodes.NotAllowed, 'the payment was declined'));
+    default:
+      break;
+  }
+  const b = qr.behaviour;
+  if (b.kind === 'decline-at-inquiry') {
+    rec.state = 'qr-declined';
+    const status = decline(b.code, 'the consumer payment was declined');
+    rec.authorization = { ...decisionOf(status), amount: qr.amount, paymentInfo: null };
+    return answer(status);
+  }
+  const paid =
+    b.kind === 'approve' ||
+    (b.kind === 'pay-after-polls' && qr.polls > b.polls) ||
+    (b.kind === 'pay-after-ms' && ctx.now().getTime() - qr.createdAtMs >= b.ms);
+  if (!paid) {
+    if (req.value.Polling.IsLastPolling) {
+      rec.state = 'expired';
+      return answer(decline(DeclineCodes.Timeout, 'the QR expired unpaid at the last polling'));
+    }
+    return answer(decline(DeclineCodes.Pending, 'not paid yet'));
+  }
+  const at = formatGatewayDateTime(ctx.now());
+  const n = ctx.ledger.nextNumber();
+  qr.paymentInfo = {
+    SrvTranId: qr.srvTranId,
+    RRN: qr.rrn,
+    AuthAmount: qr.amount,
+    SettAmount: qr.amount,
+    AuthCode: digits(200000 + n * 7919, 6),
+    AuthDateTime: at,
+    SettDateTime: at,
+  };
+  rec.state = 'paid';
+  rec.authorization = { verdict: 'Approved', code: null, message: null, amount: qr.amount, paymentInfo: qr.paymentInfo };
+  return answer(approvedStatus(), qr.paymentInfo);
+}
+
+export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): string {
+  const txId = req.value.BasicInfo.TransactionId;
+  return closing('Void', req, ctx, 'dynamic', () => {
+    const amount = req.value.BasicInfo.Amount;
+    const timeout = req.value.PaymentInfo.IsGatewayTimeout === true;
+    const extra = { reasonCode: req.value.ReasonCode ?? null, timeout };
+    let rec = ctx.ledger.get(txId);
+    if (rec === undefined) {
+      if (!timeout) return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId') };
+      rec = ctx.ledger.create(txId, 'dynamic', 'expired');
+      const status = decline(DeclineCodes.NotAllowed, 'no QR was issued; nothing to void');
+      rec.void = closingRecord(status, amount, extra);
+      return { Status: status };
+    }
+    const reject = (status: Status) => {
+      rec.void = closingRecord(status, amount, extra);
+      return { Status: status };
+    };
+    if (rec.flow !== 'dynamic' || rec.qr === null) return reject(decline(DeclineCodes.NotAllowed, 'a static QR transaction is cancelled, not voided'));
+    const qr = rec.qr;
+    if (rec.state === 'qr-open') {
+      // Close the QR so a late payment cannot happen after the machine gave up on it.
+      rec.state = 'expired';
+      return reject(decline(DeclineCodes.NotAllowed, 'the QR was not paid; nothing to void (the QR is now closed)'));
+    }
+    if (rec.state !== 'paid') return reject(decline(DeclineCodes.NotAllowed, `nothing to void (${rec.state})`));
+    const composed: PaymentInfo = { SrvTranId: qr.srvTranId, RRN: qr.rrn, AuthAmount: qr.amount };
+    const sent = req.raw.PaymentInfo;
+    if (!timeout && !isDeepStrictEqual(sent, qr.paymentInfo) && !isDeepStrictEqual(sent, composed)) {
+      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo does not match the PaymentInfo returned by Inquiry or GenerateQR'));
+    }
+    if (amount > qr.amount) return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above AuthAmount ${qr.amount}`));
+    const b = ctx.behaviours.decide('Void', txId, amount);
+    if (b.kind === 'decline') return reject(decline(b.code, b.message ?? 'Void declined'));
+    const status = approvedStatus();
+    rec.state = 'voided';
+    rec.accepted.Void += 1;
+    rec.void = closingRecord(status, amount, extra);
+    return { PaymentInfo: qr.paymentInfo, Status: status };
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * Strict validation on every operation (998/997 naming the member), the HTTP edges (media type,
+ * unknown path, method), the read-only ledger and the control endpoint, and a bounded fuzz run:
+ * whatever arrives, the simulator answers with a response valid against the operation's schema.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { GATEWAY_OPERATIONS, validateResponse, validateRequest } from '../../../src/gateway/protocol/index.js';
+import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
+import { builders as b, newTx, post } from './helpers.js';
+
+const T = { timeout: 30_000 };
+
+describe('gateway simulator: validation and endpoints', () => {
+  let sim: GatewaySimulator;
+  before(async () => {
+    sim = await startGatewaySimulator();
+  });
+  after(() => sim.close());
+
+  it('every operation declines a violation with 998 and a missing member with 997, naming it', T, async () => {
+    const pi = { SrvTranId: 'S', RRN: 'R', AuthAmount: 1 };
+    const bodies = {
+      Authorization: b.authorization({ txId: newTx(), amount: 1 }),
+      Settlement: b.settlement({ txId: newTx(), amount: 1, paymentInfo: pi, products: [] }),
+      Cancel: b.cancel({ txId: newTx(), amount: 1, paymentInfo: pi, reasonCode: 2 }),
+      GenerateQR: b.generateQR({ txId: newTx(), amount: 1, products: [] }),
+      Inquiry: b.inquiry({ txId: newTx(), amount: 1, paymentInfo: pi, attempt: 1, isLast: false, products: [] }),
+      Void: b.void({ txId: newTx(), amount: 1, paymentInfo: pi, reasonCode: 3 }),
+    };
+    for (const op of GATEWAY_OPERATIONS) {
+      const tooLong = { ...bodies[op], MachineInfo: { ...bodies[op].MachineInfo, Type: 'x'.repeat(51) } };
+      const r1 = await post(sim.url, op, tooLong);
+      assert.equal(r1.status, 200);
+      assert.deepEqual([r1.json.Status.Verdict, r1.json.Status.Code, r1.json.Status.CustomDeclineCode], ['Declined', 998, 998], `${op}: ${r1.text}`);
+      assert.match(r1.json.Status.StatusMessage, /MachineInfo\.Type/);
+      const missing = { ...bodies[op], BasicInfo: { ...bodies[op].BasicInfo, CurrencyNumeric: undefined } };
+      const r2 = await post(sim.url, op, missing);
+      assert.equal(r2.json.Status.Code, 997, `${op}: ${r2.text}`);
+      assert.match(r2.json.Status.StatusMessage, /BasicInfo\.CurrencyNumeric/);
+      assert.equal(validateResponse(op, r1.json).ok, true, `${op}: the decline itself is schema-valid`);
+    }
+    const view = sim.ledger();
+    assert.ok(view.summary.rejected >= 12);
+    assert.equal(view.rejected.at(-1)?.member, 'BasicInfo.CurrencyNumeric');
+  });
+
+  it('closed request objects: an extra member is a 998', T, async () => {
+    const body = { ...b.cancel({ txId: newTx(), amount: 1, paymentInfo: {}, reasonCode: 2 }), Extra: true };
+    const r = await post(sim.url, 'Cancel', body);
+    assert.deepEqual([r.json.Status.Code, r.json.Status.StatusMessage], [998, 'Extra is not an allowed member']);
+  });
+
+  it('a body that is not JSON is a 998; a wrong media type is HTTP 415; all JSON media types pass', T, async () => {
+    const r = await post(sim.url, 'Authorization', '{not json');
+    assert.deepEqual([r.status, r.json.Status.Code], [200, 998]);
+    assert.equal((await post(sim.url, 'Authorization', b.authorization({ txId: newTx(), amount: 1 }), 'text/plain')).status, 415);
+    for (const type of ['text/json', 'application/vnd.gateway+json', 'application/json; charset=utf-8']) {
+      const ok = await post(sim.url, 'Authorization', b.authorization({ txId: newTx(), amount: 1 }), type);
+      assert.equal(ok.json.Status.Verdict, 'Approved', type);
+    }
+  });
+
+  it('unknown path 404, wrong method 405, ledger read-only', T, async () => {
+    assert.equal((await fetch(`${sim.url}/Gateway/StaticQR/Sale`, { method: 'POST' })).status, 404);
+    assert.equal((await fetch(`${sim.url}/Gateway/StaticQR/Authorization`)).status, 405);
+    assert.equal((await fetch(`${sim.url}/_sim/ledger`, { method: 'POST', body: '{}' })).status, 405);
+    const ledger = (await (await fetch(`${sim.url}/_sim/ledger`)).json()) as { summary?: unknown; transactions?: unknown };
+    assert.ok(ledger.summary && ledger.transactions);
+  });
+
+  it('POST /_sim/control sets rules, faults and resets the ledger; a bad command is a 400 naming the member', T, async () => {
+    const control = (body: unknown) => fetch(`${sim.url}/_sim/control`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const bad = await control({ faults: [{ kind: 'explode', rate: 1 }] });
+    assert.equal(bad.status, 400);
+    assert.match(((await bad.json()) as { error: string }).error, /faults\[0\]\.kind/);
+    assert.equal((await control({ unknown: 1 })).status, 400);
+
+    const txId = newTx();
+    const ok = await control({ rules: [{ op: 'Authorization', transactionId: txId, behaviour: { kind: 'decline', code: 3 } }], faults: [{ kind: 'http500', rate: 1, ops: ['Void'] }], seed: 7 });
+    assert.equal(ok.status, 200);
+    assert.equal((await post(sim.url, 'Authorization', b.authorization({ txId, amount: 1 }))).json.Status.Code, 3);
+    assert.equal((await post(sim.url, 'Void', b.void({ txId, amount: 1, paymentInfo: {}, reasonCode: 3 }))).status, 500);
+    const state = (await (await fetch(`${sim.url}/_sim/control`)).json()) as { faults: { kind: string }[] };
+    assert.equal(state.faults[0]?.kind, 'http500');
+
+    assert.equal((await control({ faults: [], rules: [], resetLedger: true })).status, 200);
+    assert.equal(sim.ledger().summary.transactions, 0);
+    assert.equal(sim.ledger().summary.rejected, 0);
+  });
+
+  it('fuzz: any JSON body gets HTTP 200 and a schema-valid answer, never a crash', T, async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...GATEWAY_OPERATIONS), fc.jsonValue({ maxDepth: 4 }), async (op, body) => {
+        assert.equal(validateRequest(op, body).ok || true, true); // the validator itself never throws
+        const r = await post(sim.url, op, body);
+        assert.equal(r.status, 200, r.text);
+        assert.equal(validateResponse(op, r.json).ok, true, r.text);
+      }),
+      { numRuns: 150, seed: 20260305 },
+    );
+    // Mutations of valid bodies exercise the deeper rules.
+    const base = b.settlement({ txId: newTx(), amount: 1, paymentInfo: {}, products: [{ item: 1, price: 1 }] });
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('BasicInfo', 'MachineInfo', 'PaymentInfo', 'Products', 'ActorInfo', 'DeviceInfo'), fc.jsonValue({ maxDepth: 2 }), async (member, value) => {
+        const r = await post(sim.url, 'Settlement', { ...base, [member]: value });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(validateResponse('Settlement', r.json).ok, true, r.text);
+      }),
+      { numRuns: 150, seed: 7 },
+    );
+  });
+});
