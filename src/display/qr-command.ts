@@ -1,0 +1,88 @@
+/**
+ * `qrvend qr TEXT`: render one QR code on demand, for technicians (print a test code on the
+ * display, produce a sticker image) and for checking a display. Runs on the CLI's own thread: it
+ * is a one-shot command, not the daemon.
+ */
+import { loadConfig } from '../config/load.js';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { Colors, createFrame } from './frame.js';
+import { formatAmount, type Layout } from './layout.js';
+import { openFramebuffer } from './outputs/framebuffer.js';
+import { writePngAtomic } from './outputs/png.js';
+import { layoutToTerminal } from './outputs/terminal.js';
+import { qrMatrix, type ErrorCorrection } from './qr.js';
+import { renderLayout } from './render.js';
+
+export interface QrCommandOptions {
+  png?: string;
+  fb?: string;
+  terminal?: boolean;
+  amount?: string;
+  message?: string;
+  width?: string;
+  height?: string;
+  currency?: string;
+  decimals?: string;
+  errorCorrection?: string;
+  sysfs?: string;
+  config?: string;
+}
+
+function usage(message: string): QrvendError {
+  return new QrvendError(ErrorCodes.CLI_USAGE, message, { hint: 'see qrvend qr --help' });
+}
+
+function intOption(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw usage(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return n;
+}
+
+/** What to draw, from the command line (exported for tests). */
+export function qrCommandLayout(text: string, opts: QrCommandOptions, currencyCode: string, decimalPlaces: number): Layout {
+  let headline: string | null = null;
+  if (opts.amount !== undefined) {
+    const amount = Number(opts.amount);
+    if (opts.amount.trim() === '' || !Number.isFinite(amount) || amount < 0) throw usage(`--amount must be a non-negative number such as 1.50, got "${opts.amount}"`);
+    headline = formatAmount(amount, currencyCode, decimalPlaces);
+  }
+  return { qrText: text, headline, headlineColor: Colors.black, lines: opts.message ? [opts.message] : [] };
+}
+
+export function runQr(text: string, opts: QrCommandOptions, write: (s: string) => void = (s) => void process.stdout.write(s)): void {
+  const level = (opts.errorCorrection ?? 'M').toUpperCase();
+  if (!['L', 'M', 'Q', 'H'].includes(level)) throw usage(`--error-correction must be L, M, Q or H, got "${opts.errorCorrection}"`);
+  const errorCorrection = level as ErrorCorrection;
+  // Fail on the text before touching any output.
+  qrMatrix(text, errorCorrection);
+
+  const { config } = loadConfig({ file: opts.config });
+  const currency = opts.currency ?? config.machine.currencyCode;
+  if (!/^[A-Z]{3}$/.test(currency)) throw usage(`--currency must be an ISO 4217 code such as EUR, got "${currency}"`);
+  const decimals = intOption('decimals', opts.decimals, config.machine.decimalPlaces, 0, 3);
+  const layout = qrCommandLayout(text, opts, currency, decimals);
+
+  if (opts.fb !== undefined) {
+    const fb = openFramebuffer(opts.fb, opts.sysfs ?? '/sys');
+    try {
+      const frame = createFrame(fb.geometry);
+      const result = renderLayout(frame, layout, { errorCorrection });
+      fb.write(frame);
+      write(`drew on ${opts.fb} (${frame.width}x${frame.height} ${frame.format}, ${result.qr?.modulePixels} px per module)\n`);
+    } finally {
+      fb.close();
+    }
+  }
+  if (opts.png !== undefined) {
+    const width = intOption('width', opts.width, config.display.width, 64, 8192);
+    const height = intOption('height', opts.height, config.display.height, 64, 8192);
+    const frame = createFrame({ width, height, stride: width * 4, format: 'xrgb8888' });
+    const result = renderLayout(frame, layout, { errorCorrection });
+    writePngAtomic(opts.png, frame);
+    write(`wrote ${opts.png} (${width}x${height}, ${result.qr?.modulePixels} px per module)\n`);
+  }
+  if (opts.terminal || (opts.fb === undefined && opts.png === undefined)) {
+    write(layoutToTerminal(layout, { ansi: process.stdout.isTTY === true, errorCorrection }));
+  }
+}
