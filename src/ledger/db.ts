@@ -1,0 +1,142 @@
+/**
+ * Opening the ledger file: integrity check before anything is written, durability pragmas on every
+ * connection, migrations, and the damaged-file path (copy aside, replace, raise an alarm, keep
+ * running: design section 8).
+ */
+import Database from 'better-sqlite3';
+import { copyFileSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { migrate } from './schema.js';
+import { describeError, isCorruption, isStorageFailure } from './sqlite-errors.js';
+
+/** Raised once per start when a damaged ledger was moved aside and replaced by an empty one. */
+export interface CorruptionAlarm {
+  path: string;
+  /** Where the damaged file (and its -wal/-shm, when present) now lives, kept for inspection. */
+  movedTo: string;
+  reason: string;
+  atMs: number;
+}
+
+export interface OpenedDatabase {
+  db: Database.Database;
+  alarm: CorruptionAlarm | null;
+}
+
+/** The file failed verification; `db` is still open so the evidence is copied before closing touches it. */
+class DamagedFile extends Error {
+  readonly code = 'SQLITE_CORRUPT';
+  constructor(
+    message: string,
+    readonly db: Database.Database,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * WAL lets readers (the CLI, doctor) run beside the writer. synchronous must be set on every
+ * connection: a fresh connection on an existing WAL file comes up at NORMAL, which may lose the
+ * last commits on power loss.
+ */
+export function applyDurabilityPragmas(db: Database.Database): void {
+  db.pragma('busy_timeout = 5000');
+  const mode = db.pragma('journal_mode = WAL', { simple: true });
+  if (mode !== 'wal') throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `the ledger could not switch to WAL mode (got ${String(mode)})`);
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+}
+
+/** `ok`, or the problems integrity_check reported, joined. Throws when the file is not a database. */
+export function integrityOf(db: Database.Database): string {
+  const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
+  const messages = rows.map((r) => r.integrity_check);
+  return messages.length === 1 && messages[0] === 'ok' ? 'ok' : messages.join('; ');
+}
+
+function connect(path: string): Database.Database {
+  const db = new Database(path);
+  try {
+    const verdict = integrityOf(db);
+    if (verdict !== 'ok') throw new DamagedFile(`integrity_check: ${verdict}`, db);
+    applyDurabilityPragmas(db);
+    migrate(db, path);
+    return db;
+  } catch (err) {
+    if (err instanceof DamagedFile) throw err;
+    if (isCorruption(err)) throw new DamagedFile(describeError(err), db);
+    closeQuietly(db);
+    throw err;
+  }
+}
+
+export function closeQuietly(db: Database.Database | null): void {
+  try {
+    db?.close();
+  } catch {
+    // A connection that failed on I/O may fail to close too; it is dropped either way.
+  }
+}
+
+function stamp(atMs: number): string {
+  return new Date(atMs).toISOString().replace(/[:.]/g, '-');
+}
+
+/**
+ * Copies the damaged file and its companions aside, then closes the broken connection (closing a
+ * WAL connection may checkpoint or delete the -wal, which would alter the evidence), then removes
+ * the originals so a fresh ledger can take their place.
+ */
+function moveAside(path: string, atMs: number, db: Database.Database): string {
+  const movedTo = `${path}.corrupt-${stamp(atMs)}`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) copyFileSync(path + suffix, movedTo + suffix);
+  }
+  closeQuietly(db);
+  for (const suffix of ['', '-wal', '-shm']) {
+    if (existsSync(path + suffix)) unlinkSync(path + suffix);
+  }
+  return movedTo;
+}
+
+function storageError(path: string, err: unknown): QrvendError {
+  return new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `ledger ${path} cannot be opened for writing (${describeError(err)})`, {
+    hint: 'check free space, the file system (read-only after an SD-card fault?) and the permissions of the store.path directory',
+    cause: err,
+  });
+}
+
+/**
+ * Opens (creating when needed) and verifies the ledger. A damaged file is moved aside and replaced;
+ * storage that refuses writes throws LEDGER_WRITE_FAILED so the caller can refuse sessions and retry.
+ */
+export function openDatabase(path: string, logger: Logger, nowMs: number): OpenedDatabase {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    return { db: connect(path), alarm: null };
+  } catch (err) {
+    if (!(err instanceof DamagedFile)) {
+      if (isStorageFailure(err)) throw storageError(path, err);
+      throw err;
+    }
+    const reason = err.message;
+    let movedTo: string;
+    try {
+      movedTo = moveAside(path, nowMs, err.db);
+    } catch (moveErr) {
+      throw storageError(path, moveErr);
+    }
+    const alarm: CorruptionAlarm = { path, movedTo, reason, atMs: nowMs };
+    logger.error(
+      { code: ErrorCodes.LEDGER_CORRUPT, path, movedTo, reason },
+      'ledger file was damaged: moved aside and replaced by an empty ledger; reconcile its unsettled sales by hand',
+    );
+    try {
+      return { db: connect(path), alarm };
+    } catch (again) {
+      throw isStorageFailure(again) ? storageError(path, again) : again;
+    }
+  }
+}

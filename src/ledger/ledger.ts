@@ -1,0 +1,346 @@
+/**
+ * The ledger: one named method per transition of a payment (design section 2), each one SQLite
+ * transaction that moves the state, appends to the event log and, when the step owes the gateway
+ * a Settlement, Cancel or Void, writes the outbox row with its exact body, all or nothing.
+ *
+ * Every method is safe to repeat: a call that finds the transaction already where it would take
+ * it returns `changed: false` (a write may have reached the disk although its sync reported a
+ * failure, and the flow retries after the ledger is writable again).
+ */
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { silentLogger } from '../core/log.js';
+import { checkBody } from './body-check.js';
+import { LedgerConnection, realTimers, type LedgerTimers, type WritabilityListener } from './connection.js';
+import { openDatabase, type CorruptionAlarm } from './db.js';
+import { toMinor } from './money.js';
+import { LedgerOutbox } from './outbox.js';
+import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
+import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
+import { appendEvent, enqueue, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
+import type { InsertResult, LedgerEvent, OutboxOperation, StartData, TransitionResult, TxRecord, VendLine, VendLineState } from './types.js';
+
+export interface OpenLedgerOptions {
+  /** store.path */
+  path: string;
+  /** machine.decimalPlaces: amounts given to the ledger are rounded to this. */
+  decimalPlaces: number;
+  logger?: Logger;
+  /** Epoch milliseconds; injectable for tests. */
+  now?: () => number;
+  timers?: LedgerTimers;
+  /** How often an unwritable ledger tries a probe write (default 2000 ms). */
+  probeIntervalMs?: number;
+}
+
+/** GatewayOutcome bodies are JSON objects; a flow may hand over the parsed object or its exact text. */
+export type JsonObjectOrText = string | Record<string, unknown>;
+
+interface Plan {
+  detail?: Record<string, unknown>;
+  columns?: TxColumns;
+  outbox?: { op: OutboxOperation; body: string };
+}
+
+/** Opens (creating, migrating, and if damaged replacing) the ledger at `options.path`. */
+export function openLedger(options: OpenLedgerOptions): Ledger {
+  const logger = options.logger ?? silentLogger();
+  const now = options.now ?? Date.now;
+  const { db, alarm } = openDatabase(options.path, logger, now());
+  const conn = new LedgerConnection(db, {
+    path: options.path,
+    logger,
+    now,
+    timers: options.timers ?? realTimers,
+    probeIntervalMs: options.probeIntervalMs ?? 2000,
+  });
+  return new Ledger(conn, options.decimalPlaces, now, alarm);
+}
+
+function objectText(value: JsonObjectOrText, what: string): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new QrvendError(ErrorCodes.INTERNAL, `${what} given to the ledger is not a JSON object`, { hint: 'this is a bug in the payment flow' });
+  }
+  return text;
+}
+
+export class Ledger {
+  readonly outbox: LedgerOutbox;
+  private readonly enqueuedListeners = new Set<(outboxId: number, txId: string) => void>();
+
+  constructor(
+    private readonly conn: LedgerConnection,
+    /** machine.decimalPlaces, recorded on each new transaction. */
+    readonly decimalPlaces: number,
+    private readonly now: () => number,
+    /** Set when this start found the file damaged and replaced it (design section 8). */
+    readonly corruptionAlarm: CorruptionAlarm | null,
+  ) {
+    this.outbox = new LedgerOutbox(conn, now);
+  }
+
+  // --- health -------------------------------------------------------------------------------
+
+  /** False after a failed write until one succeeds again: refuse new sessions meanwhile. */
+  get writable(): boolean {
+    return this.conn.writable;
+  }
+
+  get unwritableReason(): string | null {
+    return this.conn.unwritableReason;
+  }
+
+  /** Called on every change of writability; returns the unsubscribe function. */
+  onWritability(listener: WritabilityListener): () => void {
+    return this.conn.onWritability(listener);
+  }
+
+  /** Called after a transition that wrote an outbox row has committed (the drainer subscribes to kick itself). */
+  onEnqueued(listener: (outboxId: number, txId: string) => void): () => void {
+    this.enqueuedListeners.add(listener);
+    return () => this.enqueuedListeners.delete(listener);
+  }
+
+  /** Try one write now (the ledger also probes on its own timer while unwritable). */
+  probe(): boolean {
+    return this.conn.probe();
+  }
+
+  close(): void {
+    this.conn.close();
+  }
+
+  // --- reads --------------------------------------------------------------------------------
+
+  getTransaction(txId: string): TxRecord | null {
+    return this.conn.read(() => findTx(this.conn, txId));
+  }
+
+  vendsOf(txId: string): VendLine[] {
+    return this.conn.read(() => {
+      const tx = findTx(this.conn, txId);
+      if (tx === null) return [];
+      const rows = this.conn.statement('SELECT * FROM vends WHERE tx_id = ? ORDER BY seq').all(txId) as VendRowData[];
+      return rows.map((r) => vendFromRow(r, tx.decimalPlaces));
+    });
+  }
+
+  eventsOf(txId: string): LedgerEvent[] {
+    return this.conn.read(() => (this.conn.statement('SELECT * FROM events WHERE tx_id = ? ORDER BY id').all(txId) as EventRowData[]).map(eventFromRow));
+  }
+
+  /** Transactions neither closed nor waiting on the outbox: what recovery must resolve. */
+  unresolvedTransactions(): TxRecord[] {
+    const settled = JSON.stringify([...CLOSED_STATES, ...DELIVERING_STATES]);
+    return this.conn.read(() =>
+      (this.conn.statement('SELECT * FROM transactions WHERE state NOT IN (SELECT value FROM json_each(?)) ORDER BY created_at_ms, tx_id').all(settled) as TxRowData[]).map(
+        txFromRow,
+      ),
+    );
+  }
+
+  // --- Static QR ----------------------------------------------------------------------------
+
+  /** Start validated: record it durably before answering Approved. A known TransactionId returns the existing record. */
+  acceptStart(input: { txId: string } & StartData): InsertResult {
+    const startData: StartData = { appUserId: input.appUserId, balance: input.balance };
+    return this.insert(input.txId, 'static', 'start_accepted', { start_data: JSON.stringify(startData) });
+  }
+
+  /** Authorization is about to be sent for `amount`. */
+  markAuthorizing(txId: string, amount: number): TransitionResult {
+    return this.transition(txId, 'markAuthorizing', undefined, (tx) => ({
+      columns: { amount_minor: toMinor(amount, tx.decimalPlaces, 'Authorization amount') },
+      detail: { amount },
+    }));
+  }
+
+  /** Authorization approved: keep PaymentInfo exactly as returned, and the AuthAmount (the session's funds). */
+  markAuthorized(txId: string, paymentInfo: JsonObjectOrText, authAmount: number): TransitionResult {
+    return this.transition(txId, 'markAuthorized', undefined, (tx) => ({
+      columns: { payment_info: objectText(paymentInfo, 'PaymentInfo'), auth_amount_minor: toMinor(authAmount, tx.decimalPlaces, 'AuthAmount') },
+      detail: { authAmount },
+    }));
+  }
+
+  /** Authorization declined: closed, nothing owed. */
+  markDeclined(txId: string, code: number | null, message: string | null): TransitionResult {
+    return this.transition(txId, 'markDeclined', undefined, () => ({ columns: { decline_code: code }, detail: { code, message } }));
+  }
+
+  /** Start or Authorization without an answer: Cancel with PaymentInfo {"IsGatewayTimeout":true}. */
+  cancelAfterAuthTimeout(txId: string, cancelBody: string): TransitionResult {
+    return this.transition(txId, 'cancelAfterAuthTimeout', undefined, () => {
+      checkBody('Cancel', txId, cancelBody);
+      return { outbox: { op: 'Cancel', body: cancelBody }, detail: { reason: 'authorization unanswered' } };
+    });
+  }
+
+  /** The board confirmed the MDB session. */
+  openSession(txId: string): TransitionResult {
+    return this.transition(txId, 'openSession', undefined, () => ({}));
+  }
+
+  /** A vend approved locally inside the session; its outcome follows with recordVendResult. */
+  recordVendApproved(txId: string, vend: { seq: number; item: number; price: number }): VendLine {
+    return this.conn.write(() => {
+      const tx = loadTx(this.conn, txId);
+      const priceMinor = toMinor(vend.price, tx.decimalPlaces, 'vend price');
+      const existing = this.conn.statement('SELECT * FROM vends WHERE tx_id = ? AND seq = ?').get(txId, vend.seq) as VendRowData | undefined;
+      if (existing !== undefined) {
+        if (existing.item !== vend.item || existing.price_minor !== priceMinor) throw refused(txId, `vend ${vend.seq} was already recorded with another item or price`);
+        return vendFromRow(existing, tx.decimalPlaces);
+      }
+      if (tx.state !== 'session_open') throw refused(txId, `a vend needs state session_open, the transaction is ${tx.state}`);
+      const at = this.now();
+      this.conn
+        .statement(`INSERT INTO vends (tx_id, seq, item, price_minor, state, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, 'approved', ?, ?)`)
+        .run(txId, vend.seq, vend.item, priceMinor, at, at);
+      appendEvent(this.conn, txId, at, 'vend.approved', tx.state, tx.state, { seq: vend.seq, item: vend.item, price: vend.price });
+      return this.vendRow(txId, vend.seq, tx.decimalPlaces);
+    });
+  }
+
+  /** What became of an approved vend. Only `success` is charged. */
+  recordVendResult(txId: string, seq: number, outcome: Exclude<VendLineState, 'approved'>, detail: string | null = null): VendLine {
+    return this.conn.write(() => {
+      const tx = loadTx(this.conn, txId);
+      const existing = this.conn.statement('SELECT * FROM vends WHERE tx_id = ? AND seq = ?').get(txId, seq) as VendRowData | undefined;
+      if (existing === undefined) throw refused(txId, `vend ${seq} was never approved`);
+      if (existing.state === outcome) return vendFromRow(existing, tx.decimalPlaces);
+      if (existing.state !== 'approved') throw refused(txId, `vend ${seq} already ended as ${existing.state}`);
+      if (tx.state !== 'session_open') throw refused(txId, `a vend result needs state session_open, the transaction is ${tx.state}`);
+      const at = this.now();
+      this.conn.statement('UPDATE vends SET state = ?, updated_at_ms = ? WHERE tx_id = ? AND seq = ?').run(outcome, at, txId, seq);
+      appendEvent(this.conn, txId, at, `vend.${outcome}`, tx.state, tx.state, { seq, detail });
+      return this.vendRow(txId, seq, tx.decimalPlaces);
+    });
+  }
+
+  /** Session ended with at least one successful vend: Settlement (amount = their sum) to the outbox. */
+  settleSession(txId: string, settlementBody: string): TransitionResult {
+    return this.transition(txId, 'settleSession', undefined, (tx) => {
+      const vends = this.vendRows(txId);
+      this.requireResolved(txId, vends);
+      const sold = vends.filter((v) => v.state === 'success');
+      if (sold.length === 0) throw refused(txId, 'a Settlement needs at least one successful vend; cancel the session instead');
+      const amountMinor = sold.reduce((sum, v) => sum + v.price_minor, 0);
+      checkBody('Settlement', txId, settlementBody, { amountMinor, decimalPlaces: tx.decimalPlaces, products: sold.length });
+      return { outbox: { op: 'Settlement', body: settlementBody }, detail: { vends: sold.length, amountMinor } };
+    });
+  }
+
+  /** Session ended (or never opened) with no successful vend: Cancel with a ReasonCode to the outbox. */
+  cancelSession(txId: string, reasonCode: number, cancelBody: string): TransitionResult {
+    return this.transition(txId, 'cancelSession', undefined, () => {
+      const vends = this.vendRows(txId);
+      this.requireResolved(txId, vends);
+      if (vends.some((v) => v.state === 'success')) throw refused(txId, 'the session sold something; settle it instead of cancelling');
+      checkBody('Cancel', txId, cancelBody);
+      return { outbox: { op: 'Cancel', body: cancelBody }, detail: { reasonCode } };
+    });
+  }
+
+  // --- Dynamic QR ---------------------------------------------------------------------------
+
+  /** GenerateQR is about to be sent. A known TransactionId returns the existing record. */
+  requestQr(input: { txId: string; amount: number; item: number; requestId: string | null }): InsertResult {
+    const amountMinor = toMinor(input.amount, this.decimalPlaces, 'dynamic QR amount');
+    return this.insert(input.txId, 'dynamic', 'qr_requested', { amount_minor: amountMinor, item: input.item, request_id: input.requestId });
+  }
+
+  /** GenerateQR answered: QRData (SrvTranId, RRN, ChannelId) kept as returned. */
+  recordQrIssued(txId: string, qrData: JsonObjectOrText): TransitionResult {
+    return this.transition(txId, 'recordQrIssued', undefined, () => ({ columns: { qr_data: objectText(qrData, 'QRData') } }));
+  }
+
+  /** The payment ended without taking money (declined, expired, never issued, cancelled before paying). */
+  closeUnpaid(txId: string, result: UnpaidResult, code: number | null, detail: string): TransitionResult {
+    return this.transition(txId, 'closeUnpaid', result, () => ({ columns: { decline_code: code }, detail: { code, detail } }));
+  }
+
+  /** Inquiry approved: PaymentInfo kept exactly as returned (the Void sends it back unchanged). */
+  recordPaid(txId: string, paymentInfo: JsonObjectOrText): TransitionResult {
+    return this.transition(txId, 'recordPaid', undefined, () => ({ columns: { payment_info: objectText(paymentInfo, 'PaymentInfo') } }));
+  }
+
+  /** The paid vend was approved to the VMC. */
+  approveVend(txId: string): TransitionResult {
+    return this.transition(txId, 'approveVend', undefined, () => ({}));
+  }
+
+  /** Vend success: the sale is closed, nothing to send. */
+  recordVended(txId: string): TransitionResult {
+    return this.transition(txId, 'recordVended', undefined, () => ({}));
+  }
+
+  /** A payment that may have been taken without a vend: Void to the outbox. */
+  voidPayment(txId: string, reasonCode: number, voidBody: string): TransitionResult {
+    return this.transition(txId, 'voidPayment', undefined, () => {
+      checkBody('Void', txId, voidBody);
+      return { outbox: { op: 'Void', body: voidBody }, detail: { reasonCode } };
+    });
+  }
+
+  // --- internals ----------------------------------------------------------------------------
+
+  private insert(txId: string, flow: Flow, state: TxState, columns: Record<string, string | number | null>): InsertResult {
+    if (txId.length === 0) throw refused(txId, 'a TransactionId must not be empty');
+    return this.conn.write(() => {
+      const existing = findTx(this.conn, txId);
+      if (existing !== null) return { record: existing, created: false };
+      const at = this.now();
+      const names = Object.keys(columns);
+      this.conn
+        .statement(
+          `INSERT INTO transactions (tx_id, flow, state, decimal_places, created_at_ms, updated_at_ms${names.map((n) => `, ${n}`).join('')})
+           VALUES (?, ?, ?, ?, ?, ?${names.map(() => ', ?').join('')})`,
+        )
+        .run(txId, flow, state, this.decimalPlaces, at, at, ...names.map((n) => columns[n]));
+      appendEvent(this.conn, txId, at, 'created', null, state, { flow });
+      return { record: loadTx(this.conn, txId), created: true };
+    });
+  }
+
+  private transition(txId: string, name: TransitionName, target: TxState | undefined, plan: (tx: TxRecord) => Plan): TransitionResult {
+    const result = this.applyTransition(txId, name, target, plan);
+    if (result.outboxId !== null) {
+      for (const listener of [...this.enqueuedListeners]) listener(result.outboxId, txId);
+    }
+    return result;
+  }
+
+  private applyTransition(txId: string, name: TransitionName, target: TxState | undefined, plan: (tx: TxRecord) => Plan): TransitionResult {
+    return this.conn.write(() => {
+      const tx = loadTx(this.conn, txId);
+      const check = checkTransition(tx.flow, tx.state, name, target);
+      if (check.kind === 'already') return { record: tx, changed: false, outboxId: null };
+      if (check.kind === 'refused') throw refused(txId, check.reason);
+      const steps = plan(tx);
+      const at = this.now();
+      moveTx(this.conn, tx, check.to, at, name, steps.detail ?? null, steps.columns);
+      const outboxId = steps.outbox ? enqueue(this.conn, txId, steps.outbox.op, steps.outbox.body, at) : null;
+      return { record: loadTx(this.conn, txId), changed: true, outboxId };
+    });
+  }
+
+  private vendRows(txId: string): VendRowData[] {
+    return this.conn.statement('SELECT * FROM vends WHERE tx_id = ? ORDER BY seq').all(txId) as VendRowData[];
+  }
+
+  private vendRow(txId: string, seq: number, decimalPlaces: number): VendLine {
+    return vendFromRow(this.conn.statement('SELECT * FROM vends WHERE tx_id = ? AND seq = ?').get(txId, seq) as VendRowData, decimalPlaces);
+  }
+
+  private requireResolved(txId: string, vends: VendRowData[]): void {
+    const open = vends.filter((v) => v.state === 'approved').map((v) => v.seq);
+    if (open.length > 0) throw refused(txId, `vend ${open.join(', ')} has no reported outcome yet; record it (timeout counts as failed) first`);
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * The ledger's schema and its migrations. The version lives in `PRAGMA user_version`, so a reader
+ * (doctor, `qrvend outbox`) learns it without knowing any table. Migrations only ever append: a
+ * released step is never edited, a new one is added with the next number.
+ *
+ * Times are epoch milliseconds (INTEGER): the drainer compares them with an injectable clock and
+ * the CLI renders them. Amounts are integer minor units with the decimal places stored beside
+ * them on each transaction, so a later change of `machine.decimalPlaces` cannot rescale history.
+ */
+import type Database from 'better-sqlite3';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+
+const MIGRATIONS: readonly string[] = [
+  // 1: transactions, vend lines, the append-only event log, the outbox, a key/value meta table.
+  `
+  CREATE TABLE transactions (
+    tx_id             TEXT PRIMARY KEY,
+    flow              TEXT NOT NULL CHECK (flow IN ('static', 'dynamic')),
+    state             TEXT NOT NULL,
+    decimal_places    INTEGER NOT NULL,
+    amount_minor      INTEGER,          -- static: Authorization amount sent; dynamic: the vend price
+    auth_amount_minor INTEGER,          -- static: AuthAmount the gateway approved
+    item              INTEGER,          -- dynamic: the MDB item number
+    request_id        TEXT,             -- dynamic: the machine loop's vend request id
+    start_data        TEXT,             -- static: non-secret Start data (AppUserId, Balance) as JSON
+    payment_info      TEXT,             -- PaymentInfo exactly as the gateway returned it (JSON text)
+    qr_data           TEXT,             -- dynamic: QRData as GenerateQR returned it (JSON text)
+    decline_code      INTEGER,
+    created_at_ms     INTEGER NOT NULL,
+    updated_at_ms     INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX transactions_state ON transactions (state);
+
+  CREATE TABLE vends (
+    tx_id          TEXT NOT NULL REFERENCES transactions (tx_id),
+    seq            INTEGER NOT NULL,
+    item           INTEGER NOT NULL,
+    price_minor    INTEGER NOT NULL,
+    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', 'expired')),
+    created_at_ms  INTEGER NOT NULL,
+    updated_at_ms  INTEGER NOT NULL,
+    PRIMARY KEY (tx_id, seq)
+  ) STRICT;
+
+  CREATE TABLE events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    tx_id       TEXT NOT NULL,
+    at_ms       INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    from_state  TEXT,
+    to_state    TEXT,
+    detail      TEXT
+  ) STRICT;
+  CREATE INDEX events_tx ON events (tx_id, id);
+  -- The log is append-only: rows are never changed (only retention deletes whole closed histories).
+  CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+
+  CREATE TABLE outbox (
+    id                   INTEGER PRIMARY KEY AUTOINCREMENT,
+    tx_id                TEXT NOT NULL REFERENCES transactions (tx_id),
+    op                   TEXT NOT NULL CHECK (op IN ('Settlement', 'Cancel', 'Void')),
+    body                 TEXT NOT NULL,   -- the request body, sent byte for byte on every attempt
+    status               TEXT NOT NULL CHECK (status IN ('pending', 'done', 'dead')),
+    enqueued_at_ms       INTEGER NOT NULL,
+    window_started_at_ms INTEGER NOT NULL, -- the retry window runs from here (reset by a manual retry)
+    attempts             INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at_ms   INTEGER NOT NULL,
+    last_error           TEXT,
+    last_code            INTEGER,
+    done_at_ms           INTEGER,
+    dead_at_ms           INTEGER
+  ) STRICT;
+  CREATE INDEX outbox_due ON outbox (status, next_attempt_at_ms);
+  CREATE INDEX outbox_tx ON outbox (tx_id, id);
+  CREATE INDEX outbox_done ON outbox (status, done_at_ms);
+
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT;
+  `,
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export function schemaVersionOf(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/** Brings the file up to SCHEMA_VERSION, each step in its own transaction. */
+export function migrate(db: Database.Database, path: string): void {
+  const current = schemaVersionOf(db);
+  if (current > SCHEMA_VERSION) {
+    throw new QrvendError(
+      ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED,
+      `ledger ${path} has schema version ${current}, newer than this qrvend understands (${SCHEMA_VERSION})`,
+      { hint: 'install the qrvend version that wrote this ledger, or move the file aside (it holds unsettled sales: keep it)' },
+    );
+  }
+  for (let version = current; version < SCHEMA_VERSION; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version]!);
+      db.pragma(`user_version = ${version + 1}`);
+    }).immediate();
+  }
+}
