@@ -1,0 +1,41 @@
+/** The SQLite ledger passes its integrity check (read-only look, safe beside the running daemon). */
+import type { Check } from '../types.js';
+
+export const ledgerCheck: Check = {
+  id: 'ledger',
+  title: 'ledger integrity',
+  needsConfig: true,
+  async run(ctx, config) {
+    const look = ctx.ledger();
+    const path = config.store.path;
+    switch (look.kind) {
+      case 'missing':
+        return {
+          status: 'WARN',
+          summary: `no ledger yet at ${path}`,
+          action: 'normal before the first start (the daemon creates it); otherwise check store.path',
+          details: { path, present: false },
+        };
+      case 'error':
+        return {
+          status: 'FAIL',
+          summary: `${path} cannot be inspected: ${look.message}`,
+          action: 'copy the file aside for support; the daemon moves a damaged ledger aside and starts a new one at its next start',
+          details: { path },
+        };
+      case 'inspected': {
+        const { integrity, schemaVersion } = look.inspection;
+        const details = { path, integrity, schemaVersion };
+        if (integrity !== 'ok') {
+          return {
+            status: 'FAIL',
+            summary: `${path} is damaged: ${integrity.slice(0, 200)}`,
+            action: 'copy the file aside for support (it may hold undelivered settlements); the daemon moves it aside and starts a new one at its next start',
+            details,
+          };
+        }
+        return { status: 'OK', summary: `${path} integrity ok (schema ${schemaVersion})`, details };
+      }
+    }
+  },
+};
