@@ -1,0 +1,162 @@
+/**
+ * The checks on a Start body, in the order of issue 5 / design section 2, each failure a
+ * Declined with nothing started:
+ *   JSON, nested at most MAX_JSON_DEPTH levels (998) -> schema and lengths (997/998) -> integrator authenticated (9) ->
+ *   this machine (50) -> TransactionId never seen (996) -> reader ready, no session (30) ->
+ *   accept (the payment side records it durably and starts the Authorization; a throw is 6).
+ *
+ * Authentication. The integratorName in the path and the SecretToken are judged together, and
+ * both are always computed, so every authentication failure (wrong name, wrong token, empty,
+ * short or long token) gets the same answer after the same work. A present string SecretToken is
+ * therefore never judged by the schema's length rule: that rule would answer 998 for a short
+ * token and 9 for a right-length wrong one, telling an attacker the length. A missing or
+ * non-string SecretToken is a schema failure (997/998); that reveals nothing about the secret.
+ *
+ * Races. Everything from the TransactionId check to marking the Start as being accepted runs
+ * synchronously, so two Starts racing (same TransactionId or not) cannot both pass: one Start
+ * is accepted at a time, a second with the same TransactionId gets 996, another one gets 30.
+ */
+import { DeclineCodes } from '../gateway/protocol/codes.js';
+import { START_LIMITS, validateStartRequest, type StartRequest } from '../gateway/protocol/start.js';
+import { approved, declined, echoOf, httpRefusals, type StartAnswer } from './answers.js';
+import { jsonDepthWithin, MAX_JSON_DEPTH } from './json-depth.js';
+import type { SecretMatcher } from './secret-compare.js';
+
+export interface StartHooks {
+  /** null = reader enabled and idle; otherwise why a session cannot start now. */
+  readerBusy(): string | null;
+  /** True when this TransactionId was already used (the ledger knows it). */
+  transactionSeen(txId: string): boolean;
+  /**
+   * Records the Start durably and starts the Authorization. Resolving means the Start is
+   * accepted (answered Approved); a throw means nothing was started (answered Declined 6).
+   * The request's SecretToken is replaced by a redaction marker: the secret never reaches
+   * the ledger.
+   */
+  accept(request: StartRequest): Promise<void>;
+}
+
+export interface StartCheckOptions {
+  integratorName: string;
+  acceptedTerminalIds: readonly string[];
+  acceptedUniQr: readonly string[];
+  secret: SecretMatcher;
+  hooks: StartHooks;
+  /** How many accepted TransactionIds are remembered here besides the hook (defence in depth). */
+  rememberAccepted?: number;
+  /** Told about a failed accept hook or an unforeseen error (the wallet only sees 6 or 999). */
+  onError?: (stage: 'accept' | 'internal', err: unknown) => void;
+}
+
+/** Stands in for the SecretToken wherever a request travels past authentication. */
+export const REDACTED_TOKEN = '*'.repeat(START_LIMITS.SecretToken);
+
+const AUTH_FAILED = 'not allowed: integrator not authenticated';
+
+export interface StartChecks {
+  /** Judges a received body addressed to `pathIntegratorName`. Never throws. */
+  decide(pathIntegratorName: string, body: Buffer): Promise<StartAnswer>;
+  /** The TransactionId being accepted right now, if any (for stats and tests). */
+  readonly accepting: string | null;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function createStartChecks(options: StartCheckOptions): StartChecks {
+  const terminalIds = new Set(options.acceptedTerminalIds);
+  const uniQrs = new Set(options.acceptedUniQr);
+  const remembered = new Set<string>();
+  const rememberMax = options.rememberAccepted ?? 10_000;
+  let accepting: string | null = null;
+
+  function remember(txId: string): void {
+    remembered.add(txId);
+    if (remembered.size > rememberMax) {
+      const oldest = remembered.values().next().value;
+      if (oldest !== undefined) remembered.delete(oldest);
+    }
+  }
+
+  async function decide(pathIntegratorName: string, body: Buffer): Promise<StartAnswer> {
+    let parsed: unknown;
+    try {
+      const text = utf8.decode(body);
+      if (!jsonDepthWithin(text)) {
+        return declined(DeclineCodes.ValidationError, `body nested deeper than ${MAX_JSON_DEPTH} levels`, {}, 200, 'JSON too deep');
+      }
+      parsed = JSON.parse(text);
+    } catch {
+      return declined(DeclineCodes.ValidationError, 'body is not valid JSON (UTF-8)', {}, 200, 'not JSON');
+    }
+    const echo = echoOf(parsed);
+
+    // Take a present string SecretToken out of the schema's hands (see the header comment).
+    let presented = '';
+    let forSchema = parsed;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const token = (parsed as Record<string, unknown>)['SecretToken'];
+      if (typeof token === 'string') {
+        presented = token;
+        forSchema = { ...(parsed as Record<string, unknown>), SecretToken: REDACTED_TOKEN };
+      }
+    }
+    const validated = validateStartRequest(forSchema);
+    if (!validated.ok) {
+      return declined(validated.code, validated.message, echo, 200, `schema: ${validated.member || 'body'}`);
+    }
+    const request = validated.value;
+
+    // Both computed, always: the answer and the work do not depend on which one failed.
+    const nameOk = pathIntegratorName === options.integratorName;
+    const tokenOk = options.secret.matches(presented);
+    if (!(nameOk && tokenOk)) {
+      return declined(DeclineCodes.NotAllowed, AUTH_FAILED, echo, 200, nameOk ? 'token mismatch' : 'integratorName mismatch');
+    }
+
+    // Every identifier the wallet sent must name this machine: a Start naming another terminal
+    // must not open a session here even if its UniQR matches.
+    const terminalOk = request.TerminalId == null || terminalIds.has(request.TerminalId);
+    const uniQrOk = request.UniQR == null || uniQrs.has(request.UniQR);
+    if (!terminalOk || !uniQrOk) {
+      return declined(DeclineCodes.UnknownMachine, 'unknown machine: TerminalId/UniQR do not name this machine', echo, 200, 'other machine');
+    }
+
+    const txId = request.TransactionId;
+    if (txId === accepting || remembered.has(txId) || options.hooks.transactionSeen(txId)) {
+      return declined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used', echo, 200, 'replayed TransactionId');
+    }
+
+    const busy = accepting !== null ? 'another Start is being accepted' : options.hooks.readerBusy();
+    if (busy !== null) {
+      return declined(DeclineCodes.MachineNotResponding, `machine busy: ${busy}`, echo, 200, `busy: ${busy}`);
+    }
+
+    accepting = txId;
+    try {
+      await options.hooks.accept({ ...request, SecretToken: REDACTED_TOKEN });
+      remember(txId);
+      return approved(echo);
+    } catch (err) {
+      // The hook's error may describe internals: it goes to the log, not to the wallet.
+      options.onError?.('accept', err);
+      return declined(DeclineCodes.GeneralSystemFailure, 'general system failure: Start not accepted, nothing started', echo, 200, 'accept failed');
+    } finally {
+      accepting = null;
+    }
+  }
+
+  return {
+    async decide(pathIntegratorName, body) {
+      try {
+        return await decide(pathIntegratorName, body);
+      } catch (err) {
+        options.onError?.('internal', err);
+        // A hook that throws synchronously, or an input no check foresaw: still an answer, never a 5xx.
+        return httpRefusals.internalError();
+      }
+    },
+    get accepting() {
+      return accepting;
+    },
+  };
+}

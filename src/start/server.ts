@@ -1,0 +1,229 @@
+/**
+ * The Static QR Start endpoint: `POST /payment/v2/transactions/Gateway/{integratorName}/start`
+ * on `start.listen`, HTTPS when `start.certFile`/`start.keyFile` are set, plain HTTP otherwise
+ * (behind a TLS-terminating proxy). It runs in the payment worker; the hooks are the payment side.
+ *
+ * This file holds the sockets: timeouts, connection bound, body reading, writing answers and
+ * logging them. What to answer is decided in exchange.ts and checks.ts.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+import type { Logger } from '../core/log.js';
+import type { QrvendConfig } from '../config/schema.js';
+import { httpRefusals, type StartAnswer } from './answers.js';
+import { readLimitedBody } from './body.js';
+import type { StartHooks } from './checks.js';
+import { createStartExchange } from './exchange.js';
+import { listenError, parseListen, readTlsFiles } from './listen.js';
+import { createSecretMatcher } from './secret-compare.js';
+import { StartStatsCounter, type StartEndpointStats } from './stats.js';
+import { clientOf, scrubbedError, writeAnswer, writeRawAnswer } from './respond.js';
+
+/** Socket-level bounds. Not in the config: they protect the machine, they are not site policy. */
+export interface StartServerLimits {
+  /** Whole request head must arrive within this (slow-header senders are cut off with 408). */
+  headersTimeoutMs: number;
+  /** Whole body must arrive within this after the head (slow-body senders are cut off with 408). */
+  bodyTimeoutMs: number;
+  /** Node's bound on receiving a whole request; a backstop to the two above. */
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  /** An idle socket (no bytes either way) is closed after this. */
+  idleSocketTimeoutMs: number;
+  /** Connections open at once; further ones are dropped by the server. */
+  maxConnections: number;
+  maxHeaderBytes: number;
+  /** After refusing a body it did not read, the connection is kept this long so the client can read the answer. */
+  lingerMs: number;
+  /** close() waits this long for answers in progress before dropping connections. */
+  closeGraceMs: number;
+}
+
+export const DEFAULT_START_LIMITS: StartServerLimits = {
+  headersTimeoutMs: 5_000,
+  bodyTimeoutMs: 5_000,
+  requestTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  idleSocketTimeoutMs: 15_000,
+  maxConnections: 64,
+  maxHeaderBytes: 8_192,
+  lingerMs: 2_000,
+  closeGraceMs: 2_000,
+};
+
+export interface StartEndpointOptions {
+  start: QrvendConfig['start'];
+  /** TerminalId values that name this machine (config machine.terminalId, else the HwSerial). */
+  acceptedTerminalIds: readonly string[];
+  /** UniQR values that name this machine (config machine.uniQr). */
+  acceptedUniQr: readonly string[];
+  /** The SecretToken, from readSecretToken(start.secretTokenFile). */
+  secretToken: Buffer;
+  hooks: StartHooks;
+  log: Logger;
+  limits?: Partial<StartServerLimits>;
+  /** Milliseconds clock of the rate limiter; tests inject one. */
+  now?: () => number;
+}
+
+export interface StartEndpoint {
+  /** The full Start URL a wallet backend calls, e.g. http://127.0.0.1:8091/payment/v2/transactions/Gateway/qrvend/start. */
+  url: string;
+  /** scheme://host:port, without a path. */
+  origin: string;
+  port: number;
+  close(): Promise<void>;
+  stats(): StartEndpointStats;
+}
+
+export async function startStartEndpoint(options: StartEndpointOptions): Promise<StartEndpoint> {
+  const limits = { ...DEFAULT_START_LIMITS, ...options.limits };
+  const log = options.log.child({ component: 'start' });
+  const { start } = options;
+  // Error messages from the hooks or Node are logged; scrub the token in case one quotes it.
+  const secretText = options.secretToken.toString('utf8');
+  const describeError = (err: unknown) => scrubbedError(err, secretText);
+  const exchange = createStartExchange({
+    integratorName: start.integratorName,
+    acceptedTerminalIds: options.acceptedTerminalIds,
+    acceptedUniQr: options.acceptedUniQr,
+    secret: createSecretMatcher(options.secretToken),
+    hooks: options.hooks,
+    maxBodyBytes: start.maxBodyBytes,
+    rateLimit: start.rateLimit,
+    ...(options.now ? { now: options.now } : {}),
+    onError: (stage, err) =>
+      log.warn({ stage, err: describeError(err) }, stage === 'accept' ? 'Start accept failed; answered Declined 6' : 'Start check failed unexpectedly; answered Declined 999'),
+  });
+  const stats = new StartStatsCounter();
+
+  const tls = start.certFile !== null && start.keyFile !== null ? readTlsFiles(start.certFile, start.keyFile) : null;
+  const serverOptions = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    maxHeaderSize: limits.maxHeaderBytes,
+    // Node checks the two timeouts above on this interval (default 30 s): too coarse for them.
+    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+  };
+  const server: Server = tls ? createHttpsServer({ ...serverOptions, ...tls }) : createHttpServer(serverOptions);
+  server.maxConnections = limits.maxConnections;
+  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => socket.destroy());
+
+  function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
+    stats.answered(answer);
+    logAnswer(clientOf(req.socket), answer);
+    writeAnswer(res, answer, bodyUnread, limits.lingerMs);
+  }
+
+  function logAnswer(remote: string, answer: StartAnswer): void {
+    const { Verdict, Code } = answer.body.Status;
+    const fields = {
+      remote,
+      http: answer.httpStatus,
+      verdict: Verdict,
+      code: Code ?? undefined,
+      reason: answer.reason,
+      txId: answer.transactionId,
+    };
+    if (Verdict === 'Approved') log.info(fields, 'Start accepted');
+    else if (answer.httpStatus === 429) log.debug(fields, 'Start refused');
+    else log.info(fields, 'Start declined');
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    stats.request();
+    const pre = exchange.preflight({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      client: clientOf(req.socket),
+    });
+    if (!pre.ok) return send(req, res, pre.answer, true);
+    // Only now, with the head accepted, is a client that waits for it told to send the body.
+    // (Node's own test for the header, so every request it routed to 'checkContinue' gets its 100.)
+    if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '')) res.writeContinue();
+
+    const received = await readLimitedBody(req, start.maxBodyBytes, limits.bodyTimeoutMs);
+    switch (received.kind) {
+      case 'too-large':
+        return send(req, res, httpRefusals.tooLarge(start.maxBodyBytes), true);
+      case 'timeout':
+        return send(req, res, httpRefusals.timedOut(), true);
+      case 'aborted':
+        stats.aborted();
+        return;
+      case 'body':
+        return send(req, res, await exchange.decide(pre.integratorName, received.body), false);
+    }
+  }
+
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    handle(req, res).catch((err: unknown) => {
+      log.error({ err: describeError(err) }, 'Start request handling failed');
+      if (!res.headersSent && !res.destroyed) send(req, res, httpRefusals.internalError(), true);
+      else res.destroy();
+    });
+  };
+  server.on('request', onRequest);
+  server.on('checkContinue', onRequest);
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    stats.request();
+    send(req, res, httpRefusals.expectationFailed(), true);
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    stats.clientError();
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const answer =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? httpRefusals.timedOut()
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? httpRefusals.headersTooLarge()
+          : httpRefusals.badRequest();
+    stats.answered(answer);
+    log.info({ remote: clientOf(socket), http: answer.httpStatus, reason: answer.reason, parser: err.code }, 'Start request refused by the HTTP parser');
+    writeRawAnswer(socket, answer, limits.lingerMs);
+  });
+  if (tls) server.on('tlsClientError', () => stats.clientError());
+
+  const { host, port } = parseListen(start.listen);
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: unknown): void => reject(listenError(start.listen, err));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('error', (err) => log.error({ err: describeError(err) }, 'Start endpoint server error'));
+
+  const address = server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const origin = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
+  const url = `${origin}/payment/v2/transactions/Gateway/${encodeURIComponent(start.integratorName)}/start`;
+  log.info({ url, tls: tls !== null }, 'Start endpoint listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    origin,
+    port: boundPort,
+    stats: () => stats.snapshot(exchange.limiter.trackedClients),
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        const force = setTimeout(() => server.closeAllConnections(), limits.closeGraceMs);
+        force.unref();
+        server.close(() => {
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,59 @@
+/** Counters of the Start endpoint, for doctor, health messages and tests. */
+import type { StartAnswer } from './answers.js';
+
+export interface StartEndpointStats {
+  /** Requests whose head was parsed (every answered request, cut-off ones included). */
+  requests: number;
+  /** Starts answered Approved (the accept hook resolved). */
+  accepted: number;
+  /** Declined answers by Status.Code, e.g. { "9": 3, "996": 1 }. */
+  declinedByCode: Record<string, number>;
+  /** Answers by HTTP status, e.g. { "200": 10, "429": 4 }. */
+  byHttpStatus: Record<string, number>;
+  /** Requests whose client went away before the body arrived. */
+  aborted: number;
+  /** Connections the HTTP parser refused (malformed, headers too slow or too large). */
+  clientErrors: number;
+  /** Clients the rate limiter currently remembers. */
+  trackedClients: number;
+}
+
+export class StartStatsCounter {
+  private readonly counts: Omit<StartEndpointStats, 'trackedClients'> = {
+    requests: 0,
+    accepted: 0,
+    declinedByCode: {},
+    byHttpStatus: {},
+    aborted: 0,
+    clientErrors: 0,
+  };
+
+  request(): void {
+    this.counts.requests += 1;
+  }
+
+  aborted(): void {
+    this.counts.aborted += 1;
+  }
+
+  clientError(): void {
+    this.counts.clientErrors += 1;
+  }
+
+  answered(answer: StartAnswer): void {
+    const status = String(answer.httpStatus);
+    this.counts.byHttpStatus[status] = (this.counts.byHttpStatus[status] ?? 0) + 1;
+    const { Verdict, Code } = answer.body.Status;
+    if (Verdict === 'Approved') this.counts.accepted += 1;
+    else if (Code != null) this.counts.declinedByCode[String(Code)] = (this.counts.declinedByCode[String(Code)] ?? 0) + 1;
+  }
+
+  snapshot(trackedClients: number): StartEndpointStats {
+    return {
+      ...this.counts,
+      declinedByCode: { ...this.counts.declinedByCode },
+      byHttpStatus: { ...this.counts.byHttpStatus },
+      trackedClients,
+    };
+  }
+}
