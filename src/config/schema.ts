@@ -182,6 +182,8 @@ export const ConfigSchema = z
     }),
     log: z.strictObject({
       level: z.enum(LOG_LEVELS),
+      /** How often the daemon logs a `stats` line (event-loop delay, reader counters, memory); 0 = never. */
+      statsIntervalMs: z.number().int().min(0).max(86_400_000),
     }),
   })
   .superRefine((cfg, ctx) => {

@@ -70,7 +70,9 @@ export type PaymentToMain =
   | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
   | { type: 'ready'; startUrl: string | null }
-  | { type: 'fatal'; code: string; message: string };
+  | { type: 'fatal'; code: string; message: string }
+  /** Shutdown finished: Start endpoint closed, outbox sends settled, ledger closed. */
+  | { type: 'stopped' };
 
 /** What the display shows. The display worker turns each into pixels or terminal text. */
 export type Screen =

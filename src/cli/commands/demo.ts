@@ -1,12 +1,23 @@
 import type { Command } from 'commander';
+import { LOG_LEVELS, type LogLevel } from '../../core/log.js';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 
-// Placeholder until the issue that owns this subcommand lands; it fails loudly, never pretends.
 export function register(parent: Command): void {
   parent
     .command('demo')
-    .description('(not built yet)')
-    .action(() => {
-      throw new QrvendError(ErrorCodes.INTERNAL, 'demo is not built yet');
+    .description('the agent with the gateway and VMC simulators: a consumer buys through Static QR and Dynamic QR; exit 0 when every sale was settled exactly once')
+    .option('--log-level <level>', `agent log level shown during the demo (${LOG_LEVELS.join(', ')})`, 'error')
+    .option('--no-qr', 'do not draw the screens (the dynamic QR) in the terminal')
+    .option('--step-timeout <ms>', 'deadline of each demo step', '20000')
+    .action(async (opts: { logLevel: string; qr: boolean; stepTimeout: string }) => {
+      if (!(LOG_LEVELS as readonly string[]).includes(opts.logLevel)) {
+        throw new QrvendError(ErrorCodes.CLI_USAGE, `--log-level must be one of ${LOG_LEVELS.join(', ')} (got "${opts.logLevel}")`);
+      }
+      const stepTimeoutMs = Number(opts.stepTimeout);
+      if (!Number.isInteger(stepTimeoutMs) || stepTimeoutMs < 1000) {
+        throw new QrvendError(ErrorCodes.CLI_USAGE, `--step-timeout must be a whole number of milliseconds >= 1000 (got "${opts.stepTimeout}")`);
+      }
+      const { runDemo } = await import('../../demo/demo.js');
+      process.exitCode = await runDemo({ logLevel: opts.logLevel as LogLevel, showQr: opts.qr, stepTimeoutMs });
     });
 }

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import { ErrorCodes, QrvendError } from '../../core/errors.js';
 
-// Placeholder until the issue that owns this subcommand lands; it fails loudly, never pretends.
 export function register(parent: Command): void {
   parent
     .command('run')
-    .description('(not built yet)')
-    .action(() => {
-      throw new QrvendError(ErrorCodes.INTERNAL, 'run is not built yet');
+    .description('run the payment agent (what the systemd service starts)')
+    .option('-c, --config <file>', 'site configuration file layered over config/default.json (or QRVEND_CONFIG)')
+    .action(async (opts: { config?: string }) => {
+      const { runDaemonProcess } = await import('../../daemon/run.js');
+      process.exitCode = await runDaemonProcess({ configFile: opts.config });
     });
 }

@@ -268,8 +268,11 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
     let rec = ctx.ledger.get(txId);
     if (rec === undefined) {
       if (!timeout) return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId') };
+      // GenerateQR never reached us, so nothing can have been paid: the Void is a no-op that
+      // succeeds (an unknown outcome is resolved "not charged"), and the id is closed for good.
       rec = ctx.ledger.create(txId, 'dynamic', 'expired');
-      const status = decline(DeclineCodes.NotAllowed, 'no QR was issued; nothing to void');
+      const status = approvedStatus('no QR was issued; nothing was taken');
+      rec.accepted.Void += 1;
       rec.void = closingRecord(status, amount, extra);
       return { Status: status };
     }
@@ -279,10 +282,14 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
     };
     if (rec.flow !== 'dynamic' || rec.qr === null) return reject(decline(DeclineCodes.NotAllowed, 'a static QR transaction is cancelled, not voided'));
     const qr = rec.qr;
-    if (rec.state === 'qr-open') {
-      // Close the QR so a late payment cannot happen after the machine gave up on it.
+    if (rec.state === 'qr-open' || rec.state === 'expired') {
+      // Close the QR so a late payment cannot happen after the machine gave up on it. Nothing was
+      // taken, so the Void succeeds: the machine's "make sure the consumer is not charged" holds.
       rec.state = 'expired';
-      return reject(decline(DeclineCodes.NotAllowed, 'the QR was not paid; nothing to void (the QR is now closed)'));
+      const status = approvedStatus('the QR was not paid; nothing was taken (the QR is now closed)');
+      rec.accepted.Void += 1;
+      rec.void = closingRecord(status, amount, extra);
+      return { Status: status };
     }
     if (rec.state !== 'paid') return reject(decline(DeclineCodes.NotAllowed, `nothing to void (${rec.state})`));
     const composed: PaymentInfo = { SrvTranId: qr.srvTranId, RRN: qr.rrn, AuthAmount: qr.amount };

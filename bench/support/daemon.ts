@@ -1,0 +1,170 @@
+/**
+ * The real daemon for the end-to-end figures: `node dist/src/cli/main.js run --config <file>` as
+ * a child process, its serial port one end of a socat pty pair, the VMC simulator on the other
+ * end, the gateway simulator on loopback, and a ledger file on disk.
+ *
+ * Its stdout (pino NDJSON) is read line by line; lines carrying `eventLoopDelay` (the periodic
+ * `stats` line of `qrvend run`) are kept for the event-loop figure, the rest is dropped.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { QRVEND_MAIN, REPO_ROOT } from './machine.js';
+
+/** False while `qrvend run` is still the skeleton's placeholder. */
+export function daemonBuilt(): boolean {
+  const out = spawnSync(process.execPath, [QRVEND_MAIN, 'run', '--help'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+  const text = `${out.stdout ?? ''}${out.stderr ?? ''}`;
+  return out.status === 0 && !/not built yet/i.test(text);
+}
+
+/** A free TCP port on 127.0.0.1 (asked of the kernel, then released for the daemon to take). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DaemonConfigInput {
+  dir: string;
+  gatewayUrl: string;
+  serialPath: string;
+  storePath: string;
+  preauthAmount: number;
+  startPort: number;
+}
+
+export interface DaemonFiles {
+  configPath: string;
+  /** For the wallet simulator; never printed. */
+  secretToken: string;
+  startUrl: string;
+  integratorName: string;
+  uniQr: string;
+}
+
+/** Writes the SecretToken file and a site configuration layered over config/default.json. */
+export function writeDaemonConfig(c: DaemonConfigInput): DaemonFiles {
+  const secretToken = randomBytes(32).toString('hex');
+  const tokenPath = join(c.dir, 'secret-token');
+  writeFileSync(tokenPath, `${secretToken}\n`, { mode: 0o600 });
+  const integratorName = 'qrvend-bench';
+  const uniQr = 'QRVEND-BENCH-0001';
+  const config = {
+    gateway: { baseUrl: c.gatewayUrl },
+    start: { listen: `127.0.0.1:${c.startPort}`, integratorName, secretTokenFile: tokenPath, rateLimit: { perSecond: 1000, burst: 1000 } },
+    machine: { terminalId: 'BENCH-TERMINAL-1', uniQr },
+    device: { hwSerial: 'BENCH0000000001' },
+    mdb: { port: c.serialPath, alwaysIdle: false, sessionIdleTimeoutMs: 600_000, vendResultTimeoutMs: 60_000 },
+    store: { path: c.storePath },
+    display: { framebuffer: null, png: null, terminal: false },
+    staticQr: { preauthAmount: c.preauthAmount },
+    gpio: { mode: 'off' },
+    log: { level: 'info' },
+  };
+  const configPath = join(c.dir, 'qrvend.json');
+  writeFileSync(configPath, JSON.stringify(config, null, 2));
+  return { configPath, secretToken, startUrl: `http://127.0.0.1:${c.startPort}`, integratorName, uniQr };
+}
+
+/** One `eventLoopDelay` report of the daemon, in ms, with when it was read. */
+export interface LoopDelayReport {
+  atMs: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/** Reads {p50, p99, max} (or p50Ms, p99Ms, maxMs) from a log line's eventLoopDelay member. */
+export function loopDelayOf(entry: Record<string, unknown>): Omit<LoopDelayReport, 'atMs'> | null {
+  const raw = entry.eventLoopDelay ?? (entry.stats as Record<string, unknown> | undefined)?.eventLoopDelay;
+  if (typeof raw !== 'object' || raw === null) return null;
+  const o = raw as Record<string, unknown>;
+  const p50 = num(o.p50) ?? num(o.p50Ms);
+  const p99 = num(o.p99) ?? num(o.p99Ms);
+  const max = num(o.max) ?? num(o.maxMs);
+  return p50 === null || p99 === null || max === null ? null : { p50, p99, max };
+}
+
+export class DaemonProcess {
+  readonly loopDelays: LoopDelayReport[] = [];
+  /** The last lines of stderr and of error-level stdout, for the reason of a failure. */
+  readonly problems: string[] = [];
+  readonly spawnedAt: number;
+  private readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess) {
+    this.spawnedAt = performance.now();
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    const out = createInterface({ input: child.stdout! });
+    out.on('line', (line) => this.onLine(line));
+    const err = createInterface({ input: child.stderr! });
+    err.on('line', (line) => this.remember(line));
+  }
+
+  static spawn(configPath: string): DaemonProcess {
+    const child = spawn(process.execPath, [QRVEND_MAIN, 'run', '--config', configPath], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QRVEND_CONFIG: '' } });
+    return new DaemonProcess(child);
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  get alive(): boolean {
+    return this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** VmRSS of the daemon (every thread shares the one address space), in MB. */
+  rssMb(): number {
+    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    if (kb === undefined) throw new Error(`no VmRSS in /proc/${this.pid}/status`);
+    return Number(kb) / 1024;
+  }
+
+  /** Why it failed, for a figure's reason (the last problems it printed). */
+  describeProblems(): string {
+    return this.problems.slice(-3).join(' | ') || `exit code ${this.child.exitCode ?? 'none'}`;
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`. */
+  async stop(graceMs = 5000): Promise<void> {
+    if (!this.alive) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  private onLine(line: string): void {
+    if (line.includes('eventLoopDelay')) {
+      try {
+        const delay = loopDelayOf(JSON.parse(line) as Record<string, unknown>);
+        if (delay !== null) this.loopDelays.push({ atMs: performance.now(), ...delay });
+      } catch {
+        // not JSON: ignore
+      }
+    } else if (line.includes('"level":50') || line.includes('"level":60')) {
+      this.remember(line);
+    }
+  }
+
+  private remember(line: string): void {
+    this.problems.push(line.length > 400 ? `${line.slice(0, 400)}...` : line);
+    if (this.problems.length > 20) this.problems.shift();
+  }
+}

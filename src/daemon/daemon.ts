@@ -1,0 +1,174 @@
+/**
+ * The daemon's main thread: the machine loop (serial port, codec, reader state machine, local
+ * vend approval), GPIO, the systemd watchdog; plus the start, supervision and orderly stop of
+ * the payment and display workers. Nothing here awaits the network, SQLite or rendering.
+ */
+import { Worker } from 'node:worker_threads';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { QrvendConfig } from '../config/schema.js';
+import type { Logger } from '../core/log.js';
+import { readSecretToken } from '../start/secret-file.js';
+import { readHwSerial } from '../device/hw-serial.js';
+import { terminalIdFor } from '../device/device-info.js';
+import { openGpio, statusLedStateFor } from '../device/gpio.js';
+import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
+import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
+import type { MainToPayment, PaymentToMain } from '../ipc/messages.js';
+import { createNotifier, type Notifier } from './systemd-notify.js';
+import type { PaymentWorkerData } from './payment-worker.js';
+
+export interface DaemonOptions {
+  config: QrvendConfig;
+  log: Logger;
+  /** With mdb.port = "sim": receives the in-memory wire so a VmcSimulator can attach to its VMC end. */
+  onSimWire?: (wire: MemoryWire) => void;
+  notifier?: Notifier;
+  /** Root for hardware facts (tests use fixture trees). */
+  hardwareRoot?: string;
+  /** How often a `stats` line (event-loop delay, reader counters, memory) is logged; 0 = never. */
+  statsIntervalMs?: number;
+}
+
+export interface Daemon {
+  /** Resolves when the payment worker is ready (ledger open, recovery done, Start listening). */
+  readonly ready: Promise<{ startUrl: string | null }>;
+  /** Resolves with the process exit code once everything has stopped. */
+  readonly done: Promise<number>;
+  readonly machineLoop: MachineLoop;
+  stop(reason: string): Promise<number>;
+  stats(): Record<string, unknown>;
+}
+
+const STOP_WORKER_TIMEOUT_MS = 20_000;
+
+export function startDaemon(options: DaemonOptions): Daemon {
+  const { config, log } = options;
+  const notifier = options.notifier ?? createNotifier(log);
+  // Read before anything starts: a missing token is a configuration error (exit 78), not a crash loop.
+  const secretToken = readSecretToken(config.start.secretTokenFile);
+  const hwSerial = readHwSerial({ override: config.device.hwSerial, root: options.hardwareRoot, log }).serial;
+  const terminalId = terminalIdFor(config, hwSerial);
+
+  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  loopDelay.enable();
+
+  const gpio = openGpio(config.gpio, log);
+  const transport = createMdbTransport(config.mdb);
+  if (transport.simWire !== null) options.onSimWire?.(transport.simWire);
+
+  let display: DisplayHandle | null = null;
+  if (config.display.framebuffer !== null || config.display.png !== null || config.display.terminal) {
+    display = startDisplay({ display: config.display, machine: config.machine, log });
+  }
+
+  const workerData: PaymentWorkerData = { config, secretToken, hwSerial, terminalId, displayPort: display?.port ?? null };
+  const worker = new Worker(new URL('./payment-worker.js', import.meta.url), {
+    workerData,
+    transferList: display ? [display.port] : [],
+  });
+  const toPayment = (message: MainToPayment) => {
+    if (message.type === 'reader.status') notifier.status(`reader ${message.status}`);
+    worker.postMessage(message);
+  };
+
+  const machineLoop = new MachineLoop({
+    mdb: config.mdb,
+    decimalPlaces: config.machine.decimalPlaces,
+    currencyNumeric: config.machine.currencyNumeric,
+    openTransport: transport.open,
+    devicePath: transport.devicePath,
+    post: toPayment,
+    log,
+    boardReset: gpio.boardReset,
+    onEnableWritten: () => notifier.ready('reader enabled'),
+  });
+
+  let health = { fault: false, gatewayOnline: true, outboxPending: 0 };
+  const updateLed = () => gpio.statusLed.set(statusLedStateFor(health));
+
+  let resolveReady!: (v: { startUrl: string | null }) => void;
+  const ready = new Promise<{ startUrl: string | null }>((r) => (resolveReady = r));
+  let resolveDone!: (code: number) => void;
+  const done = new Promise<number>((r) => (resolveDone = r));
+  let workerStopped: (() => void) | null = null;
+  let stopping: Promise<number> | null = null;
+
+  worker.on('message', (message: PaymentToMain) => {
+    switch (message.type) {
+      case 'ready':
+        resolveReady({ startUrl: message.startUrl });
+        return;
+      case 'health':
+        health = { ...health, gatewayOnline: message.gatewayOnline, outboxPending: message.outboxPending };
+        updateLed();
+        return;
+      case 'fatal':
+        log.fatal({ code: message.code }, `payment worker: ${message.message}`);
+        health = { ...health, fault: true };
+        updateLed();
+        void stop(`payment worker failed: ${message.code}`, message.code === 'SECRET_UNREADABLE' || message.code.startsWith('CONFIG') ? 78 : 70);
+        return;
+      case 'stopped':
+        workerStopped?.();
+        return;
+      default:
+        machineLoop.handle(message);
+    }
+  });
+  worker.on('error', (err) => {
+    log.fatal({ err, code: 'INTERNAL' }, 'payment worker crashed');
+    void stop('payment worker crashed', 70);
+  });
+  worker.on('exit', (code) => {
+    workerStopped?.();
+    if (stopping === null) {
+      log.fatal({ exitCode: code }, 'payment worker exited unexpectedly');
+      void stop('payment worker exited', 70);
+    }
+  });
+
+  machineLoop.start();
+
+  const watchdog = notifier.watchdogIntervalMs !== null ? setInterval(() => notifier.watchdog(), notifier.watchdogIntervalMs) : null;
+  const statsEvery = options.statsIntervalMs ?? 60_000;
+  const statsTimer = statsEvery > 0 ? setInterval(() => log.info({ stats: stats() }, 'stats'), statsEvery) : null;
+  statsTimer?.unref();
+
+  function stats(): Record<string, unknown> {
+    const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+    const out = {
+      reader: machineLoop.stats(),
+      eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), count: loopDelay.count },
+      rssBytes: process.memoryUsage.rss(),
+      health,
+    };
+    loopDelay.reset();
+    return out;
+  }
+
+  /** SIGTERM path: no new session, the vend in progress finishes or fails cleanly, then the ledger closes. */
+  function stop(reason: string, exitCode = 0): Promise<number> {
+    if (stopping) return stopping;
+    stopping = (async () => {
+      log.info({ reason }, 'stopping');
+      notifier.stopping();
+      await machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
+      const stopped = new Promise<void>((r) => (workerStopped = r));
+      toPayment({ type: 'shutdown' });
+      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_WORKER_TIMEOUT_MS).unref());
+      if ((await Promise.race([stopped, timeout])) === 'timeout') log.error('payment worker did not stop in time');
+      await worker.terminate();
+      await display?.close();
+      gpio.close();
+      if (watchdog) clearInterval(watchdog);
+      if (statsTimer) clearInterval(statsTimer);
+      loopDelay.disable();
+      log.info({ exitCode }, 'stopped');
+      resolveDone(exitCode);
+      return exitCode;
+    })();
+    return stopping;
+  }
+
+  return { ready, done, machineLoop, stop: (reason) => stop(reason), stats };
+}

@@ -1,0 +1,161 @@
+/**
+ * The payment worker thread (design section 5): ledger and outbox (SQLite), gateway client,
+ * Start endpoint and the payment flows. It talks to the main thread (the machine loop) only
+ * through MainToPayment / PaymentToMain messages, and to the display worker through a
+ * MessagePort it was handed at start.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { QrvendConfig } from '../config/schema.js';
+import { createLogger } from '../core/log.js';
+import { isQrvendError } from '../core/errors.js';
+import { gatewayClientFromConfig } from '../gateway/client.js';
+import { createRequestBuilders, type RequestBuilders } from '../gateway/envelope.js';
+import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
+import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
+import { firmwareVersion } from '../device/device-info.js';
+import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
+import { outboxBodies } from '../flows/bodies.js';
+import { realTimers, type FlowContext } from '../flows/context.js';
+import { PaymentService } from '../flows/payment-service.js';
+
+export interface PaymentWorkerData {
+  config: QrvendConfig;
+  secretToken: Uint8Array;
+  hwSerial: string;
+  /** MachineInfo.TerminalId and the Start TerminalId this machine answers to. */
+  terminalId: string;
+  displayPort: MessagePort | null;
+}
+
+const HEALTH_EVERY_MS = 5_000;
+const LEDGER_RETRY_MS = 5_000;
+
+const data = workerData as PaymentWorkerData;
+const { config } = data;
+const log = createLogger({ level: config.log.level, name: 'payment' });
+const port = parentPort!;
+const toMain = (message: PaymentToMain) => port.postMessage(message);
+const show = (screen: Screen) => data.displayPort?.postMessage({ type: 'show', screen } satisfies ToDisplay);
+
+let boardFirmware: string | null = null;
+let builders: RequestBuilders = makeBuilders();
+function makeBuilders(): RequestBuilders {
+  const envelopeConfig = { ...config, machine: { ...config.machine, terminalId: data.terminalId } };
+  return createRequestBuilders(envelopeConfig, { hwSerial: data.hwSerial, fwVersion: firmwareVersion(boardFirmware), type: config.device.type });
+}
+
+/** Opens the ledger; while the disk refuses, sessions are refused and the open is retried. */
+async function openLedgerPatiently(): Promise<Ledger> {
+  for (;;) {
+    try {
+      return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log });
+    } catch (err) {
+      if (!isQrvendError(err, 'LEDGER_WRITE_FAILED')) throw err;
+      log.error({ err, code: err.code }, 'ledger cannot be written: refusing sessions, retrying');
+      toMain({ type: 'sessions.allowed', allowed: false, reason: 'storage unavailable' });
+      await new Promise((r) => setTimeout(r, LEDGER_RETRY_MS));
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  // Messages from the machine loop can arrive before start-up finishes: keep them in order.
+  const early: MainToPayment[] = [];
+  let service: PaymentService | null = null;
+  let stopping = false;
+  let ready = false;
+  let shutdownAsked = false;
+  port.on('message', (message: MainToPayment) => {
+    if (message.type === 'board.info') {
+      boardFirmware = message.firmware;
+      builders = makeBuilders();
+    }
+    if (message.type === 'shutdown') {
+      shutdownAsked = true;
+      if (ready) void shutdown();
+    }
+    if (service === null) early.push(message);
+    else service.handle(message);
+  });
+
+  const ledger = await openLedgerPatiently();
+  if (ledger.corruptionAlarm !== null) {
+    log.error({ code: 'LEDGER_CORRUPT', ...ledger.corruptionAlarm }, 'ledger was damaged: moved aside and replaced; reconcile the old file by hand');
+  }
+  const gateway = gatewayClientFromConfig(config.gateway, log);
+  const bodies = outboxBodies(() => builders);
+  const recovery = recoverLedger(ledger, bodies, log);
+  if (recovery.recovered.length > 0 || recovery.failed.length > 0) {
+    log.warn({ recovered: recovery.recovered.length, failed: recovery.failed }, 'recovered transactions left open by the last run');
+  }
+  const drainer = new OutboxDrainer({ ledger, sender: gateway, store: config.store, logger: log });
+
+  const ctx: FlowContext = {
+    ledger,
+    gateway,
+    builders: () => builders,
+    bodies,
+    toMain,
+    show,
+    outboxChanged: () => drainer.kick(),
+    settings: {
+      preauthAmount: config.staticQr.preauthAmount,
+      decimalPlaces: config.machine.decimalPlaces,
+      currencyCode: config.machine.currencyCode,
+      paymentTimeoutMs: config.dynamicQr.paymentTimeoutMs,
+      pollIntervalMs: config.dynamicQr.pollIntervalMs,
+      uniQr: config.machine.uniQr,
+    },
+    log,
+    now: Date.now,
+    timers: realTimers,
+  };
+  service = new PaymentService(ctx);
+  ledger.onWritability((writable, reason) => toMain({ type: 'sessions.allowed', allowed: writable, reason: writable ? null : reason }));
+  if (!ledger.writable) toMain({ type: 'sessions.allowed', allowed: false, reason: ledger.unwritableReason });
+  for (const message of early.splice(0)) service.handle(message);
+
+  let endpoint: StartEndpoint | null = null;
+  endpoint = await startStartEndpoint({
+    start: config.start,
+    acceptedTerminalIds: [data.terminalId],
+    acceptedUniQr: [config.machine.uniQr],
+    secretToken: Buffer.from(data.secretToken),
+    hooks: service.startHooks(),
+    log,
+  });
+  drainer.start();
+
+  let gatewayOnline = true;
+  const health = setInterval(() => {
+    const counts = drainer.counts();
+    // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
+    gatewayOnline = counts.oldestPendingAtMs === null || Date.now() - counts.oldestPendingAtMs < 60_000;
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline });
+  }, HEALTH_EVERY_MS);
+  health.unref();
+
+  toMain({ type: 'ready', startUrl: endpoint.url });
+  log.info({ startUrl: endpoint.url, recovered: recovery.recovered.length }, 'payment worker ready');
+  ready = true;
+  if (shutdownAsked) void shutdown();
+
+  async function shutdown(): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    clearInterval(health);
+    service?.stop();
+    await endpoint?.close();
+    await drainer.stop();
+    gateway.close();
+    ledger.close();
+    log.info('payment worker stopped');
+    toMain({ type: 'stopped' });
+  }
+}
+
+main().catch((err: unknown) => {
+  const code = isQrvendError(err) ? err.code : 'INTERNAL';
+  log.fatal({ err, code }, 'payment worker failed to start');
+  toMain({ type: 'fatal', code, message: isQrvendError(err) ? err.describe() : String(err) });
+});

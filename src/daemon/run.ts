@@ -1,0 +1,20 @@
+/**
+ * `qrvend run`: the daemon as a process. Configuration problems end it with exit code 78 before
+ * anything starts (the unit does not restart on 78); SIGTERM and SIGINT stop it gracefully.
+ */
+import { loadConfig } from '../config/load.js';
+import { createLogger } from '../core/log.js';
+import { startDaemon } from './daemon.js';
+
+export async function runDaemonProcess(options: { configFile?: string | undefined }): Promise<number> {
+  const { config, file } = loadConfig({ file: options.configFile });
+  const log = createLogger({ level: config.log.level, name: 'qrvend' });
+  log.info({ config: file ?? 'defaults', mdbPort: config.mdb.port, gateway: config.gateway.baseUrl }, 'starting');
+  const daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs });
+  const onSignal = (signal: NodeJS.Signals) => void daemon.stop(`received ${signal}`);
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  const code = await daemon.done;
+  log.flush();
+  return code;
+}

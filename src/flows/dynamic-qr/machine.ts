@@ -1,0 +1,271 @@
+/**
+ * The Dynamic QR payment of one vend request, as a pure transition function (design section 2):
+ *
+ *   generating --QR issued--> polling --Inquiry Approved--> paid --vend success--> closed(vended)
+ *        |                     |  ^ 993 pending: poll again       |--vend failed/cancelled/expired--> Void
+ *        |                     |--final decline / last poll pending--> closed (nothing owed)
+ *        |                     |--last poll unanswered--> Void {IsGatewayTimeout} (outcome unknown)
+ *        |--declined/unanswered--> closed (the QR was never shown, nothing can be owed)
+ *
+ * No timers and no I/O here: the runner feeds gateway outcomes, timer expiries and MDB events in,
+ * and carries out the effects that come back. Every path that may have taken the consumer's
+ * money without a successful vend ends in a Void; every path that took none ends in a deny.
+ */
+import type { GatewayOutcome } from '../../gateway/outcome.js';
+import { gatewayTimeoutPaymentInfo, paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
+import type { GenerateQRResponse, InquiryResponse, PaymentInfo } from '../../gateway/protocol/index.js';
+import type { PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
+
+/** What GenerateQR answered, as far as this flow needs it. */
+export interface IssuedQr {
+  qrCode: string;
+  rrn: string | null;
+  srvTranId: string | null;
+  channelId: string | null;
+}
+
+export type { PaymentInfo };
+
+export interface DynamicQrContext {
+  requestId: string;
+  txId: string;
+  amount: number;
+  item: number;
+  /** Epoch ms after which no Inquiry is sent except the last one. */
+  deadlineMs: number;
+  pollIntervalMs: number;
+  currencyCode: string;
+  decimalPlaces: number;
+}
+
+export type DynamicQrState =
+  | { tag: 'generating'; ctx: DynamicQrContext; cancelled: boolean }
+  | { tag: 'polling'; ctx: DynamicQrContext; qr: IssuedQr; attempts: number; inFlight: boolean; lastSent: boolean; cancelled: boolean }
+  | { tag: 'paid'; ctx: DynamicQrContext; qr: IssuedQr; paymentInfo: PaymentInfo }
+  | { tag: 'closed'; ctx: DynamicQrContext; result: DynamicQrResult };
+
+export type DynamicQrResult = 'vended' | 'declined' | 'expired' | 'not-issued' | 'voided' | 'cancelled';
+
+export type DynamicQrInput =
+  | { tag: 'generated'; outcome: GatewayOutcome<Pick<GenerateQRResponse, 'QRCode' | 'QRData'>> }
+  | { tag: 'poll-due'; nowMs: number }
+  | { tag: 'inquired'; outcome: GatewayOutcome<Pick<InquiryResponse, 'PaymentInfo'>> }
+  /** The vend approved after payment ended this way (from the machine loop). */
+  | { tag: 'vend-result'; outcome: VendOutcome }
+  /** The VMC dropped the vend request before an approval was used (cancel, reset, timeout). */
+  | { tag: 'request-ended'; reason: string };
+
+/** Ledger transitions the runner records, in order, before carrying out later effects. */
+export type DynamicQrRecord =
+  | { tag: 'qr-issued'; qr: IssuedQr }
+  | { tag: 'paid'; paymentInfo: PaymentInfo }
+  | { tag: 'vend-approved' }
+  | { tag: 'vended' }
+  | { tag: 'closed-unpaid'; result: 'declined' | 'expired' | 'not-issued' | 'cancelled'; code: number | null; detail: string };
+
+export type VoidReason = { reasonCode: 0 | 2 | 3; reasonText: string };
+
+export type DynamicQrEffect =
+  | { tag: 'record'; record: DynamicQrRecord }
+  | { tag: 'inquire'; attempt: number; isLast: boolean; qr: IssuedQr }
+  | { tag: 'schedule-poll'; inMs: number }
+  /** Write a Void to the outbox (in the same ledger transaction as closing the payment). */
+  | { tag: 'void'; paymentInfo: PaymentInfo; reason: VoidReason }
+  | { tag: 'main'; message: PaymentToMain }
+  | { tag: 'show'; screen: Screen };
+
+export interface Transition {
+  state: DynamicQrState;
+  effects: DynamicQrEffect[];
+}
+
+const PENDING = 993;
+
+/** PaymentInfo for an Inquiry or Void before any Inquiry approved: composed from GenerateQR (design section 3). */
+export function paymentInfoFromQr(qr: IssuedQr, amount: number): PaymentInfo {
+  return paymentInfoFromGenerateQR({ QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } }, amount);
+}
+
+export const GATEWAY_TIMEOUT_PAYMENT_INFO: PaymentInfo = Object.freeze(gatewayTimeoutPaymentInfo());
+
+export function initialState(ctx: DynamicQrContext): DynamicQrState {
+  return { tag: 'generating', ctx, cancelled: false };
+}
+
+function deny(ctx: DynamicQrContext, reason: string): DynamicQrEffect {
+  return { tag: 'main', message: { type: 'vend.deny', requestId: ctx.requestId, reason } };
+}
+
+function closeUnpaid(
+  ctx: DynamicQrContext,
+  result: 'declined' | 'expired' | 'not-issued' | 'cancelled',
+  code: number | null,
+  detail: string,
+  screen: Screen | null,
+): Transition {
+  const effects: DynamicQrEffect[] = [{ tag: 'record', record: { tag: 'closed-unpaid', result, code, detail } }, deny(ctx, detail)];
+  if (screen) effects.push({ tag: 'show', screen });
+  return { state: { tag: 'closed', ctx, result }, effects };
+}
+
+function voidAndClose(ctx: DynamicQrContext, paymentInfo: PaymentInfo, reason: VoidReason, denyVend: boolean, screen: Screen): Transition {
+  const effects: DynamicQrEffect[] = [{ tag: 'void', paymentInfo, reason }];
+  if (denyVend) effects.push(deny(ctx, reason.reasonText));
+  effects.push({ tag: 'show', screen });
+  return { state: { tag: 'closed', ctx, result: 'voided' }, effects };
+}
+
+function declinedScreen(reason: string): Screen {
+  return { kind: 'declined', reason };
+}
+
+function pollOrLast(state: Extract<DynamicQrState, { tag: 'polling' }>, nowMs: number): Transition {
+  const { ctx } = state;
+  // The last Inquiry is flagged so the gateway closes the QR on its side; after it, no answer
+  // but Approved can mean money was taken.
+  const isLast = nowMs + ctx.pollIntervalMs >= ctx.deadlineMs;
+  const attempt = state.attempts + 1;
+  return {
+    state: { ...state, attempts: attempt, inFlight: true, lastSent: isLast },
+    effects: [{ tag: 'inquire', attempt, isLast, qr: state.qr }],
+  };
+}
+
+function lastPollAfterCancel(state: Extract<DynamicQrState, { tag: 'polling' }>): Transition {
+  const attempt = state.attempts + 1;
+  return {
+    state: { ...state, attempts: attempt, inFlight: true, lastSent: true },
+    effects: [{ tag: 'inquire', attempt, isLast: true, qr: state.qr }],
+  };
+}
+
+export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
+  const ctx = state.ctx;
+  switch (state.tag) {
+    case 'generating':
+      if (input.tag === 'request-ended') return { state: { ...state, cancelled: true }, effects: [] };
+      if (input.tag !== 'generated') return { state, effects: [] };
+      if (input.outcome.kind !== 'approved') {
+        const detail =
+          input.outcome.kind === 'declined'
+            ? `GenerateQR declined (code ${input.outcome.code})`
+            : `GenerateQR failed: ${input.outcome.failure}`;
+        return closeUnpaid(ctx, 'not-issued', input.outcome.kind === 'declined' ? input.outcome.code : null, detail, declinedScreen('QR payment unavailable'));
+      }
+      {
+        const r = input.outcome.response;
+        const qr: IssuedQr = {
+          qrCode: r.QRCode ?? '',
+          rrn: r.QRData?.RRN ?? null,
+          srvTranId: r.QRData?.SrvTranId ?? null,
+          channelId: r.QRData?.ChannelId ?? null,
+        };
+        if (state.cancelled) {
+          // The consumer walked away before the QR existed: it is never shown, so nobody can pay it.
+          return {
+            state: { tag: 'closed', ctx, result: 'cancelled' },
+            effects: [
+              { tag: 'record', record: { tag: 'qr-issued', qr } },
+              { tag: 'record', record: { tag: 'closed-unpaid', result: 'cancelled', code: null, detail: 'vend request ended before the QR was shown' } },
+            ],
+          };
+        }
+        return {
+          state: { tag: 'polling', ctx, qr, attempts: 0, inFlight: false, lastSent: false, cancelled: false },
+          effects: [
+            { tag: 'record', record: { tag: 'qr-issued', qr } },
+            {
+              tag: 'show',
+              screen: { kind: 'dynamic-qr', qrText: qr.qrCode, amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, expiresAtMs: ctx.deadlineMs },
+            },
+            { tag: 'schedule-poll', inMs: ctx.pollIntervalMs },
+          ],
+        };
+      }
+
+    case 'polling':
+      switch (input.tag) {
+        case 'poll-due':
+          if (state.inFlight || state.cancelled) return { state, effects: [] };
+          return pollOrLast(state, input.nowMs);
+        case 'request-ended':
+          // The VMC no longer waits, but the consumer may be paying right now. Ask once more,
+          // flagged as the last poll so the gateway closes the QR; that answer decides.
+          if (state.inFlight) return { state: { ...state, cancelled: true }, effects: [] };
+          return lastPollAfterCancel({ ...state, cancelled: true });
+        case 'inquired': {
+          const o = input.outcome;
+          const settled = { ...state, inFlight: false };
+          if (o.kind === 'approved') {
+            const paymentInfo = o.response.PaymentInfo ?? paymentInfoFromQr(state.qr, ctx.amount);
+            if (state.cancelled) {
+              return voidAndClose(ctx, paymentInfo, { reasonCode: 2, reasonText: 'paid after the vend request ended' }, false, declinedScreen('Cancelled, payment reversed'));
+            }
+            return {
+              state: { tag: 'paid', ctx, qr: state.qr, paymentInfo },
+              effects: [
+                // Both records first: if the disk refuses them, the vend is not approved and the
+                // payment stays 'paid' in the ledger, which recovery voids.
+                { tag: 'record', record: { tag: 'paid', paymentInfo } },
+                { tag: 'record', record: { tag: 'vend-approved' } },
+                { tag: 'main', message: { type: 'vend.approve', requestId: ctx.requestId, txId: ctx.txId, amount: ctx.amount } },
+                { tag: 'show', screen: { kind: 'approved', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, message: 'Paid - vending' } },
+              ],
+            };
+          }
+          const final = o.kind === 'declined' && (o.code !== PENDING || state.lastSent);
+          if (state.cancelled) {
+            if (final) {
+              return {
+                state: { tag: 'closed', ctx, result: 'cancelled' },
+                effects: [{ tag: 'record', record: { tag: 'closed-unpaid', result: 'cancelled', code: o.kind === 'declined' ? o.code : null, detail: 'vend request ended before payment' } }],
+              };
+            }
+            if (!state.lastSent) return lastPollAfterCancel(settled);
+            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 2, reasonText: 'vend request ended, payment outcome unknown' }, false, declinedScreen('Cancelled'));
+          }
+          if (o.kind === 'declined' && o.code !== PENDING) {
+            return closeUnpaid(ctx, 'declined', o.code, `payment declined (code ${o.code})`, declinedScreen(o.message ?? `Payment declined (${o.code})`));
+          }
+          if (state.lastSent) {
+            if (o.kind === 'declined') {
+              // Pending on the last poll: the gateway closes the QR on IsLastPolling, nothing was taken.
+              return closeUnpaid(ctx, 'expired', o.code, 'payment not completed in time', declinedScreen('Payment timed out'));
+            }
+            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 3, reasonText: 'payment outcome unknown: last Inquiry unanswered' }, true, declinedScreen('Payment timed out'));
+          }
+          return { state: settled, effects: [{ tag: 'schedule-poll', inMs: ctx.pollIntervalMs }] };
+        }
+        default:
+          return { state, effects: [] };
+      }
+
+    case 'paid':
+      if (input.tag === 'vend-result') {
+        if (input.outcome === 'success') {
+          return {
+            state: { tag: 'closed', ctx, result: 'vended' },
+            effects: [
+              { tag: 'record', record: { tag: 'vended' } },
+              { tag: 'show', screen: { kind: 'approved', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, message: 'Thank you' } },
+            ],
+          };
+        }
+        const consumer = input.outcome === 'cancelled';
+        return voidAndClose(
+          ctx,
+          state.paymentInfo,
+          consumer ? { reasonCode: 2, reasonText: 'cancelled by consumer after payment' } : { reasonCode: 3, reasonText: `vend ${input.outcome}` },
+          false,
+          declinedScreen(consumer ? 'Cancelled, payment reversed' : 'Vend failed, payment reversed'),
+        );
+      }
+      if (input.tag === 'request-ended') {
+        return voidAndClose(ctx, state.paymentInfo, { reasonCode: 2, reasonText: `vend request ended after payment: ${input.reason}` }, false, declinedScreen('Cancelled, payment reversed'));
+      }
+      return { state, effects: [] };
+
+    case 'closed':
+      return { state, effects: [] };
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * Runs Dynamic QR payments: one pure state machine (machine.ts) per vend request, fed with
+ * gateway outcomes, poll timers and machine-loop events, its effects carried out here in order.
+ */
+import type { MainToPayment } from '../../ipc/messages.js';
+import { newTransactionId } from '../transaction-id.js';
+import { tryWrite, type FlowContext } from '../context.js';
+import {
+  initialState,
+  paymentInfoFromQr,
+  step,
+  type DynamicQrContext,
+  type DynamicQrEffect,
+  type DynamicQrInput,
+  type DynamicQrRecord,
+  type DynamicQrState,
+} from './machine.js';
+
+interface Running {
+  state: DynamicQrState;
+  timer: unknown;
+}
+
+export class DynamicQrPayments {
+  private readonly running = new Map<string, Running>();
+
+  constructor(private readonly ctx: FlowContext) {}
+
+  get activeCount(): number {
+    return this.running.size;
+  }
+
+  /** A vend request outside a funded session: pay it by Dynamic QR. */
+  begin(requestId: string, price: number, item: number): void {
+    const { ctx } = this;
+    if (this.running.has(requestId)) return;
+    const txId = newTransactionId(ctx.now());
+    const amount = price;
+    const inserted = tryWrite(ctx, 'requestQr', txId, () => ctx.ledger.requestQr({ txId, amount, item, requestId }));
+    if (!inserted) {
+      ctx.toMain({ type: 'vend.deny', requestId, reason: 'storage unavailable' });
+      return;
+    }
+    const qrCtx: DynamicQrContext = {
+      requestId,
+      txId,
+      amount,
+      item,
+      deadlineMs: ctx.now() + ctx.settings.paymentTimeoutMs,
+      pollIntervalMs: ctx.settings.pollIntervalMs,
+      currencyCode: ctx.settings.currencyCode,
+      decimalPlaces: ctx.settings.decimalPlaces,
+    };
+    this.running.set(requestId, { state: initialState(qrCtx), timer: null });
+    ctx.log.info({ txId, requestId, amount, item }, 'dynamic QR payment started');
+    void ctx.gateway
+      .generateQR(ctx.builders().generateQR({ txId, amount, products: [{ item, price }] }))
+      .then((outcome) => this.feed(requestId, { tag: 'generated', outcome }));
+  }
+
+  /** Machine-loop messages that belong to a dynamic payment. */
+  handle(message: MainToPayment): void {
+    if (message.type === 'vend.result' && message.requestId !== null) {
+      this.feed(message.requestId, { tag: 'vend-result', outcome: message.outcome });
+    } else if (message.type === 'vend.request.ended') {
+      this.feed(message.requestId, { tag: 'request-ended', reason: message.reason });
+    }
+  }
+
+  /** Shutdown: every payment still waiting is treated as if the VMC had dropped it. */
+  endAll(reason: string): void {
+    for (const requestId of [...this.running.keys()]) this.feed(requestId, { tag: 'request-ended', reason });
+  }
+
+  private feed(requestId: string, input: DynamicQrInput): void {
+    const run = this.running.get(requestId);
+    if (run === undefined) return;
+    const { state, effects } = step(run.state, input);
+    run.state = state;
+    for (const effect of effects) {
+      if (!this.apply(run, effect)) break;
+    }
+    if (run.state.tag === 'closed') {
+      if (run.timer !== null) this.ctx.timers.clearTimeout(run.timer);
+      this.running.delete(requestId);
+      this.ctx.log.info({ txId: state.ctx.txId, requestId, result: run.state.result }, 'dynamic QR payment ended');
+    }
+  }
+
+  /** Carries out one effect; false stops the rest (a ledger write failed, so nothing may follow it). */
+  private apply(run: Running, effect: DynamicQrEffect): boolean {
+    const { ctx } = this;
+    const q = run.state.ctx;
+    switch (effect.tag) {
+      case 'record':
+        return tryWrite(ctx, `dynamic ${effect.record.tag}`, q.txId, () => this.record(q.txId, effect.record));
+      case 'inquire': {
+        const body = ctx.builders().inquiry({
+          txId: q.txId,
+          amount: q.amount,
+          paymentInfo: paymentInfoFromQr(effect.qr, q.amount),
+          attempt: effect.attempt,
+          isLast: effect.isLast,
+          products: [{ item: q.item, price: q.amount }],
+        });
+        void ctx.gateway.inquiry(body).then((outcome) => this.feed(q.requestId, { tag: 'inquired', outcome }));
+        return true;
+      }
+      case 'schedule-poll':
+        if (run.timer !== null) ctx.timers.clearTimeout(run.timer);
+        run.timer = ctx.timers.setTimeout(() => {
+          run.timer = null;
+          this.feed(q.requestId, { tag: 'poll-due', nowMs: ctx.now() });
+        }, effect.inMs);
+        return true;
+      case 'void': {
+        const body = JSON.stringify(
+          ctx.builders().void({ txId: q.txId, amount: q.amount, paymentInfo: effect.paymentInfo, reasonCode: effect.reason.reasonCode, reasonText: effect.reason.reasonText }),
+        );
+        const ok = tryWrite(ctx, 'voidPayment', q.txId, () => ctx.ledger.voidPayment(q.txId, effect.reason.reasonCode, body));
+        if (ok) ctx.outboxChanged();
+        ctx.log.warn({ txId: q.txId, reason: effect.reason }, 'dynamic QR payment voided');
+        return true;
+      }
+      case 'main':
+        ctx.toMain(effect.message);
+        return true;
+      case 'show':
+        ctx.show(effect.screen);
+        return true;
+    }
+  }
+
+  private record(txId: string, record: DynamicQrRecord): void {
+    const { ledger } = this.ctx;
+    switch (record.tag) {
+      case 'qr-issued': {
+        const qrData: Record<string, string> = {};
+        if (record.qr.channelId !== null) qrData.ChannelId = record.qr.channelId;
+        if (record.qr.rrn !== null) qrData.RRN = record.qr.rrn;
+        if (record.qr.srvTranId !== null) qrData.SrvTranId = record.qr.srvTranId;
+        ledger.recordQrIssued(txId, qrData);
+        return;
+      }
+      case 'paid':
+        ledger.recordPaid(txId, record.paymentInfo as Record<string, unknown>);
+        return;
+      case 'vend-approved':
+        ledger.approveVend(txId);
+        return;
+      case 'vended':
+        ledger.recordVended(txId);
+        return;
+      case 'closed-unpaid':
+        ledger.closeUnpaid(txId, record.result === 'not-issued' ? 'not_issued' : record.result, record.code, record.detail);
+        return;
+    }
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The payment side's front door: routes machine-loop messages to the Static QR flow or the
+ * Dynamic QR payments, answers the Start endpoint's questions (busy? seen?), and keeps the
+ * display in step with the reader when no payment is on screen.
+ */
+import type { StartRequest } from '../gateway/protocol/index.js';
+import type { StartHooks } from '../start/index.js';
+import type { MainToPayment, ReaderStatus } from '../ipc/messages.js';
+import { idleScreen } from '../display/layout.js';
+import type { FlowContext } from './context.js';
+import { StaticQrFlow } from './static-qr/flow.js';
+import { DynamicQrPayments } from './dynamic-qr/runner.js';
+
+export class PaymentService {
+  readonly staticQr: StaticQrFlow;
+  readonly dynamicQr: DynamicQrPayments;
+  private reader: ReaderStatus = 'offline';
+  private stopping = false;
+
+  constructor(private readonly ctx: FlowContext) {
+    this.staticQr = new StaticQrFlow(ctx);
+    this.dynamicQr = new DynamicQrPayments(ctx);
+  }
+
+  get readerStatus(): ReaderStatus {
+    return this.reader;
+  }
+
+  /** Why a Static QR session cannot start now, or null when it can (design section 2, Start checks). */
+  busyReason(): string | null {
+    if (this.stopping) return 'shutting down';
+    if (!this.ctx.ledger.writable) return 'sessions refused: storage unavailable';
+    if (this.reader !== 'enabled') return this.reader === 'session' || this.reader === 'vend' ? 'session running' : 'reader not enabled';
+    if (this.staticQr.activeTxId !== null) return 'session running';
+    if (this.dynamicQr.activeCount > 0) return 'payment running';
+    return null;
+  }
+
+  startHooks(): StartHooks {
+    return {
+      readerBusy: () => this.busyReason(),
+      transactionSeen: (txId: string) => this.ctx.ledger.getTransaction(txId) !== null,
+      accept: (request: StartRequest) => this.staticQr.accept(request),
+    };
+  }
+
+  handle(message: MainToPayment): void {
+    switch (message.type) {
+      case 'reader.status':
+        this.onReaderStatus(message.status);
+        return;
+      case 'board.info':
+        return; // the worker rebuilds DeviceInfo; nothing for the flows
+      case 'vend.requested':
+        if (this.stopping) {
+          this.ctx.toMain({ type: 'vend.deny', requestId: message.requestId, reason: 'shutting down' });
+          return;
+        }
+        this.dynamicQr.begin(message.requestId, message.price, message.item);
+        return;
+      case 'vend.result':
+        if (message.requestId !== null) this.dynamicQr.handle(message);
+        else this.staticQr.handle(message);
+        return;
+      case 'vend.request.ended':
+        this.dynamicQr.handle(message);
+        return;
+      case 'session.started':
+      case 'session.refused':
+      case 'vend.approved':
+      case 'vend.denied':
+      case 'session.ended':
+        this.staticQr.handle(message);
+        if (message.type === 'session.ended' || message.type === 'session.refused') this.showIdleSoon();
+        return;
+      case 'shutdown':
+        this.stop();
+        return;
+    }
+  }
+
+  /** No new payments; dynamic payments still waiting end as if the VMC dropped them. */
+  stop(): void {
+    this.stopping = true;
+    this.dynamicQr.endAll('shutting down');
+  }
+
+  private onReaderStatus(status: ReaderStatus): void {
+    const was = this.reader;
+    this.reader = status;
+    if (status === was) return;
+    if (status === 'enabled' && this.staticQr.activeTxId === null && this.dynamicQr.activeCount === 0) {
+      this.ctx.show(idleScreen(this.ctx.settings.uniQr));
+    } else if (status === 'offline') {
+      this.ctx.show({ kind: 'out-of-order', reason: 'Card reader offline' });
+    } else if (status === 'disabled' || status === 'inactive') {
+      this.ctx.show({ kind: 'out-of-order', reason: 'Temporarily unavailable' });
+    }
+  }
+
+  /** After a result screen has been seen for a moment, go back to the idle QR. */
+  private showIdleSoon(): void {
+    this.ctx.timers.setTimeout(() => {
+      if (this.reader === 'enabled' && this.staticQr.activeTxId === null && this.dynamicQr.activeCount === 0) {
+        this.ctx.show(idleScreen(this.ctx.settings.uniQr));
+      }
+    }, 3000);
+  }
+}

@@ -1,0 +1,287 @@
+/**
+ * The machine loop (design section 5): the main thread's side of qrvend. It owns the link to the
+ * adapter board, the codec, the reader state machine and its timers, and talks to the payment
+ * worker only through MainToPayment / PaymentToMain messages.
+ *
+ * Nothing here waits on the network, on SQLite or on rendering: a vend request inside a funded
+ * session is approved in the same synchronous call that parsed the request line (the approval is
+ * the transition's first effect and the write is queued before anything else happens).
+ */
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+import type { QrvendConfig } from '../config/schema.js';
+import type { Logger } from '../core/log.js';
+import type { MainToPayment, PaymentToMain, ReaderStatus } from '../ipc/messages.js';
+import { encodeCommand, NoiseCounter, parseBoardLine } from './codec/index.js';
+import { LinkSupervisor, type LinkStats, type OpenLink } from './transport/index.js';
+import {
+  initialModel,
+  isQuiescent,
+  readerConfigFrom,
+  readerStatus,
+  transition,
+  type ReaderConfig,
+  type ReaderEffect,
+  type ReaderInput,
+  type ReaderModel,
+  type ReaderState,
+  type TimerName,
+} from './reader/index.js';
+
+export interface BoardResetLine {
+  /** Pulses the board's reset line (src/device/gpio.ts); resolves when the board is released. */
+  pulse(): Promise<void>;
+}
+
+export interface MachineLoopOptions {
+  mdb: QrvendConfig['mdb'];
+  /** machine.decimalPlaces */
+  decimalPlaces: number;
+  /** machine.currencyNumeric, sent to the board as mdb-currency-code */
+  currencyNumeric: string;
+  /** Opens the link to the board; see createMdbTransport(). */
+  openTransport: OpenLink;
+  /** Checked when the link goes quiet; default: mdb.port, or none for `sim`. */
+  devicePath?: string | null;
+  post(message: MainToPayment): void;
+  log: Logger;
+  boardReset?: BoardResetLine;
+  now?: () => number;
+  /** Called once, when C,1 is first written (systemd READY, the cold-start benchmark). */
+  onEnableWritten?: (atMs: number) => void;
+  /** How long stop() lets a vend in progress finish before failing it (default 15 s). */
+  stopTimeoutMs?: number;
+  /** How long the board may take to confirm C,START / C,STOP (default 5 s). */
+  boardAnswerMs?: number;
+  /** Prefix of dynamic QR requestIds (default: random per process). */
+  requestIdPrefix?: string;
+}
+
+export interface MachineLoopStats {
+  state: ReaderState['kind'];
+  status: ReaderStatus;
+  txId: string | null;
+  linesIn: number;
+  linesOut: number;
+  /** Lines written while the link was down (lost). */
+  linesDropped: number;
+  noise: ReturnType<NoiseCounter['snapshot']>;
+  /** Inputs refused as out of sequence, and the last reason. */
+  refused: number;
+  lastRefusal: string | null;
+  link: LinkStats;
+}
+
+export class MachineLoop extends EventEmitter {
+  private model: ReaderModel = initialModel();
+  private readonly cfg: ReaderConfig;
+  private readonly link: LinkSupervisor;
+  private readonly timers = new Map<TimerName, NodeJS.Timeout>();
+  private readonly noise = new NoiseCounter();
+  private readonly queue: ReaderInput[] = [];
+  private dispatching = false;
+  private lastStatus: { status: ReaderStatus; txId: string | null } | null = null;
+  private enableWritten = false;
+  private stopping: Promise<void> | null = null;
+  private quiescentWaiters: Array<() => void> = [];
+  private counters = { linesIn: 0, linesOut: 0, linesDropped: 0, refused: 0, lastRefusal: null as string | null };
+  private readonly now: () => number;
+  private readonly log: Logger;
+
+  constructor(private readonly o: MachineLoopOptions) {
+    super();
+    this.now = o.now ?? Date.now;
+    this.log = o.log;
+    this.cfg = readerConfigFrom({
+      mdb: o.mdb,
+      decimalPlaces: o.decimalPlaces,
+      currencyNumeric: o.currencyNumeric,
+      requestIdPrefix: o.requestIdPrefix ?? `vr${randomBytes(4).toString('hex')}`,
+      boardAnswerMs: o.boardAnswerMs,
+    });
+    this.link = new LinkSupervisor({
+      open: o.openTransport,
+      devicePath: o.devicePath !== undefined ? o.devicePath : o.mdb.port === 'sim' ? null : o.mdb.port,
+      maxLineLength: o.mdb.maxLineLength,
+      linkWatchdogMs: o.mdb.linkWatchdogMs,
+      reopenMinMs: o.mdb.reopenMinMs,
+      reopenMaxMs: o.mdb.reopenMaxMs,
+      log: o.log,
+      onUp: () => this.dispatch({ kind: 'link.up' }),
+      onDown: (reason) => this.dispatch({ kind: 'link.down', reason }),
+      onLine: (line) => this.onLine(line),
+      onOverlong: (head) => {
+        this.counters.linesIn += 1;
+        this.noise.add('overlong', head);
+      },
+      onSilent: () => this.dispatch({ kind: 'link.silent' }),
+    });
+  }
+
+  start(): void {
+    this.publishStatus();
+    this.link.start();
+  }
+
+  /** A message from the payment worker. */
+  handle(message: PaymentToMain): void {
+    if (message.type === 'fatal') this.log.error({ code: message.code }, `payment worker failed: ${message.message}`);
+    if (this.stopping && message.type === 'session.begin') {
+      this.safePost({ type: 'session.refused', txId: message.txId, reason: 'the reader is shutting down' });
+      return;
+    }
+    this.dispatch({ kind: 'payment', message });
+  }
+
+  /**
+   * Graceful stop: no new session; an open session is ended (C,STOP); a vend being dispensed may
+   * finish (up to stopTimeoutMs), then whatever is left is failed cleanly and the reader disabled (C,0).
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.doStop();
+    return this.stopping;
+  }
+
+  stats(): MachineLoopStats {
+    const { status, txId } = readerStatus(this.model);
+    return {
+      state: this.model.state.kind,
+      status,
+      txId,
+      ...this.counters,
+      noise: this.noise.snapshot(),
+      link: this.link.stats(),
+    };
+  }
+
+  private async doStop(): Promise<void> {
+    this.dispatch({ kind: 'shutdown' });
+    await this.untilQuiescent(this.o.stopTimeoutMs ?? 15_000);
+    this.dispatch({ kind: 'shutdown.force' });
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await this.link.stop();
+  }
+
+  private untilQuiescent(timeoutMs: number): Promise<void> {
+    if (isQuiescent(this.model) || !this.link.isUp) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.quiescentWaiters.push(done);
+    });
+  }
+
+  private onLine(line: string): void {
+    this.counters.linesIn += 1;
+    const parsed = parseBoardLine(line);
+    if (!parsed.ok) {
+      this.noise.add(parsed.reason, line);
+      return;
+    }
+    if (this.log.isLevelEnabled('trace')) this.log.trace({ line }, 'MDB <');
+    this.dispatch({ kind: 'line', line: parsed.value });
+  }
+
+  // Inputs that arrive while effects are running (a post answered synchronously, a write that
+  // fails at once) wait their turn, so every transition sees the model its predecessor left.
+  private dispatch(input: ReaderInput): void {
+    this.queue.push(input);
+    if (this.dispatching) return;
+    this.dispatching = true;
+    try {
+      for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
+        const { model, effects } = transition(this.model, next, this.cfg);
+        this.model = model;
+        for (const e of effects) this.run(e);
+        this.publishStatus();
+      }
+    } finally {
+      this.dispatching = false;
+    }
+    if (this.quiescentWaiters.length > 0 && (isQuiescent(this.model) || !this.link.isUp)) {
+      const waiters = this.quiescentWaiters;
+      this.quiescentWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  private run(e: ReaderEffect): void {
+    switch (e.kind) {
+      case 'send': {
+        const line = encodeCommand(e.command, this.cfg.decimalPlaces);
+        if (!this.link.writeLine(line)) {
+          this.counters.linesDropped += 1;
+          return;
+        }
+        this.counters.linesOut += 1;
+        if (this.log.isLevelEnabled('trace')) this.log.trace({ line }, 'MDB >');
+        if (e.command.kind === 'enable' && e.command.enabled && !this.enableWritten) {
+          this.enableWritten = true;
+          const at = this.now();
+          this.o.onEnableWritten?.(at);
+          this.emit('enable-written', at);
+        }
+        return;
+      }
+      case 'post':
+        this.safePost(e.message);
+        return;
+      case 'timer.arm': {
+        const old = this.timers.get(e.timer);
+        if (old) clearTimeout(old);
+        const t = setTimeout(() => {
+          if (this.timers.get(e.timer) !== t) return;
+          this.timers.delete(e.timer);
+          this.dispatch({ kind: 'timeout', timer: e.timer });
+        }, e.ms);
+        this.timers.set(e.timer, t);
+        return;
+      }
+      case 'timer.cancel': {
+        const t = this.timers.get(e.timer);
+        if (t) clearTimeout(t);
+        this.timers.delete(e.timer);
+        return;
+      }
+      case 'refused':
+        this.counters.refused += 1;
+        this.counters.lastRefusal = `${e.what}: ${e.reason}`;
+        this.log.info({ what: e.what, reason: e.reason, state: this.model.state.kind }, 'MDB: input refused (out of sequence)');
+        return;
+      case 'link.restart':
+        void this.restartLink(e.reason);
+        return;
+    }
+  }
+
+  private async restartLink(reason: string): Promise<void> {
+    if (this.o.boardReset) {
+      try {
+        await this.o.boardReset.pulse();
+        this.log.warn({ reason }, 'MDB: pulsed the board reset line');
+      } catch (err) {
+        this.log.error({ err: (err as Error).message }, 'MDB: board reset pulse failed');
+      }
+    }
+    if (!this.stopping) this.link.restart(reason);
+  }
+
+  private safePost(message: MainToPayment): void {
+    try {
+      this.o.post(message);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message, type: message.type }, 'MDB: posting to the payment worker failed');
+    }
+  }
+
+  private publishStatus(): void {
+    const now = readerStatus(this.model);
+    if (this.lastStatus && this.lastStatus.status === now.status && this.lastStatus.txId === now.txId) return;
+    this.lastStatus = now;
+    this.safePost({ type: 'reader.status', status: now.status, txId: now.txId });
+  }
+}

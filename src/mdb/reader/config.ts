@@ -1,0 +1,52 @@
+/**
+ * The reader's settings, derived from the configuration, and the board configuration it sends.
+ */
+import type { QrvendConfig } from '../../config/schema.js';
+import { toMinor } from '../codec/amount.js';
+import type { BoardCommand } from '../codec/types.js';
+import type { ReaderConfig } from './types.js';
+
+export interface ReaderSetup {
+  mdb: QrvendConfig['mdb'];
+  /** machine.decimalPlaces */
+  decimalPlaces: number;
+  /** machine.currencyNumeric (ISO 4217 numeric, e.g. "978") */
+  currencyNumeric: string;
+  requestIdPrefix: string;
+  /** How long the board may take to confirm C,START / C,STOP (default 5 s). */
+  boardAnswerMs?: number;
+}
+
+/**
+ * C,SETCONF lines sent while the reader is disabled, in this order. The currency code is the MDB
+ * form of ISO 4217: a leading 1 and the numeric code (EUR 978 -> 0x1978). The scale factor is 1
+ * because amounts travel as decimals in major units.
+ */
+export function setconfCommands(s: Pick<ReaderSetup, 'mdb' | 'decimalPlaces' | 'currencyNumeric'>): BoardCommand[] {
+  const set = (key: string, value: string): BoardCommand => ({ kind: 'setconf', key, value });
+  return [
+    set('mdb-addr', '0x10'), // cashless device #1
+    set('mdb-always-idle', s.mdb.alwaysIdle ? '1' : '0'),
+    set('mdb-currency-code', `0x1${s.currencyNumeric}`),
+    set('mdb-decimal-places', String(s.decimalPlaces)),
+    set('mdb-scale-factor', '1'),
+    set('mdb-timeout-vend', String(s.mdb.maxResponseTimeS)),
+  ];
+}
+
+export function readerConfigFrom(s: ReaderSetup): ReaderConfig {
+  const maxResponseMs = s.mdb.maxResponseTimeS * 1000;
+  return {
+    decimalPlaces: s.decimalPlaces,
+    alwaysIdle: s.mdb.alwaysIdle,
+    virtualCreditMinor: s.mdb.virtualCredit === null ? null : toMinor(s.mdb.virtualCredit, s.decimalPlaces),
+    sessionIdleTimeoutMs: s.mdb.sessionIdleTimeoutMs,
+    vendResultTimeoutMs: s.mdb.vendResultTimeoutMs,
+    // The payment side gives up first (dynamicQr.paymentTimeoutMs < maxResponseTimeS); this is the
+    // reader's own backstop so the VMC always gets an answer before its deadline.
+    paymentWaitMs: Math.max(1000, maxResponseMs - 1000),
+    boardAnswerMs: s.boardAnswerMs ?? 5000,
+    setconf: setconfCommands(s),
+    requestIdPrefix: s.requestIdPrefix,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The cashless reader's transition function: (model, input) -> (model, effects). Pure: no timers,
+ * no I/O, no clock; timeouts arrive as inputs and everything the reader wants done leaves as
+ * effects, so every path can be tested by feeding inputs and reading effects.
+ */
+import type { ReaderStatus } from '../../ipc/messages.js';
+import { onLine } from './board-input.js';
+import { abandon, beginStart, beginStop, configure, Fx } from './common.js';
+import { onPayment, onTimeout } from './payment-input.js';
+import type { ReaderConfig, ReaderInput, ReaderModel, ReaderState, Transition } from './types.js';
+
+export function initialModel(): ReaderModel {
+  return {
+    state: { kind: 'Offline' },
+    sessionsAllowed: true,
+    refuseReason: null,
+    shuttingDown: false,
+    versionAsked: false,
+    nextRequestNo: 1,
+    lastApproved: null,
+  };
+}
+
+export function transition(model: ReaderModel, input: ReaderInput, cfg: ReaderConfig): Transition {
+  const fx = new Fx(cfg);
+  let next = step(fx, model, input);
+  next = maybeOpenVirtualSession(fx, next);
+  return { model: next, effects: fx.list };
+}
+
+function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
+  switch (input.kind) {
+    case 'link.up': {
+      if (model.state.kind !== 'Offline') abandon(fx, model.state, linkLost('the link was reopened'));
+      return { ...model, state: configure(fx), versionAsked: true };
+    }
+    case 'link.down':
+      if (model.state.kind === 'Offline') return model;
+      abandon(fx, model.state, linkLost(`serial link lost: ${input.reason}`));
+      return { ...model, state: { kind: 'Offline' }, versionAsked: false };
+    case 'link.silent':
+      abandon(fx, model.state, linkLost('no line from the board within the link watchdog'));
+      fx.list.push({ kind: 'link.restart', reason: 'link watchdog expired' });
+      return { ...model, state: { kind: 'Offline' }, versionAsked: false };
+    case 'line':
+      return onLine(fx, model, input.line);
+    case 'payment':
+      return onPayment(fx, model, input.message);
+    case 'timeout':
+      if (input.timer === 'config-answer') return onConfigUnanswered(fx, model);
+      return { ...model, state: onTimeout(fx, model, input.timer) };
+    case 'shutdown':
+      return { ...model, shuttingDown: true, state: onShutdown(fx, model.state) };
+    case 'shutdown.force':
+      abandon(fx, model.state, { sessionReason: 'reader-cancel', vendOutcome: 'timeout', detail: 'the agent stopped before the vend result' });
+      if (model.state.kind !== 'Offline') fx.send({ kind: 'enable', enabled: false });
+      return { ...model, shuttingDown: true, state: { kind: 'Offline' } };
+  }
+}
+
+function onConfigUnanswered(fx: Fx, model: ReaderModel): ReaderModel {
+  if (!model.versionAsked || model.state.kind === 'Offline') {
+    fx.refuse('timeout config-answer', `stale in state ${model.state.kind}`);
+    return model;
+  }
+  abandon(fx, model.state, linkLost('the board did not answer the configuration'));
+  fx.list.push({ kind: 'link.restart', reason: 'the board did not answer the configuration' });
+  return { ...model, state: { kind: 'Offline' }, versionAsked: false };
+}
+
+function linkLost(detail: string) {
+  return { sessionReason: 'link-lost', vendOutcome: 'timeout', detail } as const;
+}
+
+function onShutdown(fx: Fx, s: ReaderState): ReaderState {
+  switch (s.kind) {
+    case 'SessionIdle':
+      return beginStop(fx, s.session, 'reader-cancel');
+    case 'Vend':
+      if (s.vend.phase === 'awaiting-payment') {
+        fx.send({ kind: 'vend-deny' });
+        fx.cancel('payment-wait');
+        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'the agent is shutting down' });
+        return s.session ? beginStop(fx, s.session, 'reader-cancel') : { kind: 'Enabled', holdVirtual: false };
+      }
+      // A dispense in progress finishes first; afterVend() stops the session once its result is in.
+      return s;
+    case 'Starting':
+      return { ...s, cancelReason: s.cancelReason ?? 'reader-cancel' };
+    default:
+      return s;
+  }
+}
+
+/** For VMCs without always-idle: keep a virtual-credit session open whenever the reader is enabled. */
+function maybeOpenVirtualSession(fx: Fx, model: ReaderModel): ReaderModel {
+  const s = model.state;
+  const credit = fx.cfg.virtualCreditMinor;
+  if (s.kind !== 'Enabled' || s.holdVirtual || credit === null || fx.cfg.alwaysIdle) return model;
+  if (!model.sessionsAllowed || model.shuttingDown) return model;
+  return { ...model, state: beginStart(fx, { kind: 'virtual', creditMinor: credit }) };
+}
+
+/** The reader state as the payment side sees it (the Start busy check, the display, the LED). */
+export function readerStatus(model: ReaderModel): { status: ReaderStatus; txId: string | null } {
+  const s = model.state;
+  switch (s.kind) {
+    case 'Offline':
+      return { status: 'offline', txId: null };
+    case 'Inactive':
+      return { status: 'inactive', txId: null };
+    case 'Disabled':
+      return { status: 'disabled', txId: null };
+    case 'Enabled':
+      return { status: 'enabled', txId: null };
+    case 'Starting':
+      return s.purpose.kind === 'static' ? { status: 'session', txId: s.purpose.txId } : { status: 'enabled', txId: null };
+    case 'SessionIdle':
+      return s.session.txId !== null ? { status: 'session', txId: s.session.txId } : { status: 'enabled', txId: null };
+    case 'Vend':
+      return { status: 'vend', txId: s.session?.txId ?? (s.vend.phase === 'awaiting-result' ? s.vend.txId : null) };
+    case 'Stopping': {
+      if (s.session.txId !== null) return { status: 'session', txId: s.session.txId };
+      return s.then?.kind === 'static' ? { status: 'session', txId: s.then.txId } : { status: 'enabled', txId: null };
+    }
+  }
+}
+
+/** Nothing in flight: no session, no vend, no start or stop waiting for the board. */
+export function isQuiescent(model: ReaderModel): boolean {
+  const k = model.state.kind;
+  if (k === 'Offline' || k === 'Inactive' || k === 'Disabled' || k === 'Enabled') return true;
+  // A virtual-credit session holds no payment: it may be dropped at any time.
+  if (k === 'SessionIdle') return model.state.session.txId === null;
+  return false;
+}

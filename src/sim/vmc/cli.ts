@@ -1,0 +1,115 @@
+/**
+ * `qrvend sim vmc`: the VMC simulator on one end of a socat pty pair, driven by a line script
+ * (a file, or stdin line by line). When the pty goes away (socat restarted) it keeps trying to
+ * reopen it, like a board that is unplugged and plugged back in.
+ */
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { ErrorCodes, QrvendError, isQrvendError } from '../../core/errors.js';
+import { openSerialLink } from '../../mdb/transport/index.js';
+import { parseScript, parseStep, runStep, type ScriptStep } from './script.js';
+import { VmcSimulator, type VendPolicy } from './simulator.js';
+
+/** The options of `qrvend sim vmc`, as commander hands them over (strings). */
+export interface SimVmcOptions {
+  pty: string;
+  script?: string;
+  baudRate: string;
+  pollMs: string;
+  auto: string;
+  firmware: string;
+  boardId: string;
+  quiet?: boolean;
+}
+
+function usage(message: string): never {
+  throw new QrvendError(ErrorCodes.CLI_USAGE, message, { hint: 'run `qrvend sim vmc --help`' });
+}
+
+function wholeNumber(text: string, what: string, min: number, max: number): number {
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) usage(`${what} must be a whole number ${min}..${max}, got "${text}"`);
+  return Number(text);
+}
+
+export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
+  const baudRate = wholeNumber(opts.baudRate, '--baud-rate', 50, 4_000_000);
+  const pollIntervalMs = wholeNumber(opts.pollMs, '--poll-ms', 10, 60_000);
+  if (!['manual', 'success', 'fail'].includes(opts.auto)) usage(`--auto must be manual, success or fail, got "${opts.auto}"`);
+  let scripted: ScriptStep[] | null = null;
+  if (opts.script !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(opts.script, 'utf8');
+    } catch (err) {
+      usage(`cannot read --script ${opts.script}: ${(err as Error).message}`);
+    }
+    scripted = parseScript(text); // every line checked before the simulator starts
+  }
+
+  const print = (text: string) => process.stdout.write(`${text}\n`);
+  const sim = new VmcSimulator({
+    pollIntervalMs,
+    vendPolicy: opts.auto as VendPolicy,
+    firmware: opts.firmware,
+    boardId: opts.boardId,
+  });
+  if (!opts.quiet) {
+    sim.on('command', (_cmd, line: string) => print(`< ${line}`));
+    sim.on('sent', (line: string) => print(`> ${line}`));
+  }
+
+  let closing = false;
+  const connect = async (): Promise<void> => {
+    while (!closing) {
+      try {
+        const link = await openSerialLink({ path: opts.pty, baudRate });
+        link.onClose((reason) => {
+          if (closing) return;
+          print(`# pty closed (${reason}); reopening`);
+          setTimeout(() => void connect(), 500);
+        });
+        sim.attach(link);
+        print(`# attached to ${opts.pty}`);
+        return;
+      } catch (err) {
+        print(`# cannot open ${opts.pty} yet (${(err as Error).message}); retrying`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+  };
+  await connect();
+
+  const stop = async () => {
+    closing = true;
+    await sim.close();
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+
+  if (scripted !== null) {
+    for (const step of scripted) {
+      if (closing) break;
+      const out = await runStep(sim, step);
+      if (out !== null) print(out);
+    }
+    await stop();
+    return;
+  }
+
+  // Interactive: each stdin line runs as it arrives; a bad line is reported, not fatal.
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  let lineNo = 0;
+  for await (const line of rl) {
+    if (closing) break;
+    lineNo += 1;
+    try {
+      const step = parseStep(line, lineNo);
+      if (step === null) continue;
+      const out = await runStep(sim, step);
+      if (out !== null) print(out);
+    } catch (err) {
+      process.stderr.write(`${isQrvendError(err) ? err.describe() : String(err)}\n`);
+    }
+  }
+  await stop();
+}

@@ -1,0 +1,378 @@
+/**
+ * The VMC behind an MDB adapter board, simulated. It answers the host's commands the way the
+ * board does (design section 4) and plays the vending machine's part: enabling the reader,
+ * selections, dispensing, cancels, resets. Tests, the demo, chaos runs and technicians drive it
+ * through this class (or `qrvend sim vmc` and its line script).
+ *
+ * It speaks over any ByteLink: one end of a socat pty pair, or the in-memory wire's VMC end.
+ */
+import { EventEmitter } from 'node:events';
+import { encodeBoardLine, parseCommand, type BoardCommand, type BoardLine } from '../../mdb/codec/index.js';
+import { LineFramer, type ByteLink } from '../../mdb/transport/index.js';
+import { noiseLine, NOISE_KINDS, seededRandom, type NoiseKind } from './noise.js';
+import type { SimSessionEnd, SimSessionRecord, SimVendOutcome, SimVendRecord } from './record.js';
+
+export type VendPolicy = 'manual' | 'success' | 'fail';
+
+export interface VmcSimulatorOptions {
+  /** Attach now; or later with attach(). */
+  link?: ByteLink;
+  /** r,ACK interval (the VMC's POLL as the board reports it). Default 100 ms. */
+  pollIntervalMs?: number;
+  firmware?: string;
+  boardId?: string;
+  decimalPlaces?: number;
+  /** The VMC enables the reader as soon as it has set it up (default true). */
+  autoEnable?: boolean;
+  /** What happens after a vend is approved: wait for vendSuccess()/vendFailure(), or do it after vendDelayMs. */
+  vendPolicy?: VendPolicy;
+  vendDelayMs?: number;
+  /** Seed for noise; default from the clock. */
+  seed?: number;
+  /** Host lines kept for inspection (default 10,000). */
+  keepCommands?: number;
+}
+
+export type SimReaderState = 'inactive' | 'disabled' | 'enabled';
+
+interface CurrentVend {
+  record: SimVendRecord;
+  phase: 'requested' | 'approved';
+}
+
+/** Events: 'command' (BoardCommand, raw line) for each host command; 'sent' (line) for each line sent. */
+export class VmcSimulator extends EventEmitter {
+  private link: ByteLink | null = null;
+  private hostEnabled = false;
+  private readonly config = new Map<string, string>();
+  private reader: SimReaderState = 'inactive';
+  private vmcWantsEnabled: boolean;
+  private session: SimSessionRecord | null = null;
+  private vend: CurrentVend | null = null;
+  private silentUntil = 0;
+  private readonly sessions: SimSessionRecord[] = [];
+  private readonly commands: string[] = [];
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private pollTimer: NodeJS.Timeout | null = null;
+  private readonly random: () => number;
+  private nextSessionId = 1;
+  private vendPolicy: VendPolicy;
+  private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable'>>;
+
+  constructor(options: VmcSimulatorOptions = {}) {
+    super();
+    this.o = {
+      pollIntervalMs: options.pollIntervalMs ?? 100,
+      firmware: options.firmware ?? 'qrvend-sim-1.0',
+      boardId: options.boardId ?? 'SIMVMC0001',
+      decimalPlaces: options.decimalPlaces ?? 2,
+      vendDelayMs: options.vendDelayMs ?? 20,
+      keepCommands: options.keepCommands ?? 10_000,
+    };
+    this.vmcWantsEnabled = options.autoEnable ?? true;
+    this.vendPolicy = options.vendPolicy ?? 'manual';
+    this.random = seededRandom(options.seed ?? Date.now());
+    this.pollTimer = setInterval(() => {
+      if (this.hostEnabled) this.send({ kind: 'poll' });
+    }, this.o.pollIntervalMs);
+    if (options.link) this.attach(options.link);
+  }
+
+  // ---- wiring ----------------------------------------------------------------------------
+
+  /** Connects to a link (a fresh framer each time, like the agent). */
+  attach(link: ByteLink): void {
+    this.link = link;
+    const framer = new LineFramer(1024, { onLine: (line) => this.onHostLine(line), onOverlong: () => {} });
+    link.onData((chunk) => {
+      if (this.link === link) framer.push(chunk);
+    });
+    link.onClose(() => {
+      if (this.link === link) this.link = null;
+    });
+  }
+
+  get attached(): boolean {
+    return this.link !== null;
+  }
+
+  /** Stops timers and closes the link. */
+  async close(): Promise<void> {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = null;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    const link = this.link;
+    this.link = null;
+    await link?.close();
+  }
+
+  // ---- the VMC's side (what a consumer or the machine does) --------------------------------
+
+  /** The VMC enables the reader (after setting it up if it was inactive). */
+  enable(): boolean {
+    this.vmcWantsEnabled = true;
+    if (!this.hostEnabled || this.reader === 'enabled') return false;
+    if (this.reader === 'inactive') this.setReader('disabled');
+    this.setReader('enabled');
+    return true;
+  }
+
+  /** The VMC disables the reader; an open session ends. */
+  disable(): boolean {
+    this.vmcWantsEnabled = false;
+    if (this.reader !== 'enabled') return false;
+    this.dropVend('reset');
+    this.closeRecord('disabled');
+    this.setReader('disabled');
+    return true;
+  }
+
+  /** The consumer selects an item: a vend request, inside a session or (always-idle) without one. */
+  select(item: number, price: number): boolean {
+    if (this.reader !== 'enabled' || this.vend !== null) return false;
+    if (this.session === null) {
+      if (this.config.get('mdb-always-idle') !== '1') return false;
+      this.session = this.openRecord('always-idle', null);
+    }
+    const record: SimVendRecord = { item, price, approved: null, outcome: 'pending' };
+    this.session.vends.push(record);
+    this.vend = { record, phase: 'requested' };
+    this.send({ kind: 'vend-request', price, item });
+    return true;
+  }
+
+  /** The approved product came out. */
+  vendSuccess(): boolean {
+    if (this.vend?.phase !== 'approved') return false;
+    this.vend.record.outcome = 'success';
+    this.vend = null;
+    this.send({ kind: 'vend-success' });
+    this.afterAlwaysIdleVend();
+    return true;
+  }
+
+  /** The approved product did not come out (c,ERR,VEND <code>, 3 = dispense failed). */
+  vendFailure(code = 3): boolean {
+    if (this.vend?.phase !== 'approved') return false;
+    this.vend.record.outcome = 'failed';
+    this.vend = null;
+    this.send({ kind: 'vend-error', code });
+    this.afterAlwaysIdleVend();
+    return true;
+  }
+
+  /** The consumer cancels: a selection not yet approved is dropped, and the session ends. */
+  cancel(): boolean {
+    if (this.vend?.phase === 'approved') return false; // dispensing: too late to cancel
+    if (this.vend !== null) {
+      this.vend.record.outcome = 'cancelled';
+      this.vend = null;
+      this.send({ kind: 'vend-error', code: 1 });
+    }
+    if (this.session === null) return false;
+    const wasFunded = this.session.kind === 'funded';
+    this.closeRecord('consumer-cancel');
+    if (wasFunded) this.send({ kind: 'status', status: 'ENABLED' });
+    return true;
+  }
+
+  /** Session complete: the VMC ends the session (after the consumer is done). */
+  endSession(): boolean {
+    if (this.session === null || this.vend?.phase === 'approved') return false;
+    if (this.vend !== null) {
+      this.dropVend('cancelled');
+      this.send({ kind: 'vend-error', code: 1 });
+    }
+    this.closeRecord('complete');
+    this.send({ kind: 'status', status: 'ENABLED' });
+    return true;
+  }
+
+  /** The VMC resets the reader, at any point: a vend in progress is reported as reset (c,ERR,VEND 5). */
+  resetReader(): void {
+    if (this.vend !== null) {
+      this.vend.record.outcome = 'reset';
+      this.vend = null;
+      this.send({ kind: 'vend-error', code: 5 });
+    }
+    this.closeRecord('vmc-reset');
+    this.setReader('inactive');
+    this.later(5, () => this.setUp());
+  }
+
+  /** The board itself restarts: configuration and host enable are lost; it sends its boot banner. */
+  resetBoard(): void {
+    this.dropVend('reset');
+    this.closeRecord('board-reset');
+    this.config.clear();
+    this.hostEnabled = false;
+    this.reader = 'inactive';
+    this.send({ kind: 'version', firmware: this.o.firmware, boardId: this.o.boardId });
+  }
+
+  /** Nothing leaves the board for `ms` (no r,ACK, no answers); commands meanwhile are lost. */
+  silent(ms: number): void {
+    this.silentUntil = Date.now() + ms;
+  }
+
+  /** Sends `count` noise lines in batches, interleaved with normal traffic. */
+  async noise(count: number, kinds: readonly NoiseKind[] = NOISE_KINDS, maxLineLength = 256): Promise<void> {
+    let left = count;
+    while (left > 0) {
+      const batch = Math.min(left, 100);
+      const chunks: Buffer[] = [];
+      for (let i = 0; i < batch; i++) chunks.push(noiseLine(kinds[Math.floor(this.random() * kinds.length)]!, this.random, maxLineLength));
+      this.writeRaw(Buffer.concat(chunks));
+      left -= batch;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  setVendPolicy(policy: VendPolicy): void {
+    this.vendPolicy = policy;
+  }
+
+  // ---- inspection --------------------------------------------------------------------------
+
+  /** Every session so far (the open one last), deep-copied. */
+  records(): SimSessionRecord[] {
+    return structuredClone(this.sessions);
+  }
+
+  /** Host lines received, oldest first. */
+  received(): string[] {
+    return [...this.commands];
+  }
+
+  state(): { hostEnabled: boolean; reader: SimReaderState; session: boolean; vend: 'none' | 'requested' | 'approved'; config: Record<string, string> } {
+    return {
+      hostEnabled: this.hostEnabled,
+      reader: this.reader,
+      session: this.session !== null,
+      vend: this.vend?.phase ?? 'none',
+      config: Object.fromEntries(this.config),
+    };
+  }
+
+  // ---- the board's side: answering host commands --------------------------------------------
+
+  private onHostLine(line: string): void {
+    if (Date.now() < this.silentUntil) return; // a hung board hears nothing either
+    this.commands.push(line);
+    if (this.commands.length > this.o.keepCommands) this.commands.shift();
+    const parsed = parseCommand(line);
+    if (!parsed.ok) {
+      this.send({ kind: 'error', text: `CMD ${parsed.reason}` });
+      return;
+    }
+    this.emit('command', parsed.value, line);
+    this.onCommand(parsed.value);
+  }
+
+  private onCommand(cmd: BoardCommand): void {
+    switch (cmd.kind) {
+      case 'version':
+        return this.send({ kind: 'version', firmware: this.o.firmware, boardId: this.o.boardId });
+      case 'enable':
+        return cmd.enabled ? this.hostEnable() : this.hostDisable();
+      case 'setconf':
+        if (this.hostEnabled) return this.send({ kind: 'error', text: 'SETCONF -1' }); // only while disabled
+        this.config.set(cmd.key, cmd.value);
+        return this.send({ kind: 'set-ok' });
+      case 'start':
+        if (!this.hostEnabled || this.reader !== 'enabled' || this.session !== null) return this.send({ kind: 'error', text: 'START -3' });
+        this.session = this.openRecord('funded', cmd.funds);
+        return this.send({ kind: 'session-idle', funds: cmd.funds });
+      case 'vend-approve':
+        if (this.vend?.phase !== 'requested') return this.send({ kind: 'error', text: 'CMD VEND' });
+        this.vend.phase = 'approved';
+        this.vend.record.approved = cmd.amount;
+        if (this.vendPolicy !== 'manual') {
+          const policy = this.vendPolicy;
+          this.later(this.o.vendDelayMs, () => (policy === 'success' ? this.vendSuccess() : this.vendFailure(3)));
+        }
+        return;
+      case 'vend-deny':
+        if (this.vend?.phase !== 'requested') return this.send({ kind: 'error', text: 'CMD VEND' });
+        this.vend.record.outcome = 'denied';
+        this.vend = null;
+        this.afterAlwaysIdleVend();
+        return;
+      case 'stop':
+        if (this.session === null || this.vend?.phase === 'approved') return this.send({ kind: 'error', text: 'STOP -1' });
+        this.dropVend('denied');
+        this.closeRecord('reader-stop');
+        return this.send({ kind: 'status', status: 'ENABLED' });
+    }
+  }
+
+  private hostEnable(): void {
+    this.hostEnabled = true;
+    this.send({ kind: 'enable-echo', enabled: true });
+    this.reader = 'inactive';
+    this.send({ kind: 'status', status: 'INACTIVE' });
+    this.later(5, () => this.setUp());
+  }
+
+  private hostDisable(): void {
+    this.dropVend('reset');
+    this.closeRecord('reader-off');
+    this.hostEnabled = false;
+    this.reader = 'inactive';
+    this.send({ kind: 'enable-echo', enabled: false });
+  }
+
+  /** The VMC's SETUP after a reset: the reader becomes disabled, then enabled if the VMC wants it. */
+  private setUp(): void {
+    if (!this.hostEnabled || this.reader !== 'inactive') return;
+    this.setReader('disabled');
+    if (this.vmcWantsEnabled) this.setReader('enabled');
+  }
+
+  private setReader(state: SimReaderState): void {
+    this.reader = state;
+    this.send({ kind: 'status', status: state === 'inactive' ? 'INACTIVE' : state === 'disabled' ? 'DISABLED' : 'ENABLED' });
+  }
+
+  private afterAlwaysIdleVend(): void {
+    if (this.session?.kind === 'always-idle') this.closeRecord('complete');
+  }
+
+  private dropVend(outcome: SimVendOutcome): void {
+    if (this.vend === null) return;
+    this.vend.record.outcome = outcome;
+    this.vend = null;
+  }
+
+  private openRecord(kind: SimSessionRecord['kind'], funds: number | null): SimSessionRecord {
+    const record: SimSessionRecord = { id: this.nextSessionId++, kind, funds, vends: [], end: 'open' };
+    this.sessions.push(record);
+    return record;
+  }
+
+  private closeRecord(end: SimSessionEnd): void {
+    if (this.session === null) return;
+    this.session.end = end;
+    this.session = null;
+  }
+
+  private send(line: BoardLine): void {
+    const text = encodeBoardLine(line, this.o.decimalPlaces);
+    if (this.writeRaw(Buffer.from(`${text}\r\n`, 'latin1')) && line.kind !== 'poll') this.emit('sent', text);
+  }
+
+  private writeRaw(bytes: Buffer): boolean {
+    if (this.link === null || Date.now() < this.silentUntil) return false;
+    this.link.write(bytes);
+    return true;
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+}
