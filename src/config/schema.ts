@@ -34,6 +34,16 @@ const GeoLocationConfig = z.strictObject({
   Longitude: z.number().min(-180).max(180).optional(),
 });
 
+/** CustomData values are strings holding JSON text (seed: "Each value is a string holding JSON text"). */
+const JsonText = z.string().refine((text) => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be a string holding JSON text, e.g. "{\\"region\\":\\"north\\"}"');
+
 const CatalogItem = z.strictObject({
   name: nonEmpty(255),
   measurement: int(0, 1_000_000).default(1),
@@ -101,12 +111,12 @@ export const ConfigSchema = z
     }),
     /** CustomData members: each value is a string holding JSON text, agreed with the provider. */
     customData: z.strictObject({
-      Actor: z.string().optional(),
-      DirectActor: z.string().optional(),
-      Distributor: z.string().optional(),
-      Machine: z.string().optional(),
-      Operator: z.string().optional(),
-      SoftDecline: z.string().optional(),
+      Actor: JsonText.optional(),
+      DirectActor: JsonText.optional(),
+      Distributor: JsonText.optional(),
+      Machine: JsonText.optional(),
+      Operator: JsonText.optional(),
+      SoftDecline: JsonText.optional(),
     }),
     device: z.strictObject({
       /** DeviceInfo.Type. */
@@ -187,11 +197,13 @@ export const ConfigSchema = z
     }),
   })
   .superRefine((cfg, ctx) => {
-    if (cfg.dynamicQr.paymentTimeoutMs >= cfg.mdb.maxResponseTimeS * 1000) {
+    // The last Inquiry may take up to gateway.timeoutMs after the payment timeout: both together
+    // must end before the VMC stops waiting for the vend answer.
+    if (cfg.dynamicQr.paymentTimeoutMs + cfg.gateway.timeoutMs >= cfg.mdb.maxResponseTimeS * 1000) {
       ctx.addIssue({
         code: 'custom',
         path: ['dynamicQr', 'paymentTimeoutMs'],
-        message: `must be shorter than mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s), or the VMC gives up first`,
+        message: `plus gateway.timeoutMs (${cfg.gateway.timeoutMs} ms) must be shorter than mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s), or the VMC gives up first`,
       });
     }
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {

@@ -150,6 +150,8 @@ async function main(): Promise<void> {
     gateway.close();
     ledger.close();
     log.info('payment worker stopped');
+    // The worker is terminated once the main thread hears this: write the log out first.
+    await new Promise<void>((resolve) => log.flush(() => resolve()));
     toMain({ type: 'stopped' });
   }
 }

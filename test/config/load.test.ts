@@ -86,6 +86,13 @@ test('the dynamic QR payment timeout must stay below the reader max response tim
   assert.match(problems[0]?.reason ?? '', /maxResponseTimeS/);
 });
 
+test('CustomData values must hold JSON text', () => {
+  const bad = siteFile({ customData: { Machine: 'north' } });
+  assert.deepEqual(problemsOf(() => loadConfig({ file: bad, env: {} })).map((p) => p.path), ['customData.Machine']);
+  const good = siteFile({ customData: { Machine: '{"region":"north"}' } });
+  assert.equal(loadConfig({ file: good, env: {} }).config.customData.Machine, '{"region":"north"}');
+});
+
 test('a file that is not JSON is refused, naming the file', () => {
   const file = siteFile('{ "gateway": ');
   assert.throws(() => loadConfig({ file, env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_INVALID') && err.message.includes(file));

@@ -58,7 +58,9 @@ async function openSession(r: Rig, txId: string, funds: number): Promise<void> {
 async function vend(r: Rig, item: number, price: number, result: 'success' | 'fail'): Promise<void> {
   const before = r.pay.of('vend.result').length;
   assert.ok(r.sim.select(item, price), `select ${item}`);
-  await waitFor(`approval of item ${item}`, () => r.sim.state().vend === 'approved', 10_000);
+  await waitFor(`approval of item ${item}`, () => r.sim.state().vend === 'approved', 10_000).catch((err: Error) => {
+    throw new Error(`${err.message}; agent ${JSON.stringify(r.loop.stats())}; vmc ${JSON.stringify(r.sim.state())} last host lines ${JSON.stringify(r.sim.received().slice(-3))}`);
+  });
   assert.ok(result === 'success' ? r.sim.vendSuccess() : r.sim.vendFailure(3));
   await waitFor('vend.result', () => r.pay.of('vend.result').length > before, 10_000);
 }

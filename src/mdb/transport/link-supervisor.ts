@@ -159,17 +159,26 @@ export class LinkSupervisor {
 
   private armWatchdog(ms: number): void {
     if (this.watchdogTimer !== null) clearTimeout(this.watchdogTimer);
-    this.watchdogTimer = setTimeout(() => this.onWatchdog(), ms);
+    const due = Date.now() + ms;
+    this.watchdogTimer = setTimeout(() => this.onWatchdog(Date.now() - due), ms);
   }
 
   // Re-arming a timer per line would cost more than the lines; instead the timer checks the last
   // line's time when it fires and sleeps again for what is left.
-  private onWatchdog(): void {
+  private onWatchdog(lateByMs: number): void {
     this.watchdogTimer = null;
     if (this.link === null) return;
     const quietFor = Date.now() - this.lastLineAt;
     if (quietFor < this.o.linkWatchdogMs) {
       this.armWatchdog(this.o.linkWatchdogMs - quietFor);
+      return;
+    }
+    // A timer that fires late means this process was stalled (CPU starved, swapped): the board's
+    // lines may be sitting unread in the kernel. Timers run before I/O in the event loop, so give
+    // the pending input a short grace period to be read before calling the link silent.
+    const grace = Math.min(250, Math.ceil(this.o.linkWatchdogMs / 4));
+    if (lateByMs > grace) {
+      this.armWatchdog(grace);
       return;
     }
     if (this.o.devicePath !== null && !existsSync(this.o.devicePath)) {

@@ -1,0 +1,112 @@
+/**
+ * Resident memory of the daemon (design section 7: steady state <= 90 MB, growth <= 2 MB after
+ * 100,000 vends). VmRSS of the daemon process from /proc/<pid>/status: the main thread and every
+ * worker share one address space, so this is all threads.
+ *
+ * Static QR sessions of VENDS_PER_SESSION vends each run back to back through the pty. After a
+ * warm-up (WARM_UP_SESSIONS sessions, settled), the daemon rests and RSS is sampled: that is the
+ * steady state. Then 100,000 vends; the last Settlement is delivered, the daemon rests, RSS is
+ * sampled again: the growth is the difference of the two medians.
+ */
+import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
+import { Budget, sleep } from './support/budget.js';
+import { daemonBuilt, type DaemonProcess } from './support/daemon.js';
+import type { GatewayProcess } from './support/gateway.js';
+import { DaemonRig } from './support/rig.js';
+import { endSession, openStaticSession, runVends } from './support/vmc.js';
+import { round } from './stats.js';
+
+const VENDS_PER_SESSION = 1000;
+const WARM_UP_SESSIONS = 2;
+const TOTAL_VENDS = 100_000;
+const PRICE = 1;
+/** Time kept for the cool-down and the second sampling when the budget runs short. */
+const COOL_DOWN_RESERVE_MS = 20_000;
+
+const STEADY = { id: 'memory-steady', what: 'Daemon resident memory (VmRSS, all threads) at steady state', unit: 'MB', target: { text: '<= 90 MB', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 90 }] } };
+const GROWTH = { id: 'memory-growth', what: 'Daemon resident memory growth over 100,000 vends', unit: 'MB', target: { text: '<= 2 MB after 100,000 vends', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 2 }] } };
+
+/** Median RSS over a few samples once the daemon has had time to rest. */
+async function restingRss(daemon: DaemonProcess): Promise<number> {
+  await sleep(2000);
+  const samples: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    samples.push(daemon.rssMb());
+    await sleep(200);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[2]!;
+}
+
+async function settledCount(gateway: GatewayProcess): Promise<number> {
+  return (await gateway.summary()).byState.settled ?? 0;
+}
+
+async function sessions(rig: DaemonRig, gateway: GatewayProcess, count: number, budget: Budget, onSession: () => void): Promise<number> {
+  let vends = 0;
+  for (let s = 0; s < count && budget.leftMs > COOL_DOWN_RESERVE_MS; s++) {
+    await openStaticSession(rig.sim, rig.files, 30_000);
+    const run = await runVends(rig.sim, VENDS_PER_SESSION, { price: PRICE, gapMs: 0, budget: budget.slice(budget.leftMs - COOL_DOWN_RESERVE_MS) });
+    vends += run.latencies.length;
+    endSession(rig.sim);
+    onSession();
+    if (run.stoppedByBudget) break;
+  }
+  return vends;
+}
+
+export async function benchMemory(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
+  if (!daemonBuilt()) return [notMeasured(STEADY, 'pending', DAEMON_PENDING), notMeasured(GROWTH, 'pending', DAEMON_PENDING)];
+  let rig: DaemonRig | null = null;
+  try {
+    rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: VENDS_PER_SESSION * PRICE });
+    const settledAtStart = await settledCount(gateway);
+    let sessionsDone = 0;
+    let peak = rig.daemon.rssMb();
+    const track = () => {
+      sessionsDone += 1;
+      peak = Math.max(peak, rig!.daemon.rssMb());
+    };
+    const allSettled = async () => {
+      let settled = 0;
+      for (const until = Date.now() + 15_000; Date.now() < until; await sleep(200)) {
+        settled = (await settledCount(gateway)) - settledAtStart;
+        if (settled >= sessionsDone) return true;
+      }
+      return false;
+    };
+    const startRss = rig.daemon.rssMb();
+    await sessions(rig, gateway, WARM_UP_SESSIONS, budget, track);
+    await allSettled();
+    const before = await restingRss(rig.daemon);
+    const t0 = Date.now();
+    const vends = await sessions(rig, gateway, Math.ceil(TOTAL_VENDS / VENDS_PER_SESSION), budget, track);
+    const vendSeconds = (Date.now() - t0) / 1000;
+    const delivered = await allSettled();
+    const after = await restingRss(rig.daemon);
+    const context = {
+      rssAtEnableMb: round(startRss, 1),
+      rssBeforeMb: round(before, 1),
+      rssAfterMb: round(after, 1),
+      rssPeakMb: round(peak, 1),
+      warmUpVends: WARM_UP_SESSIONS * VENDS_PER_SESSION,
+      vendsPerSession: VENDS_PER_SESSION,
+      vends,
+      vendsPerSecond: round(vends / vendSeconds, 1),
+      allSettlementsDelivered: delivered,
+    };
+    const steady = measured({ ...STEADY, context }, { samples: 5, value: before });
+    const growth = measured({ ...GROWTH, context }, { samples: vends, value: after - before });
+    if (vends < TOTAL_VENDS) {
+      growth.status = 'error';
+      growth.pass = null;
+      growth.reason = `only ${vends} of ${TOTAL_VENDS} vends fitted in the time budget (${round(vendSeconds, 1)} s); the growth shown is over those`;
+    }
+    return [steady, growth];
+  } catch (err) {
+    const reason = `${(err as Error).message}${rig ? ` (daemon: ${rig.daemon.describeProblems()})` : ''}`;
+    return [notMeasured(STEADY, 'error', reason), notMeasured(GROWTH, 'error', reason)];
+  } finally {
+    await rig?.stop();
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * `npm run bench`: every target of design section 7, measured in sequence on this machine, each
+ * within its own time budget (the whole run stays under 10 minutes on 2 cores). Writes
+ * bench/results.json and prints a table. Figures that need the daemon say `pending` while
+ * `qrvend run` is not built. Exit code 0 when every benchmark ran (a missed target is a finding,
+ * not a crash); 1 when one of them failed to run.
+ *
+ * `node dist/bench/run.js ledger-write qr-render` runs only those (results go to
+ * bench/results.partial.json so the full run's file is kept).
+ */
+import os from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { benchColdStart } from './cold-start.js';
+import { notMeasured, type Figure } from './figure.js';
+import { benchLedgerWrite } from './ledger-write.js';
+import { benchMemory } from './memory.js';
+import { benchOutboxDrain } from './outbox-drain.js';
+import { benchQrRender } from './qr-render.js';
+import { formatTable, writeResults } from './report.js';
+import { Budget } from './support/budget.js';
+import { GatewayProcess } from './support/gateway.js';
+import { machineInfo, REPO_ROOT } from './support/machine.js';
+import { benchVendLatency } from './vend-latency.js';
+
+interface Bench {
+  id: string;
+  /** Figures it produces (for the placeholder when it cannot run at all). */
+  figures: string[];
+  budgetMs: number;
+  run(budget: Budget, shared: Shared): Promise<Figure[]>;
+}
+
+interface Shared {
+  gateway(): Promise<GatewayProcess>;
+}
+
+const BENCHES: Bench[] = [
+  { id: 'ledger-write', figures: ['ledger-write'], budgetMs: 20_000, run: (b) => benchLedgerWrite(b) },
+  { id: 'qr-render', figures: ['qr-render'], budgetMs: 20_000, run: (b) => benchQrRender(b) },
+  { id: 'outbox-drain', figures: ['outbox-drain'], budgetMs: 90_000, run: (b) => benchOutboxDrain(b) },
+  { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
+  { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
+  { id: 'memory', figures: ['memory-steady', 'memory-growth'], budgetMs: 230_000, run: async (b, s) => benchMemory(b, await s.gateway()) },
+];
+
+/** Past its budget a benchmark should have stopped by itself; this is the backstop. */
+const GRACE_MS = 45_000;
+
+async function runOne(bench: Bench, shared: Shared): Promise<Figure[]> {
+  const placeholder = (reason: string) =>
+    bench.figures.map((id) => notMeasured({ id, what: id, unit: '-', target: { text: '-', checks: [] } }, 'error', reason));
+  let timer: NodeJS.Timeout | undefined;
+  const backstop = new Promise<Figure[]>((resolve) => {
+    timer = setTimeout(() => resolve(placeholder(`did not finish within ${(bench.budgetMs + GRACE_MS) / 1000} s`)), bench.budgetMs + GRACE_MS);
+  });
+  try {
+    return await Promise.race([bench.run(new Budget(bench.budgetMs), shared), backstop]);
+  } catch (err) {
+    return placeholder((err as Error).stack ?? String(err));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function main(): Promise<number> {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !BENCHES.some((b) => b.id === w));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown benchmark ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.id).join(', ')}\n`);
+    return 64;
+  }
+  const selected = wanted.length === 0 ? BENCHES : BENCHES.filter((b) => wanted.includes(b.id));
+  const started = performance.now();
+  const loadStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
+  const machine = machineInfo();
+  process.stdout.write(`qrvend benchmarks on ${machine.cpus} x ${machine.cpuModel}, Node ${machine.node}, scratch disk ${machine.scratchDisk}\n`);
+
+  let gateway: Promise<GatewayProcess> | null = null;
+  const shared: Shared = { gateway: () => (gateway ??= GatewayProcess.start()) };
+  const figures: Figure[] = [];
+  try {
+    for (const bench of selected) {
+      const t0 = performance.now();
+      process.stdout.write(`- ${bench.id} (budget ${bench.budgetMs / 1000} s) ... `);
+      const out = await runOne(bench, shared);
+      figures.push(...out);
+      process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    }
+  } finally {
+    if (gateway !== null) await (await (gateway as Promise<GatewayProcess>).catch(() => null))?.stop();
+  }
+
+  const file = join(REPO_ROOT, 'bench', wanted.length === 0 ? 'results.json' : 'results.partial.json');
+  writeResults(file, {
+    generatedAt: new Date().toISOString(),
+    command: wanted.length === 0 ? 'npm run bench' : `node dist/bench/run.js ${wanted.join(' ')}`,
+    durationS: Math.round((performance.now() - started) / 100) / 10,
+    machine,
+    loadAverage: { start: loadStart, end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
+    figures,
+  });
+  process.stdout.write(`\n${formatTable(figures)}\n\nwritten ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  return figures.some((f) => f.status === 'error') ? 1 : 0;
+}
+
+// Exit explicitly: a benchmark stopped by its backstop may leave handles behind.
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,71 @@
+/**
+ * Graceful shutdown of the real daemon process (issue 7 item 2): on SIGTERM no new session
+ * starts, the vend in progress finishes (or is failed cleanly), the session is settled, the
+ * ledger is closed, and the process exits 0 well within the unit's stop timeout.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRig, until } from '../../src/sim/rig.js';
+import { inspectLedger } from '../../src/ledger/index.js';
+import { join } from 'node:path';
+
+const T = { timeout: 40_000 };
+
+test('SIGTERM during a vend: the vend finishes, the session is settled, exit 0', T, async () => {
+  const rig = await createRig({ vmc: { vendPolicy: 'manual' } });
+  try {
+    const agent = await rig.startAgent();
+    const opened = rig.nextCommand((c) => c.kind === 'start', 10_000, 'C,START');
+    const start = await rig.start();
+    assert.equal(start.outcome.kind, 'approved');
+    await opened;
+    const approved = rig.nextCommand((c) => c.kind === 'vend-approve', 5000, 'vend approval');
+    rig.vmc.select(5, 2.5);
+    await approved;
+
+    // The vend is being dispensed when the stop arrives: the agent must wait for its outcome.
+    agent.child.kill('SIGTERM');
+    await agent.waitForLog((l) => l.msg === 'stopping', 5000, 'the stop to begin');
+    rig.vmc.vendSuccess();
+    const exit = await agent.exited;
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(agent.logs.some((l) => l.msg === 'payment worker stopped'), 'the payment worker closed the ledger');
+    assert.ok(rig.vmc.received().includes('C,0'), 'the reader was disabled before exit');
+
+    // The session's Settlement was written before exit; it is delivered (now or after restart).
+    await rig.startAgent();
+    await until(() => rig.gateway.ledger().transactions[start.transactionId]?.state === 'settled', 10_000, 'the Settlement');
+    assert.equal(rig.gateway.ledger().transactions[start.transactionId]?.settlement?.amount, 2.5);
+    await rig.stopAgent('SIGTERM');
+    const ledger = inspectLedger(join(rig.dir, 'ledger.sqlite'));
+    assert.equal(ledger.integrity, 'ok');
+    assert.equal(ledger.pending, 0);
+  } finally {
+    await rig.close();
+  }
+});
+
+test('SIGTERM refuses new sessions: a Start during the stop is declined, nothing is authorized', T, async () => {
+  const rig = await createRig({ vmc: { vendPolicy: 'manual' } });
+  try {
+    const agent = await rig.startAgent();
+    const opened = rig.nextCommand((c) => c.kind === 'start', 10_000, 'C,START');
+    const first = await rig.start();
+    await opened;
+    const approved = rig.nextCommand((c) => c.kind === 'vend-approve', 5000, 'vend approval');
+    rig.vmc.select(5, 1);
+    await approved;
+    agent.child.kill('SIGTERM');
+    await agent.waitForLog((l) => l.msg === 'stopping', 5000, 'the stop to begin');
+    const second = await rig.start();
+    assert.equal(second.outcome.kind, 'declined');
+    rig.vmc.vendFailure(3);
+    assert.deepEqual(await agent.exited, { code: 0, signal: null });
+    assert.equal(rig.gateway.ledger().transactions[second.transactionId], undefined, 'no Authorization for the refused Start');
+    // Nothing sold in the first session: it is cancelled, not settled.
+    await rig.startAgent();
+    await until(() => rig.gateway.ledger().transactions[first.transactionId]?.state === 'cancelled', 10_000, 'the Cancel');
+  } finally {
+    await rig.close();
+  }
+});
