@@ -23,6 +23,7 @@ import { VmcSimulator } from '../sim/vmc/index.js';
 import { sendStart } from '../sim/wallet/index.js';
 import { checkSales, formatCheck } from '../sim/checker.js';
 import type { BoardCommand } from '../mdb/codec/index.js';
+import { nextCommand, until } from '../sim/wait.js';
 
 export interface DemoOptions {
   logLevel: LogLevel;
@@ -31,33 +32,6 @@ export interface DemoOptions {
   /** Per-step deadline. */
   stepTimeoutMs: number;
   out?: (line: string) => void;
-}
-
-class StepTimeout extends Error {}
-
-/** Resolves with the first host command the VMC receives that matches, or rejects after the deadline. */
-function nextCommand(vmc: VmcSimulator, match: (c: BoardCommand) => boolean, timeoutMs: number, what: string): Promise<BoardCommand> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      vmc.off('command', onCommand);
-      reject(new StepTimeout(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const onCommand = (c: BoardCommand) => {
-      if (!match(c)) return;
-      clearTimeout(timer);
-      vmc.off('command', onCommand);
-      resolve(c);
-    };
-    vmc.on('command', onCommand);
-  });
-}
-
-async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new StepTimeout(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 export async function runDemo(options: DemoOptions): Promise<number> {

@@ -17,6 +17,9 @@ import { createPtyPair, type PtyPair } from './pty-pair.js';
 import { openSerialLink } from '../mdb/transport/index.js';
 import { layer } from '../config/load.js';
 import type { BoardCommand } from '../mdb/codec/index.js';
+import { nextCommand } from './wait.js';
+
+export { until } from './wait.js';
 
 const MAIN_JS = fileURLToPath(new URL('../cli/main.js', import.meta.url));
 
@@ -70,14 +73,6 @@ export interface Rig {
   /** Re-attaches the VMC simulator to the pty (after pty.replug()). */
   reattachVmc(): Promise<void>;
   close(): Promise<void>;
-}
-
-export async function until(check: () => boolean, timeoutMs: number, what: string, everyMs = 20): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
 }
 
 function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
@@ -206,21 +201,7 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
         timeoutMs: 5000,
       });
     },
-    nextCommand(match, timeoutMs, what) {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          vmc.off('command', onCommand);
-          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`));
-        }, timeoutMs);
-        const onCommand = (c: BoardCommand) => {
-          if (!match(c)) return;
-          clearTimeout(timer);
-          vmc.off('command', onCommand);
-          resolve(c);
-        };
-        vmc.on('command', onCommand);
-      });
-    },
+    nextCommand: (match, timeoutMs, what) => nextCommand(vmc, match, timeoutMs, what),
     reattachVmc: attach,
     async close() {
       if (rig.agent) await rig.stopAgent('SIGKILL');

@@ -1,19 +1,5 @@
 import type { Command } from 'commander';
-
-interface QrOptions {
-  png?: string;
-  fb?: string;
-  terminal?: boolean;
-  amount?: string;
-  message?: string;
-  width?: string;
-  height?: string;
-  currency?: string;
-  decimals?: string;
-  errorCorrection?: string;
-  sysfs: string;
-  config?: string;
-}
+import type { QrCommandOptions } from '../../display/qr-command.js';
 
 export function register(parent: Command): void {
   parent
@@ -32,7 +18,7 @@ export function register(parent: Command): void {
     .option('--error-correction <level>', 'QR error correction: L, M, Q or H', 'M')
     .option('--sysfs <dir>', 'sysfs root for the framebuffer geometry', '/sys')
     .option('--config <file>', 'configuration file for the defaults (else QRVEND_CONFIG, else config/default.json)')
-    .action(async (text: string, opts: QrOptions) => {
+    .action(async (text: string, opts: QrCommandOptions) => {
       const { runQr } = await import('../../display/qr-command.js');
       runQr(text, opts);
     });

@@ -1,14 +1,5 @@
 import type { Command } from 'commander';
-
-interface SimGatewayOptions {
-  listen: string;
-  cert?: string;
-  key?: string;
-  fault: string[];
-  seed: string;
-  hangMs: string;
-  logLevel: string;
-}
+import type { SimGatewayCliOptions } from '../../sim/gateway/cli.js';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
@@ -24,7 +15,7 @@ export function register(parent: Command): void {
     .option('--hang-ms <ms>', 'how long a hang fault holds a request', '60000')
     .option('--log-level <level>', 'log level (debug logs every request)', 'info')
     .addHelpText('after', '\nEndpoints besides the operations: GET /_sim/ledger (read-only ledger), POST /_sim/control (faults, behaviours, seed, reset).')
-    .action(async (opts: SimGatewayOptions) => {
+    .action(async (opts: SimGatewayCliOptions) => {
       const { runSimGateway } = await import('../../sim/gateway/cli.js');
       await runSimGateway(opts);
     });

@@ -1,17 +1,5 @@
 import type { Command } from 'commander';
-
-interface SimWalletOptions {
-  url: string;
-  integrator: string;
-  tokenFile: string;
-  terminalId?: string;
-  uniQr?: string;
-  transactionId?: string;
-  balance?: string;
-  appUserId?: string;
-  caFile?: string;
-  json?: boolean;
-}
+import type { SimWalletCliOptions } from '../../sim/wallet/cli.js';
 
 export function register(parent: Command): void {
   parent
@@ -27,7 +15,7 @@ export function register(parent: Command): void {
     .option('--app-user-id <id>', 'AppUserId (default: wallet-sim-user)')
     .option('--ca-file <file>', 'extra CA (PEM) for an HTTPS Start endpoint')
     .option('--json', 'print the result as one JSON line')
-    .action(async (opts: SimWalletOptions) => {
+    .action(async (opts: SimWalletCliOptions) => {
       const { runSimWallet } = await import('../../sim/wallet/cli.js');
       await runSimWallet(opts);
     });
