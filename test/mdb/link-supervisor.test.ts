@@ -20,6 +20,7 @@ function mute(): ByteLink & { written: string[]; feed(s: string): void } {
     onData: (h) => void (onData = h),
     onClose: () => {},
     close: async () => {},
+    drain: async () => {},
     feed: (s) => onData(Buffer.from(s)),
   };
 }

@@ -79,6 +79,7 @@ test('a static session through the loop: approvals are written back before anyth
     await r.pay.nth('vend.result');
     assert.ok(r.sim.select(6, 2.0)); // 1.80 left
     await waitFor('denial', () => r.pay.of('vend.denied')[0]);
+    await waitFor('denial taken by the VMC', () => r.sim.state().vend === 'none');
     assert.ok(r.sim.endSession());
     const ended = await r.pay.nth('session.ended');
     assert.deepEqual(ended, { type: 'session.ended', txId: 'T1', reason: 'complete', vendsSucceeded: 1, amountVended: 1.2 });

@@ -35,6 +35,11 @@ class WireEnd implements ByteLink {
     this.closeHandler = handler;
   }
 
+  /** Delivery happens on the next turn; waiting one turn lets the peer take what was written. */
+  drain(): Promise<void> {
+    return new Promise((resolve) => setImmediate(resolve));
+  }
+
   async close(): Promise<void> {
     this.open = false;
     this.queue = [];

@@ -47,6 +47,10 @@ class SerialLink implements ByteLink {
     this.closeHandler = handler;
   }
 
+  async drain(): Promise<void> {
+    if (!this.ended) await drain(this.port);
+  }
+
   async close(): Promise<void> {
     if (!this.ended) await drain(this.port);
     this.ended = true;

@@ -12,6 +12,8 @@ export interface ByteLink {
   onData(handler: (chunk: Buffer) => void): void;
   /** Called at most once, when the link ends for any reason other than close() from our side. */
   onClose(handler: (reason: string) => void): void;
+  /** Resolves when the bytes written so far have left (bounded wait); lets a flood writer pace itself. */
+  drain(): Promise<void>;
   /** Closes the link; safe to call twice. onClose is not called for a close we asked for. */
   close(): Promise<void>;
 }

@@ -220,11 +220,14 @@ export class VmcSimulator extends EventEmitter {
   async noise(count: number, kinds: readonly NoiseKind[] = NOISE_KINDS, maxLineLength = 256): Promise<void> {
     let left = count;
     while (left > 0) {
-      const batch = Math.min(left, 100);
+      const batch = Math.min(left, 50);
       const chunks: Buffer[] = [];
       for (let i = 0; i < batch; i++) chunks.push(noiseLine(kinds[Math.floor(this.random() * kinds.length)]!, this.random, maxLineLength));
       this.writeRaw(Buffer.concat(chunks));
       left -= batch;
+      // Pace the flood by what the line carries, so polls and protocol lines interleave with it
+      // as they would on a real wire instead of queueing behind megabytes.
+      await (this.link?.drain() ?? Promise.resolve());
       await new Promise((r) => setImmediate(r));
     }
   }
