@@ -197,13 +197,15 @@ export const ConfigSchema = z
     }),
   })
   .superRefine((cfg, ctx) => {
-    // The last Inquiry may take up to gateway.timeoutMs after the payment timeout: both together
-    // must end before the VMC stops waiting for the vend answer.
-    if (cfg.dynamicQr.paymentTimeoutMs + cfg.gateway.timeoutMs >= cfg.mdb.maxResponseTimeS * 1000) {
+    // The last Inquiry may take up to gateway.timeoutMs after the payment timeout, and the reader
+    // itself denies a vend 1 s before its advertised maximum response time (src/mdb/reader/config.ts):
+    // the payment side must answer before either.
+    const budgetMs = cfg.mdb.maxResponseTimeS * 1000 - 1000;
+    if (cfg.dynamicQr.paymentTimeoutMs + cfg.gateway.timeoutMs > budgetMs) {
       ctx.addIssue({
         code: 'custom',
         path: ['dynamicQr', 'paymentTimeoutMs'],
-        message: `plus gateway.timeoutMs (${cfg.gateway.timeoutMs} ms) must be shorter than mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s), or the VMC gives up first`,
+        message: `plus gateway.timeoutMs (${cfg.gateway.timeoutMs} ms) must be at most mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s) minus 1 s, or the reader denies the vend first`,
       });
     }
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {

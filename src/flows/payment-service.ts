@@ -89,6 +89,9 @@ export class PaymentService {
     const was = this.reader;
     this.reader = status;
     if (status === was) return;
+    // Whether Starts can be taken changed (reader offline/inactive/disabled <-> usable): worth a
+    // line in the journal for a technician; session/vend steps are too frequent to log here.
+    if (isUsable(status) !== isUsable(was)) this.ctx.log.info({ status, was }, 'reader availability changed');
     if (status === 'enabled' && this.staticQr.activeTxId === null && this.dynamicQr.activeCount === 0) {
       this.ctx.show(idleScreen(this.ctx.settings.uniQr));
     } else if (status === 'offline') {
@@ -106,4 +109,9 @@ export class PaymentService {
       }
     }, 3000);
   }
+}
+
+/** The reader can take a payment (or is in one): the VMC has it set up and enabled. */
+function isUsable(status: ReaderStatus): boolean {
+  return status === 'enabled' || status === 'session' || status === 'vend';
 }

@@ -80,6 +80,7 @@ export interface Transition {
 }
 
 const PENDING = 993;
+const TIMED_OUT = 992;
 
 /** PaymentInfo for an Inquiry or Void before any Inquiry approved: composed from GenerateQR (design section 3). */
 export function paymentInfoFromQr(qr: IssuedQr, amount: number): PaymentInfo {
@@ -224,7 +225,9 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             if (!state.lastSent) return lastPollAfterCancel(settled);
             return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 2, reasonText: 'vend request ended, payment outcome unknown' }, false, declinedScreen('Cancelled'));
           }
-          if (o.kind === 'declined' && o.code !== PENDING) {
+          // 992 answering the last poll is the gateway closing the unpaid QR: the payment expired.
+          const expiredAtLast = state.lastSent && o.kind === 'declined' && o.code === TIMED_OUT;
+          if (o.kind === 'declined' && o.code !== PENDING && !expiredAtLast) {
             return closeUnpaid(ctx, 'declined', o.code, `payment declined (code ${o.code})`, declinedScreen(o.message ?? `Payment declined (${o.code})`));
           }
           if (state.lastSent) {

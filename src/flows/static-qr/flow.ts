@@ -165,7 +165,7 @@ export class StaticQrFlow {
       written = tryWrite(ctx, 'settleSession', txId, () => ctx.ledger.settleSession(txId, body));
       ctx.log.info({ txId, vends: sold.length, amount: totalOf(soldItems(vends), tx.decimalPlaces), reason }, 'static session settled');
     } else {
-      const reasonCode = reason === 'consumer-cancel' ? ReasonCodes.CancelledByConsumer : ReasonCodes.CancelledByMachine;
+      const reasonCode = cancelReasonCode(reason, vends.length);
       const body = ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`);
       written = tryWrite(ctx, 'cancelSession', txId, () => ctx.ledger.cancelSession(txId, reasonCode, body));
       ctx.log.info({ txId, reason }, 'static session cancelled: nothing sold');
@@ -178,6 +178,18 @@ export class StaticQrFlow {
   private finish(txId: string): void {
     if (this.active?.txId === txId) this.active = null;
   }
+}
+
+/**
+ * Why nothing was sold, as a Cancel ReasonCode. On the wire a consumer pressing cancel and the VMC
+ * ending the session look the same (c,STATUS,ENABLED): a session the VMC ended before any vend
+ * was approved was ended by the consumer's choice (2). A vend that was approved but not
+ * dispensed, a timeout, a reset or a disable is the machine's doing (3).
+ */
+export function cancelReasonCode(reason: SessionEndReason, approvedVends: number): number {
+  if (reason === 'consumer-cancel') return ReasonCodes.CancelledByConsumer;
+  if (reason === 'complete' && approvedVends === 0) return ReasonCodes.CancelledByConsumer;
+  return ReasonCodes.CancelledByMachine;
 }
 
 function declineReason(code: number): string {

@@ -173,3 +173,13 @@ test('inputs that do not belong to a state are ignored without effects', () => {
   const inFlight = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }]).state;
   assert.deepEqual(step(inFlight, { tag: 'poll-due', nowMs: 2000 }).effects, [], 'never two Inquiries in flight');
 });
+
+test('992 on the last poll (the gateway closed the unpaid QR) expires the payment: deny, nothing owed', () => {
+  const timedOut: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'declined', code: 992, message: 'expired', response: {}, elapsedMs: 3 } };
+  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 9_500 }, timedOut]);
+  assert.deepEqual(state.tag === 'closed' && state.result, 'expired');
+  assert.ok(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.deny'));
+  assert.ok(!effects.some((e) => e.tag === 'void'));
+  const shown = effects.filter((e) => e.tag === 'show').at(-1);
+  assert.ok(shown && shown.tag === 'show' && shown.screen.kind === 'declined' && /timed out/i.test(shown.screen.reason));
+});
