@@ -32,10 +32,15 @@ export interface LogOptions {
   name?: string;
   /** Where to write; defaults to stdout (fd 1). Tests may pass a stream to capture lines. */
   destination?: NodeJS.WritableStream;
+  /**
+   * Write each line before returning. Worker threads use it: a worker is terminated once it says
+   * it is done, and an asynchronous write still queued then would be lost.
+   */
+  sync?: boolean;
 }
 
 export function createLogger(options: LogOptions = {}): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: false });
+  const destination = options.destination ?? pino.destination({ dest: 1, sync: options.sync ?? false });
   return pino(
     {
       level: (options.level ?? 'info') as LevelWithSilent,

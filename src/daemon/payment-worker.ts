@@ -32,7 +32,7 @@ const LEDGER_RETRY_MS = 5_000;
 
 const data = workerData as PaymentWorkerData;
 const { config } = data;
-const log = createLogger({ level: config.log.level, name: 'payment' });
+const log = createLogger({ level: config.log.level, name: 'payment', sync: true });
 const port = parentPort!;
 const toMain = (message: PaymentToMain) => port.postMessage(message);
 const show = (screen: Screen) => data.displayPort?.postMessage({ type: 'show', screen } satisfies ToDisplay);
@@ -150,8 +150,6 @@ async function main(): Promise<void> {
     gateway.close();
     ledger.close();
     log.info('payment worker stopped');
-    // The worker is terminated once the main thread hears this: write the log out first.
-    await new Promise<void>((resolve) => log.flush(() => resolve()));
     toMain({ type: 'stopped' });
   }
 }

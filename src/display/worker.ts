@@ -24,7 +24,7 @@ export interface DisplayWorkerData {
 
 const data = workerData as DisplayWorkerData;
 const owner = parentPort!;
-const log = createLogger({ level: data.logLevel, name: 'display' });
+const log = createLogger({ level: data.logLevel, name: 'display', sync: true });
 const post = (message: FromDisplay): void => owner.postMessage(message);
 
 const outputs = new DisplayOutputs({

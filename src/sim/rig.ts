@@ -48,6 +48,7 @@ export interface AgentProcess {
   readonly stderr: string[];
   /** The Start endpoint's origin (scheme://host:port), known once the payment worker is ready. */
   startOrigin: string | null;
+  /** Settles once the process exited and its stdout/stderr were read to the end (so `logs` is complete). */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   waitForLog(match: (line: LogLine) => boolean, timeoutMs: number, what?: string): Promise<LogLine>;
 }
@@ -99,7 +100,7 @@ function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
     }
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   const agent: AgentProcess = {
     child,
     pid: child.pid!,
