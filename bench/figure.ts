@@ -55,7 +55,9 @@ function statOf(f: Pick<Figure, Stat>, stat: Stat): number | null {
   return f[stat];
 }
 
-export function judge(figure: Pick<Figure, Stat>, target: Target): boolean {
+/** True when every check holds; null for a reference figure (no checks). */
+export function judge(figure: Pick<Figure, Stat>, target: Target): boolean | null {
+  if (target.checks.length === 0) return null;
   return target.checks.every((c) => {
     const v = statOf(figure, c.stat);
     if (v === null || !Number.isFinite(v) || !Number.isFinite(c.limit)) return false;

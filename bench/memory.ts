@@ -5,7 +5,7 @@
  *
  * Static QR sessions of VENDS_PER_SESSION vends each run back to back through the pty. After a
  * warm-up (WARM_UP_SESSIONS sessions, settled), the daemon rests and RSS is sampled: that is the
- * steady state. Then 100,000 vends; the last Settlement is delivered, the daemon rests, RSS is
+ * steady state (the first sessions grow the V8 young generation to its working size). Then 100,000 vends; the last Settlement is delivered, the daemon rests, RSS is
  * sampled again: the growth is the difference of the two medians.
  */
 import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
@@ -17,7 +17,7 @@ import { endSession, openStaticSession, runVends } from './support/vmc.js';
 import { round } from './stats.js';
 
 const VENDS_PER_SESSION = 1000;
-const WARM_UP_SESSIONS = 2;
+const WARM_UP_SESSIONS = 5;
 const TOTAL_VENDS = 100_000;
 const PRICE = 1;
 /** Time kept for the cool-down and the second sampling when the budget runs short. */

@@ -8,6 +8,7 @@
  * `node dist/bench/run.js ledger-write qr-render` runs only those (results go to
  * bench/results.partial.json so the full run's file is kept).
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,8 +17,9 @@ import { notMeasured, type Figure } from './figure.js';
 import { benchLedgerWrite } from './ledger-write.js';
 import { benchMemory } from './memory.js';
 import { benchOutboxDrain } from './outbox-drain.js';
+import { benchPtyFloor } from './pty-floor.js';
 import { benchQrRender } from './qr-render.js';
-import { formatTable, writeResults } from './report.js';
+import { formatTable, updateBenchmarksMd, writeResults } from './report.js';
 import { Budget } from './support/budget.js';
 import { GatewayProcess } from './support/gateway.js';
 import { machineInfo, REPO_ROOT } from './support/machine.js';
@@ -39,6 +41,7 @@ const BENCHES: Bench[] = [
   { id: 'ledger-write', figures: ['ledger-write'], budgetMs: 20_000, run: (b) => benchLedgerWrite(b) },
   { id: 'qr-render', figures: ['qr-render'], budgetMs: 20_000, run: (b) => benchQrRender(b) },
   { id: 'outbox-drain', figures: ['outbox-drain'], budgetMs: 90_000, run: (b) => benchOutboxDrain(b) },
+  { id: 'vend-latency-floor', figures: ['vend-latency-floor'], budgetMs: 30_000, run: (b) => benchPtyFloor(b) },
   { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
   { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
   { id: 'memory', figures: ['memory-steady', 'memory-growth'], budgetMs: 230_000, run: async (b, s) => benchMemory(b, await s.gateway()) },
@@ -92,15 +95,19 @@ async function main(): Promise<number> {
   }
 
   const file = join(REPO_ROOT, 'bench', wanted.length === 0 ? 'results.json' : 'results.partial.json');
-  writeResults(file, {
+  const results = {
     generatedAt: new Date().toISOString(),
     command: wanted.length === 0 ? 'npm run bench' : `node dist/bench/run.js ${wanted.join(' ')}`,
     durationS: Math.round((performance.now() - started) / 100) / 10,
     machine,
     loadAverage: { start: loadStart, end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
     figures,
-  });
-  process.stdout.write(`\n${formatTable(figures)}\n\nwritten ${file} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  };
+  writeResults(file, results);
+  // Only a full run may replace the figures recorded in BENCHMARKS.md.
+  const md = join(REPO_ROOT, 'BENCHMARKS.md');
+  const mdUpdated = wanted.length === 0 && updateBenchmarksMd(md, results, (p) => readFileSync(p, 'utf8'), (p, t) => writeFileSync(p, t));
+  process.stdout.write(`\n${formatTable(figures)}\n\nwritten ${file}${mdUpdated ? ` and the figures in ${md}` : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
   return figures.some((f) => f.status === 'error') ? 1 : 0;
 }
 

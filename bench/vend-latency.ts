@@ -9,8 +9,9 @@
  * payment and network side is busy for the whole measurement.
  */
 import { measured, notMeasured, DAEMON_PENDING, type Check, type Figure } from './figure.js';
-import { Budget } from './support/budget.js';
-import { daemonBuilt, type LoopDelayReport } from './support/daemon.js';
+import { Budget, waitFor } from './support/budget.js';
+import { cpuWindow } from './support/cpu.js';
+import { daemonBuilt, STATS_INTERVAL_MS, type LoopDelayReport } from './support/daemon.js';
 import { authorizeAll, benchBuilders, benchClient, type GatewayProcess } from './support/gateway.js';
 import { DaemonRig } from './support/rig.js';
 import { seedSettlements } from './support/seed-outbox.js';
@@ -50,24 +51,35 @@ interface Run {
   context: Record<string, string | number | boolean | null>;
 }
 
-async function measureInSession(rig: DaemonRig, budget: Budget): Promise<Omit<Run, 'context'> & { stoppedByBudget: boolean }> {
+async function measureInSession(rig: DaemonRig, budget: Budget): Promise<Omit<Run, 'context'> & { stoppedByBudget: boolean; cpu: Record<string, number> }> {
   await openStaticSession(rig.sim, rig.files, Math.min(30_000, budget.leftMs));
   await runVends(rig.sim, WARM_UP_VENDS, { price: PRICE, gapMs: GAP_MS, budget });
   const firstReport = rig.daemon.loopDelays.length;
+  const window = cpuWindow(rig.daemon.pid);
   const run = await runVends(rig.sim, VENDS, { price: PRICE, gapMs: GAP_MS, budget });
-  // The stats line after the window covers its last interval.
+  const cpu = window.end();
+  // The stats line after the window covers its last interval (if the daemon logs stats at all).
   const reportsWanted = rig.daemon.loopDelays.length + 1;
-  const until = Date.now() + 15_000;
-  while (rig.daemon.loopDelays.length < reportsWanted && Date.now() < until && rig.daemon.loopDelays.length > 0) await new Promise((r) => setTimeout(r, 100));
+  if (reportsWanted > 1) await waitFor(() => rig.daemon.loopDelays.length >= reportsWanted, 3 * STATS_INTERVAL_MS, 50);
   endSession(rig.sim);
-  return { latencies: run.latencies, loopDelays: rig.daemon.loopDelays.slice(firstReport), stoppedByBudget: run.stoppedByBudget };
+  return { latencies: run.latencies, loopDelays: rig.daemon.loopDelays.slice(firstReport), stoppedByBudget: run.stoppedByBudget, cpu };
 }
 
 async function idleRun(gateway: GatewayProcess, budget: Budget): Promise<Run> {
   const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: PREAUTH });
   try {
     const r = await measureInSession(rig, budget);
-    return { ...r, context: { vendGapMs: GAP_MS, warmUpVends: WARM_UP_VENDS, budgetStopped: r.stoppedByBudget } };
+    const loopP99s = r.loopDelays.map((d) => d.p99);
+    return {
+      ...r,
+      context: {
+        vendGapMs: GAP_MS,
+        warmUpVends: WARM_UP_VENDS,
+        budgetStopped: r.stoppedByBudget,
+        ...r.cpu,
+        eventLoopDelayWorstIntervalP99Ms: loopP99s.length > 0 ? Math.max(...loopP99s) : null,
+      },
+    };
   } finally {
     await rig.stop();
   }
@@ -104,6 +116,7 @@ async function saturatedRun(gateway: GatewayProcess, budget: Budget): Promise<Ru
         settledAfterWindow: after,
         stillQueuedAfterWindow: OUTBOX_ITEMS - after,
         budgetStopped: r.stoppedByBudget,
+        ...r.cpu,
       },
     };
   } finally {
@@ -118,7 +131,7 @@ function loopFigure(run: Run | null, failure: string | null): Figure {
   if (reports.length === 0) return notMeasured({ ...LOOP, context: run.context }, 'error', 'the daemon logged no stats line with eventLoopDelay during the run');
   const p50s = reports.map((r) => r.p50).sort((a, b) => a - b);
   return measured(
-    { ...LOOP, context: { reports: reports.length, worstIntervalP99Ms: Math.max(...reports.map((r) => r.p99)) } },
+    { ...LOOP, context: { ...run.context, statsIntervalMs: STATS_INTERVAL_MS, reports: reports.length, intervalsWithP99Over2Ms: reports.filter((r) => r.p99 > 2).length } },
     // p50: the median interval's p50; p99: the worst interval's p99; max: the worst delay seen.
     { samples: reports.length, summary: { count: reports.length, min: p50s[0]!, p50: percentile(p50s, 0.5), p99: Math.max(...reports.map((r) => r.p99)), max: Math.max(...reports.map((r) => r.max)), mean: Number.NaN } },
   );

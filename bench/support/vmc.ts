@@ -6,14 +6,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { BoardCommand } from '../../src/mdb/codec/index.js';
-import { openSerialLink } from '../../src/mdb/transport/index.js';
 import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import { sendStart } from '../../src/sim/wallet/index.js';
 import { Budget, sleep } from './budget.js';
 import type { DaemonFiles } from './daemon.js';
+import { openTtyLink } from './tty-link.js';
 
 export async function attachVmc(vmcPath: string): Promise<VmcSimulator> {
-  const link = await openSerialLink({ path: vmcPath, baudRate: 115200 });
+  const link = openTtyLink(vmcPath);
   return new VmcSimulator({ link, vendPolicy: 'manual', autoEnable: true, pollIntervalMs: 100, seed: 1, keepCommands: 100 });
 }
 
@@ -42,10 +42,11 @@ export function nextCommand(sim: VmcSimulator, match: (c: BoardCommand) => boole
  */
 export async function openStaticSession(sim: VmcSimulator, files: DaemonFiles, timeoutMs: number): Promise<number> {
   const until = performance.now() + timeoutMs;
+  // One listener for the whole attempt: whichever Start gets through, its session begins with C,START.
+  const started = nextCommand(sim, (c) => c.kind === 'start', timeoutMs, 'C,START');
+  started.catch(() => {});
   let last = '';
   while (performance.now() < until) {
-    const started = nextCommand(sim, (c) => c.kind === 'start', Math.max(1, until - performance.now()), 'C,START');
-    started.catch(() => {});
     const result = await sendStart({ url: files.startUrl, integratorName: files.integratorName, secretToken: files.secretToken, uniQr: files.uniQr, timeoutMs: 10_000 });
     if (result.outcome.kind === 'approved') {
       const { command } = await started;

@@ -1,0 +1,53 @@
+/**
+ * CPU accounting around a measurement window, to tell the daemon's own slowness from waiting for a
+ * CPU: how long the daemon's main thread sat runnable on the run queue (/proc/<pid>/task/<pid>/schedstat),
+ * and how busy the machine was, steal included (/proc/stat; this may be a VM whose host takes time).
+ */
+import { readFileSync } from 'node:fs';
+
+interface CpuTimes {
+  busy: number;
+  idle: number;
+  steal: number;
+  total: number;
+}
+
+function machineTimes(): CpuTimes {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
+  const idleAll = idle! + iowait!;
+  const busy = user! + nice! + system! + irq! + softirq!;
+  return { busy, idle: idleAll, steal: steal!, total: busy + idleAll + steal! };
+}
+
+/** [ns on CPU, ns waiting on the run queue] of one thread. */
+function threadSched(pid: number, tid: number): [number, number] {
+  const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+  return [run!, wait!];
+}
+
+export interface CpuWindow {
+  /** Ends the window and returns what happened in it. */
+  end(): Record<string, number>;
+}
+
+/** Starts a window for the daemon `pid` (its main thread has tid = pid). */
+export function cpuWindow(pid: number): CpuWindow {
+  const m0 = machineTimes();
+  const [run0, wait0] = threadSched(pid, pid);
+  const t0 = Date.now();
+  return {
+    end() {
+      const m1 = machineTimes();
+      const [run1, wait1] = threadSched(pid, pid);
+      const total = m1.total - m0.total || 1;
+      return {
+        windowS: Math.round((Date.now() - t0) / 100) / 10,
+        machineCpuBusyPct: Math.round(((m1.busy - m0.busy) / total) * 1000) / 10,
+        machineCpuStealPct: Math.round(((m1.steal - m0.steal) / total) * 1000) / 10,
+        daemonMainThreadCpuMs: Math.round((run1 - run0) / 1e6),
+        daemonMainThreadRunQueueWaitMs: Math.round((wait1 - wait0) / 1e6),
+      };
+    },
+  };
+}
