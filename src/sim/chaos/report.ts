@@ -1,0 +1,39 @@
+/**
+ * The chaos run's closing figures, as a person reads them (and RELIABILITY.md records them).
+ */
+import type { ChaosReport } from './chaos.js';
+
+const major = (minor: number) => (minor / 100).toFixed(2);
+
+export function formatReport(r: ChaosReport): string {
+  const a = r.audit;
+  const c = r.counters;
+  const restartAvg = c.restarts > 0 ? Math.round(c.restartMsTotal / c.restarts) : 0;
+  const kills = Object.entries(c.killsByWhat)
+    .sort(([x], [y]) => x.localeCompare(y))
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const faults = Object.entries(r.gatewayFaults)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const lines = [
+    `profile ${r.profile}, seed ${r.seed}, wall time ${(r.wallMs / 1000).toFixed(1)} s`,
+    `sessions: ${r.sessions.total} (static ${r.sessions.static}, dynamic ${r.sessions.dynamic}); vends dispensed: ${a.vendsDispensed}`,
+    `faults: SIGKILL ${c.kills} (${kills || 'none'}); restarts ${c.restarts} (avg ${restartAvg} ms, max ${c.restartMsMax} ms)`,
+    `        gateway: ${faults}`,
+    `        serial unplug/replug ${c.unplugs}; noise lines ${c.noiseLines}`,
+    `dispensed ${major(a.dispensedMinor)}, charged ${major(a.chargedMinor)}`,
+    `unrecorded at crash (dispensed while the daemon died, never recorded, not charged): ${a.unrecordedAtCrash.vends} vends, ${major(a.unrecordedAtCrash.minor)}`,
+    `sales lost: ${major(a.lostMinor)}`,
+    `sales charged twice: ${a.chargedTwice.length}`,
+    `approvals never resolved: ${a.unresolved.length}`,
+    `vends charged that failed: ${major(a.chargedNotVendedMinor)}`,
+    `settlements never approved: ${a.settledNeverApproved.length}; gateway records unknown to the daemon: ${a.orphans.length}; requests rejected as invalid: ${a.rejectedRequests}`,
+    `outbox at the end: ${a.outbox.pending} pending, ${a.outbox.dead} dead`,
+    `incidents (stuck or unasked exits): ${r.incidents.length}`,
+  ];
+  for (const i of r.incidents.slice(0, 20)) lines.push(`  incident: ${i}`);
+  for (const f of a.findings.slice(0, 20)) lines.push(`  finding: session ${f.session}: ${f.problem}`);
+  lines.push(r.ok ? 'RESULT: OK' : `RESULT: FAILED${r.keptDir ? ` (ledger and config kept in ${r.dir})` : ' (run again with --keep-dir to keep the ledger)'}`);
+  return lines.join('\n');
+}

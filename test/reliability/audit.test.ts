@@ -1,0 +1,98 @@
+/**
+ * The chaos audit on hand-made records: it must call a missing charge "lost" unless the daemon
+ * died with the vend uncommitted and the success line was inside the crash window, and it must
+ * catch double closings, unresolved approvals and charges without a vend.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { audit, UNRECORDED_WINDOW_MS } from '../../src/sim/chaos/audit.js';
+import type { Attempt } from '../../src/sim/chaos/harness.js';
+import type { AgentTransaction } from '../../src/sim/chaos/agent-ledger.js';
+import type { LedgerView, TxRecord } from '../../src/sim/gateway/index.js';
+import type { SimSessionRecord } from '../../src/sim/vmc/index.js';
+
+const T0 = 1_000_000;
+const zero = { Settlement: 0, Cancel: 0, Void: 0 };
+
+function staticTx(id: string, settled: number | null, closings = 1): TxRecord {
+  return {
+    transactionId: id,
+    flow: 'static',
+    state: settled === null ? 'cancelled' : 'settled',
+    authorization: { verdict: 'Approved', code: null, message: null, amount: 10, paymentInfo: null },
+    qr: null,
+    settlement: settled === null ? null : { verdict: 'Approved', code: null, message: null, amount: settled, reasonCode: null, gatewayTimeout: false, products: 1 },
+    cancel: null,
+    void: null,
+    requests: { Authorization: 1, Settlement: 1, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 },
+    accepted: settled === null ? { ...zero, Cancel: closings } : { ...zero, Settlement: closings },
+    duplicates: { ...zero },
+    conflicts: [],
+  };
+}
+
+function view(txs: TxRecord[]): LedgerView {
+  return {
+    summary: { transactions: txs.length, byState: {}, requests: { Authorization: 0, Settlement: 0, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 }, duplicates: 0, conflicts: 0, rejected: 0, openAuthorizations: [], closedMoreThanOnce: [], faults: {} },
+    transactions: Object.fromEntries(txs.map((t) => [t.transactionId, t])),
+    rejected: [],
+  };
+}
+
+const session = (amounts: number[]): SimSessionRecord => ({ id: 1, kind: 'funded', funds: 10, end: 'complete', vends: amounts.map((a) => ({ item: 1, price: a, approved: a, outcome: 'success' as const })) });
+const agentTx = (id: string, recordedSoldMinor: number): AgentTransaction => ({ txId: id, flow: 'static', state: 'settled', createdAtMs: T0 + 1, recordedSoldMinor });
+
+function attempt(kill: Attempt['kill'], successesAt: number[], amountMinor = 200): Attempt {
+  return { n: 1, kind: 'static', plan: { kind: 'none' }, startedAtMs: T0, vmcRecordsBefore: 0, staticTxId: 'tx1', successes: successesAt.map((atMs) => ({ atMs, amountMinor, afterKill: false })), kill, steps: [] };
+}
+
+const outbox = { pending: 0, dead: 0, open: [] };
+
+test('a sale settled for what the VMC dispensed passes', () => {
+  const r = audit({ attempts: [attempt(null, [T0 + 10, T0 + 20])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 4)]), agentTxs: [agentTx('tx1', 400)], outbox });
+  assert.ok(r.ok, JSON.stringify(r.findings));
+  assert.equal(r.lostMinor, 0);
+});
+
+test('a vend settled short without any kill is lost', () => {
+  const r = audit({ attempts: [attempt(null, [T0 + 10, T0 + 20])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
+  assert.equal(r.ok, false);
+  assert.equal(r.lostMinor, 200);
+});
+
+test('a vend dispensed just before a kill and not committed is unrecorded at crash, not lost', () => {
+  const kill = { atMs: T0 + 30, what: 'after-vend-success', committed: [agentTx('tx1', 200)] };
+  const r = audit({ attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
+  assert.ok(r.ok, JSON.stringify(r.findings));
+  assert.deepEqual(r.unrecordedAtCrash, { vends: 1, minor: 200 });
+  assert.equal(r.lostMinor, 0);
+});
+
+test('a vend committed before the kill but not charged is lost', () => {
+  const kill = { atMs: T0 + 30, what: 'after-vend-success', committed: [agentTx('tx1', 400)] };
+  const r = audit({ attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 400)], outbox });
+  assert.equal(r.ok, false);
+  assert.equal(r.lostMinor, 200);
+});
+
+test('an uncommitted vend dispensed long before the kill is not excused', () => {
+  const kill = { atMs: T0 + 10 + UNRECORDED_WINDOW_MS + 500, what: 'delay', committed: [agentTx('tx1', 200)] };
+  const r = audit({ attempts: [attempt(kill, [T0 + 5, T0 + 10])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
+  assert.equal(r.ok, false);
+  assert.equal(r.unrecordedAtCrash.minor, 0);
+});
+
+test('two accepted closings, an open approval and a charge above the vends are each caught', () => {
+  const open = { ...staticTx('tx2', null), state: 'authorized' as const, accepted: { ...zero } };
+  const r = audit({
+    attempts: [attempt(null, [T0 + 10])],
+    vmc: [session([2])],
+    gateway: view([staticTx('tx1', 3, 2), open]),
+    agentTxs: [agentTx('tx1', 200), agentTx('tx2', 0)],
+    outbox,
+  });
+  assert.deepEqual(r.chargedTwice, ['tx1']);
+  assert.deepEqual(r.unresolved, ['tx2']);
+  assert.equal(r.chargedNotVendedMinor, 100);
+  assert.equal(r.ok, false);
+});
