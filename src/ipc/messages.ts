@@ -50,9 +50,22 @@ export type MainToPayment =
    */
   | { type: 'vend.result'; txId: string | null; requestId: string | null; vendSeq: number | null; outcome: VendOutcome; detail: string | null }
   /** A dynamic QR vend request ended without a vend.approve being used (VMC cancel, timeout, reset). */
-  | { type: 'vend.request.ended'; requestId: string; reason: string }
+  | {
+      type: 'vend.request.ended';
+      requestId: string;
+      reason: string;
+      /** True when the consumer cancelled on the machine; false for machine causes (deadline, reset, link, shutdown). */
+      byConsumer: boolean;
+    }
   | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
   | { type: 'shutdown' };
+
+/** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
+export interface ThreadMemory {
+  heapUsedBytes: number;
+  heapTotalBytes: number;
+  externalBytes: number;
+}
 
 /** Payment worker -> main thread. */
 export type PaymentToMain =
@@ -66,8 +79,8 @@ export type PaymentToMain =
   | { type: 'vend.deny'; requestId: string; reason: string }
   /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
-  /** Payment-side health for the status LED and doctor. */
-  | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean }
+  /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
+  | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean; memory?: ThreadMemory }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
   | { type: 'ready'; startUrl: string | null }
   | { type: 'fatal'; code: string; message: string }

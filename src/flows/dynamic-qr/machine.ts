@@ -11,7 +11,7 @@
  * and carries out the effects that come back. Every path that may have taken the consumer's
  * money without a successful vend ends in a Void; every path that took none ends in a deny.
  */
-import type { GatewayOutcome } from '../../gateway/outcome.js';
+import { RETRYABLE_DECLINE_CODES, type GatewayOutcome } from '../../gateway/outcome.js';
 import { gatewayTimeoutPaymentInfo, paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
 import type { GenerateQRResponse, InquiryResponse, PaymentInfo } from '../../gateway/protocol/index.js';
 import type { PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
@@ -38,9 +38,15 @@ export interface DynamicQrContext {
   decimalPlaces: number;
 }
 
+/** Why the VMC stopped waiting for this payment: it decides the Void's ReasonCode (2 consumer, 3 machine). */
+export interface EndCause {
+  reason: string;
+  byConsumer: boolean;
+}
+
 export type DynamicQrState =
-  | { tag: 'generating'; ctx: DynamicQrContext; cancelled: boolean }
-  | { tag: 'polling'; ctx: DynamicQrContext; qr: IssuedQr; attempts: number; inFlight: boolean; lastSent: boolean; cancelled: boolean }
+  | { tag: 'generating'; ctx: DynamicQrContext; ended: EndCause | null }
+  | { tag: 'polling'; ctx: DynamicQrContext; qr: IssuedQr; attempts: number; inFlight: boolean; lastSent: boolean; ended: EndCause | null }
   | { tag: 'paid'; ctx: DynamicQrContext; qr: IssuedQr; paymentInfo: PaymentInfo }
   | { tag: 'closed'; ctx: DynamicQrContext; result: DynamicQrResult };
 
@@ -53,7 +59,7 @@ export type DynamicQrInput =
   /** The vend approved after payment ended this way (from the machine loop). */
   | { tag: 'vend-result'; outcome: VendOutcome }
   /** The VMC dropped the vend request before an approval was used (cancel, reset, timeout). */
-  | { tag: 'request-ended'; reason: string };
+  | { tag: 'request-ended'; reason: string; byConsumer: boolean };
 
 /** Ledger transitions the runner records, in order, before carrying out later effects. */
 export type DynamicQrRecord =
@@ -82,6 +88,24 @@ export interface Transition {
 const PENDING = 993;
 const TIMED_OUT = 992;
 
+/**
+ * What an Inquiry answer that is not Approved says about the consumer's payment:
+ * - unpaid: a verdict (a final decline; or, on the last poll, pending or timed out, since the gateway
+ *   closes the QR when it sees IsLastPolling);
+ * - pending: 993 before the last poll;
+ * - unknown: no verdict (transport failure, or a "try again" decline such as 6, 30, 992, 999 before
+ *   the last poll): the consumer may have paid, so it never counts as a decline.
+ */
+export function inquiryVerdict(outcome: Exclude<GatewayOutcome<unknown>, { kind: 'approved' }>, lastPoll: boolean): 'unpaid' | 'pending' | 'unknown' {
+  if (outcome.kind === 'transport') return 'unknown';
+  if (outcome.code === PENDING || outcome.code === TIMED_OUT) return lastPoll ? 'unpaid' : outcome.code === PENDING ? 'pending' : 'unknown';
+  return RETRYABLE_DECLINE_CODES.has(outcome.code) ? 'unknown' : 'unpaid';
+}
+
+function voidReason(cause: EndCause, text: string): VoidReason {
+  return { reasonCode: cause.byConsumer ? 2 : 3, reasonText: `${text}: ${cause.reason}` };
+}
+
 /** PaymentInfo for an Inquiry or Void before any Inquiry approved: composed from GenerateQR (design section 3). */
 export function paymentInfoFromQr(qr: IssuedQr, amount: number): PaymentInfo {
   return paymentInfoFromGenerateQR({ QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } }, amount);
@@ -90,7 +114,7 @@ export function paymentInfoFromQr(qr: IssuedQr, amount: number): PaymentInfo {
 export const GATEWAY_TIMEOUT_PAYMENT_INFO: PaymentInfo = Object.freeze(gatewayTimeoutPaymentInfo());
 
 export function initialState(ctx: DynamicQrContext): DynamicQrState {
-  return { tag: 'generating', ctx, cancelled: false };
+  return { tag: 'generating', ctx, ended: null };
 }
 
 function deny(ctx: DynamicQrContext, reason: string): DynamicQrEffect {
@@ -144,7 +168,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
   const ctx = state.ctx;
   switch (state.tag) {
     case 'generating':
-      if (input.tag === 'request-ended') return { state: { ...state, cancelled: true }, effects: [] };
+      if (input.tag === 'request-ended') return { state: { ...state, ended: { reason: input.reason, byConsumer: input.byConsumer } }, effects: [] };
       if (input.tag !== 'generated') return { state, effects: [] };
       if (input.outcome.kind !== 'approved') {
         const detail =
@@ -161,7 +185,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           srvTranId: r.QRData?.SrvTranId ?? null,
           channelId: r.QRData?.ChannelId ?? null,
         };
-        if (state.cancelled) {
+        if (state.ended) {
           // The consumer walked away before the QR existed: it is never shown, so nobody can pay it.
           return {
             state: { tag: 'closed', ctx, result: 'cancelled' },
@@ -172,7 +196,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           };
         }
         return {
-          state: { tag: 'polling', ctx, qr, attempts: 0, inFlight: false, lastSent: false, cancelled: false },
+          state: { tag: 'polling', ctx, qr, attempts: 0, inFlight: false, lastSent: false, ended: null },
           effects: [
             { tag: 'record', record: { tag: 'qr-issued', qr } },
             {
@@ -187,20 +211,23 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
     case 'polling':
       switch (input.tag) {
         case 'poll-due':
-          if (state.inFlight || state.cancelled) return { state, effects: [] };
+          if (state.inFlight || state.ended) return { state, effects: [] };
           return pollOrLast(state, input.nowMs);
         case 'request-ended':
           // The VMC no longer waits, but the consumer may be paying right now. Ask once more,
           // flagged as the last poll so the gateway closes the QR; that answer decides.
-          if (state.inFlight) return { state: { ...state, cancelled: true }, effects: [] };
-          return lastPollAfterCancel({ ...state, cancelled: true });
+          {
+            const ended: EndCause = { reason: input.reason, byConsumer: input.byConsumer };
+            if (state.inFlight) return { state: { ...state, ended }, effects: [] };
+            return lastPollAfterCancel({ ...state, ended });
+          }
         case 'inquired': {
           const o = input.outcome;
           const settled = { ...state, inFlight: false };
           if (o.kind === 'approved') {
             const paymentInfo = o.response.PaymentInfo ?? paymentInfoFromQr(state.qr, ctx.amount);
-            if (state.cancelled) {
-              return voidAndClose(ctx, paymentInfo, { reasonCode: 2, reasonText: 'paid after the vend request ended' }, false, declinedScreen('Cancelled, payment reversed'));
+            if (state.ended) {
+              return voidAndClose(ctx, paymentInfo, voidReason(state.ended, 'paid after the vend request ended'), false, declinedScreen('Cancelled, payment reversed'));
             }
             return {
               state: { tag: 'paid', ctx, qr: state.qr, paymentInfo },
@@ -214,30 +241,31 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
               ],
             };
           }
-          const final = o.kind === 'declined' && (o.code !== PENDING || state.lastSent);
-          if (state.cancelled) {
-            if (final) {
+          const verdict = inquiryVerdict(o, state.lastSent);
+          const code = o.kind === 'declined' ? o.code : null;
+          if (verdict === 'unpaid') {
+            if (state.ended) {
               return {
                 state: { tag: 'closed', ctx, result: 'cancelled' },
-                effects: [{ tag: 'record', record: { tag: 'closed-unpaid', result: 'cancelled', code: o.kind === 'declined' ? o.code : null, detail: 'vend request ended before payment' } }],
+                effects: [{ tag: 'record', record: { tag: 'closed-unpaid', result: 'cancelled', code, detail: 'vend request ended before payment' } }],
               };
             }
-            if (!state.lastSent) return lastPollAfterCancel(settled);
-            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 2, reasonText: 'vend request ended, payment outcome unknown' }, false, declinedScreen('Cancelled'));
-          }
-          // 992 answering the last poll is the gateway closing the unpaid QR: the payment expired.
-          const expiredAtLast = state.lastSent && o.kind === 'declined' && o.code === TIMED_OUT;
-          if (o.kind === 'declined' && o.code !== PENDING && !expiredAtLast) {
-            return closeUnpaid(ctx, 'declined', o.code, `payment declined (code ${o.code})`, declinedScreen(o.message ?? `Payment declined (${o.code})`));
-          }
-          if (state.lastSent) {
-            if (o.kind === 'declined') {
-              // Pending on the last poll: the gateway closes the QR on IsLastPolling, nothing was taken.
-              return closeUnpaid(ctx, 'expired', o.code, 'payment not completed in time', declinedScreen('Payment timed out'));
+            if (state.lastSent && (code === PENDING || code === TIMED_OUT)) {
+              // Not paid by the last poll: the gateway closed the QR on IsLastPolling, nothing was taken.
+              return closeUnpaid(ctx, 'expired', code, 'payment not completed in time', declinedScreen('Payment timed out'));
             }
-            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 3, reasonText: 'payment outcome unknown: last Inquiry unanswered' }, true, declinedScreen('Payment timed out'));
+            return closeUnpaid(ctx, 'declined', code, `payment declined (code ${code})`, declinedScreen((o.kind === 'declined' && o.message) || `Payment declined (${code})`));
           }
-          return { state: settled, effects: [{ tag: 'schedule-poll', inMs: ctx.pollIntervalMs }] };
+          if (!state.lastSent) {
+            // Pending, or no verdict yet: ask again (at once and for the last time when the VMC gave up).
+            if (state.ended) return lastPollAfterCancel(settled);
+            return { state: settled, effects: [{ tag: 'schedule-poll', inMs: ctx.pollIntervalMs }] };
+          }
+          // The last poll brought no verdict: the consumer may have paid. Void whatever was taken.
+          if (state.ended) {
+            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, voidReason(state.ended, 'vend request ended, payment outcome unknown'), false, declinedScreen('Cancelled'));
+          }
+          return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 3, reasonText: 'payment outcome unknown: the last Inquiry brought no verdict' }, true, declinedScreen('Payment timed out'));
         }
         default:
           return { state, effects: [] };
@@ -264,7 +292,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
         );
       }
       if (input.tag === 'request-ended') {
-        return voidAndClose(ctx, state.paymentInfo, { reasonCode: 2, reasonText: `vend request ended after payment: ${input.reason}` }, false, declinedScreen('Cancelled, payment reversed'));
+        return voidAndClose(ctx, state.paymentInfo, voidReason({ reason: input.reason, byConsumer: input.byConsumer }, 'vend request ended after payment'), false, declinedScreen('Cancelled, payment reversed'));
       }
       return { state, effects: [] };
 

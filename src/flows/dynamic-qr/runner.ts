@@ -63,13 +63,13 @@ export class DynamicQrPayments {
     if (message.type === 'vend.result' && message.requestId !== null) {
       this.feed(message.requestId, { tag: 'vend-result', outcome: message.outcome });
     } else if (message.type === 'vend.request.ended') {
-      this.feed(message.requestId, { tag: 'request-ended', reason: message.reason });
+      this.feed(message.requestId, { tag: 'request-ended', reason: message.reason, byConsumer: message.byConsumer });
     }
   }
 
   /** Shutdown: every payment still waiting is treated as if the VMC had dropped it. */
   endAll(reason: string): void {
-    for (const requestId of [...this.running.keys()]) this.feed(requestId, { tag: 'request-ended', reason });
+    for (const requestId of [...this.running.keys()]) this.feed(requestId, { tag: 'request-ended', reason, byConsumer: false });
   }
 
   private feed(requestId: string, input: DynamicQrInput): void {

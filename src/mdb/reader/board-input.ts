@@ -185,7 +185,7 @@ function onVendError(fx: Fx, model: ReaderModel, code: number): ReaderState {
   if (s.kind === 'Vend' && s.vend.phase === 'awaiting-payment') {
     // The VMC dropped the request before any answer (consumer cancel, reset): no payment is used.
     fx.cancel('payment-wait');
-    fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: code === VendErrorCodes.CANCELLED ? 'cancelled by the consumer' : `c,ERR,VEND ${code}` });
+    fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: code === VendErrorCodes.CANCELLED ? 'cancelled by the consumer' : `c,ERR,VEND ${code}`, byConsumer: code === VendErrorCodes.CANCELLED });
     const session = s.session && code === VendErrorCodes.CANCELLED ? { ...s.session, consumerCancelled: true } : s.session;
     return afterVend(fx, model, session);
   }

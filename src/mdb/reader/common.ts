@@ -83,7 +83,7 @@ export function abandon(fx: Fx, state: ReaderState, why: AbandonWhy): void {
     case 'Vend': {
       const v = state.vend;
       if (v.phase === 'awaiting-payment') {
-        fx.post({ type: 'vend.request.ended', requestId: v.requestId, reason: why.detail });
+        fx.post({ type: 'vend.request.ended', requestId: v.requestId, reason: why.detail, byConsumer: false });
       } else {
         fx.post({ type: 'vend.result', txId: v.txId, requestId: v.requestId, vendSeq: v.vendSeq, outcome: why.vendOutcome, detail: why.detail });
       }

@@ -151,7 +151,7 @@ export function onTimeout(fx: Fx, model: ReaderModel, timer: TimerName): ReaderS
     case 'payment-wait':
       if (s.kind === 'Vend' && s.vend.phase === 'awaiting-payment') {
         fx.send({ kind: 'vend-deny' });
-        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'no payment decision before the VMC deadline' });
+        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'no payment decision before the VMC deadline', byConsumer: false });
         return afterVend(fx, model, s.session);
       }
       break;

@@ -80,7 +80,7 @@ function onShutdown(fx: Fx, s: ReaderState): ReaderState {
       if (s.vend.phase === 'awaiting-payment') {
         fx.send({ kind: 'vend-deny' });
         fx.cancel('payment-wait');
-        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'the agent is shutting down' });
+        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'the agent is shutting down', byConsumer: false });
         return s.session ? beginStop(fx, s.session, 'reader-cancel') : { kind: 'Enabled', holdVirtual: false };
       }
       // A dispense in progress finishes first; afterVend() stops the session once its result is in.

@@ -127,13 +127,13 @@ test('GenerateQR declined or unanswered: deny, nothing owed', () => {
 });
 
 test('request ended while generating: the QR is never shown and nothing is owed', () => {
-  const { state, effects } = run([{ tag: 'request-ended', reason: 'cancel' }, generatedOk]);
+  const { state, effects } = run([{ tag: 'request-ended', reason: 'cancel', byConsumer: true }, generatedOk]);
   assert.deepEqual(state.tag === 'closed' && state.result, 'cancelled');
   assert.ok(!effects.some((e) => e.tag === 'show' || e.tag === 'void' || e.tag === 'main'));
 });
 
 test('request ended while polling: one last poll decides (paid -> Void reason 2)', () => {
-  const { state, effects } = run([generatedOk, { tag: 'request-ended', reason: 'consumer cancel' }, paid]);
+  const { state, effects } = run([generatedOk, { tag: 'request-ended', reason: 'consumer cancel', byConsumer: true }, paid]);
   const inquire = effects.find((e) => e.tag === 'inquire');
   assert.ok(inquire && inquire.tag === 'inquire' && inquire.isLast);
   assert.deepEqual(state.tag === 'closed' && state.result, 'voided');
@@ -143,13 +143,13 @@ test('request ended while polling: one last poll decides (paid -> Void reason 2)
 });
 
 test('request ended while polling: last poll pending -> closed, nothing owed', () => {
-  const { state, effects } = run([generatedOk, { tag: 'request-ended', reason: 'consumer cancel' }, pending]);
+  const { state, effects } = run([generatedOk, { tag: 'request-ended', reason: 'consumer cancel', byConsumer: true }, pending]);
   assert.deepEqual(state.tag === 'closed' && state.result, 'cancelled');
   assert.ok(!effects.some((e) => e.tag === 'void'));
 });
 
 test('request ended during an in-flight poll: a pending answer triggers the last poll', () => {
-  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, { tag: 'request-ended', reason: 'x' }, pending, unanswered]);
+  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, { tag: 'request-ended', reason: 'x', byConsumer: false }, pending, unanswered]);
   const inquiries = effects.filter((e) => e.tag === 'inquire');
   assert.deepEqual(inquiries.map((e) => e.tag === 'inquire' && e.isLast), [false, true]);
   assert.deepEqual(state.tag === 'closed' && state.result, 'voided');
@@ -157,7 +157,7 @@ test('request ended during an in-flight poll: a pending answer triggers the last
 
 test('closed swallows every further input', () => {
   const closed = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, declined5]).state;
-  for (const input of [generatedOk, pending, paid, { tag: 'poll-due', nowMs: 1 } as const, { tag: 'vend-result', outcome: 'success' } as const, { tag: 'request-ended', reason: 'x' } as const]) {
+  for (const input of [generatedOk, pending, paid, { tag: 'poll-due', nowMs: 1 } as const, { tag: 'vend-result', outcome: 'success' } as const, { tag: 'request-ended', reason: 'x', byConsumer: false } as const]) {
     const t = step(closed, input);
     assert.equal(t.state, closed);
     assert.deepEqual(t.effects, []);
@@ -182,4 +182,38 @@ test('992 on the last poll (the gateway closed the unpaid QR) expires the paymen
   assert.ok(!effects.some((e) => e.tag === 'void'));
   const shown = effects.filter((e) => e.tag === 'show').at(-1);
   assert.ok(shown && shown.tag === 'show' && shown.screen.kind === 'declined' && /timed out/i.test(shown.screen.reason));
+});
+
+for (const code of [6, 30, 992, 999]) {
+  test(`Inquiry declined ${code} before the last poll is no verdict: keep polling, never deny`, () => {
+    const retry: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'declined', code, message: 'try again', response: {}, elapsedMs: 3 } };
+    const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, retry, { tag: 'poll-due', nowMs: 2000 }, paid]);
+    assert.equal(state.tag, 'paid', 'the consumer paid between the polls: the vend is approved');
+    assert.ok(!effects.some((e) => e.tag === 'main' && e.message.type === 'vend.deny'));
+    assert.ok(!effects.some((e) => e.tag === 'record' && e.record.tag === 'closed-unpaid'));
+  });
+}
+
+for (const code of [6, 30, 999]) {
+  test(`Inquiry declined ${code} on the last poll is an unknown outcome: Void with IsGatewayTimeout, deny`, () => {
+    const retry: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'declined', code, message: 'try again', response: {}, elapsedMs: 3 } };
+    const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 9_500 }, retry]);
+    assert.deepEqual(state.tag === 'closed' && state.result, 'voided');
+    const v = effects.find((e) => e.tag === 'void');
+    assert.ok(v && v.tag === 'void');
+    assert.deepEqual(v.paymentInfo, GATEWAY_TIMEOUT_PAYMENT_INFO);
+    assert.equal(v.reason.reasonCode, 3);
+    assert.ok(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.deny'));
+  });
+}
+
+test('a machine cause (deadline, reset, shutdown) voids with ReasonCode 3, a consumer cancel with 2', () => {
+  for (const [byConsumer, expected] of [[true, 2], [false, 3]] as const) {
+    const afterPayment = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paid, { tag: 'request-ended', reason: 'r', byConsumer }]);
+    const v1 = afterPayment.effects.find((e) => e.tag === 'void');
+    assert.ok(v1 && v1.tag === 'void' && v1.reason.reasonCode === expected, `after payment, byConsumer=${byConsumer}`);
+    const whilePolling = run([generatedOk, { tag: 'request-ended', reason: 'r', byConsumer }, paid]);
+    const v2 = whilePolling.effects.find((e) => e.tag === 'void');
+    assert.ok(v2 && v2.tag === 'void' && v2.reason.reasonCode === expected, `while polling, byConsumer=${byConsumer}`);
+  }
 });

@@ -53,6 +53,7 @@ test('payment wait timeout: C,VEND,-1, vend.request.ended; a later approval expi
   const out = h.feed(timeout('payment-wait'));
   assert.deepEqual(sent(out), ['C,VEND,-1']);
   assert.deepEqual(postedTypes(out), ['vend.request.ended']);
+  assert.equal((posted(out)[0] as { byConsumer: boolean }).byConsumer, false, 'the VMC deadline is a machine cause');
   const late = h.feed(pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 }));
   assert.equal((posted(late)[0] as { outcome: string }).outcome, 'expired');
 });
@@ -60,7 +61,7 @@ test('payment wait timeout: C,VEND,-1, vend.request.ended; a later approval expi
 test('the consumer cancelling before the payment: vend.request.ended, later approval expires', () => {
   const h = reach.DynamicAwaitingPayment();
   const out = h.feed(line('c,ERR,VEND 1'));
-  assert.deepEqual(posted(out), [{ type: 'vend.request.ended', requestId: 'rq-1', reason: 'cancelled by the consumer' }]);
+  assert.deepEqual(posted(out), [{ type: 'vend.request.ended', requestId: 'rq-1', reason: 'cancelled by the consumer', byConsumer: true }]);
   assert.equal(h.state, 'Enabled');
   const late = h.feed(pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 }));
   assert.equal((posted(late)[0] as { outcome: string }).outcome, 'expired');
