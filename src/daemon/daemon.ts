@@ -13,8 +13,10 @@ import { terminalIdFor } from '../device/device-info.js';
 import { openGpio, statusLedStateFor } from '../device/gpio.js';
 import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
-import type { MainToPayment, PaymentToMain } from '../ipc/messages.js';
+import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
+import { heapLimitReport, PAYMENT_WORKER_LIMITS, threadMemory } from './heap-limits.js';
 import { createNotifier, type Notifier } from './systemd-notify.js';
+import { raiseThisThread } from './thread-priority.js';
 import type { PaymentWorkerData } from './payment-worker.js';
 
 export interface DaemonOptions {
@@ -65,9 +67,17 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const worker = new Worker(new URL('./payment-worker.js', import.meta.url), {
     workerData,
     transferList: display ? [display.port] : [],
+    resourceLimits: PAYMENT_WORKER_LIMITS,
   });
+  // After the workers exist (threads inherit their creator's priority): only the machine loop is raised.
+  const priority = raiseThisThread(log);
+  let lastAvailability: string | null = null;
   const toPayment = (message: MainToPayment) => {
-    if (message.type === 'reader.status') notifier.status(`reader ${message.status}`);
+    // STATUS spawns systemd-notify: only when availability changes, never once per vend.
+    if (message.type === 'reader.status') {
+      const availability = message.status === 'session' || message.status === 'vend' ? 'enabled' : message.status;
+      if (availability !== lastAvailability) notifier.status(`reader ${(lastAvailability = availability)}`);
+    }
     worker.postMessage(message);
   };
 
@@ -84,13 +94,21 @@ export function startDaemon(options: DaemonOptions): Daemon {
   });
 
   let health = { fault: false, gatewayOnline: true, outboxPending: 0 };
+  let paymentMemory: ThreadMemory | null = null;
+  const heapLimit = heapLimitReport();
+  if (!heapLimit.limited) {
+    log.info({ heapLimitMb: heapLimit.heapLimitMb }, 'main thread heap is not capped: resident memory grows with garbage; start `qrvend run` through the installed qrvend command (it passes the heap flags)');
+  }
   const updateLed = () => gpio.statusLed.set(statusLedStateFor(health));
 
   let resolveReady!: (v: { startUrl: string | null }) => void;
-  const ready = new Promise<{ startUrl: string | null }>((r) => (resolveReady = r));
+  let rejectReady!: (err: Error) => void;
+  const ready = new Promise<{ startUrl: string | null }>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
+  ready.catch(() => {}); // a caller that never awaits `ready` must not see an unhandled rejection
   let resolveDone!: (code: number) => void;
   const done = new Promise<number>((r) => (resolveDone = r));
   let workerStopped: (() => void) | null = null;
+  let workerGone = false;
   let stopping: Promise<number> | null = null;
 
   worker.on('message', (message: PaymentToMain) => {
@@ -100,10 +118,12 @@ export function startDaemon(options: DaemonOptions): Daemon {
         return;
       case 'health':
         health = { ...health, gatewayOnline: message.gatewayOnline, outboxPending: message.outboxPending };
+        if (message.memory) paymentMemory = message.memory;
         updateLed();
         return;
       case 'fatal':
         log.fatal({ code: message.code }, `payment worker: ${message.message}`);
+        rejectReady(new Error(`payment worker failed to start: ${message.message}`));
         health = { ...health, fault: true };
         updateLed();
         void stop(`payment worker failed: ${message.code}`, message.code === 'SECRET_UNREADABLE' || message.code.startsWith('CONFIG') ? 78 : 70);
@@ -120,6 +140,8 @@ export function startDaemon(options: DaemonOptions): Daemon {
     void stop('payment worker crashed', 70);
   });
   worker.on('exit', (code) => {
+    workerGone = true;
+    rejectReady(new Error(`payment worker exited (code ${code}) before it was ready`));
     workerStopped?.();
     if (stopping === null) {
       log.fatal({ exitCode: code }, 'payment worker exited unexpectedly');
@@ -140,6 +162,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
       reader: machineLoop.stats(),
       eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max), count: loopDelay.count },
       rssBytes: process.memoryUsage.rss(),
+      // Per thread, so a real leak shows where it is (RSS alone mixes the isolates and the binary).
+      memory: { main: threadMemory(), payment: paymentMemory, mainHeapLimitMb: heapLimit.heapLimitMb },
+      mainThreadNice: priority.nice,
       health,
     };
     loopDelay.reset();
@@ -153,7 +178,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       log.info({ reason }, 'stopping');
       notifier.stopping();
       await machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
-      const stopped = new Promise<void>((r) => (workerStopped = r));
+      const stopped = workerGone ? Promise.resolve() : new Promise<void>((r) => (workerStopped = r));
       toPayment({ type: 'shutdown' });
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_WORKER_TIMEOUT_MS).unref());
       if ((await Promise.race([stopped, timeout])) === 'timeout') log.error('payment worker did not stop in time');

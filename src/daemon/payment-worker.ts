@@ -17,6 +17,7 @@ import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/mes
 import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
+import { threadMemory } from './heap-limits.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -65,6 +66,12 @@ async function main(): Promise<void> {
   let stopping = false;
   let ready = false;
   let shutdownAsked = false;
+  let shutdownNow: (() => void) | null = null;
+  startFailed = () => {
+    // Nothing to close: answer a shutdown at once so the daemon does not wait for its timeout.
+    shutdownNow = () => toMain({ type: 'stopped' });
+    if (shutdownAsked) shutdownNow();
+  };
   port.on('message', (message: MainToPayment) => {
     if (message.type === 'board.info') {
       boardFirmware = message.firmware;
@@ -72,10 +79,19 @@ async function main(): Promise<void> {
     }
     if (message.type === 'shutdown') {
       shutdownAsked = true;
-      if (ready) void shutdown();
+      if (shutdownNow) shutdownNow();
+      else if (ready) void shutdown();
     }
-    if (service === null) early.push(message);
-    else service.handle(message);
+    if (service === null) {
+      early.push(message);
+      return;
+    }
+    try {
+      service.handle(message);
+    } catch (err) {
+      // A flow that throws must not take the worker (and every other payment) down with it.
+      log.error({ err, code: isQrvendError(err) ? err.code : 'INTERNAL', type: message.type }, 'payment message handler failed');
+    }
   });
 
   const ledger = await openLedgerPatiently();
@@ -83,7 +99,7 @@ async function main(): Promise<void> {
     log.error({ code: 'LEDGER_CORRUPT', ...ledger.corruptionAlarm }, 'ledger was damaged: moved aside and replaced; reconcile the old file by hand');
   }
   const gateway = gatewayClientFromConfig(config.gateway, log);
-  const bodies = outboxBodies(() => builders);
+  const bodies = outboxBodies(() => builders, { preauthAmount: config.staticQr.preauthAmount, decimalPlaces: config.machine.decimalPlaces });
   const recovery = recoverLedger(ledger, bodies, log);
   if (recovery.recovered.length > 0 || recovery.failed.length > 0) {
     log.warn({ recovered: recovery.recovered.length, failed: recovery.failed }, 'recovered transactions left open by the last run');
@@ -111,8 +127,16 @@ async function main(): Promise<void> {
     timers: realTimers,
   };
   service = new PaymentService(ctx);
-  ledger.onWritability((writable, reason) => toMain({ type: 'sessions.allowed', allowed: writable, reason: writable ? null : reason }));
-  if (!ledger.writable) toMain({ type: 'sessions.allowed', allowed: false, reason: ledger.unwritableReason });
+  ledger.onWritability((writable, reason) => {
+    toMain({ type: 'sessions.allowed', allowed: writable, reason: writable ? null : reason });
+    if (!writable || service === null) return;
+    // Write what the flows could not while the disk refused, then resolve what they let go of.
+    service.retryUnclosed();
+    const owned = service;
+    recoverLedger(ledger, bodies, log, { skip: (txId) => owned.owns(txId) });
+  });
+  // Always say where we stand: an earlier "refused" (the open had to be retried) must be lifted.
+  toMain({ type: 'sessions.allowed', allowed: ledger.writable, reason: ledger.writable ? null : ledger.unwritableReason });
   for (const message of early.splice(0)) service.handle(message);
 
   let endpoint: StartEndpoint | null = null;
@@ -131,7 +155,7 @@ async function main(): Promise<void> {
     const counts = drainer.counts();
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
     gatewayOnline = counts.oldestPendingAtMs === null || Date.now() - counts.oldestPendingAtMs < 60_000;
-    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline });
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory() });
   }, HEALTH_EVERY_MS);
   health.unref();
 
@@ -154,8 +178,11 @@ async function main(): Promise<void> {
   }
 }
 
+let startFailed: () => void = () => {};
+
 main().catch((err: unknown) => {
   const code = isQrvendError(err) ? err.code : 'INTERNAL';
   log.fatal({ err, code }, 'payment worker failed to start');
   toMain({ type: 'fatal', code, message: isQrvendError(err) ? err.describe() : String(err) });
+  startFailed();
 });

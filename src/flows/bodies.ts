@@ -9,15 +9,10 @@ import { gatewayTimeoutPaymentInfo, type RequestBuilders, type SoldItem } from '
 import { ReasonCodes, type PaymentInfo } from '../gateway/protocol/index.js';
 import type { RecoveryBodies, TxRecord, VendLine } from '../ledger/index.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { authorizationAmount, totalOf } from './amounts.js';
 
 export function soldItems(vends: readonly VendLine[]): SoldItem[] {
   return vends.filter((v) => v.state === 'success').map((v) => ({ item: v.item, price: v.price }));
-}
-
-/** Sum in minor units, so 0.1 + 0.2 is 0.30 and not 0.30000000000000004. */
-export function totalOf(items: readonly SoldItem[], decimalPlaces: number): number {
-  const scale = 10 ** decimalPlaces;
-  return items.reduce((minor, i) => minor + Math.round(i.price * scale), 0) / scale;
 }
 
 function paymentInfoOf(tx: TxRecord): PaymentInfo {
@@ -32,19 +27,30 @@ function paymentInfoOf(tx: TxRecord): PaymentInfo {
 export interface OutboxBodies extends RecoveryBodies {
   /** Cancel of a static session that sold nothing (or never opened). */
   cancel(tx: TxRecord, reasonCode: number, reasonText: string): string;
+  /** Void of a Dynamic QR payment with the PaymentInfo the flow decided on. */
+  voidWith(tx: Pick<TxRecord, 'txId' | 'amount'>, paymentInfo: PaymentInfo, reasonCode: number, reasonText: string): string;
+}
+
+export interface BodySettings {
+  /** staticQr.preauthAmount: what an Authorization that never went out would have asked for. */
+  preauthAmount: number;
+  decimalPlaces: number;
 }
 
 /**
  * Bodies bound to the current builders. `builders` is a getter because the builders are rebuilt
  * when the MDB board reports its firmware (DeviceInfo.FWVersion changes then).
  */
-export function outboxBodies(builders: () => RequestBuilders): OutboxBodies {
+export function outboxBodies(builders: () => RequestBuilders, settings: BodySettings): OutboxBodies {
+  const voidWith: OutboxBodies['voidWith'] = (tx, paymentInfo, reasonCode, reasonText) =>
+    JSON.stringify(builders().void({ txId: tx.txId, amount: tx.amount ?? 0, paymentInfo, reasonCode, reasonText }));
   return {
     cancelAfterTimeout: (tx) =>
       JSON.stringify(
         builders().cancel({
           txId: tx.txId,
-          amount: tx.amount ?? 0,
+          // A Start left before its Authorization went out has no amount yet: the one it would have had.
+          amount: tx.amount ?? authorizationAmount(settings.preauthAmount, tx.startData?.balance, settings.decimalPlaces),
           paymentInfo: gatewayTimeoutPaymentInfo(),
           reasonCode: ReasonCodes.CancelledByMachine,
           reasonText: 'authorization unanswered (gateway timeout)',
@@ -60,11 +66,10 @@ export function outboxBodies(builders: () => RequestBuilders): OutboxBodies {
       JSON.stringify(
         builders().cancel({ txId: tx.txId, amount: tx.authAmount ?? tx.amount ?? 0, paymentInfo: paymentInfoOf(tx), reasonCode, reasonText }),
       ),
-    void: (tx, reasonCode, reasonText) => {
+    void: (tx, reasonCode, reasonText) =>
       // Paid (an Inquiry approved): send its PaymentInfo back unchanged. Never approved: the last
       // Inquiry's outcome is unknown, so the Void carries {"IsGatewayTimeout": true} (design 3).
-      const paymentInfo = tx.paymentInfo !== null ? (tx.paymentInfo as PaymentInfo) : gatewayTimeoutPaymentInfo();
-      return JSON.stringify(builders().void({ txId: tx.txId, amount: tx.amount ?? 0, paymentInfo, reasonCode, reasonText }));
-    },
+      voidWith(tx, tx.paymentInfo !== null ? (tx.paymentInfo as PaymentInfo) : gatewayTimeoutPaymentInfo(), reasonCode, reasonText),
+    voidWith,
   };
 }

@@ -22,8 +22,14 @@ export class PaymentService {
     this.dynamicQr = new DynamicQrPayments(ctx);
   }
 
-  get readerStatus(): ReaderStatus {
-    return this.reader;
+  /** True while a flow owns this transaction in memory (recovery must leave it alone). */
+  owns(txId: string): boolean {
+    return this.staticQr.owns(txId) || this.dynamicQr.owns(txId);
+  }
+
+  /** The disk takes writes again: write the closings the flows could not write before. */
+  retryUnclosed(): void {
+    this.staticQr.retryUnclosed();
   }
 
   /** Why a Static QR session cannot start now, or null when it can (design section 2, Start checks). */

@@ -91,10 +91,20 @@ function resolveOne(ledger: Ledger, tx: TxRecord, bodies: RecoveryBodies): Omit<
   }
 }
 
+export interface RecoverOptions {
+  /**
+   * Transactions a running flow still owns (a live session, a payment being polled): left alone.
+   * At start-up nothing is owned; when the disk takes writes again after a failure, recovery runs
+   * for what the flows had to let go of.
+   */
+  skip?: (txId: string) => boolean;
+}
+
 /** Resolves every unresolved transaction; each in its own SQLite transaction(s). */
-export function recoverLedger(ledger: Ledger, bodies: RecoveryBodies, logger: Logger = silentLogger()): RecoveryReport {
+export function recoverLedger(ledger: Ledger, bodies: RecoveryBodies, logger: Logger = silentLogger(), options: RecoverOptions = {}): RecoveryReport {
   const report: RecoveryReport = { recovered: [], failed: [] };
   for (const tx of ledger.unresolvedTransactions()) {
+    if (options.skip?.(tx.txId)) continue;
     const action = recoveryActionFor(tx.state);
     try {
       const done = resolveOne(ledger, tx, bodies);

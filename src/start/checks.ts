@@ -22,6 +22,17 @@ import { approved, declined, echoOf, httpRefusals, type StartAnswer } from './an
 import { jsonDepthWithin, MAX_JSON_DEPTH } from './json-depth.js';
 import type { SecretMatcher } from './secret-compare.js';
 
+/** Thrown by the accept hook to decline a Start with a specific code; its message is shown to the wallet. */
+export class StartDeclined extends Error {
+  constructor(
+    readonly declineCode: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'StartDeclined';
+  }
+}
+
 export interface StartHooks {
   /** null = reader enabled and idle; otherwise why a session cannot start now. */
   readerBusy(): string | null;
@@ -29,7 +40,8 @@ export interface StartHooks {
   transactionSeen(txId: string): boolean;
   /**
    * Records the Start durably and starts the Authorization. Resolving means the Start is
-   * accepted (answered Approved); a throw means nothing was started (answered Declined 6).
+   * accepted (answered Approved); a throw means nothing was started: a StartDeclined is answered
+   * with its code and message (e.g. 1 for a zero balance), anything else with Declined 6.
    * The request's SecretToken is replaced by a redaction marker: the secret never reaches
    * the ledger.
    */
@@ -137,6 +149,7 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
       remember(txId);
       return approved(echo);
     } catch (err) {
+      if (err instanceof StartDeclined) return declined(err.declineCode, err.message, echo, 200, `declined by the payment side: ${err.message}`);
       // The hook's error may describe internals: it goes to the log, not to the wallet.
       options.onError?.('accept', err);
       return declined(DeclineCodes.GeneralSystemFailure, 'general system failure: Start not accepted, nothing started', echo, 200, 'accept failed');

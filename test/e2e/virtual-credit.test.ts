@@ -36,7 +36,7 @@ before(async () => {
 after(async () => bench?.close());
 afterEach(async () => {
   assertLedgerClean(bench.rig);
-  assertSalesBalance(bench.rig);
+  assertSalesBalance(bench.rig, { virtualCredit: CREDIT });
   await virtualSessionOpen();
 });
 

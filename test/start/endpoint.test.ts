@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeclineCodes } from '../../src/gateway/protocol/codes.js';
-import { REDACTED_TOKEN } from '../../src/start/index.js';
+import { REDACTED_TOKEN, StartDeclined } from '../../src/start/index.js';
 import {
   CONSUMER_DATA,
   INTEGRATOR,
@@ -205,6 +205,17 @@ test('an accept hook that throws is Declined 6, and the TransactionId stays usab
   fx.payment.failAccept = null;
   const retried = await post(fx.endpoint, body);
   assert.equal(retried.json.Status.Verdict, 'Approved');
+});
+
+test('an accept hook that declines with a code (StartDeclined) answers that code and message', T, async () => {
+  reset();
+  fx.payment.failAccept = new StartDeclined(DeclineCodes.InsufficientFunds, 'insufficient funds: the balance is below the smallest amount');
+  const reply = await post(fx.endpoint, validStart());
+  assert.equal(reply.json.Status.Verdict, 'Declined');
+  assert.equal(reply.json.Status.Code, DeclineCodes.InsufficientFunds);
+  assert.equal(reply.json.Status.CustomDeclineCode, DeclineCodes.InsufficientFunds);
+  assert.match(reply.json.Status.StatusMessage ?? '', /insufficient funds/);
+  fx.payment.failAccept = null;
 });
 
 test('racing Starts with one TransactionId: exactly one is accepted, the others get 996', T, async () => {

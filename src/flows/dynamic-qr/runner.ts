@@ -30,6 +30,12 @@ export class DynamicQrPayments {
     return this.running.size;
   }
 
+  /** True while a payment of this transaction is running here (recovery must leave it alone). */
+  owns(txId: string): boolean {
+    for (const run of this.running.values()) if (run.state.ctx.txId === txId) return true;
+    return false;
+  }
+
   /** A vend request outside a funded session: pay it by Dynamic QR. */
   begin(requestId: string, price: number, item: number): void {
     const { ctx } = this;
@@ -114,9 +120,7 @@ export class DynamicQrPayments {
         }, effect.inMs);
         return true;
       case 'void': {
-        const body = JSON.stringify(
-          ctx.builders().void({ txId: q.txId, amount: q.amount, paymentInfo: effect.paymentInfo, reasonCode: effect.reason.reasonCode, reasonText: effect.reason.reasonText }),
-        );
+        const body = ctx.bodies.voidWith({ txId: q.txId, amount: q.amount }, effect.paymentInfo, effect.reason.reasonCode, effect.reason.reasonText);
         const ok = tryWrite(ctx, 'voidPayment', q.txId, () => ctx.ledger.voidPayment(q.txId, effect.reason.reasonCode, body));
         if (ok) ctx.outboxChanged();
         ctx.log.warn({ txId: q.txId, reason: effect.reason }, 'dynamic QR payment voided');

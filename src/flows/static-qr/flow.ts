@@ -4,36 +4,49 @@
  * -> Settlement (something sold) or Cancel (nothing sold) to the outbox when the session ends.
  *
  * At most one static session runs at a time. The ledger is written before anything leaves this
- * thread, so a crash at any point leaves a record that recovery can resolve.
+ * thread, so a crash at any point leaves a record that recovery can resolve. The session's vends
+ * are also kept in memory: if the disk refuses a write mid-session, the session is stopped (no
+ * more vends are approved) and its closing is written, vends included, as soon as the disk takes
+ * writes again, so a dispensed product is never dropped from the Settlement.
  */
-import { roundAmount, ReasonCodes, DeclineCodes, DECLINE_CODE_TEXT, type PaymentInfo, type StartRequest } from '../../gateway/protocol/index.js';
-import { gatewayTimeoutPaymentInfo } from '../../gateway/envelope.js';
-import { ErrorCodes, QrvendError } from '../../core/errors.js';
-import type { MainToPayment, SessionEndReason } from '../../ipc/messages.js';
-import { soldItems, totalOf } from '../bodies.js';
+import { ReasonCodes, DeclineCodes, DECLINE_CODE_TEXT, type PaymentInfo, type StartRequest } from '../../gateway/protocol/index.js';
+import type { MainToPayment, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
+import { StartDeclined } from '../../start/index.js';
+import { soldItems } from '../bodies.js';
+import { authorizationAmount, floorAmount, totalOf } from '../amounts.js';
+
+export { authorizationAmount, floorAmount };
 import { tryWrite, type FlowContext } from '../context.js';
 
-type Phase = 'authorizing' | 'opening' | 'open';
-
-interface ActiveSession {
-  txId: string;
-  phase: Phase;
-  funds: number;
+interface SessionVend {
+  item: number;
+  price: number;
+  outcome: VendOutcome | null;
 }
 
-/** Authorization amount: the configured pre-auth, capped by the consumer's Balance when given. */
-export function authorizationAmount(preauthAmount: number, balance: number | null | undefined, decimalPlaces: number): number {
-  const capped = balance === null || balance === undefined ? preauthAmount : Math.min(preauthAmount, balance);
-  return roundAmount(capped, decimalPlaces);
+interface StaticSession {
+  txId: string;
+  /** The board confirmed the session (the ledger's openSession may still be owed). */
+  opened: boolean;
+  vends: Map<number, SessionVend>;
+  /** A ledger write failed during the session: it was stopped, and its closing is retried. */
+  degraded: boolean;
 }
 
 export class StaticQrFlow {
-  private active: ActiveSession | null = null;
+  private active: StaticSession | null = null;
+  /** Ended sessions whose Settlement/Cancel could not be written yet (the disk refused). */
+  private readonly unclosed = new Map<string, { session: StaticSession; reason: SessionEndReason; detail: string | null }>();
 
   constructor(private readonly ctx: FlowContext) {}
 
   get activeTxId(): string | null {
     return this.active?.txId ?? null;
+  }
+
+  /** Transactions this flow still owns in memory (recovery must leave them alone). */
+  owns(txId: string): boolean {
+    return this.active?.txId === txId || this.unclosed.has(txId);
   }
 
   /**
@@ -43,18 +56,12 @@ export class StaticQrFlow {
    */
   async accept(start: StartRequest): Promise<void> {
     const { ctx } = this;
-    if (this.active !== null) {
-      throw new QrvendError(ErrorCodes.START_REJECTED, 'a session is already running');
-    }
+    if (this.active !== null) throw new StartDeclined(DeclineCodes.MachineNotResponding, 'machine busy: session running');
     const amount = authorizationAmount(ctx.settings.preauthAmount, start.Balance, ctx.settings.decimalPlaces);
-    if (amount <= 0) {
-      throw new QrvendError(ErrorCodes.START_REJECTED, 'the consumer balance is zero: nothing to authorize');
-    }
+    if (amount <= 0) throw new StartDeclined(DeclineCodes.InsufficientFunds, 'insufficient funds: the balance is below the smallest amount');
     const inserted = ctx.ledger.acceptStart({ txId: start.TransactionId, appUserId: start.AppUserId, balance: start.Balance ?? null });
-    if (!inserted.created) {
-      throw new QrvendError(ErrorCodes.START_REJECTED, `TransactionId ${start.TransactionId} was already used`);
-    }
-    this.active = { txId: start.TransactionId, phase: 'authorizing', funds: 0 };
+    if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
+    this.active = { txId: start.TransactionId, opened: false, vends: new Map(), degraded: false };
     ctx.show({ kind: 'message', title: 'Please wait', message: 'Authorizing payment' });
     setImmediate(() => void this.authorize(start.TransactionId, amount));
   }
@@ -62,82 +69,85 @@ export class StaticQrFlow {
   private async authorize(txId: string, amount: number): Promise<void> {
     const { ctx } = this;
     if (!tryWrite(ctx, 'markAuthorizing', txId, () => ctx.ledger.markAuthorizing(txId, amount))) {
-      // Nothing was sent: recovery cancels this Start at the next start-up.
-      this.finish(txId);
+      // Nothing was sent: recovery closes this Start once the disk takes writes again.
+      this.release(txId);
       ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
       return;
     }
     const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount }));
     if (outcome.kind === 'approved') {
       const paymentInfo = outcome.response.PaymentInfo as PaymentInfo;
-      const authAmount = typeof paymentInfo.AuthAmount === 'number' ? Math.min(roundAmount(paymentInfo.AuthAmount, ctx.settings.decimalPlaces), amount) : amount;
-      if (!tryWrite(ctx, 'markAuthorized', txId, () => ctx.ledger.markAuthorized(txId, paymentInfo as Record<string, unknown>, authAmount))) {
-        this.finish(txId);
+      const approved = typeof paymentInfo.AuthAmount === 'number' ? floorAmount(paymentInfo.AuthAmount, ctx.settings.decimalPlaces) : amount;
+      const funds = Math.min(approved, amount);
+      if (!tryWrite(ctx, 'markAuthorized', txId, () => ctx.ledger.markAuthorized(txId, paymentInfo as Record<string, unknown>, funds))) {
+        // The ledger still says "authorizing": recovery cancels it with IsGatewayTimeout.
+        this.release(txId);
+        ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
         return;
       }
-      ctx.log.info({ txId, authAmount, ms: outcome.elapsedMs }, 'static QR authorized');
-      if (this.active?.txId === txId) {
-        this.active = { txId, phase: 'opening', funds: authAmount };
-        ctx.toMain({ type: 'session.begin', txId, funds: authAmount });
-        ctx.show({ kind: 'session', amount: authAmount, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces, message: 'Select a product' });
-      }
+      ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
+      ctx.toMain({ type: 'session.begin', txId, funds });
+      ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces, message: 'Select a product' });
       return;
     }
     if (outcome.kind === 'declined') {
       tryWrite(ctx, 'markDeclined', txId, () => ctx.ledger.markDeclined(txId, outcome.code, outcome.message));
       ctx.log.info({ txId, code: outcome.code }, 'static QR authorization declined');
-      this.finish(txId);
+      this.release(txId);
       ctx.show({ kind: 'declined', reason: declineReason(outcome.code) });
       return;
     }
     // No verdict: the gateway may have authorized. A Cancel with IsGatewayTimeout releases it.
-    const body = JSON.stringify(
-      ctx.builders().cancel({
-        txId,
-        amount,
-        paymentInfo: gatewayTimeoutPaymentInfo(),
-        reasonCode: ReasonCodes.CancelledByMachine,
-        reasonText: 'authorization unanswered (gateway timeout)',
-      }),
-    );
     ctx.log.warn({ txId, failure: outcome.failure, detail: outcome.detail }, 'static QR authorization unanswered: cancel queued');
-    if (tryWrite(ctx, 'cancelAfterAuthTimeout', txId, () => ctx.ledger.cancelAfterAuthTimeout(txId, body))) ctx.outboxChanged();
-    this.finish(txId);
+    const written = tryWrite(ctx, 'cancelAfterAuthTimeout', txId, () => {
+      const tx = ctx.ledger.getTransaction(txId)!;
+      ctx.ledger.cancelAfterAuthTimeout(txId, ctx.bodies.cancelAfterTimeout(tx));
+    });
+    if (written) ctx.outboxChanged();
+    this.release(txId);
     ctx.show({ kind: 'declined', reason: 'Payment service not answering' });
   }
 
   /** Messages from the machine loop that belong to a static session. */
   handle(message: MainToPayment): void {
-    const { ctx } = this;
     switch (message.type) {
-      case 'session.started':
-        if (tryWrite(ctx, 'openSession', message.txId, () => ctx.ledger.openSession(message.txId)) && this.active?.txId === message.txId) {
-          this.active.phase = 'open';
-        }
+      case 'session.started': {
+        const session = this.sessionOf(message.txId);
+        if (session === null) return;
+        session.opened = true;
+        this.write(session, 'openSession', () => this.ctx.ledger.openSession(message.txId));
         return;
+      }
       case 'session.refused':
-        ctx.log.warn({ txId: message.txId, reason: message.reason }, 'reader refused the session');
-        this.close(message.txId, 'reader-cancel', `reader refused the session: ${message.reason}`);
+        this.ctx.log.warn({ txId: message.txId, reason: message.reason }, 'reader refused the session');
+        this.end(message.txId, 'reader-cancel', `reader refused the session: ${message.reason}`);
         return;
-      case 'vend.approved':
-        if (message.txId === null) return;
-        tryWrite(ctx, 'recordVendApproved', message.txId, () =>
-          ctx.ledger.recordVendApproved(message.txId, { seq: message.vendSeq, item: message.item, price: message.price }),
-        );
+      case 'vend.approved': {
+        const session = this.sessionOf(message.txId);
+        if (session === null) return;
+        session.vends.set(message.vendSeq, { item: message.item, price: message.price, outcome: null });
+        this.write(session, 'recordVendApproved', () => this.ctx.ledger.recordVendApproved(message.txId, { seq: message.vendSeq, item: message.item, price: message.price }));
         return;
+      }
       case 'vend.denied':
-        ctx.log.info({ txId: message.txId, price: message.price, item: message.item, reason: message.reason }, 'vend denied in session');
+        this.ctx.log.info({ txId: message.txId, price: message.price, item: message.item, reason: message.reason }, 'vend denied in session');
         return;
-      case 'vend.result':
-        if (message.txId === null || message.vendSeq === null) return;
-        tryWrite(ctx, 'recordVendResult', message.txId, () => ctx.ledger.recordVendResult(message.txId!, message.vendSeq!, message.outcome, message.detail));
+      case 'vend.result': {
+        const { txId, vendSeq, outcome, detail } = message;
+        const session = txId === null ? null : this.sessionOf(txId);
+        const vend = vendSeq === null ? undefined : session?.vends.get(vendSeq);
+        if (session === null || vend === undefined || vendSeq === null) return;
+        vend.outcome = outcome;
+        this.write(session, 'recordVendResult', () => this.ctx.ledger.recordVendResult(session.txId, vendSeq, outcome, detail));
         return;
+      }
       case 'session.ended': {
-        this.close(message.txId, message.reason, null);
-        const recorded = totalOf(soldItems(ctx.ledger.vendsOf(message.txId)), ctx.settings.decimalPlaces);
-        if (Math.abs(recorded - message.amountVended) > 1e-9) {
-          ctx.log.warn({ txId: message.txId, recorded, reported: message.amountVended }, 'vended amount reported by the reader differs from the ledger');
+        const session = this.sessionOf(message.txId);
+        const remembered = session === null ? null : totalOf(dispensed(session), this.ctx.settings.decimalPlaces);
+        if (remembered !== null && Math.abs(remembered - message.amountVended) > 1e-9) {
+          this.ctx.log.warn({ txId: message.txId, recorded: remembered, reported: message.amountVended }, 'vended amount reported by the reader differs from the vends recorded');
         }
+        this.end(message.txId, message.reason, null);
         return;
       }
       default:
@@ -145,39 +155,78 @@ export class StaticQrFlow {
     }
   }
 
-  /** Ends the session: Settlement when something sold, else Cancel, written with the state change. */
-  private close(txId: string, reason: SessionEndReason, detail: string | null): void {
-    const { ctx } = this;
-    const tx = ctx.ledger.getTransaction(txId);
-    if (tx === null || (tx.state !== 'authorized' && tx.state !== 'session_open')) {
-      this.finish(txId);
-      return;
+  /** The disk takes writes again: write the closings that were owed. */
+  retryUnclosed(): void {
+    for (const [txId, pending] of [...this.unclosed]) {
+      if (this.writeClosing(pending.session, pending.reason, pending.detail)) this.unclosed.delete(txId);
     }
-    // A vend whose outcome never came is treated as failed: the consumer is not charged.
-    for (const vend of ctx.ledger.vendsOf(txId)) {
-      if (vend.state === 'approved') tryWrite(ctx, 'recordVendResult', txId, () => ctx.ledger.recordVendResult(txId, vend.seq, 'timeout', 'session ended first'));
-    }
-    const vends = ctx.ledger.vendsOf(txId);
-    const sold = vends.filter((v) => v.state === 'success');
-    let written: boolean;
-    if (sold.length > 0) {
-      const body = ctx.bodies.settlement(tx, vends);
-      written = tryWrite(ctx, 'settleSession', txId, () => ctx.ledger.settleSession(txId, body));
-      ctx.log.info({ txId, vends: sold.length, amount: totalOf(soldItems(vends), tx.decimalPlaces), reason }, 'static session settled');
-    } else {
-      const reasonCode = cancelReasonCode(reason, vends.length);
-      const body = ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`);
-      written = tryWrite(ctx, 'cancelSession', txId, () => ctx.ledger.cancelSession(txId, reasonCode, body));
-      ctx.log.info({ txId, reason }, 'static session cancelled: nothing sold');
-    }
-    if (written) ctx.outboxChanged();
-    this.finish(txId);
-    ctx.show({ kind: 'message', title: sold.length > 0 ? 'Thank you' : 'Session ended', message: sold.length > 0 ? 'Enjoy!' : 'Nothing was charged' });
   }
 
-  private finish(txId: string): void {
+  private sessionOf(txId: string): StaticSession | null {
+    return this.active?.txId === txId ? this.active : null;
+  }
+
+  /** A write during the session; if the disk refuses, stop the session so no more vends are approved. */
+  private write(session: StaticSession, what: string, write: () => void): void {
+    if (tryWrite(this.ctx, what, session.txId, write) || session.degraded) return;
+    session.degraded = true;
+    this.ctx.toMain({ type: 'session.cancel', txId: session.txId, reason: 'storage unavailable' });
+  }
+
+  /** The session is over: write its closing (or keep it to retry) and free the slot. */
+  private end(txId: string, reason: SessionEndReason, detail: string | null): void {
+    const session = this.sessionOf(txId) ?? { txId, opened: false, vends: new Map(), degraded: false };
+    this.release(txId);
+    if (!this.writeClosing(session, reason, detail)) {
+      this.unclosed.set(txId, { session, reason, detail });
+      this.ctx.log.error({ txId, code: 'LEDGER_WRITE_FAILED' }, 'session closing not written yet: retried when the disk takes writes again');
+      this.ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
+    }
+  }
+
+  /**
+   * Settlement when something sold, else Cancel, written with the state change. The vends kept in
+   * memory are written first (each write is idempotent), so none is lost to an earlier failure.
+   * Returns false when the ledger refused; true when written or when nothing is owed.
+   */
+  private writeClosing(session: StaticSession, reason: SessionEndReason, detail: string | null): boolean {
+    const { ctx } = this;
+    const { txId } = session;
+    let sold = 0;
+    const written = tryWrite(ctx, 'close static session', txId, () => {
+      const before = ctx.ledger.getTransaction(txId);
+      if (before === null || (before.state !== 'authorized' && before.state !== 'session_open')) return;
+      if (session.opened && before.state === 'authorized') ctx.ledger.openSession(txId);
+      for (const [seq, v] of session.vends) {
+        ctx.ledger.recordVendApproved(txId, { seq, item: v.item, price: v.price });
+        // A vend whose outcome never came is treated as failed: the consumer is not charged.
+        ctx.ledger.recordVendResult(txId, seq, v.outcome ?? 'timeout', v.outcome === null ? 'session ended before the vend result' : null);
+      }
+      const tx = ctx.ledger.getTransaction(txId)!;
+      const vends = ctx.ledger.vendsOf(txId);
+      sold = vends.filter((v) => v.state === 'success').length;
+      if (sold > 0) {
+        ctx.ledger.settleSession(txId, ctx.bodies.settlement(tx, vends));
+        ctx.log.info({ txId, vends: sold, amount: totalOf(soldItems(vends), tx.decimalPlaces), reason }, 'static session settled');
+      } else {
+        const reasonCode = cancelReasonCode(reason, vends.length);
+        ctx.ledger.cancelSession(txId, reasonCode, ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`));
+        ctx.log.info({ txId, reason }, 'static session cancelled: nothing sold');
+      }
+    });
+    if (!written) return false;
+    ctx.outboxChanged();
+    ctx.show({ kind: 'message', title: sold > 0 ? 'Thank you' : 'Session ended', message: sold > 0 ? 'Enjoy!' : 'Nothing was charged' });
+    return true;
+  }
+
+  private release(txId: string): void {
     if (this.active?.txId === txId) this.active = null;
   }
+}
+
+function dispensed(session: StaticSession): Array<{ item: number; price: number }> {
+  return [...session.vends.values()].filter((v) => v.outcome === 'success');
 }
 
 /**

@@ -1,0 +1,169 @@
+/**
+ * The Static QR flow on a real SQLite ledger, with the gateway played by a stub (unit test) and
+ * ledger write failures injected by wrapping the ledger: a dispensed product must never drop out
+ * of the Settlement, whatever write fails when.
+ */
+import { test, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../../src/config/load.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { ErrorCodes, QrvendError } from '../../../src/core/errors.js';
+import { createRequestBuilders } from '../../../src/gateway/envelope.js';
+import { openLedger, type Ledger } from '../../../src/ledger/index.js';
+import { readOutbox } from '../../../src/ledger/admin.js';
+import { outboxBodies } from '../../../src/flows/bodies.js';
+import { realTimers, type FlowContext } from '../../../src/flows/context.js';
+import { StaticQrFlow, authorizationAmount } from '../../../src/flows/static-qr/flow.js';
+import { StartDeclined } from '../../../src/start/index.js';
+import type { PaymentToMain } from '../../../src/ipc/messages.js';
+import type { StartRequest } from '../../../src/gateway/protocol/index.js';
+
+const { config } = loadConfig({ env: {} });
+const TX = 'STATIC-TX-0001';
+const PAYMENT_INFO = { SrvTranId: 'SRV-1', AuthAmount: 5, AuthCode: 'A1' };
+
+let dir: string;
+let ledger: Ledger;
+/** Ledger methods that throw while their name is in here (the disk refusing writes). */
+let failing: Set<string>;
+let sent: PaymentToMain[];
+let flow: StaticQrFlow;
+
+function failingLedger(real: Ledger): Ledger {
+  return new Proxy(real, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        if (failing.has(String(prop))) throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `injected: ${String(prop)} failed`);
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+function start(overrides: Partial<StartRequest> = {}): StartRequest {
+  return { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX, ...overrides } as StartRequest;
+}
+
+async function waitFor<T>(find: () => T | undefined, what: string): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const found = find();
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The body the outbox will send for this operation, read back from the ledger file. */
+function outboxBody(op: string): Record<string, any> {
+  const row = readOutbox(join(dir, 'ledger.sqlite'), { limit: 10 }).rows.find((r) => r.txId === TX && r.op === op);
+  assert.ok(row, `no ${op} in the outbox`);
+  return JSON.parse(row.body);
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'qrvend-flow-'));
+  ledger = openLedger({ path: join(dir, 'ledger.sqlite'), decimalPlaces: 2 });
+  failing = new Set();
+  sent = [];
+  const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' });
+  const ctx: FlowContext = {
+    ledger: failingLedger(ledger),
+    gateway: {
+      authorization: async () => ({ kind: 'approved', response: { PaymentInfo: PAYMENT_INFO, Status: { Verdict: 'Approved' } }, elapsedMs: 1 }),
+      generateQR: async () => assert.fail('no GenerateQR in a static session'),
+      inquiry: async () => assert.fail('no Inquiry in a static session'),
+    } as unknown as FlowContext['gateway'],
+    builders: () => builders,
+    bodies: outboxBodies(() => builders, { preauthAmount: 5, decimalPlaces: 2 }),
+    toMain: (m) => sent.push(m),
+    show: () => {},
+    outboxChanged: () => {},
+    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U' },
+    log: silentLogger(),
+    now: Date.now,
+    timers: realTimers,
+  };
+  flow = new StaticQrFlow(ctx);
+});
+
+afterEach(() => {
+  ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function openSession(): Promise<void> {
+  await flow.accept(start());
+  await waitFor(() => sent.find((m) => m.type === 'session.begin'), 'session.begin');
+  flow.handle({ type: 'session.started', txId: TX, funds: 5 });
+}
+
+test('the authorization amount is the pre-auth capped by the balance, rounded down, never above it', () => {
+  assert.equal(authorizationAmount(5, undefined, 2), 5);
+  assert.equal(authorizationAmount(5, 3.5, 2), 3.5);
+  assert.equal(authorizationAmount(10, 4.995, 2), 4.99);
+  assert.equal(authorizationAmount(10, 7.6, 0), 7);
+  assert.equal(authorizationAmount(10, 0.29, 2), 0.29);
+});
+
+test('a zero balance is declined with 1 (insufficient funds), a second Start with 30 (busy)', async () => {
+  await assert.rejects(flow.accept(start({ Balance: 0.004 })), (err) => err instanceof StartDeclined && err.declineCode === 1);
+  await flow.accept(start());
+  await assert.rejects(flow.accept(start({ TransactionId: 'STATIC-TX-0002' })), (err) => err instanceof StartDeclined && err.declineCode === 30);
+});
+
+test('two vends succeed: one Settlement of their sum with the Authorization PaymentInfo unchanged', async () => {
+  await openSession();
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 2, price: 2, item: 7 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 2, outcome: 'success', detail: null });
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 2, amountVended: 3.5 });
+  assert.equal(ledger.getTransaction(TX)?.state, 'settling');
+  const body = outboxBody('Settlement');
+  assert.equal(body.BasicInfo.Amount, 3.5);
+  assert.equal(body.Products.length, 2);
+  assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
+  assert.equal(flow.activeTxId, null, 'the slot is free for the next Start');
+});
+
+test('a vend write refused mid-session: the session is stopped, and the vend still reaches the Settlement', async () => {
+  await openSession();
+  failing = new Set(['recordVendApproved']);
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
+  assert.deepEqual(sent.at(-1), { type: 'session.cancel', txId: TX, reason: 'storage unavailable' }, 'no more vends are approved');
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  failing = new Set();
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'reader-cancel', vendsSucceeded: 1, amountVended: 1.5 });
+  assert.equal(outboxBody('Settlement').BasicInfo.Amount, 1.5);
+});
+
+test('the closing refused by the disk is kept and written when the disk is back; recovery leaves it alone meanwhile', async () => {
+  await openSession();
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 2, item: 3 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  failing = new Set(['settleSession']);
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 2 });
+  assert.equal(ledger.getTransaction(TX)?.state, 'session_open');
+  assert.equal(flow.activeTxId, null, 'the machine is not stuck');
+  assert.ok(flow.owns(TX), 'still owned: recovery must not settle it from a partial view');
+  failing = new Set();
+  flow.retryUnclosed();
+  assert.equal(ledger.getTransaction(TX)?.state, 'settling');
+  assert.equal(outboxBody('Settlement').BasicInfo.Amount, 2);
+  assert.equal(flow.owns(TX), false);
+});
+
+test('a vend with no result when the session ends is not charged: Cancel, ReasonCode 3', async () => {
+  await openSession();
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 2, item: 3 });
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'link-lost', vendsSucceeded: 0, amountVended: 0 });
+  assert.equal(ledger.vendsOf(TX)[0]?.state, 'timeout');
+  const body = outboxBody('Cancel');
+  assert.equal(body.ReasonCode, 3);
+  assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
+});
