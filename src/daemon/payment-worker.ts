@@ -52,8 +52,8 @@ async function openLedgerPatiently(): Promise<Ledger> {
       return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log });
     } catch (err) {
       if (!isQrvendError(err, 'LEDGER_WRITE_FAILED')) throw err;
-      log.error({ err, code: err.code }, 'ledger cannot be written: refusing sessions, retrying');
       toMain({ type: 'sessions.allowed', allowed: false, reason: 'storage unavailable' });
+      log.error({ err, code: err.code }, 'ledger cannot be written: refusing sessions, retrying');
       await new Promise((r) => setTimeout(r, LEDGER_RETRY_MS));
     }
   }

@@ -66,6 +66,8 @@ export interface Rig {
   agent: AgentProcess | null;
   /** Spawns `qrvend run` and waits for the payment worker to be ready and the reader enabled. */
   startAgent(timeoutMs?: number): Promise<AgentProcess>;
+  /** Spawns `qrvend run` without waiting for anything (for tests of a start that does not go well). */
+  startAgentProcessOnly(): Promise<AgentProcess>;
   /** SIGTERM (graceful) or SIGKILL (crash); resolves when the process is gone. */
   stopAgent(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   start(options?: { terminalId?: string; uniQr?: string; balance?: number; transactionId?: string; secretToken?: string }): Promise<StartResult>;
@@ -180,6 +182,10 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
       await agent.waitForLog((l) => l.msg === 'payment worker ready', timeoutMs, 'the payment worker to be ready');
       await enabled;
       return agent;
+    },
+    async startAgentProcessOnly() {
+      rig.agent = spawnAgent(configFile, env);
+      return rig.agent;
     },
     async stopAgent(signal = 'SIGTERM') {
       const agent = rig.agent;
