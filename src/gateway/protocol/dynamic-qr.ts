@@ -6,11 +6,7 @@
 import { z } from 'zod';
 import { checkAmountDecimals } from './amount-rule.js';
 import {
-  ActorInfoSchema,
-  BasicInfoSchema,
-  CustomDataSchema,
-  DeviceInfoSchema,
-  MachineInfoSchema,
+  RequestHeadMembers as common,
   PaymentInfoSchema,
   ProductItemSchema,
   ReasonCodeSchema,
@@ -19,13 +15,6 @@ import {
 import { int32 } from './primitives.js';
 import { StatusSchema } from './status.js';
 
-const common = {
-  ActorInfo: ActorInfoSchema.nullish(),
-  BasicInfo: BasicInfoSchema,
-  CustomData: CustomDataSchema.nullish(),
-  DeviceInfo: DeviceInfoSchema.nullish(),
-  MachineInfo: MachineInfoSchema.nullish(),
-};
 
 export const GenerateQRRequestSchema = z
   .object({

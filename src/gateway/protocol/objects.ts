@@ -168,3 +168,12 @@ export type ProductItem = z.infer<typeof ProductItemSchema>;
 /** Cancel/Void ReasonCode (int16) and ReasonText (max 255). */
 export const ReasonCodeSchema = int16;
 export const ReasonTextSchema = maxText(LIMITS.reasonText);
+
+/** The members every gateway request starts with (Authorization, Settlement, Cancel, GenerateQR, Inquiry, Void). */
+export const RequestHeadMembers = {
+  ActorInfo: ActorInfoSchema.nullish(),
+  BasicInfo: BasicInfoSchema,
+  CustomData: CustomDataSchema.nullish(),
+  DeviceInfo: DeviceInfoSchema.nullish(),
+  MachineInfo: MachineInfoSchema.nullish(),
+};

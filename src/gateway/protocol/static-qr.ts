@@ -6,11 +6,7 @@
 import { z } from 'zod';
 import { checkAmountDecimals } from './amount-rule.js';
 import {
-  ActorInfoSchema,
-  BasicInfoSchema,
-  CustomDataSchema,
-  DeviceInfoSchema,
-  MachineInfoSchema,
+  RequestHeadMembers as common,
   PaymentInfoSchema,
   ProductItemSchema,
   ReasonCodeSchema,
@@ -18,13 +14,6 @@ import {
 } from './objects.js';
 import { StatusSchema } from './status.js';
 
-const common = {
-  ActorInfo: ActorInfoSchema.nullish(),
-  BasicInfo: BasicInfoSchema,
-  CustomData: CustomDataSchema.nullish(),
-  DeviceInfo: DeviceInfoSchema.nullish(),
-  MachineInfo: MachineInfoSchema.nullish(),
-};
 
 export const AuthorizationRequestSchema = z.object(common).superRefine(checkAmountDecimals);
 export type AuthorizationRequest = z.infer<typeof AuthorizationRequestSchema>;

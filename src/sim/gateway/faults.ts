@@ -5,6 +5,7 @@
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { GATEWAY_OPERATIONS } from '../../gateway/protocol/index.js';
 import type { GatewayOperation } from '../../gateway/outcome.js';
+import { seededRandom } from '../seeded-random.js';
 
 export const FAULT_KINDS = ['http500', 'reset-before', 'reset-after', 'hang', 'not-json', 'bad-schema'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -33,17 +34,6 @@ export interface FaultSpec {
   times?: number;
 }
 
-/** mulberry32: tiny, fast, good enough to spread faults; deterministic per seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Parses the CLI form `KIND:RATE[:Op,Op...]`, e.g. `reset-after:0.2:Settlement,Cancel`. */
 export function parseFaultFlag(text: string): FaultSpec {

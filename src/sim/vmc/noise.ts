@@ -4,21 +4,11 @@
  * line after it) and none of them is a valid protocol line, so the protocol around it must
  * survive untouched.
  */
+
 export type NoiseKind = 'random' | 'overlong' | 'partial' | 'garbled';
 
 export const NOISE_KINDS: readonly NoiseKind[] = ['random', 'overlong', 'partial', 'garbled'];
 
-/** Deterministic PRNG (mulberry32): a failing fuzz run can be replayed from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const GARBLED = [
   'c,STATUS,VEND,1.5x,12',

@@ -9,7 +9,8 @@
 import { EventEmitter } from 'node:events';
 import { encodeBoardLine, parseCommand, type BoardCommand, type BoardLine } from '../../mdb/codec/index.js';
 import { LineFramer, type ByteLink } from '../../mdb/transport/index.js';
-import { noiseLine, NOISE_KINDS, seededRandom, type NoiseKind } from './noise.js';
+import { noiseLine, NOISE_KINDS, type NoiseKind } from './noise.js';
+import { seededRandom } from '../seeded-random.js';
 import type { SimSessionEnd, SimSessionRecord, SimVendOutcome, SimVendRecord } from './record.js';
 
 export type VendPolicy = 'manual' | 'success' | 'fail';
