@@ -3,10 +3,15 @@
  * 100,000 vends). VmRSS of the daemon process from /proc/<pid>/status: the main thread and every
  * worker share one address space, so this is all threads.
  *
- * Static QR sessions of VENDS_PER_SESSION vends each run back to back through the pty. After a
- * warm-up (WARM_UP_SESSIONS sessions, settled), the daemon rests and RSS is sampled: that is the
- * steady state (the first sessions grow the V8 young generation to its working size). Then 100,000 vends; the last Settlement is delivered, the daemon rests, RSS is
- * sampled again: the growth is the difference of the two medians.
+ * Static QR sessions of VENDS_PER_SESSION vends each run back to back through the pty. The
+ * warm-up runs until the daemon's RSS has stopped rising: at least MIN_WARM_UP_SESSIONS sessions,
+ * then until the last WARM_UP_WINDOW sessions together added less than WARM_UP_FLAT_MB (at most
+ * MAX_WARM_UP_SESSIONS). A fixed 5-session warm-up measured the process before it had reached its
+ * working size: RSS kept rising for the next 10,000-20,000 vends and then stayed flat, so the
+ * "growth" was mostly start-up, not a leak (BENCHMARKS.md). After the warm-up, all settled, the
+ * daemon rests and RSS is sampled: that is the steady state. Then 100,000 vends; the last
+ * Settlement is delivered, the daemon rests, RSS is sampled again: the growth is the difference
+ * of the two medians.
  */
 import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
 import { Budget, sleep } from './support/budget.js';
@@ -17,7 +22,10 @@ import { endSession, openStaticSession, runVends } from './support/vmc.js';
 import { round } from './stats.js';
 
 const VENDS_PER_SESSION = 1000;
-const WARM_UP_SESSIONS = 5;
+const MIN_WARM_UP_SESSIONS = 5;
+const MAX_WARM_UP_SESSIONS = 40;
+const WARM_UP_WINDOW = 5;
+const WARM_UP_FLAT_MB = 1;
 const TOTAL_VENDS = 100_000;
 const PRICE = 1;
 /** Time kept for the cool-down and the second sampling when the budget runs short. */
@@ -36,6 +44,20 @@ async function restingRss(daemon: DaemonProcess): Promise<number> {
   }
   samples.sort((a, b) => a - b);
   return samples[2]!;
+}
+
+/**
+ * Each thread's V8 heap (used / committed, MB) from the daemon's latest stats line, as context
+ * members named e.g. mainHeapBeforeMb ('' when the daemon has not reported it yet).
+ */
+function threadHeapsMb(daemon: DaemonProcess): (when: string) => Record<string, string> {
+  const memory = daemon.lastMemory;
+  const out: Record<string, string> = {};
+  for (const thread of ['main', 'payment']) {
+    const m = memory?.[thread] as { heapUsedBytes?: number; heapTotalBytes?: number } | null | undefined;
+    out[thread] = m?.heapUsedBytes !== undefined && m.heapTotalBytes !== undefined ? `${round(m.heapUsedBytes / 2 ** 20, 1)} / ${round(m.heapTotalBytes / 2 ** 20, 1)}` : '';
+  }
+  return (when) => ({ [`mainHeap${when}Mb`]: out.main!, [`paymentHeap${when}Mb`]: out.payment! });
 }
 
 async function settledCount(gateway: GatewayProcess): Promise<number> {
@@ -76,20 +98,39 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
       return false;
     };
     const startRss = rig.daemon.rssMb();
-    await sessions(rig, gateway, WARM_UP_SESSIONS, budget, track);
+    // RSS after each warm-up session; done when the last WARM_UP_WINDOW sessions added < WARM_UP_FLAT_MB.
+    const warmUpRss: number[] = [rig.daemon.rssMb()];
+    const flat = () => warmUpRss.length > WARM_UP_WINDOW && warmUpRss.at(-1)! - warmUpRss.at(-1 - WARM_UP_WINDOW)! < WARM_UP_FLAT_MB;
+    while (warmUpRss.length - 1 < MAX_WARM_UP_SESSIONS && (warmUpRss.length - 1 < MIN_WARM_UP_SESSIONS || !flat())) {
+      if ((await sessions(rig, gateway, 1, budget, track)) === 0) break;
+      warmUpRss.push(rig.daemon.rssMb());
+    }
+    const warmUpSessions = warmUpRss.length - 1;
     await allSettled();
     const before = await restingRss(rig.daemon);
+    const heapsBefore = threadHeapsMb(rig.daemon);
+    const anonBefore = rig.daemon.rssAnonMb();
     const t0 = Date.now();
     const vends = await sessions(rig, gateway, Math.ceil(TOTAL_VENDS / VENDS_PER_SESSION), budget, track);
     const vendSeconds = (Date.now() - t0) / 1000;
     const delivered = await allSettled();
     const after = await restingRss(rig.daemon);
+    const heapsAfter = threadHeapsMb(rig.daemon);
+    const anonAfter = rig.daemon.rssAnonMb();
     const context = {
       rssAtEnableMb: round(startRss, 1),
       rssBeforeMb: round(before, 1),
       rssAfterMb: round(after, 1),
       rssPeakMb: round(peak, 1),
-      warmUpVends: WARM_UP_SESSIONS * VENDS_PER_SESSION,
+      // Where the RSS is: anonymous (heaps, malloc) vs file-backed (the node binary, libraries),
+      // and each isolate's V8 heap from the daemon's own stats line (used / committed MB).
+      rssAnonBeforeMb: round(anonBefore, 1),
+      rssAnonAfterMb: round(anonAfter, 1),
+      ...heapsBefore('Before'),
+      ...heapsAfter('After'),
+      warmUpVends: warmUpSessions * VENDS_PER_SESSION,
+      warmUpFlat: flat(),
+      rssAfterWarmUpSessionsMb: warmUpRss.map((r) => Math.round(r)).join(' '),
       vendsPerSession: VENDS_PER_SESSION,
       vends,
       vendsPerSecond: round(vends / vendSeconds, 1),

@@ -3,4 +3,12 @@
 # `exec` keeps the PID, so the node process is the unit's main process and the watchdog's target.
 # QRVEND_NODE picks another node binary (e.g. one not on PATH).
 QRVEND_HOME=${QRVEND_HOME:-/opt/qrvend}
+# `qrvend run` (the daemon): cap the main thread's V8 heap near what it uses, so resident memory
+# stays flat instead of filling with garbage (design section 7: <= 90 MB, all threads). The
+# workers' caps are set in the code (src/daemon/heap-limits.ts, which a test keeps equal to this).
+QRVEND_RUN_NODE_FLAGS="--max-semi-space-size=1 --max-old-space-size=48"
+if [ "$1" = run ]; then
+  # shellcheck disable=SC2086 # the flags are meant to split into words
+  exec "${QRVEND_NODE:-node}" $QRVEND_RUN_NODE_FLAGS "$QRVEND_HOME/dist/src/cli/main.js" "$@"
+fi
 exec "${QRVEND_NODE:-node}" "$QRVEND_HOME/dist/src/cli/main.js" "$@"

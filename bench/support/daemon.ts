@@ -109,8 +109,18 @@ export function loopDelayOf(entry: Record<string, unknown>): Omit<LoopDelayRepor
   return p50 === null || p99 === null || max === null ? null : { p50, p99, max };
 }
 
+/** The node flags the installed launcher gives `qrvend run` (QRVEND_RUN_NODE_FLAGS in the wrapper). */
+export function launcherRunFlags(): string[] {
+  const wrapper = readFileSync(join(REPO_ROOT, 'packaging', 'qrvend-wrapper.sh'), 'utf8');
+  const flags = /^QRVEND_RUN_NODE_FLAGS="([^"]*)"$/m.exec(wrapper)?.[1];
+  if (flags === undefined) throw new Error('packaging/qrvend-wrapper.sh has no QRVEND_RUN_NODE_FLAGS line: the bench cannot start the daemon as installed');
+  return flags.split(' ').filter((a) => a !== '');
+}
+
 export class DaemonProcess {
   readonly loopDelays: LoopDelayReport[] = [];
+  /** `stats.memory` of the latest `stats` line: each thread's V8 heap, as the daemon reports it. */
+  lastMemory: Record<string, unknown> | null = null;
   /** The last lines of stderr and of error-level stdout, for the reason of a failure. */
   readonly problems: string[] = [];
   readonly spawnedAt: number;
@@ -126,11 +136,14 @@ export class DaemonProcess {
   }
 
   /**
-   * Extra Node options for the daemon come from QRVEND_BENCH_DAEMON_NODE_ARGS (space-separated),
-   * e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile a missed target.
+   * Started the way the installed `qrvend` command starts `qrvend run`: with the node flags of
+   * packaging/qrvend-wrapper.sh (the main thread's heap caps). Extra Node options come from
+   * QRVEND_BENCH_DAEMON_NODE_ARGS (space-separated), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
+   * profile a missed target.
    */
   static spawn(configPath: string): DaemonProcess {
-    const nodeArgs = (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    const extra = (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+    const nodeArgs = [...launcherRunFlags(), ...extra];
     const child = spawn(process.execPath, [...nodeArgs, QRVEND_MAIN, 'run', '--config', configPath], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QRVEND_CONFIG: '' } });
     return new DaemonProcess(child);
   }
@@ -151,6 +164,13 @@ export class DaemonProcess {
     return Number(kb) / 1024;
   }
 
+  /** RssAnon (heaps, malloc; not the mapped binary and libraries) of the daemon, in MB. */
+  rssAnonMb(): number {
+    const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+    const kb = /^RssAnon:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) / 1024;
+  }
+
   /** Why it failed, for a figure's reason (the last problems it printed). */
   describeProblems(): string {
     return this.problems.slice(-3).join(' | ') || `exit code ${this.child.exitCode ?? 'none'}`;
@@ -168,7 +188,10 @@ export class DaemonProcess {
   private onLine(line: string): void {
     if (line.includes('eventLoopDelay')) {
       try {
-        const delay = loopDelayOf(JSON.parse(line) as Record<string, unknown>);
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        const memory = (entry.stats as Record<string, unknown> | undefined)?.memory;
+        if (typeof memory === 'object' && memory !== null) this.lastMemory = memory as Record<string, unknown>;
+        const delay = loopDelayOf(entry);
         if (delay !== null) this.loopDelays.push({ atMs: performance.now(), ...delay });
       } catch {
         // not JSON: ignore

@@ -37,6 +37,13 @@ export interface DisplayHandle {
 
 const CLOSE_TIMEOUT_MS = 3000;
 
+/**
+ * The worker's V8 heap caps (design section 7: <= 90 MB resident, all threads; see
+ * src/daemon/heap-limits.ts for why caps). It holds a QR matrix and screen state; the 800x480
+ * frame is a Buffer outside the V8 heap. Young generation 3 MB = 1 MB semi-spaces.
+ */
+const DISPLAY_WORKER_LIMITS = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 3 };
+
 export function startDisplay(options: StartDisplayOptions): DisplayHandle {
   const { log } = options;
   const channel = new MessageChannel();
@@ -48,7 +55,12 @@ export function startDisplay(options: StartDisplayOptions): DisplayHandle {
     ansi: options.ansi ?? process.stdout.isTTY === true,
     port: channel.port1,
   };
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { workerData: data, transferList: [channel.port1], name: 'display' });
+  const worker = new Worker(new URL('./worker.js', import.meta.url), {
+    workerData: data,
+    transferList: [channel.port1],
+    name: 'display',
+    resourceLimits: DISPLAY_WORKER_LIMITS,
+  });
   let alive = true;
   let closing = false;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

@@ -1,13 +1,14 @@
 /**
- * End to end over a real pseudo-terminal pair (socat): the MachineLoop on one end with the real
- * serialport binding, the VMC simulator on the other, a test double playing the payment worker.
+ * End to end over a real pseudo-terminal pair (socat): the MachineLoop on one end with the link the
+ * daemon uses (createMdbTransport: the event-loop tty link on Linux), the VMC simulator on the
+ * other (through serialport), a test double playing the payment worker.
  * Whatever happens on the wire, every approved vend gets exactly one vend.result, every session
  * exactly one session.ended, and the amounts match what the VMC dispensed.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MachineLoop } from '../../src/mdb/index.js';
-import { openSerialLink, serialOpener } from '../../src/mdb/transport/index.js';
+import { createMdbTransport, openSerialLink } from '../../src/mdb/transport/index.js';
 import { silentLogger } from '../../src/core/log.js';
 import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import { createPtyPair, type PtyPair } from '../support/pty.js';
@@ -27,7 +28,7 @@ async function ptyRig(mdb: Partial<QrvendConfig['mdb']> = {}) {
     mdb: config,
     decimalPlaces: 2,
     currencyNumeric: '978',
-    openTransport: serialOpener({ path: pty.agentPath, baudRate: 115200 }),
+    openTransport: createMdbTransport(config).open,
     post: pay.post,
     log: silentLogger(),
     boardAnswerMs: 500,

@@ -1,0 +1,41 @@
+/**
+ * Heap sizes of the daemon's V8 isolates (design section 7: resident memory <= 90 MB, all threads).
+ *
+ * Left to its defaults, V8 sizes each heap for the machine's RAM (a young generation of 16 MB
+ * semi-spaces, an old generation allowed to fill up to hundreds of MB before the first full
+ * collection), so a busy isolate keeps its garbage resident: 100,000 vends grew the payment
+ * worker's heap by tens of MB while its live data stayed around 13 MB (BENCHMARKS.md). Capping the
+ * heaps close to what is live makes V8 collect instead of grow, which keeps RSS flat.
+ *
+ * The display worker's caps are in src/display/display-thread.ts. The caps leave several times the measured live size as headroom (the live heaps are printed
+ * per thread in the `stats` log line); running out would stop the thread, so they are not tight.
+ * The main thread's isolate exists before any code runs, so its limits are node flags given by the
+ * launcher (packaging/qrvend-wrapper.sh for `qrvend run`); `heapLimitReport()` says whether they
+ * took effect.
+ */
+import v8 from 'node:v8';
+import type { ResourceLimits } from 'node:worker_threads';
+import type { ThreadMemory } from '../ipc/messages.js';
+
+/**
+ * Payment worker: ledger, outbox, gateway client, Start endpoint. Its live heap stays at 12-14 MB
+ * through 100,000 vends and a 10,000-row outbox drain. Young generation 3 MB = 1 MB semi-spaces.
+ */
+export const PAYMENT_WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 3 };
+
+/** What the launcher passes to node for `qrvend run` (kept equal to packaging/qrvend-wrapper.sh by a test). */
+export const MAIN_THREAD_NODE_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=48'] as const;
+
+/** This thread's heap, for the stats line. */
+export function threadMemory(): ThreadMemory {
+  const h = v8.getHeapStatistics();
+  return { heapUsedBytes: h.used_heap_size, heapTotalBytes: h.total_heap_size, externalBytes: h.external_memory };
+}
+
+/** The main isolate's heap limit in MB, and whether it is the one the launcher sets. */
+export function heapLimitReport(): { heapLimitMb: number; limited: boolean } {
+  const heapLimitMb = Math.round(v8.getHeapStatistics().heap_size_limit / 2 ** 20);
+  const oldMb = Number(/=(\d+)$/.exec(MAIN_THREAD_NODE_FLAGS[1])?.[1]);
+  // heap_size_limit = old generation + young generation, so allow the young part on top.
+  return { heapLimitMb, limited: heapLimitMb <= oldMb + 16 };
+}
