@@ -34,9 +34,13 @@ const COOL_DOWN_RESERVE_MS = 20_000;
 const STEADY = { id: 'memory-steady', what: 'Daemon resident memory (VmRSS, all threads) at steady state', unit: 'MB', target: { text: '<= 90 MB', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 90 }] } };
 const GROWTH = { id: 'memory-growth', what: 'Daemon resident memory growth over 100,000 vends', unit: 'MB', target: { text: '<= 2 MB after 100,000 vends', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 2 }] } };
 
-/** Median RSS over a few samples once the daemon has had time to rest. */
+/**
+ * Median RSS over a few samples once the daemon has had time to rest: longer than the payment
+ * worker's between-payments collection interval (5 s, src/daemon/heap-limits.ts idleCollector), so
+ * both samples are taken in the same state, after that collection, not one before and one after.
+ */
 async function restingRss(daemon: DaemonProcess): Promise<number> {
-  await sleep(2000);
+  await sleep(6000);
   const samples: number[] = [];
   for (let i = 0; i < 5; i++) {
     samples.push(daemon.rssMb());

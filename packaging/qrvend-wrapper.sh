@@ -8,6 +8,9 @@ QRVEND_HOME=${QRVEND_HOME:-/opt/qrvend}
 # workers' caps are set in the code (src/daemon/heap-limits.ts, which a test keeps equal to this).
 QRVEND_RUN_NODE_FLAGS="--max-semi-space-size=1 --max-old-space-size=48"
 if [ "$1" = run ]; then
+  # glibc gives each thread its own malloc arena; two serve qrvend's threads as well and keep the
+  # fragmentation of more arenas out of resident memory (about 7 MB measured, BENCHMARKS.md).
+  export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
   # shellcheck disable=SC2086 # the flags are meant to split into words
   exec "${QRVEND_NODE:-node}" $QRVEND_RUN_NODE_FLAGS "$QRVEND_HOME/dist/src/cli/main.js" "$@"
 fi

@@ -109,13 +109,8 @@ export function loopDelayOf(entry: Record<string, unknown>): Omit<LoopDelayRepor
   return p50 === null || p99 === null || max === null ? null : { p50, p99, max };
 }
 
-/** The node flags the installed launcher gives `qrvend run` (QRVEND_RUN_NODE_FLAGS in the wrapper). */
-export function launcherRunFlags(): string[] {
-  const wrapper = readFileSync(join(REPO_ROOT, 'packaging', 'qrvend-wrapper.sh'), 'utf8');
-  const flags = /^QRVEND_RUN_NODE_FLAGS="([^"]*)"$/m.exec(wrapper)?.[1];
-  if (flags === undefined) throw new Error('packaging/qrvend-wrapper.sh has no QRVEND_RUN_NODE_FLAGS line: the bench cannot start the daemon as installed');
-  return flags.split(' ').filter((a) => a !== '');
-}
+/** The installed `qrvend` command: it gives `qrvend run` its node flags and environment. */
+const LAUNCHER = join(REPO_ROOT, 'packaging', 'qrvend-wrapper.sh');
 
 export class DaemonProcess {
   readonly loopDelays: LoopDelayReport[] = [];
@@ -136,15 +131,15 @@ export class DaemonProcess {
   }
 
   /**
-   * Started the way the installed `qrvend` command starts `qrvend run`: with the node flags of
-   * packaging/qrvend-wrapper.sh (the main thread's heap caps). Extra Node options come from
-   * QRVEND_BENCH_DAEMON_NODE_ARGS (space-separated), e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to
-   * profile a missed target.
+   * Started the way systemd starts the service: through the installed launcher
+   * (packaging/qrvend-wrapper.sh, which `exec`s node, so the PID is the daemon's) with its node
+   * flags (heap caps) and environment (MALLOC_ARENA_MAX). Extra Node options come from
+   * QRVEND_BENCH_DAEMON_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile a miss.
    */
   static spawn(configPath: string): DaemonProcess {
-    const extra = (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
-    const nodeArgs = [...launcherRunFlags(), ...extra];
-    const child = spawn(process.execPath, [...nodeArgs, QRVEND_MAIN, 'run', '--config', configPath], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QRVEND_CONFIG: '' } });
+    const env: NodeJS.ProcessEnv = { ...process.env, QRVEND_CONFIG: '', QRVEND_HOME: REPO_ROOT, QRVEND_NODE: process.execPath };
+    if (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS) env.NODE_OPTIONS = process.env.QRVEND_BENCH_DAEMON_NODE_ARGS;
+    const child = spawn('sh', [LAUNCHER, 'run', '--config', configPath], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     return new DaemonProcess(child);
   }
 

@@ -17,7 +17,7 @@ import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/mes
 import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
-import { threadMemory } from './heap-limits.js';
+import { idleCollector, threadMemory } from './heap-limits.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -32,6 +32,8 @@ const HEALTH_EVERY_MS = 5_000;
 const LEDGER_RETRY_MS = 5_000;
 
 const data = workerData as PaymentWorkerData;
+/** Between payments, give the heap's garbage back (see idleCollector). */
+const collectWhenIdle = idleCollector(5_000);
 const { config } = data;
 const log = createLogger({ level: config.log.level, name: 'payment', sync: true });
 const port = parentPort!;
@@ -88,6 +90,7 @@ async function main(): Promise<void> {
     }
     try {
       service.handle(message);
+      if (message.type === 'session.ended' || message.type === 'vend.result' || message.type === 'vend.request.ended') collectWhenIdle();
     } catch (err) {
       // A flow that throws must not take the worker (and every other payment) down with it.
       log.error({ err, code: isQrvendError(err) ? err.code : 'INTERNAL', type: message.type }, 'payment message handler failed');

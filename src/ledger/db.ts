@@ -47,6 +47,9 @@ export function applyDurabilityPragmas(db: Database.Database): void {
   if (mode !== 'wal') throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `the ledger could not switch to WAL mode (got ${String(mode)})`);
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
+  // better-sqlite3 builds SQLite with a 16 MB page cache per connection; the ledger's working set
+  // (open transactions, the outbox head) is tiny, and the controller's memory budget is not.
+  db.pragma('cache_size = -2000');
 }
 
 /** `ok`, or the problems integrity_check reported, joined. Throws when the file is not a database. */
