@@ -51,7 +51,7 @@ test('systemd-analyze verify passes with no warnings', { timeout: 60_000 }, (t) 
   }
 });
 
-test('systemd-analyze security scores the unit at 2.0 or better (documented: 1.7)', { timeout: 60_000 }, (t) => {
+test('systemd-analyze security scores the unit at 2.0 or better (documented: 1.8)', { timeout: 60_000 }, (t) => {
   if (!hasSystemdAnalyze()) {
     t.skip('systemd-analyze is not installed');
     return;
