@@ -15,7 +15,8 @@ import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
 import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
 import { heapLimitReport, PAYMENT_WORKER_LIMITS, threadMemory } from './heap-limits.js';
-import { createNotifier, type Notifier } from './systemd-notify.js';
+import type { Notifier } from './systemd-notify.js';
+import { relayNotifier } from './notify-relay.js';
 import { raiseThisThread } from './thread-priority.js';
 import type { PaymentWorkerData } from './payment-worker.js';
 
@@ -45,7 +46,6 @@ const STOP_WORKER_TIMEOUT_MS = 20_000;
 
 export function startDaemon(options: DaemonOptions): Daemon {
   const { config, log } = options;
-  const notifier = options.notifier ?? createNotifier(log);
   // Read before anything starts: a missing token is a configuration error (exit 78), not a crash loop.
   const secretToken = readSecretToken(config.start.secretTokenFile);
   const hwSerial = readHwSerial({ override: config.device.hwSerial, root: options.hardwareRoot, log }).serial;
@@ -71,6 +71,8 @@ export function startDaemon(options: DaemonOptions): Daemon {
   });
   // After the workers exist (threads inherit their creator's priority): only the machine loop is raised.
   const priority = raiseThisThread(log);
+  // systemd-notify is spawned by the payment worker, never by the machine loop (notify-relay.ts).
+  const notifier = options.notifier ?? relayNotifier((message) => worker.postMessage(message));
   let lastAvailability: string | null = null;
   const toPayment = (message: MainToPayment) => {
     // STATUS spawns systemd-notify: only when availability changes, never once per vend.

@@ -18,6 +18,7 @@ import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { idleCollector, threadMemory } from './heap-limits.js';
+import { notifyHandler } from './notify-relay.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -74,7 +75,12 @@ async function main(): Promise<void> {
     shutdownNow = () => toMain({ type: 'stopped' });
     if (shutdownAsked) shutdownNow();
   };
+  const notify = notifyHandler(log);
   port.on('message', (message: MainToPayment) => {
+    if (message.type === 'notify') {
+      notify(message.what, message.text);
+      return;
+    }
     if (message.type === 'board.info') {
       boardFirmware = message.firmware;
       builders = makeBuilders();
