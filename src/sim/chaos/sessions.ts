@@ -4,7 +4,7 @@
  * Dynamic QR purchase (selection, QR, polls, approval, dispense). At each named moment the
  * harness may kill the daemon; any step throws AgentGone once the daemon is gone.
  */
-import type { Attempt, Harness } from './harness.js';
+import type { Attempt, Harness, KillMoment } from './harness.js';
 
 export interface SessionStyle {
   /** Serial noise between vends (chance per vend). */
@@ -99,19 +99,7 @@ export async function staticSession(h: Harness, a: Attempt, style: SessionStyle)
       a.steps.push(`vend ${price} denied`);
       continue;
     }
-    h.approvedAmount = minor(ans.amount);
-    await h.at(a, 'between-vend-approve-and-success');
-    if (dice.chance(0.85)) {
-      vmc.vendSuccess();
-      a.successes.push({ atMs: Date.now(), amountMinor: minor(ans.amount), afterKill: false });
-      a.steps.push(`vend ${ans.amount} dispensed`);
-      h.approvedAmount = null;
-      await h.at(a, 'after-vend-success');
-    } else {
-      vmc.vendFailure(3);
-      a.steps.push(`vend ${ans.amount} failed`);
-      h.approvedAmount = null;
-    }
+    await dispenseOrFail(h, a, ans.amount, 'between-vend-approve-and-success');
   }
   h.check();
   if (dice.chance(0.8)) vmc.endSession();
@@ -159,18 +147,28 @@ export async function dynamicSession(h: Harness, a: Attempt, style: SessionStyle
     await ended();
     return;
   }
-  h.approvedAmount = minor(ans.amount);
-  await h.at(a, 'after-payment-approval');
-  if (dice.chance(0.85)) {
+  await dispenseOrFail(h, a, ans.amount, 'after-payment-approval');
+  await ended();
+}
+
+/**
+ * After an approval: the VMC dispenses (85 %) or fails to (15 %). A kill may come at `moment`
+ * (the approval is known, the outcome not yet) and right after a success (dispensed, maybe not
+ * recorded yet).
+ */
+async function dispenseOrFail(h: Harness, a: Attempt, amount: number, moment: KillMoment): Promise<void> {
+  const vmc = h.rig.vmc;
+  h.approvedAmount = minor(amount);
+  await h.at(a, moment);
+  if (h.dice.chance(0.85)) {
     vmc.vendSuccess();
-    a.successes.push({ atMs: Date.now(), amountMinor: minor(ans.amount), afterKill: false });
-    a.steps.push(`vend ${ans.amount} dispensed`);
+    a.successes.push({ atMs: Date.now(), amountMinor: minor(amount), afterKill: false });
+    a.steps.push(`vend ${amount} dispensed`);
     h.approvedAmount = null;
     await h.at(a, 'after-vend-success');
   } else {
     vmc.vendFailure(3);
-    a.steps.push(`vend ${ans.amount} failed`);
+    a.steps.push(`vend ${amount} failed`);
     h.approvedAmount = null;
   }
-  await ended();
 }
