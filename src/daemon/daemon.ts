@@ -75,7 +75,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const notifier = options.notifier ?? relayNotifier((message) => worker.postMessage(message));
   let lastAvailability: string | null = null;
   const toPayment = (message: MainToPayment) => {
-    // STATUS spawns systemd-notify: only when availability changes, never once per vend.
+    // Each STATUS costs a systemd-notify process (in the payment worker): only on availability changes, never per vend.
     if (message.type === 'reader.status') {
       const availability = message.status === 'session' || message.status === 'vend' ? 'enabled' : message.status;
       if (availability !== lastAvailability) notifier.status(`reader ${(lastAvailability = availability)}`);

@@ -22,6 +22,11 @@ export class PaymentService {
     this.dynamicQr = new DynamicQrPayments(ctx);
   }
 
+  /** No static session and no dynamic payment is running: the idle screen may show. */
+  private get noPayment(): boolean {
+    return this.staticQr.activeTxId === null && this.dynamicQr.activeCount === 0;
+  }
+
   /** True while a flow owns this transaction in memory (recovery must leave it alone). */
   owns(txId: string): boolean {
     return this.staticQr.owns(txId) || this.dynamicQr.owns(txId);
@@ -38,7 +43,7 @@ export class PaymentService {
     if (!this.ctx.ledger.writable) return 'sessions refused: storage unavailable';
     if (this.reader !== 'enabled') return this.reader === 'session' || this.reader === 'vend' ? 'session running' : 'reader not enabled';
     if (this.staticQr.activeTxId !== null) return 'session running';
-    if (this.dynamicQr.activeCount > 0) return 'payment running';
+    if (!this.noPayment) return 'payment running';
     return null;
   }
 
@@ -98,7 +103,7 @@ export class PaymentService {
     // Whether Starts can be taken changed (reader offline/inactive/disabled <-> usable): worth a
     // line in the journal for a technician; session/vend steps are too frequent to log here.
     if (isUsable(status) !== isUsable(was)) this.ctx.log.info({ status, was }, 'reader availability changed');
-    if (status === 'enabled' && this.staticQr.activeTxId === null && this.dynamicQr.activeCount === 0) {
+    if (status === 'enabled' && this.noPayment) {
       this.ctx.show(idleScreen(this.ctx.settings.uniQr));
     } else if (status === 'offline') {
       this.ctx.show({ kind: 'out-of-order', reason: 'Card reader offline' });
@@ -110,7 +115,7 @@ export class PaymentService {
   /** After a result screen has been seen for a moment, go back to the idle QR. */
   private showIdleSoon(): void {
     this.ctx.timers.setTimeout(() => {
-      if (this.reader === 'enabled' && this.staticQr.activeTxId === null && this.dynamicQr.activeCount === 0) {
+      if (this.reader === 'enabled' && this.noPayment) {
         this.ctx.show(idleScreen(this.ctx.settings.uniQr));
       }
     }, 3000);

@@ -14,8 +14,6 @@ import type { MainToPayment, SessionEndReason, VendOutcome } from '../../ipc/mes
 import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
 import { authorizationAmount, floorAmount, totalOf } from '../amounts.js';
-
-export { authorizationAmount, floorAmount };
 import { tryWrite, type FlowContext } from '../context.js';
 
 interface SessionVend {
