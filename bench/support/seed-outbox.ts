@@ -7,6 +7,7 @@
  * seconds instead of 70,000 fsyncs. The file is then closed; whoever is measured opens it afresh
  * with the product's durability settings.
  */
+import { encodeRequest, RawJson } from '../../src/gateway/wire/index.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { PaymentInfo } from '../../src/gateway/protocol/index.js';
 import type { RequestBuilders } from '../../src/gateway/envelope.js';
@@ -45,7 +46,9 @@ export function seedSettlements(o: SeedOptions): number {
           ledger.openSession(txId);
           ledger.recordVendApproved(txId, { seq: 1, item: 12, price: o.price });
           ledger.recordVendResult(txId, 1, 'success');
-          const body = JSON.stringify(o.builders.settlement({ txId, amount: o.price, paymentInfo, products: [{ item: 12, price: o.price }] }));
+          const body = encodeRequest(
+            o.builders.settlement({ txId, amount: o.price, paymentInfo: new RawJson(JSON.stringify(paymentInfo)), products: [{ item: 12, price: o.price }], machineAuTime: '010126120000', ageLimit: null }),
+          );
           if (ledger.settleSession(txId, body).outboxId !== null) queued += 1;
         }
       })();

@@ -52,9 +52,29 @@ const CatalogItem = z.strictObject({
   ageLimit: int(0, 120).nullable().default(null),
 });
 
+/** Loopback hosts: the only ones plain http:// may reach (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (host === 'localhost' || host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
+  const v4 = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return v4 !== null && v4.slice(1).every((n) => Number(n) <= 255);
+}
+
+/** Design section 3: HTTPS to the gateway; plain HTTP only to a loopback address. */
+export function isAllowedGatewayUrl(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return true; // the URL rule itself reports it
+  }
+  return parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname));
+}
+
 export const ConfigSchema = z
   .strictObject({
     gateway: z.strictObject({
+      /** https:// (http:// only to a loopback address: a simulator or a local TLS proxy). */
       baseUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. https://gw.example.com:443' }),
       /** Whole-request deadline for one gateway call. */
       timeoutMs: int(100, 120_000),
@@ -172,6 +192,11 @@ export const ConfigSchema = z
     staticQr: z.strictObject({
       /** Amount requested by Authorization (capped by the consumer's Balance when given). */
       preauthAmount: z.number().positive().max(1_000_000),
+      /**
+       * true: the Authorization carries AgeLimitation = the highest catalog ageLimit, so an approval
+       * vouches for every item; false: age-restricted items are denied inside static QR sessions.
+       */
+      verifyAge: z.boolean(),
     }),
     dynamicQr: z.strictObject({
       /** Give up on a dynamic QR payment after this long; must be below mdb.maxResponseTimeS. */
@@ -206,6 +231,13 @@ export const ConfigSchema = z
         code: 'custom',
         path: ['dynamicQr', 'paymentTimeoutMs'],
         message: `plus gateway.timeoutMs (${cfg.gateway.timeoutMs} ms) must be at most mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s) minus 1 s, or the reader denies the vend first`,
+      });
+    }
+    if (!isAllowedGatewayUrl(cfg.gateway.baseUrl)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['gateway', 'baseUrl'],
+        message: 'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as 127.0.0.1, a simulator or a local TLS proxy)',
       });
     }
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {

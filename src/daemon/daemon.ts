@@ -13,6 +13,7 @@ import { terminalIdFor } from '../device/device-info.js';
 import { openGpio, statusLedStateFor } from '../device/gpio.js';
 import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
+import { ageDeniedItems } from '../mdb/reader/index.js';
 import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
 import { heapLimitReport, PAYMENT_WORKER_LIMITS, threadMemory } from './heap-limits.js';
 import type { Notifier } from './systemd-notify.js';
@@ -93,6 +94,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     log,
     boardReset: gpio.boardReset,
     onEnableWritten: () => notifier.ready('reader enabled'),
+    ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
   });
 
   let health = { fault: false, gatewayOnline: true, outboxPending: 0 };

@@ -9,7 +9,7 @@ import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
 import { isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig } from '../gateway/client.js';
-import { createRequestBuilders, type RequestBuilders } from '../gateway/envelope.js';
+import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
@@ -130,6 +130,7 @@ async function main(): Promise<void> {
       paymentTimeoutMs: config.dynamicQr.paymentTimeoutMs,
       pollIntervalMs: config.dynamicQr.pollIntervalMs,
       uniQr: config.machine.uniQr,
+      staticAgeLimit: config.staticQr.verifyAge ? highestAgeLimit(config) : null,
     },
     log,
     now: Date.now,

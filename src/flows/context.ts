@@ -18,6 +18,8 @@ export interface FlowSettings {
   pollIntervalMs: number;
   /** The machine's UniQR, shown on the idle screen. */
   uniQr: string;
+  /** AgeLimitation of every static QR Authorization: the catalog's highest ageLimit when staticQr.verifyAge is on, else null. */
+  staticAgeLimit: number | null;
 }
 
 export interface FlowTimers {

@@ -38,8 +38,8 @@ export function classifyResponse<O extends GatewayOperation>(
   }
   const response = body as ResponseOf<O>;
   const status = checked.value.Status;
-  if (status.Verdict === 'Approved') return { kind: 'approved', response, elapsedMs };
-  return { kind: 'declined', code: status.Code ?? 0, message: status.StatusMessage ?? null, response, elapsedMs };
+  if (status.Verdict === 'Approved') return { kind: 'approved', response, elapsedMs, bodyText };
+  return { kind: 'declined', code: status.Code ?? 0, message: status.StatusMessage ?? null, response, elapsedMs, bodyText };
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);

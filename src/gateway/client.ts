@@ -12,6 +12,8 @@ import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
+import type { Outgoing } from './envelope.js';
+import { encodeRequest } from './wire/index.js';
 import {
   OPERATIONS,
   type AuthorizationRequest,
@@ -44,13 +46,13 @@ export interface GatewayClientOptions {
 
 export interface GatewayClient {
   authorization(request: AuthorizationRequest): Promise<GatewayOutcome<AuthorizationResponse>>;
-  settlement(request: SettlementRequest): Promise<GatewayOutcome<SettlementResponse>>;
-  cancel(request: CancelRequest): Promise<GatewayOutcome<CancelResponse>>;
-  generateQR(request: GenerateQRRequest): Promise<GatewayOutcome<GenerateQRResponse>>;
-  inquiry(request: InquiryRequest): Promise<GatewayOutcome<InquiryResponse>>;
-  void(request: VoidRequest): Promise<GatewayOutcome<VoidResponse>>;
-  /** Any operation by name, the body serialized with JSON.stringify. */
-  send<O extends GatewayOperation>(op: O, request: RequestOf<O>): Promise<GatewayOutcome<ResponseOf<O>>>;
+  settlement(request: Outgoing<SettlementRequest>): Promise<GatewayOutcome<SettlementResponse>>;
+  cancel(request: Outgoing<CancelRequest>): Promise<GatewayOutcome<CancelResponse>>;
+  generateQR(request: Outgoing<GenerateQRRequest>): Promise<GatewayOutcome<GenerateQRResponse>>;
+  inquiry(request: Outgoing<InquiryRequest>): Promise<GatewayOutcome<InquiryResponse>>;
+  void(request: Outgoing<VoidRequest>): Promise<GatewayOutcome<VoidResponse>>;
+  /** Any operation by name, the body encoded for the wire (amounts with decimals, PaymentInfo as received). */
+  send<O extends GatewayOperation>(op: O, request: Outgoing<RequestOf<O>>): Promise<GatewayOutcome<ResponseOf<O>>>;
   /** Sends exactly `bodyText` (the outbox's recorded body) to the operation's path. */
   sendRaw<O extends GatewayOperation>(op: O, bodyText: string): Promise<GatewayOutcome<ResponseOf<O>>>;
   /** Closes kept-alive connections. */
@@ -73,7 +75,9 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const ca = options.caFile ? readCa(options.caFile) : undefined;
   const agents = {
     http: new http.Agent({ keepAlive: true }),
-    https: new https.Agent({ keepAlive: true, ...(ca ? { ca } : {}) }),
+    // Certificate verification is never optional (design section 3): stated here so that not even
+    // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment can turn it off.
+    https: new https.Agent({ keepAlive: true, rejectUnauthorized: true, ...(ca ? { ca } : {}) }),
   };
   const connect = options.connectTimeoutMs;
   const http_: Got = got.extend({
@@ -83,7 +87,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     followRedirect: false,
     responseType: 'text',
     agent: agents,
-    ...(ca ? { https: { certificateAuthority: ca } } : {}),
+    https: { rejectUnauthorized: true, ...(ca ? { certificateAuthority: ca } : {}) },
     timeout: { lookup: connect, connect, secureConnect: connect, request: options.timeoutMs },
     headers: { 'content-type': 'application/json', accept: 'application/json' },
   });
@@ -106,7 +110,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     return outcome;
   }
 
-  const send = <O extends GatewayOperation>(op: O, request: RequestOf<O>) => sendRaw(op, JSON.stringify(request));
+  const send = <O extends GatewayOperation>(op: O, request: Outgoing<RequestOf<O>>) => sendRaw(op, encodeRequest(request));
 
   return {
     authorization: (r) => send('Authorization', r),

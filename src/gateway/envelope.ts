@@ -1,14 +1,16 @@
 /**
  * Request builders: turn the configuration, the device's facts and a flow's few values into the
- * complete request bodies of each gateway operation. Every builder output validates against its
- * operation's schema (tested), amounts are rounded to the machine's decimal places, and a
- * PaymentInfo handed in is passed through as the very object the gateway returned.
+ * complete request bodies of each gateway operation. Every builder output, encoded for the wire
+ * (wire/encode.ts), validates against its operation's schema (tested). Amounts are rounded to the
+ * machine's decimal places; a PaymentInfo handed in is the exact text the gateway returned.
  */
 import type { QrvendConfig } from '../config/schema.js';
 import {
   formatGatewayDateTime,
   roundAmount,
+  truncateText,
   ReasonCodes,
+  LIMITS,
   type ActorInfo,
   type AuthorizationRequest,
   type BasicInfo,
@@ -21,11 +23,11 @@ import {
   type GeoLocation,
   type InquiryRequest,
   type MachineInfo,
-  type PaymentInfo,
   type ProductItem,
   type SettlementRequest,
   type VoidRequest,
 } from './protocol/index.js';
+import { composePaymentInfo, GATEWAY_TIMEOUT_PAYMENT_INFO, type RawJson } from './wire/index.js';
 
 /** What the device layer knows about the hardware (src/device). */
 export interface DeviceFacts {
@@ -45,21 +47,23 @@ export type Clock = () => Date;
 export type EnvelopeConfig = Pick<QrvendConfig, 'machine' | 'actor' | 'customData' | 'device' | 'catalog' | 'dynamicQr'>;
 
 /** PaymentInfo of a Cancel/Void after an Authorization/Inquiry that was never answered. */
-export function gatewayTimeoutPaymentInfo(): PaymentInfo {
-  return { IsGatewayTimeout: true };
+export function gatewayTimeoutPaymentInfo(): RawJson {
+  return GATEWAY_TIMEOUT_PAYMENT_INFO;
 }
 
 /**
- * PaymentInfo for Inquiry (and a Void before any approving Inquiry) after GenerateQR: SrvTranId
- * and RRN from QRData, AuthAmount = the amount of the QR (design section 3).
+ * PaymentInfo for Inquiry after GenerateQR: SrvTranId and RRN from QRData, AuthAmount = the
+ * amount of the QR with the currency's decimals (design section 3).
  */
-export function paymentInfoFromGenerateQR(response: Pick<GenerateQRResponse, 'QRData'>, authAmount: number): PaymentInfo {
-  const out: PaymentInfo = {};
-  if (response.QRData?.SrvTranId != null) out.SrvTranId = response.QRData.SrvTranId;
-  if (response.QRData?.RRN != null) out.RRN = response.QRData.RRN;
-  out.AuthAmount = authAmount;
-  return out;
+export function paymentInfoFromGenerateQR(response: Pick<GenerateQRResponse, 'QRData'>, authAmount: number, decimalPlaces: number): RawJson {
+  return composePaymentInfo(
+    { SrvTranId: response.QRData?.SrvTranId ?? null, RRN: response.QRData?.RRN ?? null, AuthAmount: authAmount },
+    decimalPlaces,
+  );
 }
+
+/** A request as built for the wire: PaymentInfo is JSON text (kept exactly as the gateway sent it). */
+export type Outgoing<R> = Omit<R, 'PaymentInfo'> & ('PaymentInfo' extends keyof R ? { PaymentInfo?: RawJson } : unknown);
 
 /** Default ReasonText for the ReasonCode values qrvend uses. */
 export const REASON_TEXT: Readonly<Record<number, string>> = {
@@ -167,14 +171,32 @@ export function ageLimitFor(config: EnvelopeConfig, items: readonly SoldItem[]):
   return limit;
 }
 
-export interface AuthorizationArgs { txId: string; amount: number; ageLimit?: number | null }
-export interface SettlementArgs { txId: string; amount: number; paymentInfo: PaymentInfo; products: readonly SoldItem[] }
-export interface CancelArgs { txId: string; amount: number; paymentInfo: PaymentInfo; reasonCode: number; reasonText?: string }
-export interface GenerateQRArgs { txId: string; amount: number; products: readonly SoldItem[] }
+/** The highest minimum age of the whole catalog, or null (a static QR approval must vouch for every item). */
+export function highestAgeLimit(config: Pick<EnvelopeConfig, 'catalog'>): number | null {
+  let limit: number | null = null;
+  for (const entry of Object.values(config.catalog)) {
+    const age = entry.ageLimit ?? null;
+    if (age !== null && age > 0 && (limit === null || age > limit)) limit = age;
+  }
+  return limit;
+}
+
+/** What closes an authorization repeats from it (design section 3): its MachineAuTime and AgeLimitation. */
+export interface ClosedAuthorization {
+  /** MachineAuTime of the authorization this request closes (ddMMyyHHmmss, as it was sent). */
+  machineAuTime: string;
+  /** BasicInfo.AgeLimitation the authorization carried, or null. */
+  ageLimit: number | null;
+}
+
+export interface AuthorizationArgs { txId: string; amount: number; ageLimit?: number | null; at?: Date }
+export interface SettlementArgs extends ClosedAuthorization { txId: string; amount: number; paymentInfo: RawJson; products: readonly SoldItem[] }
+export interface CancelArgs extends ClosedAuthorization { txId: string; amount: number; paymentInfo: RawJson; reasonCode: number; reasonText?: string }
+export interface GenerateQRArgs { txId: string; amount: number; products: readonly SoldItem[]; at?: Date }
 export interface InquiryArgs {
   txId: string;
   amount: number;
-  paymentInfo: PaymentInfo;
+  paymentInfo: RawJson;
   /** 1 for the first Inquiry of a transaction. */
   attempt: number;
   isLast: boolean;
@@ -187,12 +209,14 @@ export interface RequestBuilders {
   readonly deviceInfo: DeviceInfo;
   readonly customData: CustomData | null;
   machineInfo(): MachineInfo;
+  /** BasicInfo.AgeLimitation of a Dynamic QR payment for `products` (the highest catalog ageLimit among them), or null. */
+  ageLimit(products: readonly SoldItem[]): number | null;
   authorization(args: AuthorizationArgs): AuthorizationRequest;
-  settlement(args: SettlementArgs): SettlementRequest;
-  cancel(args: CancelArgs): CancelRequest;
-  generateQR(args: GenerateQRArgs): GenerateQRRequest;
-  inquiry(args: InquiryArgs): InquiryRequest;
-  void(args: VoidArgs): VoidRequest;
+  settlement(args: SettlementArgs): Outgoing<SettlementRequest>;
+  cancel(args: CancelArgs): Outgoing<CancelRequest>;
+  generateQR(args: GenerateQRArgs): Outgoing<GenerateQRRequest>;
+  inquiry(args: InquiryArgs): Outgoing<InquiryRequest>;
+  void(args: VoidArgs): Outgoing<VoidRequest>;
 }
 
 /** Builders bound to one machine's configuration and hardware; `now` is injectable for tests. */
@@ -202,23 +226,27 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
   const customData = buildCustomData(config);
   const dp = config.machine.decimalPlaces;
 
-  function basicInfo(txId: string, amount: number, at: Date, ageLimit: number | null = null): BasicInfo {
+  function basicInfo(txId: string, amount: number, machineAuTime: string, ageLimit: number | null): BasicInfo {
     return defined<BasicInfo>({
       TransactionId: txId,
       Amount: roundAmount(amount, dp),
       CurrencyCode: config.machine.currencyCode,
       CurrencyNumeric: config.machine.currencyNumeric,
       AgeLimitation: ageLimit,
-      MachineAuTime: formatGatewayDateTime(at),
+      MachineAuTime: machineAuTime,
     });
   }
 
-  /** The members every request starts with, in the seed's order. */
-  function head(txId: string, amount: number, ageLimit: number | null = null) {
+  /**
+   * The members every request starts with, in the seed's order. MachineAuTime is the time of the
+   * authorization (design section 3): now for the requests that ask for one, the recorded time of
+   * the authorization for the requests that close one.
+   */
+  function head(txId: string, amount: number, ageLimit: number | null, machineAuTime?: string) {
     const at = now();
     return defined<AuthorizationRequest>({
       ActorInfo: actorInfo,
-      BasicInfo: basicInfo(txId, amount, at, ageLimit),
+      BasicInfo: basicInfo(txId, amount, machineAuTime ?? formatGatewayDateTime(at), ageLimit),
       CustomData: customData,
       DeviceInfo: deviceInfo,
       MachineInfo: buildMachineInfo(config, device, at),
@@ -226,8 +254,7 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
   }
 
   function reason(code: number, text: string | undefined): { ReasonCode: number; ReasonText: string } {
-    const t = text ?? REASON_TEXT[code] ?? 'unknown error';
-    return { ReasonCode: code, ReasonText: t.length <= 255 ? t : t.slice(0, 255) };
+    return { ReasonCode: code, ReasonText: truncateText(text ?? REASON_TEXT[code] ?? 'unknown error', LIMITS.reasonText) };
   }
 
   return {
@@ -235,19 +262,20 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
     deviceInfo,
     customData,
     machineInfo: () => buildMachineInfo(config, device, now()),
-    authorization: ({ txId, amount, ageLimit }) => head(txId, amount, ageLimit ?? null),
-    settlement: ({ txId, amount, paymentInfo, products }) => ({
-      ...head(txId, amount),
+    ageLimit: (products) => ageLimitFor(config, products),
+    authorization: ({ txId, amount, ageLimit, at }) => head(txId, amount, ageLimit ?? null, at ? formatGatewayDateTime(at) : undefined),
+    settlement: ({ txId, amount, paymentInfo, products, machineAuTime, ageLimit }) => ({
+      ...head(txId, amount, ageLimit, machineAuTime),
       PaymentInfo: paymentInfo,
       Products: buildProducts(config, products),
     }),
-    cancel: ({ txId, amount, paymentInfo, reasonCode, reasonText }) => ({
-      ...head(txId, amount),
+    cancel: ({ txId, amount, paymentInfo, reasonCode, reasonText, machineAuTime, ageLimit }) => ({
+      ...head(txId, amount, ageLimit, machineAuTime),
       PaymentInfo: paymentInfo,
       ...reason(reasonCode, reasonText),
     }),
-    generateQR: ({ txId, amount, products }) => ({
-      ...head(txId, amount, ageLimitFor(config, products)),
+    generateQR: ({ txId, amount, products, at }) => ({
+      ...head(txId, amount, ageLimitFor(config, products), at ? formatGatewayDateTime(at) : undefined),
       ...(config.dynamicQr.channelId !== null ? { ChannelId: config.dynamicQr.channelId } : {}),
       Product: buildProducts(config, products),
     }),
@@ -257,8 +285,8 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
       Polling: { IsLastPolling: isLast, PollingAttemptCounter: attempt },
       Products: buildProducts(config, products),
     }),
-    void: ({ txId, amount, paymentInfo, reasonCode, reasonText }) => ({
-      ...head(txId, amount),
+    void: ({ txId, amount, paymentInfo, reasonCode, reasonText, machineAuTime, ageLimit }) => ({
+      ...head(txId, amount, ageLimit, machineAuTime),
       PaymentInfo: paymentInfo,
       ...reason(reasonCode, reasonText),
     }),

@@ -12,8 +12,9 @@ export type TransportFailureKind =
   | 'bad-schema'; // 200 with JSON that does not match the operation's response schema
 
 export type GatewayOutcome<R> =
-  | { kind: 'approved'; response: R; elapsedMs: number }
-  | { kind: 'declined'; code: number; message: string | null; response: R; elapsedMs: number }
+  /** `bodyText` is the answer exactly as received (PaymentInfo is echoed from it byte for byte). */
+  | { kind: 'approved'; response: R; elapsedMs: number; bodyText?: string }
+  | { kind: 'declined'; code: number; message: string | null; response: R; elapsedMs: number; bodyText?: string }
   | { kind: 'transport'; failure: TransportFailureKind; detail: string; httpStatus: number | null; elapsedMs: number };
 
 /** The gateway operations qrvend calls (Start is served by qrvend, not called). */

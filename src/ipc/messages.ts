@@ -46,8 +46,11 @@ export type MainToPayment =
   | { type: 'vend.requested'; requestId: string; price: number; item: number }
   /** A vend approved locally inside a static QR session (record it; the outcome follows). */
   | { type: 'vend.approved'; txId: string; vendSeq: number; price: number; item: number }
-  /** A vend denied locally inside a static QR session (price above the remaining funds). */
-  | { type: 'vend.denied'; txId: string; price: number; item: number; reason: string }
+  /**
+   * A vend denied locally inside a static QR session (price above the remaining funds, or an
+   * age-restricted item the Authorization did not verify: `ageLimit` is then its minimum age).
+   */
+  | { type: 'vend.denied'; txId: string; price: number; item: number; reason: string; ageLimit: number | null }
   /**
    * What became of an approved vend. For a static session `txId` and `vendSeq` name it; for a
    * dynamic QR vend `requestId` does (and `txId` is the one payment.approve named).

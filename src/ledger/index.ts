@@ -1,5 +1,5 @@
 /** The ledger's public surface for the payment worker, the CLI and doctor. */
-export { openLedger, Ledger, type OpenLedgerOptions, type JsonObjectOrText } from './ledger.js';
+export { openLedger, Ledger, type OpenLedgerOptions, type JsonObjectOrText, type AuthorizationFacts } from './ledger.js';
 export type { CorruptionAlarm } from './db.js';
 export type { LedgerTimers, WritabilityListener } from './connection.js';
 export { LedgerOutbox } from './outbox.js';

@@ -33,6 +33,17 @@ export interface OpenLedgerOptions {
   probeIntervalMs?: number;
 }
 
+/** What a closing request repeats from the authorization (design section 3). */
+export interface AuthorizationFacts {
+  /** MachineAuTime as sent (ddMMyyHHmmss). */
+  machineAuTime: string;
+  /** BasicInfo.AgeLimitation as sent, or null. */
+  ageLimit: number | null;
+}
+
+/** Facts not given (callers that predate them): closing bodies then use the transaction's creation time. */
+const NOT_RECORDED: { machineAuTime: string | null; ageLimit: number | null } = { machineAuTime: null, ageLimit: null };
+
 /** GatewayOutcome bodies are JSON objects; a flow may hand over the parsed object or its exact text. */
 export type JsonObjectOrText = string | Record<string, unknown>;
 
@@ -154,11 +165,11 @@ export class Ledger {
     return this.insert(input.txId, 'static', 'start_accepted', { start_data: JSON.stringify(startData) });
   }
 
-  /** Authorization is about to be sent for `amount`. */
-  markAuthorizing(txId: string, amount: number): TransitionResult {
+  /** Authorization is about to be sent for `amount`, with this MachineAuTime and AgeLimitation. */
+  markAuthorizing(txId: string, amount: number, auth: AuthorizationFacts | typeof NOT_RECORDED = NOT_RECORDED): TransitionResult {
     return this.transition(txId, 'markAuthorizing', undefined, (tx) => ({
-      columns: { amount_minor: toMinor(amount, tx.decimalPlaces, 'Authorization amount') },
-      detail: { amount },
+      columns: { amount_minor: toMinor(amount, tx.decimalPlaces, 'Authorization amount'), machine_au_time: auth.machineAuTime, age_limit: auth.ageLimit },
+      detail: { amount, machineAuTime: auth.machineAuTime, ageLimit: auth.ageLimit },
     }));
   }
 
@@ -250,10 +261,16 @@ export class Ledger {
 
   // --- Dynamic QR ---------------------------------------------------------------------------
 
-  /** GenerateQR is about to be sent. A known TransactionId returns the existing record. */
-  requestQr(input: { txId: string; amount: number; item: number; requestId: string | null }): InsertResult {
+  /** GenerateQR is about to be sent (with this MachineAuTime and AgeLimitation). A known TransactionId returns the existing record. */
+  requestQr(input: { txId: string; amount: number; item: number; requestId: string | null } & Partial<AuthorizationFacts>): InsertResult {
     const amountMinor = toMinor(input.amount, this.decimalPlaces, 'dynamic QR amount');
-    return this.insert(input.txId, 'dynamic', 'qr_requested', { amount_minor: amountMinor, item: input.item, request_id: input.requestId });
+    return this.insert(input.txId, 'dynamic', 'qr_requested', {
+      amount_minor: amountMinor,
+      item: input.item,
+      request_id: input.requestId,
+      machine_au_time: input.machineAuTime ?? null,
+      age_limit: input.ageLimit ?? null,
+    });
   }
 
   /** GenerateQR answered: QRData (SrvTranId, RRN, ChannelId) kept as returned. */
@@ -266,9 +283,15 @@ export class Ledger {
     return this.transition(txId, 'closeUnpaid', result, () => ({ columns: { decline_code: code }, detail: { code, detail } }));
   }
 
-  /** Inquiry approved: PaymentInfo kept exactly as returned (the Void sends it back unchanged). */
-  recordPaid(txId: string, paymentInfo: JsonObjectOrText): TransitionResult {
-    return this.transition(txId, 'recordPaid', undefined, () => ({ columns: { payment_info: objectText(paymentInfo, 'PaymentInfo') } }));
+  /**
+   * Inquiry approved: PaymentInfo kept exactly as returned (the Void sends it back unchanged), and
+   * what the consumer paid (its AuthAmount, in minor units, rounded down), when it said.
+   */
+  recordPaid(txId: string, paymentInfo: JsonObjectOrText, paidMinor: number | null = null): TransitionResult {
+    return this.transition(txId, 'recordPaid', undefined, () => ({
+      columns: { payment_info: objectText(paymentInfo, 'PaymentInfo'), ...(paidMinor !== null ? { auth_amount_minor: paidMinor } : {}) },
+      ...(paidMinor !== null ? { detail: { paidMinor } } : {}),
+    }));
   }
 
   /** The paid vend was approved to the VMC. */

@@ -16,6 +16,8 @@ export interface TxRowData {
   payment_info: string | null;
   qr_data: string | null;
   decline_code: number | null;
+  machine_au_time: string | null;
+  age_limit: number | null;
   created_at_ms: number;
   updated_at_ms: number;
 }
@@ -77,6 +79,8 @@ export function txFromRow(row: TxRowData): TxRecord {
     qrDataText: row.qr_data,
     qrData: parseObject<Record<string, unknown>>(row.qr_data),
     declineCode: row.decline_code,
+    machineAuTime: row.machine_au_time ?? null,
+    ageLimit: row.age_limit ?? null,
     createdAtMs: row.created_at_ms,
     updatedAtMs: row.updated_at_ms,
   };

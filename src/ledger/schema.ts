@@ -80,6 +80,12 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) STRICT;
   `,
+  // 2: what a closing request repeats from the authorization it closes (design section 3), so a
+  // Settlement, Cancel or Void built after a restart carries the same values as a live one.
+  `
+  ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as sent
+  ALTER TABLE transactions ADD COLUMN age_limit INTEGER;      -- BasicInfo.AgeLimitation it carried (null = none)
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -45,9 +45,11 @@ export interface TxColumns {
   payment_info?: string | null;
   qr_data?: string | null;
   decline_code?: number | null;
+  machine_au_time?: string | null;
+  age_limit?: number | null;
 }
 
-const SETTABLE = new Set(['amount_minor', 'auth_amount_minor', 'payment_info', 'qr_data', 'decline_code']);
+const SETTABLE = new Set(['amount_minor', 'auth_amount_minor', 'payment_info', 'qr_data', 'decline_code', 'machine_au_time', 'age_limit']);
 
 export function moveTx(
   conn: LedgerConnection,

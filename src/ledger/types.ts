@@ -23,7 +23,7 @@ export interface TxRecord {
   decimalPlaces: number;
   /** Static: the Authorization amount sent; dynamic: the vend price. */
   amount: number | null;
-  /** Static: the AuthAmount the gateway approved. */
+  /** Static: the AuthAmount the gateway approved; dynamic: the AuthAmount of the approving Inquiry. */
   authAmount: number | null;
   /** Dynamic: the MDB item number. */
   item: number | null;
@@ -36,6 +36,10 @@ export interface TxRecord {
   qrDataText: string | null;
   qrData: Record<string, unknown> | null;
   declineCode: number | null;
+  /** MachineAuTime of the authorization (static: the Authorization; dynamic: the GenerateQR), as sent. */
+  machineAuTime: string | null;
+  /** BasicInfo.AgeLimitation that authorization carried (Settlement, Cancel and Void repeat it). */
+  ageLimit: number | null;
   createdAtMs: number;
   updatedAtMs: number;
 }

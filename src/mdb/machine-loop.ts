@@ -55,6 +55,8 @@ export interface MachineLoopOptions {
   boardAnswerMs?: number;
   /** Prefix of dynamic QR requestIds (default: random per process). */
   requestIdPrefix?: string;
+  /** Items static QR sessions deny for their age limit (see ageDeniedItems in src/mdb/reader). */
+  ageDeniedItems?: Readonly<Record<number, number>>;
 }
 
 export interface MachineLoopStats {
@@ -98,6 +100,7 @@ export class MachineLoop extends EventEmitter {
       currencyNumeric: o.currencyNumeric,
       requestIdPrefix: o.requestIdPrefix ?? `vr${randomBytes(4).toString('hex')}`,
       boardAnswerMs: o.boardAnswerMs,
+      ageDeniedItems: o.ageDeniedItems,
     });
     this.link = new LinkSupervisor({
       open: o.openTransport,

@@ -9,6 +9,7 @@ import { createGatewayClient, type GatewayClient } from '../../src/gateway/clien
 import { createRequestBuilders, paymentInfoFromGenerateQR } from '../../src/gateway/envelope.js';
 import type { GatewayOutcome } from '../../src/gateway/outcome.js';
 import { ReasonCodes } from '../../src/gateway/protocol/index.js';
+import { encodeRequest, receivedPaymentInfo } from '../../src/gateway/wire/index.js';
 import { startGatewaySimulator, type FaultKind, type GatewaySimulator } from '../../src/sim/gateway/index.js';
 import { DEVICE, FIXED_NOW, sampleConfig } from './helpers.js';
 import { makeSelfSignedCert } from './tls-fixture.js';
@@ -17,6 +18,8 @@ const TEST_TIMEOUT = { timeout: 20_000 };
 const b = createRequestBuilders(sampleConfig(), DEVICE, FIXED_NOW);
 let seq = 0;
 const newTx = () => `client-test-${String(++seq).padStart(4, '0')}`;
+/** What a closing request repeats from its authorization. */
+const closes = { machineAuTime: '050326140709', ageLimit: null };
 
 function expectKind<R>(o: GatewayOutcome<R>, kind: GatewayOutcome<R>['kind']): void {
   assert.equal(o.kind, kind, JSON.stringify(o));
@@ -40,8 +43,9 @@ describe('gateway client against the simulator (HTTP)', () => {
     expectKind(auth, 'approved');
     if (auth.kind !== 'approved') return;
     assert.equal(auth.response.PaymentInfo?.AuthAmount, 5);
-    const paymentInfo = auth.response.PaymentInfo!;
-    const settle = await client.settlement(b.settlement({ txId, amount: 3, paymentInfo, products: [{ item: 12, price: 1.5 }, { item: 12, price: 1.5 }] }));
+    const paymentInfo = receivedPaymentInfo(auth)!;
+    assert.match(paymentInfo.text, /"AuthAmount":5\.00,/, 'the answer text is kept: the simulator writes the amount with decimals');
+    const settle = await client.settlement(b.settlement({ txId, amount: 3, paymentInfo, products: [{ item: 12, price: 1.5 }, { item: 12, price: 1.5 }], ...closes }));
     expectKind(settle, 'approved');
     assert.equal(sim.ledger().transactions[txId]?.state, 'settled');
   });
@@ -71,14 +75,14 @@ describe('gateway client against the simulator (HTTP)', () => {
     expectKind(qr, 'approved');
     if (qr.kind !== 'approved') return;
     assert.ok(qr.response.QRCode);
-    const pi = paymentInfoFromGenerateQR(qr.response, 7.02);
+    const pi = paymentInfoFromGenerateQR(qr.response, 7.02, 2);
     const answers: GatewayOutcome<unknown>[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) answers.push(await client.inquiry(b.inquiry({ txId, amount: 7.02, paymentInfo: pi, attempt, isLast: false, products })));
     assert.deepEqual(answers.map((a) => (a.kind === 'declined' ? a.code : a.kind)), [993, 993, 'approved']);
     const paid = answers[2]!;
     if (paid.kind !== 'approved') return;
-    const approvingPi = (paid.response as { PaymentInfo: Record<string, unknown> }).PaymentInfo;
-    const v = await client.void(b.void({ txId, amount: 7.02, paymentInfo: approvingPi, reasonCode: ReasonCodes.CancelledByMachine }));
+    const approvingPi = receivedPaymentInfo(paid as { response: { PaymentInfo?: unknown }; bodyText?: string })!;
+    const v = await client.void(b.void({ txId, amount: 7.02, paymentInfo: approvingPi, reasonCode: ReasonCodes.CancelledByMachine, ...closes }));
     expectKind(v, 'approved');
     assert.equal(sim.ledger().transactions[txId]?.state, 'voided');
   });
@@ -88,7 +92,7 @@ describe('gateway client against the simulator (HTTP)', () => {
     const auth = await client.authorization(b.authorization({ txId, amount: 5 }));
     assert.equal(auth.kind, 'approved');
     if (auth.kind !== 'approved') return;
-    const text = JSON.stringify(b.cancel({ txId, amount: 5, paymentInfo: auth.response.PaymentInfo!, reasonCode: ReasonCodes.CancelledByConsumer }));
+    const text = encodeRequest(b.cancel({ txId, amount: 5, paymentInfo: receivedPaymentInfo(auth)!, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
     const first = await client.sendRaw('Cancel', text);
     const second = await client.sendRaw('Cancel', text);
     expectKind(first, 'approved');
@@ -128,7 +132,7 @@ describe('gateway client against the simulator (HTTP)', () => {
     const txId = newTx();
     const auth = await client.authorization(b.authorization({ txId, amount: 5 }));
     if (auth.kind !== 'approved') return assert.fail(JSON.stringify(auth));
-    const recorded = JSON.stringify(b.settlement({ txId, amount: 2, paymentInfo: auth.response.PaymentInfo!, products: [{ item: 1, price: 2 }] }));
+    const recorded = encodeRequest(b.settlement({ txId, amount: 2, paymentInfo: receivedPaymentInfo(auth)!, products: [{ item: 1, price: 2 }], ...closes }));
     sim.setFaults([{ kind: 'reset-after', rate: 1, times: 1, ops: ['Settlement'] }]);
     const lost = await client.sendRaw('Settlement', recorded);
     assert.equal(lost.kind === 'transport' && lost.failure, 'reset');
@@ -170,6 +174,26 @@ describe('gateway client against the simulator (HTTPS with gateway.caFile)', () 
     } finally {
       trusting.close();
       untrusting.close();
+      await sim.close();
+      tls.cleanup();
+    }
+  });
+
+  it('certificate verification cannot be turned off, not even by NODE_TLS_REJECT_UNAUTHORIZED=0', TEST_TIMEOUT, async (t) => {
+    const tls = makeSelfSignedCert();
+    if (tls === null) return t.skip('openssl is not installed');
+    const sim = await startGatewaySimulator({ tls: { cert: tls.cert, key: tls.key } });
+    const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+    process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+    const client = createGatewayClient({ baseUrl: sim.url, timeoutMs: 2_000, connectTimeoutMs: 2_000 });
+    try {
+      const o = await client.authorization(b.authorization({ txId: newTx(), amount: 5 }));
+      assert.equal(o.kind === 'transport' && o.failure, 'refused', JSON.stringify(o));
+      assert.equal(sim.ledger().summary.transactions, 0, 'nothing reached the gateway');
+    } finally {
+      if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
+      client.close();
       await sim.close();
       tls.cleanup();
     }

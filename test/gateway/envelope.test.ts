@@ -1,4 +1,4 @@
-/** Request builders: schema-valid bodies, config mapping, catalog defaults, PaymentInfo passed through untouched. */
+/** Request builders: schema-valid bodies, config mapping, catalog defaults, PaymentInfo passed through untouched, exact bytes. */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -9,17 +9,22 @@ import {
   utcOffset,
 } from '../../src/gateway/envelope.js';
 import { ReasonCodes, validateRequest } from '../../src/gateway/protocol/index.js';
+import { encodeRequest, RawJson } from '../../src/gateway/wire/index.js';
 import type { GatewayOperation } from '../../src/gateway/outcome.js';
 import { loadConfig } from '../../src/config/load.js';
 import { DEVICE, FIXED_NOW, sampleConfig } from './helpers.js';
 
 const config = sampleConfig();
 const b = createRequestBuilders(config, DEVICE, FIXED_NOW);
-// Member order and an unknown-to-us value are kept: the gateway gets back exactly what it sent.
-const issued = { Token: 'tok', SrvTranId: 'S-9', AuthAmount: 5, AuthSource: 'X', AuthCode: '000001' };
+// Member order, spacing, `5.00` and an unknown-to-us value are kept: the gateway gets back exactly what it sent.
+const ISSUED_TEXT = '{"Token":"tok", "SrvTranId":"S-9","AuthAmount":5.00,"AuthSource":"X","AuthCode":"000001"}';
+const issued = new RawJson(ISSUED_TEXT);
+/** What a closing request repeats from its authorization. */
+const closes = { machineAuTime: '010326090000', ageLimit: null };
 
-function valid(op: GatewayOperation, body: unknown): void {
-  const r = validateRequest(op, body);
+/** The body as sent on the wire validates against the operation's schema. */
+function valid(op: GatewayOperation, body: object): void {
+  const r = validateRequest(op, JSON.parse(encodeRequest(body)));
   assert.equal(r.ok, true, `${op}: ${JSON.stringify(r)}`);
 }
 
@@ -27,12 +32,12 @@ describe('request builders', () => {
   it('every operation builds a body valid against its schema', () => {
     valid('Authorization', b.authorization({ txId: 'tx-1aaaaaaa', amount: 5 }));
     valid('Authorization', b.authorization({ txId: 'tx-1aaaaaaa', amount: 5, ageLimit: 18 }));
-    valid('Settlement', b.settlement({ txId: 'tx-1aaaaaaa', amount: 3, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 1.5 }] }));
-    valid('Cancel', b.cancel({ txId: 'tx-1aaaaaaa', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: ReasonCodes.CancelledByMachine }));
+    valid('Settlement', b.settlement({ txId: 'tx-1aaaaaaa', amount: 3, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 1.5 }], ...closes }));
+    valid('Cancel', b.cancel({ txId: 'tx-1aaaaaaa', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: ReasonCodes.CancelledByMachine, ...closes }));
     valid('GenerateQR', b.generateQR({ txId: 'tx-2aaaaaaa', amount: 2.2, products: [{ item: 30, price: 2.2 }] }));
-    const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2);
+    const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);
     valid('Inquiry', b.inquiry({ txId: 'tx-2aaaaaaa', amount: 2.2, paymentInfo: pi, attempt: 1, isLast: true, products: [{ item: 30, price: 2.2 }] }));
-    valid('Void', b.void({ txId: 'tx-2aaaaaaa', amount: 2.2, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByConsumer }));
+    valid('Void', b.void({ txId: 'tx-2aaaaaaa', amount: 2.2, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
   });
 
   it('the default configuration (no catalog, nulls everywhere) builds valid bodies too', () => {
@@ -71,7 +76,7 @@ describe('request builders', () => {
   });
 
   it('products come from the catalog, with defaults for unknown items', () => {
-    const s = b.settlement({ txId: 't', amount: 3.5, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 2 }] });
+    const s = b.settlement({ txId: 't', amount: 3.5, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 2 }], ...closes });
     assert.deepEqual(s.Products, [
       { Code: 12, Price: 1.5, Name: 'Water 0.5l', Measurement: 500, UnitOfMeasurement: 'ml' },
       { Code: 99, Price: 2, Name: 'Item 99', Measurement: 1, UnitOfMeasurement: 'Unit' },
@@ -82,25 +87,65 @@ describe('request builders', () => {
     assert.equal(q.Product?.[0]?.Name, 'Beer');
   });
 
-  it('PaymentInfo goes back exactly as the gateway returned it', () => {
-    const s = b.settlement({ txId: 't', amount: 3, paymentInfo: issued, products: [] });
-    assert.equal(JSON.stringify(s.PaymentInfo), JSON.stringify(issued));
-    const c = b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer });
-    assert.equal(JSON.stringify(c.PaymentInfo), JSON.stringify(issued));
-    assert.equal(JSON.stringify(b.cancel({ txId: 't', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: 0 }).PaymentInfo), '{"IsGatewayTimeout":true}');
+  it('PaymentInfo goes back exactly as the gateway returned it, byte for byte', () => {
+    const s = encodeRequest(b.settlement({ txId: 't', amount: 3, paymentInfo: issued, products: [], ...closes }));
+    assert.ok(s.includes(`"PaymentInfo":${ISSUED_TEXT}`), s);
+    const c = encodeRequest(b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
+    assert.ok(c.includes(`"PaymentInfo":${ISSUED_TEXT}`), c);
+    const t = encodeRequest(b.cancel({ txId: 't', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: 0, ...closes }));
+    assert.ok(t.includes('"PaymentInfo":{"IsGatewayTimeout":true}'), t);
+  });
+
+  it('amounts are written with the currency decimals: 5.00, 1.50, and 234.0 without decimals', () => {
+    const s = encodeRequest(b.settlement({ txId: 't', amount: 3.5, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 2 }], ...closes }));
+    assert.match(s, /"Amount":3\.50,/);
+    assert.match(s, /"Code":12,"Price":1\.50,/);
+    assert.match(s, /"Code":99,"Price":2\.00,/);
+    assert.match(encodeRequest(b.authorization({ txId: 't', amount: 5 })), /"Amount":5\.00,/);
+    const jpy = createRequestBuilders({ ...config, machine: { ...config.machine, decimalPlaces: 0, currencyCode: 'JPY', currencyNumeric: '392' } }, DEVICE, FIXED_NOW);
+    const g = encodeRequest(jpy.generateQR({ txId: 't', amount: 234, products: [{ item: 12, price: 234 }] }));
+    assert.match(g, /"Amount":234\.0,/);
+    assert.match(g, /"Price":234\.0,/);
+    assert.match(g, /"DecimalPlace":0/);
+    const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 234, 0);
+    assert.equal(pi.text, '{"SrvTranId":"Q1","RRN":"R1","AuthAmount":234.0}');
+  });
+
+  it('MachineAuTime: now for Authorization, GenerateQR, Inquiry; the authorization time for Settlement, Cancel, Void', () => {
+    assert.equal(b.authorization({ txId: 't', amount: 5 }).BasicInfo.MachineAuTime, '050326140709');
+    assert.equal(b.authorization({ txId: 't', amount: 5, at: new Date(2026, 0, 2, 3, 4, 5) }).BasicInfo.MachineAuTime, '020126030405');
+    const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);
+    assert.equal(b.inquiry({ txId: 't', amount: 2.2, paymentInfo: pi, attempt: 1, isLast: false, products: [] }).BasicInfo.MachineAuTime, '050326140709');
+    const auth = { machineAuTime: '050326130000', ageLimit: 18 };
+    for (const body of [
+      b.settlement({ txId: 't', amount: 3, paymentInfo: issued, products: [], ...auth }),
+      b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, ...auth }),
+      b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, ...auth }),
+    ]) {
+      assert.equal(body.BasicInfo.MachineAuTime, '050326130000', 'the time of the authorization, not of the request');
+      assert.equal(body.BasicInfo.AgeLimitation, 18, 'the AgeLimitation of the authorization is repeated');
+    }
   });
 
   it('Cancel/Void reason codes and texts', () => {
-    const c = b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer });
+    const c = b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer, ...closes });
     assert.deepEqual([c.ReasonCode, c.ReasonText], [2, 'cancelled by consumer']);
-    const v = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByMachine, reasonText: 'vend failed' });
+    const v = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByMachine, reasonText: 'vend failed', ...closes });
     assert.deepEqual([v.ReasonCode, v.ReasonText], [3, 'vend failed']);
-    assert.equal(b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 0, reasonText: 'z'.repeat(300) }).ReasonText?.length, 255);
+    assert.equal(b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 0, reasonText: 'z'.repeat(300), ...closes }).ReasonText?.length, 255);
+  });
+
+  it('ReasonText is cut at a code point: 254 x "a" + an emoji never ends in a lone surrogate', () => {
+    const v = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, reasonText: `${'a'.repeat(254)}\u{1F600}tail`, ...closes });
+    assert.equal(v.ReasonText, 'a'.repeat(254), 'the emoji (2 UTF-16 units) does not fit in 255: it is left out whole');
+    const fits = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, reasonText: `${'a'.repeat(253)}\u{1F600}tail`, ...closes });
+    assert.equal(fits.ReasonText, `${'a'.repeat(253)}\u{1F600}`);
+    assert.equal(fits.ReasonText?.length, 255);
   });
 
   it('Inquiry carries Polling and the PaymentInfo composed from GenerateQR', () => {
-    const pi = paymentInfoFromGenerateQR({ QRData: { ChannelId: 'CH-1', SrvTranId: 'Q1', RRN: 'R1' } }, 2.2);
-    assert.deepEqual(pi, { SrvTranId: 'Q1', RRN: 'R1', AuthAmount: 2.2 });
+    const pi = paymentInfoFromGenerateQR({ QRData: { ChannelId: 'CH-1', SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);
+    assert.equal(pi.text, '{"SrvTranId":"Q1","RRN":"R1","AuthAmount":2.20}');
     const i = b.inquiry({ txId: 't', amount: 2.2, paymentInfo: pi, attempt: 3, isLast: false, products: [] });
     assert.deepEqual(i.Polling, { IsLastPolling: false, PollingAttemptCounter: 3 });
   });

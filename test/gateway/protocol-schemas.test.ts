@@ -6,20 +6,25 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequestBuilders } from '../../src/gateway/envelope.js';
+import { encodeRequest, RawJson } from '../../src/gateway/wire/index.js';
 import { validateRequest, validateResponse, type ValidationResult } from '../../src/gateway/protocol/index.js';
 import type { GatewayOperation } from '../../src/gateway/outcome.js';
 import { DEVICE, FIXED_NOW, sampleConfig, withMember } from './helpers.js';
 
 const b = createRequestBuilders(sampleConfig(), DEVICE, FIXED_NOW);
 const paymentInfo = { SrvTranId: 'S1', AuthCode: '123456', AuthAmount: 5, RRN: '000000000001', AuthDateTime: '050326140709' };
+const pi = new RawJson(JSON.stringify(paymentInfo));
 const products = [{ item: 12, price: 1.5 }];
+const closes = { machineAuTime: '050326140709', ageLimit: null };
+/** A request as the gateway receives it (parsed from the bytes sent). */
+const wire = (request: object): Record<string, unknown> => JSON.parse(encodeRequest(request)) as Record<string, unknown>;
 const REQUESTS: Record<GatewayOperation, Record<string, unknown>> = {
-  Authorization: b.authorization({ txId: 'tx-00000001', amount: 5 }),
-  Settlement: b.settlement({ txId: 'tx-00000001', amount: 1.5, paymentInfo, products }),
-  Cancel: b.cancel({ txId: 'tx-00000001', amount: 5, paymentInfo, reasonCode: 2 }),
-  GenerateQR: b.generateQR({ txId: 'tx-00000002', amount: 1.5, products }),
-  Inquiry: b.inquiry({ txId: 'tx-00000002', amount: 1.5, paymentInfo: { SrvTranId: 'Q1', RRN: 'R1', AuthAmount: 1.5 }, attempt: 1, isLast: false, products }),
-  Void: b.void({ txId: 'tx-00000002', amount: 1.5, paymentInfo, reasonCode: 3 }),
+  Authorization: wire(b.authorization({ txId: 'tx-00000001', amount: 5 })),
+  Settlement: wire(b.settlement({ txId: 'tx-00000001', amount: 1.5, paymentInfo: pi, products, ...closes })),
+  Cancel: wire(b.cancel({ txId: 'tx-00000001', amount: 5, paymentInfo: pi, reasonCode: 2, ...closes })),
+  GenerateQR: wire(b.generateQR({ txId: 'tx-00000002', amount: 1.5, products })),
+  Inquiry: wire(b.inquiry({ txId: 'tx-00000002', amount: 1.5, paymentInfo: new RawJson('{"SrvTranId":"Q1","RRN":"R1","AuthAmount":1.50}'), attempt: 1, isLast: false, products })),
+  Void: wire(b.void({ txId: 'tx-00000002', amount: 1.5, paymentInfo: pi, reasonCode: 3, ...closes })),
 };
 const RESPONSES: Record<GatewayOperation, Record<string, unknown>> = {
   Authorization: { PaymentInfo: paymentInfo, Status: { Verdict: 'Approved' } },

@@ -19,7 +19,7 @@ function staticTx(id: string, settled: number | null, closings = 1): TxRecord {
     transactionId: id,
     flow: 'static',
     state: settled === null ? 'cancelled' : 'settled',
-    authorization: { verdict: 'Approved', code: null, message: null, amount: 10, paymentInfo: null },
+    authorization: { verdict: 'Approved', code: null, message: null, amount: 10, paymentInfo: null, paymentInfoText: null },
     qr: null,
     settlement: settled === null ? null : { verdict: 'Approved', code: null, message: null, amount: settled, reasonCode: null, gatewayTimeout: false, products: 1 },
     cancel: null,

@@ -27,7 +27,7 @@ function tx(partial: Partial<TxRecord> & Pick<TxRecord, 'transactionId' | 'flow'
 
 const approved = { verdict: 'Approved' as const, code: null, message: null };
 const closing = (amount: number) => ({ ...approved, amount, reasonCode: null, gatewayTimeout: false, products: 1 });
-const qr = (amount: number) => ({ amount, srvTranId: 'S', rrn: 'R', qrCode: 'Q', createdAtMs: 0, behaviour: { kind: 'approve' } as const, polls: 1, paymentInfo: null });
+const qr = (amount: number) => ({ amount, srvTranId: 'S', rrn: 'R', qrCode: 'Q', createdAtMs: 0, behaviour: { kind: 'approve' } as const, polls: 1, paymentInfo: null, paymentInfoText: null, decimalPlaces: 2 });
 
 function view(txs: TxRecord[]): LedgerView {
   return { summary: {} as LedgerView['summary'], transactions: Object.fromEntries(txs.map((t) => [t.transactionId, t])), rejected: [] };
@@ -42,8 +42,8 @@ const funded = (id: number, ...prices: number[]): SimSessionRecord => ({
 const selection = (id: number, price: number, outcome: 'success' | 'failed'): SimSessionRecord => ({
   id, kind: 'always-idle', funds: null, end: 'complete', vends: [{ item: 9, price, approved: price, outcome }],
 });
-const settled = (id: string, amount: number) => tx({ transactionId: id, flow: 'static', state: 'settled', authorization: { ...approved, amount: 10, paymentInfo: null }, settlement: closing(amount), accepted: { ...none, Settlement: 1 } });
-const cancelled = (id: string) => tx({ transactionId: id, flow: 'static', state: 'cancelled', authorization: { ...approved, amount: 10, paymentInfo: null }, cancel: closing(10), accepted: { ...none, Cancel: 1 } });
+const settled = (id: string, amount: number) => tx({ transactionId: id, flow: 'static', state: 'settled', authorization: { ...approved, amount: 10, paymentInfo: null, paymentInfoText: null }, settlement: closing(amount), accepted: { ...none, Settlement: 1 } });
+const cancelled = (id: string) => tx({ transactionId: id, flow: 'static', state: 'cancelled', authorization: { ...approved, amount: 10, paymentInfo: null, paymentInfoText: null }, cancel: closing(10), accepted: { ...none, Cancel: 1 } });
 const paid = (id: string, amount: number) => tx({ transactionId: id, flow: 'dynamic', state: 'paid', qr: qr(amount) });
 const voided = (id: string, amount: number) => tx({ transactionId: id, flow: 'dynamic', state: 'voided', qr: qr(amount), void: closing(amount), accepted: { ...none, Void: 1 } });
 
@@ -72,7 +72,7 @@ test('two sales of one flow cannot net out either: the sale counts must match', 
 test('charged twice and unresolved approvals are reported', () => {
   const twice = settled('S1', 1.5);
   twice.accepted.Cancel = 1;
-  const open = tx({ transactionId: 'S2', flow: 'static', state: 'authorized', authorization: { ...approved, amount: 10, paymentInfo: null } });
+  const open = tx({ transactionId: 'S2', flow: 'static', state: 'authorized', authorization: { ...approved, amount: 10, paymentInfo: null, paymentInfoText: null } });
   const check = checkSales([funded(1, 1.5)], view([twice, open]));
   assert.deepEqual(check.chargedTwice, ['S1']);
   assert.deepEqual(check.unresolved, ['S2']);

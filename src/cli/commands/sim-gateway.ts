@@ -14,6 +14,7 @@ export function register(parent: Command): void {
     .option('--seed <n>', 'seed of the fault random sequence', '1')
     .option('--hang-ms <ms>', 'how long a hang fault holds a request', '60000')
     .option('--log-level <level>', 'log level (debug logs every request)', 'info')
+    .option('--lenient', 'accept (and drop) request members the interface does not define, instead of answering 998 naming them')
     .addHelpText('after', '\nEndpoints besides the operations: GET /_sim/ledger (read-only ledger), POST /_sim/control (faults, behaviours, seed, reset).')
     .action(async (opts: SimGatewayCliOptions) => {
       const { runSimGateway } = await import('../../sim/gateway/cli.js');

@@ -12,8 +12,9 @@
  * money without a successful vend ends in a Void; every path that took none ends in a deny.
  */
 import { RETRYABLE_DECLINE_CODES, type GatewayOutcome } from '../../gateway/outcome.js';
-import { gatewayTimeoutPaymentInfo, paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
-import type { GenerateQRResponse, InquiryResponse, PaymentInfo } from '../../gateway/protocol/index.js';
+import { paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
+import type { GenerateQRResponse, InquiryResponse } from '../../gateway/protocol/index.js';
+import { amountText, authAmountOf, GATEWAY_TIMEOUT_PAYMENT_INFO, minorOf, receivedPaymentInfo, type RawJson } from '../../gateway/wire/index.js';
 import type { PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
 
 /** What GenerateQR answered, as far as this flow needs it. */
@@ -24,7 +25,8 @@ export interface IssuedQr {
   channelId: string | null;
 }
 
-export type { PaymentInfo };
+/** A PaymentInfo as JSON text: the gateway's exactly as received, or one composed from the QR. */
+export type PaymentInfo = RawJson;
 
 export interface DynamicQrContext {
   requestId: string;
@@ -64,7 +66,8 @@ export type DynamicQrInput =
 /** Ledger transitions the runner records, in order, before carrying out later effects. */
 export type DynamicQrRecord =
   | { tag: 'qr-issued'; qr: IssuedQr }
-  | { tag: 'paid'; paymentInfo: PaymentInfo }
+  /** `paidMinor`: the approving Inquiry's AuthAmount in minor units (null when it gave none). */
+  | { tag: 'paid'; paymentInfo: PaymentInfo; paidMinor: number | null }
   | { tag: 'vend-approved' }
   | { tag: 'vended' }
   | { tag: 'closed-unpaid'; result: 'declined' | 'expired' | 'not-issued' | 'cancelled'; code: number | null; detail: string };
@@ -106,12 +109,25 @@ function voidReason(cause: EndCause, text: string): VoidReason {
   return { reasonCode: cause.byConsumer ? 2 : 3, reasonText: `${text}: ${cause.reason}` };
 }
 
-/** PaymentInfo for an Inquiry or Void before any Inquiry approved: composed from GenerateQR (design section 3). */
-export function paymentInfoFromQr(qr: IssuedQr, amount: number): PaymentInfo {
-  return paymentInfoFromGenerateQR({ QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } }, amount);
+/** PaymentInfo for an Inquiry before any Inquiry approved: composed from GenerateQR (design section 3). */
+export function paymentInfoFromQr(qr: IssuedQr, amount: number, decimalPlaces: number): PaymentInfo {
+  return paymentInfoFromGenerateQR({ QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } }, amount, decimalPlaces);
 }
 
-export const GATEWAY_TIMEOUT_PAYMENT_INFO: PaymentInfo = Object.freeze(gatewayTimeoutPaymentInfo());
+export { GATEWAY_TIMEOUT_PAYMENT_INFO };
+
+/**
+ * What an approving Inquiry says was paid, against the price (design section 3): `short` when
+ * its AuthAmount is below the price (the vend is denied and the payment voided). An answer
+ * without AuthAmount approves the QR for the amount it was issued for.
+ */
+export function paidAgainstPrice(paymentInfo: PaymentInfo, ctx: Pick<DynamicQrContext, 'amount' | 'decimalPlaces'>): { short: boolean; paidMinor: number | null } {
+  const paid = authAmountOf(paymentInfo, ctx.decimalPlaces);
+  if (paid === null) return { short: false, paidMinor: null };
+  const priceMinor = BigInt(minorOf(ctx.amount, ctx.decimalPlaces));
+  const paidMinor = paid.minor >= 0n && paid.minor <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(paid.minor) : null;
+  return { short: paid.minor < priceMinor, paidMinor };
+}
 
 export function initialState(ctx: DynamicQrContext): DynamicQrState {
   return { tag: 'generating', ctx, ended: null };
@@ -225,16 +241,34 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           const o = input.outcome;
           const settled = { ...state, inFlight: false };
           if (o.kind === 'approved') {
-            const paymentInfo = o.response.PaymentInfo ?? paymentInfoFromQr(state.qr, ctx.amount);
+            const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(state.qr, ctx.amount, ctx.decimalPlaces);
             if (state.ended) {
               return voidAndClose(ctx, paymentInfo, voidReason(state.ended, 'paid after the vend request ended'), false, declinedScreen('Cancelled, payment reversed'));
+            }
+            const { short, paidMinor } = paidAgainstPrice(paymentInfo, ctx);
+            if (short) {
+              // Approved for less than the price: no vend, and what was taken goes back (design section 3).
+              const paidText = paidMinor === null ? 'less' : amountText(paidMinor, ctx.decimalPlaces);
+              const reason: VoidReason = {
+                reasonCode: 3,
+                reasonText: `amount paid below price: paid ${paidText}, price ${amountText(minorOf(ctx.amount, ctx.decimalPlaces), ctx.decimalPlaces)}`,
+              };
+              return {
+                state: { tag: 'closed', ctx, result: 'voided' },
+                effects: [
+                  deny(ctx, reason.reasonText),
+                  { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
+                  { tag: 'void', paymentInfo, reason },
+                  { tag: 'show', screen: declinedScreen('Amount paid below price, payment reversed') },
+                ],
+              };
             }
             return {
               state: { tag: 'paid', ctx, qr: state.qr, paymentInfo },
               effects: [
                 // Both records first: if the disk refuses them, the vend is not approved and the
                 // payment stays 'paid' in the ledger, which recovery voids.
-                { tag: 'record', record: { tag: 'paid', paymentInfo } },
+                { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
                 { tag: 'record', record: { tag: 'vend-approved' } },
                 { tag: 'main', message: { type: 'vend.approve', requestId: ctx.requestId, txId: ctx.txId, amount: ctx.amount } },
                 { tag: 'show', screen: { kind: 'approved', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, message: 'Paid - vending' } },

@@ -3,6 +3,7 @@
  * gateway outcomes, poll timers and machine-loop events, its effects carried out here in order.
  */
 import type { MainToPayment } from '../../ipc/messages.js';
+import { formatGatewayDateTime } from '../../gateway/protocol/index.js';
 import { newTransactionId } from '../transaction-id.js';
 import { tryWrite, type FlowContext } from '../context.js';
 import {
@@ -42,7 +43,13 @@ export class DynamicQrPayments {
     if (this.running.has(requestId)) return;
     const txId = newTransactionId(ctx.now());
     const amount = price;
-    const inserted = tryWrite(ctx, 'requestQr', txId, () => ctx.ledger.requestQr({ txId, amount, item, requestId }));
+    const products = [{ item, price }];
+    // GenerateQR is this payment's authorization: its time and age limit are recorded with it,
+    // and a Void repeats them (design section 3).
+    const at = new Date(ctx.now());
+    const ageLimit = ctx.builders().ageLimit(products);
+    const auth = { machineAuTime: formatGatewayDateTime(at), ageLimit };
+    const inserted = tryWrite(ctx, 'requestQr', txId, () => ctx.ledger.requestQr({ txId, amount, item, requestId, ...auth }));
     if (!inserted) {
       ctx.toMain({ type: 'vend.deny', requestId, reason: 'storage unavailable' });
       return;
@@ -60,7 +67,7 @@ export class DynamicQrPayments {
     this.running.set(requestId, { state: initialState(qrCtx), timer: null });
     ctx.log.info({ txId, requestId, amount, item }, 'dynamic QR payment started');
     void ctx.gateway
-      .generateQR(ctx.builders().generateQR({ txId, amount, products: [{ item, price }] }))
+      .generateQR(ctx.builders().generateQR({ txId, amount, products, at }))
       .then((outcome) => this.feed(requestId, { tag: 'generated', outcome }));
   }
 
@@ -104,7 +111,7 @@ export class DynamicQrPayments {
         const body = ctx.builders().inquiry({
           txId: q.txId,
           amount: q.amount,
-          paymentInfo: paymentInfoFromQr(effect.qr, q.amount),
+          paymentInfo: paymentInfoFromQr(effect.qr, q.amount, q.decimalPlaces),
           attempt: effect.attempt,
           isLast: effect.isLast,
           products: [{ item: q.item, price: q.amount }],
@@ -120,8 +127,12 @@ export class DynamicQrPayments {
         }, effect.inMs);
         return true;
       case 'void': {
-        const body = ctx.bodies.voidWith({ txId: q.txId, amount: q.amount }, effect.paymentInfo, effect.reason.reasonCode, effect.reason.reasonText);
-        const ok = tryWrite(ctx, 'voidPayment', q.txId, () => ctx.ledger.voidPayment(q.txId, effect.reason.reasonCode, body));
+        const ok = tryWrite(ctx, 'voidPayment', q.txId, () => {
+          // The Void repeats the GenerateQR's MachineAuTime and AgeLimitation, as recorded.
+          const tx = ctx.ledger.getTransaction(q.txId) ?? { txId: q.txId, amount: q.amount, machineAuTime: null, ageLimit: null, createdAtMs: ctx.now() };
+          const body = ctx.bodies.voidWith(tx, effect.paymentInfo, effect.reason.reasonCode, effect.reason.reasonText);
+          ctx.ledger.voidPayment(q.txId, effect.reason.reasonCode, body);
+        });
         if (ok) ctx.outboxChanged();
         ctx.log.warn({ txId: q.txId, reason: effect.reason }, 'dynamic QR payment voided');
         return true;
@@ -147,7 +158,8 @@ export class DynamicQrPayments {
         return;
       }
       case 'paid':
-        ledger.recordPaid(txId, record.paymentInfo as Record<string, unknown>);
+        ledger.recordPaid(txId, record.paymentInfo.text, record.paidMinor);
+        if (record.paidMinor !== null) this.ctx.log.info({ txId, paidMinor: record.paidMinor }, 'dynamic QR paid');
         return;
       case 'vend-approved':
         ledger.approveVend(txId);

@@ -9,11 +9,13 @@
  * more vends are approved) and its closing is written, vends included, as soon as the disk takes
  * writes again, so a dispensed product is never dropped from the Settlement.
  */
-import { ReasonCodes, DeclineCodes, DECLINE_CODE_TEXT, type PaymentInfo, type StartRequest } from '../../gateway/protocol/index.js';
+import { ReasonCodes, DeclineCodes, DECLINE_CODE_TEXT, formatGatewayDateTime, type StartRequest } from '../../gateway/protocol/index.js';
+import { authAmountOf, minorOf, receivedPaymentInfo } from '../../gateway/wire/index.js';
+import { toMajor } from '../../ledger/money.js';
 import type { MainToPayment, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
 import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
-import { authorizationAmount, floorAmount, totalOf } from '../amounts.js';
+import { authorizationAmount, totalOf } from '../amounts.js';
 import { tryWrite, type FlowContext } from '../context.js';
 
 interface SessionVend {
@@ -66,18 +68,24 @@ export class StaticQrFlow {
 
   private async authorize(txId: string, amount: number): Promise<void> {
     const { ctx } = this;
-    if (!tryWrite(ctx, 'markAuthorizing', txId, () => ctx.ledger.markAuthorizing(txId, amount))) {
+    // The Authorization's time and age limit are recorded with it: its Settlement or Cancel repeats them.
+    const at = new Date(ctx.now());
+    const auth = { machineAuTime: formatGatewayDateTime(at), ageLimit: ctx.settings.staticAgeLimit };
+    if (!tryWrite(ctx, 'markAuthorizing', txId, () => ctx.ledger.markAuthorizing(txId, amount, auth))) {
       // Nothing was sent: recovery closes this Start once the disk takes writes again.
       this.release(txId);
       ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
       return;
     }
-    const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount }));
+    const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount, ageLimit: auth.ageLimit, at }));
     if (outcome.kind === 'approved') {
-      const paymentInfo = outcome.response.PaymentInfo as PaymentInfo;
-      const approved = typeof paymentInfo.AuthAmount === 'number' ? floorAmount(paymentInfo.AuthAmount, ctx.settings.decimalPlaces) : amount;
-      const funds = Math.min(approved, amount);
-      if (!tryWrite(ctx, 'markAuthorized', txId, () => ctx.ledger.markAuthorized(txId, paymentInfo as Record<string, unknown>, funds))) {
+      // Kept as the exact text received; AuthAmount read from that text, never through a double.
+      const paymentInfo = receivedPaymentInfo(outcome)!;
+      const dp = ctx.settings.decimalPlaces;
+      const approvedMinor = authAmountOf(paymentInfo, dp)?.minor ?? null;
+      const askedMinor = BigInt(minorOf(amount, dp));
+      const funds = toMajor(Number(approvedMinor !== null && approvedMinor < askedMinor ? (approvedMinor < 0n ? 0n : approvedMinor) : askedMinor), dp);
+      if (!tryWrite(ctx, 'markAuthorized', txId, () => ctx.ledger.markAuthorized(txId, paymentInfo.text, funds))) {
         // The ledger still says "authorizing": recovery cancels it with IsGatewayTimeout.
         this.release(txId);
         ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });

@@ -8,6 +8,22 @@ import { z } from 'zod';
 /** A string of at most `max` characters (the seed's "max length" / Limits table). */
 export const maxText = (max: number) => z.string().max(max, `must be at most ${max} characters`);
 
+/**
+ * `text` cut to at most `max` UTF-16 code units (how the seed's lengths are counted, like
+ * String.length and a .NET gateway), at a code point boundary: a surrogate pair is never split.
+ * With `ellipsis`, a cut text ends in "…" within the same limit.
+ */
+export function truncateText(text: string, max: number, ellipsis = false): string {
+  if (text.length <= max) return text;
+  const room = ellipsis ? max - 1 : max;
+  let out = '';
+  for (const ch of text) {
+    if (out.length + ch.length > room) break;
+    out += ch;
+  }
+  return ellipsis ? `${out}…` : out;
+}
+
 /** A mandatory string: at least one character, at most `max`. */
 export const requiredText = (max: number) =>
   z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);

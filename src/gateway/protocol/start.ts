@@ -34,11 +34,15 @@ export const StartTransactionIdSchema = z
 export const ConsumerDataSchema = z.record(z.string(), z.unknown());
 
 const BALANCE_DECIMALS = new RegExp(`^-?\\d+(\\.\\d{1,${START_LIMITS.BalanceDecimals}})?$`);
+/** The largest Balance whose thousandths are still counted exactly (a safe integer of 0.001 units). */
+export const BALANCE_MAX = Math.floor(Number.MAX_SAFE_INTEGER / 10 ** START_LIMITS.BalanceDecimals);
 export const BalanceSchema = z
   .number()
   .finite('must be a finite number')
   .min(0, 'must not be negative')
-  .refine((n) => BALANCE_DECIMALS.test(String(n)), `must have at most ${START_LIMITS.BalanceDecimals} decimal digits`);
+  // Checked before the decimals: 1e21 prints as "1e+21", which is too large, not too precise.
+  .max(BALANCE_MAX, `is too large (at most ${BALANCE_MAX})`)
+  .refine((n) => n > BALANCE_MAX || BALANCE_DECIMALS.test(String(n)), `must have at most ${START_LIMITS.BalanceDecimals} decimal digits`);
 
 export const StartRequestSchema = z
   .object({

@@ -3,7 +3,7 @@
  * verdict (an Approved GenerateQR may carry 0); CustomDeclineCode mirrors Code.
  */
 import { z } from 'zod';
-import { int32, maxText } from './primitives.js';
+import { int32, maxText, truncateText } from './primitives.js';
 
 export const VERDICTS = ['Approved', 'Declined'] as const;
 export const VerdictSchema = z.enum(VERDICTS);
@@ -39,11 +39,12 @@ export function approvedStatus(message?: string): Status {
   return message === undefined ? { Verdict: 'Approved' } : { Verdict: 'Approved', StatusMessage: clip(message) };
 }
 
-/** A Declined Status with Code and its mirror CustomDeclineCode. */
+/** A Declined Status with Code and its mirror CustomDeclineCode. Code 0 is not a decline reason. */
 export function declinedStatus(code: number, message: string): Status {
+  if (!Number.isInteger(code) || code === 0) throw new RangeError(`a Declined status needs a decline code, not ${code}`);
   return { Verdict: 'Declined', Code: code, CustomDeclineCode: code, StatusMessage: clip(message) };
 }
 
 function clip(message: string): string {
-  return message.length <= STATUS_MESSAGE_MAX ? message : `${message.slice(0, STATUS_MESSAGE_MAX - 1)}…`;
+  return truncateText(message, STATUS_MESSAGE_MAX, true);
 }

@@ -119,10 +119,16 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
   };
   if (s.kind === 'SessionIdle' && s.session.txId !== null) {
     const session = s.session;
-    if (priceMinor > session.remainingMinor || session.endAfterVend !== null || model.shuttingDown) {
-      const reason = priceMinor > session.remainingMinor ? 'price above the remaining funds' : 'the session is ending';
+    const ageLimit = fx.cfg.ageDeniedItems[item] ?? null;
+    if (priceMinor > session.remainingMinor || session.endAfterVend !== null || model.shuttingDown || ageLimit !== null) {
+      const reason =
+        ageLimit !== null
+          ? `age-restricted item (${ageLimit}+): the static QR authorization does not verify age`
+          : priceMinor > session.remainingMinor
+            ? 'price above the remaining funds'
+            : 'the session is ending';
       fx.send({ kind: 'vend-deny' });
-      fx.post({ type: 'vend.denied', txId: session.txId!, price: fx.major(priceMinor), item, reason });
+      fx.post({ type: 'vend.denied', txId: session.txId!, price: fx.major(priceMinor), item, reason, ageLimit });
       return { ...model, state: idle(fx, session) };
     }
     const vendSeq = session.approvedVends + 1;

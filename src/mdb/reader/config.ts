@@ -15,6 +15,22 @@ export interface ReaderSetup {
   requestIdPrefix: string;
   /** How long the board may take to confirm C,START / C,STOP (default 5 s). */
   boardAnswerMs?: number;
+  /** Items a static QR session denies for their age limit (item -> ageLimit); see ageDeniedItems(). */
+  ageDeniedItems?: Readonly<Record<number, number>>;
+}
+
+/**
+ * The catalog items a static QR session must deny locally (design section 3): with
+ * staticQr.verifyAge false the Authorization vouches for no age, so every item with an ageLimit
+ * is refused inside the session. With verifyAge true the Authorization carried the highest limit.
+ */
+export function ageDeniedItems(verifyAge: boolean, catalog: Readonly<Record<string, { ageLimit?: number | null }>>): Record<number, number> {
+  const out: Record<number, number> = {};
+  if (verifyAge) return out;
+  for (const [item, entry] of Object.entries(catalog)) {
+    if (entry.ageLimit != null && entry.ageLimit > 0) out[Number(item)] = entry.ageLimit;
+  }
+  return out;
 }
 
 /**
@@ -48,5 +64,6 @@ export function readerConfigFrom(s: ReaderSetup): ReaderConfig {
     boardAnswerMs: s.boardAnswerMs ?? 5000,
     setconf: setconfCommands(s),
     requestIdPrefix: s.requestIdPrefix,
+    ageDeniedItems: s.ageDeniedItems ?? {},
   };
 }

@@ -29,6 +29,11 @@ export interface ReaderConfig {
   setconf: readonly BoardCommand[];
   /** Makes requestIds unique across restarts of the agent. */
   requestIdPrefix: string;
+  /**
+   * Items denied inside a static QR session because their minimum age was not part of the
+   * Authorization (staticQr.verifyAge false), by MDB item number -> ageLimit. Empty otherwise.
+   */
+  ageDeniedItems: Readonly<Record<number, number>>;
 }
 
 export interface Session {

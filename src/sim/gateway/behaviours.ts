@@ -16,10 +16,12 @@ export type Behaviour =
   /** Dynamic QR: always pending; the QR expires at the last polling. */
   | { kind: 'never-pay' }
   /** Dynamic QR: the consumer's payment is declined with `code` at the first Inquiry. */
-  | { kind: 'decline-at-inquiry'; code: number };
+  | { kind: 'decline-at-inquiry'; code: number }
+  /** Dynamic QR: paid at the first Inquiry, but for `amount` (AuthAmount), e.g. less than the QR asked. */
+  | { kind: 'pay-amount'; amount: number };
 
 /** The behaviours that decide how a dynamic QR gets paid (looked up at GenerateQR). */
-export type PaymentBehaviour = Extract<Behaviour, { kind: 'pay-after-polls' | 'pay-after-ms' | 'never-pay' | 'decline-at-inquiry' | 'approve' }>;
+export type PaymentBehaviour = Extract<Behaviour, { kind: 'pay-after-polls' | 'pay-after-ms' | 'never-pay' | 'decline-at-inquiry' | 'approve' | 'pay-amount' }>;
 
 export interface BehaviourRule {
   op: GatewayOperation;

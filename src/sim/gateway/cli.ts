@@ -14,6 +14,7 @@ export interface SimGatewayCliOptions {
   seed: string;
   hangMs: string;
   logLevel: string;
+  lenient?: boolean;
 }
 
 function usage(message: string): QrvendError {
@@ -48,7 +49,7 @@ export async function runSimGateway(opts: SimGatewayCliOptions): Promise<void> {
   const logger = createLogger({ level: opts.logLevel as LogLevel, name: 'sim-gateway' });
   const tls = opts.cert && opts.key ? { cert: readPem(opts.cert, 'certificate'), key: readPem(opts.key, 'key') } : undefined;
 
-  const sim = await startGatewaySimulator({ host, port, faults, seed, hangMs, logger, ...(tls ? { tls } : {}) });
+  const sim = await startGatewaySimulator({ host, port, faults, seed, hangMs, logger, lenient: opts.lenient === true, ...(tls ? { tls } : {}) });
   logger.info({ url: sim.url, faults, seed }, `gateway simulator listening on ${sim.url} (ledger: ${sim.url}/_sim/ledger)`);
 
   await new Promise<void>((resolve) => {

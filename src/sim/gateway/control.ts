@@ -9,7 +9,8 @@ import type { BehaviourRule } from './behaviours.js';
 import { FAULT_KINDS, type FaultSpec } from './faults.js';
 
 const Op = z.enum(GATEWAY_OPERATIONS);
-const code = z.number().int().min(0).max(2147483647);
+/** A decline code: never 0 (a Declined status with Code 0 is not a decline a strict gateway sends). */
+const code = z.number().int().min(1, 'a decline needs a decline code (not 0)').max(2147483647);
 
 const BehaviourSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('approve') }),
@@ -18,6 +19,7 @@ const BehaviourSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('pay-after-ms'), ms: z.number().int().min(0).max(3_600_000) }),
   z.strictObject({ kind: z.literal('never-pay') }),
   z.strictObject({ kind: z.literal('decline-at-inquiry'), code }),
+  z.strictObject({ kind: z.literal('pay-amount'), amount: z.number().finite().min(0) }),
 ]);
 
 const RuleSchema = z.strictObject({

@@ -4,8 +4,10 @@
  * AuthAmount, a PaymentInfo that is not the one issued, voiding an unpaid QR...), the
  * behaviours, and idempotent answers for repeated Settlement/Cancel/Void. Each handler returns
  * the answer as text so that a duplicate gets the very same bytes.
+ *
+ * Like a strict gateway, it writes amounts with the currency's decimals (`AuthAmount":10.00`)
+ * and expects every PaymentInfo it issued back byte for byte (design section 3).
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { GatewayOperation } from '../../gateway/outcome.js';
 import { RETRYABLE_DECLINE_CODES } from '../../gateway/outcome.js';
 import {
@@ -14,13 +16,13 @@ import {
   DeclineCodes,
   DECLINE_CODE_TEXT,
   formatGatewayDateTime,
-  roundAmount,
   type PaymentInfo,
   type RequestOf,
   type Status,
 } from '../../gateway/protocol/index.js';
+import { composePaymentInfo, decimalPlacesOf, exactMinor, memberText, minorOf, RawJson, stringifyWire } from '../../gateway/wire/index.js';
 import type { Behaviours, PaymentBehaviour } from './behaviours.js';
-import type { ClosingOperation, ClosingRecord, Decision, SimLedger, TxRecord } from './ledger.js';
+import type { ClosingOperation, ClosingRecord, Decision, QrRecord, SimLedger, TxRecord } from './ledger.js';
 
 export interface HandlerContext {
   ledger: SimLedger;
@@ -54,16 +56,20 @@ function closing<O extends ClosingOperation>(
       ctx.ledger.duplicate(txId, op);
       return stored.answerText;
     }
-    const reason = `a different ${op} body for this TransactionId was already processed`;
-    ctx.ledger.conflict(txId, op, reason, flow);
-    return JSON.stringify({ Status: decline(DeclineCodes.NotAllowed, reason) });
+    if (stored.approved) {
+      const reason = `a different ${op} body for this TransactionId was already processed`;
+      ctx.ledger.conflict(txId, op, reason, flow);
+      return stringifyWire({ Status: decline(DeclineCodes.NotAllowed, reason) });
+    }
+    // The earlier body was declined for good (e.g. 998): nothing was processed, so a corrected
+    // request is judged on its own body.
   }
   const answer = decide();
-  const text = JSON.stringify(answer);
+  const text = stringifyWire(answer);
   const code = answer.Status.Code;
   // A retryable decline (6, 30, 992, 999) invites the same request again: do not pin it.
   if (!(answer.Status.Verdict === 'Declined' && code != null && RETRYABLE_DECLINE_CODES.has(code))) {
-    ctx.ledger.storeAnswer(op, txId, { bodyText: req.text, answerText: text });
+    ctx.ledger.storeAnswer(op, txId, { bodyText: req.text, answerText: text, approved: answer.Status.Verdict === 'Approved' });
   }
   return text;
 }
@@ -72,36 +78,75 @@ function closingRecord(status: Status, amount: number, extra: { reasonCode?: num
   return { ...decisionOf(status), amount, reasonCode: extra.reasonCode ?? null, gatewayTimeout: extra.timeout ?? false, products: extra.products ?? 0 };
 }
 
-function issuePaymentInfo(ctx: HandlerContext, amount: number): PaymentInfo {
+/** A PaymentInfo this gateway issues: the object (for the ledger view) and the exact text it sent. */
+interface Issued {
+  value: PaymentInfo;
+  text: string;
+}
+
+function issue(value: PaymentInfo, dp: number): Issued {
+  return { value, text: composePaymentInfo(value, dp).text };
+}
+
+function issuePaymentInfo(ctx: HandlerContext, amount: number, dp: number): Issued {
   const n = ctx.ledger.nextNumber();
-  return {
-    SrvTranId: `SIM${digits(n, 8)}`,
-    AuthCode: digits(100000 + n * 7919, 6),
-    AuthAmount: amount,
-    RRN: digits(n, 12),
-    AuthDateTime: formatGatewayDateTime(ctx.now()),
-    AuthSource: 'SIM',
-  };
+  return issue(
+    {
+      SrvTranId: `SIM${digits(n, 8)}`,
+      AuthCode: digits(100000 + n * 7919, 6),
+      AuthAmount: amount,
+      RRN: digits(n, 12),
+      AuthDateTime: formatGatewayDateTime(ctx.now()),
+      AuthSource: 'SIM',
+    },
+    dp,
+  );
+}
+
+/** The PaymentInfo member of a request exactly as sent (null when absent). */
+const sentPaymentInfo = (req: IncomingRequest<GatewayOperation>): string | null => memberText(req.text, 'PaymentInfo');
+
+/** An answer with the PaymentInfo written exactly as issued. */
+function withPaymentInfo(issued: Issued | null | undefined, status: Status): string {
+  return stringifyWire(issued ? { PaymentInfo: new RawJson(issued.text), Status: status } : { Status: status });
+}
+
+/**
+ * Why a PaymentInfo composed from GenerateQR (SrvTranId, RRN, AuthAmount: design section 3) is not
+ * the one this QR was issued with, or null when it is.
+ */
+function composedMismatch(sentText: string | null, qr: QrRecord): string | null {
+  if (sentText === null) return 'PaymentInfo is missing';
+  const sent = JSON.parse(sentText) as Record<string, unknown>;
+  const extra = Object.keys(sent).find((k) => k !== 'SrvTranId' && k !== 'RRN' && k !== 'AuthAmount');
+  if (extra !== undefined) return `PaymentInfo.${extra} was not issued for this QR`;
+  if (sent.SrvTranId !== qr.srvTranId || sent.RRN !== qr.rrn) return 'PaymentInfo SrvTranId/RRN do not match the QR issued by GenerateQR';
+  const amountText = memberText(sentText, 'AuthAmount');
+  const sentMinor = amountText === null ? null : exactMinor(amountText, qr.decimalPlaces);
+  if (sentMinor === null || !sentMinor.exact || sentMinor.minor !== BigInt(minorOf(qr.amount, qr.decimalPlaces))) {
+    return `PaymentInfo.AuthAmount must be the amount of the QR (${qr.amount})`;
+  }
+  return null;
 }
 
 export function handleAuthorization(req: IncomingRequest<'Authorization'>, ctx: HandlerContext): string {
   const { TransactionId: txId, Amount: amount } = req.value.BasicInfo;
   if (ctx.ledger.get(txId) !== undefined) {
     ctx.ledger.conflict(txId, 'Authorization', 'Authorization for a TransactionId already in use', 'static');
-    return JSON.stringify({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
+    return stringifyWire({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
   }
   const rec = ctx.ledger.create(txId, 'static', 'auth-declined');
   const b = amount <= 0 ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount } : ctx.behaviours.decide('Authorization', txId, amount);
   if (b.kind === 'decline') {
     const status = decline(b.code, b.message ?? `Authorization of ${amount} declined`);
-    rec.authorization = { ...decisionOf(status), amount, paymentInfo: null };
-    return JSON.stringify({ Status: status });
+    rec.authorization = { ...decisionOf(status), amount, paymentInfo: null, paymentInfoText: null };
+    return stringifyWire({ Status: status });
   }
-  const paymentInfo = issuePaymentInfo(ctx, amount);
+  const issued = issuePaymentInfo(ctx, amount, decimalPlacesOf(req.value));
   const status = approvedStatus();
   rec.state = 'authorized';
-  rec.authorization = { ...decisionOf(status), amount, paymentInfo };
-  return JSON.stringify({ PaymentInfo: paymentInfo, Status: status });
+  rec.authorization = { ...decisionOf(status), amount, paymentInfo: issued.value, paymentInfoText: issued.text };
+  return withPaymentInfo(issued, status);
 }
 
 export function handleSettlement(req: IncomingRequest<'Settlement'>, ctx: HandlerContext): string {
@@ -121,16 +166,17 @@ export function handleSettlement(req: IncomingRequest<'Settlement'>, ctx: Handle
       ctx.ledger.conflict(txId, 'Settlement', 'Settlement after an accepted Cancel', 'static');
       return reject(decline(DeclineCodes.NotAllowed, 'the transaction was already cancelled'));
     }
-    if (!isDeepStrictEqual(req.raw.PaymentInfo, rec.authorization.paymentInfo)) {
-      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo does not match the PaymentInfo returned by Authorization'));
+    if (sentPaymentInfo(req) !== rec.authorization.paymentInfoText) {
+      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by Authorization (it goes back byte for byte)'));
     }
-    if (amount > rec.authorization.amount) {
+    const dp = decimalPlacesOf(req.value);
+    if (minorOf(amount, dp) > minorOf(rec.authorization.amount, dp)) {
       return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above AuthAmount ${rec.authorization.amount}`));
     }
     const products = req.value.Products ?? [];
     if (products.length > 0) {
-      const total = roundAmount(products.reduce((sum, p) => sum + p.Price, 0), 4);
-      if (Math.abs(total - amount) > 1e-9) return reject(decline(DeclineCodes.InvalidAmount, `Products total ${total} differs from Amount ${amount}`));
+      const totalMinor = products.reduce((sum, p) => sum + minorOf(p.Price, dp), 0);
+      if (totalMinor !== minorOf(amount, dp)) return reject(decline(DeclineCodes.InvalidAmount, `Products total differs from Amount ${amount}`));
     }
     const b = ctx.behaviours.decide('Settlement', txId, amount);
     if (b.kind === 'decline') return reject(decline(b.code, b.message ?? `Settlement of ${amount} declined`));
@@ -164,8 +210,8 @@ export function handleCancel(req: IncomingRequest<'Cancel'>, ctx: HandlerContext
       const status = decline(DeclineCodes.NotAllowed, 'the Authorization was declined; nothing to cancel');
       rec.cancel = closingRecord(status, amount, extra);
       return { Status: status };
-    } else if (!timeout && !isDeepStrictEqual(req.raw.PaymentInfo, rec.authorization?.paymentInfo)) {
-      const status = declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo does not match the PaymentInfo returned by Authorization');
+    } else if (!timeout && sentPaymentInfo(req) !== rec.authorization?.paymentInfoText) {
+      const status = declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by Authorization (it goes back byte for byte)');
       rec.cancel = closingRecord(status, amount, extra);
       return { Status: status };
     }
@@ -181,20 +227,20 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
   const { TransactionId: txId, Amount: amount } = req.value.BasicInfo;
   if (ctx.ledger.get(txId) !== undefined) {
     ctx.ledger.conflict(txId, 'GenerateQR', 'GenerateQR for a TransactionId already in use', 'dynamic');
-    return JSON.stringify({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
+    return stringifyWire({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
   }
   const rec = ctx.ledger.create(txId, 'dynamic', 'qr-declined');
   const b = amount <= 0 ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount } : ctx.behaviours.decide('GenerateQR', txId, amount);
-  if (b.kind === 'decline') return JSON.stringify({ Status: decline(b.code, b.message ?? `GenerateQR of ${amount} declined`) });
+  if (b.kind === 'decline') return stringifyWire({ Status: decline(b.code, b.message ?? `GenerateQR of ${amount} declined`) });
   const n = ctx.ledger.nextNumber();
   const srvTranId = `SIMQR${digits(n, 8)}`;
   const rrn = digits(n, 12);
   const behaviour: PaymentBehaviour = b.kind === 'approve' ? { kind: 'pay-after-polls', polls: 0 } : b;
   const qrCode = `https://pay.simulator.invalid/qr/${srvTranId}?amount=${amount}`;
   rec.state = 'qr-open';
-  rec.qr = { amount, srvTranId, rrn, qrCode, createdAtMs: ctx.now().getTime(), behaviour, polls: 0, paymentInfo: null };
+  rec.qr = { amount, decimalPlaces: decimalPlacesOf(req.value), srvTranId, rrn, qrCode, createdAtMs: ctx.now().getTime(), behaviour, polls: 0, paymentInfo: null, paymentInfoText: null };
   const channel = req.value.ChannelId;
-  return JSON.stringify({
+  return stringifyWire({
     QRCode: qrCode,
     QRData: { ...(channel != null ? { ChannelId: channel } : {}), RRN: rrn, SrvTranId: srvTranId },
     // An approved GenerateQR may carry Code 0 (seed, Errors 3): the simulator does, so clients cope.
@@ -205,17 +251,21 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
 export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerContext): string {
   const txId = req.value.BasicInfo.TransactionId;
   const rec = ctx.ledger.get(txId);
-  const answer = (status: Status, paymentInfo?: PaymentInfo | null) => JSON.stringify(paymentInfo ? { PaymentInfo: paymentInfo, Status: status } : { Status: status });
+  const answer = (status: Status, issued?: Issued | null) => withPaymentInfo(issued, status);
   if (rec === undefined || rec.qr === null) return answer(decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId'));
   const qr = rec.qr;
-  const pi = req.value.PaymentInfo;
-  if (pi.SrvTranId !== qr.srvTranId || pi.RRN !== qr.rrn) {
-    return answer(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo SrvTranId/RRN do not match the QR issued by GenerateQR'));
+  // Before an approval the Inquiry names the QR (PaymentInfo composed from GenerateQR); after
+  // one it may carry the approving PaymentInfo, byte for byte.
+  const sent = sentPaymentInfo(req);
+  if (!(qr.paymentInfoText !== null && sent === qr.paymentInfoText)) {
+    const mismatch = composedMismatch(sent, qr);
+    if (mismatch !== null) return answer(declinedStatus(DeclineCodes.ValidationError, mismatch));
   }
   qr.polls += 1;
+  const paidInfo = (): Issued | null => (qr.paymentInfo && qr.paymentInfoText ? { value: qr.paymentInfo, text: qr.paymentInfoText } : null);
   switch (rec.state) {
     case 'paid':
-      return answer(approvedStatus(), qr.paymentInfo);
+      return answer(approvedStatus(), paidInfo());
     case 'voided':
       return answer(decline(DeclineCodes.NotAllowed, 'the payment was voided'));
     case 'expired':
@@ -229,11 +279,12 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
   if (b.kind === 'decline-at-inquiry') {
     rec.state = 'qr-declined';
     const status = decline(b.code, 'the consumer payment was declined');
-    rec.authorization = { ...decisionOf(status), amount: qr.amount, paymentInfo: null };
+    rec.authorization = { ...decisionOf(status), amount: qr.amount, paymentInfo: null, paymentInfoText: null };
     return answer(status);
   }
   const paid =
     b.kind === 'approve' ||
+    b.kind === 'pay-amount' ||
     (b.kind === 'pay-after-polls' && qr.polls > b.polls) ||
     (b.kind === 'pay-after-ms' && ctx.now().getTime() - qr.createdAtMs >= b.ms);
   if (!paid) {
@@ -245,18 +296,25 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
   }
   const at = formatGatewayDateTime(ctx.now());
   const n = ctx.ledger.nextNumber();
-  qr.paymentInfo = {
-    SrvTranId: qr.srvTranId,
-    RRN: qr.rrn,
-    AuthAmount: qr.amount,
-    SettAmount: qr.amount,
-    AuthCode: digits(200000 + n * 7919, 6),
-    AuthDateTime: at,
-    SettDateTime: at,
-  };
+  // What the consumer paid: the QR's amount, or what a pay-amount behaviour says (a short payment).
+  const paidAmount = b.kind === 'pay-amount' ? b.amount : qr.amount;
+  const issued = issue(
+    {
+      SrvTranId: qr.srvTranId,
+      RRN: qr.rrn,
+      AuthAmount: paidAmount,
+      SettAmount: paidAmount,
+      AuthCode: digits(200000 + n * 7919, 6),
+      AuthDateTime: at,
+      SettDateTime: at,
+    },
+    qr.decimalPlaces,
+  );
+  qr.paymentInfo = issued.value;
+  qr.paymentInfoText = issued.text;
   rec.state = 'paid';
-  rec.authorization = { verdict: 'Approved', code: null, message: null, amount: qr.amount, paymentInfo: qr.paymentInfo };
-  return answer(approvedStatus(), qr.paymentInfo);
+  rec.authorization = { verdict: 'Approved', code: null, message: null, amount: paidAmount, paymentInfo: issued.value, paymentInfoText: issued.text };
+  return answer(approvedStatus(), issued);
 }
 
 export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): string {
@@ -282,7 +340,10 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
     };
     if (rec.flow !== 'dynamic' || rec.qr === null) return reject(decline(DeclineCodes.NotAllowed, 'a static QR transaction is cancelled, not voided'));
     const qr = rec.qr;
+    const sent = sentPaymentInfo(req);
     if (rec.state === 'qr-open' || rec.state === 'expired') {
+      const mismatch = timeout ? null : composedMismatch(sent, qr);
+      if (mismatch !== null) return reject(declinedStatus(DeclineCodes.ValidationError, mismatch));
       // Close the QR so a late payment cannot happen after the machine gave up on it. Nothing was
       // taken, so the Void succeeds: the machine's "make sure the consumer is not charged" holds.
       rec.state = 'expired';
@@ -292,18 +353,17 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
       return { Status: status };
     }
     if (rec.state !== 'paid') return reject(decline(DeclineCodes.NotAllowed, `nothing to void (${rec.state})`));
-    const composed: PaymentInfo = { SrvTranId: qr.srvTranId, RRN: qr.rrn, AuthAmount: qr.amount };
-    const sent = req.raw.PaymentInfo;
-    if (!timeout && !isDeepStrictEqual(sent, qr.paymentInfo) && !isDeepStrictEqual(sent, composed)) {
-      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo does not match the PaymentInfo returned by Inquiry or GenerateQR'));
+    // A paid QR is voided with the approving Inquiry's PaymentInfo, byte for byte (design section 3).
+    if (!timeout && sent !== qr.paymentInfoText) {
+      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by the approving Inquiry (it goes back byte for byte)'));
     }
-    if (amount > qr.amount) return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above AuthAmount ${qr.amount}`));
+    if (minorOf(amount, qr.decimalPlaces) > minorOf(qr.amount, qr.decimalPlaces)) return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above the QR amount ${qr.amount}`));
     const b = ctx.behaviours.decide('Void', txId, amount);
     if (b.kind === 'decline') return reject(decline(b.code, b.message ?? 'Void declined'));
     const status = approvedStatus();
     rec.state = 'voided';
     rec.accepted.Void += 1;
     rec.void = closingRecord(status, amount, extra);
-    return { PaymentInfo: qr.paymentInfo, Status: status };
+    return qr.paymentInfoText !== null ? { PaymentInfo: new RawJson(qr.paymentInfoText), Status: status } : { Status: status };
   });
 }

@@ -31,6 +31,8 @@ export interface Decision {
 
 export interface QrRecord {
   amount: number;
+  /** MachineInfo.DecimalPlace of the GenerateQR: the decimals this QR's amounts are written with. */
+  decimalPlaces: number;
   srvTranId: string;
   rrn: string;
   qrCode: string;
@@ -38,8 +40,9 @@ export interface QrRecord {
   behaviour: PaymentBehaviour;
   /** Inquiries answered so far. */
   polls: number;
-  /** PaymentInfo of the approving Inquiry, once paid. */
+  /** PaymentInfo of the approving Inquiry, once paid, and the exact text it was sent as. */
   paymentInfo: PaymentInfo | null;
+  paymentInfoText: string | null;
 }
 
 export interface ClosingRecord extends Decision {
@@ -53,7 +56,8 @@ export interface TxRecord {
   transactionId: string;
   flow: 'static' | 'dynamic';
   state: TxState;
-  authorization: (Decision & { amount: number; paymentInfo: PaymentInfo | null }) | null;
+  /** The PaymentInfo issued, and its exact text (what must come back byte for byte). */
+  authorization: (Decision & { amount: number; paymentInfo: PaymentInfo | null; paymentInfoText: string | null }) | null;
   qr: QrRecord | null;
   settlement: ClosingRecord | null;
   cancel: ClosingRecord | null;
@@ -77,6 +81,8 @@ export interface RejectedRequest {
 interface Stored {
   bodyText: string;
   answerText: string;
+  /** Approved: the operation was processed, another body is a conflict. Declined: it was not. */
+  approved: boolean;
 }
 
 const zeroOps = (): Record<GatewayOperation, number> => ({ Authorization: 0, Settlement: 0, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 });

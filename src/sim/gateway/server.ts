@@ -8,7 +8,8 @@ import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from '../../core/log.js';
 import type { GatewayOperation } from '../../gateway/outcome.js';
-import { operationForPath } from '../../gateway/protocol/index.js';
+import { declinedStatus, DeclineCodes, operationForPath } from '../../gateway/protocol/index.js';
+import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { Behaviours, type BehaviourRule } from './behaviours.js';
 import { parseControl, type ControlCommand } from './control.js';
 import { FAULT_TIMING, FaultInjector, type FaultKind, type FaultSpec } from './faults.js';
@@ -41,6 +42,11 @@ export interface GatewaySimulatorOptions {
   maxBodyBytes?: number;
   /** Clock for issued date-times and pay-after-ms (tests). */
   now?: () => Date;
+  /**
+   * Accept (and drop) request members the interface does not define, instead of answering 998
+   * naming them (`--lenient`, for integrators who need the old behaviour).
+   */
+  lenient?: boolean;
   logger?: Logger;
 }
 
@@ -98,11 +104,23 @@ function send(res: http.ServerResponse, status: number, body: string, type = 'ap
   res.end(body);
 }
 
+/** An answer that is not HTTP 200 still carries a Status, like every other answer of the gateway. */
+function sendStatus(res: http.ServerResponse, httpStatus: number, code: number, message: string): void {
+  send(res, httpStatus, JSON.stringify({ Status: declinedStatus(code, message) }));
+}
+
+/** Rules given through the API are held to the control endpoint's rules (no Declined with Code 0). */
+function checkedRules(rules: BehaviourRule[]): BehaviourRule[] {
+  const parsed = parseControl({ rules });
+  if (!parsed.ok) throw new QrvendError(ErrorCodes.CLI_USAGE, `gateway simulator rules: ${parsed.error}`);
+  return rules;
+}
+
 export async function startGatewaySimulator(options: GatewaySimulatorOptions = {}): Promise<GatewaySimulator> {
   const host = options.host ?? '127.0.0.1';
   const ledger = new SimLedger();
   const behaviours = new Behaviours();
-  behaviours.setRules(options.rules ?? []);
+  behaviours.setRules(checkedRules(options.rules ?? []));
   const faults = new FaultInjector(options.faults ?? [], options.seed ?? 1);
   let hangMs = options.hangMs ?? 60_000;
   const maxBody = options.maxBodyBytes ?? 1_048_576;
@@ -150,15 +168,15 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
   async function serveOperation(op: GatewayOperation, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
-      return send(res, 405, JSON.stringify({ error: `${op} takes POST` }));
+      return sendStatus(res, 405, DeclineCodes.NotAllowed, `${op} takes POST`);
     }
     if (!isJsonMediaType(req.headers['content-type'])) {
-      return send(res, 415, JSON.stringify({ error: 'Content-Type must be application/json, text/json or application/*+json' }));
+      return sendStatus(res, 415, DeclineCodes.ValidationError, 'Content-Type must be application/json, text/json or application/*+json');
     }
     const text = await readBody(req, maxBody);
     const fault = faults.draw(op);
     if (fault !== null && FAULT_TIMING[fault] === 'before') return injectBefore(fault, res);
-    const checked = checkRequest(op, text);
+    const checked = checkRequest(op, text, { lenient: options.lenient === true });
     let out: string;
     if (!checked.ok) {
       ledger.reject({ op, transactionId: checked.transactionId, code: checked.status.Code ?? 0, member: checked.member, message: checked.message });
@@ -175,12 +193,12 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
   async function route(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://sim').pathname;
     if (path === '/_sim/ledger') {
-      if (req.method !== 'GET') return send(res, 405, JSON.stringify({ error: 'the ledger is read-only: GET it' }));
+      if (req.method !== 'GET') return sendStatus(res, 405, DeclineCodes.NotAllowed, 'the ledger is read-only: GET it');
       return send(res, 200, JSON.stringify(view()));
     }
     if (path === '/_sim/control') {
       if (req.method === 'GET') return send(res, 200, JSON.stringify({ faults: faults.active(), rules: behaviours.list(), hangMs }));
-      if (req.method !== 'POST') return send(res, 405, JSON.stringify({ error: 'POST a control command' }));
+      if (req.method !== 'POST') return sendStatus(res, 405, DeclineCodes.NotAllowed, 'POST a control command');
       let body: unknown;
       try {
         body = JSON.parse(await readBody(req, maxBody));
@@ -194,15 +212,15 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
       return send(res, 200, JSON.stringify({ ok: true, faults: faults.active(), rules: behaviours.list(), hangMs }));
     }
     const op = operationForPath(path);
-    if (op === null) return send(res, 404, JSON.stringify({ error: `no operation at ${path}` }));
+    if (op === null) return sendStatus(res, 404, DeclineCodes.NotAllowed, `no operation at ${path}`);
     return serveOperation(op, req, res);
   }
 
   const listener: http.RequestListener = (req, res) => {
     route(req, res).catch((err: unknown) => {
-      if (err instanceof BodyTooLarge) return send(res, 413, JSON.stringify({ error: `body larger than ${maxBody} bytes` }));
+      if (err instanceof BodyTooLarge) return sendStatus(res, 413, DeclineCodes.ValidationError, `body larger than ${maxBody} bytes`);
       log?.error({ err }, 'sim gateway failed on a request');
-      if (!res.headersSent) send(res, 500, JSON.stringify({ error: 'simulator error' }));
+      if (!res.headersSent) sendStatus(res, 500, DeclineCodes.GeneralException, 'simulator error');
     });
   };
 
@@ -227,8 +245,8 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
     port,
     ledger: view,
     setFaults: (list, seed) => faults.set(list, seed),
-    setRules: (rules) => behaviours.setRules(rules),
-    addRules: (rules) => behaviours.addRules(rules),
+    setRules: (rules) => behaviours.setRules(checkedRules(rules)),
+    addRules: (rules) => behaviours.addRules(checkedRules(rules)),
     control,
     resetLedger: () => ledger.clear(),
     close: () =>

@@ -26,7 +26,13 @@ const generatedOk: DynamicQrInput = {
   outcome: { kind: 'approved', response: { QRCode: 'https://pay.example/q/1', QRData: { RRN: 'RRN1', SrvTranId: 'S1', ChannelId: 'C' } }, elapsedMs: 5 },
 };
 const pending: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'declined', code: 993, message: 'pending', response: {}, elapsedMs: 3 } };
-const paid: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'approved', response: { PaymentInfo: { SrvTranId: 'S1', RRN: 'RRN1', AuthAmount: 1.5, AuthCode: 'A1' } }, elapsedMs: 3 } };
+/** The approving answer as the gateway wrote it: the Void must carry this PaymentInfo text unchanged. */
+const PAID_PI = '{"SrvTranId":"S1","RRN":"RRN1","AuthAmount":1.50,"AuthCode":"A1"}';
+const paidWith = (pi: string): DynamicQrInput => ({
+  tag: 'inquired',
+  outcome: { kind: 'approved', response: { PaymentInfo: JSON.parse(pi) }, bodyText: `{"PaymentInfo":${pi},"Status":{"Verdict":"Approved"}}`, elapsedMs: 3 },
+});
+const paid = paidWith(PAID_PI);
 const unanswered: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'transport', failure: 'timeout', detail: 'timeout', httpStatus: null, elapsedMs: 8000 } };
 const declined5: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'declined', code: 5, message: 'fraud', response: {}, elapsedMs: 3 } };
 
@@ -73,10 +79,40 @@ for (const outcome of ['failed', 'reset', 'timeout', 'expired'] as const) {
     assert.deepEqual(state.tag === 'closed' && state.result, 'voided');
     const v = effects.find((e) => e.tag === 'void');
     assert.ok(v && v.tag === 'void');
-    assert.deepEqual(v.paymentInfo, { SrvTranId: 'S1', RRN: 'RRN1', AuthAmount: 1.5, AuthCode: 'A1' });
+    assert.equal(v.paymentInfo.text, PAID_PI);
     assert.equal(v.reason.reasonCode, 3);
   });
 }
+
+test('approved for less than the price (0.50 for 1.50): vend denied, Void reason 3 with the approving PaymentInfo', () => {
+  const short = '{"SrvTranId":"S1","RRN":"RRN1","AuthAmount":0.50,"AuthCode":"A1"}';
+  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paidWith(short)]);
+  assert.equal(state.tag === 'closed' && state.result, 'voided');
+  assert.deepEqual(effects.find((e) => e.tag === 'main' && e.message.type.startsWith('vend.')), {
+    tag: 'main',
+    message: { type: 'vend.deny', requestId: 'r1', reason: 'amount paid below price: paid 0.50, price 1.50' },
+  });
+  assert.equal(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.approve'), false);
+  const v = effects.find((e) => e.tag === 'void');
+  assert.ok(v && v.tag === 'void');
+  assert.equal(v.paymentInfo.text, short);
+  assert.deepEqual(v.reason, { reasonCode: 3, reasonText: 'amount paid below price: paid 0.50, price 1.50' });
+  assert.deepEqual(effects.find((e) => e.tag === 'record'  && e.record.tag === 'paid'), { tag: 'record', record: { tag: 'paid', paymentInfo: v.paymentInfo, paidMinor: 50 } });
+});
+
+test('one cent short is short, exactly: 1.49 and 1.499 deny; 1.50, 1.500 and more approve', () => {
+  for (const [amount, approved] of [['1.49', false], ['1.499', false], ['1.4999999999999999', false], ['1.50', true], ['1.500', true], ['2.00', true], ['15e-1', true]] as const) {
+    const { state } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paidWith(`{"SrvTranId":"S1","AuthAmount":${amount}}`)]);
+    assert.equal(state.tag, approved ? 'paid' : 'closed', `AuthAmount ${amount}`);
+  }
+});
+
+test('paid above the price: the vend is approved and what was paid is recorded', () => {
+  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paidWith('{"SrvTranId":"S1","AuthAmount":2.00}')]);
+  assert.equal(state.tag, 'paid');
+  assert.ok(effects.some((e) => e.tag === 'record' && e.record.tag === 'paid' && e.record.paidMinor === 200));
+  assert.ok(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.approve'));
+});
 
 test('consumer cancel after payment voids with reason 2', () => {
   const { effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paid, { tag: 'vend-result', outcome: 'cancelled' }]);

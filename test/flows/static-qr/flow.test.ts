@@ -84,7 +84,7 @@ beforeEach(() => {
     toMain: (m) => sent.push(m),
     show: () => {},
     outboxChanged: () => {},
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U' },
+    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null },
     log: silentLogger(),
     now: Date.now,
     timers: realTimers,

@@ -41,6 +41,7 @@ export function readerConfig(over: Partial<ReaderConfig> = {}): ReaderConfig {
     boardAnswerMs: 5000,
     setconf: setconfCommands({ mdb: mdbDefaults, decimalPlaces: 2, currencyNumeric: '978' }),
     requestIdPrefix: 'rq',
+    ageDeniedItems: {},
     ...over,
   };
 }
@@ -120,8 +121,8 @@ export const reach = {
   Inactive: (cfg?: ReaderConfig) => withFeed(new Harness(cfg), linkUp, line('v,1.0,B1')),
   Disabled: (cfg?: ReaderConfig) => withFeed(reach.Inactive(cfg), line('c,STATUS,DISABLED')),
   Enabled: (cfg?: ReaderConfig) => withFeed(reach.Disabled(cfg), line('c,STATUS,ENABLED')),
-  Starting: () => withFeed(reach.Enabled(), pay({ type: 'session.begin', txId: 'T1', funds: 5 })),
-  SessionIdle: () => withFeed(reach.Starting(), line('c,STATUS,IDLE,5.00')),
+  Starting: (cfg?: ReaderConfig) => withFeed(reach.Enabled(cfg), pay({ type: 'session.begin', txId: 'T1', funds: 5 })),
+  SessionIdle: (cfg?: ReaderConfig) => withFeed(reach.Starting(cfg), line('c,STATUS,IDLE,5.00')),
   VendStatic: () => withFeed(reach.SessionIdle(), line('c,STATUS,VEND,1.50,12')),
   Stopping: () => withFeed(reach.SessionIdle(), pay({ type: 'session.cancel', txId: 'T1', reason: 'test' })),
   DynamicAwaitingPayment: () => withFeed(reach.Enabled(), line('c,STATUS,VEND,2.00,7')),

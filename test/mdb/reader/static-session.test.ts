@@ -1,8 +1,8 @@
 /** Authorization-first (static QR): session.begin -> C,START, local approvals, funds, session end. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Harness, armed, line, linkUp, pay, posted, postedTypes, reach, refusals, sent, timeout } from './helpers.js';
-import { readerStatus } from '../../../src/mdb/reader/index.js';
+import { Harness, armed, line, linkUp, pay, posted, postedTypes, reach, readerConfig, refusals, sent, timeout } from './helpers.js';
+import { ageDeniedItems, readerStatus } from '../../../src/mdb/reader/index.js';
 
 test('link up sends the configuration: C,0, every C,SETCONF, C,1, V', () => {
   const h = new Harness();
@@ -105,8 +105,25 @@ test('a vend above the remaining funds is denied locally and the session stays o
   const h = reach.SessionIdle();
   const out = h.feed(line('c,STATUS,VEND,5.01,3'));
   assert.deepEqual(sent(out), ['C,VEND,-1']);
-  assert.deepEqual(posted(out), [{ type: 'vend.denied', txId: 'T1', price: 5.01, item: 3, reason: 'price above the remaining funds' }]);
+  assert.deepEqual(posted(out), [{ type: 'vend.denied', txId: 'T1', price: 5.01, item: 3, reason: 'price above the remaining funds', ageLimit: null }]);
   assert.equal(h.state, 'SessionIdle');
+});
+
+test('staticQr.verifyAge off: an age-restricted item is denied locally, saying why; other items sell', () => {
+  const h = reach.SessionIdle(readerConfig({ ageDeniedItems: { 30: 18 } }));
+  const out = h.feed(line('c,STATUS,VEND,2.00,30'));
+  assert.deepEqual(sent(out), ['C,VEND,-1']);
+  assert.deepEqual(posted(out), [
+    { type: 'vend.denied', txId: 'T1', price: 2, item: 30, reason: 'age-restricted item (18+): the static QR authorization does not verify age', ageLimit: 18 },
+  ]);
+  assert.equal(h.state, 'SessionIdle', 'the session goes on');
+  assert.deepEqual(sent(h.feed(line('c,STATUS,VEND,2.00,12'))), ['C,VEND,2.00']);
+});
+
+test('ageDeniedItems: only with verifyAge off, only items with an age limit', () => {
+  const catalog = { '30': { ageLimit: 18 }, '31': { ageLimit: 16 }, '12': { ageLimit: null }, '13': { ageLimit: 0 } };
+  assert.deepEqual(ageDeniedItems(false, catalog), { 30: 18, 31: 16 });
+  assert.deepEqual(ageDeniedItems(true, catalog), {});
 });
 
 test('multi-vend: funds are booked per success; used-up funds end the session (reader-cancel)', () => {

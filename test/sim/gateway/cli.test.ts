@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { builders as b, newTx, post } from './helpers.js';
+import { RawJson } from '../../../src/gateway/wire/index.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 
@@ -25,7 +26,7 @@ describe('qrvend sim gateway (CLI)', () => {
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
       const auth = await post(url, 'Authorization', b.authorization({ txId: newTx('cli'), amount: 5 }));
       assert.equal(auth.json.Status.Verdict, 'Approved');
-      assert.equal((await post(url, 'Void', b.void({ txId: newTx('cli'), amount: 1, paymentInfo: {}, reasonCode: 3 }))).status, 500);
+      assert.equal((await post(url, 'Void', b.void({ txId: newTx('cli'), amount: 1, paymentInfo: new RawJson('{}'), reasonCode: 3, machineAuTime: '050326140709', ageLimit: null }))).status, 500);
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       assert.equal(code, 0);

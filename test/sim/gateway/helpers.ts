@@ -2,9 +2,12 @@
 import { createRequestBuilders } from '../../../src/gateway/envelope.js';
 import { OPERATIONS } from '../../../src/gateway/protocol/index.js';
 import type { GatewayOperation } from '../../../src/gateway/outcome.js';
+import { encodeRequest, memberText, RawJson } from '../../../src/gateway/wire/index.js';
 import { DEVICE, FIXED_NOW, sampleConfig } from '../../gateway/helpers.js';
 
 export const builders = createRequestBuilders(sampleConfig(), DEVICE, FIXED_NOW);
+/** What a closing request repeats from its authorization. */
+export const closes = { machineAuTime: '050326140709', ageLimit: null };
 
 export interface Reply {
   status: number;
@@ -14,7 +17,7 @@ export interface Reply {
 }
 
 export async function post(url: string, op: GatewayOperation, body: unknown, contentType = 'application/json'): Promise<Reply> {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' ? body : encodeRequest(body as object);
   const res = await fetch(`${url}${OPERATIONS[op].path}`, { method: 'POST', headers: { 'content-type': contentType }, body: text });
   const out = await res.text();
   let json: unknown = null;
@@ -29,9 +32,16 @@ export async function post(url: string, op: GatewayOperation, body: unknown, con
 let seq = 0;
 export const newTx = (prefix = 'sim') => `${prefix}-${process.pid}-${String(++seq).padStart(5, '0')}`;
 
-/** Authorizes `amount` and returns the PaymentInfo the simulator issued. */
-export async function authorize(url: string, txId: string, amount = 5): Promise<Record<string, unknown>> {
+/** The PaymentInfo of an answer, as the exact text the simulator sent. */
+export function paymentInfoOf(reply: Reply): RawJson {
+  const text = memberText(reply.text, 'PaymentInfo');
+  if (text === null) throw new Error(`no PaymentInfo in ${reply.text}`);
+  return new RawJson(text);
+}
+
+/** Authorizes `amount` and returns the PaymentInfo the simulator issued (its exact text). */
+export async function authorize(url: string, txId: string, amount = 5): Promise<RawJson> {
   const r = await post(url, 'Authorization', builders.authorization({ txId, amount }));
   if (r.json?.Status?.Verdict !== 'Approved') throw new Error(`authorization not approved: ${r.text}`);
-  return r.json.PaymentInfo as Record<string, unknown>;
+  return paymentInfoOf(r);
 }

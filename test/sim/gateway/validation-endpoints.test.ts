@@ -6,9 +6,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { RawJson } from '../../../src/gateway/wire/index.js';
 import { GATEWAY_OPERATIONS, validateResponse, validateRequest } from '../../../src/gateway/protocol/index.js';
 import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
-import { builders as b, newTx, post } from './helpers.js';
+import { builders as b, closes, newTx, post } from './helpers.js';
+
+const EMPTY = new RawJson('{}');
 
 const T = { timeout: 30_000 };
 
@@ -20,14 +23,14 @@ describe('gateway simulator: validation and endpoints', () => {
   after(() => sim.close());
 
   it('every operation declines a violation with 998 and a missing member with 997, naming it', T, async () => {
-    const pi = { SrvTranId: 'S', RRN: 'R', AuthAmount: 1 };
+    const pi = new RawJson('{"SrvTranId":"S","RRN":"R","AuthAmount":1.00}');
     const bodies = {
       Authorization: b.authorization({ txId: newTx(), amount: 1 }),
-      Settlement: b.settlement({ txId: newTx(), amount: 1, paymentInfo: pi, products: [] }),
-      Cancel: b.cancel({ txId: newTx(), amount: 1, paymentInfo: pi, reasonCode: 2 }),
+      Settlement: b.settlement({ txId: newTx(), amount: 1, paymentInfo: pi, products: [], ...closes }),
+      Cancel: b.cancel({ txId: newTx(), amount: 1, paymentInfo: pi, reasonCode: 2, ...closes }),
       GenerateQR: b.generateQR({ txId: newTx(), amount: 1, products: [] }),
       Inquiry: b.inquiry({ txId: newTx(), amount: 1, paymentInfo: pi, attempt: 1, isLast: false, products: [] }),
-      Void: b.void({ txId: newTx(), amount: 1, paymentInfo: pi, reasonCode: 3 }),
+      Void: b.void({ txId: newTx(), amount: 1, paymentInfo: pi, reasonCode: 3, ...closes }),
     };
     for (const op of GATEWAY_OPERATIONS) {
       const tooLong = { ...bodies[op], MachineInfo: { ...bodies[op].MachineInfo, Type: 'x'.repeat(51) } };
@@ -47,7 +50,7 @@ describe('gateway simulator: validation and endpoints', () => {
   });
 
   it('closed request objects: an extra member is a 998', T, async () => {
-    const body = { ...b.cancel({ txId: newTx(), amount: 1, paymentInfo: {}, reasonCode: 2 }), Extra: true };
+    const body = { ...b.cancel({ txId: newTx(), amount: 1, paymentInfo: EMPTY, reasonCode: 2, ...closes }), Extra: true };
     const r = await post(sim.url, 'Cancel', body);
     assert.deepEqual([r.json.Status.Code, r.json.Status.StatusMessage], [998, 'Extra is not an allowed member']);
   });
@@ -62,9 +65,17 @@ describe('gateway simulator: validation and endpoints', () => {
     }
   });
 
-  it('unknown path 404, wrong method 405, ledger read-only', T, async () => {
-    assert.equal((await fetch(`${sim.url}/Gateway/StaticQR/Sale`, { method: 'POST' })).status, 404);
-    assert.equal((await fetch(`${sim.url}/Gateway/StaticQR/Authorization`)).status, 405);
+  it('unknown path 404, wrong method 405, wrong media type 415: each answer carries a Status; ledger read-only', T, async () => {
+    const notFound = await fetch(`${sim.url}/Gateway/StaticQR/Sale`, { method: 'POST' });
+    const wrongMethod = await fetch(`${sim.url}/Gateway/StaticQR/Authorization`);
+    const wrongType = await post(sim.url, 'Authorization', b.authorization({ txId: newTx(), amount: 1 }), 'text/plain');
+    assert.deepEqual([notFound.status, wrongMethod.status, wrongType.status], [404, 405, 415]);
+    for (const [what, body] of [['404', await notFound.json()], ['405', await wrongMethod.json()], ['415', wrongType.json]] as const) {
+      const status = (body as { Status?: { Verdict?: string; Code?: number; CustomDeclineCode?: number } }).Status;
+      assert.equal(status?.Verdict, 'Declined', `${what}: ${JSON.stringify(body)}`);
+      assert.ok(status?.Code !== undefined && status.Code !== 0 && status.CustomDeclineCode === status.Code, `${what}: a decline code, mirrored`);
+      assert.equal(validateResponse('Authorization', body).ok, true, `${what}: a schema-valid answer`);
+    }
     assert.equal((await fetch(`${sim.url}/_sim/ledger`, { method: 'POST', body: '{}' })).status, 405);
     const ledger = (await (await fetch(`${sim.url}/_sim/ledger`)).json()) as { summary?: unknown; transactions?: unknown };
     assert.ok(ledger.summary && ledger.transactions);
@@ -81,7 +92,7 @@ describe('gateway simulator: validation and endpoints', () => {
     const ok = await control({ rules: [{ op: 'Authorization', transactionId: txId, behaviour: { kind: 'decline', code: 3 } }], faults: [{ kind: 'http500', rate: 1, ops: ['Void'] }], seed: 7 });
     assert.equal(ok.status, 200);
     assert.equal((await post(sim.url, 'Authorization', b.authorization({ txId, amount: 1 }))).json.Status.Code, 3);
-    assert.equal((await post(sim.url, 'Void', b.void({ txId, amount: 1, paymentInfo: {}, reasonCode: 3 }))).status, 500);
+    assert.equal((await post(sim.url, 'Void', b.void({ txId, amount: 1, paymentInfo: EMPTY, reasonCode: 3, ...closes }))).status, 500);
     const state = (await (await fetch(`${sim.url}/_sim/control`)).json()) as { faults: { kind: string }[] };
     assert.equal(state.faults[0]?.kind, 'http500');
 
@@ -101,7 +112,7 @@ describe('gateway simulator: validation and endpoints', () => {
       { numRuns: 150, seed: 20260305 },
     );
     // Mutations of valid bodies exercise the deeper rules.
-    const base = b.settlement({ txId: newTx(), amount: 1, paymentInfo: {}, products: [{ item: 1, price: 1 }] });
+    const base = b.settlement({ txId: newTx(), amount: 1, paymentInfo: EMPTY, products: [{ item: 1, price: 1 }], ...closes });
     await fc.assert(
       fc.asyncProperty(fc.constantFrom('BasicInfo', 'MachineInfo', 'PaymentInfo', 'Products', 'ActorInfo', 'DeviceInfo'), fc.jsonValue({ maxDepth: 2 }), async (member, value) => {
         const r = await post(sim.url, 'Settlement', { ...base, [member]: value });
