@@ -154,5 +154,5 @@ test('amounts add up in minor units: 0.10 + 0.20 is settled as 0.30', T, async (
   assert.ok(rig.vmc.endSession());
   const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
   assert.equal(t.settlement?.amount, 0.3);
-  assert.equal(proxy.of('Settlement', session.txId)[0]!.requestText.includes('"Amount":0.3,'), true);
+  assert.equal(proxy.of('Settlement', session.txId)[0]!.requestText.includes('"Amount":0.30,'), true, 'written with the currency decimals');
 });

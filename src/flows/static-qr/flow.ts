@@ -12,7 +12,7 @@
 import { ReasonCodes, DeclineCodes, DECLINE_CODE_TEXT, formatGatewayDateTime, type StartRequest } from '../../gateway/protocol/index.js';
 import { authAmountOf, minorOf, receivedPaymentInfo } from '../../gateway/wire/index.js';
 import { toMajor } from '../../ledger/money.js';
-import type { MainToPayment, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
+import type { MainToPayment, Screen, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
 import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
 import { authorizationAmount, totalOf } from '../amounts.js';
@@ -135,9 +135,13 @@ export class StaticQrFlow {
         this.write(session, 'recordVendApproved', () => this.ctx.ledger.recordVendApproved(message.txId, { seq: message.vendSeq, item: message.item, price: message.price }));
         return;
       }
-      case 'vend.denied':
-        this.ctx.log.info({ txId: message.txId, price: message.price, item: message.item, reason: message.reason }, 'vend denied in session');
+      case 'vend.denied': {
+        // An age-restricted item is refused for a reason the consumer cannot guess: say it.
+        const screen = message.ageLimit !== null ? ageDeniedScreen(message.ageLimit) : null;
+        this.ctx.log.info({ txId: message.txId, price: message.price, item: message.item, reason: message.reason, ...(screen ? { screen } : {}) }, 'vend denied in session');
+        if (screen) this.ctx.show(screen);
         return;
+      }
       case 'vend.result': {
         const { txId, vendSeq, outcome, detail } = message;
         const session = txId === null ? null : this.sessionOf(txId);
@@ -245,6 +249,11 @@ export function cancelReasonCode(reason: SessionEndReason, approvedVends: number
   if (reason === 'consumer-cancel') return ReasonCodes.CancelledByConsumer;
   if (reason === 'complete' && approvedVends === 0) return ReasonCodes.CancelledByConsumer;
   return ReasonCodes.CancelledByMachine;
+}
+
+/** What the display says when an age-restricted item is refused inside a static QR session. */
+export function ageDeniedScreen(ageLimit: number): Screen {
+  return { kind: 'message', title: `Age ${ageLimit}+ item`, message: 'Not sold here without an age check' };
 }
 
 function declineReason(code: number): string {

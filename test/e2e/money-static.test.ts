@@ -1,0 +1,106 @@
+/**
+ * End to end, money and conformance in Static QR (issue 14): the real daemon over a pty, the
+ * gateway simulator behind the recording proxy, and the exact bytes the gateway received.
+ * - amounts written with the currency's decimals (10.00, 3.50, 1.50);
+ * - PaymentInfo sent back byte for byte as the Authorization answer carried it (10.00 stays 10.00);
+ * - staticQr.verifyAge (default on): the Authorization carries the catalog's highest ageLimit, and
+ *   the Settlement or Cancel repeats it;
+ * - MachineAuTime of a Settlement or Cancel is the Authorization's, also when recovery builds the
+ *   body after a restart.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
+import { memberText } from '../../src/gateway/wire/index.js';
+import { readAgentTransactions } from '../../src/sim/chaos/agent-ledger.js';
+import { assertLedgerClean, assertSalesBalance, createBench, until, vmcIdle, waitTx, type Bench } from './support/e2e-rig.js';
+import { buy, openSession } from './support/static-session.js';
+
+let bench: Bench;
+const T = { timeout: 30_000 };
+
+before(async () => {
+  bench = await createBench({
+    vmc: { vendPolicy: 'manual' },
+    config: {
+      catalog: {
+        '12': { name: 'Sparkling water', measurement: 500, unitOfMeasurement: 'ml' },
+        '30': { name: 'Beer', ageLimit: 18 },
+        '31': { name: 'Cider', ageLimit: 16 },
+      },
+    },
+  });
+});
+after(async () => bench?.close());
+
+/** The member `name` of a JSON text, exactly as written. */
+function member(text: string | null, ...path: string[]): string | null {
+  let cur: string | null = text;
+  for (const name of path) cur = cur === null ? null : memberText(cur, name);
+  return cur;
+}
+
+test('amounts with decimals, PaymentInfo byte for byte, AgeLimitation of the catalog, MachineAuTime of the Authorization', T, async () => {
+  const { rig, proxy } = bench;
+  const session = await openSession(rig);
+  const auth = proxy.of('Authorization', session.txId)[0]!;
+  assert.equal(member(auth.requestText, 'BasicInfo', 'Amount'), '10.00', 'Amount written as a double with 2 decimals');
+  assert.equal(member(auth.requestText, 'BasicInfo', 'AgeLimitation'), '18', 'the highest ageLimit of the catalog: an approval vouches for every item');
+  const issued = member(auth.responseText, 'PaymentInfo')!;
+  assert.match(issued, /"AuthAmount":10\.00/, 'the simulator writes its amounts with decimals too');
+
+  // A second later, so that a Settlement stamped with its own time would differ.
+  await sleep(1100);
+  await buy(rig, 12, 1.5);
+  await buy(rig, 30, 2); // age-restricted: sold, the Authorization carried AgeLimitation 18
+  assert.ok(rig.vmc.endSession());
+  await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
+
+  const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
+  assert.equal(member(settle, 'PaymentInfo'), issued, 'PaymentInfo byte for byte as the Authorization answer had it');
+  assert.equal(member(settle, 'BasicInfo', 'Amount'), '3.50');
+  assert.match(settle, /"Products":\[\{"Code":12,"Price":1\.50,"Name":"Sparkling water","Measurement":500,"UnitOfMeasurement":"ml"\},\{"Code":30,"Price":2\.00,"Name":"Beer"/);
+  assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'), 'the time of the authorization it closes');
+  assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18', 'the Settlement repeats the AgeLimitation of the Authorization');
+  assertLedgerClean(rig);
+  assertSalesBalance(rig);
+  await vmcIdle(rig);
+});
+
+test('nothing sold: the Cancel carries the same PaymentInfo bytes, MachineAuTime and AgeLimitation as the Authorization', T, async () => {
+  const { rig, proxy } = bench;
+  const session = await openSession(rig);
+  await sleep(1100);
+  assert.ok(rig.vmc.endSession());
+  await waitTx(rig, session.txId, (x) => x.state === 'cancelled', 'the Cancel');
+  const auth = proxy.of('Authorization', session.txId)[0]!;
+  const cancel = proxy.of('Cancel', session.txId)[0]!.requestText;
+  assert.equal(member(cancel, 'PaymentInfo'), member(auth.responseText, 'PaymentInfo'));
+  assert.equal(member(cancel, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
+  assert.equal(member(cancel, 'BasicInfo', 'AgeLimitation'), '18');
+  assert.equal(member(cancel, 'BasicInfo', 'Amount'), '10.00');
+  assertLedgerClean(rig);
+  await vmcIdle(rig);
+});
+
+test('after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time', { timeout: 60_000 }, async () => {
+  const { rig, proxy } = bench;
+  const session = await openSession(rig);
+  await buy(rig, 31, 1.2);
+  // Kill once the daemon's own ledger holds the sale (read from outside, read-only) and before the session ends.
+  const ledgerPath = join(rig.dir, 'ledger.sqlite');
+  await until(() => readAgentTransactions(ledgerPath).find((t) => t.txId === session.txId)?.recordedSoldMinor === 120, 5000, 'the vend success in the ledger');
+  await rig.stopAgent('SIGKILL');
+  await sleep(1100); // the restarted daemon's clock is past the Authorization's second
+  await rig.startAgent(20_000);
+  await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement recovery sent', 20_000);
+
+  const auth = proxy.of('Authorization', session.txId)[0]!;
+  const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
+  assert.equal(member(settle, 'PaymentInfo'), member(auth.responseText, 'PaymentInfo'), 'recovered from the ledger byte for byte');
+  assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
+  assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18');
+  assert.equal(member(settle, 'BasicInfo', 'Amount'), '1.20');
+  assertLedgerClean(rig);
+});
