@@ -106,3 +106,21 @@ test('layer merges objects and replaces everything else', () => {
   assert.deepEqual(layer({ a: { b: 1, c: 2 }, d: [1, 2] }, { a: { c: 3 }, d: [9] }), { a: { b: 1, c: 3 }, d: [9] });
   assert.deepEqual(layer({ a: { b: 1 } }, { a: null }), { a: null });
 });
+
+test('gateway.baseUrl: https://, or http:// only to a loopback host (design section 3)', () => {
+  for (const ok of ['https://gw.example.com:443', 'https://10.0.0.5:8443', 'http://127.0.0.1:8090', 'http://127.9.9.9', 'http://[::1]:8090', 'http://localhost:8090']) {
+    assert.equal(loadConfig({ env: {}, overrides: { gateway: { baseUrl: ok } } }).config.gateway.baseUrl, ok);
+  }
+  for (const bad of ['http://gw.example.com:8090', 'http://10.0.0.5', 'http://128.0.0.1', 'http://127.0.0.1.example.com', 'http://[::2]:80']) {
+    const problems = problemsOf(() => loadConfig({ env: {}, overrides: { gateway: { baseUrl: bad } } }));
+    assert.equal(problems[0]?.path, 'gateway.baseUrl', bad);
+    assert.match(problems[0]!.reason, /must be https:\/\//, bad);
+  }
+});
+
+test('staticQr.verifyAge defaults to true; a catalog item may carry an ageLimit', () => {
+  const { config } = loadConfig({ env: {}, overrides: { catalog: { '30': { name: 'Beer', ageLimit: 18 } } } });
+  assert.equal(config.staticQr.verifyAge, true);
+  assert.equal(config.catalog['30']?.ageLimit, 18);
+  assert.equal(problemsOf(() => loadConfig({ env: {}, overrides: { staticQr: { verifyAge: 'no' } } }))[0]?.path, 'staticQr.verifyAge');
+});

@@ -64,6 +64,15 @@ describe('Start request', () => {
       assert.deepEqual([r.code, r.member], [998, 'Balance'], String(bad));
     }
   });
+  it('Balance too large says so (1e21 prints as "1e+21": the problem is its size, not its decimals)', () => {
+    for (const big of [1e21, 1e16, 9007199254741]) {
+      const r = problem(withMember(BASE, 'Balance', big));
+      assert.deepEqual([r.code, r.member], [998, 'Balance'], String(big));
+      assert.match(r.message, /too large \(at most 9007199254740\)/, String(big));
+    }
+    ok(withMember(BASE, 'Balance', 9007199254740));
+    assert.match(problem(withMember(BASE, 'Balance', 1e-7)).message, /decimal digits/, 'a tiny amount is still a decimals problem');
+  });
   it('wrong types and empty mandatory strings -> 998', () => {
     assert.equal(problem(withMember(BASE, 'AppUserId', 5)).code, 998);
     assert.equal(problem(withMember(BASE, 'AppUserId', '')).code, 998);
