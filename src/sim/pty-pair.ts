@@ -84,8 +84,15 @@ export async function startPtyRelay(linkA: string, linkB: string): Promise<PtyRe
   return { process: proc, stop };
 }
 
+/** Directories of pairs not closed yet: removed if this process exits first (the relays die with it). */
+const liveDirs = new Set<string>();
+process.once('exit', () => {
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export async function createPtyPair(): Promise<PtyPair> {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-pty-'));
+  liveDirs.add(dir);
   const agentPath = join(dir, 'agent');
   const vmcPath = join(dir, 'vmc');
   let relay: PtyRelay | null = null;
@@ -103,6 +110,7 @@ export async function createPtyPair(): Promise<PtyPair> {
     await plug();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
     throw err;
   }
   return {
@@ -116,6 +124,7 @@ export async function createPtyPair(): Promise<PtyPair> {
     close: async () => {
       await unplug();
       rmSync(dir, { recursive: true, force: true });
+      liveDirs.delete(dir);
     },
   };
 }

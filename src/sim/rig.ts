@@ -39,10 +39,12 @@ export interface RigOptions {
   ptyPair?: () => Promise<PtyPair>;
 }
 
-/** Daemon processes still running; killed if this process exits before their rig is closed. */
+/** Daemon processes and scratch directories of rigs not closed yet: gone if this process exits first. */
 const liveAgents = new Set<ChildProcess>();
+const liveDirs = new Set<string>();
 process.once('exit', () => {
   for (const child of liveAgents) child.kill('SIGKILL');
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 export interface LogLine {
@@ -160,8 +162,10 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
     return errors;
   };
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-rig-'));
+  if (!options.keepDir) liveDirs.add(dir);
   teardown.push(() => {
     if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
   });
   try {
     return await buildRig(dir, options, teardown, undo);

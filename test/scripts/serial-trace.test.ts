@@ -26,12 +26,12 @@ if (process.argv[2] === 'serial-tap') {
   const fs = require('node:fs');
   const config = JSON.parse(fs.readFileSync(process.argv[process.argv.indexOf('--config') + 1], 'utf8'));
   const fd = fs.openSync(config.mdb.port, 'r+');
-  fs.writeSync(fd, 'V\r\n');
+  fs.writeSync(fd, 'V\\r\\n');
   const stream = fs.createReadStream(null, { fd, autoClose: false });
   let buf = '';
   stream.on('data', (c) => {
     buf += c.toString('latin1');
-    if (buf.includes('\n')) { console.log('agent got ' + buf.trim()); process.exit(0); }
+    if (buf.includes('\\n')) { console.log('agent got ' + buf.trim()); process.exit(0); }
   });
 }
 `;
