@@ -75,3 +75,24 @@ export async function holdPort(path: string): Promise<{ close(): Promise<void> }
   await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
   return { close: () => new Promise<void>((resolve) => port.close(() => resolve())) };
 }
+
+/**
+ * Teardown for a test that starts several parts: `defer(fn)` right after each part starts; when
+ * the test ends (passed, failed or timed out) they run last-in, first-out, every one of them even
+ * if one throws. (t.after alone runs hooks in the order they were added.)
+ */
+export function teardown(t: { after(fn: () => unknown): void }): (fn: () => unknown) => void {
+  const steps: Array<() => unknown> = [];
+  t.after(async () => {
+    const errors: unknown[] = [];
+    for (const step of steps.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  });
+  return (fn) => void steps.push(fn);
+}

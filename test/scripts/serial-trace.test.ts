@@ -12,7 +12,7 @@ import { chmodSync, existsSync, readFileSync, readdirSync, realpathSync, statSyn
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO, runScript } from './helpers.js';
-import { fakeBoard, ptyPair, tempDir } from '../doctor/helpers.js';
+import { fakeBoard, ptyPair, tempDir, teardown } from '../doctor/helpers.js';
 
 const TRACE = join(REPO, 'scripts/qrvend-serial-trace');
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -43,11 +43,15 @@ function fakeQrvend(dir: string): string {
   return path;
 }
 
-test('the trace records agent -> board and board -> agent bytes through the serial tap', { timeout: 60_000 }, async () => {
+test('the trace records agent -> board and board -> agent bytes through the serial tap', { timeout: 60_000 }, async (t) => {
+  const defer = teardown(t);
   const tmp = tempDir('qrvend-trace-');
+  defer(tmp.cleanup);
   const pty = await ptyPair(tmp.dir);
+  defer(pty.close);
   const board = await fakeBoard(pty.boardPath, '3.0.0', 'TRACEBOARD');
-  try {
+  defer(board.close);
+  {
     const config = join(tmp.dir, 'config.json');
     // The device as the agent knows it: /dev/pts/N behind the pair's link.
     writeFileSync(config, JSON.stringify({ mdb: { port: realpathSync(pty.agentPath), baudRate: 115200 }, machine: { uniQr: 'X' } }));
@@ -68,18 +72,18 @@ test('the trace records agent -> board and board -> agent bytes through the seri
     assert.match(run.stderr, /trace written to/);
     // The temporary pty and config are cleaned up.
     assert.deepEqual(readdirSync(tmp.dir).filter((f) => f.startsWith('qrvend-trace.')), []);
-  } finally {
-    await board.close();
-    await pty.close();
-    tmp.cleanup();
   }
 });
 
-test('without --out the trace goes into a new private directory (not a predictable name)', { timeout: 60_000 }, async () => {
+test('without --out the trace goes into a new private directory (not a predictable name)', { timeout: 60_000 }, async (t) => {
+  const defer = teardown(t);
   const tmp = tempDir('qrvend-trace-default-');
+  defer(tmp.cleanup);
   const pty = await ptyPair(tmp.dir);
+  defer(pty.close);
   const board = await fakeBoard(pty.boardPath, '3.0.0', 'TRACEBOARD');
-  try {
+  defer(board.close);
+  {
     const config = join(tmp.dir, 'config.json');
     writeFileSync(config, JSON.stringify({ mdb: { port: realpathSync(pty.agentPath) } }));
     const run = await runScript(TRACE, ['--config', config, '--duration', '30', '--no-service'], {
@@ -93,10 +97,6 @@ test('without --out the trace goes into a new private directory (not a predictab
     assert.equal(statSync(dir).mode & 0o777, 0o700);
     assert.match(readFileSync(join(dir, 'serial.log'), 'latin1'), /^> \S+ length=20 board -> agent$/m);
     assert.ok(run.stderr.includes(`trace written to ${join(dir, 'serial.log')}`), run.stderr);
-  } finally {
-    await board.close();
-    await pty.close();
-    tmp.cleanup();
   }
 });
 
