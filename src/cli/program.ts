@@ -15,6 +15,7 @@ import * as simGateway from './commands/sim-gateway.js';
 import * as simVmc from './commands/sim-vmc.js';
 import * as simWallet from './commands/sim-wallet.js';
 import * as configCheck from './commands/config-check.js';
+import * as serialTap from './commands/serial-tap.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   doctor.register(program);
   outbox.register(program);
   qr.register(program);
+  serialTap.register(program);
 
   const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
   simGateway.register(sim);
