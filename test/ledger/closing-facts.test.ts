@@ -55,7 +55,7 @@ test('recovery after a restart: Settlement and Void carry the recorded PaymentIn
   }
 });
 
-test('a schema-1 ledger is migrated; its open transactions close with the time they were created', { timeout: 10_000 }, () => {
+test('a ledger from before machine_au_time/age_limit is migrated; its open transactions close with the time they were created', { timeout: 10_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     const created = new Date(2025, 0, 15, 9, 30, 5).getTime();
@@ -64,10 +64,10 @@ test('a schema-1 ledger is migrated; its open transactions close with the time t
     ledger.markAuthorizing('S-old-aaaa', 5);
     ledger.markAuthorized('S-old-aaaa', PI, 5);
     ledger.close();
-    // Back to what schema 1 had: no machine_au_time, no age_limit.
+    // Back to the schema before the migration that added machine_au_time and age_limit (the last one).
     const db = new Database(tmp.path);
     db.exec('ALTER TABLE transactions DROP COLUMN machine_au_time; ALTER TABLE transactions DROP COLUMN age_limit;');
-    db.pragma('user_version = 1');
+    db.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
     db.close();
 
     ledger = openLedger({ path: tmp.path, decimalPlaces: 2 });
