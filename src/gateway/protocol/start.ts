@@ -1,7 +1,7 @@
 /**
  * Static QR Start: the request a wallet backend sends to qrvend, and qrvend's answer.
  *
- * Decisions where the seed is silent (README, gateway section):
+ * Decisions where the seed is silent (docs/protocol-decisions.md):
  * - The consumer-data object is named `ConsumerData`: any JSON object, echoed back unchanged in
  *   the Start response.
  * - UniQR and TransactionId are strings; UniQR is limited to 255 characters like TerminalId.
