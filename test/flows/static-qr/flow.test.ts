@@ -16,10 +16,10 @@ import { openLedger, type Ledger } from '../../../src/ledger/index.js';
 import { readOutbox } from '../../../src/ledger/admin.js';
 import { outboxBodies } from '../../../src/flows/bodies.js';
 import { realTimers, type FlowContext } from '../../../src/flows/context.js';
-import { StaticQrFlow } from '../../../src/flows/static-qr/flow.js';
+import { ageDeniedScreen, StaticQrFlow } from '../../../src/flows/static-qr/flow.js';
 import { authorizationAmount } from '../../../src/flows/amounts.js';
 import { StartDeclined } from '../../../src/start/index.js';
-import type { PaymentToMain } from '../../../src/ipc/messages.js';
+import type { PaymentToMain, Screen } from '../../../src/ipc/messages.js';
 import type { StartRequest } from '../../../src/gateway/protocol/index.js';
 
 const { config } = loadConfig({ env: {} });
@@ -32,6 +32,10 @@ let ledger: Ledger;
 let failing: Set<string>;
 let sent: PaymentToMain[];
 let flow: StaticQrFlow;
+let ctx: FlowContext;
+/** Authorization requests the stub gateway received, and screens shown. */
+let authRequests: Array<{ BasicInfo: { MachineAuTime?: string | null; AgeLimitation?: number | null } }>;
+let shown: Screen[];
 
 function failingLedger(real: Ledger): Ledger {
   return new Proxy(real, {
@@ -72,17 +76,19 @@ beforeEach(() => {
   failing = new Set();
   sent = [];
   const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' });
-  const ctx: FlowContext = {
+  authRequests = [];
+  shown = [];
+  ctx = {
     ledger: failingLedger(ledger),
     gateway: {
-      authorization: async () => ({ kind: 'approved', response: { PaymentInfo: PAYMENT_INFO, Status: { Verdict: 'Approved' } }, elapsedMs: 1 }),
+      authorization: async (request: (typeof authRequests)[number]) => (authRequests.push(request), { kind: 'approved', response: { PaymentInfo: PAYMENT_INFO, Status: { Verdict: 'Approved' } }, elapsedMs: 1 }),
       generateQR: async () => assert.fail('no GenerateQR in a static session'),
       inquiry: async () => assert.fail('no Inquiry in a static session'),
     } as unknown as FlowContext['gateway'],
     builders: () => builders,
     bodies: outboxBodies(() => builders, { preauthAmount: 5, decimalPlaces: 2 }),
     toMain: (m) => sent.push(m),
-    show: () => {},
+    show: (screen) => shown.push(screen),
     outboxChanged: () => {},
     settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null },
     log: silentLogger(),
@@ -130,6 +136,29 @@ test('two vends succeed: one Settlement of their sum with the Authorization Paym
   assert.equal(body.Products.length, 2);
   assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
   assert.equal(flow.activeTxId, null, 'the slot is free for the next Start');
+});
+
+test('the Authorization carries the age limit and its own time; the Settlement built later repeats both', async () => {
+  ctx.settings.staticAgeLimit = 18;
+  const authorizedAt = new Date(2026, 0, 2, 3, 4, 5).getTime(); // far from the builders' clock (the real time)
+  ctx.now = () => authorizedAt;
+  await openSession();
+  assert.deepEqual([authRequests[0]?.BasicInfo.MachineAuTime, authRequests[0]?.BasicInfo.AgeLimitation], ['020126030405', 18]);
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 1.5 });
+  const body = outboxBody('Settlement');
+  assert.deepEqual([body.BasicInfo.MachineAuTime, body.BasicInfo.AgeLimitation], ['020126030405', 18]);
+});
+
+test('an item denied for its age limit: the display says why', async () => {
+  await openSession();
+  flow.handle({ type: 'vend.denied', txId: TX, price: 2, item: 30, reason: 'age-restricted item (18+)', ageLimit: 18 });
+  assert.deepEqual(shown.at(-1), ageDeniedScreen(18));
+  assert.deepEqual(ageDeniedScreen(18), { kind: 'message', title: 'Age 18+ item', message: 'Not sold here without an age check' });
+  const before = shown.length;
+  flow.handle({ type: 'vend.denied', txId: TX, price: 9, item: 12, reason: 'price above the remaining funds', ageLimit: null });
+  assert.equal(shown.length, before, 'a funds denial is the VMC\'s to show');
 });
 
 test('a vend write refused mid-session: the session is stopped, and the vend still reaches the Settlement', async () => {
