@@ -1,5 +1,5 @@
 /**
- * Nothing hangs, nothing is left behind: a `node --test` run (with the flags of `npm test`) of
+ * Nothing hangs, nothing is left behind: a `node --test --test-force-exit` run (as `npm test`) of
  * test/fixtures/rig/failing-setups.ts, whose tests all fail on purpose while rigs are being set up
  * or used, must end by itself with those failures reported, leave no process that it started
  * running (each carries a marker in its environment, so a survivor is found wherever it was
