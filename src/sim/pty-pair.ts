@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { atProcessEnd } from './process-end.js';
 
 export interface PtyPair {
   agentPath: string;
@@ -84,15 +85,10 @@ export async function startPtyRelay(linkA: string, linkB: string): Promise<PtyRe
   return { process: proc, stop };
 }
 
-/** Directories of pairs not closed yet: removed if this process exits first (the relays die with it). */
-const liveDirs = new Set<string>();
-process.once('exit', () => {
-  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
-});
-
 export async function createPtyPair(): Promise<PtyPair> {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-pty-'));
-  liveDirs.add(dir);
+  // Removed if this process ends before close() (the relay dies with it by itself).
+  const forget = atProcessEnd(() => rmSync(dir, { recursive: true, force: true }));
   const agentPath = join(dir, 'agent');
   const vmcPath = join(dir, 'vmc');
   let relay: PtyRelay | null = null;
@@ -110,7 +106,7 @@ export async function createPtyPair(): Promise<PtyPair> {
     await plug();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    liveDirs.delete(dir);
+    forget();
     throw err;
   }
   return {
@@ -124,7 +120,7 @@ export async function createPtyPair(): Promise<PtyPair> {
     close: async () => {
       await unplug();
       rmSync(dir, { recursive: true, force: true });
-      liveDirs.delete(dir);
+      forget();
     },
   };
 }
