@@ -11,6 +11,7 @@ import { isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig } from '../gateway/client.js';
 import { createRequestBuilders, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
+import { isLedgerLost } from '../ledger/identity.js';
 import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
@@ -54,6 +55,12 @@ async function openLedgerPatiently(): Promise<Ledger> {
     try {
       return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log });
     } catch (err) {
+      if (isLedgerLost(err)) {
+        toMain({ type: 'sessions.allowed', allowed: false, reason: 'ledger lost' });
+        log.error({ code: err.code, path: config.store.path, err: err.message, hint: err.hint }, 'ledger lost: refusing sessions until a technician runs `qrvend ledger acknowledge-loss`');
+        await new Promise((r) => setTimeout(r, LEDGER_RETRY_MS));
+        continue;
+      }
       if (!isQrvendError(err, 'LEDGER_WRITE_FAILED')) throw err;
       toMain({ type: 'sessions.allowed', allowed: false, reason: 'storage unavailable' });
       log.error({ err, code: err.code }, 'ledger cannot be written: refusing sessions, retrying');
