@@ -97,6 +97,8 @@ export const ConfigSchema = z
       maxBodyBytes: int(512, 1_048_576),
       /** Per-client token bucket: sustained requests per second and burst. */
       rateLimit: z.strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) }),
+      /** Connections one source address may hold at once (slow-header senders cannot take them all). */
+      maxConnectionsPerSource: int(1, 64),
     }),
     machine: z.strictObject({
       /** MachineInfo.TerminalId and the Start TerminalId this machine answers to; null = HwSerial. */

@@ -11,6 +11,7 @@ import { got, type Got } from 'got';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
+import { checkAnswerCurrency } from './currency-check.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
 import {
   OPERATIONS,
@@ -120,7 +121,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         }
       });
       const res = await pending;
-      outcome = classifyResponse(op, res.statusCode, res.body, elapsed());
+      const checked = checkAnswerCurrency(bodyText, classifyResponse(op, res.statusCode, res.body, elapsed()));
+      outcome = checked.outcome;
+      if (checked.mismatch !== null) {
+        options.logger?.warn({ op, code: ErrorCodes.GATEWAY_BAD_RESPONSE, asked: checked.mismatch.asked, answered: checked.mismatch.answered }, 'gateway approved in another currency than asked: treated as declined (code 8)');
+      }
     } catch (err) {
       if (oversize !== null) {
         outcome = transportFailure('too-large', `${op}: answer too large (${oversize}; limit ${maxResponseBytes}): download aborted`, elapsed());

@@ -78,7 +78,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
+export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
   const child = spawn(process.execPath, [MAIN_JS, 'run', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
   const logs: LogLine[] = [];
   const stderr: string[] = [];
