@@ -12,6 +12,7 @@ import { gatewayClientFromConfig } from '../gateway/client.js';
 import { createRequestBuilders, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
+import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
 import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
@@ -53,7 +54,7 @@ function makeBuilders(): RequestBuilders {
 async function openLedgerPatiently(): Promise<Ledger> {
   for (;;) {
     try {
-      return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log });
+      return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log, now: wallNow });
     } catch (err) {
       if (isLedgerLost(err)) {
         toMain({ type: 'sessions.allowed', allowed: false, reason: 'ledger lost' });
@@ -120,7 +121,20 @@ async function main(): Promise<void> {
   if (recovery.recovered.length > 0 || recovery.failed.length > 0) {
     log.warn({ recovered: recovery.recovered.length, failed: recovery.failed }, 'recovered transactions left open by the last run');
   }
-  const drainer = new OutboxDrainer({ ledger, sender: gateway, store: config.store, logger: log });
+  // Wall-clock steps (NTP after boot, a person): logged as one typed line (event clock.step, code
+  // CLOCK_STEP) and counted in the health message; the fleet link's CLOCK_UNSYNCED alarm (issue 15)
+  // is meant to be raised from that line. Persisted due times are re-based by the drainer.
+  const clockSteps = new ClockStepDetector();
+  const drainer = new OutboxDrainer({
+    ledger,
+    sender: gateway,
+    store: config.store,
+    logger: log,
+    now: wallNow,
+    clockSteps,
+    onClockStep: (step, rows) =>
+      log.warn({ event: 'clock.step', code: 'CLOCK_STEP', stepMs: step.stepMs, outboxRowsRebased: rows, steps: clockSteps.steps }, 'wall clock stepped: durations continue on the monotonic clock, outbox due times re-based'),
+  });
 
   const ctx: FlowContext = {
     ledger,
@@ -139,7 +153,8 @@ async function main(): Promise<void> {
       uniQr: config.machine.uniQr,
     },
     log,
-    now: Date.now,
+    now: wallNow,
+    monotonicNow,
     timers: realTimers,
   };
   service = new PaymentService(ctx);
@@ -168,10 +183,11 @@ async function main(): Promise<void> {
 
   let gatewayOnline = true;
   const health = setInterval(() => {
+    drainer.observeClock();
     const counts = drainer.counts();
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
-    gatewayOnline = counts.oldestPendingAtMs === null || Date.now() - counts.oldestPendingAtMs < 60_000;
-    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory() });
+    gatewayOnline = counts.oldestPendingAtMs === null || wallNow() - counts.oldestPendingAtMs < 60_000;
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps });
   }, HEALTH_EVERY_MS);
   health.unref();
 

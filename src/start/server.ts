@@ -124,7 +124,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
   server.maxConnections = limits.maxConnections + 1;
   const guard = new ConnectionGuard({
     total: limits.maxConnections,
-    perSource: limits.maxConnectionsPerSource,
+    perSource: Math.min(limits.maxConnectionsPerSource, limits.maxConnections),
     suspectShare: limits.suspectShare,
     suspectForMs: limits.suspectForMs,
   });
