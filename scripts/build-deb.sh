@@ -54,7 +54,6 @@ Section: misc
 Priority: optional
 Installed-Size: $installed_kb
 Depends: nodejs (>= $node_major), systemd
-Recommends: socat
 Description: QR-payment agent for vending machines
  An MDB cashless reader (through an MDB adapter board) that takes Static QR and
  Dynamic QR payments and settles every sale with the payment gateway, offline-safe.

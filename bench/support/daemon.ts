@@ -1,6 +1,6 @@
 /**
  * The real daemon for the end-to-end figures: `node dist/src/cli/main.js run --config <file>` as
- * a child process, its serial port one end of a socat pty pair, the VMC simulator on the other
+ * a child process, its serial port one end of a pty pair, the VMC simulator on the other
  * end, the gateway simulator on loopback, and a ledger file on disk.
  *
  * Its stdout (pino NDJSON) is read line by line; lines carrying `eventLoopDelay` (the periodic

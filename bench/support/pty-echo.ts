@@ -2,7 +2,7 @@
  * The smallest possible "reader" on the agent end of the pty, in its own process: it answers every
  * vend request line with its approval at once, with the same serialport binding and line framing as
  * the daemon. The vend latency measured against it is the floor set by the measuring apparatus
- * (VMC simulator, pty, socat, serialport, two event loops), with no payment logic at all.
+ * (VMC simulator, pty relay, serialport, two event loops), with no payment logic at all.
  *
  * Usage (forked): pty-echo.js <agent pty path>; sends {type:'ready'} over IPC once the port is open.
  */

@@ -1,5 +1,5 @@
 /**
- * One end-to-end setup: scratch directory on disk, socat pty pair, VMC simulator on the VMC end,
+ * One end-to-end setup: scratch directory on disk, pty pair, VMC simulator on the VMC end,
  * configuration, optional ledger seeding, and the daemon spawned on the agent end. Started, it has
  * seen the daemon enable the reader (`C,1`), and knows how long that took from spawn.
  */

@@ -3,7 +3,7 @@
  * non-blocking fd) rather than through serialport, whose Linux binding reads with fs.read on the
  * libuv thread pool (a pool round trip per chunk, plus one that returns EAGAIN). The measuring side
  * should cost as little as possible: its own latency is part of every vend figure.
- * The pty is already raw (socat sets it up with raw,echo=0), so no termios work is needed here.
+ * The pty is already raw (the pty relay sets it up raw, no echo), so no termios work is needed here.
  */
 import { closeSync, constants, openSync } from 'node:fs';
 import tty from 'node:tty';

@@ -16,6 +16,7 @@ import * as simGateway from './commands/sim-gateway.js';
 import * as simVmc from './commands/sim-vmc.js';
 import * as simWallet from './commands/sim-wallet.js';
 import * as configCheck from './commands/config-check.js';
+import * as serialTap from './commands/serial-tap.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   outbox.register(program);
   ledger.register(program);
   qr.register(program);
+  serialTap.register(program);
 
   const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
   simGateway.register(sim);

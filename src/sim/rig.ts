@@ -1,8 +1,11 @@
 /**
  * A bench rig: the real daemon process (`qrvend run`) wired to the simulators exactly as a
  * machine in the field is wired to the real things: the gateway simulator on loopback HTTP, the
- * VMC simulator on the other end of a socat pseudo-terminal pair, and the wallet simulator for
- * Start. End-to-end tests, the crash test, the chaos run and the benchmarks all stand on it.
+ * VMC simulator on the other end of a pseudo-terminal pair (src/sim/pty-pair.ts), and the wallet
+ * simulator for Start. End-to-end tests, the crash test, the chaos run and the benchmarks all
+ * stand on it. A set-up that fails half-way takes down what it had started before it rejects, and
+ * every daemon process a rig spawned is killed when this process exits, so a failing or timed-out
+ * test leaves nothing running.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,7 +35,17 @@ export interface RigOptions {
   gatewaySeed?: number;
   /** Keep the temp dir (ledger, config) after close(), for a post-mortem. */
   keepDir?: boolean;
+  /** Makes the serial line between daemon and VMC (default: createPtyPair()). */
+  ptyPair?: () => Promise<PtyPair>;
 }
+
+/** Daemon processes and scratch directories of rigs not closed yet: gone if this process exits first. */
+const liveAgents = new Set<ChildProcess>();
+const liveDirs = new Set<string>();
+process.once('exit', () => {
+  for (const child of liveAgents) child.kill('SIGKILL');
+  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 export interface LogLine {
   level: string;
@@ -80,6 +93,8 @@ export interface Rig {
 
 export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
   const child = spawn(process.execPath, [MAIN_JS, 'run', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  liveAgents.add(child);
+  child.once('exit', () => liveAgents.delete(child));
   const logs: LogLine[] = [];
   const stderr: string[] = [];
   const waiters = new Set<{ match: (l: LogLine) => boolean; resolve: (l: LogLine) => void }>();
@@ -133,7 +148,34 @@ export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentPro
 }
 
 export async function createRig(options: RigOptions = {}): Promise<Rig> {
+  // Undone in reverse order if a later step fails, and by close().
+  const teardown: Array<() => unknown> = [];
+  const undo = async (): Promise<Error[]> => {
+    const errors: Error[] = [];
+    for (const step of teardown.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        errors.push(err as Error);
+      }
+    }
+    return errors;
+  };
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-rig-'));
+  if (!options.keepDir) liveDirs.add(dir);
+  teardown.push(() => {
+    if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+    liveDirs.delete(dir);
+  });
+  try {
+    return await buildRig(dir, options, teardown, undo);
+  } catch (err) {
+    await undo();
+    throw err;
+  }
+}
+
+async function buildRig(dir: string, options: RigOptions, teardown: Array<() => unknown>, undo: () => Promise<Error[]>): Promise<Rig> {
   const secretToken = randomBytes(32).toString('hex');
   const tokenFile = join(dir, 'secret-token');
   writeFileSync(tokenFile, `${secretToken}\n`, { mode: 0o600 });
@@ -142,7 +184,9 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
   const uniQr = 'RIG-UNIQR-1';
 
   const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: options.gatewaySeed ?? 1 });
-  const pty = await createPtyPair();
+  teardown.push(() => gateway.close());
+  const pty = await (options.ptyPair ?? createPtyPair)();
+  teardown.push(() => pty.close());
   const base: Json = {
     gateway: { baseUrl: gateway.url, timeoutMs: 2000, connectTimeoutMs: 1000 },
     start: { listen: '127.0.0.1:0', integratorName, secretTokenFile: tokenFile, rateLimit: { perSecond: 1000, burst: 1000 } },
@@ -160,8 +204,13 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
   writeFileSync(configFile, JSON.stringify(siteConfig, null, 2));
 
   const vmc = new VmcSimulator({ pollIntervalMs: 100, ...options.vmc });
+  teardown.push(() => vmc.close());
   const attach = async () => vmc.attach(await openSerialLink({ path: pty.vmcPath, baudRate: 115200 }));
   await attach();
+  // The daemon goes first on close (it holds the pty and talks to the gateway).
+  teardown.push(async () => {
+    if (rig.agent) await rig.stopAgent('SIGKILL');
+  });
 
   const env = { ...process.env, QRVEND_CONFIG: '' };
   const rig: Rig = {
@@ -211,11 +260,8 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
     nextCommand: (match, timeoutMs, what) => nextCommand(vmc, match, timeoutMs, what),
     reattachVmc: attach,
     async close() {
-      if (rig.agent) await rig.stopAgent('SIGKILL');
-      await vmc.close();
-      await pty.close();
-      await gateway.close();
-      if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
+      const errors = await undo();
+      if (errors.length > 0) throw new AggregateError(errors, `rig close: ${errors.map((e) => e.message).join('; ')}`);
     },
   };
   return rig;

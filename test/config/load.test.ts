@@ -1,14 +1,18 @@
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, layer } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
 
+// One scratch directory for the file's site configs, removed when the file's tests are done.
+const scratch = mkdtempSync(join(tmpdir(), 'qrvend-config-'));
+after(() => rmSync(scratch, { recursive: true, force: true }));
+let files = 0;
+
 function siteFile(content: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-config-'));
-  const file = join(dir, 'site.json');
+  const file = join(scratch, `site-${(files += 1)}.json`);
   writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
   return file;
 }

@@ -10,18 +10,23 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRig, until } from '../../src/sim/rig.js';
 
-test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTERM', { timeout: 40_000 }, async () => {
+test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTERM', { timeout: 40_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-systemd-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const record = join(dir, 'calls.log');
   writeFileSync(join(dir, 'systemd-notify'), `#!/bin/sh\necho "$*" >> '${record}'\n`);
   chmodSync(join(dir, 'systemd-notify'), 0o755);
   const saved = { PATH: process.env.PATH, NOTIFY_SOCKET: process.env.NOTIFY_SOCKET, WATCHDOG_USEC: process.env.WATCHDOG_USEC };
   // The rig gives the daemon this process's environment: systemd's variables, a 400 ms watchdog.
   Object.assign(process.env, { PATH: `${dir}:${saved.PATH ?? '/usr/bin:/bin'}`, NOTIFY_SOCKET: '/run/systemd/notify-test', WATCHDOG_USEC: '400000' });
-  const rig = await createRig();
-  for (const [key, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[key];
-    else process.env[key] = value;
+  let rig: Awaited<ReturnType<typeof createRig>>;
+  try {
+    rig = await createRig();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   }
   const calls = () => (existsSync(record) ? readFileSync(record, 'utf8').split('\n').filter(Boolean) : []);
   try {
@@ -36,6 +41,5 @@ test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTER
     assert.ok(calls().some((c) => c.includes('STOPPING=1')), 'STOPPING=1 sent before the worker stopped');
   } finally {
     await rig.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,6 +1,6 @@
 /**
  * `qrvend doctor --json` end to end: the built CLI against a healthy setup (a fake board on a
- * socat pty, the gateway simulator on loopback, a real ledger file, a PNG display directory) and
+ * pty pair, the gateway simulator on loopback, a real ledger file, a PNG display directory) and
  * against broken ones (no serial device, a closed loopback port, a garbage ledger, a busy port,
  * a bad config, a bad token file). The token's content must never appear in the output.
  */
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startGatewaySimulator } from '../../src/sim/gateway/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { DoctorReport, CheckResult } from '../../src/doctor/index.js';
-import { runCli, tempDir, ptyPair, fakeBoard, holdPort, type CliRun } from './helpers.js';
+import { runCli, tempDir, ptyPair, fakeBoard, holdPort, teardown, type CliRun } from './helpers.js';
 
 const TOKEN = 'T0k3n'.repeat(12) + 'ABCD'; // 64 characters, distinctive enough to grep for
 
@@ -65,12 +65,18 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-test('healthy setup: every check passes except the daemon state, exit code 0', { timeout: 60_000 }, async () => {
+test('healthy setup: every check passes except the daemon state, exit code 0', { timeout: 60_000 }, async (t) => {
+  // Each part is torn down even if a later one fails to start.
+  const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-ok-');
+  defer(tmp.cleanup);
   const gateway = await startGatewaySimulator();
+  defer(() => gateway.close());
   const pty = await ptyPair(tmp.dir);
+  defer(pty.close);
   const board = await fakeBoard(pty.boardPath, '2.1.0', 'TESTBOARD7');
-  try {
+  defer(board.close);
+  {
     const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
     const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
     const report = parse(run);
@@ -94,11 +100,6 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
     assert.equal(report.counts.FAIL, 0);
     assert.equal(report.ok, true);
     assert.equal(run.code, 0);
-  } finally {
-    await board.close();
-    await pty.close();
-    await gateway.close();
-    tmp.cleanup();
   }
 });
 
@@ -133,12 +134,17 @@ test('broken setup: missing serial device, unreachable gateway, corrupted ledger
   }
 });
 
-test('a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port', { timeout: 60_000 }, async () => {
+test('a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port', { timeout: 60_000 }, async (t) => {
+  const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-busy-');
+  defer(tmp.cleanup);
   const gateway = await startGatewaySimulator();
+  defer(() => gateway.close());
   const pty = await ptyPair(tmp.dir);
+  defer(pty.close);
   const daemon = await holdPort(pty.agentPath);
-  try {
+  defer(daemon.close);
+  {
     const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
     const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
     const r = byId(parse(run));
@@ -147,19 +153,18 @@ test('a port held by the running daemon: WARN "daemon running, board check skipp
     assert.equal(r.board?.status, 'WARN');
     assert.match(r.board?.summary ?? '', /daemon running, board check skipped/);
     assert.equal(run.code, 0);
-  } finally {
-    await daemon.close();
-    await pty.close();
-    await gateway.close();
-    tmp.cleanup();
   }
 });
 
-test('a board that never answers fails the board check', { timeout: 60_000 }, async () => {
+test('a board that never answers fails the board check', { timeout: 60_000 }, async (t) => {
+  const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-silent-');
+  defer(tmp.cleanup);
   const gateway = await startGatewaySimulator();
+  defer(() => gateway.close());
   const pty = await ptyPair(tmp.dir);
-  try {
+  defer(pty.close);
+  {
     const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
     const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
     const r = byId(parse(run));
@@ -167,10 +172,6 @@ test('a board that never answers fails the board check', { timeout: 60_000 }, as
     assert.equal(r.board?.status, 'FAIL');
     assert.match(r.board?.action ?? '', /baudRate/);
     assert.equal(run.code, 1);
-  } finally {
-    await pty.close();
-    await gateway.close();
-    tmp.cleanup();
   }
 });
 

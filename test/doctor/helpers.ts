@@ -1,14 +1,15 @@
 /**
- * Real parts for the doctor's end-to-end tests: the built CLI as a child process, a socat pty
- * pair with a fake adapter board answering `V` on the far end, and temp directories.
+ * Real parts for the doctor's end-to-end tests: the built CLI as a child process, a pty pair (the
+ * project's relay, src/sim/pty-pair.ts) with a fake adapter board answering `V` on the far end,
+ * and temp directories.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SerialPort } from 'serialport';
+import { startPtyRelay } from '../../src/sim/pty-pair.js';
 
 export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
@@ -47,22 +48,8 @@ export interface PtyPair {
 export async function ptyPair(dir: string): Promise<PtyPair> {
   const agentPath = join(dir, 'tty-agent');
   const boardPath = join(dir, 'tty-board');
-  const socat: ChildProcess = spawn('socat', [`PTY,link=${agentPath},rawer`, `PTY,link=${boardPath},rawer`], { stdio: 'ignore' });
-  while (!existsSync(agentPath) || !existsSync(boardPath)) {
-    if (socat.exitCode !== null) throw new Error('socat exited before creating the pty pair');
-    await sleep(20);
-  }
-  return {
-    agentPath,
-    boardPath,
-    close: async () => {
-      if (socat.exitCode === null) {
-        const exited = new Promise((r) => socat.once('exit', r));
-        socat.kill();
-        await exited;
-      }
-    },
-  };
+  const relay = await startPtyRelay(agentPath, boardPath);
+  return { agentPath, boardPath, close: relay.stop };
 }
 
 /** A fake adapter board: answers every `V` line with a version line, ignores everything else. */
@@ -87,4 +74,25 @@ export async function holdPort(path: string): Promise<{ close(): Promise<void> }
   const port = new SerialPort({ path, baudRate: 115200, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
   return { close: () => new Promise<void>((resolve) => port.close(() => resolve())) };
+}
+
+/**
+ * Teardown for a test that starts several parts: `defer(fn)` right after each part starts; when
+ * the test ends (passed, failed or timed out) they run last-in, first-out, every one of them even
+ * if one throws. (t.after alone runs hooks in the order they were added.)
+ */
+export function teardown(t: { after(fn: () => unknown): void }): (fn: () => unknown) => void {
+  const steps: Array<() => unknown> = [];
+  t.after(async () => {
+    const errors: unknown[] = [];
+    for (const step of steps.reverse()) {
+      try {
+        await step();
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  });
+  return (fn) => void steps.push(fn);
 }

@@ -1,5 +1,5 @@
 /**
- * End to end, Dynamic QR on an always-idle VMC: the real daemon over a socat pty, the gateway
+ * End to end, Dynamic QR on an always-idle VMC: the real daemon over a real pty pair, the gateway
  * simulator behind a recording proxy. The amount table of the simulator picks the consumer's
  * behaviour (the README's gateway simulator section): 7.0N paid after N polls, 7.77 never paid, 8.CC declined at
  * Inquiry, 9.CC GenerateQR declined.

@@ -8,7 +8,7 @@
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkSales } from '../../src/sim/checker.js';
-import { assertLedgerClean, assertSalesBalance, createBench, logMark, tx, vmcIdle, waitLogAfter, waitTx, type Bench } from './support/e2e-rig.js';
+import { assertLedgerClean, assertSalesBalance, createBench, logMark, tx, until, vmcIdle, waitLogAfter, waitTx, type Bench } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
 
 let bench: Bench;
@@ -103,6 +103,8 @@ test('Settlement through HTTP 500 twice and a reset after processing: delivered 
   assert.equal(t.accepted.Settlement, 1);
   assert.equal(t.settlement?.amount, 3.5);
 
+  // The gateway counts the duplicate before its answer has passed back through the proxy.
+  await until(() => proxy.of('Settlement', session.txId).every((e) => e.fate !== 'pending'), 5000, 'the last answer through the proxy');
   const sent = proxy.of('Settlement', session.txId);
   assert.deepEqual(sent.map((e) => [e.fate, e.status]), [
     ['answered', 500],

@@ -1,5 +1,5 @@
 /**
- * End to end, Static QR inside the session: the real daemon process over a socat pty, the gateway
+ * End to end, Static QR inside the session: the real daemon process over a real pty pair, the gateway
  * simulator on loopback behind a recording proxy. Multi-vend, the pre-auth capped by Balance,
  * local denial when the price exceeds the remaining funds, vend failures.
  *

@@ -1,20 +1,38 @@
 /**
- * Write and sync failures injected with libfiu (`fiu-run -x`, Debian package fiu-utils) into a
- * child process that writes the ledger: the ledger must report itself unwritable, recover when
- * writes succeed again, and never lose a row whose method returned.
+ * Write and sync failures injected into a child process that writes the ledger: the fail-io shim
+ * (test/native/fail-io.c, built by `npm ci` / `npm test`) is preloaded into it and makes the real
+ * write, pwrite, fsync and fdatasync calls on the ledger's files fail with EIO, at random or on
+ * command. The ledger must report itself unwritable, recover when writes succeed again, and never
+ * lose a row whose method returned. Nothing to install: no libfiu.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { inspectLedger, openLedger } from '../../src/ledger/index.js';
 import { tempLedgerPath } from './helpers.js';
 
-const CHILD = fileURLToPath(new URL('../fixtures/ledger/fiu-child.js', import.meta.url));
-const haveFiu = spawnSync('fiu-run', ['-h'], { stdio: 'ignore' }).error === undefined && spawnSync('fiu-ctrl', ['-h'], { stdio: 'ignore' }).error === undefined;
-const skip = haveFiu ? false : 'fiu-run/fiu-ctrl not installed (apt-get install fiu-utils; .ci/run installs it)';
+const CHILD = fileURLToPath(new URL('../fixtures/ledger/io-fault-child.js', import.meta.url));
+const SHIM = fileURLToPath(new URL('../native/libqrvend-failio.so', import.meta.url));
+
+/** Where the shim reads its orders ("write=P sync=P") and counts the failures it injected. */
+interface FaultControl {
+  ctl: string;
+  count: string;
+  set(write: number, sync: number): void;
+  injected(): number;
+}
+
+function faultControl(dir: string): FaultControl {
+  const ctl = join(dir, 'fail-io.ctl');
+  const count = join(dir, 'fail-io.count');
+  const set = (write: number, sync: number) => writeFileSync(ctl, `write=${write} sync=${sync}\n`);
+  set(0, 0);
+  return { ctl, count, set, injected: () => (existsSync(count) ? readFileSync(count).length : 0) };
+}
 
 interface ChildRun {
   child: ChildProcess;
@@ -24,8 +42,10 @@ interface ChildRun {
   exited: Promise<number | null>;
 }
 
-function runChild(args: string[], ctlBase: string): ChildRun {
-  const child = spawn('fiu-run', ['-x', '-f', ctlBase, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+function runChild(args: string[], dir: string, faults: FaultControl): ChildRun {
+  assert.ok(existsSync(SHIM), `${SHIM} is built by native/build.mjs (npm ci, npm test)`);
+  const env = { ...process.env, LD_PRELOAD: SHIM, QRVEND_FAILIO_DIR: dir, QRVEND_FAILIO_CTL: faults.ctl, QRVEND_FAILIO_COUNT: faults.count, QRVEND_FAILIO_SEED: '7' };
+  const child = spawn(process.execPath, [CHILD, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
   const lines: string[] = [];
   const waiters: Array<{ pattern: RegExp; resolve: (l: string) => void }> = [];
   let stderr = '';
@@ -56,11 +76,6 @@ function runChild(args: string[], ctlBase: string): ChildRun {
   };
 }
 
-function fiuCtrl(ctlBase: string, pid: string, command: string): void {
-  const r = spawnSync('fiu-ctrl', ['-f', ctlBase, '-c', command, pid], { encoding: 'utf8', timeout: 10_000 });
-  assert.equal(r.status, 0, `fiu-ctrl ${command}: ${r.stderr}`);
-}
-
 /** Every (txId, state) the child saw committed must be on disk, at that state or the next one. */
 function assertNothingLost(path: string, lines: string[]): number {
   const committed = new Map<string, string>();
@@ -82,17 +97,17 @@ function assertNothingLost(path: string, lines: string[]): number {
   return committed.size;
 }
 
-test('random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row', { skip, timeout: 60_000 }, async () => {
+test('random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row', { timeout: 60_000 }, async () => {
   const tmp = tempLedgerPath();
-  const run = runChild(
-    ['-c', 'enable_random name=posix/io/rw/pwrite,probability=0.03', '-c', 'enable_random name=posix/io/sync/*,probability=0.03', process.execPath, CHILD, 'random', tmp.path, '300'],
-    join(tmp.dir, 'fiu-ctl'),
-  );
+  const faults = faultControl(tmp.dir);
+  faults.set(0.03, 0.03);
+  const run = runChild(['random', tmp.path, '300'], tmp.dir, faults);
   try {
     const done = await run.waitFor(/^done /, 50_000);
     assert.equal(await run.exited, 0);
     const summary = JSON.parse(done.slice(5)) as { committed: number; failed: number };
-    assert.ok(summary.failed > 0, 'fiu injected at least one failure (otherwise this test proves nothing)');
+    assert.ok(faults.injected() > 0, 'the shim injected failures (otherwise this test proves nothing)');
+    assert.ok(summary.failed > 0, 'at least one ledger write failed');
     assert.ok(run.lines.includes('writable false'), 'the ledger reported itself unwritable');
     assert.ok(run.lines.includes('writable true'), 'and writable again once writes succeeded');
     assert.ok(run.lines.some((l) => /^failed \S+ LEDGER_WRITE_FAILED$/.test(l)), 'failures surface as LEDGER_WRITE_FAILED');
@@ -105,22 +120,23 @@ test('random write and sync failures: the ledger reports unwritable, recovers, a
   }
 });
 
-test('a disk that refuses syncs makes the ledger unwritable until it takes them again', { skip, timeout: 60_000 }, async () => {
+async function disk(kind: 'write' | 'sync', name: string): Promise<void> {
   const tmp = tempLedgerPath();
-  const ctl = join(tmp.dir, 'fiu-ctl');
-  const run = runChild([process.execPath, CHILD, 'controlled', tmp.path], ctl);
+  const faults = faultControl(tmp.dir);
+  const run = runChild(['controlled', tmp.path], tmp.dir, faults);
   try {
-    const pid = (await run.waitFor(/^ready \d+$/)).split(' ')[1]!;
-    await run.waitFor(/^committed FIU-C-0002 authorizing$/);
-    fiuCtrl(ctl, pid, 'enable name=posix/io/sync/*');
+    await run.waitFor(/^ready \d+$/);
+    await run.waitFor(/^committed IOF-C-0002 authorizing$/);
+    faults.set(kind === 'write' ? 1 : 0, kind === 'sync' ? 1 : 0);
     await run.waitFor(/^writable false$/);
     await run.waitFor(/^failed /);
-    await new Promise((r) => setTimeout(r, 100)); // several more attempts while syncs fail
-    fiuCtrl(ctl, pid, 'disable name=posix/io/sync/*');
+    await new Promise((r) => setTimeout(r, 100)); // several more attempts while the disk refuses
+    faults.set(0, 0);
+    assert.ok(faults.injected() >= 2, `${name}: the shim made calls fail`);
     await run.waitFor(/^writable true$/);
     const down = run.lines.indexOf('writable false');
     const up = run.lines.indexOf('writable true');
-    assert.deepEqual(run.lines.slice(down, up).filter((l) => l.startsWith('committed ')), [], 'nothing reported committed while the disk refused syncs');
+    assert.deepEqual(run.lines.slice(down, up).filter((l) => l.startsWith('committed ')), [], `nothing reported committed while ${name}`);
     assert.ok(run.lines.slice(down, up).filter((l) => l.startsWith('failed ')).length >= 2);
     const after = run.lines.length;
     for (let i = 0; i < 200 && run.lines.slice(after).filter((l) => l.startsWith('committed ')).length < 4; i++) await new Promise((r) => setTimeout(r, 20));
@@ -133,4 +149,8 @@ test('a disk that refuses syncs makes the ledger unwritable until it takes them 
     run.child.kill('SIGKILL');
     tmp.cleanup();
   }
-});
+}
+
+test('a disk that refuses syncs (fsync/fdatasync) makes the ledger unwritable until it takes them again', { timeout: 60_000 }, () => disk('sync', 'the disk refused syncs'));
+
+test('a disk that refuses writes (pwrite/write) makes the ledger unwritable until it takes them again', { timeout: 60_000 }, () => disk('write', 'the disk refused writes'));

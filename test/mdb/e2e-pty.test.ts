@@ -1,5 +1,5 @@
 /**
- * End to end over a real pseudo-terminal pair (socat): the MachineLoop on one end with the link the
+ * End to end over a real pseudo-terminal pair (the project's relay): the MachineLoop on one end with the link the
  * daemon uses (createMdbTransport: the event-loop tty link on Linux), the VMC simulator on the
  * other (through serialport), a test double playing the payment worker.
  * Whatever happens on the wire, every approved vend gets exactly one vend.result, every session
@@ -143,7 +143,7 @@ test('unplug and replug of the pty mid-session: session ends link-lost, the read
 });
 
 test('10,000 lines of noise during a session: all counted and dropped, the session unharmed', T, async () => {
-  // On a starved 2-core test machine a 10,000-line flood through socat can hold the poll lines
+  // On a starved 2-core test machine a 10,000-line flood through the pty relay can hold the poll lines
   // back for seconds; a long watchdog keeps this test about noise (the watchdog has its own tests).
   const r = await ptyRig({ linkWatchdogMs: 10_000 });
   try {

@@ -1,5 +1,5 @@
 /**
- * The event-loop tty link over a real socat pty pair: bytes both ways, the device settings that
+ * The event-loop tty link over a real pty pair: bytes both ways, the device settings that
  * serialport's binding applies, the exclusive lock, unplug and replug, a clean close, and no
  * partial line glued across a reopen when the link supervisor frames it.
  */

@@ -5,7 +5,8 @@ export function register(parent: Command): void {
   parent
     .command('vmc')
     .description('play the vending machine (VMC) behind an MDB adapter board, on a pseudo-terminal, driven by a line script')
-    .requiredOption('--pty <path>', "the VMC end of a socat pty pair (the agent's mdb.port is the other end)")
+    .requiredOption('--pty <path>', "the VMC end of a pty pair (the agent's mdb.port is the other end)")
+    .option('--agent-pty <path>', 'make the pty pair here and now: the agent end appears at this path, the VMC end at --pty (both removed on exit)')
     .option('--script <file>', 'read the script from this file instead of stdin')
     .option('--baud-rate <n>', 'baud rate to open the pty with', '115200')
     .option('--poll-ms <ms>', 'interval of r,ACK lines (the VMC polling the reader)', '100')
@@ -16,9 +17,10 @@ export function register(parent: Command): void {
     .addHelpText(
       'after',
       `
-Create the pty pair first (leave it running):
-  socat -d -d pty,raw,echo=0,link=/tmp/qrvend-agent pty,raw,echo=0,link=/tmp/qrvend-vmc
-then run the agent with mdb.port = /tmp/qrvend-agent and this simulator with --pty /tmp/qrvend-vmc.
+Let the simulator make the pty pair (nothing else to install):
+  qrvend sim vmc --agent-pty /tmp/qrvend-agent --pty /tmp/qrvend-vmc
+then run the agent with mdb.port = /tmp/qrvend-agent. The pair lives as long as the simulator.
+Without --agent-pty, --pty must be the VMC end of a pair made by someone else.
 
 Script commands, one per line (# starts a comment):
   enable | disable            the VMC enables / disables the reader

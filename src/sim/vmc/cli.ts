@@ -1,7 +1,8 @@
 /**
- * `qrvend sim vmc`: the VMC simulator on one end of a socat pty pair, driven by a line script
- * (a file, or stdin line by line). When the pty goes away (socat restarted) it keeps trying to
- * reopen it, like a board that is unplugged and plugged back in.
+ * `qrvend sim vmc`: the VMC simulator on one end of a pty pair, driven by a line script (a file,
+ * or stdin line by line). With --agent-pty it makes the pair itself (the project's relay, no
+ * socat); otherwise --pty names an end someone else made. When the pty goes away (its maker
+ * restarted) it keeps trying to reopen it, like a board that is unplugged and plugged back in.
  */
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -9,10 +10,12 @@ import { ErrorCodes, QrvendError, isQrvendError } from '../../core/errors.js';
 import { openSerialLink } from '../../mdb/transport/index.js';
 import { parseScript, parseStep, runStep, type ScriptStep } from './script.js';
 import { VmcSimulator, type VendPolicy } from './simulator.js';
+import { startPtyRelay, type PtyRelay } from '../pty-pair.js';
 
 /** The options of `qrvend sim vmc`, as commander hands them over (strings). */
 export interface SimVmcOptions {
   pty: string;
+  agentPty?: string;
   script?: string;
   baudRate: string;
   pollMs: string;
@@ -47,6 +50,12 @@ export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
   }
 
   const print = (text: string) => process.stdout.write(`${text}\n`);
+  let relay: PtyRelay | null = null;
+  if (opts.agentPty !== undefined) {
+    if (opts.agentPty === opts.pty) usage('--agent-pty and --pty must be two different paths');
+    relay = await startPtyRelay(opts.agentPty, opts.pty);
+    print(`# pty pair: agent end ${opts.agentPty} (the agent's mdb.port), VMC end ${opts.pty}`);
+  }
   const sim = new VmcSimulator({
     pollIntervalMs,
     vendPolicy: opts.auto as VendPolicy,
@@ -82,6 +91,7 @@ export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
     closing = true;
     stopped.abort();
     await sim.close();
+    await relay?.stop();
   };
   // A signal ends the run like the other commands: the pending step (a wait, a read of stdin) is
   // abandoned, the simulator closed, and the process exits.

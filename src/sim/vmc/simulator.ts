@@ -4,7 +4,7 @@
  * selections, dispensing, cancels, resets. Tests, the demo, chaos runs and technicians drive it
  * through this class (or `qrvend sim vmc` and its line script).
  *
- * It speaks over any ByteLink: one end of a socat pty pair, or the in-memory wire's VMC end.
+ * It speaks over any ByteLink: one end of a pty pair, or the in-memory wire's VMC end.
  */
 import { EventEmitter } from 'node:events';
 import { encodeBoardLine, parseCommand, type BoardCommand, type BoardLine } from '../../mdb/codec/index.js';

@@ -1,6 +1,6 @@
 /**
  * The end-to-end bench: the rig of src/sim/rig.ts (the real `qrvend run` process, the VMC
- * simulator on a socat pty, the gateway simulator on loopback) with the recording proxy between
+ * simulator on a pty pair, the gateway simulator on loopback) with the recording proxy between
  * the daemon and the gateway, plus the waits and checks every e2e file uses.
  */
 import assert from 'node:assert/strict';

@@ -1,8 +1,8 @@
-/** `qrvend sim vmc` as a technician runs it: a separate process on the VMC end of a socat pty pair. */
+/** `qrvend sim vmc` as a technician runs it: a separate process on the VMC end of a pty pair (made by the test, or by the simulator itself with --agent-pty). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +24,9 @@ function run(args: string[]): { done: Promise<{ code: number | null; stdout: str
   return { done, kill: () => child.kill('SIGKILL'), out: () => stdout };
 }
 
-test('a scripted VMC sells one item through the agent over a pty', { timeout: 20_000 }, async () => {
-  const pty = await createPtyPair();
+async function scriptedSale(makesPair: boolean): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-simvmc-'));
+  const pty = makesPair ? { agentPath: join(dir, 'agent'), vmcPath: join(dir, 'vmc'), close: async () => {} } : await createPtyPair();
   const script = join(dir, 'sale.txt');
   // Waits give the agent time to configure the board; the assertions only look at outcomes.
   writeFileSync(script, '# one dynamic QR sale\nwait 1000\nselect 12 1.50\nwait 1000\nsuccess\nwait 200\nrecords\n');
@@ -42,7 +42,7 @@ test('a scripted VMC sells one item through the agent over a pty', { timeout: 20
     },
     log: silentLogger(),
   });
-  const proc = run(['sim', 'vmc', '--pty', pty.vmcPath, '--script', script, '--poll-ms', '50']);
+  const proc = run(['sim', 'vmc', '--pty', pty.vmcPath, ...(makesPair ? ['--agent-pty', pty.agentPath] : []), '--script', script, '--poll-ms', '50']);
   try {
     // Start the agent once the VMC end is open, as the script's first wait assumes.
     await waitFor('the simulator attached', () => proc.out().includes('# attached'), 8000);
@@ -55,13 +55,18 @@ test('a scripted VMC sells one item through the agent over a pty', { timeout: 20
     assert.deepEqual(records[0]?.vends[0], { item: 12, price: 1.5, approved: 1.5, outcome: 'success' });
     await waitFor('vend.result', () => pay.of('vend.result')[0]);
     assert.equal(pay.of('vend.result')[0]?.outcome, 'success');
+    if (makesPair) assert.equal(existsSync(pty.agentPath) || existsSync(pty.vmcPath), false, 'the pair is gone with the simulator');
   } finally {
     proc.kill();
     await loop.stop();
     await pty.close();
     rmSync(dir, { recursive: true, force: true });
   }
-});
+}
+
+test('a scripted VMC sells one item through the agent over a pty', { timeout: 20_000 }, () => scriptedSale(false));
+
+test('with --agent-pty the simulator makes the pty pair itself (no socat), and removes it on exit', { timeout: 20_000 }, () => scriptedSale(true));
 
 test('a bad script is refused before anything runs, naming the line (exit 64)', { timeout: 10_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-simvmc-'));

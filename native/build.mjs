@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+/**
+ * Compiles the project's own small C programs with the machine's C compiler (the toolchain that
+ * better-sqlite3 builds with; `CC` chooses another). Run by `npm ci` (prepare), `npm run build`
+ * and `npm test`; a target newer than its source is left alone.
+ *
+ *   native/pty-relay.c     -> dist/src/native/qrvend-pty            the pty pair (simulators, tests, serial trace)
+ *   test/native/fail-io.c  -> dist/test/native/libqrvend-failio.so  write/sync failure shim (tests only)
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cc = process.env.CC || 'cc';
+const targets = [
+  { src: 'native/pty-relay.c', out: 'dist/src/native/qrvend-pty', flags: [] },
+  { src: 'test/native/fail-io.c', out: 'dist/test/native/libqrvend-failio.so', flags: ['-shared', '-fPIC', '-ldl'] },
+];
+
+for (const t of targets) {
+  const src = join(root, t.src);
+  const out = join(root, t.out);
+  if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) continue;
+  mkdirSync(dirname(out), { recursive: true });
+  const args = ['-O2', '-Wall', '-Wextra', '-o', out, src, ...t.flags];
+  try {
+    execFileSync(cc, args, { stdio: ['ignore', 'inherit', 'inherit'], timeout: 60_000 });
+  } catch (err) {
+    const why = err && err.code === 'ENOENT' ? `no C compiler "${cc}" (install a C/C++ toolchain, e.g. build-essential; better-sqlite3 needs it too)` : `${cc} failed`;
+    console.error(`native/build.mjs: cannot build ${t.out} from ${t.src}: ${why}`);
+    process.exit(1);
+  }
+}
