@@ -37,6 +37,8 @@ export interface RigOptions {
   keepDir?: boolean;
   /** Makes the serial line between daemon and VMC (default: createPtyPair()). */
   ptyPair?: () => Promise<PtyPair>;
+  /** Extra environment of the daemon process (e.g. the test clock, src/core/clock.ts). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Daemon processes and scratch directories of rigs not closed yet: gone if this process exits first. */
@@ -212,7 +214,7 @@ async function buildRig(dir: string, options: RigOptions, teardown: Array<() => 
     if (rig.agent) await rig.stopAgent('SIGKILL');
   });
 
-  const env = { ...process.env, QRVEND_CONFIG: '' };
+  const env = { ...process.env, QRVEND_CONFIG: '', ...options.env };
   const rig: Rig = {
     dir,
     configFile,
