@@ -7,7 +7,7 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
-import { isQrvendError } from '../core/errors.js';
+import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig } from '../gateway/client.js';
 import { createRequestBuilders, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     now: wallNow,
     clockSteps,
     onClockStep: (step, rows) =>
-      log.warn({ event: 'clock.step', code: 'CLOCK_STEP', stepMs: step.stepMs, outboxRowsRebased: rows, steps: clockSteps.steps }, 'wall clock stepped: durations continue on the monotonic clock, outbox due times re-based'),
+      log.warn({ event: 'clock.step', code: ErrorCodes.CLOCK_STEP, stepMs: step.stepMs, outboxRowsRebased: rows, steps: clockSteps.steps }, 'wall clock stepped: durations continue on the monotonic clock, outbox due times re-based'),
   });
 
   const ctx: FlowContext = {

@@ -97,7 +97,7 @@ export class OutboxDrainer {
     this.running = true;
     try {
       const clamped = this.ledger.outbox.clampFuture(this.now(), this.policy.capMs);
-      if (clamped > 0) this.logger.warn({ code: 'CLOCK_STEP', rows: clamped }, 'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in to now');
+      if (clamped > 0) this.logger.warn({ code: ErrorCodes.CLOCK_STEP, rows: clamped }, 'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in to now');
     } catch (err) {
       this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) }, 'outbox drainer could not re-base due times at start');
     }
