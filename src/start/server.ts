@@ -120,8 +120,9 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
   };
   const server: Server = tls ? createHttpsServer({ ...serverOptions, ...tls }) : createHttpServer(serverOptions);
-  // A backstop above the guard, which refuses first and fairly.
-  server.maxConnections = limits.maxConnections + 1;
+  // Only a backstop: the guard below refuses first and fairly. Node counts a refused socket until
+  // its close event, so under reconnect churn a tight backstop would drop well-behaved clients.
+  server.maxConnections = limits.maxConnections * 4;
   const guard = new ConnectionGuard({
     total: limits.maxConnections,
     perSource: Math.min(limits.maxConnectionsPerSource, limits.maxConnections),
