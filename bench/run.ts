@@ -24,6 +24,7 @@ import { Budget } from './support/budget.js';
 import { GatewayProcess } from './support/gateway.js';
 import { machineInfo, REPO_ROOT } from './support/machine.js';
 import { benchVendLatency } from './vend-latency.js';
+import { benchSlowlorisVend } from './slowloris-vend.js';
 
 interface Bench {
   id: string;
@@ -44,6 +45,7 @@ const BENCHES: Bench[] = [
   { id: 'vend-latency-floor', figures: ['vend-latency-floor'], budgetMs: 30_000, run: (b) => benchPtyFloor(b) },
   { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
   { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
+  { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
   { id: 'memory', figures: ['memory-steady', 'memory-growth'], budgetMs: 230_000, run: async (b, s) => benchMemory(b, await s.gateway()) },
 ];
 

@@ -40,7 +40,7 @@ trap 'rm -rf "$pkg"' EXIT
 chmod 0755 "$pkg"
 "$src/scripts/install.sh" --root "$pkg" --no-enable >/dev/null
 # Technician-owned state is created by postinst, never shipped.
-rm -rf "$pkg/etc/qrvend" "$pkg/var" "$pkg/etc/systemd"
+rm -rf "${pkg:?}/etc/qrvend" "${pkg:?}/var" "${pkg:?}/etc/systemd"
 rmdir "$pkg/etc" 2>/dev/null || true
 
 mkdir -p "$pkg/DEBIAN"

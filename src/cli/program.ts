@@ -10,6 +10,7 @@ import * as run from './commands/run.js';
 import * as demo from './commands/demo.js';
 import * as doctor from './commands/doctor.js';
 import * as outbox from './commands/outbox.js';
+import * as ledger from './commands/ledger.js';
 import * as qr from './commands/qr.js';
 import * as simGateway from './commands/sim-gateway.js';
 import * as simVmc from './commands/sim-vmc.js';
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   demo.register(program);
   doctor.register(program);
   outbox.register(program);
+  ledger.register(program);
   qr.register(program);
   serialTap.register(program);
 

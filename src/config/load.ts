@@ -4,6 +4,7 @@
  * path and the reason, all at once, so a technician fixes the file in one go.
  */
 import { readFileSync } from 'node:fs';
+import { configFileWarning } from './file-modes.js';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ConfigSchema, type QrvendConfig } from './schema.js';
@@ -93,6 +94,8 @@ export interface LoadedConfig {
   config: QrvendConfig;
   /** The site file that was layered over the defaults, if any. */
   file: string | undefined;
+  /** Problems that do not stop the daemon (a configuration file writable by everyone). */
+  warnings: string[];
 }
 
 export function loadConfig(options: LoadOptions = {}): LoadedConfig {
@@ -109,5 +112,7 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     merged = layer(merged, site);
   }
   if (options.overrides !== undefined) merged = layer(merged, options.overrides);
-  return { config: validateConfig(merged, file ?? DEFAULT_CONFIG_PATH), file };
+  const config = validateConfig(merged, file ?? DEFAULT_CONFIG_PATH);
+  const warning = file === undefined ? null : configFileWarning(file);
+  return { config, file, warnings: warning === null ? [] : [warning] };
 }

@@ -10,6 +10,29 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const text = (max: number) => z.string().max(max);
 const nonEmpty = (max: number) => z.string().min(1).max(max);
 
+/**
+ * A file path the daemon opens. Absolute only: a relative path resolves against whatever working
+ * directory the process happened to start in (issue 20 item 10: the daemon looped forever).
+ */
+export const AbsolutePath = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((s) => s.startsWith('/'), 'must be an absolute path (starting with /)')
+  .refine((s) => !s.includes('\0'), 'must not contain a NUL byte');
+
+/**
+ * `mdb.port`: a device path that no tool can read as anything but a path (issue 20 item 12: a
+ * path with `!!SYSTEM:` reached socat as an address), or `sim`. Absolute, letters, digits and
+ * `/ _ . -` only; not limited to /dev because test rigs and some USB adapters use symlinks
+ * elsewhere (a pty pair's link in a temporary directory, /run/...).
+ */
+export const DEVICE_PATH = /^\/[A-Za-z0-9/_.-]+$/;
+export const MdbPort = z
+  .string()
+  .max(4096)
+  .refine((s) => s === 'sim' || (DEVICE_PATH.test(s) && !s.split('/').includes('..')), 'must be "sim" or an absolute device path like /dev/serial0 (letters, digits and / _ . - only, no ..)');
+
 /** `host:port`, IPv6 hosts in brackets: `[::1]:8080`. */
 export const ListenAddress = z.string().refine((s) => {
   const m = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(s);
@@ -81,19 +104,21 @@ export const ConfigSchema = z
       /** TCP (and TLS) connect deadline. */
       connectTimeoutMs: int(50, 60_000),
       /** Extra CA bundle (PEM) for a private gateway certificate; null = system CAs. */
-      caFile: z.string().nullable(),
+      caFile: AbsolutePath.nullable(),
     }),
     start: z.strictObject({
       listen: ListenAddress,
       integratorName: nonEmpty(100).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash, underscore only'),
       /** File holding the 64-character SecretToken (never put the token itself in config). */
-      secretTokenFile: nonEmpty(4096),
+      secretTokenFile: AbsolutePath,
       /** PEM certificate and key for HTTPS; both null = plain HTTP (behind a TLS proxy). */
-      certFile: z.string().nullable(),
-      keyFile: z.string().nullable(),
+      certFile: AbsolutePath.nullable(),
+      keyFile: AbsolutePath.nullable(),
       maxBodyBytes: int(512, 1_048_576),
       /** Per-client token bucket: sustained requests per second and burst. */
       rateLimit: z.strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) }),
+      /** Connections one source address may hold at once (slow-header senders cannot take them all). */
+      maxConnectionsPerSource: int(1, 64),
     }),
     machine: z.strictObject({
       /** MachineInfo.TerminalId and the Start TerminalId this machine answers to; null = HwSerial. */
@@ -146,7 +171,7 @@ export const ConfigSchema = z
     }),
     mdb: z.strictObject({
       /** Serial device of the MDB adapter board, or "sim" for the built-in VMC simulator. */
-      port: nonEmpty(4096),
+      port: MdbPort,
       baudRate: z.union([z.literal(9600), z.literal(19200), z.literal(38400), z.literal(57600), z.literal(115200), z.literal(230400)]),
       /** Vend requests without a session start a dynamic QR payment (MDB level 3 always-idle). */
       alwaysIdle: z.boolean(),
@@ -168,7 +193,7 @@ export const ConfigSchema = z
     }),
     store: z.strictObject({
       /** The SQLite ledger file. */
-      path: nonEmpty(4096),
+      path: AbsolutePath,
       /** How long a Settlement/Cancel/Void is retried before it is dead-lettered. */
       retryWindowHours: int(1, 24 * 90),
       /** How long drained outbox rows are kept before they are pruned. */
@@ -180,9 +205,9 @@ export const ConfigSchema = z
     }),
     display: z.strictObject({
       /** Framebuffer device, e.g. /dev/fb0; null = none. */
-      framebuffer: z.string().min(1).nullable(),
+      framebuffer: AbsolutePath.nullable(),
       /** PNG file rewritten on every screen change (headless machines, diagnostics); null = none. */
-      png: z.string().min(1).nullable(),
+      png: AbsolutePath.nullable(),
       /** Also draw screens as text on the terminal (demo, technicians). */
       terminal: z.boolean(),
       /** Size of the PNG when there is no framebuffer to take it from. */

@@ -8,6 +8,8 @@
 export const ErrorCodes = {
   CONFIG_INVALID: 'CONFIG_INVALID',
   CONFIG_UNREADABLE: 'CONFIG_UNREADABLE',
+  /** Not an error: a warning that the configuration file is writable by every local user. */
+  CONFIG_EXPOSED: 'CONFIG_EXPOSED',
   SECRET_UNREADABLE: 'SECRET_UNREADABLE',
 
   SERIAL_OPEN_FAILED: 'SERIAL_OPEN_FAILED',
@@ -29,6 +31,9 @@ export const ErrorCodes = {
   OUTBOX_DEAD_LETTER: 'OUTBOX_DEAD_LETTER',
   LEDGER_INVALID_TRANSITION: 'LEDGER_INVALID_TRANSITION',
   LEDGER_SCHEMA_UNSUPPORTED: 'LEDGER_SCHEMA_UNSUPPORTED',
+
+  /** Not an error: the wall clock stepped (NTP, a person); durations continue on the monotonic clock. */
+  CLOCK_STEP: 'CLOCK_STEP',
 
   START_REJECTED: 'START_REJECTED',
   START_LISTEN_FAILED: 'START_LISTEN_FAILED',

@@ -7,10 +7,12 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
-import { isQrvendError } from '../core/errors.js';
+import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig } from '../gateway/client.js';
 import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
+import { isLedgerLost } from '../ledger/identity.js';
+import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
 import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
@@ -52,8 +54,14 @@ function makeBuilders(): RequestBuilders {
 async function openLedgerPatiently(): Promise<Ledger> {
   for (;;) {
     try {
-      return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log });
+      return openLedger({ path: config.store.path, decimalPlaces: config.machine.decimalPlaces, logger: log, now: wallNow });
     } catch (err) {
+      if (isLedgerLost(err)) {
+        toMain({ type: 'sessions.allowed', allowed: false, reason: 'ledger lost' });
+        log.error({ code: err.code, path: config.store.path, err: err.message, hint: err.hint }, 'ledger lost: refusing sessions until a technician runs `qrvend ledger acknowledge-loss`');
+        await new Promise((r) => setTimeout(r, LEDGER_RETRY_MS));
+        continue;
+      }
       if (!isQrvendError(err, 'LEDGER_WRITE_FAILED')) throw err;
       toMain({ type: 'sessions.allowed', allowed: false, reason: 'storage unavailable' });
       log.error({ err, code: err.code }, 'ledger cannot be written: refusing sessions, retrying');
@@ -113,7 +121,20 @@ async function main(): Promise<void> {
   if (recovery.recovered.length > 0 || recovery.failed.length > 0) {
     log.warn({ recovered: recovery.recovered.length, failed: recovery.failed }, 'recovered transactions left open by the last run');
   }
-  const drainer = new OutboxDrainer({ ledger, sender: gateway, store: config.store, logger: log });
+  // Wall-clock steps (NTP after boot, a person): logged as one typed line (event clock.step, code
+  // CLOCK_STEP) and counted in the health message; the fleet link's CLOCK_UNSYNCED alarm (issue 15)
+  // is meant to be raised from that line. Persisted due times are re-based by the drainer.
+  const clockSteps = new ClockStepDetector();
+  const drainer = new OutboxDrainer({
+    ledger,
+    sender: gateway,
+    store: config.store,
+    logger: log,
+    now: wallNow,
+    clockSteps,
+    onClockStep: (step, rows) =>
+      log.warn({ event: 'clock.step', code: ErrorCodes.CLOCK_STEP, stepMs: step.stepMs, outboxRowsRebased: rows, steps: clockSteps.steps }, 'wall clock stepped: durations continue on the monotonic clock, outbox due times re-based'),
+  });
 
   const ctx: FlowContext = {
     ledger,
@@ -133,7 +154,8 @@ async function main(): Promise<void> {
       staticAgeLimit: config.staticQr.verifyAge ? highestAgeLimit(config) : null,
     },
     log,
-    now: Date.now,
+    now: wallNow,
+    monotonicNow,
     timers: realTimers,
   };
   service = new PaymentService(ctx);
@@ -162,10 +184,11 @@ async function main(): Promise<void> {
 
   let gatewayOnline = true;
   const health = setInterval(() => {
+    drainer.observeClock();
     const counts = drainer.counts();
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
-    gatewayOnline = counts.oldestPendingAtMs === null || Date.now() - counts.oldestPendingAtMs < 60_000;
-    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory() });
+    gatewayOnline = counts.oldestPendingAtMs === null || wallNow() - counts.oldestPendingAtMs < 60_000;
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps });
   }, HEALTH_EVERY_MS);
   health.unref();
 

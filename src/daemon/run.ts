@@ -4,11 +4,13 @@
  */
 import { loadConfig } from '../config/load.js';
 import { createLogger } from '../core/log.js';
+import { ErrorCodes } from '../core/errors.js';
 import { startDaemon } from './daemon.js';
 
 export async function runDaemonProcess(options: { configFile?: string | undefined }): Promise<number> {
-  const { config, file } = loadConfig({ file: options.configFile });
+  const { config, file, warnings } = loadConfig({ file: options.configFile });
   const log = createLogger({ level: config.log.level, name: 'qrvend' });
+  for (const warning of warnings) log.warn({ code: ErrorCodes.CONFIG_EXPOSED, file }, warning);
   log.info({ config: file ?? 'defaults', mdbPort: config.mdb.port, gateway: config.gateway.baseUrl }, 'starting');
   const daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs });
   const onSignal = (signal: NodeJS.Signals) => void daemon.stop(`received ${signal}`);

@@ -38,7 +38,10 @@ export interface FlowContext {
   outboxChanged(): void;
   settings: FlowSettings;
   log: Logger;
+  /** Wall clock (epoch ms): for what the gateway or a person reads. */
   now(): number;
+  /** Monotonic clock for deadlines and polling; unset = `now` (tests drive one fake clock). */
+  monotonicNow?: () => number;
   timers: FlowTimers;
 }
 

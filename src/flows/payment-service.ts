@@ -50,7 +50,7 @@ export class PaymentService {
   startHooks(): StartHooks {
     return {
       readerBusy: () => this.busyReason(),
-      transactionSeen: (txId: string) => this.ctx.ledger.getTransaction(txId) !== null,
+      transactionSeen: (txId: string) => this.ctx.ledger.transactionIdUsed(txId),
       accept: (request: StartRequest) => this.staticQr.accept(request),
     };
   }

@@ -11,6 +11,7 @@ import { got, type Got } from 'got';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
+import { checkAnswerCurrency } from './currency-check.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
 import type { Outgoing } from './envelope.js';
 import { encodeRequest } from './wire/index.js';
@@ -42,7 +43,17 @@ export interface GatewayClientOptions {
   /** Extra CA bundle (PEM) trusted for the gateway's certificate; null = system CAs. */
   caFile?: string | null;
   logger?: Logger;
+  /** Longest answer read (tests lower it); default MAX_RESPONSE_BYTES. */
+  maxResponseBytes?: number;
 }
+
+/**
+ * Longest gateway answer read (issue 20 item 4). The seed's largest answer (GenerateQR with its
+ * PaymentInfo) is a few KiB; 64 KiB is plenty. A longer one, declared or found while downloading,
+ * is aborted at once and is a transport failure like any other, retried by whoever retries: a
+ * gateway that misbehaves must not be able to fill the payment worker's heap.
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface GatewayClient {
   authorization(request: AuthorizationRequest): Promise<GatewayOutcome<AuthorizationResponse>>;
@@ -80,6 +91,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     https: new https.Agent({ keepAlive: true, rejectUnauthorized: true, ...(ca ? { ca } : {}) }),
   };
   const connect = options.connectTimeoutMs;
+  const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const http_: Got = got.extend({
     method: 'POST',
     retry: { limit: 0 },
@@ -96,12 +108,36 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     let outcome: GatewayOutcome<ResponseOf<O>>;
+    let oversize: string | null = null;
     try {
-      const res = await http_(`${base}${OPERATIONS[op].path}`, { body: bodyText });
-      outcome = classifyResponse(op, res.statusCode, res.body, elapsed());
+      const pending = http_(`${base}${OPERATIONS[op].path}`, { body: bodyText });
+      pending.on('response', (res: { headers: Record<string, string | string[] | undefined> }) => {
+        const declared = Number(res.headers['content-length']);
+        if (Number.isFinite(declared) && declared > maxResponseBytes) {
+          oversize = `declared ${declared} bytes`;
+          pending.cancel();
+        }
+      });
+      pending.on('downloadProgress', (progress: { transferred: number }) => {
+        if (oversize === null && progress.transferred > maxResponseBytes) {
+          oversize = `more than ${maxResponseBytes} bytes received (no or false Content-Length)`;
+          pending.cancel();
+        }
+      });
+      const res = await pending;
+      const checked = checkAnswerCurrency(bodyText, classifyResponse(op, res.statusCode, res.body, elapsed()));
+      outcome = checked.outcome;
+      if (checked.mismatch !== null) {
+        options.logger?.warn({ op, code: ErrorCodes.GATEWAY_BAD_RESPONSE, asked: checked.mismatch.asked, answered: checked.mismatch.answered }, 'gateway approved in another currency than asked: treated as declined (code 8)');
+      }
     } catch (err) {
-      const { failure, detail } = classifyError(err);
-      outcome = transportFailure(failure, `${op}: ${detail}`, elapsed());
+      if (oversize !== null) {
+        outcome = transportFailure('too-large', `${op}: answer too large (${oversize}; limit ${maxResponseBytes}): download aborted`, elapsed());
+        options.logger?.warn({ op, code: ErrorCodes.GATEWAY_BAD_RESPONSE, size: oversize, limitBytes: maxResponseBytes }, 'gateway answer too large: aborted, treated as a transport failure');
+      } else {
+        const { failure, detail } = classifyError(err);
+        outcome = transportFailure(failure, `${op}: ${detail}`, elapsed());
+      }
     }
     options.logger?.debug(
       { op, outcome: outcome.kind, ...(outcome.kind === 'transport' ? { failure: outcome.failure, detail: outcome.detail } : {}), ...(outcome.kind === 'declined' ? { code: outcome.code } : {}), elapsedMs: outcome.elapsedMs },

@@ -9,7 +9,8 @@ export type TransportFailureKind =
   | 'refused' // connection refused / host unreachable / DNS failure
   | 'http-status' // HTTP status other than 200
   | 'not-json' // 200 with a body that is not JSON
-  | 'bad-schema'; // 200 with JSON that does not match the operation's response schema
+  | 'bad-schema' // 200 with JSON that does not match the operation's response schema
+  | 'too-large'; // an answer declared or found longer than MAX_RESPONSE_BYTES: download aborted
 
 export type GatewayOutcome<R> =
   /** `bodyText` is the answer exactly as received (PaymentInfo is echoed from it byte for byte). */

@@ -87,7 +87,7 @@ export type PaymentToMain =
   /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
-  | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean; memory?: ThreadMemory }
+  | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean; memory?: ThreadMemory; clockSteps?: number }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
   | { type: 'ready'; startUrl: string | null }
   | { type: 'fatal'; code: string; message: string }

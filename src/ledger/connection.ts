@@ -10,6 +10,7 @@
 import Database from 'better-sqlite3';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { readMarker } from './identity.js';
 import { applyDurabilityPragmas, closeQuietly } from './db.js';
 import { describeError, isCorruption, isStorageFailure } from './sqlite-errors.js';
 
@@ -142,6 +143,14 @@ export class LedgerConnection {
       const verdict = rows.map((r) => r.quick_check).join('; ');
       if (verdict !== 'ok') {
         const err = new Error(`quick_check: ${verdict}`) as Error & { code: string };
+        err.code = 'SQLITE_CORRUPT';
+        throw err;
+      }
+      // A file swapped or truncated under the running daemon is not the ledger it was (identity.ts).
+      const marker = readMarker(this.options.path);
+      const id = db.pragma('application_id', { simple: true }) as number;
+      if (marker !== null && id !== marker) {
+        const err = new Error(`ledger identity ${id} is not the marker's ${marker}: the file was replaced or truncated`) as Error & { code: string };
         err.code = 'SQLITE_CORRUPT';
         throw err;
       }

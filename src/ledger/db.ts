@@ -4,10 +4,10 @@
  * running: design section 8).
  */
 import Database from 'better-sqlite3';
-import { copyFileSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, unlinkSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { acknowledgeLoss, adoptIdentity, prepareLedgerFiles, LEDGER_FILE_MODE } from './identity.js';
 import { migrate } from './schema.js';
 import { describeError, isCorruption, isStorageFailure } from './sqlite-errors.js';
 
@@ -65,7 +65,10 @@ function connect(path: string): Database.Database {
     const verdict = integrityOf(db);
     if (verdict !== 'ok') throw new DamagedFile(`integrity_check: ${verdict}`, db);
     applyDurabilityPragmas(db);
+    adoptIdentity(db, path);
     migrate(db, path);
+    // SQLite gives -wal/-shm the ledger's mode; said again in case an older file was looser.
+    for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) chmodSync(path + suffix, LEDGER_FILE_MODE);
     return db;
   } catch (err) {
     if (err instanceof DamagedFile) throw err;
@@ -117,7 +120,7 @@ function storageError(path: string, err: unknown): QrvendError {
  */
 export function openDatabase(path: string, logger: Logger, nowMs: number): OpenedDatabase {
   try {
-    mkdirSync(dirname(path), { recursive: true });
+    prepareLedgerFiles(path);
     return { db: connect(path), alarm: null };
   } catch (err) {
     if (!(err instanceof DamagedFile)) {
@@ -137,6 +140,9 @@ export function openDatabase(path: string, logger: Logger, nowMs: number): Opene
       'ledger file was damaged: moved aside and replaced by an empty ledger; reconcile its unsettled sales by hand',
     );
     try {
+      // The damaged file was moved aside and the alarm raised: the replacement gets a new identity.
+      acknowledgeLoss(path, nowMs);
+      prepareLedgerFiles(path);
       return { db: connect(path), alarm };
     } catch (again) {
       throw isStorageFailure(again) ? storageError(path, again) : again;

@@ -18,6 +18,7 @@ import type { Logger } from '../core/log.js';
 import { silentLogger } from '../core/log.js';
 import type { QrvendConfig } from '../config/schema.js';
 import type { GatewayOutcome } from '../gateway/outcome.js';
+import type { ClockStep, ClockStepDetector } from '../core/clock.js';
 import { judgeAttempt, type BackoffPolicy } from './backoff.js';
 import { realTimers, type LedgerTimers } from './connection.js';
 import type { Ledger } from './ledger.js';
@@ -48,6 +49,10 @@ export interface OutboxDrainerOptions {
   onDelivered?: (row: OutboxRow) => void;
   /** The alarm for a dead-lettered row (also logged at error level with code OUTBOX_DEAD_LETTER). */
   onDeadLetter?: (row: OutboxRow, error: string) => void;
+  /** Notices wall-clock steps (issue 20 item 6); persisted due times are re-based on each. */
+  clockSteps?: ClockStepDetector;
+  /** Told about each step after the re-base (the payment worker logs it as CLOCK_STEP). */
+  onClockStep?: (step: ClockStep, rowsRebased: number) => void;
 }
 
 const HOUR_MS = 3_600_000;
@@ -70,6 +75,8 @@ export class OutboxDrainer {
   private running = false;
   private lastPruneMs = -Infinity;
   private unsubscribe: Array<() => void> = [];
+  /** Sum of the clock steps re-based so far: rows read before a step are corrected by the difference. */
+  private steppedMs = 0;
 
   constructor(private readonly options: OutboxDrainerOptions) {
     this.ledger = options.ledger;
@@ -88,6 +95,12 @@ export class OutboxDrainer {
   start(): void {
     if (this.running) return;
     this.running = true;
+    try {
+      const clamped = this.ledger.outbox.clampFuture(this.now(), this.policy.capMs);
+      if (clamped > 0) this.logger.warn({ code: ErrorCodes.CLOCK_STEP, rows: clamped }, 'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in to now');
+    } catch (err) {
+      this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) }, 'outbox drainer could not re-base due times at start');
+    }
     // Woken by new rows and by the disk coming back, besides its own timer.
     this.unsubscribe = [
       this.ledger.onWritability((writable) => {
@@ -143,10 +156,25 @@ export class OutboxDrainer {
     return pruned;
   }
 
+  /** Re-bases persisted due times when the wall clock stepped since the last look. */
+  observeClock(): void {
+    const step = this.options.clockSteps?.check() ?? null;
+    if (step === null) return;
+    let rows = 0;
+    try {
+      rows = this.ledger.outbox.rebase(step.stepMs);
+      this.steppedMs += step.stepMs;
+    } catch (err) {
+      this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) }, 'outbox drainer could not re-base due times after a clock step');
+    }
+    this.options.onClockStep?.(step, rows);
+  }
+
   private pump(): void {
     if (!this.running) return;
     this.clearTimer();
     if (!this.ledger.writable) return; // the writability listener kicks when the disk is back
+    this.observeClock();
     const nowMs = this.now();
     try {
       if (nowMs - this.lastPruneMs >= this.pruneEveryMs) this.prune();
@@ -165,14 +193,14 @@ export class OutboxDrainer {
   }
 
   private send(row: OutboxRow): void {
-    const done = this.attempt(row).finally(() => {
+    const done = this.attempt(row, this.steppedMs).finally(() => {
       this.inFlight.delete(row.txId);
       this.pump();
     });
     this.inFlight.set(row.txId, done);
   }
 
-  private async attempt(row: OutboxRow): Promise<void> {
+  private async attempt(row: OutboxRow, steppedAtRead: number): Promise<void> {
     let outcome: GatewayOutcome<unknown>;
     try {
       outcome = await this.sender.sendRaw(row.op, row.body);
@@ -180,8 +208,11 @@ export class OutboxDrainer {
       // The client reports failures as outcomes; a throw is a bug, treated like a lost request.
       outcome = { kind: 'transport', failure: 'reset', detail: `sender threw: ${describeError(err)}`, httpStatus: null, elapsedMs: 0 };
     }
+    this.observeClock();
     const nowMs = this.now();
-    const verdict = judgeAttempt(outcome, this.policy, row.attempts + 1, row.windowStartedAtMs, nowMs, this.random);
+    // A step while the request was out moved the row's window in the ledger; move this copy too.
+    const windowStartedAtMs = row.windowStartedAtMs + (this.steppedMs - steppedAtRead);
+    const verdict = judgeAttempt(outcome, this.policy, row.attempts + 1, windowStartedAtMs, nowMs, this.random);
     try {
       switch (verdict.kind) {
         case 'delivered':

@@ -134,6 +134,11 @@ export class Ledger {
     return this.conn.read(() => findTx(this.conn, txId));
   }
 
+  /** True when this TransactionId is in the ledger, or was pruned from it less than USED_ID_KEEP_MS ago (Start replay: 996). */
+  transactionIdUsed(txId: string): boolean {
+    return this.conn.read(() => findTx(this.conn, txId) !== null || this.conn.statement('SELECT 1 FROM used_tx_ids WHERE tx_id = ?').get(txId) !== undefined);
+  }
+
   vendsOf(txId: string): VendLine[] {
     return this.conn.read(() => {
       const tx = findTx(this.conn, txId);

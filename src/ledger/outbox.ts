@@ -21,6 +21,13 @@ const ELIGIBLE = `
 
 const CLOSED_FOR_PRUNING = [...CLOSED_STATES].filter((s) => s !== 'dead');
 
+/**
+ * How long a used TransactionId is remembered after retention pruned its transaction: 400 days,
+ * whatever store.retentionDays (longer than any replay window a wallet or gateway keeps, and an
+ * id costs a few dozen bytes). The README states the guarantee.
+ */
+export const USED_ID_KEEP_MS = 400 * 24 * 3_600_000;
+
 export interface ListOptions {
   status?: OutboxStatus;
   limit: number;
@@ -44,6 +51,37 @@ export class LedgerOutbox {
   }
 
   /** When the next eligible row falls due (null: nothing pending outside the in-flight transactions). */
+  /**
+   * The wall clock stepped by `stepMs` (issue 20 item 6): pending rows keep their place in time,
+   * measured as durations, so a forward step does not end a retry window early and a backward
+   * step does not push the next attempt hours away.
+   */
+  rebase(stepMs: number): number {
+    return this.conn.write(
+      () =>
+        this.conn
+          .statement(`UPDATE outbox SET next_attempt_at_ms = next_attempt_at_ms + ?, window_started_at_ms = window_started_at_ms + ? WHERE status = 'pending'`)
+          .run(stepMs, stepMs).changes,
+    );
+  }
+
+  /**
+   * At start: a step that happened while the daemon was down cannot be measured, but a due time
+   * beyond the longest backoff, or a window that starts in the future, can only come from the wall
+   * clock having gone back: those are pulled in to now.
+   */
+  clampFuture(nowMs: number, maxDelayMs: number): number {
+    return this.conn.write(
+      () =>
+        this.conn
+          .statement(
+            `UPDATE outbox SET next_attempt_at_ms = MIN(next_attempt_at_ms, ?), window_started_at_ms = MIN(window_started_at_ms, ?)
+             WHERE status = 'pending' AND (next_attempt_at_ms > ? OR window_started_at_ms > ?)`,
+          )
+          .run(nowMs, nowMs, nowMs + maxDelayMs, nowMs).changes,
+    );
+  }
+
   nextDueAtMs(inFlightTxIds: readonly string[]): number | null {
     return this.conn.read(() => {
       const row = this.conn.statement(`SELECT MIN(o.next_attempt_at_ms) AS at FROM outbox o WHERE ${ELIGIBLE}`).get(JSON.stringify(inFlightTxIds)) as {
@@ -160,6 +198,11 @@ export class LedgerOutbox {
       const stale = `SELECT tx_id FROM transactions t WHERE t.state IN (SELECT value FROM json_each(?)) AND t.updated_at_ms < ?
                      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.tx_id = t.tx_id)`;
       const states = JSON.stringify(CLOSED_FOR_PRUNING);
+      // The id outlives its history: a replayed Start must still get 996 (USED_ID_KEEP_MS).
+      this.conn
+        .statement(`INSERT OR REPLACE INTO used_tx_ids (tx_id, last_used_at_ms) SELECT tx_id, updated_at_ms FROM transactions WHERE tx_id IN (${stale})`)
+        .run(states, cutoff);
+      this.conn.statement(`DELETE FROM used_tx_ids WHERE last_used_at_ms < ?`).run(nowMs - Math.max(USED_ID_KEEP_MS, retentionMs));
       this.conn.statement(`DELETE FROM vends WHERE tx_id IN (${stale})`).run(states, cutoff);
       this.conn.statement(`DELETE FROM events WHERE tx_id IN (${stale})`).run(states, cutoff);
       const transactions = this.conn.statement(`DELETE FROM transactions WHERE tx_id IN (${stale})`).run(states, cutoff).changes;

@@ -86,6 +86,14 @@ const MIGRATIONS: readonly string[] = [
   ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as sent
   ALTER TABLE transactions ADD COLUMN age_limit INTEGER;      -- BasicInfo.AgeLimitation it carried (null = none)
   `,
+  // 3: TransactionIds of pruned transactions, kept longer than the transactions themselves so a
+  // replayed Start is still refused (996) after retention removed its history (issue 20 item 7).
+  `
+  CREATE TABLE used_tx_ids (
+    tx_id            TEXT PRIMARY KEY,
+    last_used_at_ms  INTEGER NOT NULL
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -9,6 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import { RepeatedLog } from '../core/log-limiter.js';
 import type { QrvendConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
 import type { MainToPayment, PaymentToMain, ReaderStatus } from '../ipc/messages.js';
@@ -74,12 +75,22 @@ export interface MachineLoopStats {
   link: LinkStats;
 }
 
+export const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
 export class MachineLoop extends EventEmitter {
   private model: ReaderModel = initialModel();
   private readonly cfg: ReaderConfig;
   private readonly link: LinkSupervisor;
   private readonly timers = new Map<TimerName, NodeJS.Timeout>();
   private readonly noise = new NoiseCounter();
+  /** At most one "input refused" line per interval: a board spewing noise must not flood the journal. */
+  private readonly refusalLog = new RepeatedLog({
+    intervalMs: REFUSAL_LOG_INTERVAL_MS,
+    write: (fields, repeated) =>
+      repeated === 0
+        ? this.log.info(fields, 'MDB: input refused (out of sequence)')
+        : this.log.info({ ...fields, repeated, intervalMs: REFUSAL_LOG_INTERVAL_MS }, `MDB: input refused (out of sequence) ${repeated} more times`),
+  });
   private readonly queue: ReaderInput[] = [];
   private dispatching = false;
   private lastStatus: { status: ReaderStatus; txId: string | null } | null = null;
@@ -163,6 +174,7 @@ export class MachineLoop extends EventEmitter {
     this.dispatch({ kind: 'shutdown.force' });
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    this.refusalLog.flush();
     await this.link.stop();
   }
 
@@ -253,7 +265,7 @@ export class MachineLoop extends EventEmitter {
       case 'refused':
         this.counters.refused += 1;
         this.counters.lastRefusal = `${e.what}: ${e.reason}`;
-        this.log.info({ what: e.what, reason: e.reason, state: this.model.state.kind }, 'MDB: input refused (out of sequence)');
+        this.refusalLog.add({ what: e.what, reason: e.reason, state: this.model.state.kind });
         return;
       case 'link.restart':
         void this.restartLink(e.reason);

@@ -38,6 +38,8 @@ export interface RigOptions {
   keepDir?: boolean;
   /** Makes the serial line between daemon and VMC (default: createPtyPair()). */
   ptyPair?: () => Promise<PtyPair>;
+  /** Extra environment of the daemon process (e.g. the test clock, src/core/clock.ts). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** Daemon processes and scratch directories of rigs not closed yet: gone if this process ends first. */
@@ -92,7 +94,7 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
+export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
   const child = spawn(process.execPath, [MAIN_JS, 'run', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
   liveAgents.add(child);
   child.once('exit', () => liveAgents.delete(child));
@@ -213,7 +215,7 @@ async function buildRig(dir: string, options: RigOptions, teardown: Array<() => 
     if (rig.agent) await rig.stopAgent('SIGKILL');
   });
 
-  const env = { ...process.env, QRVEND_CONFIG: '' };
+  const env = { ...process.env, QRVEND_CONFIG: '', ...options.env };
   const rig: Rig = {
     dir,
     configFile,

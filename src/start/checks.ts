@@ -1,7 +1,7 @@
 /**
  * The checks on a Start body, in the order of issue 5 / design section 2, each failure a
  * Declined with nothing started:
- *   JSON, nested at most MAX_JSON_DEPTH levels (998) -> schema and lengths (997/998) -> integrator authenticated (9) ->
+ *   JSON, nested at most MAX_JSON_DEPTH levels, no member named twice in one object (998) -> schema and lengths (997/998) -> integrator authenticated (9) ->
  *   this machine (50) -> TransactionId never seen (996) -> reader ready, no session (30) ->
  *   accept (the payment side records it durably and starts the Authorization; a throw is 6).
  *
@@ -20,6 +20,7 @@ import { DeclineCodes } from '../gateway/protocol/codes.js';
 import { START_LIMITS, validateStartRequest, type StartRequest } from '../gateway/protocol/start.js';
 import { approved, declined, echoOf, httpRefusals, type StartAnswer } from './answers.js';
 import { jsonDepthWithin, MAX_JSON_DEPTH } from './json-depth.js';
+import { firstDuplicateMember } from './json-members.js';
 import type { SecretMatcher } from './secret-compare.js';
 
 /** Thrown by the accept hook to decline a Start with a specific code; its message is shown to the wallet. */
@@ -91,14 +92,21 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
 
   async function decide(pathIntegratorName: string, body: Buffer): Promise<StartAnswer> {
     let parsed: unknown;
+    let duplicate: string | null;
     try {
       const text = utf8.decode(body);
       if (!jsonDepthWithin(text)) {
         return declined(DeclineCodes.ValidationError, `body nested deeper than ${MAX_JSON_DEPTH} levels`, {}, 200, 'JSON too deep');
       }
       parsed = JSON.parse(text);
+      duplicate = firstDuplicateMember(text);
     } catch {
       return declined(DeclineCodes.ValidationError, 'body is not valid JSON (UTF-8)', {}, 200, 'not JSON');
+    }
+    if (duplicate !== null) {
+      // The name only (never a value), cut and escaped: it is the wallet's own text, but it reaches our log.
+      const name = JSON.stringify(duplicate.slice(0, 40));
+      return declined(DeclineCodes.ValidationError, `body is malformed: member ${name} appears more than once in one object`, {}, 200, 'duplicate member');
     }
     const echo = echoOf(parsed);
 

@@ -3,6 +3,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { refuseExposedSecret } from '../config/file-modes.js';
 
 /** `127.0.0.1:8091` or `[::1]:8091` -> host and port (the config schema checked the shape). */
 export function parseListen(listen: string): { host: string; port: number } {
@@ -30,6 +31,7 @@ export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer;
       });
     }
   };
+  refuseExposedSecret(keyFile, 'Start endpoint TLS key', ErrorCodes.CONFIG_UNREADABLE, 'start.keyFile');
   return { cert: read(certFile, 'certificate'), key: read(keyFile, 'key') };
 }
 

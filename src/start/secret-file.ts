@@ -7,6 +7,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { refuseExposedSecret } from '../config/file-modes.js';
 
 /** The seed fixes the SecretToken at exactly 64 characters. */
 export const SECRET_TOKEN_LENGTH = 64;
@@ -47,6 +48,7 @@ export function readSecretToken(file: string): Buffer {
   let raw: Buffer;
   try {
     if (statSync(file).isDirectory()) throw unreadable(file, 'is a directory, not a file');
+    refuseExposedSecret(file, 'Start SecretToken file', ErrorCodes.SECRET_UNREADABLE, 'start.secretTokenFile');
     raw = readFileSync(file);
   } catch (err) {
     if (err instanceof QrvendError) throw err;

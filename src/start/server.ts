@@ -9,11 +9,13 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
 import type { QrvendConfig } from '../config/schema.js';
 import { httpRefusals, type StartAnswer } from './answers.js';
 import { readLimitedBody } from './body.js';
 import type { StartHooks } from './checks.js';
+import { ConnectionGuard } from './connection-guard.js';
 import { createStartExchange } from './exchange.js';
 import { listenError, parseListen, readTlsFiles } from './listen.js';
 import { createSecretMatcher } from './secret-compare.js';
@@ -31,8 +33,14 @@ export interface StartServerLimits {
   keepAliveTimeoutMs: number;
   /** An idle socket (no bytes either way) is closed after this. */
   idleSocketTimeoutMs: number;
-  /** Connections open at once; further ones are dropped by the server. */
+  /** Connections open at once; further ones are dropped at accept. */
   maxConnections: number;
+  /** Connections one source address may hold at once (start.maxConnectionsPerSource). */
+  maxConnectionsPerSource: number;
+  /** Share of maxConnections that sources which misbehaved lately may hold together. */
+  suspectShare: number;
+  /** How long a source stays suspect after a slow head, a slow body or knocking at its cap. */
+  suspectForMs: number;
   maxHeaderBytes: number;
   /** After refusing a body it did not read, the connection is kept this long so the client can read the answer. */
   lingerMs: number;
@@ -41,12 +49,16 @@ export interface StartServerLimits {
 }
 
 export const DEFAULT_START_LIMITS: StartServerLimits = {
-  headersTimeoutMs: 5_000,
+  // A wallet backend sends its head in one packet; 2 s is generous and frees a slot quickly.
+  headersTimeoutMs: 2_000,
   bodyTimeoutMs: 5_000,
   requestTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
   idleSocketTimeoutMs: 15_000,
   maxConnections: 64,
+  maxConnectionsPerSource: 8,
+  suspectShare: 0.5,
+  suspectForMs: 60_000,
   maxHeaderBytes: 8_192,
   lingerMs: 2_000,
   closeGraceMs: 2_000,
@@ -78,7 +90,7 @@ export interface StartEndpoint {
 }
 
 export async function startStartEndpoint(options: StartEndpointOptions): Promise<StartEndpoint> {
-  const limits = { ...DEFAULT_START_LIMITS, ...options.limits };
+  const limits = { ...DEFAULT_START_LIMITS, maxConnectionsPerSource: options.start.maxConnectionsPerSource, ...options.limits };
   const log = options.log.child({ component: 'start' });
   const { start } = options;
   // Error messages from the hooks or Node are logged; scrub the token in case one quotes it.
@@ -108,8 +120,35 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
   };
   const server: Server = tls ? createHttpsServer({ ...serverOptions, ...tls }) : createHttpServer(serverOptions);
-  server.maxConnections = limits.maxConnections;
-  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => socket.destroy());
+  // Only a backstop: the guard below refuses first and fairly. Node counts a refused socket until
+  // its close event, so under reconnect churn a tight backstop would drop well-behaved clients.
+  server.maxConnections = limits.maxConnections * 4;
+  const guard = new ConnectionGuard({
+    total: limits.maxConnections,
+    perSource: Math.min(limits.maxConnectionsPerSource, limits.maxConnections),
+    suspectShare: limits.suspectShare,
+    suspectForMs: limits.suspectForMs,
+  });
+  const monotonic = () => performance.now();
+  const strike = (socket: Socket) => {
+    if (socket.remoteAddress !== undefined) guard.strike(socket.remoteAddress, monotonic());
+  };
+  // Raw TCP sockets (for HTTPS too): decided before TLS or HTTP parsing spends anything on them.
+  server.on('connection', (socket: Socket) => {
+    const source = socket.remoteAddress;
+    if (source === undefined) return socket.destroy();
+    const decision = guard.admit(source, monotonic());
+    if (!decision.admit) {
+      stats.connectionRefused();
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => guard.release(source, monotonic()));
+  });
+  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => {
+    strike(socket);
+    socket.destroy();
+  });
 
   function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
     stats.answered(answer);
@@ -150,6 +189,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
       case 'too-large':
         return send(req, res, httpRefusals.tooLarge(start.maxBodyBytes), true);
       case 'timeout':
+        strike(req.socket);
         return send(req, res, httpRefusals.timedOut(), true);
       case 'aborted':
         stats.aborted();
@@ -178,6 +218,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
       socket.destroy();
       return;
     }
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') strike(socket);
     const answer =
       err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? httpRefusals.timedOut()
@@ -212,7 +253,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     url,
     origin,
     port: boundPort,
-    stats: () => stats.snapshot(exchange.limiter.trackedClients),
+    stats: () => stats.snapshot(exchange.limiter.trackedClients, guard),
     close() {
       closing ??= new Promise<void>((resolve) => {
         const force = setTimeout(() => server.closeAllConnections(), limits.closeGraceMs);

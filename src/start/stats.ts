@@ -16,17 +16,27 @@ export interface StartEndpointStats {
   clientErrors: number;
   /** Clients the rate limiter currently remembers. */
   trackedClients: number;
+  /** Connections refused at accept time (per-source cap, suspect share, total). */
+  connectionsRefused: number;
+  /** Connections open now, and the source addresses the connection guard tracks. */
+  openConnections: number;
+  trackedSources: number;
 }
 
 export class StartStatsCounter {
-  private readonly counts: Omit<StartEndpointStats, 'trackedClients'> = {
+  private readonly counts: Omit<StartEndpointStats, 'trackedClients' | 'openConnections' | 'trackedSources'> = {
     requests: 0,
     accepted: 0,
     declinedByCode: {},
     byHttpStatus: {},
     aborted: 0,
     clientErrors: 0,
+    connectionsRefused: 0,
   };
+
+  connectionRefused(): void {
+    this.counts.connectionsRefused += 1;
+  }
 
   request(): void {
     this.counts.requests += 1;
@@ -48,8 +58,10 @@ export class StartStatsCounter {
     else if (Code != null) this.counts.declinedByCode[String(Code)] = (this.counts.declinedByCode[String(Code)] ?? 0) + 1;
   }
 
-  snapshot(trackedClients: number): StartEndpointStats {
+  snapshot(trackedClients: number, guard: { openConnections: number; trackedSources: number }): StartEndpointStats {
     return {
+      openConnections: guard.openConnections,
+      trackedSources: guard.trackedSources,
       ...this.counts,
       declinedByCode: { ...this.counts.declinedByCode },
       byHttpStatus: { ...this.counts.byHttpStatus },

@@ -61,7 +61,7 @@ test('secret matcher: only the exact token matches, whatever the length of the a
 function tempFile(content: string | Buffer): { file: string; dir: string } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-secret-'));
   const file = join(dir, 'secret-token');
-  writeFileSync(file, content);
+  writeFileSync(file, content, { mode: 0o600 });
   return { file, dir };
 }
 

@@ -11,9 +11,15 @@ export function register(parent: Command): void {
       const { loadConfig } = await import('../../config/load.js');
       const { isQrvendError } = await import('../../core/errors.js');
       try {
-        const { file: used } = loadConfig({ file });
+        const { file: used, config, warnings } = loadConfig({ file });
         const source = used ?? 'config/default.json';
-        process.stdout.write(opts.json ? `${JSON.stringify({ ok: true, file: source, problems: [] })}\n` : `config OK: ${source}\n`);
+        // The secrets the daemon would refuse at start: refused here too, so the check predicts the start.
+        const { refuseExposedSecret } = await import('../../config/file-modes.js');
+        const { ErrorCodes } = await import('../../core/errors.js');
+        refuseExposedSecret(config.start.secretTokenFile, 'Start SecretToken file', ErrorCodes.SECRET_UNREADABLE, 'start.secretTokenFile');
+        if (config.start.keyFile !== null) refuseExposedSecret(config.start.keyFile, 'Start endpoint TLS key', ErrorCodes.CONFIG_UNREADABLE, 'start.keyFile');
+        for (const warning of warnings) process.stderr.write(`qrvend: warning: ${warning}\n`);
+        process.stdout.write(opts.json ? `${JSON.stringify({ ok: true, file: source, problems: [], warnings })}\n` : `config OK: ${source}\n`);
       } catch (err) {
         if (!isQrvendError(err)) throw err;
         const problems = (err.details?.problems as unknown[] | undefined) ?? [];

@@ -1,5 +1,17 @@
 /** The configuration loads and validates; placeholders from the install template are flagged. */
+import { statSync } from 'node:fs';
+import { configFileWarning, modeText } from '../../config/file-modes.js';
 import type { Check } from '../types.js';
+
+/** The mode text when `file` is readable or writable by others, else null. */
+function modeIfExposed(file: string): string | null {
+  try {
+    const mode = statSync(file).mode & 0o777;
+    return mode & 0o006 ? modeText(mode) : null;
+  } catch {
+    return null;
+  }
+}
 
 const PLACEHOLDER = 'CHANGE-ME';
 
@@ -17,6 +29,20 @@ export const configCheck: Check = {
         action: ctx.configError?.hint ?? 'fix the configuration file',
         details: { file: ctx.configFile ?? null, problems },
       };
+    }
+    const exposed = ctx.configFile === undefined ? null : configFileWarning(ctx.configFile);
+    const keyFile = ctx.config.start.keyFile;
+    const keyMode = keyFile === null ? null : modeIfExposed(keyFile);
+    if (keyFile !== null && keyMode !== null) {
+      return {
+        status: 'FAIL',
+        summary: `Start endpoint TLS key ${keyFile} has mode ${keyMode}: every local user can read it; the daemon refuses to start`,
+        action: `chmod 0640 ${keyFile} && chown root:qrvend ${keyFile}`,
+        details: { file: ctx.configFile ?? null, keyFile, keyMode },
+      };
+    }
+    if (exposed !== null) {
+      return { status: 'WARN', summary: exposed, action: `chmod 0640 ${ctx.configFile} && chown root:qrvend ${ctx.configFile}`, details: { file: ctx.configFile ?? null } };
     }
     const placeholders = [
       ['gateway.baseUrl', ctx.config.gateway.baseUrl],

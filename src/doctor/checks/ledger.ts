@@ -1,4 +1,5 @@
 /** The SQLite ledger passes its integrity check (read-only look, safe beside the running daemon). */
+import { ACKNOWLEDGE_COMMAND, ledgerLossOf } from '../../ledger/identity.js';
 import type { Check } from '../types.js';
 
 export const ledgerCheck: Check = {
@@ -8,6 +9,15 @@ export const ledgerCheck: Check = {
   async run(ctx, config) {
     const look = ctx.ledger();
     const path = config.store.path;
+    const loss = ledgerLossOf(path);
+    if (loss !== null) {
+      return {
+        status: 'FAIL',
+        summary: `ledger lost: ${loss}; the daemon refuses sessions`,
+        action: `restore the ledger from a backup, or reconcile its sales with the provider and run \`${ACKNOWLEDGE_COMMAND}\``,
+        details: { path, lost: true },
+      };
+    }
     switch (look.kind) {
       case 'missing':
         return {

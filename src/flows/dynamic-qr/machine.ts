@@ -34,7 +34,10 @@ export interface DynamicQrContext {
   amount: number;
   item: number;
   /** Epoch ms after which no Inquiry is sent except the last one. */
+  /** On the runner's monotonic clock, like the poll-due inputs' nowMs. */
   deadlineMs: number;
+  /** The same deadline on the wall clock, for the screen's countdown. */
+  expiresAtWallMs: number;
   pollIntervalMs: number;
   currencyCode: string;
   decimalPlaces: number;
@@ -217,7 +220,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             { tag: 'record', record: { tag: 'qr-issued', qr } },
             {
               tag: 'show',
-              screen: { kind: 'dynamic-qr', qrText: qr.qrCode, amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, expiresAtMs: ctx.deadlineMs },
+              screen: { kind: 'dynamic-qr', qrText: qr.qrCode, amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, expiresAtMs: ctx.expiresAtWallMs },
             },
             { tag: 'schedule-poll', inMs: ctx.pollIntervalMs },
           ],

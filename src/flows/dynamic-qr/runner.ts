@@ -31,6 +31,10 @@ export class DynamicQrPayments {
     return this.running.size;
   }
 
+  private monotonic(): number {
+    return this.ctx.monotonicNow?.() ?? this.ctx.now();
+  }
+
   /** True while a payment of this transaction is running here (recovery must leave it alone). */
   owns(txId: string): boolean {
     for (const run of this.running.values()) if (run.state.ctx.txId === txId) return true;
@@ -59,7 +63,9 @@ export class DynamicQrPayments {
       txId,
       amount,
       item,
-      deadlineMs: ctx.now() + ctx.settings.paymentTimeoutMs,
+      // Measured on the monotonic clock: a wall-clock step must not end (or stretch) the payment.
+      deadlineMs: this.monotonic() + ctx.settings.paymentTimeoutMs,
+      expiresAtWallMs: ctx.now() + ctx.settings.paymentTimeoutMs,
       pollIntervalMs: ctx.settings.pollIntervalMs,
       currencyCode: ctx.settings.currencyCode,
       decimalPlaces: ctx.settings.decimalPlaces,
@@ -123,7 +129,7 @@ export class DynamicQrPayments {
         if (run.timer !== null) ctx.timers.clearTimeout(run.timer);
         run.timer = ctx.timers.setTimeout(() => {
           run.timer = null;
-          this.feed(q.requestId, { tag: 'poll-due', nowMs: ctx.now() });
+          this.feed(q.requestId, { tag: 'poll-due', nowMs: this.monotonic() });
         }, effect.inMs);
         return true;
       case 'void': {

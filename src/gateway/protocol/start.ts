@@ -24,11 +24,16 @@ export const START_LIMITS = {
   BalanceDecimals: 3,
 } as const;
 
-/** Start TransactionId: 8..40 characters. */
+/**
+ * Start TransactionId: 8..40 printable ASCII characters. The id travels to the gateway, the
+ * ledger and the technician's terminal: CR/LF, escape sequences and bidi controls are refused
+ * here (issue 20 item 2) rather than escaped at every place it lands.
+ */
 export const StartTransactionIdSchema = z
   .string()
   .min(START_LIMITS.TransactionIdMin, `must be at least ${START_LIMITS.TransactionIdMin} characters`)
-  .max(START_LIMITS.TransactionIdMax, `must be at most ${START_LIMITS.TransactionIdMax} characters`);
+  .max(START_LIMITS.TransactionIdMax, `must be at most ${START_LIMITS.TransactionIdMax} characters`)
+  .regex(/^[\x20-\x7e]+$/, 'must be printable ASCII (no control, escape or non-ASCII characters)');
 
 /** A JSON object from a third party, echoed back in the Start response. */
 export const ConsumerDataSchema = z.record(z.string(), z.unknown());

@@ -68,6 +68,7 @@ export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
   }
 
   let closing = false;
+  const stopped = new AbortController();
   const connect = async (): Promise<void> => {
     while (!closing) {
       try {
@@ -86,20 +87,25 @@ export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
       }
     }
   };
-  await connect();
-
   const stop = async () => {
     closing = true;
+    stopped.abort();
     await sim.close();
     await relay?.stop();
   };
-  process.once('SIGINT', () => void stop());
-  process.once('SIGTERM', () => void stop());
+  // A signal ends the run like the other commands: the pending step (a wait, a read of stdin) is
+  // abandoned, the simulator closed, and the process exits.
+  const onSignal = (signal: NodeJS.Signals) => {
+    void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  await connect();
 
   if (scripted !== null) {
     for (const step of scripted) {
       if (closing) break;
-      const out = await runStep(sim, step);
+      const out = await runStep(sim, step, stopped.signal);
       if (out !== null) print(out);
     }
     await stop();

@@ -85,7 +85,7 @@ export function parseScript(text: string): ScriptStep[] {
 }
 
 /** Runs one step; returns what to print (false from an action means the VMC could not do it now). */
-export async function runStep(sim: VmcSimulator, step: ScriptStep): Promise<string | null> {
+export async function runStep(sim: VmcSimulator, step: ScriptStep, signal?: AbortSignal): Promise<string | null> {
   const did = (ok: boolean) => (ok ? null : `${step.op}: not possible in the current state ${JSON.stringify(sim.state())}`);
   switch (step.op) {
     case 'enable':
@@ -115,7 +115,13 @@ export async function runStep(sim: VmcSimulator, step: ScriptStep): Promise<stri
       await sim.noise(step.count);
       return null;
     case 'wait':
-      await new Promise((r) => setTimeout(r, step.ms));
+      // Abortable: a SIGTERM must not wait for the end of a long pause (issue 20 item 15).
+      await new Promise<void>((resolve) => {
+        if (signal?.aborted) return resolve();
+        const timer = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), step.ms);
+        const onAbort = () => (clearTimeout(timer), resolve());
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
       return null;
     case 'auto':
       sim.setVendPolicy(step.policy);

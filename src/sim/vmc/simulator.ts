@@ -143,6 +143,15 @@ export class VmcSimulator extends EventEmitter {
     return true;
   }
 
+  /**
+   * A broken board: sends `line` `count` times whatever the state (out of sequence as a rule), in
+   * one write. For tests of what a noisy board does to the reader and the journal.
+   */
+  spew(line: BoardLine, count: number): void {
+    const text = `${encodeBoardLine(line, this.o.decimalPlaces)}\r\n`;
+    this.writeRaw(Buffer.from(text.repeat(count), 'latin1'));
+  }
+
   /** The approved product came out. */
   vendSuccess(): boolean {
     if (this.vend?.phase !== 'approved') return false;

@@ -16,6 +16,7 @@ const ctx: DynamicQrContext = {
   amount: 1.5,
   item: 12,
   deadlineMs: 10_000,
+  expiresAtWallMs: 10_000,
   pollIntervalMs: 1_000,
   currencyCode: 'EUR',
   decimalPlaces: 2,

@@ -1,0 +1,83 @@
+/**
+ * Vend approval while the Start endpoint is under a slow-header attack (issue 20 item 1; design
+ * section 7: vend approval p99 <= 1 ms). The daemon's static QR session takes vends 5 ms apart
+ * while 64 connections from 127.0.0.2 trickle request heads one byte every 200 ms (reconnecting
+ * when cut) and a wallet on 127.0.0.3 sends a Start every 250 ms. The figure is the vend approval
+ * latency; the context holds the wallet's answered share and the attack's connection count.
+ */
+import { request } from 'node:http';
+import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
+import { Budget } from './support/budget.js';
+import { daemonBuilt } from './support/daemon.js';
+import type { GatewayProcess } from './support/gateway.js';
+import { DaemonRig } from './support/rig.js';
+import { endSession, openStaticSession, runVends } from './support/vmc.js';
+import { startSlowloris } from '../src/sim/hostile/slowloris.js';
+import { summarize } from './stats.js';
+
+const VENDS = 1000;
+const BASE = {
+  id: 'vend-latency-slowloris',
+  what: 'Vend approval in a static QR session while 64 slow-header connections attack the Start endpoint from one address',
+  unit: 'ms',
+  target: { text: 'p99 <= 1 ms (design section 7)', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 1 }] },
+};
+
+/** Why wallet Starts went unanswered, by error code. */
+const failures: Record<string, number> = {};
+const failed = (why: string) => {
+  failures[why] = (failures[why] ?? 0) + 1;
+  return false;
+};
+
+/** One Start for another machine (Declined 50) from `localAddress`; true when any answer came. */
+function walletStart(startUrl: string, body: string, localAddress: string): Promise<boolean> {
+  const url = new URL(startUrl);
+  return new Promise((resolve) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(true));
+      res.on('error', (err: NodeJS.ErrnoException) => resolve(failed(`response ${err.code ?? err.message}`)));
+    });
+    req.setTimeout(10_000, () => req.destroy(Object.assign(new Error('no answer in 10 s'), { code: 'TIMEOUT' })));
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(failed(err.code ?? err.message)));
+    req.end(body);
+  });
+}
+
+export async function benchSlowlorisVend(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
+  if (!daemonBuilt()) return [notMeasured(BASE, 'pending', DAEMON_PENDING)];
+  const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 100_000 });
+  const url = new URL(rig.files.startUrl);
+  const attack = startSlowloris({ host: url.hostname, port: Number(url.port), localAddress: '127.0.0.2', count: 64, byteEveryMs: 200 });
+  let walletRunning = true;
+  const replies: Array<Promise<boolean>> = [];
+  const body = JSON.stringify({ AppUserId: 'bench-wallet', SecretToken: rig.files.secretToken, TerminalId: 'NOT-THIS-MACHINE', TransactionId: 'bench-slowloris-0000', Balance: 1 });
+  const wallet = (async () => {
+    while (walletRunning) {
+      replies.push(walletStart(rig.files.startUrl, body, '127.0.0.3'));
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  try {
+    await new Promise((r) => setTimeout(r, 1_000)); // the attack holds what it can before the vends start
+    await openStaticSession(rig.sim, rig.files, Math.min(30_000, budget.leftMs));
+    const run = await runVends(rig.sim, VENDS, { price: 1, gapMs: 5, budget });
+    endSession(rig.sim);
+    walletRunning = false;
+    await wallet;
+    const answered = (await Promise.all(replies)).filter(Boolean).length;
+    return [
+      measured(
+        { ...BASE, context: { walletStarts: replies.length, walletAnswered: answered, walletAnsweredShare: Math.round((answered / Math.max(1, replies.length)) * 1000) / 1000, attackConnectionsOpened: attack.opened, walletFailures: JSON.stringify(failures), budgetStopped: run.stoppedByBudget } },
+        { samples: run.latencies.length, summary: summarize(run.latencies) },
+      ),
+    ];
+  } catch (err) {
+    return [notMeasured(BASE, 'error', (err as Error).message)];
+  } finally {
+    walletRunning = false;
+    await attack.stop();
+    await rig.stop();
+  }
+}
