@@ -1,83 +1,157 @@
-/** Text with the built-in font: measuring, wrapping, and drawing scaled glyphs into a frame. */
-import { GLYPH_ADVANCE, GLYPH_HEIGHT, GLYPH_WIDTH, glyphRows } from './font.js';
-import { pixelValue, repeatRowSpan, type Frame, type Rgb } from './frame.js';
-
-function codePoints(text: string): number[] {
-  return Array.from(text, (c) => c.codePointAt(0)!);
-}
-
-/** Width in pixels of a single line at a scale (no trailing spacing column). */
-export function textWidth(text: string, scale: number): number {
-  const n = codePoints(text).length;
-  return n === 0 ? 0 : (n * GLYPH_ADVANCE - (GLYPH_ADVANCE - GLYPH_WIDTH)) * scale;
-}
-
-export function textHeight(scale: number): number {
-  return GLYPH_HEIGHT * scale;
-}
-
-/** How many characters fit in `width` pixels at a scale. */
-export function charsPerLine(width: number, scale: number): number {
-  return Math.max(1, Math.floor((width + (GLYPH_ADVANCE - GLYPH_WIDTH) * scale) / (GLYPH_ADVANCE * scale)));
-}
-
 /**
- * Break text into lines of at most `maxChars` characters at spaces (a word longer than a line is
- * cut), keeping at most `maxLines` lines; a cut-off last line ends with "...".
+ * Text through Skia (@napi-rs/canvas): measuring, wrapping to a width, and drawing one line into
+ * a box of a frame. Skia shapes the text (kerning, bidi), so Hebrew lays out right to left when
+ * the direction is 'rtl'. A line is drawn on a small scratch canvas filled with the background
+ * and copied into the frame: the frame stays our own framebuffer-layout buffer.
  */
-export function wrapText(text: string, maxChars: number, maxLines: number): string[] {
-  const lines: string[] = [];
-  let current: string[] = [];
-  const flush = () => {
-    lines.push(current.join(''));
-    current = [];
-  };
-  for (const word of text.trim().split(/\s+/).filter((w) => w.length > 0)) {
-    let chars = Array.from(word);
-    const needed = current.length === 0 ? chars.length : current.length + 1 + chars.length;
-    if (needed <= maxChars) {
-      if (current.length > 0) current.push(' ');
-      current.push(...chars);
-      continue;
-    }
-    if (current.length > 0) flush();
-    while (chars.length > maxChars) {
-      current = chars.slice(0, maxChars);
-      flush();
-      chars = chars.slice(maxChars);
-    }
-    current = chars;
-  }
-  if (current.length > 0) flush();
-  if (lines.length <= maxLines) return lines;
-  const kept = lines.slice(0, maxLines);
-  const last = Array.from(kept[maxLines - 1]!);
-  kept[maxLines - 1] = `${last.slice(0, Math.max(0, maxChars - 3)).join('')}...`;
-  return kept;
+import { createCanvas, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { ensureFonts, FONT_FAMILY } from './fonts.js';
+import { pixelValue, type Frame, type Rgb } from './frame.js';
+
+export interface TextStyle {
+  /** Font size in pixels. */
+  size: number;
+  bold: boolean;
+  color: Rgb;
 }
 
-/** Draw one line with its top-left corner at (x, y); pixels outside the frame are clipped. */
-export function drawText(frame: Frame, text: string, x: number, y: number, scale: number, rgb: Rgb): void {
-  const value = pixelValue(frame.format, rgb);
-  const { pixels, rowPixels, width, height } = frame;
-  const chars = codePoints(text);
-  const spanWidth = textWidth(text, scale);
-  for (let gy = 0; gy < GLYPH_HEIGHT; gy++) {
-    const py = y + gy * scale;
-    if (py < 0 || py >= height) continue;
-    const rowStart = py * rowPixels;
-    // Draw the first pixel row of this glyph row for the whole line, then copy it down.
-    for (let ci = 0; ci < chars.length; ci++) {
-      const mask = glyphRows(chars[ci]!)[gy]!;
-      if (mask === 0) continue;
-      const cx = x + ci * GLYPH_ADVANCE * scale;
-      for (let gx = 0; gx < GLYPH_WIDTH; gx++) {
-        if ((mask & (1 << (GLYPH_WIDTH - 1 - gx))) === 0) continue;
-        const px0 = Math.max(0, cx + gx * scale);
-        const px1 = Math.min(width, cx + (gx + 1) * scale);
-        if (px1 > px0) pixels.fill(value, rowStart + px0, rowStart + px1);
+export type Direction = 'ltr' | 'rtl';
+
+export interface Box {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** Height of a line of text at a size: DejaVu's ascent plus descent with a little air. */
+export function lineHeight(size: number): number {
+  return Math.ceil(size * 1.25);
+}
+
+function cssColor(rgb: Rgb): string {
+  return `#${(rgb & 0xffffff).toString(16).padStart(6, '0')}`;
+}
+
+const ELLIPSIS = '\u2026';
+
+export class TextPainter {
+  private canvas: Canvas;
+  private ctx: SKRSContext2D;
+
+  constructor() {
+    ensureFonts();
+    this.canvas = createCanvas(256, 64);
+    this.ctx = this.canvas.getContext('2d');
+  }
+
+  private font(style: Pick<TextStyle, 'size' | 'bold'>): void {
+    this.ctx.font = `${style.bold ? 'bold ' : ''}${style.size}px ${FONT_FAMILY}`;
+  }
+
+  /** Advance width of one line in pixels. */
+  measure(text: string, style: Pick<TextStyle, 'size' | 'bold'>, direction: Direction = 'ltr'): number {
+    this.font(style);
+    this.ctx.direction = direction;
+    return Math.ceil(this.ctx.measureText(text).width);
+  }
+
+  /**
+   * Break text into lines no wider than `width` at spaces (a word wider than a line is cut),
+   * keeping at most `maxLines`; a cut-off last line ends with an ellipsis.
+   */
+  wrap(text: string, style: Pick<TextStyle, 'size' | 'bold'>, width: number, maxLines: number, direction: Direction = 'ltr'): string[] {
+    const fits = (line: string) => this.measure(line, style, direction) <= width;
+    const lines: string[] = [];
+    let current = '';
+    for (const word of text.trim().split(/\s+/).filter((w) => w.length > 0)) {
+      const joined = current === '' ? word : `${current} ${word}`;
+      if (fits(joined)) {
+        current = joined;
+        continue;
+      }
+      if (current !== '') lines.push(current);
+      current = word;
+      // A single word wider than the line: cut it where it stops fitting.
+      while (!fits(current)) {
+        const chars = Array.from(current);
+        let n = chars.length - 1;
+        while (n > 1 && !fits(chars.slice(0, n).join(''))) n--;
+        lines.push(chars.slice(0, n).join(''));
+        current = chars.slice(n).join('');
       }
     }
-    repeatRowSpan(frame, x, py, spanWidth, scale - 1);
+    if (current !== '') lines.push(current);
+    if (lines.length <= maxLines) return lines;
+    const kept = lines.slice(0, maxLines);
+    let last = Array.from(kept[maxLines - 1]!);
+    while (last.length > 0 && !fits(`${last.join('')}${ELLIPSIS}`)) last = last.slice(0, -1);
+    kept[maxLines - 1] = `${last.join('').trimEnd()}${ELLIPSIS}`;
+    return kept;
+  }
+
+  /**
+   * Draw one line centred in `box` (clipped to it and to the frame) on `background`. Returns the
+   * width the text takes, so callers can check it fitted.
+   */
+  draw(frame: Frame, text: string, style: TextStyle, box: Box, background: Rgb, direction: Direction = 'ltr'): number {
+    const w = Math.max(0, Math.min(box.w, frame.width - box.x));
+    const h = Math.max(0, Math.min(box.h, frame.height - box.y));
+    if (w <= 0 || h <= 0 || box.x < 0 || box.y < 0) return 0;
+    this.ensureSize(w, h);
+    const ctx = this.ctx;
+    ctx.fillStyle = cssColor(background);
+    ctx.fillRect(0, 0, w, h);
+    this.font(style);
+    ctx.direction = direction;
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'alphabetic';
+    ctx.fillStyle = cssColor(style.color);
+    // DejaVu's ascent is 0.93 em: the baseline sits that far below the top of the line's air.
+    const top = Math.floor((box.h - lineHeight(style.size)) / 2);
+    const baseline = top + Math.round(style.size * 1.04);
+    ctx.fillText(text, box.w / 2, baseline);
+    blit(frame, ctx.getImageData(0, 0, w, h).data, w, h, box.x, box.y);
+    return Math.ceil(ctx.measureText(text).width);
+  }
+
+  /** Draw an image (the operator's logo) scaled into `box`, keeping its aspect ratio. */
+  drawImage(frame: Frame, image: CanvasImage, box: Box, background: Rgb): Box {
+    const scale = Math.min(box.w / image.width, box.h / image.height);
+    const w = Math.max(1, Math.floor(image.width * scale));
+    const h = Math.max(1, Math.floor(image.height * scale));
+    const x = box.x + Math.floor((box.w - w) / 2);
+    const y = box.y + Math.floor((box.h - h) / 2);
+    this.ensureSize(w, h);
+    this.ctx.fillStyle = cssColor(background);
+    this.ctx.fillRect(0, 0, w, h);
+    this.ctx.drawImage(image, 0, 0, w, h);
+    blit(frame, this.ctx.getImageData(0, 0, w, h).data, w, h, x, y);
+    return { x, y, w, h };
+  }
+
+  private ensureSize(w: number, h: number): void {
+    if (this.canvas.width >= w && this.canvas.height >= h) return;
+    this.canvas = createCanvas(Math.max(w, this.canvas.width), Math.max(h, this.canvas.height));
+    this.ctx = this.canvas.getContext('2d');
+  }
+}
+
+/** What drawImage accepts: a decoded image with a size. */
+export type CanvasImage = Parameters<SKRSContext2D['drawImage']>[0] & { width: number; height: number };
+
+/** Copy opaque RGBA pixels into the frame at (x, y), converting to its pixel format. */
+function blit(frame: Frame, rgba: Uint8ClampedArray, w: number, h: number, x: number, y: number): void {
+  const { pixels, rowPixels } = frame;
+  const cols = Math.min(w, frame.width - x);
+  const rows = Math.min(h, frame.height - y);
+  const xrgb = frame.format === 'xrgb8888';
+  for (let r = 0; r < rows; r++) {
+    let i = r * w * 4;
+    let o = (y + r) * rowPixels + x;
+    for (let c = 0; c < cols; c++, i += 4, o++) {
+      const rgb = (rgba[i]! << 16) | (rgba[i + 1]! << 8) | rgba[i + 2]!;
+      pixels[o] = xrgb ? rgb : pixelValue('rgb565', rgb);
+    }
   }
 }
