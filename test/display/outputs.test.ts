@@ -6,7 +6,7 @@ import { DisplayOutputs, type DisplayConfig, type OutputName } from '../../src/d
 import { frameFromBytes } from '../../src/display/frame.js';
 import { isQrvendError } from '../../src/core/errors.js';
 import type { Screen } from '../../src/ipc/messages.js';
-import { decodeFrame, decodePng, FB_FIXTURES, makeFramebufferFile, makeTempDir, QR_TEXTS, sysfsRoot } from './helpers.js';
+import { decodeFrame, decodePng, displayConfig, FB_FIXTURES, makeFramebufferFile, makeTempDir, QR_TEXTS, sysfsRoot } from './helpers.js';
 
 const NOW = 1_700_000_000_000;
 const FX = FB_FIXTURES[2]; // spi-480x320-16
@@ -17,7 +17,7 @@ function harness(dir: string, display: Partial<DisplayConfig>, clock = { now: NO
   const renderErrors: unknown[] = [];
   const terminal: string[] = [];
   const outputs = new DisplayOutputs({
-    display: { framebuffer: null, png: null, terminal: false, width: 320, height: 240, ...display },
+    display: displayConfig(display),
     sysfsRoot: sysfsRoot(FX.name),
     writeTerminal: (t) => terminal.push(t),
     onUnavailable: (output, reason) => unavailable.push({ output, reason }),
@@ -46,7 +46,7 @@ describe('DisplayOutputs', () => {
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
     const png = join(dir, 'screen.png');
     const h = harness(dir, { framebuffer: fb, png, terminal: true });
-    h.outputs.show({ kind: 'idle', qrText: QR_TEXTS.url, message: 'Scan to pay' });
+    h.outputs.show({ kind: 'idle', qrText: QR_TEXTS.url });
     assert.equal(decodeFrame(frameFromBytes(FX, readFileSync(fb))), QR_TEXTS.url);
     const decoded = decodePng(readFileSync(png));
     assert.deepEqual([decoded.text, decoded.width, decoded.height], [QR_TEXTS.url, FX.width, FX.height]);
@@ -61,7 +61,7 @@ describe('DisplayOutputs', () => {
     const fbPath = join(dir, 'fb0');
     const png = join(dir, 'screen.png');
     const h = harness(dir, { framebuffer: fbPath, png });
-    for (const text of ['one', 'two', 'three']) h.outputs.show({ kind: 'idle', qrText: text, message: '' });
+    for (const text of ['one', 'two', 'three']) h.outputs.show({ kind: 'idle', qrText: text });
     assert.equal(h.unavailable.length, 1);
     assert.equal(h.unavailable[0]!.output, 'framebuffer');
     assert.match(h.unavailable[0]!.reason, /does not exist/);
@@ -70,7 +70,7 @@ describe('DisplayOutputs', () => {
     assert.equal(decodePng(readFileSync(png)).width, 320);
 
     makeFramebufferFile(dir, FX.stride * FX.height);
-    h.outputs.show({ kind: 'idle', qrText: 'four', message: '' });
+    h.outputs.show({ kind: 'idle', qrText: 'four' });
     assert.deepEqual(h.recovered, ['framebuffer']);
     assert.equal(decodeFrame(frameFromBytes(FX, readFileSync(fbPath))), 'four');
     assert.equal(h.unavailable.length, 1);
@@ -81,8 +81,8 @@ describe('DisplayOutputs', () => {
     const dir = sub();
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
     const h = harness(dir, { framebuffer: fb, png: join(dir, 'missing', 'screen.png') });
-    h.outputs.show({ kind: 'idle', qrText: 'a', message: '' });
-    h.outputs.show({ kind: 'idle', qrText: 'b', message: '' });
+    h.outputs.show({ kind: 'idle', qrText: 'a' });
+    h.outputs.show({ kind: 'idle', qrText: 'b' });
     assert.deepEqual(h.unavailable.map((u) => u.output), ['png']);
     assert.equal(decodeFrame(frameFromBytes(FX, readFileSync(fb))), 'b');
     h.outputs.close();
@@ -93,7 +93,7 @@ describe('DisplayOutputs', () => {
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
     const png = join(dir, 'screen.png');
     const h = harness(dir, { framebuffer: fb, png });
-    const screen: Screen = { kind: 'dynamic-qr', qrText: 'pay-1', amount: 1, currencyCode: 'EUR', decimalPlaces: 2, expiresAtMs: NOW + 10_500 };
+    const screen: Screen = { kind: 'dynamic-qr', qrText: 'pay-1', amount: 1, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: NOW + 10_500 };
     h.outputs.show(screen);
     const first = readFileSync(fb);
     const pngMtime = statSync(png).mtimeMs;
@@ -106,7 +106,7 @@ describe('DisplayOutputs', () => {
     assert.equal(statSync(png).mtimeMs, pngMtime, 'the PNG is rewritten on screen changes only');
     h.clock.now = NOW + 11_000;
     assert.equal(h.outputs.nextTickInMs(), null, 'no ticks after expiry');
-    h.outputs.show({ kind: 'idle', qrText: 'x', message: '' });
+    h.outputs.show({ kind: 'idle', qrText: 'x' });
     h.clock.now = NOW;
     assert.equal(h.outputs.nextTickInMs(), null, 'no ticks for a screen without a countdown');
     h.outputs.close();
@@ -116,7 +116,7 @@ describe('DisplayOutputs', () => {
     const dir = sub();
     const png = join(dir, 'screen.png');
     const h = harness(dir, { png, width: 64, height: 64 });
-    h.outputs.show({ kind: 'idle', qrText: QR_TEXTS.long, message: '' });
+    h.outputs.show({ kind: 'idle', qrText: QR_TEXTS.long });
     assert.equal(h.renderErrors.length, 1);
     assert.ok(isQrvendError(h.renderErrors[0], 'DISPLAY_QR_TOO_LONG'));
     const decoded = decodePng(readFileSync(png));
