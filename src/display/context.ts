@@ -1,5 +1,5 @@
 /** The display's settings turned into what layout and render take (palette, catalog, logo). */
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Image } from '@napi-rs/canvas';
 import type { QrvendConfig } from '../config/schema.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
@@ -26,19 +26,28 @@ export function layoutContextOf(display: DisplayConfig, catalog: ProductCatalog 
   return defaultLayoutContext({ language: display.language, locale: display.locale, palette: paletteOf(display), catalog, receiptUrl: display.receiptUrl });
 }
 
-/** Decode display.logo (PNG or SVG); throws DISPLAY_UNAVAILABLE naming what was wrong. */
-export function loadLogo(path: string): CanvasImage {
+/** Decode display.logo (PNG or SVG); rejects with DISPLAY_UNAVAILABLE naming what was wrong. */
+export async function loadLogo(path: string): Promise<CanvasImage> {
   let bytes: Buffer;
   try {
-    bytes = readFileSync(path);
+    bytes = await readFile(path);
   } catch (err) {
     throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
   if (bytes.length > MAX_LOGO_BYTES) throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} is ${bytes.length} bytes; at most ${MAX_LOGO_BYTES} are read`);
   const image = new Image();
+  // Without a listener a decoding failure is also thrown as an uncaught error.
+  image.onerror = () => {};
   image.src = bytes;
-  if (!(image.width > 0 && image.height > 0) || !image.complete) {
-    throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} is not a PNG or SVG picture that can be decoded`, { hint: 'use a PNG or SVG file' });
+  try {
+    // The pixels are decoded off-thread; drawing before this resolves draws nothing.
+    await image.decode();
+  } catch (err) {
+    throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} is not a PNG or SVG picture that can be decoded (${(err as Error).message})`, {
+      hint: 'use a PNG or SVG file',
+      cause: err,
+    });
   }
+  if (!(image.width > 0 && image.height > 0)) throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} has no size`, { hint: 'use a PNG or SVG file' });
   return image as unknown as CanvasImage;
 }

@@ -55,19 +55,26 @@ export class DisplayOutputs {
   private readonly failing = new Set<OutputName>();
   private readonly now: () => number;
   private readonly context: LayoutContext;
-  private readonly logo: CanvasImage | null = null;
+  private logo: CanvasImage | null = null;
+  /** Settles when the operator's logo is loaded (or failed to load, which was reported). */
+  readonly ready: Promise<void>;
 
   constructor(private readonly options: DisplayOutputsOptions) {
     this.now = options.now ?? Date.now;
     this.context = layoutContextOf(options.display, options.catalog);
-    if (options.display.logo !== null) {
-      try {
-        this.logo = loadLogo(options.display.logo);
-      } catch (err) {
-        // A broken logo costs the logo, not the screen.
-        options.onRenderError?.(err);
-      }
-    }
+    const path = options.display.logo;
+    this.ready =
+      path === null
+        ? Promise.resolve()
+        : loadLogo(path).then(
+            (logo) => {
+              this.logo = logo;
+              // A screen already up that shows the logo gets it now.
+              if (this.current !== null && this.layoutFor(this.current).logo) this.drawPixels(this.layoutFor(this.current), true);
+            },
+            // A broken logo costs the logo, not the screen.
+            (err: unknown) => options.onRenderError?.(err),
+          );
   }
 
   /** The screen shown last. */
