@@ -72,6 +72,11 @@ export function fillRect(frame: Frame, x: number, y: number, w: number, h: numbe
   if (x1 <= x0 || y1 <= y0) return;
   const value = pixelValue(frame.format, rgb);
   const { pixels, rowPixels } = frame;
+  if (x0 === 0 && x1 === rowPixels) {
+    // Whole rows with no padding between them: one fill.
+    pixels.fill(value, y0 * rowPixels, y1 * rowPixels);
+    return;
+  }
   for (let row = y0; row < y1; row++) {
     const start = row * rowPixels + x0;
     pixels.fill(value, start, start + (x1 - x0));

@@ -10,7 +10,7 @@ import { fillRect, type Frame, type Rgb } from './frame.js';
 import type { Screen } from '../ipc/messages.js';
 import { defaultLayoutContext, screenLayout, type Layout, type LayoutContext } from './layout.js';
 import { drawQr, modulePixels, qrMatrix, QUIET_ZONE, type ErrorCorrection } from './qr.js';
-import { lineHeight, TextPainter, type Box, type CanvasImage, type TextStyle } from './text.js';
+import { lineHeight, TextPainter, type BlockItem, type Box, type CanvasImage, type TextStyle } from './text.js';
 
 export interface RenderOptions {
   errorCorrection?: ErrorCorrection;
@@ -152,25 +152,36 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
   let plan = planText(layout, panel.w, unit, 1, withLogo);
   for (let scale = 0.9; plan.height > panel.h && scale >= 0.4; scale -= 0.1) plan = planText(layout, panel.w, unit, scale, withLogo);
 
-  const p = painter();
-  const drawn: DrawnText[] = [];
+  const items: BlockItem[] = [];
+  const bars: Box[] = [];
   let countdown: CountdownPlace | null = null;
-  let y = panel.y + Math.max(0, Math.floor((panel.h - plan.height) / 2));
+  const top = panel.y + Math.max(0, Math.floor((panel.h - plan.height) / 2));
+  let y = top;
   let lastText: { box: Box; style: TextStyle } | null = null;
   for (const row of plan.rows) {
     const box: Box = { x: panel.x, y, w: panel.w, h: row.height };
     if (row.kind === 'text') {
-      const width = p.draw(frame, row.text, row.style, box, palette.background, layout.direction);
-      drawn.push({ text: row.text, box, width });
+      items.push({ kind: 'text', text: row.text, style: row.style, box });
       lastText = { box, style: row.style };
     } else if (row.kind === 'logo') {
-      p.drawImage(frame, options.logo!, box, palette.background);
-    } else if (row.kind === 'bar' && layout.countdown && lastText) {
-      drawBar(frame, box, layout.countdown.fraction, layout);
+      items.push({ kind: 'image', image: options.logo!, box });
+    } else if (row.kind === 'bar' && lastText) {
+      bars.push(box);
       countdown = { textBox: lastText.box, textStyle: lastText.style, barBox: box };
     }
     y += row.height;
   }
+  // Only the columns the words reach go through Skia: the rest of the panel is background.
+  const p = painter();
+  let reach = 0;
+  for (const item of items) reach = Math.max(reach, item.kind === 'text' ? p.measure(item.text, item.style, layout.direction) + item.style.size : item.box.w);
+  const blockW = Math.min(panel.w, reach);
+  const blockX = panel.x + Math.floor((panel.w - blockW) / 2);
+  const widths = p.drawBlock(frame, items, { x: blockX, y: top, w: blockW, h: y - top }, palette.background, layout.direction);
+  // The bar is ours: drawn after the block, which covered its row with background.
+  if (layout.countdown) for (const bar of bars) drawBar(frame, bar, layout.countdown.fraction, layout);
+  const drawn: DrawnText[] = [];
+  for (const item of items) if (item.kind === 'text') drawn.push({ text: item.text, box: item.box, width: widths[drawn.length]! });
   return { qr, text: drawn.map((d) => d.text), drawn, countdown };
 }
 
@@ -180,6 +191,9 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
  */
 export function redrawCountdown(frame: Frame, place: CountdownPlace, layout: Layout): Box {
   if (layout.countdown) {
+    // The words are drawn only where they reach: clear the old, maybe longer, words first.
+    const t = place.textBox;
+    fillRect(frame, t.x, t.y, t.w, t.h, layout.palette.background);
     painter().draw(frame, layout.countdown.text, place.textStyle, place.textBox, layout.palette.background, layout.direction);
     drawBar(frame, place.barBox, layout.countdown.fraction, layout);
   }
