@@ -1,7 +1,10 @@
 /**
  * One-off, side by side: the old renderer (hand-made 5x7 bitmap font, before issue 16) against
  * the current one (Skia text), drawing the same dynamic QR screens into an 800x480 XRGB8888
- * frame, alternating old and new sample by sample so both see the same machine noise.
+ * frame, alternating old and new sample by sample so both see the same machine noise. The new
+ * renderer is timed twice: with the amounts and product of a real machine (1.00 to 9.00, one
+ * product: its text lines come from the line cache) and with an amount and product never shown
+ * before (every such line drawn by Skia).
  *
  *   node dist/bench/compare-renderers.js OLD_DIST [renders]
  *
@@ -34,7 +37,7 @@ function payload(n: number): string {
 const newFrame = createFrame(BENCH_GEOMETRY);
 const oldFrame = oldFrameModule.createFrame(BENCH_GEOMETRY);
 const context = defaultLayoutContext({ shownAtMs: NOW, catalog: { '12': { name: 'Sparkling water 0.5 l' } } });
-const times = { old: [] as number[], new: [] as number[] };
+const times = { old: [] as number[], new: [] as number[], 'new-cold-lines': [] as number[] };
 for (let n = -20; n < renders; n++) {
   const common = { kind: 'dynamic-qr' as const, qrText: payload(n + 100_000), amount: 1 + (Math.abs(n) % 9), currencyCode: 'EUR', decimalPlaces: 2, expiresAtMs: NOW + 45_000 };
   let t = performance.now();
@@ -45,9 +48,15 @@ for (let n = -20; n < renders; n++) {
   t = performance.now();
   renderScreen(newFrame, fresh, NOW, context);
   const newMs = performance.now() - t;
+  // The worst case for the line cache: an amount and a product never shown before.
+  const cold = { ...common, qrText: payload(n + 1_700_000), amount: 1 + (n + 20) / 100, item: 100_000 + n };
+  t = performance.now();
+  renderScreen(newFrame, cold, NOW, context);
+  const coldMs = performance.now() - t;
   if (n >= 0) {
     times.old.push(oldMs);
     times.new.push(newMs);
+    times['new-cold-lines'].push(coldMs);
   }
 }
 for (const [name, samples] of Object.entries(times)) {

@@ -144,7 +144,7 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
     const left = landscape ? Math.floor((box.w - side) / 2) + box.x : Math.floor((W - side) / 2);
     qr = { x: left, y: box.y + Math.floor((box.h - side) / 2), side, modulePixels: px, version: matrix.version };
     panel = landscape
-      ? { x: rtl ? margin : side, y: margin, w: W - side - margin, h: H - 2 * margin }
+      ? { x: rtl ? margin : side + Math.round(margin / 2), y: margin, w: W - side - Math.round(1.5 * margin), h: H - 2 * margin }
       : { x: margin, y: side, w: W - 2 * margin, h: H - side - margin };
   }
 
@@ -171,14 +171,7 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
     }
     y += row.height;
   }
-  // Only the columns the words reach go through Skia: the rest of the panel is background.
-  const p = painter();
-  let reach = 0;
-  for (const item of items) reach = Math.max(reach, item.kind === 'text' ? p.measure(item.text, item.style, layout.direction) + item.style.size : item.box.w);
-  const blockW = Math.min(panel.w, reach);
-  const blockX = panel.x + Math.floor((panel.w - blockW) / 2);
-  const widths = p.drawBlock(frame, items, { x: blockX, y: top, w: blockW, h: y - top }, palette.background, layout.direction);
-  // The bar is ours: drawn after the block, which covered its row with background.
+  const widths = painter().drawBlock(frame, items, palette.background, layout.direction);
   if (layout.countdown) for (const bar of bars) drawBar(frame, bar, layout.countdown.fraction, layout);
   const drawn: DrawnText[] = [];
   for (const item of items) if (item.kind === 'text') drawn.push({ text: item.text, box: item.box, width: widths[drawn.length]! });

@@ -35,6 +35,8 @@ function cssColor(rgb: Rgb): string {
 
 const ELLIPSIS = '\u2026';
 const MEASURE_CACHE_SIZE = 1024;
+/** Lines kept as pixels: a few screens' worth in every language shown (about 40 KB each at 800x480). */
+const LINE_CACHE_SIZE = 96;
 
 export class TextPainter {
   private canvas: Canvas;
@@ -50,6 +52,8 @@ export class TextPainter {
   private currentFont = '';
   private currentDirection: Direction | '' = '';
   private readonly widths = new Map<string, number>();
+  private readonly bitmaps = new Map<string, Bitmap>();
+  private picture: { key: string; image: CanvasImage; bitmap: Bitmap } | null = null;
 
   private font(style: Pick<TextStyle, 'size' | 'bold'>, direction: Direction): string {
     const font = `${style.bold ? 'bold ' : ''}${style.size}px ${FONT_FAMILY}`;
@@ -111,71 +115,28 @@ export class TextPainter {
   }
 
   /**
-   * Draw one line centred in `box` (clipped to it and to the frame) on `background`. Returns the
-   * width the text takes, so callers can check it fitted.
+   * Draw one line centred in `box` (clipped to it and to the frame). Returns the width the text
+   * takes, so callers can check it fitted.
    */
   draw(frame: Frame, text: string, style: TextStyle, box: Box, background: Rgb, direction: Direction = 'ltr'): number {
-    if (box.w <= 0 || box.h <= 0 || box.x < 0 || box.y < 0) return 0;
     const width = this.measure(text, style, direction);
-    // Only the part of the box the words cover goes through Skia (the rest is background
-    // already); a little slack for glyphs that reach past their advance.
-    const slack = Math.ceil(style.size / 4);
-    const left = Math.max(0, Math.floor((box.w - width) / 2) - slack);
-    const right = Math.min(box.w, Math.ceil((box.w + width) / 2) + slack);
-    const x = box.x + left;
-    const w = Math.min(right - left, frame.width - x);
-    const h = Math.min(box.h, frame.height - box.y);
-    if (w <= 0 || h <= 0) return width;
-    this.ensureSize(w, h);
-    const ctx = this.ctx;
-    ctx.fillStyle = cssColor(background);
-    ctx.fillRect(0, 0, w, h);
-    this.font(style, direction);
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'alphabetic';
-    ctx.fillStyle = cssColor(style.color);
-    // DejaVu's ascent is 0.93 em: the baseline sits that far below the top of the line's air.
-    const top = Math.floor((box.h - lineHeight(style.size)) / 2);
-    const baseline = top + Math.round(style.size * 1.04);
-    ctx.fillText(text, box.w / 2 - left, baseline);
-    blit(frame, ctx.getImageData(0, 0, w, h).data, w, h, x, box.y);
+    if (box.w <= 0 || box.h <= 0) return width;
+    const line = this.line(text, style, box.h, background, direction, frame.format);
+    const x = box.x + Math.floor(box.w / 2) - line.centre;
+    copyPixels(frame, line, x, box.y, box);
     return width;
   }
 
   /**
-   * Draw several lines (and pictures) lying inside `region` in one go: one Skia pass and one
-   * read-back for the whole block, which costs far less than one per line. Returns each text's
-   * width, in order.
+   * Draw several lines (and pictures) in their boxes. Returns each text's width, in order.
+   * The frame under the boxes is expected to be the background already.
    */
-  drawBlock(frame: Frame, items: readonly BlockItem[], region: Box, background: Rgb, direction: Direction = 'ltr'): number[] {
-    const x = Math.max(0, region.x);
-    const y = Math.max(0, region.y);
-    const w = Math.min(region.w, frame.width - x);
-    const h = Math.min(region.h, frame.height - y);
+  drawBlock(frame: Frame, items: readonly BlockItem[], background: Rgb, direction: Direction = 'ltr'): number[] {
     const widths: number[] = [];
-    if (w <= 0 || h <= 0) return items.filter((i) => i.kind === 'text').map(() => 0);
-    this.ensureSize(w, h);
-    const ctx = this.ctx;
-    ctx.fillStyle = cssColor(background);
-    ctx.fillRect(0, 0, w, h);
-    ctx.textAlign = 'center';
-    ctx.textBaseline = 'alphabetic';
     for (const item of items) {
-      if (item.kind === 'image') {
-        const { image, box } = item;
-        const scale = Math.min(box.w / image.width, box.h / image.height);
-        const iw = Math.max(1, Math.floor(image.width * scale));
-        const ih = Math.max(1, Math.floor(image.height * scale));
-        ctx.drawImage(image, box.x - x + Math.floor((box.w - iw) / 2), box.y - y + Math.floor((box.h - ih) / 2), iw, ih);
-        continue;
-      }
-      const { text, style, box } = item;
-      widths.push(this.measure(text, style, direction));
-      ctx.fillStyle = cssColor(style.color);
-      const top = Math.floor((box.h - lineHeight(style.size)) / 2);
-      ctx.fillText(text, box.x - x + box.w / 2, box.y - y + top + Math.round(style.size * 1.04));
+      if (item.kind === 'image') this.drawImage(frame, item.image, item.box, background);
+      else widths.push(this.draw(frame, item.text, item.style, item.box, background, direction));
     }
-    blit(frame, ctx.getImageData(0, 0, w, h).data, w, h, x, y);
     return widths;
   }
 
@@ -186,12 +147,55 @@ export class TextPainter {
     const h = Math.max(1, Math.floor(image.height * scale));
     const x = box.x + Math.floor((box.w - w) / 2);
     const y = box.y + Math.floor((box.h - h) / 2);
-    this.ensureSize(w, h);
-    this.ctx.fillStyle = cssColor(background);
-    this.ctx.fillRect(0, 0, w, h);
-    this.ctx.drawImage(image, 0, 0, w, h);
-    blit(frame, this.ctx.getImageData(0, 0, w, h).data, w, h, x, y);
+    const key = `image\u0000${w}x${h}\u0000${background}\u0000${frame.format}`;
+    let bitmap = this.picture?.key === key && this.picture.image === image ? this.picture.bitmap : null;
+    if (bitmap === null) {
+      this.ensureSize(w, h);
+      this.ctx.fillStyle = cssColor(background);
+      this.ctx.fillRect(0, 0, w, h);
+      this.ctx.drawImage(image, 0, 0, w, h);
+      bitmap = toBitmap(this.ctx.getImageData(0, 0, w, h).data, w, h, 0, frame.format);
+      this.picture = { key, image, bitmap };
+    }
+    copyPixels(frame, bitmap, x, y, { x, y, w, h });
     return { x, y, w, h };
+  }
+
+  /**
+   * A line of text as pixels in the frame's format, rendered once and remembered: a vending
+   * machine shows the same few lines over and over, and reading pixels back from Skia is the
+   * expensive part (and allocates; see docs/display.md).
+   */
+  private line(text: string, style: TextStyle, height: number, background: Rgb, direction: Direction, format: Frame['format']): Bitmap {
+    const font = this.font(style, direction);
+    const key = `${font}\u0000${direction}\u0000${style.color}\u0000${background}\u0000${height}\u0000${format}\u0000${text}`;
+    const known = this.bitmaps.get(key);
+    if (known !== undefined) {
+      // Least recently used goes first: move this one to the end.
+      this.bitmaps.delete(key);
+      this.bitmaps.set(key, known);
+      return known;
+    }
+    const width = this.measure(text, style, direction);
+    // Slack for glyphs that reach past their advance (italic overhangs, accents).
+    const slack = Math.ceil(style.size / 4);
+    const w = Math.max(1, width + 2 * slack);
+    const h = Math.max(1, height);
+    this.ensureSize(w, h);
+    const ctx = this.ctx;
+    ctx.fillStyle = cssColor(background);
+    ctx.fillRect(0, 0, w, h);
+    this.font(style, direction);
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'alphabetic';
+    ctx.fillStyle = cssColor(style.color);
+    // DejaVu's ascent is 0.93 em: the baseline sits that far below the top of the line's air.
+    const top = Math.floor((height - lineHeight(style.size)) / 2);
+    ctx.fillText(text, w / 2, top + Math.round(style.size * 1.04));
+    const bitmap = toBitmap(ctx.getImageData(0, 0, w, h).data, w, h, Math.floor(w / 2), format);
+    if (this.bitmaps.size >= LINE_CACHE_SIZE) this.bitmaps.delete(this.bitmaps.keys().next().value!);
+    this.bitmaps.set(key, bitmap);
+    return bitmap;
   }
 
   private ensureSize(w: number, h: number): void {
@@ -209,28 +213,43 @@ export type BlockItem = { kind: 'text'; text: string; style: TextStyle; box: Box
 /** What drawImage accepts: a decoded image with a size. */
 export type CanvasImage = Parameters<SKRSContext2D['drawImage']>[0] & { width: number; height: number };
 
-/** Copy opaque RGBA pixels into the frame at (x, y), converting to its pixel format. */
-function blit(frame: Frame, rgba: Uint8ClampedArray, w: number, h: number, x: number, y: number): void {
-  const { pixels, rowPixels } = frame;
-  const cols = Math.min(w, frame.width - x);
-  const rows = Math.min(h, frame.height - y);
+/** Pixels ready for a frame of one format; `centre` is the column the text is centred on. */
+interface Bitmap {
+  w: number;
+  h: number;
+  centre: number;
+  pixels: Uint32Array;
+}
+
+/** Convert opaque RGBA read back from Skia into frame pixel values. */
+function toBitmap(rgba: Uint8ClampedArray, w: number, h: number, centre: number, format: Frame['format']): Bitmap {
   // Read each pixel as one little-endian word: 0xAABBGGRR.
   const words = new Uint32Array(rgba.buffer, rgba.byteOffset, w * h);
-  const xrgb = frame.format === 'xrgb8888';
-  for (let r = 0; r < rows; r++) {
-    let i = r * w;
-    let o = (y + r) * rowPixels + x;
-    const end = i + cols;
-    if (xrgb) {
-      for (; i < end; i++, o++) {
-        const v = words[i]!;
-        pixels[o] = ((v & 0xff) << 16) | (v & 0xff00) | ((v >>> 16) & 0xff);
-      }
-    } else {
-      for (; i < end; i++, o++) {
-        const v = words[i]!;
-        pixels[o] = ((v & 0xf8) << 8) | ((v >>> 5) & 0x7e0) | ((v >>> 19) & 0x1f);
-      }
+  const pixels = new Uint32Array(w * h);
+  if (format === 'xrgb8888') {
+    for (let i = 0; i < pixels.length; i++) {
+      const v = words[i]!;
+      pixels[i] = ((v & 0xff) << 16) | (v & 0xff00) | ((v >>> 16) & 0xff);
     }
+  } else {
+    for (let i = 0; i < pixels.length; i++) {
+      const v = words[i]!;
+      pixels[i] = ((v & 0xf8) << 8) | ((v >>> 5) & 0x7e0) | ((v >>> 19) & 0x1f);
+    }
+  }
+  return { w, h, centre, pixels };
+}
+
+/** Copy a bitmap into the frame with its top-left at (x, y), clipped to `clip` and the frame. */
+function copyPixels(frame: Frame, bitmap: Bitmap, x: number, y: number, clip: Box): void {
+  const x0 = Math.max(x, clip.x, 0);
+  const y0 = Math.max(y, clip.y, 0);
+  const x1 = Math.min(x + bitmap.w, clip.x + clip.w, frame.width);
+  const y1 = Math.min(y + bitmap.h, clip.y + clip.h, frame.height);
+  if (x1 <= x0 || y1 <= y0) return;
+  const { pixels, rowPixels } = frame;
+  for (let row = y0; row < y1; row++) {
+    const from = (row - y) * bitmap.w + (x0 - x);
+    pixels.set(bitmap.pixels.subarray(from, from + (x1 - x0)), row * rowPixels + x0);
   }
 }
