@@ -1,10 +1,10 @@
 /** The display's settings turned into what layout and render take (palette, catalog, logo). */
 import { readFile } from 'node:fs/promises';
-import { Image } from '@napi-rs/canvas';
 import type { QrvendConfig } from '../config/schema.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Rgb } from './frame.js';
 import { defaultLayoutContext, type LayoutContext, type Palette } from './layout.js';
+import { skia } from './skia.js';
 import type { CanvasImage } from './text.js';
 
 export type DisplayConfig = QrvendConfig['display'];
@@ -35,7 +35,7 @@ export async function loadLogo(path: string): Promise<CanvasImage> {
     throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
   if (bytes.length > MAX_LOGO_BYTES) throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} is ${bytes.length} bytes; at most ${MAX_LOGO_BYTES} are read`);
-  const image = new Image();
+  const image = new (skia().Image)();
   // Without a listener a decoding failure is also thrown as an uncaught error.
   image.onerror = () => {};
   image.src = bytes;

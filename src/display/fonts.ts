@@ -5,8 +5,8 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { GlobalFonts } from '@napi-rs/canvas';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { skia } from './skia.js';
 
 /** Our own family name: a system font of the same name can never be picked instead. */
 export const FONT_FAMILY = 'QrvendSans';
@@ -26,7 +26,7 @@ export function ensureFonts(): void {
   if (registered) return;
   const files = fontFiles();
   for (const file of [files.regular, files.bold]) {
-    if (GlobalFonts.registerFromPath(file, FONT_FAMILY) === null) {
+    if (skia().GlobalFonts.registerFromPath(file, FONT_FAMILY) === null) {
       throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `the display font ${file} could not be loaded`, {
         hint: 'reinstall qrvend: the font comes with its npm dependencies (dejavu-fonts-ttf)',
       });

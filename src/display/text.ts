@@ -4,7 +4,8 @@
  * the direction is 'rtl'. A line is drawn on a small scratch canvas filled with the background
  * and copied into the frame: the frame stays our own framebuffer-layout buffer.
  */
-import { createCanvas, type Canvas, type SKRSContext2D } from '@napi-rs/canvas';
+import type { Canvas, SKRSContext2D } from '@napi-rs/canvas';
+import { skia } from './skia.js';
 import { ensureFonts, FONT_FAMILY } from './fonts.js';
 import type { Frame, Rgb } from './frame.js';
 
@@ -44,7 +45,7 @@ export class TextPainter {
 
   constructor() {
     ensureFonts();
-    this.canvas = createCanvas(256, 64);
+    this.canvas = skia().createCanvas(256, 64);
     this.ctx = this.canvas.getContext('2d');
   }
 
@@ -200,7 +201,7 @@ export class TextPainter {
 
   private ensureSize(w: number, h: number): void {
     if (this.canvas.width >= w && this.canvas.height >= h) return;
-    this.canvas = createCanvas(Math.max(w, this.canvas.width), Math.max(h, this.canvas.height));
+    this.canvas = skia().createCanvas(Math.max(w, this.canvas.width), Math.max(h, this.canvas.height));
     this.ctx = this.canvas.getContext('2d');
     this.currentFont = '';
     this.currentDirection = '';
