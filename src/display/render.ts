@@ -59,6 +59,8 @@ interface Plan {
   rows: Row[];
   height: number;
   countdownStyle: TextStyle | null;
+  /** Some message needed more lines than it may have and was cut. */
+  cut: boolean;
 }
 
 function planText(layout: Layout, width: number, unit: number, scale: number, withLogo: boolean): Plan {
@@ -70,23 +72,31 @@ function planText(layout: Layout, width: number, unit: number, scale: number, wi
   const small: TextStyle = { size: size(4.2), bold: false, color: palette.muted };
   const gap = Math.max(2, Math.round(2.5 * unit * scale));
   const rows: Row[] = [];
+  let cut = false;
+  // Wrapped lines, at most `max`; a message that needs more is cut, and the plan says so.
+  const wrap = (t: string, style: TextStyle, max: number) => {
+    const all = p.wrap(t, style, width, 99, direction);
+    if (all.length <= max) return all;
+    cut = true;
+    return p.wrap(t, style, width, max, direction);
+  };
   const text = (t: string, style: TextStyle) => rows.push({ kind: 'text', text: t, style, height: lineHeight(style.size) });
   const space = () => rows.length > 0 && rows.push({ kind: 'gap', height: gap });
 
   if (withLogo) rows.push({ kind: 'logo', height: Math.round(16 * unit * scale) });
   if (layout.title) {
     space();
-    for (const line of p.wrap(layout.title, muted, width, 2, direction)) text(line, muted);
+    for (const line of wrap(layout.title, muted, 2)) text(line, muted);
   }
   if (layout.headline) {
     space();
     // As large as fits on one line, down to the body size; then wrapped.
     let headline: TextStyle = { size: size(13), bold: true, color: layout.headlineColor };
     while (headline.size > body.size && p.measure(layout.headline, headline, direction) > width) headline = { ...headline, size: headline.size - 1 };
-    for (const line of p.wrap(layout.headline, headline, width, 2, direction)) text(line, headline);
+    for (const line of wrap(layout.headline, headline, 2)) text(line, headline);
   }
   if (layout.lines.length > 0) space();
-  for (const line of layout.lines) for (const wrapped of p.wrap(line, body, width, 3, direction)) text(wrapped, body);
+  for (const line of layout.lines) for (const wrapped of wrap(line, body, 3)) text(wrapped, body);
   let countdownStyle: TextStyle | null = null;
   if (layout.countdown) {
     space();
@@ -96,9 +106,9 @@ function planText(layout: Layout, width: number, unit: number, scale: number, wi
   }
   if (layout.note) {
     space();
-    for (const line of p.wrap(layout.note, small, width, 1, direction)) text(line, small);
+    for (const line of wrap(layout.note, small, 1)) text(line, small);
   }
-  return { rows, height: rows.reduce((h, r) => h + r.height, 0), countdownStyle };
+  return { rows, height: rows.reduce((h, r) => h + r.height, 0), countdownStyle, cut };
 }
 
 /** Track and fill of the countdown bar; the fill shrinks toward the reading start. */
@@ -150,7 +160,7 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
 
   const withLogo = layout.logo && options.logo != null;
   let plan = planText(layout, panel.w, unit, 1, withLogo);
-  for (let scale = 0.9; plan.height > panel.h && scale >= 0.4; scale -= 0.1) plan = planText(layout, panel.w, unit, scale, withLogo);
+  for (let scale = 0.9; (plan.height > panel.h || plan.cut) && scale >= 0.4; scale -= 0.1) plan = planText(layout, panel.w, unit, scale, withLogo);
 
   const items: BlockItem[] = [];
   const bars: Box[] = [];

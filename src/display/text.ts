@@ -89,7 +89,8 @@ export class TextPainter {
     const fits = (line: string) => this.measure(line, style, direction) <= width;
     const lines: string[] = [];
     let current = '';
-    for (const word of text.trim().split(/\s+/).filter((w) => w.length > 0)) {
+    // Break at ordinary spaces only: a no-break space ("1,50\u00a0€", "Merci\u00a0!") holds.
+    for (const word of text.split(/[ \t\n]+/).filter((w) => w.length > 0)) {
       const joined = current === '' ? word : `${current} ${word}`;
       if (fits(joined)) {
         current = joined;

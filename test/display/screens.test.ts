@@ -27,6 +27,11 @@ describe('every screen, every language, every panel', () => {
         const { frame, result } = picture;
         const where = `${picture.name} in ${picture.language} on ${label}`;
         assert.ok(result.drawn.length > 0, `${where}: words drawn`);
+        // Every message is drawn whole (wrapped at spaces, never cut short with an ellipsis).
+        const shown = result.text.join(' ');
+        for (const message of [picture.layout.title, picture.layout.headline, ...picture.layout.lines, picture.layout.countdown?.text, picture.layout.note]) {
+          if (message) assert.ok(shown.includes(message), `${where}: "${message}" is not drawn whole (drawn: ${JSON.stringify(result.text)})`);
+        }
         for (const d of result.drawn) {
           assert.ok(d.width <= d.box.w, `${where}: "${d.text}" (${d.width}px) is wider than its ${d.box.w}px box`);
           assert.ok(d.box.x >= 0 && d.box.y >= 0 && d.box.x + d.box.w <= frame.width && d.box.y + d.box.h <= frame.height, `${where}: "${d.text}" runs off the panel`);
