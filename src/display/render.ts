@@ -63,11 +63,11 @@ interface Plan {
   cut: boolean;
 }
 
-function planText(layout: Layout, width: number, unit: number, scale: number, withLogo: boolean): Plan {
+function planText(layout: Layout, width: number, unit: number, scale: number, withLogo: boolean, bodyScale = 1): Plan {
   const p = painter();
   const { palette, direction } = layout;
   const size = (u: number) => Math.max(10, Math.round(u * unit * scale));
-  const body: TextStyle = { size: size(6), bold: false, color: palette.text };
+  const body: TextStyle = { size: size(6 * bodyScale), bold: false, color: palette.text };
   const muted: TextStyle = { ...body, color: palette.muted };
   const small: TextStyle = { size: size(4.2), bold: false, color: palette.muted };
   const gap = Math.max(2, Math.round(2.5 * unit * scale));
@@ -159,8 +159,11 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
   }
 
   const withLogo = layout.logo && options.logo != null;
+  // A message too long for its lines first makes the smaller text smaller (down to 80 %), then
+  // everything shrinks until the block fits.
   let plan = planText(layout, panel.w, unit, 1, withLogo);
-  for (let scale = 0.9; (plan.height > panel.h || plan.cut) && scale >= 0.4; scale -= 0.1) plan = planText(layout, panel.w, unit, scale, withLogo);
+  for (let body = 0.9; plan.cut && body >= 0.8; body -= 0.1) plan = planText(layout, panel.w, unit, 1, withLogo, body);
+  for (let scale = 0.9; (plan.height > panel.h || plan.cut) && scale >= 0.4; scale -= 0.1) plan = planText(layout, panel.w, unit, scale, withLogo, 0.8);
 
   const items: BlockItem[] = [];
   const bars: Box[] = [];
