@@ -48,7 +48,7 @@ export async function benchQrRender(budget: Budget, renders = 1000): Promise<Fig
     const fake = fakeFramebuffer(scratch.dir);
     const fb = openFramebuffer(fake.device, fake.sysfs);
     const now = () => 1_700_000_000_000;
-    const screen = (n: number): Screen => ({ kind: 'dynamic-qr', qrText: qrPayload(n), amount: 1 + (n % 9), currencyCode: 'EUR', decimalPlaces: 2, expiresAtMs: now() + 45_000 });
+    const screen = (n: number): Screen => ({ kind: 'dynamic-qr', qrText: qrPayload(n), amount: 1 + (n % 9), currencyCode: 'EUR', decimalPlaces: 2, item: 12, expiresAtMs: now() + 45_000 });
     const options = { geometry: fb.geometry, output: (frame: Parameters<typeof fb.write>[0]) => fb.write(frame), now };
     try {
       timeRenders(screen(0), 20, options); // warm-up: JIT, font, first allocations

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { LOG_LEVELS } from '../core/log.js';
+import { LANGUAGES } from '../display/catalog/index.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const text = (max: number) => z.string().max(max);
@@ -67,8 +68,21 @@ const JsonText = z.string().refine((text) => {
   }
 }, 'must be a string holding JSON text, e.g. "{\\"region\\":\\"north\\"}"');
 
+/** A colour as #rrggbb. */
+const Hex = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'colours are written #rrggbb');
+
+function isSupportedLocale(tag: string): boolean {
+  try {
+    return Intl.NumberFormat.supportedLocalesOf([tag]).length === 1;
+  } catch {
+    return false;
+  }
+}
+
 const CatalogItem = z.strictObject({
   name: nonEmpty(255),
+  /** The product's name in other display languages (display.language), e.g. { "de": "Wasser" }. */
+  names: z.partialRecord(z.enum(LANGUAGES), nonEmpty(255)).default({}),
   measurement: int(0, 1_000_000).default(1),
   unitOfMeasurement: nonEmpty(50).default('Unit'),
   /** Minimum age for this item, sent as BasicInfo.AgeLimitation. */
@@ -213,6 +227,31 @@ export const ConfigSchema = z
       /** Size of the PNG when there is no framebuffer to take it from. */
       width: int(64, 8192),
       height: int(64, 8192),
+      /** Language of every consumer-facing word (src/display/catalog). */
+      language: z.enum(LANGUAGES).default('en'),
+      /** BCP 47 locale for amounts (e.g. de-AT); null = the language's usual one. */
+      locale: z
+        .string()
+        .max(35)
+        .refine((tag) => isSupportedLocale(tag), 'display.locale must be a BCP 47 locale this Node knows, e.g. de-DE')
+        .nullable()
+        .default(null),
+      /** Panel mounted turned by this many degrees clockwise. */
+      rotate: z.union([z.literal(0), z.literal(90), z.literal(180), z.literal(270)]).default(0),
+      /** Operator logo on the idle screen (PNG or SVG file); null = none. */
+      logo: z.string().min(1).max(4096).nullable().default(null),
+      /** Receipt QR on the thank-you screen: a URL with {txId}; null = no receipt QR. */
+      receiptUrl: z.string().min(1).max(1024).refine((u) => u.includes('{txId}'), 'display.receiptUrl must contain {txId}').nullable().default(null),
+      /** Colours as #rrggbb (the QR itself is always black on white). */
+      colors: z
+        .strictObject({
+          background: Hex.default('#ffffff'),
+          text: Hex.default('#1a1a1a'),
+          accent: Hex.default('#0a7d32'),
+          error: Hex.default('#c62828'),
+          muted: Hex.default('#5f6368'),
+        })
+        .default({ background: '#ffffff', text: '#1a1a1a', accent: '#0a7d32', error: '#c62828', muted: '#5f6368' }),
     }),
     staticQr: z.strictObject({
       /** Amount requested by Authorization (capped by the consumer's Balance when given). */

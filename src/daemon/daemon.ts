@@ -61,7 +61,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
 
   let display: DisplayHandle | null = null;
   if (config.display.framebuffer !== null || config.display.png !== null || config.display.terminal) {
-    display = startDisplay({ display: config.display, machine: config.machine, log });
+    display = startDisplay({ display: config.display, catalog: config.catalog, machine: config.machine, log });
   }
 
   const workerData: PaymentWorkerData = { config, secretToken, hwSerial, terminalId, displayPort: display?.port ?? null };

@@ -12,10 +12,13 @@ import { ErrorCodes } from '../core/errors.js';
 import { LOG_LEVELS, type Logger, type LogLevel } from '../core/log.js';
 import type { FromDisplay, Screen, ToDisplay } from '../ipc/messages.js';
 import { idleScreen } from './layout.js';
+import type { ProductCatalog } from './context.js';
 import type { DisplayWorkerData } from './worker.js';
 
 export interface StartDisplayOptions {
   display: QrvendConfig['display'];
+  /** Product names for the dynamic QR and vending screens. */
+  catalog?: ProductCatalog;
   /** When given, the idle screen (machine.uniQr, "Scan to pay") is shown at once. */
   machine?: Pick<QrvendConfig['machine'], 'uniQr'>;
   log: Logger;
@@ -50,6 +53,7 @@ export function startDisplay(options: StartDisplayOptions): DisplayHandle {
   const level = (LOG_LEVELS as readonly string[]).includes(log.level) ? (log.level as LogLevel) : 'info';
   const data: DisplayWorkerData = {
     display: options.display,
+    catalog: options.catalog ?? {},
     sysfsRoot: options.sysfsRoot ?? '/sys',
     logLevel: level,
     ansi: options.ansi ?? process.stdout.isTTY === true,

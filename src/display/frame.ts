@@ -72,6 +72,11 @@ export function fillRect(frame: Frame, x: number, y: number, w: number, h: numbe
   if (x1 <= x0 || y1 <= y0) return;
   const value = pixelValue(frame.format, rgb);
   const { pixels, rowPixels } = frame;
+  if (x0 === 0 && x1 === rowPixels) {
+    // Whole rows with no padding between them: one fill.
+    pixels.fill(value, y0 * rowPixels, y1 * rowPixels);
+    return;
+  }
   for (let row = y0; row < y1; row++) {
     const start = row * rowPixels + x0;
     pixels.fill(value, start, start + (x1 - x0));
@@ -122,4 +127,65 @@ export function frameFromBytes(geometry: FrameGeometry, bytes: Buffer): Frame {
   const frame = createFrame(geometry);
   bytes.copy(frame.data, 0, 0, Math.min(bytes.length, frame.data.length));
   return frame;
+}
+
+/** Degrees the picture is turned clockwise on the panel (display.rotate). */
+export type Rotation = 0 | 90 | 180 | 270;
+
+/** The geometry screens are laid out in: the panel's, with width and height swapped at 90/270. */
+export function logicalGeometry(panel: FrameGeometry, rotate: Rotation): FrameGeometry {
+  const turned = rotate === 90 || rotate === 270;
+  const width = turned ? panel.height : panel.width;
+  const height = turned ? panel.width : panel.height;
+  return { width, height, stride: width * bytesPerPixel(panel.format), format: panel.format };
+}
+
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** Where a rectangle of the logical frame lands on the panel. */
+export function rotateRect(rect: Rect, logical: FrameGeometry, rotate: Rotation): Rect {
+  const { x, y, w, h } = rect;
+  switch (rotate) {
+    case 0:
+      return rect;
+    case 90:
+      return { x: logical.height - y - h, y: x, w: h, h: w };
+    case 180:
+      return { x: logical.width - x - w, y: logical.height - y - h, w, h };
+    case 270:
+      return { x: y, y: logical.width - x - w, w: h, h: w };
+  }
+}
+
+/**
+ * Copy `rect` of the logical frame onto the panel frame turned by `rotate` degrees clockwise
+ * (the whole frame when no rect is given). Same pixel format on both sides.
+ */
+export function rotateInto(panel: Frame, logical: Frame, rotate: Rotation, rect: Rect = { x: 0, y: 0, w: logical.width, h: logical.height }): void {
+  const src = logical.pixels;
+  const dst = panel.pixels;
+  const sRow = logical.rowPixels;
+  const dRow = panel.rowPixels;
+  const x0 = Math.max(0, rect.x);
+  const y0 = Math.max(0, rect.y);
+  const x1 = Math.min(logical.width, rect.x + rect.w);
+  const y1 = Math.min(logical.height, rect.y + rect.h);
+  const W = logical.width;
+  const H = logical.height;
+  for (let y = y0; y < y1; y++) {
+    let s = y * sRow + x0;
+    for (let x = x0; x < x1; x++, s++) {
+      let o: number;
+      if (rotate === 0) o = y * dRow + x;
+      else if (rotate === 90) o = x * dRow + (H - 1 - y);
+      else if (rotate === 180) o = (H - 1 - y) * dRow + (W - 1 - x);
+      else o = (W - 1 - x) * dRow + y;
+      dst[o] = src[s]!;
+    }
+  }
 }

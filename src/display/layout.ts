@@ -1,29 +1,72 @@
 /**
- * What each screen says: a Screen (src/ipc/messages.ts) becomes a Layout, a small description of
- * a QR code, a big headline and a few lines of text. Pure: the countdown takes the time as input.
+ * What each screen says: a Screen (src/ipc/messages.ts) becomes a Layout in the consumer's
+ * language: an optional QR code, a big headline, a few lines of text, a countdown and a small
+ * note for the technician. Pure: the time and the wording context are inputs.
  */
 import type { Screen } from '../ipc/messages.js';
-import { Colors, type Rgb } from './frame.js';
+import { DEFAULT_LOCALE, direction, translate, type Language } from './catalog/index.js';
+import type { Rgb } from './frame.js';
+
+export interface Palette {
+  background: Rgb;
+  text: Rgb;
+  accent: Rgb;
+  error: Rgb;
+  muted: Rgb;
+}
+
+export const DEFAULT_PALETTE: Palette = { background: 0xffffff, text: 0x1a1a1a, accent: 0x0a7d32, error: 0xc62828, muted: 0x5f6368 };
 
 export interface Layout {
   /** Text to encode as a QR code, or null for a screen without one. */
   qrText: string | null;
+  /** A smaller line above the headline (e.g. "Your credit"). */
+  title: string | null;
   /** The big line: an amount or a verdict. */
   headline: string | null;
   headlineColor: Rgb;
-  /** Smaller lines under the headline (wrapped to the screen when drawn). */
+  /** Lines under the headline (wrapped to the panel when drawn). */
   lines: string[];
+  /** The dynamic QR's countdown: words and the share of the time left (1 = all, 0 = none). */
+  countdown: { text: string; fraction: number } | null;
+  /** A small muted line at the bottom (the technician's code). */
+  note: string | null;
+  /** Show the operator's logo (idle screen). */
+  logo: boolean;
+  direction: 'ltr' | 'rtl';
+  palette: Palette;
 }
 
-/** Currencies whose sign the built-in font can draw; others are shown by their ISO code. */
-const PREFIX_SIGNS: Record<string, string> = { EUR: '\u20ac' };
+/** What wording a layout needs beyond the screen itself. */
+export interface LayoutContext {
+  language: Language;
+  /** BCP 47 locale for amounts; null = the language's usual one. */
+  locale: string | null;
+  palette: Palette;
+  /** Product names by MDB item number (from the config catalog). */
+  catalog: Readonly<Record<string, { name: string; names?: Partial<Record<Language, string>> }>>;
+  /** display.receiptUrl with {txId}, or null. */
+  receiptUrl: string | null;
+  /** When the current screen went up (the countdown bar starts full then). */
+  shownAtMs: number;
+}
 
-/** "€1.50" for EUR, "1.50 USD" for currencies without a sign in the font. */
-export function formatAmount(amount: number, currencyCode: string, decimalPlaces: number): string {
+export function defaultLayoutContext(overrides: Partial<LayoutContext> = {}): LayoutContext {
+  return { language: 'en', locale: null, palette: DEFAULT_PALETTE, catalog: {}, receiptUrl: null, shownAtMs: 0, ...overrides };
+}
+
+const formatters = new Map<string, Intl.NumberFormat>();
+
+/** An amount as the locale writes it: "€1.50" (en-GB), "1,50 €" (de-DE), "¥150" (ja-JP). */
+export function formatAmount(amount: number, currencyCode: string, decimalPlaces: number, locale = 'en-GB'): string {
   const digits = Math.max(0, Math.min(3, Math.trunc(decimalPlaces)));
-  const value = amount.toFixed(digits);
-  const sign = PREFIX_SIGNS[currencyCode];
-  return sign === undefined ? `${value} ${currencyCode}` : `${sign}${value}`;
+  const key = `${locale}\u0000${currencyCode}\u0000${digits}`;
+  let format = formatters.get(key);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(locale, { style: 'currency', currency: currencyCode, minimumFractionDigits: digits, maximumFractionDigits: digits });
+    formatters.set(key, format);
+  }
+  return format.format(amount);
 }
 
 /** Whole seconds left until `expiresAtMs`, never negative. */
@@ -31,42 +74,86 @@ export function secondsLeft(expiresAtMs: number, nowMs: number): number {
   return Math.max(0, Math.ceil((expiresAtMs - nowMs) / 1000));
 }
 
-export function screenLayout(screen: Screen, nowMs: number): Layout {
-  const plain = { headlineColor: Colors.black as Rgb };
+/** The product's name in the display language, else its catalog name, else "Item N". */
+export function productName(ctx: LayoutContext, item: number | null): string | null {
+  if (item === null) return null;
+  const entry = ctx.catalog[String(item)];
+  if (entry === undefined) return translate(ctx.language, 'item', { item });
+  return entry.names?.[ctx.language] ?? entry.name;
+}
+
+export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext = defaultLayoutContext()): Layout {
+  const t = (key: Parameters<typeof translate>[1], values?: Record<string, string | number>) => translate(ctx.language, key, values);
+  const locale = ctx.locale ?? DEFAULT_LOCALE[ctx.language];
+  const money = (s: { amount: number; currencyCode: string; decimalPlaces: number }) => formatAmount(s.amount, s.currencyCode, s.decimalPlaces, locale);
+  const { palette } = ctx;
+  const base: Layout = {
+    qrText: null,
+    title: null,
+    headline: null,
+    headlineColor: palette.text,
+    lines: [],
+    countdown: null,
+    note: null,
+    logo: false,
+    direction: direction(ctx.language),
+    palette,
+  };
   switch (screen.kind) {
     case 'idle':
-      return { ...plain, qrText: screen.qrText, headline: screen.message || 'Scan to pay', lines: [] };
-    case 'dynamic-qr':
+      return { ...base, qrText: screen.qrText, headline: t('scanToPay'), lines: [t('scanHint')], logo: true };
+    case 'dynamic-qr': {
+      const product = productName(ctx, screen.item);
+      const total = Math.max(1, screen.expiresAtMs - Math.min(ctx.shownAtMs, nowMs));
+      const fraction = Math.max(0, Math.min(1, (screen.expiresAtMs - nowMs) / total));
       return {
-        ...plain,
+        ...base,
         qrText: screen.qrText,
-        headline: formatAmount(screen.amount, screen.currencyCode, screen.decimalPlaces),
-        lines: ['Scan to pay', `${secondsLeft(screen.expiresAtMs, nowMs)} s left`],
+        title: product,
+        headline: money(screen),
+        lines: [t('scanToPay')],
+        countdown: { text: t('secondsLeft', { seconds: secondsLeft(screen.expiresAtMs, nowMs) }), fraction },
       };
-    case 'session':
-      return {
-        ...plain,
-        qrText: null,
-        headline: formatAmount(screen.amount, screen.currencyCode, screen.decimalPlaces),
-        lines: screen.message ? [screen.message] : [],
-      };
-    case 'approved': {
-      const lines = screen.amount === null ? [] : [formatAmount(screen.amount, screen.currencyCode, screen.decimalPlaces)];
-      if (screen.message) lines.push(screen.message);
-      return { qrText: null, headline: 'Approved', headlineColor: Colors.green, lines };
     }
+    case 'authorizing':
+      return { ...base, headline: t('authorizingTitle'), lines: [t('authorizingDetail')] };
+    case 'session':
+      return { ...base, title: t('sessionTitle'), headline: money(screen), lines: [t('sessionDetail')] };
+    case 'vending': {
+      const product = productName(ctx, screen.item);
+      const lines = [product, screen.amount === null ? null : money({ ...screen, amount: screen.amount }), t('vendingDetail')];
+      return { ...base, headline: t('vendingTitle'), headlineColor: palette.accent, lines: lines.filter((l): l is string => l !== null) };
+    }
+    case 'thank-you': {
+      const receipt = ctx.receiptUrl !== null && screen.txId !== null ? ctx.receiptUrl.replaceAll('{txId}', encodeURIComponent(screen.txId)) : null;
+      const lines = [screen.amount === null ? null : money({ ...screen, amount: screen.amount }), t('thankYouDetail'), receipt === null ? null : t('receiptHint')];
+      return { ...base, qrText: receipt, headline: t('thankYouTitle'), headlineColor: palette.accent, lines: lines.filter((l): l is string => l !== null) };
+    }
+    case 'session-ended':
+      return { ...base, headline: t('sessionEndedTitle'), lines: [t('sessionEndedDetail')] };
     case 'declined':
-      return { qrText: null, headline: 'Declined', headlineColor: Colors.red, lines: screen.reason ? [screen.reason] : [] };
-    case 'message':
-      return { ...plain, qrText: null, headline: screen.title, lines: screen.message ? [screen.message] : [] };
+      return {
+        ...base,
+        headline: t('declinedTitle'),
+        headlineColor: palette.error,
+        lines: [t(`decline.${screen.reason}`)],
+        note: screen.code === null ? null : t('code', { code: screen.code }),
+      };
     case 'out-of-order':
-      return { qrText: null, headline: 'Out of order', headlineColor: Colors.red, lines: screen.reason ? [screen.reason] : [] };
+      return {
+        ...base,
+        headline: t('outOfOrderTitle'),
+        headlineColor: palette.error,
+        lines: [t(`outOfOrder.${screen.reason}`)],
+        note: t('code', { code: screen.code }),
+      };
   }
 }
 
-/** Does this screen change by itself over time (the countdown)? */
-export function isTimed(screen: Screen): boolean {
-  return screen.kind === 'dynamic-qr';
+/** The screen shown instead of one that cannot be drawn (e.g. a QR too large for the panel). */
+export function cannotShowLayout(ctx: LayoutContext): Layout {
+  const t = (key: 'cannotShowTitle' | 'cannotShowDetail') => translate(ctx.language, key);
+  return { ...screenLayout({ kind: 'session-ended' }, 0, ctx), headline: t('cannotShowTitle'), headlineColor: ctx.palette.error, lines: [t('cannotShowDetail')] };
 }
 
 /**
@@ -80,7 +167,7 @@ export function nextChangeInMs(screen: Screen, nowMs: number): number | null {
   return (remaining % 1000 || 1000) + 1;
 }
 
-/** The idle screen: the machine's static QR (machine.uniQr) and "Scan to pay". */
-export function idleScreen(uniQr: string, message = 'Scan to pay'): Screen {
-  return { kind: 'idle', qrText: uniQr, message };
+/** The idle screen: the machine's static QR (machine.uniQr). */
+export function idleScreen(uniQr: string): Screen {
+  return { kind: 'idle', qrText: uniQr };
 }

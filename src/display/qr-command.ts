@@ -5,8 +5,10 @@
  */
 import { loadConfig } from '../config/load.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
-import { Colors, createFrame } from './frame.js';
-import { formatAmount, type Layout } from './layout.js';
+import { createFrame } from './frame.js';
+import { layoutContextOf } from './context.js';
+import { DEFAULT_LOCALE } from './catalog/index.js';
+import { formatAmount, screenLayout, type Layout, type LayoutContext } from './layout.js';
 import { openFramebuffer } from './outputs/framebuffer.js';
 import { writePngAtomic } from './outputs/png.js';
 import { layoutToTerminal } from './outputs/terminal.js';
@@ -40,14 +42,15 @@ function intOption(name: string, value: string | undefined, fallback: number, mi
 }
 
 /** What to draw, from the command line (exported for tests). */
-export function qrCommandLayout(text: string, opts: QrCommandOptions, currencyCode: string, decimalPlaces: number): Layout {
+export function qrCommandLayout(text: string, opts: QrCommandOptions, currencyCode: string, decimalPlaces: number, context: LayoutContext): Layout {
   let headline: string | null = null;
   if (opts.amount !== undefined) {
     const amount = Number(opts.amount);
     if (opts.amount.trim() === '' || !Number.isFinite(amount) || amount < 0) throw usage(`--amount must be a non-negative number such as 1.50, got "${opts.amount}"`);
-    headline = formatAmount(amount, currencyCode, decimalPlaces);
+    headline = formatAmount(amount, currencyCode, decimalPlaces, context.locale ?? DEFAULT_LOCALE[context.language]);
   }
-  return { qrText: text, headline, headlineColor: Colors.black, lines: opts.message ? [opts.message] : [] };
+  // The idle screen's look, with the technician's own words instead of the catalog's.
+  return { ...screenLayout({ kind: 'idle', qrText: text }, 0, context), headline, lines: opts.message ? [opts.message] : [], logo: false };
 }
 
 export function runQr(text: string, opts: QrCommandOptions, write: (s: string) => void = (s) => void process.stdout.write(s)): void {
@@ -61,7 +64,7 @@ export function runQr(text: string, opts: QrCommandOptions, write: (s: string) =
   const currency = opts.currency ?? config.machine.currencyCode;
   if (!/^[A-Z]{3}$/.test(currency)) throw usage(`--currency must be an ISO 4217 code such as EUR, got "${currency}"`);
   const decimals = intOption('decimals', opts.decimals, config.machine.decimalPlaces, 0, 3);
-  const layout = qrCommandLayout(text, opts, currency, decimals);
+  const layout = qrCommandLayout(text, opts, currency, decimals, layoutContextOf(config.display));
 
   if (opts.fb !== undefined) {
     const fb = openFramebuffer(opts.fb, opts.sysfs ?? '/sys');

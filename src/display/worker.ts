@@ -11,10 +11,12 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createLogger, type LogLevel } from '../core/log.js';
 import type { FromDisplay, Screen, ToDisplay } from '../ipc/messages.js';
 import { LatestOnly } from './coalesce.js';
+import type { ProductCatalog } from './context.js';
 import { DisplayOutputs, type DisplayConfig } from './outputs/index.js';
 
 export interface DisplayWorkerData {
   display: DisplayConfig;
+  catalog: ProductCatalog;
   sysfsRoot: string;
   logLevel: LogLevel;
   ansi: boolean;
@@ -29,6 +31,7 @@ const post = (message: FromDisplay): void => owner.postMessage(message);
 
 const outputs = new DisplayOutputs({
   display: data.display,
+  catalog: data.catalog,
   sysfsRoot: data.sysfsRoot,
   ansi: data.ansi,
   writeTerminal: (text) => {

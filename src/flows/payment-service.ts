@@ -106,9 +106,9 @@ export class PaymentService {
     if (status === 'enabled' && this.noPayment) {
       this.ctx.show(idleScreen(this.ctx.settings.uniQr));
     } else if (status === 'offline') {
-      this.ctx.show({ kind: 'out-of-order', reason: 'Card reader offline' });
+      this.ctx.show({ kind: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' });
     } else if (status === 'disabled' || status === 'inactive') {
-      this.ctx.show({ kind: 'out-of-order', reason: 'Temporarily unavailable' });
+      this.ctx.show({ kind: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
     }
   }
 

@@ -94,15 +94,50 @@ export type PaymentToMain =
   /** Shutdown finished: Start endpoint closed, outbox sends settled, ledger closed. */
   | { type: 'stopped' };
 
-/** What the display shows. The display worker turns each into pixels or terminal text. */
+/** Why a payment did not go through, in words a shopper understands (src/display/catalog). */
+export type DeclineReason =
+  | 'insufficient-funds'
+  | 'declined'
+  | 'timed-out'
+  | 'cancelled'
+  | 'cancelled-reversed'
+  | 'vend-failed-reversed'
+  | 'qr-unavailable'
+  | 'no-answer'
+  | 'underpaid-reversed'
+  | 'age-restricted';
+
+/** Why the machine takes no payments; `code` on the screen tells the technician more. */
+export type OutOfOrderReason = 'reader-offline' | 'unavailable' | 'storage';
+
+/**
+ * What the display shows. Screens carry facts and message keys, never words: the display worker
+ * picks the words in display.language and formats amounts for display.locale.
+ */
 export type Screen =
-  | { kind: 'idle'; qrText: string; message: string }
-  | { kind: 'dynamic-qr'; qrText: string; amount: number; currencyCode: string; decimalPlaces: number; expiresAtMs: number }
-  | { kind: 'session'; amount: number; currencyCode: string; decimalPlaces: number; message: string }
-  | { kind: 'approved'; amount: number | null; currencyCode: string; decimalPlaces: number; message: string }
-  | { kind: 'declined'; reason: string }
-  | { kind: 'message'; title: string; message: string }
-  | { kind: 'out-of-order'; reason: string };
+  | { kind: 'idle'; qrText: string }
+  | {
+      kind: 'dynamic-qr';
+      qrText: string;
+      amount: number;
+      currencyCode: string;
+      decimalPlaces: number;
+      /** MDB item number, named from the catalog; null = no product line. */
+      item: number | null;
+      /** When the payment expires (epoch ms): the countdown bar runs from when it went up to this. */
+      expiresAtMs: number;
+    }
+  | { kind: 'authorizing' }
+  | { kind: 'session'; amount: number; currencyCode: string; decimalPlaces: number }
+  | { kind: 'vending'; amount: number | null; currencyCode: string; decimalPlaces: number; item: number | null }
+  /** After a sale; `txId` fills display.receiptUrl's {txId} for the receipt QR. */
+  | { kind: 'thank-you'; amount: number | null; currencyCode: string; decimalPlaces: number; txId: string | null }
+  /** A session that sold nothing: nothing was charged. */
+  | { kind: 'session-ended' }
+  /** `code` is the gateway's decline code when there is one (shown small, for support). */
+  | { kind: 'declined'; reason: DeclineReason; code: number | null }
+  /** `code` is short and stable, for the technician (e.g. E-RDR). */
+  | { kind: 'out-of-order'; reason: OutOfOrderReason; code: string };
 
 /** Anyone -> display worker. */
 export type ToDisplay = { type: 'show'; screen: Screen } | { type: 'shutdown' };

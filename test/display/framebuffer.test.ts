@@ -58,7 +58,7 @@ describe('drawing into a file laid out like the framebuffer', () => {
         const fb = openFramebuffer(device, sysfsRoot(fx.name));
         try {
           const frame = createFrame(fb.geometry);
-          const screen: Screen = { kind: 'dynamic-qr', qrText: text, amount: 3.2, currencyCode: 'EUR', decimalPlaces: 2, expiresAtMs: NOW + 20_000 };
+          const screen: Screen = { kind: 'dynamic-qr', qrText: text, amount: 3.2, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: NOW + 20_000 };
           renderScreen(frame, screen, NOW);
           fb.write(frame);
         } finally {
@@ -85,7 +85,7 @@ describe('drawing into a file laid out like the framebuffer', () => {
       const device = makeFramebufferFile(dir, fx.stride * fx.height);
       const fb = openFramebuffer(device, sysfsRoot(fx.name));
       const frame = createFrame(fb.geometry);
-      renderScreen(frame, { kind: 'declined', reason: 'x' }, NOW);
+      renderScreen(frame, { kind: 'declined', reason: 'declined', code: 5 }, NOW);
       fb.write(frame);
       fb.close();
       const bytes = readFileSync(device);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import jsqr from 'jsqr';
 import { PNG } from 'pngjs';
+import type { DisplayConfig } from '../../src/display/context.js';
 import { frameToRgba, type Frame, type FrameGeometry } from '../../src/display/frame.js';
 
 /** test/fixtures/display in the source tree (tests run from dist/test/display). */
@@ -61,3 +62,21 @@ export const QR_TEXTS = {
   url: 'https://pay.example.com/qr/v1?tid=T-0042&amount=1.50&cur=EUR&ref=8f14e45fceea167a',
   long: Array.from({ length: 512 }, (_, i) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'[(i * 7 + 3) % 66]).join(''),
 };
+
+/** A display config as the schema makes it: the given keys, the rest at their defaults. */
+export function displayConfig(over: Partial<DisplayConfig> = {}): DisplayConfig {
+  return {
+    framebuffer: null,
+    png: null,
+    terminal: false,
+    width: 320,
+    height: 240,
+    language: 'en',
+    locale: null,
+    rotate: 0,
+    logo: null,
+    receiptUrl: null,
+    colors: { background: '#ffffff', text: '#1a1a1a', accent: '#0a7d32', error: '#c62828', muted: '#5f6368' },
+    ...over,
+  };
+}

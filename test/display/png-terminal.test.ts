@@ -27,7 +27,7 @@ describe('PNG output', () => {
     for (const [label, text] of Object.entries(QR_TEXTS)) {
       it(`${w}x${h}: the ${label} text decodes from the PNG file`, () => {
         const frame = createFrame({ width: w, height: h, stride: w * 4, format: 'xrgb8888' });
-        renderScreen(frame, { kind: 'idle', qrText: text, message: 'Scan to pay' }, NOW);
+        renderScreen(frame, { kind: 'idle', qrText: text }, NOW);
         const path = join(tmp.dir, `${w}x${h}-${label}.png`);
         writePngAtomic(path, frame);
         const png = decodePng(readFileSync(path));
@@ -42,9 +42,9 @@ describe('PNG output', () => {
     const path = join(dir, 'screen.png');
     mkdirSync(dir);
     const frame = createFrame({ width: 320, height: 240, stride: 1280, format: 'rgb565' });
-    renderScreen(frame, { kind: 'idle', qrText: 'first', message: '' }, NOW);
+    renderScreen(frame, { kind: 'idle', qrText: 'first' }, NOW);
     writePngAtomic(path, frame);
-    renderScreen(frame, { kind: 'idle', qrText: 'second', message: '' }, NOW);
+    renderScreen(frame, { kind: 'idle', qrText: 'second' }, NOW);
     writePngAtomic(path, frame);
     assert.equal(decodePng(readFileSync(path)).text, 'second');
     assert.deepEqual(readdirSync(dir), ['screen.png']);
@@ -100,13 +100,13 @@ describe('terminal output', () => {
   }
 
   it('prints the amount and messages under the code', () => {
-    const out = layoutToTerminal({ qrText: 'abc', headline: '\u20ac1.50', headlineColor: 0, lines: ['Scan to pay', '30 s left'] }, { ansi: false });
+    const out = layoutToTerminal({ qrText: 'abc', headline: '\u20ac1.50', lines: ['Scan to pay', '30 s left'] }, { ansi: false });
     const lines = out.trimEnd().split('\n').map((l) => l.trim());
     assert.deepEqual(lines.slice(-3), ['\u20ac1.50', 'Scan to pay', '30 s left']);
   });
 
   it('says so instead of throwing when the text is too long for a QR code', () => {
-    const out = layoutToTerminal({ qrText: 'x'.repeat(4000), headline: null, headlineColor: 0, lines: [] }, { ansi: false });
+    const out = layoutToTerminal({ qrText: 'x'.repeat(4000), headline: null, lines: [] }, { ansi: false });
     assert.match(out, /DISPLAY_QR_TOO_LONG/);
   });
 });

@@ -41,7 +41,7 @@ describe('qrvend qr', { timeout: 20_000 }, () => {
     const out: string[] = [];
     runQr('hello', { amount: '2', currency: 'USD', decimals: '2' }, (s) => out.push(s));
     assert.match(out.join(''), /\u2588/);
-    assert.match(out.join(''), /2\.00 USD/);
+    assert.match(out.join(""), /US\$2\.00/, "en-GB writes US dollars as US$");
   });
 
   it('refuses bad options with a message naming the option', () => {

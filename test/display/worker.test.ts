@@ -6,7 +6,7 @@ import { startDisplay, type DisplayHandle } from '../../src/display/display-thre
 import { frameFromBytes } from '../../src/display/frame.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { FromDisplay, Screen, ToDisplay } from '../../src/ipc/messages.js';
-import { decodeFrame, decodePng, FB_FIXTURES, makeFramebufferFile, makeTempDir, sysfsRoot } from './helpers.js';
+import { decodeFrame, decodePng, displayConfig, FB_FIXTURES, makeFramebufferFile, makeTempDir, sysfsRoot } from './helpers.js';
 
 const FX = FB_FIXTURES[0]; // dsi-800x480-32
 
@@ -53,7 +53,7 @@ describe('display worker', { timeout: 20_000 }, () => {
     const png = join(dir, 'screen.png');
     const log = eventLog();
     const display = startDisplay({
-      display: { framebuffer: fb, png, terminal: false, width: 800, height: 480 },
+      display: displayConfig({ framebuffer: fb, png, terminal: false, width: 800, height: 480 }),
       machine: { uniQr: 'QRVEND-UNIT-7' },
       log: silentLogger(),
       sysfsRoot: sysfsRoot(FX.name),
@@ -63,7 +63,7 @@ describe('display worker', { timeout: 20_000 }, () => {
     await log.waitFor(rendered('idle'));
     assert.equal(decodePng(readFileSync(png)).text, 'QRVEND-UNIT-7');
 
-    display.show({ kind: 'dynamic-qr', qrText: 'https://pay.example.com/t/99', amount: 2, currencyCode: 'EUR', decimalPlaces: 2, expiresAtMs: Date.now() + 30_000 });
+    display.show({ kind: 'dynamic-qr', qrText: 'https://pay.example.com/t/99', amount: 2, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: Date.now() + 30_000 });
     const event = await log.waitFor(rendered('dynamic-qr'));
     assert.equal(event.type === 'rendered' && typeof event.ms, 'number');
     assert.equal(decodePng(readFileSync(png)).text, 'https://pay.example.com/t/99');
@@ -78,15 +78,15 @@ describe('display worker', { timeout: 20_000 }, () => {
     const png = join(dir, 'screen.png');
     const log = eventLog();
     const display = startDisplay({
-      display: { framebuffer: join(dir, 'fb0'), png, terminal: false, width: 480, height: 320 },
+      display: displayConfig({ framebuffer: join(dir, 'fb0'), png, terminal: false, width: 480, height: 320 }),
       log: silentLogger(),
       sysfsRoot: sysfsRoot(FX.name),
       onEvent: log.onEvent,
     });
     handles.push(display);
-    display.show({ kind: 'declined', reason: 'Insufficient funds' });
+    display.show({ kind: 'declined', reason: 'insufficient-funds', code: 1 });
     await log.waitFor(rendered('declined'));
-    display.show({ kind: 'idle', qrText: 'after-decline', message: 'Scan to pay' });
+    display.show({ kind: 'idle', qrText: 'after-decline' });
     await log.waitFor(rendered('idle'));
     const unavailable = log.events.filter((e) => e.type === 'unavailable');
     assert.equal(unavailable.length, 1);
@@ -101,34 +101,34 @@ describe('display worker', { timeout: 20_000 }, () => {
     const png = join(dir, 'screen.png');
     const log = eventLog();
     const display = startDisplay({
-      display: { framebuffer: null, png, terminal: false, width: 320, height: 240 },
+      display: displayConfig({ framebuffer: null, png, terminal: false, width: 320, height: 240 }),
       log: silentLogger(),
       onEvent: log.onEvent,
     });
     handles.push(display);
     // As the payment worker would: ToDisplay messages on the transferred port.
-    for (let i = 0; i < 30; i++) display.port.postMessage({ type: 'show', screen: { kind: 'idle', qrText: `burst-${i}`, message: '' } } satisfies ToDisplay);
-    display.port.postMessage({ type: 'show', screen: { kind: 'message', title: 'Done', message: 'last' } } satisfies ToDisplay);
-    await log.waitFor(rendered('message'));
+    for (let i = 0; i < 30; i++) display.port.postMessage({ type: 'show', screen: { kind: 'idle', qrText: `burst-${i}` } } satisfies ToDisplay);
+    display.port.postMessage({ type: 'show', screen: { kind: 'session-ended' } } satisfies ToDisplay);
+    await log.waitFor(rendered('session-ended'));
     const renders = log.events.filter((e) => e.type === 'rendered').length;
     assert.ok(renders >= 1 && renders <= 31, `${renders} renders for 31 screens`);
     const last = log.events.filter((e) => e.type === 'rendered').at(-1);
-    assert.deepEqual(last && last.type === 'rendered' && last.kind, 'message', 'the newest screen is drawn last');
-    assert.equal(decodePng(readFileSync(png)).text, null, 'the message screen has no QR code');
+    assert.deepEqual(last && last.type === 'rendered' && last.kind, 'session-ended', 'the newest screen is drawn last');
+    assert.equal(decodePng(readFileSync(png)).text, null, 'the session-ended screen has no QR code');
     await display.close();
   });
 
   it('close() ends the worker and later show() calls are ignored', { timeout: 10_000 }, async () => {
     const log = eventLog();
     const display = startDisplay({
-      display: { framebuffer: null, png: null, terminal: false, width: 320, height: 240 },
+      display: displayConfig({ framebuffer: null, png: null, terminal: false, width: 320, height: 240 }),
       log: silentLogger(),
       onEvent: log.onEvent,
     });
-    display.show({ kind: 'idle', qrText: 'x', message: '' });
+    display.show({ kind: 'idle', qrText: 'x' });
     await log.waitFor(rendered('idle'));
     await display.close();
-    display.show({ kind: 'declined', reason: 'late' });
+    display.show({ kind: 'declined', reason: 'declined', code: 5 });
     await display.close();
     assert.equal(log.events.filter((e) => e.type === 'rendered').length, 1);
   });

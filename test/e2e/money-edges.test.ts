@@ -40,7 +40,7 @@ test('verifyAge false: no AgeLimitation in the Authorization; the 18+ item is de
   assert.deepEqual(await select(rig, 30, 2), { kind: 'vend-deny' });
   const denied = await waitLogAfter(rig, mark, (l) => l.msg === 'vend denied in session' && l.item === 30, 'the denial');
   assert.match(String(denied.reason), /age-restricted item \(18\+\)/);
-  assert.deepEqual(denied.screen, { kind: 'message', title: 'Age 18+ item', message: 'Not sold here without an age check' }, 'what the display shows');
+  assert.deepEqual(denied.screen, { kind: 'declined', reason: 'age-restricted', code: null }, 'what the display shows');
 
   await buy(rig, 12, 1.5); // the session goes on for other items
   assert.ok(rig.vmc.endSession());

@@ -58,6 +58,8 @@ export interface Framebuffer {
   device: string;
   geometry: FrameGeometry;
   write(frame: Frame): void;
+  /** Write only rows [firstRow, firstRow + rows) of the frame (the countdown tick). */
+  writeRows(frame: Frame, firstRow: number, rows: number): void;
   close(): void;
 }
 
@@ -86,6 +88,23 @@ export function openFramebuffer(device: string, sysfsRoot = '/sys'): Framebuffer
         throw unusable(device, `write failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
       }
       if (written !== frame.data.length) throw unusable(device, `short write: ${written} of ${frame.data.length} bytes`);
+    },
+    writeRows(frame: Frame, firstRow: number, rows: number): void {
+      if (frame.stride !== geometry.stride || frame.height !== geometry.height || frame.format !== geometry.format) {
+        throw unusable(device, `frame ${frame.width}x${frame.height} ${frame.format} does not match the device geometry`);
+      }
+      const y0 = Math.max(0, Math.floor(firstRow));
+      const y1 = Math.min(geometry.height, Math.ceil(firstRow + rows));
+      if (y1 <= y0) return;
+      const start = y0 * geometry.stride;
+      const length = (y1 - y0) * geometry.stride;
+      let written: number;
+      try {
+        written = writeSync(fd, frame.data, start, length, start);
+      } catch (err) {
+        throw unusable(device, `write failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+      }
+      if (written !== length) throw unusable(device, `short write: ${written} of ${length} bytes`);
     },
     close(): void {
       if (!open) return;

@@ -1,26 +1,33 @@
 /**
  * The configured outputs together: render a screen once into a frame laid out like the
  * framebuffer (or display.width x display.height when there is none) and hand it to the
- * framebuffer, the PNG file and the terminal.
+ * framebuffer, the PNG file and the terminal. A panel mounted turned (display.rotate) gets the
+ * picture laid out upright and turned into its own frame.
+ *
+ * The countdown tick redraws only the countdown's words and bar and writes only those rows to
+ * the framebuffer.
  *
  * An output that fails is reported once (then retried quietly on each new screen, and logged when
  * it works again); it never throws out of here, so the display can never stop payments.
  */
-import type { QrvendConfig } from '../../config/schema.js';
 import { isQrvendError } from '../../core/errors.js';
 import type { Screen } from '../../ipc/messages.js';
-import { createFrame, type Frame, type FrameGeometry } from '../frame.js';
-import { nextChangeInMs, screenLayout, type Layout } from '../layout.js';
-import { renderLayout } from '../render.js';
+import { layoutContextOf, loadLogo, type DisplayConfig, type ProductCatalog } from '../context.js';
+import { createFrame, logicalGeometry, rotateInto, rotateRect, type Frame, type FrameGeometry, type Rect } from '../frame.js';
+import { cannotShowLayout, nextChangeInMs, screenLayout, type Layout, type LayoutContext } from '../layout.js';
+import { redrawCountdown, renderLayout, type RenderResult } from '../render.js';
+import type { CanvasImage } from '../text.js';
 import { openFramebuffer, type Framebuffer } from './framebuffer.js';
 import { writePngAtomic } from './png.js';
 import { layoutToTerminal } from './terminal.js';
 
 export type OutputName = 'framebuffer' | 'png' | 'terminal';
-export type DisplayConfig = QrvendConfig['display'];
+export type { DisplayConfig };
 
 export interface DisplayOutputsOptions {
   display: DisplayConfig;
+  /** Product names for the dynamic QR and vending screens (config catalog). */
+  catalog?: ProductCatalog;
   sysfsRoot?: string;
   /** Where terminal text goes (the worker writes straight to fd 1). */
   writeTerminal: (text: string) => void;
@@ -34,20 +41,50 @@ export interface DisplayOutputsOptions {
   now?: () => number;
 }
 
+interface Frames {
+  panel: Frame;
+  /** The upright frame screens are drawn in; the panel frame itself when not rotated. */
+  logical: Frame;
+}
+
 export class DisplayOutputs {
   private fb: Framebuffer | null = null;
-  private frame: Frame | null = null;
+  private frames: Frames | null = null;
   private current: Screen | null = null;
+  private drawn: RenderResult | null = null;
   private readonly failing = new Set<OutputName>();
   private readonly now: () => number;
+  private readonly context: LayoutContext;
+  private logo: CanvasImage | null = null;
+  /** Settles when the operator's logo is loaded (or failed to load, which was reported). */
+  readonly ready: Promise<void>;
 
   constructor(private readonly options: DisplayOutputsOptions) {
     this.now = options.now ?? Date.now;
+    this.context = layoutContextOf(options.display, options.catalog);
+    const path = options.display.logo;
+    this.ready =
+      path === null
+        ? Promise.resolve()
+        : loadLogo(path).then(
+            (logo) => {
+              this.logo = logo;
+              // A screen already up that shows the logo gets it now.
+              if (this.current !== null && this.layoutFor(this.current).logo) this.drawPixels(this.layoutFor(this.current), true);
+            },
+            // A broken logo costs the logo, not the screen.
+            (err: unknown) => options.onRenderError?.(err),
+          );
   }
 
   /** The screen shown last. */
   get screen(): Screen | null {
     return this.current;
+  }
+
+  /** What the last full render drew (for tests and diagnostics). */
+  get lastRender(): RenderResult | null {
+    return this.drawn;
   }
 
   /** When tick() should run next (the countdown on the framebuffer), or null for never. */
@@ -59,6 +96,7 @@ export class DisplayOutputs {
   /** Show a new screen on every output. */
   show(screen: Screen): void {
     this.current = screen;
+    this.context.shownAtMs = this.now();
     const layout = this.layoutFor(screen);
     this.drawPixels(layout, true);
     if (this.options.display.terminal) {
@@ -66,10 +104,26 @@ export class DisplayOutputs {
     }
   }
 
-  /** Redraw the current screen on the framebuffer only (the countdown); the PNG and terminal keep the screen-change picture. */
+  /**
+   * Redraw the countdown on the framebuffer only (the PNG and terminal keep the screen-change
+   * picture): its words and bar are drawn again and only their rows are written.
+   */
   tick(): void {
     if (this.current === null || this.fb === null) return;
-    this.drawPixels(this.layoutFor(this.current), false);
+    const layout = this.layoutFor(this.current);
+    const place = this.drawn?.countdown;
+    const frames = this.frames;
+    if (!place || !frames || frames.panel.stride !== this.fb.geometry.stride) {
+      this.drawPixels(layout, false);
+      return;
+    }
+    const dirty = redrawCountdown(frames.logical, place, layout);
+    const onPanel = this.toPanel(frames, dirty);
+    const fb = this.fb;
+    if (!this.attempt('framebuffer', () => fb.writeRows(frames.panel, onPanel.y, onPanel.h))) {
+      fb.close();
+      this.fb = null;
+    }
   }
 
   close(): void {
@@ -78,7 +132,15 @@ export class DisplayOutputs {
   }
 
   private layoutFor(screen: Screen): Layout {
-    return screenLayout(screen, this.now());
+    return screenLayout(screen, this.now(), this.context);
+  }
+
+  /** Turn the changed part of the logical frame onto the panel frame; returns it in panel pixels. */
+  private toPanel(frames: Frames, rect: Rect): Rect {
+    const rotate = this.options.display.rotate;
+    if (rotate === 0) return rect;
+    rotateInto(frames.panel, frames.logical, rotate, rect);
+    return rotateRect(rect, frames.logical, rotate);
   }
 
   private drawPixels(layout: Layout, screenChanged: boolean): void {
@@ -90,30 +152,35 @@ export class DisplayOutputs {
     }
     const wantPng = screenChanged && display.png !== null;
     if (this.fb === null && !wantPng) return;
-    const frame = this.frameFor(this.fb?.geometry ?? { width: display.width, height: display.height, stride: display.width * 4, format: 'xrgb8888' });
+    const frames = this.framesFor(this.fb?.geometry ?? { width: display.width, height: display.height, stride: display.width * 4, format: 'xrgb8888' });
     try {
-      renderLayout(frame, layout);
+      this.drawn = renderLayout(frames.logical, layout, { logo: this.logo });
     } catch (err) {
       if (!isQrvendError(err)) throw err;
       this.options.onRenderError?.(err);
-      renderLayout(frame, { qrText: null, headline: 'Cannot show this code', headlineColor: 0xc62828, lines: [err.message] });
+      this.drawn = renderLayout(frames.logical, cannotShowLayout(this.context));
     }
+    this.toPanel(frames, { x: 0, y: 0, w: frames.logical.width, h: frames.logical.height });
     if (this.fb !== null) {
       const fb = this.fb;
-      const ok = this.attempt('framebuffer', () => fb.write(frame));
+      const ok = this.attempt('framebuffer', () => fb.write(frames.panel));
       if (!ok) {
         fb.close();
         this.fb = null;
       }
     }
-    if (wantPng) this.attempt('png', () => writePngAtomic(display.png!, frame));
+    if (wantPng) this.attempt('png', () => writePngAtomic(display.png!, frames.panel));
   }
 
-  private frameFor(geometry: FrameGeometry): Frame {
-    const f = this.frame;
-    if (f && f.width === geometry.width && f.height === geometry.height && f.stride === geometry.stride && f.format === geometry.format) return f;
-    this.frame = createFrame(geometry);
-    return this.frame;
+  private framesFor(geometry: FrameGeometry): Frames {
+    const f = this.frames;
+    const g = f?.panel;
+    if (f && g && g.width === geometry.width && g.height === geometry.height && g.stride === geometry.stride && g.format === geometry.format) return f;
+    const panel = createFrame(geometry);
+    const rotate = this.options.display.rotate;
+    const logical = rotate === 0 ? panel : createFrame(logicalGeometry(geometry, rotate));
+    this.frames = { panel, logical };
+    return this.frames;
   }
 
   private attempt(output: OutputName, action: () => void): boolean {

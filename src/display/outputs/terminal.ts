@@ -47,8 +47,11 @@ function centre(text: string, width: number): string {
   return ' '.repeat(pad) + text;
 }
 
+/** What the terminal shows of a layout: the QR and the words, top to bottom. */
+export type TerminalLayout = Pick<Layout, 'qrText' | 'headline' | 'lines'> & Partial<Pick<Layout, 'title' | 'countdown' | 'note'>>;
+
 /** The whole screen as text ending in a newline. */
-export function layoutToTerminal(layout: Layout, options: { ansi: boolean; errorCorrection?: ErrorCorrection }): string {
+export function layoutToTerminal(layout: TerminalLayout, options: { ansi: boolean; errorCorrection?: ErrorCorrection }): string {
   const out: string[] = [];
   let width = 40;
   if (layout.qrText !== null) {
@@ -61,7 +64,10 @@ export function layoutToTerminal(layout: Layout, options: { ansi: boolean; error
       out.push(`[${err.describe()}]`);
     }
   }
+  if (layout.title) out.push(centre(layout.title, width));
   if (layout.headline) out.push(centre(layout.headline, width));
   for (const line of layout.lines) out.push(centre(line, width));
+  if (layout.countdown) out.push(centre(layout.countdown.text, width));
+  if (layout.note) out.push(centre(layout.note, width));
   return `${out.join('\n')}\n`;
 }

@@ -13,9 +13,9 @@
  */
 import { RETRYABLE_DECLINE_CODES, type GatewayOutcome } from '../../gateway/outcome.js';
 import { paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
-import type { GenerateQRResponse, InquiryResponse } from '../../gateway/protocol/index.js';
+import { DeclineCodes, type GenerateQRResponse, type InquiryResponse } from '../../gateway/protocol/index.js';
 import { amountText, authAmountOf, GATEWAY_TIMEOUT_PAYMENT_INFO, minorOf, receivedPaymentInfo, type RawJson } from '../../gateway/wire/index.js';
-import type { PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
+import type { DeclineReason, PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
 
 /** What GenerateQR answered, as far as this flow needs it. */
 export interface IssuedQr {
@@ -159,8 +159,8 @@ function voidAndClose(ctx: DynamicQrContext, paymentInfo: PaymentInfo, reason: V
   return { state: { tag: 'closed', ctx, result: 'voided' }, effects };
 }
 
-function declinedScreen(reason: string): Screen {
-  return { kind: 'declined', reason };
+function declinedScreen(reason: DeclineReason, code: number | null = null): Screen {
+  return { kind: 'declined', reason, code };
 }
 
 function pollOrLast(state: Extract<DynamicQrState, { tag: 'polling' }>, nowMs: number): Transition {
@@ -194,7 +194,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           input.outcome.kind === 'declined'
             ? `GenerateQR declined (code ${input.outcome.code})`
             : `GenerateQR failed: ${input.outcome.failure}`;
-        return closeUnpaid(ctx, 'not-issued', input.outcome.kind === 'declined' ? input.outcome.code : null, detail, declinedScreen('QR payment unavailable'));
+        return closeUnpaid(ctx, 'not-issued', input.outcome.kind === 'declined' ? input.outcome.code : null, detail, declinedScreen('qr-unavailable', input.outcome.kind === 'declined' ? input.outcome.code : null));
       }
       {
         const r = input.outcome.response;
@@ -220,7 +220,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             { tag: 'record', record: { tag: 'qr-issued', qr } },
             {
               tag: 'show',
-              screen: { kind: 'dynamic-qr', qrText: qr.qrCode, amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, expiresAtMs: ctx.expiresAtWallMs },
+              screen: { kind: 'dynamic-qr', qrText: qr.qrCode, amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, item: ctx.item, expiresAtMs: ctx.expiresAtWallMs },
             },
             { tag: 'schedule-poll', inMs: ctx.pollIntervalMs },
           ],
@@ -246,7 +246,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           if (o.kind === 'approved') {
             const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(state.qr, ctx.amount, ctx.decimalPlaces);
             if (state.ended) {
-              return voidAndClose(ctx, paymentInfo, voidReason(state.ended, 'paid after the vend request ended'), false, declinedScreen('Cancelled, payment reversed'));
+              return voidAndClose(ctx, paymentInfo, voidReason(state.ended, 'paid after the vend request ended'), false, declinedScreen('cancelled-reversed'));
             }
             const { short, paidMinor } = paidAgainstPrice(paymentInfo, ctx);
             if (short) {
@@ -262,7 +262,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
                   deny(ctx, reason.reasonText),
                   { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
                   { tag: 'void', paymentInfo, reason },
-                  { tag: 'show', screen: declinedScreen('Amount paid below price, payment reversed') },
+                  { tag: 'show', screen: declinedScreen('underpaid-reversed') },
                 ],
               };
             }
@@ -274,7 +274,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
                 { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
                 { tag: 'record', record: { tag: 'vend-approved' } },
                 { tag: 'main', message: { type: 'vend.approve', requestId: ctx.requestId, txId: ctx.txId, amount: ctx.amount } },
-                { tag: 'show', screen: { kind: 'approved', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, message: 'Paid - vending' } },
+                { tag: 'show', screen: { kind: 'vending', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, item: ctx.item } },
               ],
             };
           }
@@ -289,9 +289,9 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             }
             if (state.lastSent && (code === PENDING || code === TIMED_OUT)) {
               // Not paid by the last poll: the gateway closed the QR on IsLastPolling, nothing was taken.
-              return closeUnpaid(ctx, 'expired', code, 'payment not completed in time', declinedScreen('Payment timed out'));
+              return closeUnpaid(ctx, 'expired', code, 'payment not completed in time', declinedScreen('timed-out', code));
             }
-            return closeUnpaid(ctx, 'declined', code, `payment declined (code ${code})`, declinedScreen((o.kind === 'declined' && o.message) || `Payment declined (${code})`));
+            return closeUnpaid(ctx, 'declined', code, `payment declined (code ${code})`, declinedScreen(code === DeclineCodes.InsufficientFunds ? 'insufficient-funds' : 'declined', code));
           }
           if (!state.lastSent) {
             // Pending, or no verdict yet: ask again (at once and for the last time when the VMC gave up).
@@ -300,9 +300,9 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           }
           // The last poll brought no verdict: the consumer may have paid. Void whatever was taken.
           if (state.ended) {
-            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, voidReason(state.ended, 'vend request ended, payment outcome unknown'), false, declinedScreen('Cancelled'));
+            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, voidReason(state.ended, 'vend request ended, payment outcome unknown'), false, declinedScreen('cancelled'));
           }
-          return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 3, reasonText: 'payment outcome unknown: the last Inquiry brought no verdict' }, true, declinedScreen('Payment timed out'));
+          return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 3, reasonText: 'payment outcome unknown: the last Inquiry brought no verdict' }, true, declinedScreen('timed-out', code));
         }
         default:
           return { state, effects: [] };
@@ -315,7 +315,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             state: { tag: 'closed', ctx, result: 'vended' },
             effects: [
               { tag: 'record', record: { tag: 'vended' } },
-              { tag: 'show', screen: { kind: 'approved', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, message: 'Thank you' } },
+              { tag: 'show', screen: { kind: 'thank-you', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, txId: ctx.txId } },
             ],
           };
         }
@@ -325,11 +325,11 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           state.paymentInfo,
           consumer ? { reasonCode: 2, reasonText: 'cancelled by consumer after payment' } : { reasonCode: 3, reasonText: `vend ${input.outcome}` },
           false,
-          declinedScreen(consumer ? 'Cancelled, payment reversed' : 'Vend failed, payment reversed'),
+          declinedScreen(consumer ? 'cancelled-reversed' : 'vend-failed-reversed'),
         );
       }
       if (input.tag === 'request-ended') {
-        return voidAndClose(ctx, state.paymentInfo, voidReason({ reason: input.reason, byConsumer: input.byConsumer }, 'vend request ended after payment'), false, declinedScreen('Cancelled, payment reversed'));
+        return voidAndClose(ctx, state.paymentInfo, voidReason({ reason: input.reason, byConsumer: input.byConsumer }, 'vend request ended after payment'), false, declinedScreen('cancelled-reversed'));
       }
       return { state, effects: [] };
 

@@ -9,10 +9,10 @@
  * more vends are approved) and its closing is written, vends included, as soon as the disk takes
  * writes again, so a dispensed product is never dropped from the Settlement.
  */
-import { ReasonCodes, DeclineCodes, DECLINE_CODE_TEXT, formatGatewayDateTime, type StartRequest } from '../../gateway/protocol/index.js';
+import { ReasonCodes, DeclineCodes, formatGatewayDateTime, type StartRequest } from '../../gateway/protocol/index.js';
 import { authAmountOf, minorOf, receivedPaymentInfo } from '../../gateway/wire/index.js';
 import { toMajor } from '../../ledger/money.js';
-import type { MainToPayment, Screen, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
+import type { DeclineReason, MainToPayment, Screen, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
 import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
 import { authorizationAmount, totalOf } from '../amounts.js';
@@ -62,7 +62,7 @@ export class StaticQrFlow {
     const inserted = ctx.ledger.acceptStart({ txId: start.TransactionId, appUserId: start.AppUserId, balance: start.Balance ?? null });
     if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
     this.active = { txId: start.TransactionId, opened: false, vends: new Map(), degraded: false };
-    ctx.show({ kind: 'message', title: 'Please wait', message: 'Authorizing payment' });
+    ctx.show({ kind: 'authorizing' });
     setImmediate(() => void this.authorize(start.TransactionId, amount));
   }
 
@@ -74,7 +74,7 @@ export class StaticQrFlow {
     if (!tryWrite(ctx, 'markAuthorizing', txId, () => ctx.ledger.markAuthorizing(txId, amount, auth))) {
       // Nothing was sent: recovery closes this Start once the disk takes writes again.
       this.release(txId);
-      ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
+      ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
       return;
     }
     const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount, ageLimit: auth.ageLimit, at }));
@@ -88,19 +88,19 @@ export class StaticQrFlow {
       if (!tryWrite(ctx, 'markAuthorized', txId, () => ctx.ledger.markAuthorized(txId, paymentInfo.text, funds))) {
         // The ledger still says "authorizing": recovery cancels it with IsGatewayTimeout.
         this.release(txId);
-        ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
+        ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
         return;
       }
       ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       ctx.toMain({ type: 'session.begin', txId, funds });
-      ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces, message: 'Select a product' });
+      ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces });
       return;
     }
     if (outcome.kind === 'declined') {
       tryWrite(ctx, 'markDeclined', txId, () => ctx.ledger.markDeclined(txId, outcome.code, outcome.message));
       ctx.log.info({ txId, code: outcome.code }, 'static QR authorization declined');
       this.release(txId);
-      ctx.show({ kind: 'declined', reason: declineReason(outcome.code) });
+      ctx.show({ kind: 'declined', reason: declineReason(outcome.code), code: outcome.code });
       return;
     }
     // No verdict: the gateway may have authorized. A Cancel with IsGatewayTimeout releases it.
@@ -111,7 +111,7 @@ export class StaticQrFlow {
     });
     if (written) ctx.outboxChanged();
     this.release(txId);
-    ctx.show({ kind: 'declined', reason: 'Payment service not answering' });
+    ctx.show({ kind: 'declined', reason: 'no-answer', code: null });
   }
 
   /** Messages from the machine loop that belong to a static session. */
@@ -137,7 +137,7 @@ export class StaticQrFlow {
       }
       case 'vend.denied': {
         // An age-restricted item is refused for a reason the consumer cannot guess: say it.
-        const screen = message.ageLimit !== null ? ageDeniedScreen(message.ageLimit) : null;
+        const screen = message.ageLimit !== null ? ageDeniedScreen() : null;
         this.ctx.log.info({ txId: message.txId, price: message.price, item: message.item, reason: message.reason, ...(screen ? { screen } : {}) }, 'vend denied in session');
         if (screen) this.ctx.show(screen);
         return;
@@ -190,7 +190,7 @@ export class StaticQrFlow {
     if (!this.writeClosing(session, reason, detail)) {
       this.unclosed.set(txId, { session, reason, detail });
       this.ctx.log.error({ txId, code: 'LEDGER_WRITE_FAILED' }, 'session closing not written yet: retried when the disk takes writes again');
-      this.ctx.show({ kind: 'out-of-order', reason: 'Storage failure' });
+      this.ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
     }
   }
 
@@ -203,6 +203,7 @@ export class StaticQrFlow {
     const { ctx } = this;
     const { txId } = session;
     let sold = 0;
+    let charged = 0;
     const written = tryWrite(ctx, 'close static session', txId, () => {
       const before = ctx.ledger.getTransaction(txId);
       if (before === null || (before.state !== 'authorized' && before.state !== 'session_open')) return;
@@ -217,7 +218,8 @@ export class StaticQrFlow {
       sold = vends.filter((v) => v.state === 'success').length;
       if (sold > 0) {
         ctx.ledger.settleSession(txId, ctx.bodies.settlement(tx, vends));
-        ctx.log.info({ txId, vends: sold, amount: totalOf(soldItems(vends), tx.decimalPlaces), reason }, 'static session settled');
+        charged = totalOf(soldItems(vends), tx.decimalPlaces);
+        ctx.log.info({ txId, vends: sold, amount: charged, reason }, 'static session settled');
       } else {
         const reasonCode = cancelReasonCode(reason, vends.length);
         ctx.ledger.cancelSession(txId, reasonCode, ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`));
@@ -226,7 +228,8 @@ export class StaticQrFlow {
     });
     if (!written) return false;
     ctx.outboxChanged();
-    ctx.show({ kind: 'message', title: sold > 0 ? 'Thank you' : 'Session ended', message: sold > 0 ? 'Enjoy!' : 'Nothing was charged' });
+    const { currencyCode, decimalPlaces } = ctx.settings;
+    ctx.show(sold > 0 ? { kind: 'thank-you', amount: charged, currencyCode, decimalPlaces, txId } : { kind: 'session-ended' });
     return true;
   }
 
@@ -252,11 +255,10 @@ export function cancelReasonCode(reason: SessionEndReason, approvedVends: number
 }
 
 /** What the display says when an age-restricted item is refused inside a static QR session. */
-export function ageDeniedScreen(ageLimit: number): Screen {
-  return { kind: 'message', title: `Age ${ageLimit}+ item`, message: 'Not sold here without an age check' };
+export function ageDeniedScreen(): Screen {
+  return { kind: 'declined', reason: 'age-restricted', code: null };
 }
 
-function declineReason(code: number): string {
-  if (code === DeclineCodes.InsufficientFunds) return 'Insufficient funds';
-  return DECLINE_CODE_TEXT[code] ?? `Declined (${code})`;
+function declineReason(code: number): DeclineReason {
+  return code === DeclineCodes.InsufficientFunds ? 'insufficient-funds' : 'declined';
 }

@@ -218,7 +218,7 @@ test('992 on the last poll (the gateway closed the unpaid QR) expires the paymen
   assert.ok(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.deny'));
   assert.ok(!effects.some((e) => e.tag === 'void'));
   const shown = effects.filter((e) => e.tag === 'show').at(-1);
-  assert.ok(shown && shown.tag === 'show' && shown.screen.kind === 'declined' && /timed out/i.test(shown.screen.reason));
+  assert.ok(shown && shown.tag === 'show' && shown.screen.kind === 'declined' && shown.screen.reason === 'timed-out');
 });
 
 for (const code of [6, 30, 992, 999]) {

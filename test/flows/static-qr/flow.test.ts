@@ -154,8 +154,8 @@ test('the Authorization carries the age limit and its own time; the Settlement b
 test('an item denied for its age limit: the display says why', async () => {
   await openSession();
   flow.handle({ type: 'vend.denied', txId: TX, price: 2, item: 30, reason: 'age-restricted item (18+)', ageLimit: 18 });
-  assert.deepEqual(shown.at(-1), ageDeniedScreen(18));
-  assert.deepEqual(ageDeniedScreen(18), { kind: 'message', title: 'Age 18+ item', message: 'Not sold here without an age check' });
+  assert.deepEqual(shown.at(-1), ageDeniedScreen());
+  assert.deepEqual(ageDeniedScreen(), { kind: 'declined', reason: 'age-restricted', code: null });
   const before = shown.length;
   flow.handle({ type: 'vend.denied', txId: TX, price: 9, item: 12, reason: 'price above the remaining funds', ageLimit: null });
   assert.equal(shown.length, before, 'a funds denial is the VMC\'s to show');
