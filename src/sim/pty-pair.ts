@@ -6,12 +6,11 @@
  * the pair, so unplug() (the relay exits, both ptys vanish) and replug() (a new pair under the
  * same names) look to the agent exactly like a USB adapter pulled out and plugged back in.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { startPtyRelay, type PtyRelay } from '../pty/relay.js';
+import { atProcessEnd } from './process-end.js';
 
 export interface PtyPair {
   agentPath: string;
@@ -21,78 +20,10 @@ export interface PtyPair {
   close(): Promise<void>;
 }
 
-/** The relay program, compiled next to the built sources (dist/src/native). */
-export const PTY_RELAY = fileURLToPath(new URL('../native/qrvend-pty', import.meta.url));
-
-const START_TIMEOUT_MS = 5000;
-const STOP_TIMEOUT_MS = 2000;
-
-/** A running relay: `stop()` ends it and waits until both links are gone. */
-export interface PtyRelay {
-  readonly process: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/**
- * Starts the relay with its two ends linked at `linkA` and `linkB` (any stale file there is
- * replaced). Resolves once both links exist; rejects with a clear error otherwise, leaving no
- * process behind.
- */
-export async function startPtyRelay(linkA: string, linkB: string): Promise<PtyRelay> {
-  if (!existsSync(PTY_RELAY)) {
-    throw new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `the pty relay ${PTY_RELAY} is not built`, { hint: 'run `npm ci` or `npm run build` (needs a C compiler)' });
-  }
-  // stdin stays a pipe: the relay ends when it closes (this process gone), and with its parent.
-  const proc = spawn(PTY_RELAY, [linkA, linkB], { stdio: ['pipe', 'pipe', 'pipe'] });
-  let stderr = '';
-  proc.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const stop = async (): Promise<void> => {
-    if (proc.exitCode === null && proc.signalCode === null) {
-      proc.kill('SIGTERM');
-      const timer = setTimeout(() => proc.kill('SIGKILL'), STOP_TIMEOUT_MS);
-      await exited;
-      clearTimeout(timer);
-    }
-    proc.stdin?.destroy();
-    // The relay removes its links on the way out; make sure, so a replug cannot find stale ones.
-    rmSync(linkA, { force: true });
-    rmSync(linkB, { force: true });
-  };
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
-      const done = (err?: Error) => {
-        clearTimeout(timer);
-        proc.stdout!.removeAllListeners('data');
-        if (err) reject(err);
-        else resolve();
-      };
-      let out = '';
-      proc.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        if (out.includes('ready\n')) done();
-      });
-      proc.once('error', (err) => done(err));
-      proc.once('exit', (code, signal) => done(new Error(`exited with ${code ?? signal}`)));
-    });
-  } catch (err) {
-    await stop();
-    throw new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `cannot make a pty pair at ${linkA} and ${linkB}: ${(err as Error).message}${stderr ? `: ${stderr.trim()}` : ''}`);
-  }
-  proc.stdout!.resume();
-  return { process: proc, stop };
-}
-
-/** Directories of pairs not closed yet: removed if this process exits first (the relays die with it). */
-const liveDirs = new Set<string>();
-process.once('exit', () => {
-  for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
-});
-
 export async function createPtyPair(): Promise<PtyPair> {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-pty-'));
-  liveDirs.add(dir);
+  // Removed if this process ends before close() (the relay dies with it by itself).
+  const forget = atProcessEnd(() => rmSync(dir, { recursive: true, force: true }));
   const agentPath = join(dir, 'agent');
   const vmcPath = join(dir, 'vmc');
   let relay: PtyRelay | null = null;
@@ -110,7 +41,7 @@ export async function createPtyPair(): Promise<PtyPair> {
     await plug();
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    liveDirs.delete(dir);
+    forget();
     throw err;
   }
   return {
@@ -124,7 +55,7 @@ export async function createPtyPair(): Promise<PtyPair> {
     close: async () => {
       await unplug();
       rmSync(dir, { recursive: true, force: true });
-      liveDirs.delete(dir);
+      forget();
     },
   };
 }

@@ -21,6 +21,7 @@ import { openSerialLink } from '../mdb/transport/index.js';
 import { layer } from '../config/load.js';
 import type { BoardCommand } from '../mdb/codec/index.js';
 import { nextCommand } from './wait.js';
+import { atProcessEnd } from './process-end.js';
 
 export { until } from './wait.js';
 
@@ -41,10 +42,10 @@ export interface RigOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** Daemon processes and scratch directories of rigs not closed yet: gone if this process exits first. */
+/** Daemon processes and scratch directories of rigs not closed yet: gone if this process ends first. */
 const liveAgents = new Set<ChildProcess>();
 const liveDirs = new Set<string>();
-process.once('exit', () => {
+atProcessEnd(() => {
   for (const child of liveAgents) child.kill('SIGKILL');
   for (const dir of liveDirs) rmSync(dir, { recursive: true, force: true });
 });

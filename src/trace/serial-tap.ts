@@ -9,7 +9,7 @@
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { openSerialLink } from '../mdb/transport/index.js';
-import { startPtyRelay } from '../sim/pty-pair.js';
+import { startPtyRelay } from '../pty/relay.js';
 import { formatChunk } from './format.js';
 
 /** Device paths the trace accepts: under /dev, plain characters, no `..` component. */

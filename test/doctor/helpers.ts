@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SerialPort } from 'serialport';
-import { startPtyRelay } from '../../src/sim/pty-pair.js';
+import { startPtyRelay } from '../../src/pty/relay.js';
 
 export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 

@@ -1,5 +1,5 @@
 /**
- * Nothing hangs, nothing is left behind: a `node --test` run (with the flags of `npm test`) of
+ * Nothing hangs, nothing is left behind: a `node --test --test-force-exit` run (as `npm test`) of
  * test/fixtures/rig/failing-setups.ts, whose tests all fail on purpose while rigs are being set up
  * or used, must end by itself with those failures reported, leave no process that it started
  * running (each carries a marker in its environment, so a survivor is found wherever it was
@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/rig/failing-setups.js', import.meta.url));
+const HOLD = fileURLToPath(new URL('../fixtures/rig/hold-rig.js', import.meta.url));
 const GUARD_MS = 90_000;
 
 /** Pids of the processes whose environment holds `marker`. */
@@ -69,6 +70,30 @@ test('rigs that fail on purpose: the run ends with the failures, no process and 
     clearTimeout(guard);
     if (child.exitCode === null) child.kill('SIGKILL');
     for (const pid of processesMarked(marker.split('=')[1]!)) process.kill(pid, 'SIGKILL');
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('a process ended by SIGTERM while its rig runs (a file past its deadline) leaves no process and no temp file', { timeout: 60_000 }, async () => {
+  const uuid = randomUUID();
+  const tmp = mkdtempSync(join(tmpdir(), 'qrvend-teardown-'));
+  const child = spawn(process.execPath, [HOLD], { env: { ...process.env, TMPDIR: tmp, QRVEND_TEARDOWN_MARK: uuid }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('close', (_code, signal) => resolve(signal)));
+  try {
+    for (let i = 0; i < 400 && !/^up \d+$/m.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(out, /^up \d+$/m, 'the rig came up');
+    assert.ok(processesMarked(uuid).length >= 3, 'the holder, its daemon and its pty relay run');
+    child.kill('SIGTERM');
+    assert.equal(await exited, 'SIGTERM', 'it still ends by the signal');
+    for (let i = 0; i < 50 && processesMarked(uuid).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(processesMarked(uuid), [], 'processes left running');
+    assert.deepEqual(readdirSync(tmp), [], 'files left in the temp directory');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const pid of processesMarked(uuid)) process.kill(pid, 'SIGKILL');
     rmSync(tmp, { recursive: true, force: true });
   }
 });

@@ -10,7 +10,7 @@ import { ErrorCodes, QrvendError, isQrvendError } from '../../core/errors.js';
 import { openSerialLink } from '../../mdb/transport/index.js';
 import { parseScript, parseStep, runStep, type ScriptStep } from './script.js';
 import { VmcSimulator, type VendPolicy } from './simulator.js';
-import { startPtyRelay, type PtyRelay } from '../pty-pair.js';
+import { startPtyRelay, type PtyRelay } from '../../pty/relay.js';
 
 /** The options of `qrvend sim vmc`, as commander hands them over (strings). */
 export interface SimVmcOptions {
