@@ -3,7 +3,8 @@
  * section 7: vend approval p99 <= 1 ms). The daemon's static QR session takes vends 5 ms apart
  * while 64 connections from 127.0.0.2 trickle request heads one byte every 200 ms (reconnecting
  * when cut) and a wallet on 127.0.0.3 sends a Start every 250 ms. The figure is the vend approval
- * latency; the context holds the wallet's answered share and the attack's connection count.
+ * latency; the context holds the wallet's answered share, the attack's connection count, and the
+ * same vends' p50/p99 just before the attack (the baseline on this machine at this moment).
  */
 import { request } from 'node:http';
 import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
@@ -48,6 +49,16 @@ function walletStart(startUrl: string, body: string, localAddress: string): Prom
 export async function benchSlowlorisVend(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
   if (!daemonBuilt()) return [notMeasured(BASE, 'pending', DAEMON_PENDING)];
   const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 100_000 });
+  // The reader can be enabled before the payment worker listens: the session (its Start retried
+  // until approved) comes first, so no Start below meets a port that is not listening yet.
+  try {
+    await openStaticSession(rig.sim, rig.files, Math.min(30_000, budget.leftMs));
+  } catch (err) {
+    await rig.stop();
+    return [notMeasured(BASE, 'error', (err as Error).message)];
+  }
+  // The same vends without the attack first: on a loaded machine this tells the attack from the load.
+  const baseline = summarize((await runVends(rig.sim, VENDS / 2, { price: 1, gapMs: 5, budget })).latencies);
   const url = new URL(rig.files.startUrl);
   const attack = startSlowloris({ host: url.hostname, port: Number(url.port), localAddress: '127.0.0.2', count: 64, byteEveryMs: 200 });
   let walletRunning = true;
@@ -61,7 +72,6 @@ export async function benchSlowlorisVend(budget: Budget, gateway: GatewayProcess
   })();
   try {
     await new Promise((r) => setTimeout(r, 1_000)); // the attack holds what it can before the vends start
-    await openStaticSession(rig.sim, rig.files, Math.min(30_000, budget.leftMs));
     const run = await runVends(rig.sim, VENDS, { price: 1, gapMs: 5, budget });
     endSession(rig.sim);
     walletRunning = false;
@@ -69,7 +79,7 @@ export async function benchSlowlorisVend(budget: Budget, gateway: GatewayProcess
     const answered = (await Promise.all(replies)).filter(Boolean).length;
     return [
       measured(
-        { ...BASE, context: { walletStarts: replies.length, walletAnswered: answered, walletAnsweredShare: Math.round((answered / Math.max(1, replies.length)) * 1000) / 1000, attackConnectionsOpened: attack.opened, walletFailures: JSON.stringify(failures), budgetStopped: run.stoppedByBudget } },
+        { ...BASE, context: { walletStarts: replies.length, walletAnswered: answered, walletAnsweredShare: Math.round((answered / Math.max(1, replies.length)) * 1000) / 1000, attackConnectionsOpened: attack.opened, walletFailures: JSON.stringify(failures), baselineNoAttackP50Ms: baseline.p50, baselineNoAttackP99Ms: baseline.p99, budgetStopped: run.stoppedByBudget } },
         { samples: run.latencies.length, summary: summarize(run.latencies) },
       ),
     ];

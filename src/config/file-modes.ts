@@ -5,7 +5,7 @@
  * daemon at another gateway: warned about (a site may have a reason; the daemon still starts).
  */
 import { statSync } from 'node:fs';
-import { ErrorCodes, QrvendError, type ErrorCode } from '../core/errors.js';
+import { QrvendError, type ErrorCode } from '../core/errors.js';
 
 export function modeText(mode: number): string {
   return `0${(mode & 0o777).toString(8).padStart(3, '0')}`;
@@ -36,5 +36,3 @@ export function configFileWarning(file: string): string | null {
   if (mode === null || (mode & 0o002) === 0) return null;
   return `configuration file ${file} has mode ${modeText(mode)}: every local user can change it (chmod 0640 ${file})`;
 }
-
-export const SECRET_FILE_CODES = { secret: ErrorCodes.SECRET_UNREADABLE, key: ErrorCodes.CONFIG_UNREADABLE } as const;

@@ -16,8 +16,3 @@ export function escapeForTerminal(text: string): string {
   });
 }
 
-/** Whether `text` holds a character that escapeForTerminal would rewrite. */
-export function hasUnsafeTerminalText(text: string): boolean {
-  UNSAFE.lastIndex = 0;
-  return new RegExp(UNSAFE.source).test(text);
-}

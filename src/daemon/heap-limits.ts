@@ -16,6 +16,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { ResourceLimits } from 'node:worker_threads';
+import { monotonicNow } from '../core/clock.js';
 import type { ThreadMemory } from '../ipc/messages.js';
 
 /**
@@ -50,14 +51,15 @@ export function heapLimitReport(): { heapLimitMb: number; limited: boolean } {
 export function idleCollector(minIntervalMs: number): () => void {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as (() => void) | undefined;
-  let last = 0;
+  let last = -Infinity;
   let pending: NodeJS.Timeout | null = null;
   return () => {
     if (typeof gc !== 'function' || pending !== null) return;
-    const wait = Math.max(0, last + minIntervalMs - Date.now());
+    // Monotonic: a wall clock stepped back must not postpone the collection by the step.
+    const wait = Math.max(0, last + minIntervalMs - monotonicNow());
     pending = setTimeout(() => {
       pending = null;
-      last = Date.now();
+      last = monotonicNow();
       gc();
     }, wait);
     pending.unref();

@@ -75,7 +75,11 @@ export function prepareLedgerFiles(ledgerPath: string): void {
   if (size === null) closeSync(openSync(ledgerPath, 'a', LEDGER_FILE_MODE));
   // Tighten a file an older version (or a umask) created too open; -wal/-shm follow the ledger's mode.
   for (const suffix of ['', '-wal', '-shm']) {
-    if (existsSync(ledgerPath + suffix) && (statSync(ledgerPath + suffix).mode & 0o077) !== 0) chmodSync(ledgerPath + suffix, LEDGER_FILE_MODE);
+    const file = ledgerPath + suffix;
+    if (!existsSync(file)) continue;
+    const st = statSync(file);
+    // Regular files only: anything else at the path is for SQLite to refuse (LEDGER_WRITE_FAILED).
+    if (st.isFile() && (st.mode & 0o077) !== 0) chmodSync(file, LEDGER_FILE_MODE);
   }
 }
 

@@ -2,6 +2,7 @@
  * The clock is sane: date-times sent to the gateway are local time, and TLS needs a clock within
  * the certificate's validity. A Pi has no battery-backed clock, so a missed NTP sync shows as 1970.
  */
+import { TEST_CLOCK_ENV } from '../../core/clock.js';
 import type { Check } from '../types.js';
 
 const EARLIEST_YEAR = 2024;
@@ -20,6 +21,14 @@ export const clockCheck: Check = {
   async run(ctx) {
     const now = ctx.now();
     const details: Record<string, unknown> = { now: now.toISOString() };
+    if (ctx.env[TEST_CLOCK_ENV]) {
+      return {
+        status: 'WARN',
+        summary: `${TEST_CLOCK_ENV} is set: the daemon would run on a test clock offset from the system clock`,
+        action: `unset ${TEST_CLOCK_ENV} (it is for tests only)`,
+        details: { ...details, testClock: true },
+      };
+    }
     if (now.getFullYear() < EARLIEST_YEAR) {
       return {
         status: 'FAIL',

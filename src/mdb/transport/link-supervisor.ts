@@ -9,6 +9,7 @@
  * machine loop decide: reset the board through its GPIO line and restart the link).
  */
 import { existsSync } from 'node:fs';
+import { monotonicNow } from '../../core/clock.js';
 import type { Logger } from '../../core/log.js';
 import { LineFramer } from './line-framer.js';
 import type { ByteLink, OpenLink } from './types.js';
@@ -114,12 +115,12 @@ export class LinkSupervisor {
     this.counters.up = true;
     const framer = new LineFramer(this.o.maxLineLength, {
       onLine: (line) => {
-        this.lastLineAt = Date.now();
+        this.lastLineAt = monotonicNow();
         this.attempt = 0; // the board talks: the next outage starts the backoff afresh
         this.o.onLine(line);
       },
       onOverlong: (head) => {
-        this.lastLineAt = Date.now();
+        this.lastLineAt = monotonicNow();
         this.o.onOverlong(head);
       },
     });
@@ -129,7 +130,7 @@ export class LinkSupervisor {
     link.onClose((reason) => {
       if (this.link === link) this.goDown(reason, false);
     });
-    this.lastLineAt = Date.now();
+    this.lastLineAt = monotonicNow();
     this.armWatchdog(this.o.linkWatchdogMs);
     this.o.log.info({ port: link.description }, 'MDB link open');
     this.o.onUp();
@@ -159,16 +160,17 @@ export class LinkSupervisor {
 
   private armWatchdog(ms: number): void {
     if (this.watchdogTimer !== null) clearTimeout(this.watchdogTimer);
-    const due = Date.now() + ms;
-    this.watchdogTimer = setTimeout(() => this.onWatchdog(Date.now() - due), ms);
+    const due = monotonicNow() + ms;
+    this.watchdogTimer = setTimeout(() => this.onWatchdog(monotonicNow() - due), ms);
   }
 
   // Re-arming a timer per line would cost more than the lines; instead the timer checks the last
-  // line's time when it fires and sleeps again for what is left.
+  // line's time when it fires and sleeps again for what is left. Monotonic: a wall clock stepped
+  // back 10 h would otherwise put the next check 10 h away (issue 20 item 6).
   private onWatchdog(lateByMs: number): void {
     this.watchdogTimer = null;
     if (this.link === null) return;
-    const quietFor = Date.now() - this.lastLineAt;
+    const quietFor = monotonicNow() - this.lastLineAt;
     if (quietFor < this.o.linkWatchdogMs) {
       this.armWatchdog(this.o.linkWatchdogMs - quietFor);
       return;

@@ -107,7 +107,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
     while (Date.now() - t0 < o.maxMs && (h.attempts.length < o.sessions || h.counters.kills < minKills)) {
       const kind = h.dice.chance(0.5) ? 'static' : 'dynamic';
       counts[kind] += 1;
-      if (o.profile === 'chaos' && h.dice.chance(0.015)) await h.unplugReplug(h.dice.int(50, 400));
+      // One unplug early in every chaos run, however few sessions a slow machine fits in its
+      // time (a short run once had none); then at random.
+      const early = counts.static + counts.dynamic === 3 && h.counters.unplugs === 0;
+      if (o.profile === 'chaos' && (early || h.dice.chance(0.015))) await h.unplugReplug(h.dice.int(50, 400));
       const attempt = h.begin(kind, planFor(h, kind, o.profile));
       try {
         await (kind === 'static' ? staticSession(h, attempt, style) : dynamicSession(h, attempt, style));
