@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     .option('--out <dir>', 'where the packages go', join(REPO, 'out/release'))
     .option('--cache <dir>', 'downloaded Node packages and built node_modules', process.env.QRVEND_RELEASE_CACHE ?? join(homedir(), '.cache/qrvend-release'))
     .option('--jobs <n>', 'parallel compiler jobs', '2')
-    .addOption(new Option('--compress <kind>', 'package compression').choices(['xz', 'gzip']).default('xz'))
+    .addOption(new Option('--compress <kind>', 'package compression').choices(['gzip', 'xz']).default('gzip'))
     .parse();
   const opts = program.opts<Options>();
   const arches = parseArches(opts.arch);
