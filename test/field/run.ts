@@ -11,7 +11,7 @@
  * out/release/qrvend_*_arm64.deb, built with `npm run release -- --arch arm64` when missing).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -86,9 +86,10 @@ async function main(): Promise<number> {
       }
       return dir;
     });
-    const deb = await steps.run('arm64 .deb', 40 * 60_000, async () => findOrBuildDeb());
+    const bootOnly = process.env.QRVEND_FIELD_ONLY === 'boot';
+    const deb = bootOnly ? '' : await steps.run('arm64 .deb', 40 * 60_000, async () => findOrBuildDeb());
     results.deb = deb;
-    const upgradeDeb = await steps.run('higher-version .deb for the upgrade', 5 * 60_000, async () => bumpVersion(deb, runDir));
+    const upgradeDeb = bootOnly ? '' : await steps.run('higher-version .deb for the upgrade', 5 * 60_000, async () => bumpVersion(deb, runDir));
 
     const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: 13 });
     steps.onTeardown('gateway simulator', () => gateway.close());
@@ -100,6 +101,10 @@ async function main(): Promise<number> {
     const sshPort = await freePort();
     const startPort = await freePort();
     const overlay = join(runDir, 'overlay.qcow2');
+    steps.onTeardown('overlay', () => {
+      // The overlay holds the guest's disk after the run (hundreds of MB): kept only on request.
+      if (process.env.QRVEND_FIELD_KEEP !== '1') rmSync(overlay, { force: true });
+    });
     await run('qemu-img', ['create', '-q', '-f', 'qcow2', '-F', 'raw', '-b', join(imageDir, 'disk.img'), overlay], { timeoutMs: 30_000 });
     const key = join(imageDir, 'id_ed25519');
 
@@ -134,6 +139,19 @@ async function main(): Promise<number> {
       const tty = (await g().sh('readlink -f /dev/serial0 && uname -m', 20_000)).stdout.trim().split('\n');
       if (tty[0] !== '/dev/ttyAMA0' || tty[1] !== 'aarch64') throw new Error(`expected /dev/serial0 -> /dev/ttyAMA0 on aarch64, got ${tty.join(' ')}`);
     });
+
+    await steps.run('the UART and the display wired to the host', 60_000, async () => {
+      const heard = nextCommand(vmc, (c) => c.kind === 'version', 30_000, 'a V line from the guest on the VMC side');
+      await g().sh("stty -F /dev/ttyAMA0 115200 raw -echo && printf 'V\\r\\n' > /dev/ttyAMA0", 20_000);
+      await heard;
+      const fb = (await g().sh('cat /sys/class/graphics/fb0/virtual_size /sys/class/graphics/fb0/bits_per_pixel', 20_000)).stdout.trim().split('\n');
+      results.facts.framebuffer = `${fb[0]} ${fb[1]} bpp`;
+      await qemu!.screendump(join(runDir, 'screen-boot.ppm'), 10_000);
+    });
+    if (bootOnly) {
+      results.ok = true;
+      return 0;
+    }
 
     // ---- install and provision ---------------------------------------------------------------
     await steps.run('install: apt install ./qrvend_*.deb', 600_000, async () => {
