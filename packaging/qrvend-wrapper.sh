@@ -1,8 +1,12 @@
 #!/bin/sh
 # /opt/qrvend/bin/qrvend: the installed `qrvend` command (systemd's ExecStart, /usr/bin/qrvend).
 # `exec` keeps the PID, so the node process is the unit's main process and the watchdog's target.
-# QRVEND_NODE picks another node binary (e.g. one not on PATH).
+# Node: QRVEND_NODE when set; else the release's bundled one (/opt/qrvend/node/bin/node, which the
+# native modules were built for); else `node` on PATH (a checkout installed with scripts/install.sh).
 QRVEND_HOME=${QRVEND_HOME:-/opt/qrvend}
+if [ -z "${QRVEND_NODE:-}" ] && [ -x "$QRVEND_HOME/node/bin/node" ]; then
+  QRVEND_NODE="$QRVEND_HOME/node/bin/node"
+fi
 # `qrvend run` (the daemon): cap the main thread's V8 heap near what it uses, so resident memory
 # stays flat instead of filling with garbage (design section 7: <= 90 MB, all threads). The
 # workers' caps are set in the code (src/daemon/heap-limits.ts, which a test keeps equal to this).

@@ -1,0 +1,193 @@
+/**
+ * Inspects a built release (.deb or .tar.gz) the way an installer would see it: control fields
+ * (dpkg-deb -I), conffiles, the file list (dpkg-deb -c), and the machine of every ELF file in it,
+ * which must be the package's architecture (nothing x86 in an arm64 package). The rules are pure
+ * functions over what the tools print, so the unit tests feed them small fixtures.
+ */
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join, relative } from 'node:path';
+import { ELF_HEADER_BYTES, machineName, readElfIdentity } from './elf.js';
+import { DEB_DEPENDS, TARGETS, isReleaseArch, type ReleaseTarget } from './targets.js';
+import { CONFFILES, MAINTAINER_SCRIPTS } from './package-tree.js';
+import { run } from './run.js';
+
+export interface FileHead {
+  /** Path inside the package, e.g. opt/qrvend/node/bin/node. */
+  path: string;
+  head: Uint8Array;
+}
+
+/** Files every release carries, as paths inside the package. */
+export const REQUIRED_FILES = [
+  'opt/qrvend/node/bin/node',
+  'opt/qrvend/bin/qrvend',
+  'opt/qrvend/dist/src/cli/main.js',
+  'opt/qrvend/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+  'usr/lib/systemd/system/qrvend.service',
+  'usr/lib/sysusers.d/qrvend.conf',
+] as const;
+
+/** Every ELF file must be for the target's machine and word size; at least Node itself must be there. */
+export function elfProblems(files: readonly FileHead[], target: ReleaseTarget): string[] {
+  const problems: string[] = [];
+  let elfCount = 0;
+  for (const f of files) {
+    let id;
+    try {
+      id = readElfIdentity(f.head);
+    } catch (err) {
+      problems.push(`${f.path}: ${(err as Error).message}`);
+      continue;
+    }
+    if (id === null) continue;
+    elfCount += 1;
+    if (id.machine !== target.elfMachine || id.elfClass !== target.elfClass || !id.littleEndian) {
+      problems.push(`${f.path}: ELF for ${machineName(id.machine)} (${id.elfClass}-bit${id.littleEndian ? '' : ', big-endian'}), package is ${target.deb} (${machineName(target.elfMachine)}, ${target.elfClass}-bit)`);
+    }
+  }
+  if (elfCount === 0) problems.push('no ELF file at all: Node and the native modules are missing');
+  return problems;
+}
+
+/** Parses `dpkg-deb --info`'s control fields (or a control file): "Name: value" with continuation lines. */
+export function parseControl(text: string): Record<string, string> {
+  const fields: Record<string, string> = {};
+  let last: string | undefined;
+  for (const line of text.split('\n')) {
+    const m = /^\s?([A-Za-z][A-Za-z0-9-]*):\s?(.*)$/.exec(line);
+    if (m !== null && !line.startsWith('  ')) {
+      last = m[1]!;
+      fields[last] = m[2]!.trim();
+    } else if (last !== undefined && /^\s/.test(line) && line.trim() !== '') {
+      fields[last] += `\n${line.trim()}`;
+    }
+  }
+  return fields;
+}
+
+/** Paths (without the leading ./) from `dpkg-deb --contents` or `tar -tvf` lines; symlinks lose their " -> target". */
+export function parseContents(listing: string): string[] {
+  const paths: string[] = [];
+  for (const line of listing.split('\n')) {
+    const m = /^\S+\s+\S+\s+\d+\s+\S+\s+\S+\s+(.*)$/.exec(line.trim());
+    if (m === null) continue;
+    const path = m[1]!.replace(/ -> .*$/, '').replace(/^\.\//, '').replace(/\/$/, '');
+    if (path !== '' && path !== '.') paths.push(path);
+  }
+  return paths;
+}
+
+export interface DebFacts {
+  fields: Record<string, string>;
+  conffiles: string[];
+  controlMembers: string[];
+  paths: string[];
+}
+
+export function debProblems(deb: DebFacts, fileName: string): string[] {
+  const problems: string[] = [];
+  const arch = deb.fields.Architecture ?? '';
+  if (!isReleaseArch(arch)) return [`Architecture '${arch}' is not a release architecture`];
+  if (deb.fields.Package !== 'qrvend') problems.push(`Package is '${deb.fields.Package ?? ''}', not qrvend`);
+  const expectedName = `qrvend_${deb.fields.Version ?? '?'}_${arch}.deb`;
+  if (fileName !== expectedName) problems.push(`file is named ${fileName}, its fields say ${expectedName}`);
+  if (deb.fields.Depends !== DEB_DEPENDS) problems.push(`Depends is '${deb.fields.Depends ?? ''}', expected '${DEB_DEPENDS}'`);
+  if (/\bnodejs\b/.test(deb.fields.Depends ?? '') || /\bnodejs\b/.test(deb.fields['Pre-Depends'] ?? '')) problems.push('depends on nodejs: Node is bundled');
+  for (const c of CONFFILES) {
+    if (!deb.conffiles.includes(c)) problems.push(`conffiles does not list ${c}`);
+  }
+  for (const c of deb.conffiles) {
+    if (!deb.paths.includes(c.replace(/^\//, ''))) problems.push(`conffile ${c} is not in the package`);
+  }
+  for (const s of MAINTAINER_SCRIPTS) {
+    if (!deb.controlMembers.includes(s)) problems.push(`maintainer script ${s} is missing`);
+  }
+  problems.push(...treeProblems(deb.paths));
+  if (deb.paths.includes('etc/qrvend/secret-token')) problems.push('ships /etc/qrvend/secret-token: the secret is provisioned on the machine, never packaged');
+  return problems;
+}
+
+/** Rules for the file list shared by the .deb and the tarball. */
+export function treeProblems(paths: readonly string[]): string[] {
+  const problems: string[] = [];
+  const set = new Set(paths);
+  for (const f of REQUIRED_FILES) if (!set.has(f)) problems.push(`${f} is missing`);
+  for (const p of paths) {
+    if (/(^|\/)node_modules\/(typescript|fast-check|jsqr)(\/|$)/.test(p)) {
+      problems.push(`${p}: a development dependency is shipped`);
+      break;
+    }
+    if (p.startsWith('opt/qrvend/dist/test/')) {
+      problems.push('tests are shipped (opt/qrvend/dist/test)');
+      break;
+    }
+  }
+  return problems;
+}
+
+/** The target a tarball is for, from its name (qrvend-<version>-linux-<arch>.tar.gz). */
+export function tarballTarget(fileName: string): ReleaseTarget | null {
+  const m = /^qrvend-.+-linux-([a-z0-9]+)\.tar\.gz$/.exec(fileName);
+  if (m === null) return null;
+  const arch = m[1]!;
+  return isReleaseArch(arch) ? TARGETS[arch] : null;
+}
+
+/** Reads the first bytes of every regular file under `dir`. */
+export function readHeads(dir: string): FileHead[] {
+  const heads: FileHead[] = [];
+  const visit = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true })) {
+      const path = join(d, entry.name);
+      if (entry.isDirectory()) visit(path);
+      else if (entry.isFile()) {
+        const fd = openSync(path, 'r');
+        try {
+          const buf = Buffer.alloc(ELF_HEADER_BYTES);
+          const n = readSync(fd, buf, 0, ELF_HEADER_BYTES, 0);
+          heads.push({ path: relative(dir, path), head: buf.subarray(0, n) });
+        } finally {
+          closeSync(fd);
+        }
+      }
+    }
+  };
+  visit(dir);
+  return heads;
+}
+
+/** Every problem found in one .deb or .tar.gz; empty when it is fit to ship. */
+export async function checkArtifact(file: string): Promise<string[]> {
+  const name = basename(file);
+  const tmp = mkdtempSync(join(tmpdir(), 'qrvend-release-check-'));
+  try {
+    if (name.endsWith('.deb')) {
+      const info = await run('dpkg-deb', ['--field', file], { capture: true });
+      const listing = await run('dpkg-deb', ['--contents', file], { capture: true });
+      await run('dpkg-deb', ['--control', file, join(tmp, 'control')]);
+      const conffilesPath = join(tmp, 'control/conffiles');
+      const deb: DebFacts = {
+        fields: parseControl(info),
+        conffiles: existsSync(conffilesPath) ? readFileSync(conffilesPath, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean) : [],
+        controlMembers: readdirSync(join(tmp, 'control')),
+        paths: parseContents(listing),
+      };
+      const problems = debProblems(deb, name);
+      const arch = deb.fields.Architecture ?? '';
+      if (!isReleaseArch(arch)) return problems;
+      await run('dpkg-deb', ['--extract', file, join(tmp, 'data')], { timeoutMs: 600_000 });
+      return [...problems, ...elfProblems(readHeads(join(tmp, 'data')), TARGETS[arch])];
+    }
+    const target = tarballTarget(name);
+    if (target === null) return [`${name}: not a qrvend .deb or qrvend-<version>-linux-<arch>.tar.gz`];
+    const listing = await run('tar', ['-tvzf', file], { capture: true });
+    const paths = parseContents(listing);
+    const problems = treeProblems(paths);
+    if (paths.some((p) => p.startsWith('etc/'))) problems.push('the tarball carries /etc: configuration is the image builder\'s, never overwritten');
+    await run('tar', ['-xzf', file, '-C', tmp], { timeoutMs: 600_000 });
+    return [...problems, ...elfProblems(readHeads(tmp), target)];
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}

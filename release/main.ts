@@ -1,0 +1,99 @@
+/**
+ * `npm run release -- --arch arm64|armhf|amd64|all [--out DIR]`: the release for each target,
+ * built on this x86_64 machine, then checked. The TypeScript was compiled once by the npm
+ * script before this runs (dist is the same JavaScript for every architecture).
+ *
+ * Output (stable; the field test relies on it): <out>/qrvend_<version>_<arch>.deb and
+ * <out>/qrvend-<version>-linux-<arch>.tar.gz, default <out> = out/release. The paths of the
+ * files made are printed on stdout, one a line; progress and timings go to stderr.
+ */
+import { Command, Option } from 'commander';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RELEASE_ARCHES, TARGETS, isReleaseArch, type ReleaseArch } from './targets.js';
+import { fetchNodeRuntime } from './node-runtime.js';
+import { buildProductionModules } from './native-modules.js';
+import { buildDeb, buildTarball, readVersion, stageTree } from './package-tree.js';
+import { checkArtifact } from './check.js';
+import { secondsSince } from './run.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+interface Options {
+  arch: string[];
+  out: string;
+  cache: string;
+  jobs: string;
+  compress: 'xz' | 'gzip';
+}
+
+function parseArches(values: string[]): ReleaseArch[] {
+  const arches = new Set<ReleaseArch>();
+  for (const value of values.flatMap((v) => v.split(','))) {
+    if (value === 'all') RELEASE_ARCHES.forEach((a) => arches.add(a));
+    else if (isReleaseArch(value)) arches.add(value);
+    else throw new Error(`unknown --arch '${value}': use ${RELEASE_ARCHES.join(', ')} or all`);
+  }
+  return [...arches];
+}
+
+async function main(): Promise<void> {
+  const program = new Command('release')
+    .description('Build the qrvend .deb and tarball for target architectures on this machine')
+    .requiredOption('--arch <arch...>', `target architectures: ${RELEASE_ARCHES.join(', ')}, all (repeat or comma-separate)`)
+    .option('--out <dir>', 'where the packages go', join(REPO, 'out/release'))
+    .option('--cache <dir>', 'downloaded Node packages and built node_modules', process.env.QRVEND_RELEASE_CACHE ?? join(homedir(), '.cache/qrvend-release'))
+    .option('--jobs <n>', 'parallel compiler jobs', '2')
+    .addOption(new Option('--compress <kind>', 'package compression').choices(['xz', 'gzip']).default('xz'))
+    .parse();
+  const opts = program.opts<Options>();
+  const arches = parseArches(opts.arch);
+  const jobs = Number(opts.jobs);
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new Error(`--jobs '${opts.jobs}' is not a whole number from 1 to 64`);
+  if (!existsSync(join(REPO, 'dist/src/cli/main.js'))) throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
+
+  const out = resolve(opts.out);
+  const cache = resolve(opts.cache);
+  mkdirSync(out, { recursive: true });
+  mkdirSync(cache, { recursive: true });
+  const version = readVersion(REPO);
+  const log = (line: string) => process.stderr.write(`release: ${line}\n`);
+  const made: string[] = [];
+  let failed = false;
+
+  for (const arch of arches) {
+    const target = TARGETS[arch];
+    const t0 = process.hrtime.bigint();
+    const runtime = await fetchNodeRuntime(target, cache, log);
+    const modules = await buildProductionModules({ repo: REPO, cacheDir: cache, target, runtime, jobs, log });
+    const root = join(out, `.stage-${arch}`);
+    const stage = { repo: REPO, root, target, runtime, modulesDir: modules.dir, version };
+    try {
+      const t1 = process.hrtime.bigint();
+      await stageTree(stage);
+      const tgz = await buildTarball(stage, out);
+      const deb = await buildDeb(stage, out, opts.compress);
+      log(`${arch}: packed in ${secondsSince(t1)} s`);
+      for (const file of [deb, tgz]) {
+        const problems = await checkArtifact(file);
+        if (problems.length > 0) {
+          failed = true;
+          for (const p of problems) log(`${arch}: CHECK FAILED ${file}: ${p}`);
+        }
+        made.push(file);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+    log(`${arch}: done in ${secondsSince(t0)} s (modules ${modules.fromCache ? 'from the cache' : `compiled: ${modules.compiled.join(', ')}`})`);
+  }
+  for (const file of made) process.stdout.write(`${file}\n`);
+  if (failed) process.exitCode = 1;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`release: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,155 @@
+/**
+ * The installed file tree of a release, staged under a directory that stands for `/`, and the
+ * two artifacts made from it: the .deb (dpkg-deb) and the tarball (the same tree without the
+ * conffile, for image builders that do not run dpkg).
+ */
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEB_DEPENDS, type ReleaseTarget } from './targets.js';
+import type { NodeRuntime } from './node-runtime.js';
+import { run } from './run.js';
+
+export const TECHNICIAN_SCRIPTS = ['qrvend-logs', 'qrvend-serial-trace', 'qrvend-test-vend'] as const;
+export const CONFFILES = ['/etc/qrvend/config.json'] as const;
+export const MAINTAINER_SCRIPTS = ['postinst', 'prerm', 'postrm'] as const;
+
+export interface StageOptions {
+  repo: string;
+  root: string;
+  target: ReleaseTarget;
+  runtime: NodeRuntime;
+  modulesDir: string;
+  version: string;
+}
+
+export async function stageTree(o: StageOptions): Promise<void> {
+  rmSync(o.root, { recursive: true, force: true });
+  const opt = join(o.root, 'opt/qrvend');
+  mkdirSync(join(opt, 'bin'), { recursive: true });
+  // Compiled once for every architecture: dist is plain JavaScript.
+  cpSync(join(o.repo, 'dist/src'), join(opt, 'dist/src'), { recursive: true, filter: (src) => !src.endsWith('.map') });
+  cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
+  for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
+  mkdirSync(join(opt, 'docs'), { recursive: true });
+  copyFileSync(join(o.repo, 'docs/install.md'), join(opt, 'docs/install.md'));
+  // cp -a keeps the modules' symlinks (.bin) and modes; much faster than a JS copy of ~2,000 files.
+  await run('cp', ['-a', o.modulesDir, join(opt, 'node_modules')]);
+  rmSync(join(opt, 'node_modules/.qrvend-release-complete'), { force: true });
+  rmSync(join(opt, 'node_modules/.package-lock.json'), { force: true });
+
+  // Node itself: the binary and its licence; headers, npm and docs stay out.
+  mkdirSync(join(opt, 'node/bin'), { recursive: true });
+  copyFileSync(join(o.runtime.dir, 'bin/node'), join(opt, 'node/bin/node'));
+  chmodSync(join(opt, 'node/bin/node'), 0o755);
+  copyFileSync(join(o.runtime.dir, 'LICENSE'), join(opt, 'node/LICENSE'));
+
+  copyFileSync(join(o.repo, 'packaging/qrvend-wrapper.sh'), join(opt, 'bin/qrvend'));
+  chmodSync(join(opt, 'bin/qrvend'), 0o755);
+  mkdirSync(join(opt, 'scripts'));
+  for (const s of TECHNICIAN_SCRIPTS) {
+    copyFileSync(join(o.repo, 'scripts', s), join(opt, 'scripts', s));
+    chmodSync(join(opt, 'scripts', s), 0o755);
+  }
+  mkdirSync(join(opt, 'share'));
+  copyFileSync(join(o.repo, 'packaging/config.json.template'), join(opt, 'share/config.json.template'));
+
+  mkdirSync(join(o.root, 'usr/bin'), { recursive: true });
+  symlinkSync('/opt/qrvend/bin/qrvend', join(o.root, 'usr/bin/qrvend'));
+  for (const s of TECHNICIAN_SCRIPTS) symlinkSync(`/opt/qrvend/scripts/${s}`, join(o.root, 'usr/bin', s));
+  const sysd = (from: string, to: string) => {
+    mkdirSync(join(o.root, to, '..'), { recursive: true });
+    copyFileSync(join(o.repo, from), join(o.root, to));
+  };
+  sysd('systemd/qrvend.service', 'usr/lib/systemd/system/qrvend.service');
+  sysd('packaging/qrvend.sysusers', 'usr/lib/sysusers.d/qrvend.conf');
+  sysd('packaging/qrvend.tmpfiles', 'usr/lib/tmpfiles.d/qrvend.conf');
+  mkdirSync(join(o.root, 'usr/share/doc/qrvend'), { recursive: true });
+  writeFileSync(join(o.root, 'usr/share/doc/qrvend/copyright'), copyright(o.runtime));
+  normaliseModes(o.root);
+}
+
+/** dpkg-deb of the staged tree; returns the package's path. */
+export async function buildDeb(o: StageOptions, outDir: string, compression: 'xz' | 'gzip'): Promise<string> {
+  // The conffile lives only in the .deb (the tarball leaves /etc to the image builder).
+  mkdirSync(join(o.root, 'etc/qrvend'), { recursive: true });
+  copyFileSync(join(o.repo, 'packaging/config.json.template'), join(o.root, 'etc/qrvend/config.json'));
+  chmodSync(join(o.root, 'etc/qrvend/config.json'), 0o644);
+  const control = join(o.root, 'DEBIAN');
+  mkdirSync(control, { mode: 0o755 });
+  const installedKb = Math.ceil(treeBytes(o.root) / 1024);
+  writeFileSync(join(control, 'control'), controlFile(o.target, o.version, installedKb));
+  writeFileSync(join(control, 'conffiles'), `${CONFFILES.join('\n')}\n`);
+  for (const s of MAINTAINER_SCRIPTS) {
+    copyFileSync(join(o.repo, 'packaging/debian', s), join(control, s));
+    chmodSync(join(control, s), 0o755);
+  }
+  const deb = join(outDir, `qrvend_${o.version}_${o.target.deb}.deb`);
+  await run('dpkg-deb', ['--root-owner-group', `-Z${compression}`, '--build', o.root, deb], { timeoutMs: 900_000 });
+  rmSync(control, { recursive: true, force: true });
+  rmSync(join(o.root, 'etc'), { recursive: true, force: true });
+  return deb;
+}
+
+/** The same tree as a tarball (opt/, usr/), owned by root, for images built without dpkg. */
+export async function buildTarball(o: StageOptions, outDir: string): Promise<string> {
+  const tgz = join(outDir, `qrvend-${o.version}-linux-${o.target.tarArch}.tar.gz`);
+  await run('tar', ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-czf', tgz, '-C', o.root, 'opt', 'usr'], { timeoutMs: 900_000 });
+  return tgz;
+}
+
+export function controlFile(target: ReleaseTarget, version: string, installedKb: number): string {
+  return [
+    'Package: qrvend',
+    `Version: ${version}`,
+    `Architecture: ${target.deb}`,
+    'Maintainer: qrvend maintainers <qrvend@localhost>',
+    'Section: misc',
+    'Priority: optional',
+    `Installed-Size: ${installedKb}`,
+    `Depends: ${DEB_DEPENDS}`,
+    'Description: QR-payment agent for vending machines',
+    ' An MDB cashless reader (through an MDB adapter board) that takes Static QR and',
+    ' Dynamic QR payments and settles every sale with the payment gateway, offline-safe.',
+    ` Node ${target.nodeVersion} is bundled under /opt/qrvend/node; native modules are built for it.`,
+    ' Runs as the qrvend systemd service; technician tools: qrvend doctor, qrvend-logs,',
+    ' qrvend-serial-trace, qrvend-test-vend.',
+    '',
+  ].join('\n');
+}
+
+function copyright(runtime: NodeRuntime): string {
+  return [
+    'qrvend: all rights reserved by its owners (UNLICENSED).',
+    `Bundled: Node.js ${runtime.version} under /opt/qrvend/node (licence: /opt/qrvend/node/LICENSE);`,
+    'npm packages under /opt/qrvend/node_modules, each under the licence in its own directory.',
+    '',
+  ].join('\n');
+}
+
+/** Directories 0755, files 0644 or 0755 (any execute bit kept), whatever this checkout's umask was. */
+function normaliseModes(dir: string): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isSymbolicLink()) continue;
+    if (entry.isDirectory()) {
+      chmodSync(path, 0o755);
+      normaliseModes(path);
+    } else if (entry.isFile()) {
+      chmodSync(path, statSync(path).mode & 0o111 ? 0o755 : 0o644);
+    }
+  }
+}
+
+function treeBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += treeBytes(path);
+    else if (entry.isFile()) total += statSync(path).size;
+  }
+  return total;
+}
+
+export function readVersion(repo: string): string {
+  return (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+}
