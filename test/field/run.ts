@@ -34,6 +34,7 @@ import { freePort } from './ports.js';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMAGE_SCRIPTS = join(REPO, 'test/field/image');
 const WATCHDOG_SEC = 20; // systemd/qrvend.service
+const EMULATION_START_TIMEOUT_S = 300;
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Results {
@@ -159,7 +160,7 @@ async function main(): Promise<number> {
       await g().copyTo(deb, `/root/${basename(deb)}`, 180_000);
       results.timings.copyDebS = secondsSince(t0);
       const t1 = performance.now();
-      const r = await g().sh(`cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download ./${q(basename(deb))}`, 480_000);
+      const r = await g().sh(`cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y ./${q(basename(deb))}`, 480_000);
       results.timings.installS = secondsSince(t1);
       writeFileSync(join(runDir, 'apt-install.log'), r.stdout + r.stderr);
       const v = (await g().sh(`dpkg-query -W -f '\${Version} \${Architecture}' qrvend`, 20_000)).stdout.trim();
@@ -169,18 +170,24 @@ async function main(): Promise<number> {
 
     const secretToken = randomBytes(32).toString('hex');
     const waitEnable = (timeoutMs: number, what: string) => nextCommand(vmc, (c: BoardCommand) => c.kind === 'enable' && c.enabled, timeoutMs, what);
-    await steps.run('provision config + secret; service to READY and C,1', 240_000, async () => {
+    await steps.run('provision config + secret; service to READY and C,1', (EMULATION_START_TIMEOUT_S + 120) * 1000, async () => {
       const config = JSON.stringify(siteConfig(), null, 2);
       // As docs/install.md tells a technician: the config, the token (mode 0640 root:qrvend), doctor, restart.
       await g().sh(`cat > /etc/qrvend/config.json <<'QRVEND_EOF'\n${config}\nQRVEND_EOF`, 20_000);
       // The token goes over stdin, never on a command line.
       await g().sh('umask 0137 && cat > /etc/qrvend/secret-token && chown root:qrvend /etc/qrvend/secret-token && chmod 0640 /etc/qrvend/secret-token', 30_000, false, `${secretToken}\n`);
-      const enabled = waitEnable(200_000, 'C,1 after the service start');
+      // Emulation allowance, not a product setting: under TCG on a busy 2-core host Node alone takes
+      // 10-30 s to start and the service reaches READY after the unit's TimeoutStartSec=60s (seen
+      // here: READY at 80 s). A Pi runs natively; the emulated guest gets a drop-in, recorded below.
+      await g().sh(`mkdir -p /etc/systemd/system/qrvend.service.d && printf '[Service]\\nTimeoutStartSec=${EMULATION_START_TIMEOUT_S}s\\n' > /etc/systemd/system/qrvend.service.d/emulation.conf && systemctl daemon-reload`, 60_000);
+      results.facts.emulationDropIn = `TimeoutStartSec=${EMULATION_START_TIMEOUT_S}s`;
+      const enabled = waitEnable((EMULATION_START_TIMEOUT_S + 30) * 1000, 'C,1 after the service start');
       const t0 = performance.now();
-      await g().sh('systemctl restart qrvend', 200_000);
-      results.timings.restartReturnsS = secondsSince(t0); // Type=notify: returns at READY=1
-      await enabled;
-      results.timings.coldStartToC1S = secondsSince(t0);
+      const c1 = enabled.then(() => secondsSince(t0));
+      c1.catch(() => {});
+      await g().sh('systemctl restart qrvend', (EMULATION_START_TIMEOUT_S + 30) * 1000);
+      results.timings.restartToReadyS = secondsSince(t0); // Type=notify: restart returns at READY=1
+      results.timings.coldStartToC1S = await c1;
       const active = (await g().sh('systemctl is-active qrvend', 20_000, true)).stdout.trim();
       if (active !== 'active') throw new Error(`systemctl is-active qrvend: ${active}`);
       const show = (await g().sh('systemctl show qrvend -p Type -p NotifyAccess -p WatchdogUSec -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic', 20_000)).stdout;
@@ -336,7 +343,7 @@ async function main(): Promise<number> {
       await g().copyTo(upgradeDeb, `/root/${basename(upgradeDeb)}`, 180_000);
       const enabled = waitEnable(400_000, 'C,1 after the upgrade');
       const t0 = performance.now();
-      const r = await g().sh(`cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download ./${q(basename(upgradeDeb))}`, 400_000);
+      const r = await g().sh(`cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y ./${q(basename(upgradeDeb))}`, 400_000);
       results.timings.upgradeS = secondsSince(t0);
       writeFileSync(join(runDir, 'apt-upgrade.log'), r.stdout + r.stderr);
       await enabled;
