@@ -13,7 +13,7 @@ export const FIELD_IDENTITY = {
 
 /** Dynamic QR price the gateway simulator pays after 9 Inquiries ("7.0N paid after N polls"): a window for the screendump. */
 export const DYNAMIC_PRICE = 7.09;
-export const DYNAMIC_POLL_MS = 2000;
+export const DYNAMIC_POLL_MS = 3000;
 
 export function siteConfig(): Record<string, unknown> {
   return {

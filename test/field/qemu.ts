@@ -4,12 +4,16 @@
  * socket the VMC simulator connects to; the console is virtio (hvc0) into serial.log; the display
  * is virtio-gpu (/dev/fb0), read back with the monitor's screendump. Network: QEMU user net with
  * restrict=on: ssh and the Start endpoint forwarded from 127.0.0.1, the gateway simulator reached
- * through one guestfwd, nothing else.
+ * through one guestfwd (a bridge process per connection), nothing else.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Run by QEMU for each guest connection to the gateway (a `tcp:` target takes only one). */
+const BRIDGE = fileURLToPath(new URL('./gateway-bridge.js', import.meta.url));
 
 /** The gateway as the guest sees it (guestfwd to the simulator on the host). */
 export const GUEST_GATEWAY = { host: '10.0.2.100', port: 8090 };
@@ -40,11 +44,13 @@ export function startQemu(o: QemuOptions): Qemu {
   const monitorSocket = join(o.runDir, 'monitor.sock');
   const serialLog = join(o.runDir, 'serial.log');
   for (const s of [uartSocket, monitorSocket]) rmSync(s, { force: true });
+  // QEMU's option syntax splits on commas: a path with one would be read as another option.
+  for (const p of [o.runDir, o.imageDir, o.overlay, BRIDGE, process.execPath]) if (p.includes(',')) throw new Error(`qemu options cannot carry the path "${p}" (it contains a comma)`);
   const net = [
     'user,id=n0,restrict=on',
     `hostfwd=tcp:127.0.0.1:${o.sshPort}-:22`,
     `hostfwd=tcp:127.0.0.1:${o.startPort}-:${GUEST_START_PORT}`,
-    `guestfwd=tcp:${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}-tcp:127.0.0.1:${o.gatewayPort}`,
+    `guestfwd=tcp:${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}-cmd:${process.execPath} ${BRIDGE} ${o.gatewayPort}`,
   ].join(',');
   const args = [
     '-M', 'virt', '-cpu', 'cortex-a72', '-smp', '2', '-m', '1024',
