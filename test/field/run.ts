@@ -249,12 +249,14 @@ async function main(): Promise<number> {
       // The QR is on screen until the simulator pays (after 9 Inquiries, DYNAMIC_POLL_MS apart).
       const png = join(runDir, 'screendump.ppm');
       const t0 = performance.now();
-      const decoded = await waitFor('zbarimg to read the QR from the screendump', 9 * DYNAMIC_POLL_MS, async () => {
+      const decoded = await waitFor('zbarimg to read the issued QR from the screendump', 9 * DYNAMIC_POLL_MS, async () => {
         if (tx(txId)!.state !== 'qr-open') throw new Error('paid before the QR could be read');
         await qemu!.screendump(png, 10_000);
         const r = await run('zbarimg', ['-q', '--raw', png], { timeoutMs: 20_000, allowFail: true });
         const text = r.stdout.trim();
-        return r.code === 0 && text.length > 0 ? text : undefined;
+        // The idle screen shows the machine's static QR (its UniQR): wait for the payment's QR.
+        if (r.code === 0 && text.length > 0) results.facts.lastQrOnScreen = text;
+        return text === qrText ? text : undefined;
       }, 1000);
       results.timings.screendumpDecodeS = secondsSince(t0);
       if (decoded !== qrText) throw new Error(`zbarimg read "${decoded}", the gateway issued "${qrText}"`);
