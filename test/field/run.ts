@@ -182,6 +182,7 @@ async function main(): Promise<number> {
       await g().sh(`mkdir -p /etc/systemd/system/qrvend.service.d && printf '[Service]\\nTimeoutStartSec=${EMULATION_START_TIMEOUT_S}s\\n' > /etc/systemd/system/qrvend.service.d/emulation.conf && systemctl daemon-reload`, 60_000);
       results.facts.emulationDropIn = `TimeoutStartSec=${EMULATION_START_TIMEOUT_S}s`;
       const enabled = waitEnable((EMULATION_START_TIMEOUT_S + 30) * 1000, 'C,1 after the service start');
+      enabled.catch(() => {});
       const t0 = performance.now();
       const c1 = enabled.then(() => secondsSince(t0));
       c1.catch(() => {});
@@ -207,6 +208,7 @@ async function main(): Promise<number> {
     const vendAnswer = (timeoutMs = 60_000) => nextCommand(vmc, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', timeoutMs, 'the vend answer (C,VEND)');
     const buy = async (item: number, price: number) => {
       const answer = vendAnswer();
+      answer.catch(() => {});
       if (!vmc.select(item, price)) throw new Error(`the VMC could not select item ${item}`);
       const a = await answer;
       if (a.kind !== 'vend-approve' || a.amount !== price) throw new Error(`vend of ${price} answered ${JSON.stringify(a)}`);
@@ -243,6 +245,7 @@ async function main(): Promise<number> {
       await waitFor('the VMC idle with the reader enabled', 60_000, () => (vmc.state().reader === 'enabled' && !vmc.state().session ? true : undefined), 200);
       const known = new Set(Object.keys(gateway.ledger().transactions));
       const answer = vendAnswer(120_000);
+      answer.catch(() => {}); // awaited below only when the QR was read; never an unhandled rejection
       if (!vmc.select(3, DYNAMIC_PRICE)) throw new Error('the VMC could not select (always-idle)');
       const txId = await waitFor('GenerateQR at the gateway', 60_000, () => Object.keys(gateway.ledger().transactions).find((id) => !known.has(id) && tx(id)?.qr), 200);
       const qrText = tx(txId)!.qr!.qrCode;
@@ -295,6 +298,7 @@ async function main(): Promise<number> {
     await steps.run('kill -STOP the daemon: watchdog restart', 180_000, async () => {
       const before = (await g().sh('systemctl show -p MainPID --value qrvend', 20_000)).stdout.trim();
       const enabled = waitEnable(170_000, 'C,1 after the watchdog restart');
+      enabled.catch(() => {});
       const stoppedAt = Number((await g().sh(`kill -STOP ${Number(before)} && cut -d' ' -f1 /proc/uptime`, 20_000)).stdout.trim());
       await enabled;
       const after = (await g().sh('systemctl show -p MainPID --value qrvend; systemctl is-active qrvend', 20_000)).stdout.trim().split('\n');
@@ -330,6 +334,7 @@ async function main(): Promise<number> {
       await guest!.close();
       print(`[field] power cut with transaction ${cutTx} open`);
       const enabled = waitEnable(360_000, 'C,1 after the power cut');
+      enabled.catch(() => {});
       const again = await boot('after the power cut');
       results.timings.bootAfterPowerCutToSshS = again.toSshS;
       await enabled;
@@ -344,6 +349,7 @@ async function main(): Promise<number> {
       const before = (await g().sh(keep, 60_000)).stdout;
       await g().copyTo(upgradeDeb, `/root/${basename(upgradeDeb)}`, 180_000);
       const enabled = waitEnable(400_000, 'C,1 after the upgrade');
+      enabled.catch(() => {});
       const t0 = performance.now();
       const r = await g().sh(`cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y ./${q(basename(upgradeDeb))}`, 400_000);
       results.timings.upgradeS = secondsSince(t0);
@@ -439,3 +445,5 @@ async function bumpVersion(deb: string, runDir: string): Promise<string> {
 }
 
 process.exitCode = await main();
+// Waits left pending by a failed step (a C,VEND that never came) must not hold the process open.
+process.exit(process.exitCode);

@@ -32,7 +32,7 @@ export function guestSsh(opts: { port: number; key: string; runDir: string }): G
     '-o', 'BatchMode=yes',
     '-o', 'ConnectTimeout=15',
     '-o', 'ServerAliveInterval=5',
-    '-o', 'ServerAliveCountMax=3',
+    '-o', 'ServerAliveCountMax=24', // a guest starved of CPU may not answer for a minute
     '-o', `ControlPath=${control}`,
   ];
   const target = 'root@127.0.0.1';
