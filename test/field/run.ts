@@ -275,13 +275,15 @@ async function main(): Promise<number> {
 
     // ---- technician ---------------------------------------------------------------------------
     await steps.run('technician over SSH: doctor, outbox, logs, security', 180_000, async () => {
-      const doctor = await g().sh('qrvend doctor', 90_000, true);
+      // `qrvend doctor` alone checks the built-in defaults (its first WARN says so): the technician
+      // passes the service's config, as that WARN tells them to.
+      const doctor = await g().sh('qrvend doctor --config /etc/qrvend/config.json', 90_000, true);
       writeFileSync(join(runDir, 'doctor.txt'), doctor.stdout + doctor.stderr);
       results.facts.doctorExit = doctor.code;
       results.facts.doctorFails = doctor.stdout.split('\n').filter((l) => /\bFAIL\b/.test(l));
       if (doctor.code !== 0 && doctor.code !== 1) throw new Error(`qrvend doctor exit ${doctor.code}:\n${doctor.stdout}`);
       if ((results.facts.doctorFails as string[]).length > 0) throw new Error(`qrvend doctor FAIL:\n${doctor.stdout}`);
-      const outbox = await g().sh('qrvend outbox', 60_000);
+      const outbox = await g().sh('qrvend outbox --config /etc/qrvend/config.json', 60_000);
       writeFileSync(join(runDir, 'outbox.txt'), outbox.stdout);
       const logs = await g().sh('qrvend-logs --boot --pretty --lines 200', 60_000);
       writeFileSync(join(runDir, 'qrvend-logs.txt'), logs.stdout);
@@ -345,7 +347,7 @@ async function main(): Promise<number> {
     });
 
     await steps.run('upgrade in place with a higher version', 600_000, async () => {
-      const keep = 'sha256sum /etc/qrvend/config.json /etc/qrvend/secret-token; stat -c %i /var/lib/qrvend/ledger.sqlite; qrvend outbox --recent 50 | sort';
+      const keep = 'sha256sum /etc/qrvend/config.json /etc/qrvend/secret-token; stat -c %i /var/lib/qrvend/ledger.sqlite; qrvend outbox --config /etc/qrvend/config.json --recent 50 | sort';
       const before = (await g().sh(keep, 60_000)).stdout;
       await g().copyTo(upgradeDeb, `/root/${basename(upgradeDeb)}`, 180_000);
       const enabled = waitEnable(400_000, 'C,1 after the upgrade');
