@@ -347,7 +347,7 @@ async function main(): Promise<number> {
     });
 
     await steps.run('upgrade in place with a higher version', 600_000, async () => {
-      const keep = 'sha256sum /etc/qrvend/config.json /etc/qrvend/secret-token; stat -c %i /var/lib/qrvend/ledger.sqlite; qrvend outbox --config /etc/qrvend/config.json --recent 50 | sort';
+      const keep = 'sha256sum /etc/qrvend/config.json /etc/qrvend/secret-token; stat -c %i /var/lib/qrvend/ledger.sqlite';
       const before = (await g().sh(keep, 60_000)).stdout;
       await g().copyTo(upgradeDeb, `/root/${basename(upgradeDeb)}`, 180_000);
       const enabled = waitEnable(400_000, 'C,1 after the upgrade');
@@ -362,6 +362,10 @@ async function main(): Promise<number> {
       if (!v[0]?.includes('+field') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
       const after = (await g().sh(keep, 60_000)).stdout;
       if (after !== before) throw new Error(`config, token or ledger changed across the upgrade:\n--- before\n${before}\n--- after\n${after}`);
+      // The ledger still knows the run's sales: the outbox lists their closing operations.
+      const outbox = (await g().sh('qrvend outbox --config /etc/qrvend/config.json --recent 50', 60_000)).stdout;
+      writeFileSync(join(runDir, 'outbox-after-upgrade.txt'), outbox);
+      for (const id of [results.facts.staticTx as string, cutTx]) if (!outbox.includes(id)) throw new Error(`the outbox after the upgrade does not list transaction ${id}`);
       // Every sale of the run, still exactly once.
       const view = gateway.ledger();
       if (view.summary.rejected !== 0 || view.summary.closedMoreThanOnce.length > 0 || view.summary.conflicts !== 0) throw new Error(`gateway ledger: ${JSON.stringify(view.summary)}`);
