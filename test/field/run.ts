@@ -280,7 +280,7 @@ async function main(): Promise<number> {
       const doctor = await g().sh('qrvend doctor --config /etc/qrvend/config.json', 90_000, true);
       writeFileSync(join(runDir, 'doctor.txt'), doctor.stdout + doctor.stderr);
       results.facts.doctorExit = doctor.code;
-      results.facts.doctorFails = doctor.stdout.split('\n').filter((l) => /\bFAIL\b/.test(l));
+      results.facts.doctorFails = doctor.stdout.split('\n').filter((l) => /^\s*FAIL\s/.test(l));
       if (doctor.code !== 0 && doctor.code !== 1) throw new Error(`qrvend doctor exit ${doctor.code}:\n${doctor.stdout}`);
       if ((results.facts.doctorFails as string[]).length > 0) throw new Error(`qrvend doctor FAIL:\n${doctor.stdout}`);
       const outbox = await g().sh('qrvend outbox --config /etc/qrvend/config.json', 60_000);
