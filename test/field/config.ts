@@ -1,0 +1,31 @@
+/**
+ * What the technician writes into the guest: the site config (only the keys a site changes; the
+ * rest are the defaults) and the identity the wallet simulator uses. Values that tie the guest
+ * to the host's simulators are the guestfwd address and the forwarded Start port.
+ */
+import { GUEST_GATEWAY, GUEST_START_PORT } from './qemu.js';
+
+export const FIELD_IDENTITY = {
+  integratorName: 'field-wallet',
+  terminalId: 'FIELD-PI-0001',
+  uniQr: 'FIELD-UNIQR-0001',
+};
+
+/** Dynamic QR price the gateway simulator pays after 9 Inquiries ("7.0N paid after N polls"): a window for the screendump. */
+export const DYNAMIC_PRICE = 7.09;
+export const DYNAMIC_POLL_MS = 3000;
+
+export function siteConfig(): Record<string, unknown> {
+  return {
+    gateway: { baseUrl: `http://${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}` },
+    start: { listen: `0.0.0.0:${GUEST_START_PORT}`, integratorName: FIELD_IDENTITY.integratorName, secretTokenFile: '/etc/qrvend/secret-token' },
+    machine: { terminalId: FIELD_IDENTITY.terminalId, uniQr: FIELD_IDENTITY.uniQr },
+    mdb: { port: '/dev/serial0', alwaysIdle: true },
+    store: { path: '/var/lib/qrvend/ledger.sqlite' },
+    staticQr: { preauthAmount: 10 },
+    dynamicQr: { pollIntervalMs: DYNAMIC_POLL_MS, paymentTimeoutMs: 40_000 },
+    display: { framebuffer: '/dev/fb0' },
+    gpio: { mode: 'off' },
+    log: { level: 'info' },
+  };
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Prints the directory of a ready field-test image, building it first when the cache has none for
+# the current recipe. The cache key is the SHA-256 of the recipe (build-image.sh): change the
+# recipe and the next run builds a new image; old ones are removed once the new one is ready.
+#
+# Cache root: $QRVEND_FIELD_CACHE, default /var/cache/qrvend-field-test (outside the checkout, so a
+# fresh clone on the same machine finds it warm).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${QRVEND_FIELD_CACHE:-/var/cache/qrvend-field-test}
+key=$(sha256sum "$here/build-image.sh" | cut -c1-16)
+dir=$cache/image-$key
+case "${1:-}" in
+  --path) echo "$dir"; exit 0 ;;
+  --check) [ -f "$dir/READY" ] && exit 0 || exit 1 ;;
+esac
+if [ -f "$dir/READY" ]; then echo "$dir"; exit 0; fi
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock -w 3600 9 || { echo "ensure-image.sh: another build holds $cache/.lock" >&2; exit 1; }
+if [ ! -f "$dir/READY" ]; then
+  rm -rf "$dir.tmp"
+  start=$(date +%s)
+  "$here/build-image.sh" "$dir.tmp" >&2
+  echo "$(( $(date +%s) - start ))" >"$dir.tmp/build-seconds"
+  touch "$dir.tmp/READY"
+  rm -rf "$dir"
+  mv "$dir.tmp" "$dir"
+  for old in "$cache"/image-*; do [ "$old" = "$dir" ] || rm -rf "$old"; done
+fi
+echo "$dir"
