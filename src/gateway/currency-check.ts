@@ -38,6 +38,8 @@ export function checkAnswerCurrency<R>(requestText: string, outcome: GatewayOutc
       message: `answer in another currency (${String(answered.code)}/${String(answered.numeric)}) than asked (${String(asked.code)}/${String(asked.numeric)})`,
       response: outcome.response,
       elapsedMs: outcome.elapsedMs,
+      ...(outcome.bodyText !== undefined ? { bodyText: outcome.bodyText } : {}),
+      heldFunds: true,
     },
     mismatch: { asked, answered },
   };

@@ -15,7 +15,11 @@ export type TransportFailureKind =
 export type GatewayOutcome<R> =
   /** `bodyText` is the answer exactly as received (PaymentInfo is echoed from it byte for byte). */
   | { kind: 'approved'; response: R; elapsedMs: number; bodyText?: string }
-  | { kind: 'declined'; code: number; message: string | null; response: R; elapsedMs: number; bodyText?: string }
+  /**
+   * `heldFunds`: the gateway actually approved, but in another currency than asked, so qrvend
+   * refuses it; the money it holds must be released (Cancel / Void), unlike a real decline.
+   */
+  | { kind: 'declined'; code: number; message: string | null; response: R; elapsedMs: number; bodyText?: string; heldFunds?: true }
   | { kind: 'transport'; failure: TransportFailureKind; detail: string; httpStatus: number | null; elapsedMs: number };
 
 /** The gateway operations qrvend calls (Start is served by qrvend, not called). */

@@ -68,7 +68,7 @@ test('4. answers of 64 MB, with a declared length or ending at close, are aborte
   }
 });
 
-test('5. an approval in another currency than asked is read as a decline (code 8) with a log line; no session opens', { timeout: 60_000 }, async () => {
+test('5. an approval in another currency than asked is read as a decline (code 8) with a log line; no session opens; the held money is released by a Cancel', { timeout: 60_000 }, async () => {
   const { rig, front, close } = await frontedRig();
   try {
     await rig.startAgent();
@@ -81,6 +81,13 @@ test('5. an approval in another currency than asked is read as a decline (code 8
     assert.equal((line.asked as { code: string }).code, 'EUR');
     await rig.agent!.waitForLog((l) => l.txId === start.transactionId && /declin/i.test(l.msg), 20_000, 'the flow to treat it as declined');
     assert.equal(rig.vmc.records().length, sessions, 'no MDB session was opened on a foreign-currency approval');
+    // The gateway did approve (and holds the money): qrvend releases it with a Cancel, reason 3.
+    const deadline = Date.now() + 20_000;
+    while (rig.gateway.ledger().transactions[start.transactionId]?.state !== 'cancelled') {
+      assert.ok(Date.now() < deadline, `the held authorization was released (gateway state: ${rig.gateway.ledger().transactions[start.transactionId]?.state})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(rig.gateway.ledger().summary.openAuthorizations, [], 'no authorization left held');
   } finally {
     await close();
   }

@@ -278,6 +278,20 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
               ],
             };
           }
+          if (o.kind === 'declined' && o.heldFunds === true) {
+            // Paid, but in another currency than asked: refused, and what was taken goes back.
+            const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(state.qr, ctx.amount, ctx.decimalPlaces);
+            const reason: VoidReason = { reasonCode: 3, reasonText: 'paid in another currency than asked' };
+            return {
+              state: { tag: 'closed', ctx, result: 'voided' },
+              effects: [
+                ...(state.ended ? [] : [deny(ctx, reason.reasonText)]),
+                { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor: null } },
+                { tag: 'void', paymentInfo, reason },
+                { tag: 'show', screen: declinedScreen('declined', o.code) },
+              ],
+            };
+          }
           const verdict = inquiryVerdict(o, state.lastSent);
           const code = o.kind === 'declined' ? o.code : null;
           if (verdict === 'unpaid') {

@@ -96,6 +96,21 @@ export class StaticQrFlow {
       ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces });
       return;
     }
+    if (outcome.kind === 'declined' && outcome.heldFunds === true) {
+      // Approved in another currency: unusable, but the gateway holds the money. Record the
+      // authorization with no funds and close it at once with a Cancel (machine cause).
+      const paymentInfo = receivedPaymentInfo(outcome);
+      const written = tryWrite(ctx, 'cancelForeignCurrency', txId, () => {
+        ctx.ledger.markAuthorized(txId, paymentInfo?.text ?? '{}', 0);
+        const tx = ctx.ledger.getTransaction(txId)!;
+        ctx.ledger.cancelSession(txId, ReasonCodes.CancelledByMachine, ctx.bodies.cancel(tx, ReasonCodes.CancelledByMachine, outcome.message ?? 'approved in another currency'));
+      });
+      if (written) ctx.outboxChanged();
+      ctx.log.warn({ txId, code: outcome.code }, 'static QR authorization approved in another currency: declined here, cancel queued');
+      this.release(txId);
+      ctx.show({ kind: 'declined', reason: 'declined', code: outcome.code });
+      return;
+    }
     if (outcome.kind === 'declined') {
       tryWrite(ctx, 'markDeclined', txId, () => ctx.ledger.markDeclined(txId, outcome.code, outcome.message));
       ctx.log.info({ txId, code: outcome.code }, 'static QR authorization declined');

@@ -16,7 +16,7 @@ export const GATEWAY_TIMEOUT_PAYMENT_INFO = new RawJson('{"IsGatewayTimeout":tru
  * The PaymentInfo member of a gateway answer, as the exact text received; null when the answer
  * has none. Outcomes built without their text (unit tests) fall back to the parsed object.
  */
-export function receivedPaymentInfo(outcome: Pick<Extract<GatewayOutcome<{ PaymentInfo?: unknown }>, { kind: 'approved' }>, 'response' | 'bodyText'>): RawJson | null {
+export function receivedPaymentInfo(outcome: Pick<Extract<GatewayOutcome<{ PaymentInfo?: unknown }>, { kind: 'approved' | 'declined' }>, 'response' | 'bodyText'>): RawJson | null {
   if (outcome.bodyText !== undefined) {
     const text = memberText(outcome.bodyText, 'PaymentInfo');
     return text === null || text === 'null' ? null : new RawJson(text);

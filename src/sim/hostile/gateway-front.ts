@@ -65,9 +65,9 @@ export async function startGatewayFront(options: { upstream: () => string; hugeB
           if (mode === 'other-currency') {
             // The answer names its currency in a BasicInfo like the request's, only another one.
             const asked = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { BasicInfo?: Record<string, unknown> }).BasicInfo ?? {};
-            const body = JSON.parse(text) as Record<string, unknown>;
-            body.BasicInfo = { ...asked, CurrencyCode: 'USD', CurrencyNumeric: '840' };
-            text = JSON.stringify(body);
+            // Added as text, so the rest (PaymentInfo above all) stays byte for byte what the gateway sent.
+            const basicInfo = JSON.stringify({ ...asked, CurrencyCode: 'USD', CurrencyNumeric: '840' });
+            text = text.replace(/^\s*\{/, `{"BasicInfo":${basicInfo},`);
           }
           res.writeHead(up.status, { 'content-type': 'application/json' }).end(text);
         })

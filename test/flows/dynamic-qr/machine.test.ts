@@ -108,6 +108,22 @@ test('one cent short is short, exactly: 1.49 and 1.499 deny; 1.50, 1.500 and mor
   }
 });
 
+test('paid in another currency than asked (a refused approval): the vend is denied and the payment voided with its own PaymentInfo', () => {
+  const foreign = '{"SrvTranId":"S1","AuthAmount":1.50}';
+  const refused: DynamicQrInput = {
+    tag: 'inquired',
+    outcome: { kind: 'declined', code: 8, message: 'answer in another currency', response: {}, elapsedMs: 3, bodyText: `{"PaymentInfo":${foreign},"Status":{"Status":"Approved"}}`, heldFunds: true },
+  };
+  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, refused]);
+  assert.equal(state.tag === 'closed' && state.result, 'voided');
+  assert.ok(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.deny'), 'the vend is denied');
+  assert.equal(effects.some((e) => e.tag === 'main' && e.message.type === 'vend.approve'), false);
+  const v = effects.find((e) => e.tag === 'void');
+  assert.ok(v && v.tag === 'void');
+  assert.equal(v.paymentInfo.text, foreign, 'the Void carries the PaymentInfo the gateway sent');
+  assert.deepEqual(v.reason, { reasonCode: 3, reasonText: 'paid in another currency than asked' });
+});
+
 test('paid above the price: the vend is approved and what was paid is recorded', () => {
   const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paidWith('{"SrvTranId":"S1","AuthAmount":2.00}')]);
   assert.equal(state.tag, 'paid');
