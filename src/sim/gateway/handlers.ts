@@ -352,6 +352,14 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
       rec.void = closingRecord(status, amount, extra);
       return { Status: status };
     }
+    if (rec.state === 'qr-declined' && timeout) {
+      // The payment was declined, but its answer never reached the machine (a reset after the
+      // gateway decided): the machine voids an unknown outcome. Nothing was taken: success.
+      const status = approvedStatus('the payment was declined; nothing was taken');
+      rec.accepted.Void += 1;
+      rec.void = closingRecord(status, amount, extra);
+      return { Status: status };
+    }
     if (rec.state !== 'paid') return reject(decline(DeclineCodes.NotAllowed, `nothing to void (${rec.state})`));
     // A paid QR is voided with the approving Inquiry's PaymentInfo, byte for byte (design section 3).
     if (!timeout && sent !== qr.paymentInfoText) {

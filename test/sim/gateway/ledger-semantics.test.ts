@@ -5,7 +5,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { paymentInfoFromGenerateQR } from '../../../src/gateway/envelope.js';
-import { encodeRequest } from '../../../src/gateway/wire/index.js';
+import { encodeRequest, GATEWAY_TIMEOUT_PAYMENT_INFO } from '../../../src/gateway/wire/index.js';
 import { ReasonCodes } from '../../../src/gateway/protocol/index.js';
 import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
 import { RawJson } from '../../../src/gateway/wire/index.js';
@@ -180,6 +180,17 @@ describe('gateway simulator: dynamic QR ledger', () => {
     assert.equal((await inquire(txId, 8.01, pi, 1)).json.Status.Code, 1);
     assert.equal((await inquire(txId, 8.01, pi, 2)).json.Status.Code, 1);
     assert.equal(sim.ledger().transactions[txId]?.state, 'qr-declined');
+  });
+
+  it('declined, then voided as an unknown outcome (IsGatewayTimeout): nothing was taken, the Void succeeds; a plain Void is still refused', T, async () => {
+    const { txId, pi } = await generate(8.01);
+    assert.equal((await inquire(txId, 8.01, pi, 1)).json.Status.Code, 1);
+    const plain = await post(sim.url, 'Void', b.void({ txId, amount: 8.01, paymentInfo: pi, reasonCode: 3, ...closes }));
+    assert.equal(plain.json.Status.Code, 9, 'a Void that claims a payment of a declined QR is not allowed');
+    const unknown = await post(sim.url, 'Void', b.void({ txId, amount: 8.01, paymentInfo: GATEWAY_TIMEOUT_PAYMENT_INFO, reasonCode: 3, ...closes }));
+    assert.equal(unknown.json.Status.Verdict, 'Approved');
+    const rec = sim.ledger().transactions[txId]!;
+    assert.deepEqual([rec.state, rec.accepted.Void], ['qr-declined', 1]);
   });
 
   it('paid after a delay (runtime rule, injected clock)', T, async () => {
