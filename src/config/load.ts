@@ -77,7 +77,7 @@ export function validateConfig(value: unknown, source: string): QrvendConfig {
   const problems = problemsOf(parsed.error);
   const lines = problems.map((p) => `  ${p.path}: ${p.reason}`).join('\n');
   throw new QrvendError(ErrorCodes.CONFIG_INVALID, `configuration ${source} is invalid:\n${lines}`, {
-    hint: 'fix the keys listed above; see config/default.json and the README for every key',
+    hint: 'fix the keys listed above; see config/default.json and docs/configuration.md for every key',
     details: { problems },
   });
 }

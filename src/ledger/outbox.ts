@@ -24,7 +24,7 @@ const CLOSED_FOR_PRUNING = [...CLOSED_STATES].filter((s) => s !== 'dead');
 /**
  * How long a used TransactionId is remembered after retention pruned its transaction: 400 days,
  * whatever store.retentionDays (longer than any replay window a wallet or gateway keeps, and an
- * id costs a few dozen bytes). The README states the guarantee.
+ * id costs a few dozen bytes). docs/payments.md and docs/security.md state the guarantee.
  */
 export const USED_ID_KEEP_MS = 400 * 24 * 3_600_000;
 

@@ -3,7 +3,7 @@
  * 413, 415, 429, ...), carries a body valid against the protocol's StartResponseSchema, so a
  * wallet backend always finds a Status to read.
  *
- * HTTP-level codes chosen where the seed is silent (README, "The Static QR Start endpoint"):
+ * HTTP-level codes chosen where the seed is silent (docs/payments.md, "The Static QR Start endpoint"):
  * - 404 unknown path, 405 wrong method, 413 body too large, 415 wrong Content-Type, 400 request
  *   the HTTP parser refused, 431 headers too large, 417 unsupported Expect: Declined 998.
  * - 408 headers or body too slow: Declined 992 (timeout).

@@ -48,7 +48,7 @@ export interface ChaosReport {
 const STATIC_MOMENTS: readonly KillMoment[] = ['after-start-approved', 'after-c-start', 'between-vend-approve-and-success', 'after-vend-success', 'after-session-end'];
 const DYNAMIC_MOMENTS: readonly KillMoment[] = ['during-dynamic-poll', 'after-payment-approval', 'after-vend-success'];
 
-/** The gateway's misbehaviour in the chaos profile (every kind at once, see the README's gateway simulator section). */
+/** The gateway's misbehaviour in the chaos profile (every kind at once, see docs/payments.md, gateway simulator). */
 export const CHAOS_FAULTS: FaultSpec[] = [
   { kind: 'http500', rate: 0.04 },
   { kind: 'reset-before', rate: 0.03 },

@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * 8.30, 8.50 are declined with that code on purpose, which dead-letters the Settlement).
  */
 const STATIC_PRICES = [0.4, 1, 1.2, 2, 2.4, 3.6];
-/** Dynamic QR prices and what the gateway simulator does with them (the README's gateway simulator section). */
+/** Dynamic QR prices and what the gateway simulator does with them (docs/payments.md, gateway simulator). */
 const DYNAMIC_PRICES = [1, 1.5, 2.25, 3, 7.02, 7.03, 8.01, 9.01];
 const PAYING_PRICES = [1, 1.5, 2.25, 3, 7.02];
 /** Paid after three pending polls: leaves time to kill the daemon while it polls. */

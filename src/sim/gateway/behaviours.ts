@@ -1,6 +1,6 @@
 /**
  * Deterministic behaviours: what the simulated gateway decides, chosen by the amount (a table
- * a demo or a test can rely on, see the README's gateway simulator section) or by rules set at runtime through
+ * a demo or a test can rely on, see docs/payments.md, gateway simulator) or by rules set at runtime through
  * the control endpoint. Rules are checked first, in order; then the amount table.
  */
 import type { GatewayOperation } from '../../gateway/outcome.js';
@@ -54,7 +54,7 @@ function split(amount: number): { units: number; cents: number } {
 }
 
 /**
- * The amount table (documented in the README's gateway simulator section):
+ * The amount table (documented in docs/payments.md, gateway simulator):
  * - Authorization or GenerateQR of 9.CC, CC a decline code (1-9, 30, 50): Declined with code CC.
  * - Settlement of 8.CC, CC a decline code: Declined with code CC.
  * - GenerateQR of 8.CC, CC a decline code: the QR is declined with code CC at the first Inquiry.
