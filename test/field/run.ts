@@ -285,7 +285,10 @@ async function main(): Promise<number> {
       if ((results.facts.doctorFails as string[]).length > 0) throw new Error(`qrvend doctor FAIL:\n${doctor.stdout}`);
       const outbox = await g().sh('qrvend outbox --config /etc/qrvend/config.json', 60_000);
       writeFileSync(join(runDir, 'outbox.txt'), outbox.stdout);
-      const logs = await g().sh('qrvend-logs --boot --pretty --lines 200', 60_000);
+      // The package puts the script under /opt/qrvend/scripts; it is not on PATH (recorded).
+      const onPath = (await g().sh('command -v qrvend-logs', 20_000, true)).code === 0;
+      results.facts.qrvendLogsOnPath = onPath;
+      const logs = await g().sh(`${onPath ? 'qrvend-logs' : '/opt/qrvend/scripts/qrvend-logs'} --boot --pretty --lines 200`, 60_000);
       writeFileSync(join(runDir, 'qrvend-logs.txt'), logs.stdout);
       if (!logs.stdout.includes(results.facts.staticTx as string)) throw new Error('qrvend-logs does not show the static sale');
       if (logs.stdout.includes(secretToken)) throw new Error('the SecretToken appears in the logs');
