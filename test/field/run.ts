@@ -288,7 +288,11 @@ async function main(): Promise<number> {
       // The package puts the script under /opt/qrvend/scripts; it is not on PATH (recorded).
       const onPath = (await g().sh('command -v qrvend-logs', 20_000, true)).code === 0;
       results.facts.qrvendLogsOnPath = onPath;
-      const logs = await g().sh(`${onPath ? 'qrvend-logs' : '/opt/qrvend/scripts/qrvend-logs'} --boot --pretty --lines 200`, 60_000);
+      const logsCmd = onPath ? 'qrvend-logs' : '/opt/qrvend/scripts/qrvend-logs';
+      const logs = await g().sh(`${logsCmd} --boot --lines 200`, 60_000);
+      // --pretty runs `node`, which a device has only under /opt/qrvend/node: recorded, reported.
+      const pretty = await g().sh(`${logsCmd} --boot --pretty --lines 20`, 60_000, true);
+      results.facts.qrvendLogsPretty = pretty.code === 0 ? 'ok' : `exit ${pretty.code}: ${pretty.stderr.trim().split('\n')[0]}`;
       writeFileSync(join(runDir, 'qrvend-logs.txt'), logs.stdout);
       if (!logs.stdout.includes(results.facts.staticTx as string)) throw new Error('qrvend-logs does not show the static sale');
       if (logs.stdout.includes(secretToken)) throw new Error('the SecretToken appears in the logs');
