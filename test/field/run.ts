@@ -304,13 +304,17 @@ async function main(): Promise<number> {
     });
 
     // ---- faults --------------------------------------------------------------------------------
-    await steps.run('kill -STOP the daemon: watchdog restart', 180_000, async () => {
+    await steps.run('kill -STOP the daemon: watchdog restart', 360_000, async () => {
       const before = (await g().sh('systemctl show -p MainPID --value qrvend', 20_000)).stdout.trim();
       const enabled = waitEnable(170_000, 'C,1 after the watchdog restart');
       enabled.catch(() => {});
       const stoppedAt = Number((await g().sh(`kill -STOP ${Number(before)} && cut -d' ' -f1 /proc/uptime`, 20_000)).stdout.trim());
       await enabled;
-      const after = (await g().sh('systemctl show -p MainPID --value qrvend; systemctl is-active qrvend', 20_000)).stdout.trim().split('\n');
+      // C,1 comes from the machine loop before READY: wait for the unit to be active again.
+      const after = await waitFor('qrvend active again after the watchdog', 150_000, async () => {
+        const r = (await g().sh('systemctl show -p MainPID --value qrvend; systemctl is-active qrvend', 20_000, true)).stdout.trim().split('\n');
+        return r[1] === 'active' ? r : undefined;
+      }, 2000);
       if (after[0] === before || after[1] !== 'active') throw new Error(`after the watchdog: MainPID ${after[0]} (was ${before}), ${after[1]}`);
       const j = (await g().sh(`journalctl -u qrvend -o short-monotonic --no-pager | grep -m1 'Watchdog timeout' || true`, 30_000)).stdout.trim();
       const at = /^\[\s*([\d.]+)\]/.exec(j);
@@ -364,7 +368,10 @@ async function main(): Promise<number> {
       results.timings.upgradeS = secondsSince(t0);
       writeFileSync(join(runDir, 'apt-upgrade.log'), r.stdout + r.stderr);
       await enabled;
-      const v = (await g().sh(`dpkg-query -W -f '\${Version}' qrvend; echo; systemctl is-active qrvend`, 20_000)).stdout.trim().split('\n');
+      const v = await waitFor('qrvend active after the upgrade', 150_000, async () => {
+        const r = (await g().sh(`dpkg-query -W -f '\${Version}' qrvend; echo; systemctl is-active qrvend`, 20_000, true)).stdout.trim().split('\n');
+        return r[1] === 'active' ? r : undefined;
+      }, 2000);
       results.facts.upgradedVersion = v[0];
       if (!v[0]?.includes('+field') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
       const after = (await g().sh(keep, 60_000)).stdout;
