@@ -91,6 +91,7 @@ async function main(): Promise<number> {
     const deb = bootOnly ? '' : await steps.run('arm64 .deb', 40 * 60_000, async () => findOrBuildDeb());
     results.deb = deb;
     const upgradeDeb = bootOnly ? '' : await steps.run('higher-version .deb for the upgrade', 5 * 60_000, async () => bumpVersion(deb, runDir));
+    if (upgradeDeb) steps.onTeardown('the upgrade .deb', () => rmSync(upgradeDeb, { force: true }));
 
     const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: 13 });
     steps.onTeardown('gateway simulator', () => gateway.close());
