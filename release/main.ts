@@ -17,6 +17,7 @@ import { fetchNodeRuntime } from './node-runtime.js';
 import { buildProductionModules } from './native-modules.js';
 import { buildDeb, buildTarball, readVersion, stageTree } from './package-tree.js';
 import { checkArtifact } from './check.js';
+import { smokeTest } from './smoke.js';
 import { secondsSince } from './run.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
     .option('--out <dir>', 'where the packages go', join(REPO, 'out/release'))
     .option('--cache <dir>', 'downloaded Node packages and built node_modules', process.env.QRVEND_RELEASE_CACHE ?? join(homedir(), '.cache/qrvend-release'))
     .option('--jobs <n>', 'parallel compiler jobs', '2')
-    .addOption(new Option('--compress <kind>', 'package compression').choices(['xz', 'gzip']).default('xz'))
+    .addOption(new Option('--compress <kind>', 'package compression').choices(['gzip', 'xz']).default('gzip'))
     .parse();
   const opts = program.opts<Options>();
   const arches = parseArches(opts.arch);
@@ -73,6 +74,7 @@ async function main(): Promise<void> {
     try {
       const t1 = process.hrtime.bigint();
       await stageTree(stage);
+      log(`${arch}: native modules load: ${await smokeTest(join(root, 'opt/qrvend'), target)}`);
       const tgz = await buildTarball(stage, out);
       const deb = await buildDeb(stage, out, opts.compress);
       log(`${arch}: packed in ${secondsSince(t1)} s`);
