@@ -91,6 +91,7 @@ async function main(): Promise<number> {
     const deb = bootOnly ? '' : await steps.run('arm64 .deb', 40 * 60_000, async () => findOrBuildDeb());
     results.deb = deb;
     const upgradeDeb = bootOnly ? '' : await steps.run('higher-version .deb for the upgrade', 5 * 60_000, async () => bumpVersion(deb, runDir));
+    if (upgradeDeb) steps.onTeardown('the upgrade .deb', () => rmSync(upgradeDeb, { force: true }));
 
     const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: 13 });
     steps.onTeardown('gateway simulator', () => gateway.close());
@@ -285,7 +286,14 @@ async function main(): Promise<number> {
       if ((results.facts.doctorFails as string[]).length > 0) throw new Error(`qrvend doctor FAIL:\n${doctor.stdout}`);
       const outbox = await g().sh('qrvend outbox --config /etc/qrvend/config.json', 60_000);
       writeFileSync(join(runDir, 'outbox.txt'), outbox.stdout);
-      const logs = await g().sh('qrvend-logs --boot --pretty --lines 200', 60_000);
+      // The package puts the script under /opt/qrvend/scripts; it is not on PATH (recorded).
+      const onPath = (await g().sh('command -v qrvend-logs', 20_000, true)).code === 0;
+      results.facts.qrvendLogsOnPath = onPath;
+      const logsCmd = onPath ? 'qrvend-logs' : '/opt/qrvend/scripts/qrvend-logs';
+      const logs = await g().sh(`${logsCmd} --boot --lines 200`, 60_000);
+      // --pretty runs `node`, which a device has only under /opt/qrvend/node: recorded, reported.
+      const pretty = await g().sh(`${logsCmd} --boot --pretty --lines 20`, 60_000, true);
+      results.facts.qrvendLogsPretty = pretty.code === 0 ? 'ok' : `exit ${pretty.code}: ${pretty.stderr.trim().split('\n')[0]}`;
       writeFileSync(join(runDir, 'qrvend-logs.txt'), logs.stdout);
       if (!logs.stdout.includes(results.facts.staticTx as string)) throw new Error('qrvend-logs does not show the static sale');
       if (logs.stdout.includes(secretToken)) throw new Error('the SecretToken appears in the logs');
@@ -297,13 +305,17 @@ async function main(): Promise<number> {
     });
 
     // ---- faults --------------------------------------------------------------------------------
-    await steps.run('kill -STOP the daemon: watchdog restart', 180_000, async () => {
+    await steps.run('kill -STOP the daemon: watchdog restart', 360_000, async () => {
       const before = (await g().sh('systemctl show -p MainPID --value qrvend', 20_000)).stdout.trim();
       const enabled = waitEnable(170_000, 'C,1 after the watchdog restart');
       enabled.catch(() => {});
       const stoppedAt = Number((await g().sh(`kill -STOP ${Number(before)} && cut -d' ' -f1 /proc/uptime`, 20_000)).stdout.trim());
       await enabled;
-      const after = (await g().sh('systemctl show -p MainPID --value qrvend; systemctl is-active qrvend', 20_000)).stdout.trim().split('\n');
+      // C,1 comes from the machine loop before READY: wait for the unit to be active again.
+      const after = await waitFor('qrvend active again after the watchdog', 150_000, async () => {
+        const r = (await g().sh('systemctl show -p MainPID --value qrvend; systemctl is-active qrvend', 20_000, true)).stdout.trim().split('\n');
+        return r[1] === 'active' ? r : undefined;
+      }, 2000);
       if (after[0] === before || after[1] !== 'active') throw new Error(`after the watchdog: MainPID ${after[0]} (was ${before}), ${after[1]}`);
       const j = (await g().sh(`journalctl -u qrvend -o short-monotonic --no-pager | grep -m1 'Watchdog timeout' || true`, 30_000)).stdout.trim();
       const at = /^\[\s*([\d.]+)\]/.exec(j);
@@ -357,7 +369,10 @@ async function main(): Promise<number> {
       results.timings.upgradeS = secondsSince(t0);
       writeFileSync(join(runDir, 'apt-upgrade.log'), r.stdout + r.stderr);
       await enabled;
-      const v = (await g().sh(`dpkg-query -W -f '\${Version}' qrvend; echo; systemctl is-active qrvend`, 20_000)).stdout.trim().split('\n');
+      const v = await waitFor('qrvend active after the upgrade', 150_000, async () => {
+        const r = (await g().sh(`dpkg-query -W -f '\${Version}' qrvend; echo; systemctl is-active qrvend`, 20_000, true)).stdout.trim().split('\n');
+        return r[1] === 'active' ? r : undefined;
+      }, 2000);
       results.facts.upgradedVersion = v[0];
       if (!v[0]?.includes('+field') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
       const after = (await g().sh(keep, 60_000)).stdout;
