@@ -10,6 +10,11 @@ fi
 # `qrvend run` (the daemon): cap the main thread's V8 heap near what it uses, so resident memory
 # stays flat instead of filling with garbage (design section 7: <= 90 MB, all threads). The
 # workers' caps are set in the code (src/daemon/heap-limits.ts, which a test keeps equal to this).
+# On an installed machine the technician's commands (doctor, outbox, config check) read the
+# machine's configuration without being told; --config still wins.
+if [ -z "${QRVEND_CONFIG:-}" ] && [ -r /etc/qrvend/config.json ]; then
+  export QRVEND_CONFIG=/etc/qrvend/config.json
+fi
 QRVEND_RUN_NODE_FLAGS="--max-semi-space-size=1 --max-old-space-size=48"
 if [ "$1" = run ]; then
   # glibc gives each thread its own malloc arena; two serve qrvend's threads as well and keep the

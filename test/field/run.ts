@@ -276,24 +276,25 @@ async function main(): Promise<number> {
 
     // ---- technician ---------------------------------------------------------------------------
     await steps.run('technician over SSH: doctor, outbox, logs, security', 180_000, async () => {
-      // `qrvend doctor` alone checks the built-in defaults (its first WARN says so): the technician
-      // passes the service's config, as that WARN tells them to.
-      const doctor = await g().sh('qrvend doctor --config /etc/qrvend/config.json', 90_000, true);
+      // As a technician types it: on an installed machine qrvend reads /etc/qrvend/config.json by itself.
+      const doctor = await g().sh('qrvend doctor', 90_000, true);
       writeFileSync(join(runDir, 'doctor.txt'), doctor.stdout + doctor.stderr);
       results.facts.doctorExit = doctor.code;
       results.facts.doctorFails = doctor.stdout.split('\n').filter((l) => /^\s*FAIL\s/.test(l));
       if (doctor.code !== 0 && doctor.code !== 1) throw new Error(`qrvend doctor exit ${doctor.code}:\n${doctor.stdout}`);
       if ((results.facts.doctorFails as string[]).length > 0) throw new Error(`qrvend doctor FAIL:\n${doctor.stdout}`);
-      const outbox = await g().sh('qrvend outbox --config /etc/qrvend/config.json', 60_000);
+      if (!/config: \/etc\/qrvend\/config\.json/.test(doctor.stdout)) throw new Error(`qrvend doctor did not check the machine's configuration:\n${doctor.stdout}`);
+      const outbox = await g().sh('qrvend outbox', 60_000);
       writeFileSync(join(runDir, 'outbox.txt'), outbox.stdout);
       // The package puts the script under /opt/qrvend/scripts; it is not on PATH (recorded).
       const onPath = (await g().sh('command -v qrvend-logs', 20_000, true)).code === 0;
       results.facts.qrvendLogsOnPath = onPath;
       const logsCmd = onPath ? 'qrvend-logs' : '/opt/qrvend/scripts/qrvend-logs';
       const logs = await g().sh(`${logsCmd} --boot --lines 200`, 60_000);
-      // --pretty runs `node`, which a device has only under /opt/qrvend/node: recorded, reported.
+      // --pretty formats with the bundled Node (a device has none on PATH).
       const pretty = await g().sh(`${logsCmd} --boot --pretty --lines 20`, 60_000, true);
       results.facts.qrvendLogsPretty = pretty.code === 0 ? 'ok' : `exit ${pretty.code}: ${pretty.stderr.trim().split('\n')[0]}`;
+      if (pretty.code !== 0) throw new Error(`qrvend-logs --pretty: ${results.facts.qrvendLogsPretty}`);
       writeFileSync(join(runDir, 'qrvend-logs.txt'), logs.stdout);
       if (!logs.stdout.includes(results.facts.staticTx as string)) throw new Error('qrvend-logs does not show the static sale');
       if (logs.stdout.includes(secretToken)) throw new Error('the SecretToken appears in the logs');
@@ -328,7 +329,15 @@ async function main(): Promise<number> {
     await steps.run('UART silent: reader offline, VMC sees it disabled, recovers', 180_000, async () => {
       await waitFor('the VMC idle with the reader enabled', 60_000, () => (vmc.state().reader === 'enabled' && vmc.state().hostEnabled ? true : undefined), 200);
       const mark = commandLog.length;
-      const sawDisabled = waitFor('the VMC to see the reader disabled', 120_000, () => (vmc.state().reader !== 'enabled' || !vmc.state().hostEnabled ? true : undefined), 50);
+      // The agent's re-initialisation (C,0 ... C,1) takes a few ms once the board hears again:
+      // too quick for polling the VMC's state, so the disable the VMC received is watched for.
+      let vmcSawDisable = false;
+      const onCommand = (_cmd: unknown, line: string) => {
+        if (line.trim() === 'C,0') vmcSawDisable = true;
+      };
+      vmc.on('command', onCommand);
+      const sawDisabled = waitFor('the VMC to see the reader disabled', 120_000, () => (vmcSawDisable || vmc.state().reader !== 'enabled' || !vmc.state().hostEnabled ? true : undefined), 50)
+        .finally(() => vmc.off('command', onCommand));
       vmc.silent(15_000);
       await sawDisabled;
       await waitFor('the reader enabled again at the VMC', 150_000, () => (vmc.state().reader === 'enabled' && vmc.state().hostEnabled ? true : undefined), 200);
