@@ -15,9 +15,14 @@ export const FIELD_IDENTITY = {
 export const DYNAMIC_PRICE = 7.09;
 export const DYNAMIC_POLL_MS = 3000;
 
+/** Where the technician puts the gateway's private CA on the machine. */
+export const GATEWAY_CA_FILE = '/etc/qrvend/gateway-ca.pem';
+
 export function siteConfig(): Record<string, unknown> {
   return {
-    gateway: { baseUrl: `http://${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}` },
+    // HTTPS, as in the field (http:// is refused off loopback); the simulator's certificate is
+    // self-signed for the guestfwd address and given to the agent as a private CA.
+    gateway: { baseUrl: `https://${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}`, caFile: GATEWAY_CA_FILE },
     start: { listen: `0.0.0.0:${GUEST_START_PORT}`, integratorName: FIELD_IDENTITY.integratorName, secretTokenFile: '/etc/qrvend/secret-token' },
     machine: { terminalId: FIELD_IDENTITY.terminalId, uniQr: FIELD_IDENTITY.uniQr },
     mdb: { port: '/dev/serial0', alwaysIdle: true },

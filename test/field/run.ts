@@ -25,10 +25,11 @@ import type { BoardCommand } from '../../src/mdb/codec/index.js';
 import type { TxRecord } from '../../src/sim/gateway/ledger.js';
 import { run, waitFor, secondsSince } from './proc.js';
 import { guestSsh, q, type Guest } from './ssh.js';
-import { startQemu, type Qemu } from './qemu.js';
+import { GUEST_GATEWAY, startQemu, type Qemu } from './qemu.js';
 import { connectUart } from './uart-link.js';
 import { Steps, round1 } from './steps.js';
-import { DYNAMIC_POLL_MS, DYNAMIC_PRICE, FIELD_IDENTITY, siteConfig } from './config.js';
+import { DYNAMIC_POLL_MS, DYNAMIC_PRICE, FIELD_IDENTITY, GATEWAY_CA_FILE, siteConfig } from './config.js';
+import { makeGatewayCert } from './gateway-cert.js';
 import { freePort } from './ports.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -93,7 +94,8 @@ async function main(): Promise<number> {
     const upgradeDeb = bootOnly ? '' : await steps.run('higher-version .deb for the upgrade', 5 * 60_000, async () => bumpVersion(deb, runDir));
     if (upgradeDeb) steps.onTeardown('the upgrade .deb', () => rmSync(upgradeDeb, { force: true }));
 
-    const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: 13 });
+    const gatewayTls = makeGatewayCert(runDir, GUEST_GATEWAY.host);
+    const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: 13, tls: gatewayTls });
     steps.onTeardown('gateway simulator', () => gateway.close());
     const vmc = new VmcSimulator({ pollIntervalMs: 100, vendPolicy: 'manual' });
     steps.onTeardown('VMC simulator', () => vmc.close());
@@ -175,6 +177,8 @@ async function main(): Promise<number> {
       const config = JSON.stringify(siteConfig(), null, 2);
       // As docs/install.md tells a technician: the config, the token (mode 0640 root:qrvend), doctor, restart.
       await g().sh(`cat > /etc/qrvend/config.json <<'QRVEND_EOF'\n${config}\nQRVEND_EOF`, 20_000);
+      // The gateway's private CA (the simulator's self-signed certificate), readable by the service.
+      await g().sh(`cat > ${GATEWAY_CA_FILE} && chmod 0644 ${GATEWAY_CA_FILE}`, 30_000, false, gatewayTls.cert.toString('utf8'));
       // The token goes over stdin, never on a command line.
       await g().sh('umask 0137 && cat > /etc/qrvend/secret-token && chown root:qrvend /etc/qrvend/secret-token && chmod 0640 /etc/qrvend/secret-token', 30_000, false, `${secretToken}\n`);
       // Emulation allowance, not a product setting: under TCG on a busy 2-core host Node alone takes
