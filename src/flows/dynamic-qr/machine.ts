@@ -152,6 +152,22 @@ function closeUnpaid(
   return { state: { tag: 'closed', ctx, result }, effects };
 }
 
+/**
+ * Paid, but not on terms qrvend accepts (below the price, another currency): the payment is
+ * recorded as paid and voided, and the vend is denied unless the VMC already gave up on it.
+ */
+function refusePaid(ctx: DynamicQrContext, paymentInfo: PaymentInfo, paidMinor: number | null, reason: VoidReason, denyVend: boolean, screen: Screen): Transition {
+  return {
+    state: { tag: 'closed', ctx, result: 'voided' },
+    effects: [
+      ...(denyVend ? [deny(ctx, reason.reasonText)] : []),
+      { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
+      { tag: 'void', paymentInfo, reason },
+      { tag: 'show', screen },
+    ],
+  };
+}
+
 function voidAndClose(ctx: DynamicQrContext, paymentInfo: PaymentInfo, reason: VoidReason, denyVend: boolean, screen: Screen): Transition {
   const effects: DynamicQrEffect[] = [{ tag: 'void', paymentInfo, reason }];
   if (denyVend) effects.push(deny(ctx, reason.reasonText));
@@ -256,15 +272,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
                 reasonCode: 3,
                 reasonText: `amount paid below price: paid ${paidText}, price ${amountText(minorOf(ctx.amount, ctx.decimalPlaces), ctx.decimalPlaces)}`,
               };
-              return {
-                state: { tag: 'closed', ctx, result: 'voided' },
-                effects: [
-                  deny(ctx, reason.reasonText),
-                  { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
-                  { tag: 'void', paymentInfo, reason },
-                  { tag: 'show', screen: declinedScreen('underpaid-reversed') },
-                ],
-              };
+              return refusePaid(ctx, paymentInfo, paidMinor, reason, true, declinedScreen('underpaid-reversed'));
             }
             return {
               state: { tag: 'paid', ctx, qr: state.qr, paymentInfo },
@@ -282,15 +290,7 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             // Paid, but in another currency than asked: refused, and what was taken goes back.
             const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(state.qr, ctx.amount, ctx.decimalPlaces);
             const reason: VoidReason = { reasonCode: 3, reasonText: 'paid in another currency than asked' };
-            return {
-              state: { tag: 'closed', ctx, result: 'voided' },
-              effects: [
-                ...(state.ended ? [] : [deny(ctx, reason.reasonText)]),
-                { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor: null } },
-                { tag: 'void', paymentInfo, reason },
-                { tag: 'show', screen: declinedScreen('declined', o.code) },
-              ],
-            };
+            return refusePaid(ctx, paymentInfo, null, reason, !state.ended, declinedScreen('declined', o.code));
           }
           const verdict = inquiryVerdict(o, state.lastSent);
           const code = o.kind === 'declined' ? o.code : null;

@@ -323,16 +323,20 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
     const amount = req.value.BasicInfo.Amount;
     const timeout = req.value.PaymentInfo.IsGatewayTimeout === true;
     const extra = { reasonCode: req.value.ReasonCode ?? null, timeout };
+    // The Void is accepted: counted once and recorded with its answer.
+    const accept = (record: TxRecord, message?: string): Status => {
+      const status = approvedStatus(message);
+      record.accepted.Void += 1;
+      record.void = closingRecord(status, amount, extra);
+      return status;
+    };
     let rec = ctx.ledger.get(txId);
     if (rec === undefined) {
       if (!timeout) return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId') };
       // GenerateQR never reached us, so nothing can have been paid: the Void is a no-op that
       // succeeds (an unknown outcome is resolved "not charged"), and the id is closed for good.
       rec = ctx.ledger.create(txId, 'dynamic', 'expired');
-      const status = approvedStatus('no QR was issued; nothing was taken');
-      rec.accepted.Void += 1;
-      rec.void = closingRecord(status, amount, extra);
-      return { Status: status };
+      return { Status: accept(rec, 'no QR was issued; nothing was taken') };
     }
     const reject = (status: Status) => {
       rec.void = closingRecord(status, amount, extra);
@@ -347,18 +351,12 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
       // Close the QR so a late payment cannot happen after the machine gave up on it. Nothing was
       // taken, so the Void succeeds: the machine's "make sure the consumer is not charged" holds.
       rec.state = 'expired';
-      const status = approvedStatus('the QR was not paid; nothing was taken (the QR is now closed)');
-      rec.accepted.Void += 1;
-      rec.void = closingRecord(status, amount, extra);
-      return { Status: status };
+      return { Status: accept(rec, 'the QR was not paid; nothing was taken (the QR is now closed)') };
     }
     if (rec.state === 'qr-declined' && timeout) {
       // The payment was declined, but its answer never reached the machine (a reset after the
       // gateway decided): the machine voids an unknown outcome. Nothing was taken: success.
-      const status = approvedStatus('the payment was declined; nothing was taken');
-      rec.accepted.Void += 1;
-      rec.void = closingRecord(status, amount, extra);
-      return { Status: status };
+      return { Status: accept(rec, 'the payment was declined; nothing was taken') };
     }
     if (rec.state !== 'paid') return reject(decline(DeclineCodes.NotAllowed, `nothing to void (${rec.state})`));
     // A paid QR is voided with the approving Inquiry's PaymentInfo, byte for byte (design section 3).
@@ -368,10 +366,8 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
     if (minorOf(amount, qr.decimalPlaces) > minorOf(qr.amount, qr.decimalPlaces)) return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above the QR amount ${qr.amount}`));
     const b = ctx.behaviours.decide('Void', txId, amount);
     if (b.kind === 'decline') return reject(decline(b.code, b.message ?? 'Void declined'));
-    const status = approvedStatus();
     rec.state = 'voided';
-    rec.accepted.Void += 1;
-    rec.void = closingRecord(status, amount, extra);
+    const status = accept(rec);
     return qr.paymentInfoText !== null ? { PaymentInfo: new RawJson(qr.paymentInfoText), Status: status } : { Status: status };
   });
 }
