@@ -1,0 +1,26 @@
+/**
+ * Alarm codes the fleet sees (design section 10). Stable: operators build dashboards and pager
+ * rules on them. Each is raised and cleared from what the daemon already knows.
+ */
+export const ALARM_CODES = [
+  /** The serial link to the MDB board is down (port gone, cannot open). */
+  'READER_OFFLINE',
+  /** The port is open but the board sends nothing (link watchdog). */
+  'BOARD_SILENT',
+  /** Gateway calls fail with network errors or timeouts. */
+  'GATEWAY_UNREACHABLE',
+  /** At least one outbox row is dead-lettered (needs a person: `qrvend outbox`). */
+  'OUTBOX_DEAD_LETTER',
+  /** The ledger cannot take writes: new sessions are refused. */
+  'DISK_UNWRITABLE',
+  /** The ledger was damaged and replaced, or its identity changed (`qrvend ledger acknowledge-loss` clears it). */
+  'LEDGER_CORRUPT',
+  /** The wall clock stepped (CLOCK_STEP) or is implausible. */
+  'CLOCK_UNSYNCED',
+  /** The VMC reset repeatedly within a short window. */
+  'VMC_RESET_LOOP',
+  /** A config.set left the agent unhealthy and was rolled back (raised once, cleared by the next good config.set). */
+  'CONFIG_ROLLED_BACK',
+] as const;
+
+export type AlarmCode = (typeof ALARM_CODES)[number];

@@ -1,0 +1,46 @@
+/**
+ * Arguments of the commands that take any (the rest take none). The device checks `args` with
+ * these schemas and answers BAD_ARGS naming what was wrong.
+ */
+import { z } from 'zod';
+
+export const OutboxRetryArgs = z.strictObject({
+  /** Retry one row (its id from outbox.list) or, when absent, every dead-lettered row. */
+  id: z.number().int().positive().optional(),
+});
+
+export const ConfigGetArgs = z.strictObject({
+  /** A dotted key path (`gateway.timeoutMs`); absent = the whole effective config. Secrets are never in config. */
+  key: z.string().min(1).max(256).optional(),
+});
+
+export const ConfigSetArgs = z.strictObject({
+  /** Values to layer over the site config file, as a partial config object ({ "mdb": { "sessionIdleTimeoutMs": 30000 } }). */
+  set: z.record(z.string(), z.unknown()),
+  /** How long the restarted agent has to report healthy before the old file comes back. */
+  healthyWithinS: z.number().int().min(5).max(600).default(60),
+});
+
+/**
+ * `cmd/start` from `qrvend relay`: the Start exactly as the wallet sent it. The machine answers
+ * with the HTTP status and body it would have given on its own endpoint, which the relay returns
+ * unchanged. `deadlineAt` (epoch ms, the relay's clock) is when the relay stops waiting: a Start
+ * that arrives later is refused and starts nothing (TOO_LATE).
+ */
+export const RelayedStartArgs = z.strictObject({
+  /** The Start path's IntegratorName level, as received by the relay. */
+  integratorName: z.string().min(1).max(100),
+  /** The request body as UTF-8 text, at most start.maxBodyBytes. */
+  body: z.string().max(1_048_576),
+  deadlineAt: z.number().int().positive(),
+  /** The wallet's address as the relay saw it (rate limiting on the machine is per relay otherwise). */
+  client: z.string().max(64),
+});
+export type RelayedStartArgs = z.infer<typeof RelayedStartArgs>;
+
+export const RelayedStartResult = z.object({
+  httpStatus: z.number().int().min(100).max(599),
+  contentType: z.string().max(128),
+  body: z.string().max(65_536),
+});
+export type RelayedStartResult = z.infer<typeof RelayedStartResult>;

@@ -1,0 +1,5 @@
+/** The fleet link's contract: topics, payloads, alarm codes, command arguments (design section 10). */
+export * from './topics.js';
+export * from './alarms.js';
+export * from './messages.js';
+export * from './commands.js';
