@@ -15,7 +15,7 @@ import { isLedgerLost } from '../ledger/identity.js';
 import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
 import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
-import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
+import type { MainToPayment, PaymentToFleet, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
 import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
@@ -63,6 +63,11 @@ async function openLedgerPatiently(): Promise<Ledger> {
     } catch (err) {
       if (isLedgerLost(err)) {
         toMain({ type: 'sessions.allowed', allowed: false, reason: 'ledger lost' });
+        // No ledger, so no alarm event can be written: the fleet's status carries LEDGER_CORRUPT meanwhile.
+        data.fleetPort?.postMessage({
+          type: 'fleet.facts',
+          facts: { reader: 'offline', readerDisabledRemotely: false, gateway: 'online', outbox: { pending: 0, dead: 0 }, alarms: ['LEDGER_CORRUPT'], queued: { sales: 0, alarms: 0, dropped: 0 } },
+        } satisfies PaymentToFleet);
         log.error({ code: err.code, path: config.store.path, err: err.message, hint: err.hint }, 'ledger lost: refusing sessions until a technician runs `qrvend ledger acknowledge-loss`');
         await new Promise((r) => setTimeout(r, LEDGER_RETRY_MS));
         continue;
