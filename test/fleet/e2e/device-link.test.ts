@@ -140,6 +140,17 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   assert.equal((await watcher.command('ping')).ok, true, 'still answering');
 });
 
+test('MQTT 5: the reply goes to the response topic with the correlation data of the request', T, async (t) => {
+  if (protocolFor(broker) !== 5) {
+    t.skip(`the ${broker.kind} broker speaks MQTT 3.1.1 only (npm run fleet-test covers MQTT 5)`);
+    return;
+  }
+  const { reply, correlationData } = await watcher.commandV5('ping', {}, 'ops/e2e/replies');
+  assert.equal(reply.ok, true);
+  assert.equal(reply.command, 'ping');
+  assert.equal(reply.correlationId, correlationData!.toString('utf8'));
+});
+
 test('the broker away for the length of 50 sales: all 50 arrive after it is back, none twice', { timeout: 120_000 }, async () => {
   gate.setMode('closed');
   await broker.stop();
