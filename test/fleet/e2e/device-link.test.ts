@@ -132,6 +132,11 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   assert.equal(!args.ok && args.error.code, 'BAD_ARGS');
   const list = await watcher.command('outbox.list');
   assert.equal(list.ok, true);
+  const doctor = await watcher.command('doctor', {}, 20_000);
+  assert.equal(doctor.ok, true);
+  const checks = (doctor.ok ? (doctor.result as { results: Array<{ id: string }> }).results : []).map((r) => r.id);
+  assert.ok(checks.includes('ledger') && checks.includes('gateway'), `doctor checks: ${checks.join(', ')}`);
+  assert.ok(!checks.includes('serial'), 'the serial port the agent holds is not opened by the doctor');
   const get = await watcher.command('config.get', { key: 'fleet.topicPrefix' });
   assert.deepEqual(get.ok && get.result, { key: 'fleet.topicPrefix', value: PREFIX });
   const start = await watcher.command('start', { integratorName: 'x', body: '{}', deadlineAt: Date.now() + 5000, client: '127.0.0.1' });
