@@ -102,6 +102,15 @@ test('the retained status says who the machine is and what state it is in', T, a
   assert.ok(Array.isArray(status.alarms));
 });
 
+test('health carries the stats figures and the link\'s own counters', T, async () => {
+  await until(() => watcher.health.some((h) => h.stats?.reader !== undefined), 15_000, 'a health message with the stats');
+  const h = watcher.health.find((x) => x.stats?.reader !== undefined)!;
+  assert.equal(h.machineId, MACHINE);
+  assert.equal(typeof h.stats.reader.linesIn, 'number');
+  assert.equal(typeof h.stats.fleet.connects, 'number');
+  assert.deepEqual(Object.keys(h.stats.fleet.queued ?? {}).sort(), ['alarms', 'dropped', 'sales']);
+});
+
 test('a sale appears as exactly one event, removed from the queue once the broker acknowledged it', T, async () => {
   const txId = await sale(1.5);
   const event = (await watcher.waitForEvent((e) => e.kind === 'sale' && e.txId === txId, 10_000, 'the sale event')) as SaleEvent;
