@@ -9,7 +9,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -271,6 +271,21 @@ test('a config.set that leaves the agent unhealthy is rolled back with the CONFI
   const alarm = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
   assert.equal(alarm.kind === 'alarm' && alarm.machineId, MACHINE);
   await until(() => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CONFIG_ROLLED_BACK') === true, 10_000, 'the status alarm list');
+});
+
+test('a good config.set is applied by the restart, kept once healthy, and clears CONFIG_ROLLED_BACK', { timeout: 60_000 }, async () => {
+  const agent = rig.agent!;
+  const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 30 });
+  assert.equal(set.ok, true, JSON.stringify(set));
+  assert.equal((await agent.exited).code, RESTART_EXIT_CODE);
+  remember();
+  rig.agent = null;
+  await rig.startAgent();
+  await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'cleared', 15_000, 'CONFIG_ROLLED_BACK cleared');
+  assert.equal(existsSync(`${rig.configFile}.pending.json`), false, 'the trial is over');
+  assert.equal(existsSync(`${rig.configFile}.previous`), false);
+  const get = await watcher.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' });
+  assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 45_000 });
 });
 
 test('the broker password never appears in the daemon output', T, async () => {
