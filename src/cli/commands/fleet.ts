@@ -130,7 +130,8 @@ export function register(parent: Command): void {
     }
     const { watchFleet, formatEventLine, formatPresenceLine, watchJsonLine } = await import('../../fleet/operator/index.js');
     const { escapeForTerminal } = await import('../../core/terminal-text.js');
-    const { client, settings } = await connect(flags, 'watch', 2_000);
+    const { brokerLabel } = await import('../../fleet/operator/index.js');
+    const { client, settings, protocol } = await connect(flags, 'watch', 2_000);
     let seen = 0;
     let badShown = 0;
     let finish!: () => void;
@@ -155,6 +156,7 @@ export function register(parent: Command): void {
       },
       { share: flags.share },
     );
+    process.stderr.write(`qrvend fleet watch: watching ${settings.prefix}/+/events on ${brokerLabel(settings.url)} (MQTT ${protocol === 5 ? '5' : '3.1.1'})\n`);
     const timer = seconds === undefined ? undefined : setTimeout(finish, seconds * 1000);
     process.once('SIGINT', finish);
     process.once('SIGTERM', finish);
