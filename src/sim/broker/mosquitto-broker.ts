@@ -51,6 +51,8 @@ export interface MosquittoBroker extends TestBroker {
   readonly kind: 'mosquitto';
   /** The running broker's process id (null while stopped): for CPU and memory figures from /proc. */
   readonly pid: number | null;
+  /** The private directory of its configuration (removed by close()). */
+  readonly configDir: string;
   /** The last lines mosquitto wrote to its log (stderr), for error messages. */
   logTail(): string;
 }
@@ -218,6 +220,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     get pid() {
       return child?.pid ?? null;
     },
+    configDir: dir,
     logTail: () => log.join('\n'),
     start,
     stop,
