@@ -111,6 +111,16 @@ function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Parti
   return options;
 }
 
+/**
+ * Small request/reply exchanges suffer from Nagle's algorithm (a reply held back until the
+ * previous packet's delayed ACK, about 40 ms); mqtt.js does not set TCP_NODELAY, so we do, on
+ * every (re)connection.
+ */
+export function noDelay(client: MqttClient): void {
+  const socket = client.stream as unknown as { setNoDelay?: (on: boolean) => void } | undefined;
+  socket?.setNoDelay?.(true);
+}
+
 /** CONNACK codes that mean "wrong protocol version" (3.1.1: 1; MQTT 5: 0x84). */
 function isProtocolRefusal(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
@@ -141,7 +151,10 @@ function connectOnce(url: string, options: IClientOptions, timeoutMs: number): P
         reject(err);
       }
     };
-    const onConnect = () => finish(null);
+    const onConnect = () => {
+      noDelay(client);
+      finish(null);
+    };
     const onError = (err: unknown) => finish(err);
     const onClose = () => finish(new Error('connection closed before the broker accepted it'));
     const timer = setTimeout(() => finish(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs + 500);
@@ -166,6 +179,7 @@ export async function connectFleet(input: FleetConnectionOptions | FleetConnecti
     try {
       const client = await connectOnce(settings.url, opts, settings.connectTimeoutMs);
       if (options.reconnectMs !== undefined) client.options.reconnectPeriod = options.reconnectMs;
+      client.on('connect', () => noDelay(client));
       return { client, protocol, settings };
     } catch (err) {
       last = err;

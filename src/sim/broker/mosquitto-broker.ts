@@ -110,6 +110,8 @@ function configText(options: { port: number; dir: string; users: boolean; acl: b
     // directory; it stays the user that started it.
     `user ${userInfo().username}`,
     'max_queued_messages 100000',
+    // Without it a command's reply waits on Nagle and delayed ACKs: 44 ms instead of 1.3 ms per round trip (fleet-sim).
+    'set_tcp_nodelay true',
   ];
   if (options.users) lines.push(`password_file ${join(options.dir, 'passwd')}`);
   if (options.acl) lines.push(`acl_file ${join(options.dir, 'acl')}`);

@@ -105,6 +105,8 @@ export class SimulatedMachine {
     if (options.username !== undefined) clientOptions.username = options.username;
     if (options.password !== undefined) clientOptions.password = options.password;
     const client = await mqtt.connectAsync(options.url, clientOptions, false);
+    // As the device's fleet worker should: no Nagle delay on a reply that follows a PUBACK.
+    (client.stream as unknown as Socket | undefined)?.setNoDelay?.(true);
     const machine = new SimulatedMachine(client, options, topics);
     client.on('message', (topic, payload, packet) => void machine.onCommand(topic, payload, packet));
     await client.subscribeAsync(topics.commandFilter, { qos: 1 });
