@@ -94,9 +94,12 @@ export function statusJson(rows: readonly MachineRow[], bad: BadCounts): Record<
   };
 }
 
+/** Machine ids in watch lines are padded to this width so the columns after them line up. */
+const ID_WIDTH = 12;
+
 /** One line of `qrvend fleet watch` for an event. */
 export function formatEventLine(machineId: string, event: FleetEvent): string {
-  const id = escapeForTerminal(machineId);
+  const id = escapeForTerminal(machineId).padEnd(ID_WIDTH);
   if (event.kind === 'sale') {
     const items = event.products.map((p) => `${p.item}:${escapeForTerminal(p.outcome)}`).join(',') || '-';
     const verdict = event.verdict === 'dead-letter' ? 'DEAD-LETTER' : 'accepted';
@@ -108,7 +111,7 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
 
 /** One line of `qrvend fleet watch` when a machine comes online or goes away (its last will). */
 export function formatPresenceLine(machineId: string, status: StatusMessage): string {
-  const id = escapeForTerminal(machineId);
+  const id = escapeForTerminal(machineId).padEnd(ID_WIDTH);
   if (!status.online) return `${'-'.padEnd(20)}  ${id}  OFFLINE (last will)`;
   return `${shortTime(status.at)}  ${id}  online  version ${escapeForTerminal(status.version)}, reader ${status.reader}`;
 }

@@ -58,6 +58,7 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
 export async function runFleetSim(input: FleetSimOptions, log: (line: string) => void = () => undefined) {
   const o = FleetSimOptions.parse(input);
   const started = new Date().toISOString();
+  const loadBefore = loadavg()[0] ?? NaN;
   let broker: MosquittoBroker | null = null;
   const child = fork(fileURLToPath(new URL('./machines-process.js', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const inbox: FromMachines[] = [];
@@ -177,7 +178,7 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     return {
       what: 'npm run fleet-sim',
       started,
-      host: { cpus: cpus().length, model: cpus()[0]?.model ?? null, loadavg1Before: round(loadavg()[0] ?? NaN) },
+      host: { cpus: cpus().length, model: cpus()[0]?.model ?? null, loadavg1Before: round(loadBefore), loadavg1After: round(loadavg()[0] ?? NaN) },
       options: o,
       broker: {
         kind: 'mosquitto',

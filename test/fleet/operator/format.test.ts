@@ -46,13 +46,13 @@ test('an empty fleet says so; a remote disable still waiting for the session end
 });
 
 test('event lines: a sale and an alarm, device text escaped so it cannot drive the terminal', { timeout: 5_000 }, () => {
-  assert.equal(formatEventLine('M1', sale('M1', 'e1')), '2026-11-23 04:01:02Z  M1  sale   1.50 ILS  static settlement accepted  tx tx-1  items 12:vended');
-  assert.equal(formatEventLine('M1', alarm('M1', 'e2', 'raised', 'timeouts\x1b[2J')), '2026-11-23 04:05:00Z  M1  alarm  RAISED  GATEWAY_UNREACHABLE  timeouts\\x1b[2J');
-  assert.equal(formatEventLine('M1', alarm('M1', 'e3', 'cleared')), '2026-11-23 04:05:00Z  M1  alarm  cleared GATEWAY_UNREACHABLE');
+  assert.equal(formatEventLine('M1', sale('M1', 'e1')), '2026-11-23 04:01:02Z  M1            sale   1.50 ILS  static settlement accepted  tx tx-1  items 12:vended');
+  assert.equal(formatEventLine('M1', alarm('M1', 'e2', 'raised', 'timeouts\x1b[2J')), '2026-11-23 04:05:00Z  M1            alarm  RAISED  GATEWAY_UNREACHABLE  timeouts\\x1b[2J');
+  assert.equal(formatEventLine('M1', alarm('M1', 'e3', 'cleared')), '2026-11-23 04:05:00Z  M1            alarm  cleared GATEWAY_UNREACHABLE');
   assert.equal(formatEventLine('M1', { ...sale('M1', 'e4'), txId: 'a\nforged line', verdict: 'dead-letter' }).includes('DEAD-LETTER  tx a\\x0aforged line'), true);
   assert.equal(shortTime('not a time\r'), 'not a time\\x0d');
-  assert.match(formatPresenceLine('M1', { online: false }), /M1  OFFLINE \(last will\)$/);
-  assert.match(formatPresenceLine('M1', onlineStatus('M1')), /M1  online  version 0\.1\.0, reader enabled$/);
+  assert.match(formatPresenceLine('M1', { online: false }), /M1 {12}OFFLINE \(last will\)$/);
+  assert.match(formatPresenceLine('M1', onlineStatus('M1')), /M1 {12}online  version 0\.1\.0, reader enabled$/);
 });
 
 test('a reply: ok with its result, or the error code and message', { timeout: 5_000 }, () => {
