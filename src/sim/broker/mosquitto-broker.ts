@@ -45,6 +45,13 @@ export interface MosquittoOptions {
   maxOpenFiles?: number;
   /** How long to wait for the listener. Default 10 s. */
   readyTimeoutMs?: number;
+  /** Files to write into the private directory first (certificates for a TLS listener), by bare name. */
+  files?: Record<string, string | Buffer>;
+  /**
+   * The whole configuration instead of the generated one (a test of a documented site config):
+   * given the port and the private directory, it must listen on 127.0.0.1 only.
+   */
+  config?: (context: { port: number; dir: string; user: string }) => string;
 }
 
 export interface MosquittoBroker extends TestBroker {
@@ -141,6 +148,10 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   try {
     if (options.users) writeFileSync(join(dir, 'passwd'), `${options.users.map(mosquittoPasswordLine).join('\n')}\n`, { mode: 0o600 });
     if (options.acl !== undefined) writeFileSync(join(dir, 'acl'), options.acl, { mode: 0o600 });
+    for (const [name, content] of Object.entries(options.files ?? {})) {
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(name) || name.startsWith('.')) throw new Error(`mosquitto: bad file name ${JSON.stringify(name)}`);
+      writeFileSync(join(dir, name), content, { mode: 0o600 });
+    }
   } catch (err) {
     forget();
     rmSync(dir, { recursive: true, force: true });
@@ -149,11 +160,11 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
 
   async function start(): Promise<void> {
     if (child) return;
-    writeFileSync(
-      join(dir, 'mosquitto.conf'),
-      configText({ port, dir, users: options.users !== undefined, acl: options.acl !== undefined, persistence: options.persistence === true }),
-      { mode: 0o600 },
-    );
+    const text = options.config
+      ? options.config({ port, dir, user: userInfo().username })
+      : configText({ port, dir, users: options.users !== undefined, acl: options.acl !== undefined, persistence: options.persistence === true });
+    if (!new RegExp(`^listener ${port} 127\\.0\\.0\\.1$`, 'm').test(text) || (text.match(/^\s*listener\s/gm) ?? []).length !== 1) throw new Error(`mosquitto: the configuration must listen on 127.0.0.1:${port} only`);
+    writeFileSync(join(dir, 'mosquitto.conf'), text, { mode: 0o600 });
     const args = ['-c', join(dir, 'mosquitto.conf')];
     const [file, argv] = options.maxOpenFiles !== undefined ? ['prlimit', [`--nofile=${Math.trunc(options.maxOpenFiles)}`, '--', bin, ...args]] : [bin, args];
     log = [];

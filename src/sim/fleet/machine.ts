@@ -37,6 +37,8 @@ export interface SimulatedMachineOptions {
   protocol?: 4 | 5;
   username?: string;
   password?: string;
+  /** CA certificate (PEM) for an mqtts:// broker. */
+  ca?: Buffer;
   /** Command handlers by name, over the built-in `ping`. */
   handlers?: Record<string, CommandHandler>;
   /** eventId of the n-th event of this machine (default `<machineId>-<n>`). */
@@ -104,6 +106,7 @@ export class SimulatedMachine {
     };
     if (options.username !== undefined) clientOptions.username = options.username;
     if (options.password !== undefined) clientOptions.password = options.password;
+    if (options.ca !== undefined) clientOptions.ca = options.ca;
     const client = await mqtt.connectAsync(options.url, clientOptions, false);
     // As the device's fleet worker should: no Nagle delay on a reply that follows a PUBACK.
     (client.stream as unknown as Socket | undefined)?.setNoDelay?.(true);
