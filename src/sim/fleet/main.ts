@@ -17,6 +17,8 @@ const program = new Command('fleet-sim')
   .addOption(new Option('--alarms <per s>', 'alarm events per second over the fleet').default('1'))
   .addOption(new Option('--protocol <v>', 'MQTT version of machines and operator').choices(['4', '5']).default('5'))
   .addOption(new Option('--pings <n>', 'command round trips measured after the run').default('50'))
+  .addOption(new Option('--command <name>', 'the command of those round trips (answered by --handlers beyond ping)').default('ping'))
+  .addOption(new Option('--command-args <json>', 'its arguments, one JSON object'))
   .addOption(new Option('--crash <n>', 'machines cut off at the end (their last will is checked)').default('10'))
   .addOption(new Option('--handlers <module>', 'module exporting `handlers` (command name -> handler) for the simulated machines, e.g. a canned `start` for the relay'))
   .addOption(new Option('--no-cli', 'skip timing the real `qrvend fleet status --json`'))
@@ -31,7 +33,7 @@ function num(value: string, name: string): number {
 
 try {
   program.parse(process.argv);
-  const f = program.opts<{ machines: string; seconds: string; rate: string; health: string; alarms: string; protocol: string; pings: string; crash: string; handlers?: string; cli: boolean; out: string }>();
+  const f = program.opts<{ machines: string; seconds: string; rate: string; health: string; alarms: string; protocol: string; pings: string; command: string; commandArgs?: string; crash: string; handlers?: string; cli: boolean; out: string }>();
   const results = await runFleetSim(
     {
       machines: num(f.machines, 'machines'),
@@ -41,6 +43,7 @@ try {
       alarmsPerSecond: num(f.alarms, 'alarms'),
       protocol: f.protocol === '4' ? 4 : 5,
       pings: num(f.pings, 'pings'),
+      command: { name: f.command, args: f.commandArgs === undefined ? undefined : (JSON.parse(f.commandArgs) as unknown) },
       crash: num(f.crash, 'crash'),
       cli: f.cli,
       handlersModule: f.handlers,

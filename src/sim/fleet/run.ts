@@ -30,8 +30,10 @@ export const FleetSimOptions = z.strictObject({
   prefix: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/).default('qrvend'),
   seed: z.number().int().default(1),
   connectConcurrency: z.number().int().min(1).max(500).default(50),
-  /** Command round trips measured after the run (ping to machines in turn). */
+  /** Command round trips measured after the run (to machines in turn). */
   pings: z.number().int().min(0).max(10_000).default(50),
+  /** The command of those round trips: ping, or e.g. `start` answered by `handlersModule`. */
+  command: z.strictObject({ name: z.string(), args: z.unknown().optional() }).default({ name: 'ping' }),
   /** Machines whose connection is cut at the end (their last will must reach the operator). */
   crash: z.number().int().min(0).max(20_000).default(10),
   /** Also time the real `qrvend fleet status --json` (a child process). */
@@ -148,7 +150,7 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     rssPeak = Math.max(rssPeak, mem.rssKiB);
     log(`published ${ran.salesPublished} sales, operator received ${sales}`);
 
-    // fleet cmd: ping round trips.
+    // fleet cmd: round trips (ping unless told otherwise).
     const cmdClient = await connectFleet(conn, { purpose: 'sim-cmd' });
     operators.push(cmdClient.client);
     const rtts: number[] = [];
@@ -157,7 +159,7 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     for (let i = 0; i < o.pings; i += 1) {
       const machineId = `vm-${String(((i * 7919) % o.machines) + 1).padStart(width, '0')}`;
       try {
-        const r = await sendFleetCommand(cmdClient.client, { prefix: o.prefix, machineId, name: 'ping', timeoutMs: 5_000, protocol: cmdClient.protocol });
+        const r = await sendFleetCommand(cmdClient.client, { prefix: o.prefix, machineId, name: o.command.name, args: o.command.args, timeoutMs: 5_000, protocol: cmdClient.protocol });
         if (r.reply.ok) rtts.push(r.elapsedMs);
         else cmdFailures += 1;
       } catch {
@@ -200,7 +202,7 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
         malformed: watch.view.bad.total,
         latencyMs: latencySummary(latencies),
       },
-      commands: { pings: o.pings, ok: rtts.length, failed: cmdFailures, roundTripMs: latencySummary(rtts) },
+      commands: { command: o.command.name, requests: o.pings, ok: rtts.length, failed: cmdFailures, roundTripMs: latencySummary(rtts) },
       lastWill: { machinesCut: crashed.machineIds.length, offlineSeenByOperator: willsSeen },
       deviceSide: {
         note: 'simulated machines (mqtt.js clients, no daemon): CPU and bytes of their process and connections. The real daemon also writes each event to SQLite; that is measured by the daemon benchmarks (bytes per sale), not here.',
