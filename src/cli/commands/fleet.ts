@@ -24,6 +24,7 @@ interface WatchFlags extends ConnectionFlags {
   count?: string;
   seconds?: string;
   share?: string;
+  session?: string;
   presence: boolean;
 }
 
@@ -52,7 +53,7 @@ function wholeNumber(value: string, what: string, min: number, max: number): num
   return Number(value);
 }
 
-async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: number) {
+async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: number, more: { session?: string; beforeConnect?: (client: import('mqtt').MqttClient) => void } = {}) {
   const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
   const { connectFleet } = await import('../../fleet/operator/index.js');
   if (flags.url === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'no broker: give --url or set QRVEND_FLEET_URL');
@@ -74,7 +75,7 @@ async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: nu
       protocol: flags.protocol,
       connectTimeoutMs,
     },
-    { purpose, reconnectMs },
+    { purpose, reconnectMs, ...more },
   );
 }
 
@@ -119,6 +120,7 @@ export function register(parent: Command): void {
       .option('--count <n>', 'stop after this many events')
       .option('--seconds <s>', 'stop after this many seconds')
       .option('--share <group>', 'consume events through a shared subscription ($share/GROUP/...), spread over several watchers')
+      .option('--session <name>', 'a persistent session: the broker queues events while this watcher is away and hands them over when it is back')
       .option('--no-presence', 'events only, no online/offline lines'),
   ).action(async (flags: WatchFlags) => {
     const count = flags.count === undefined ? undefined : await usage(() => wholeNumber(flags.count!, '--count', 1, 100_000_000));
@@ -128,19 +130,20 @@ export function register(parent: Command): void {
         throw new Error('--share must be 1-64 letters, digits or ._-');
       });
     }
-    const { watchFleet, formatEventLine, formatPresenceLine, watchJsonLine } = await import('../../fleet/operator/index.js');
+    if (flags.session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.session)) {
+      await usage(() => {
+        throw new Error('--session must be 1-64 letters, digits or ._-');
+      });
+    }
+    const { watchFleet, createWatchListener, formatEventLine, formatPresenceLine, watchJsonLine, brokerLabel } = await import('../../fleet/operator/index.js');
     const { escapeForTerminal } = await import('../../core/terminal-text.js');
-    const { brokerLabel } = await import('../../fleet/operator/index.js');
-    const { client, settings, protocol } = await connect(flags, 'watch', 2_000);
     let seen = 0;
     let badShown = 0;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
-    client.on('offline', () => process.stderr.write('qrvend fleet watch: broker connection lost; reconnecting\n'));
-    client.on('connect', () => process.stderr.write('qrvend fleet watch: connected again\n'));
-    const watch = await watchFleet(
-      client,
-      settings.prefix,
+    const prefix = flags.prefix;
+    const listener = createWatchListener(
+      prefix,
       {
         onEvent(machineId, event) {
           process.stdout.write(flags.json ? watchJsonLine({ type: 'event', machineId, event }) : `${formatEventLine(machineId, event)}\n`);
@@ -154,8 +157,11 @@ export function register(parent: Command): void {
           if (badShown++ < 10) process.stderr.write(`qrvend fleet watch: skipped a malformed message on ${escapeForTerminal(message.topic.slice(0, 200))}: ${message.reason}: ${escapeForTerminal(message.detail)}\n`);
         },
       },
-      { share: flags.share },
     );
+    const { client, settings, protocol } = await connect(flags, 'watch', 2_000, { session: flags.session, beforeConnect: (c) => c.on('message', listener.onMessage) });
+    client.on('offline', () => process.stderr.write('qrvend fleet watch: broker connection lost; reconnecting\n'));
+    client.on('connect', () => process.stderr.write('qrvend fleet watch: connected again\n'));
+    const watch = await watchFleet(client, settings.prefix, listener, { share: flags.share });
     process.stderr.write(`qrvend fleet watch: watching ${settings.prefix}/+/events on ${brokerLabel(settings.url)} (MQTT ${protocol === 5 ? '5' : '3.1.1'})\n`);
     const timer = seconds === undefined ? undefined : setTimeout(finish, seconds * 1000);
     process.once('SIGINT', finish);
@@ -166,7 +172,7 @@ export function register(parent: Command): void {
       if (timer) clearTimeout(timer);
       process.off('SIGINT', finish);
       process.off('SIGTERM', finish);
-      await watch.stop();
+      await watch.stop({ keepSubscription: flags.session !== undefined });
       await client.endAsync(true);
       const { bad, duplicates } = watch.view;
       if (bad.total > 0 || duplicates > 0) process.stderr.write(`qrvend fleet watch: ${bad.total} malformed messages skipped, ${duplicates} repeated events shown once\n`);

@@ -93,10 +93,14 @@ export function operatorClientId(purpose: string): string {
   return `qrvend-op-${purpose}-${randomBytes(6).toString('hex')}`;
 }
 
-function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Partial<IClientOptions>): IClientOptions {
+/** How long the broker keeps a named (persistent) operator session while it is away: 7 days. */
+export const SESSION_EXPIRY_S = 7 * 24 * 3600;
+
+function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Partial<IClientOptions>, session: string | undefined): IClientOptions {
   const options: IClientOptions = {
     protocolVersion: protocol,
-    clean: true,
+    clean: session === undefined,
+    ...(session !== undefined && protocol === 5 ? { properties: { sessionExpiryInterval: SESSION_EXPIRY_S } } : {}),
     reconnectPeriod: 0,
     connectTimeout: s.connectTimeoutMs,
     keepalive: 30,
@@ -133,9 +137,10 @@ function isAuthRefusal(err: unknown): boolean {
   return code === 4 || code === 5 || code === 0x86 || code === 0x87 || code === 0x8a || code === 0x8c;
 }
 
-function connectOnce(url: string, options: IClientOptions, timeoutMs: number): Promise<MqttClient> {
+function connectOnce(url: string, options: IClientOptions, timeoutMs: number, beforeConnect?: (client: MqttClient) => void): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
     const client = mqtt.connect(url, options);
+    beforeConnect?.(client);
     let settled = false;
     const finish = (err: unknown | null) => {
       if (settled) return;
@@ -169,15 +174,33 @@ function connectOnce(url: string, options: IClientOptions, timeoutMs: number): P
  * successful connect (fleet watch); the first connect never retries, so a wrong URL or password
  * fails at once with a clear error.
  */
-export async function connectFleet(input: FleetConnectionOptions | FleetConnectionSettings, options: { purpose: string; reconnectMs?: number; extra?: Partial<IClientOptions> }): Promise<FleetConnection> {
+export interface ConnectFleetOptions {
+  purpose: string;
+  reconnectMs?: number;
+  extra?: Partial<IClientOptions>;
+  /**
+   * A persistent session under this name (client id `qrvend-op-<purpose>-<name>`, clean=false,
+   * MQTT 5 session expiry 7 days): the broker keeps the subscriptions and queues QoS 1 messages
+   * while the client is away, and hands them over when it comes back.
+   */
+  session?: string;
+  /** Called with the client before it connects: a message handler set here misses nothing a resumed session delivers at once. */
+  beforeConnect?: (client: MqttClient) => void;
+}
+
+export async function connectFleet(input: FleetConnectionOptions | FleetConnectionSettings, options: ConnectFleetOptions): Promise<FleetConnection> {
   const settings = parseConnectionOptions(input as FleetConnectionOptions);
   const tries: (4 | 5)[] = settings.protocol === 'auto' ? [5, 4] : [Number(settings.protocol) as 4 | 5];
   const label = brokerLabel(settings.url);
   let last: unknown = null;
   for (const protocol of tries) {
-    const opts = clientOptions(settings, protocol, { clientId: operatorClientId(options.purpose), ...options.extra });
+    if (options.session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(options.session)) {
+      throw new QrvendError(ErrorCodes.CLI_USAGE, 'a session name is 1-64 letters, digits or ._-');
+    }
+    const clientId = options.session !== undefined ? `qrvend-op-${options.purpose}-${options.session}` : operatorClientId(options.purpose);
+    const opts = clientOptions(settings, protocol, { clientId, ...options.extra }, options.session);
     try {
-      const client = await connectOnce(settings.url, opts, settings.connectTimeoutMs);
+      const client = await connectOnce(settings.url, opts, settings.connectTimeoutMs, options.beforeConnect);
       if (options.reconnectMs !== undefined) client.options.reconnectPeriod = options.reconnectMs;
       client.on('connect', () => noDelay(client));
       return { client, protocol, settings };

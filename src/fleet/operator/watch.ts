@@ -18,12 +18,18 @@ export interface WatchHandlers {
 
 export interface FleetWatch {
   view: FleetView;
-  stop(): Promise<void>;
+  stop(options?: { keepSubscription?: boolean }): Promise<void>;
 }
 
-export async function watchFleet(client: MqttClient, prefix: string, handlers: WatchHandlers, options: { share?: string } = {}): Promise<FleetWatch> {
+export type MessageListener = (topic: string, payload: Buffer, packet: IPublishPacket) => void;
+
+/**
+ * The watcher's message handler and the view it feeds, apart from any client: set it on a client
+ * before it connects (connectFleet's beforeConnect) when a resumed session may deliver at once.
+ */
+export function createWatchListener(prefix: string, handlers: WatchHandlers): { view: FleetView; onMessage: MessageListener } {
   const view = new FleetView();
-  const onMessage = (topic: string, payload: Buffer, packet: IPublishPacket) => {
+  const onMessage: MessageListener = (topic, payload, packet) => {
     const decoded = decodeFleetMessage(prefix, topic, payload);
     const applied = view.apply(decoded);
     if (decoded.kind === 'bad') {
@@ -35,16 +41,28 @@ export async function watchFleet(client: MqttClient, prefix: string, handlers: W
       if (now !== null && (applied.previous === null || applied.previous.online !== now.online)) handlers.onPresence(applied.row.machineId, now);
     }
   };
-  client.on('message', onMessage);
+  return { view, onMessage };
+}
+
+export async function watchFleet(
+  client: MqttClient,
+  prefix: string,
+  /** What to do with each message: handlers, or a listener made by createWatchListener (already set on the client or not). */
+  source: WatchHandlers | { view: FleetView; onMessage: MessageListener },
+  options: { share?: string } = {},
+): Promise<FleetWatch> {
+  const { view, onMessage } = 'onMessage' in source ? source : createWatchListener(prefix, source);
+  if (!client.listeners('message').includes(onMessage as never)) client.on('message', onMessage);
   const filters = fleetFilters(prefix);
   // A shared subscription spreads the events over several consumers of one group (MQTT 5 brokers, mosquitto 2 also for 3.1.1).
   const events = options.share ? `$share/${options.share}/${filters.events}` : filters.events;
   await client.subscribeAsync({ [events]: { qos: 1 }, [filters.status]: { qos: 1 } });
   return {
     view,
-    async stop() {
+    async stop(options: { keepSubscription?: boolean } = {}) {
       client.off('message', onMessage);
-      await client.unsubscribeAsync([events, filters.status]).catch(() => undefined);
+      // A named session keeps its subscription on the broker, so events queue while it is away.
+      if (!options.keepSubscription) await client.unsubscribeAsync([events, filters.status]).catch(() => undefined);
     },
   };
 }

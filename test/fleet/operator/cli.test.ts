@@ -101,6 +101,16 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     assert.equal(record.event.txId, 'tx-live-2');
   });
 
+  await t.test('fleet watch --session: events published while the watcher was away arrive when it is back', async () => {
+    const first = await runCli(['fleet', 'watch', '--session', 'billing', '--seconds', '1', '--no-presence', ...url]);
+    assert.equal(first.code, 0, first.stderr);
+    await m1.sale({ txId: 'tx-while-away' }).acked;
+    const back = await runCli(['fleet', 'watch', '--session', 'billing', '--count', '1', '--json', '--no-presence', ...url]);
+    assert.equal(back.code, 0, back.stderr);
+    const record = JSON.parse(back.stdout.trim().split('\n')[0] ?? '') as { event: { txId: string } };
+    assert.equal(record.event.txId, 'tx-while-away');
+  });
+
   await t.test('fleet cmd: a reply (exit 0), an error reply (exit 1), a 3.1.1 machine, no reply (exit 69)', async () => {
     const ping = await runCli(['fleet', 'cmd', 'vm-0001', 'ping', ...url]);
     assert.equal(ping.code, 0, ping.stderr);
