@@ -204,8 +204,9 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     await gone;
     clearTimeout(timer);
     child = null;
-    // The port is free again only once nothing answers on it.
-    while (await canConnect(port)) await new Promise((r) => setTimeout(r, 25));
+    // The port is free again only once nothing answers on it (bounded: someone else may have taken it).
+    const deadline = performance.now() + 5_000;
+    while ((await canConnect(port)) && performance.now() < deadline) await new Promise((r) => setTimeout(r, 25));
   }
 
   async function close(): Promise<void> {
