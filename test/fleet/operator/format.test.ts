@@ -56,6 +56,10 @@ test('event lines: a sale and an alarm, device text escaped so it cannot drive t
 });
 
 test('a reply: ok with its result, or the error code and message', { timeout: 5_000 }, () => {
+  assert.equal(
+    formatReply({ ok: true, machineId: 'M1', command: 'config.get', correlationId: 'c', result: { v: 'a\u202eb\nc\\x0a' } }, 1),
+    'M1 config.get: ok (1 ms)\n{\n  "v": "a\\u202eb\\nc\\\\x0a"\n}\n',
+  );
   assert.equal(formatReply({ ok: true, machineId: 'M1', command: 'ping', correlationId: 'c', result: { pong: true } }, 12.4), 'M1 ping: ok (12 ms)\n{\n  "pong": true\n}\n');
   assert.equal(
     formatReply({ ok: false, machineId: 'M1', command: 'config.set', correlationId: null, error: { code: 'CONFIG_INVALID', message: 'mdb.baudRate: expected 9600' } }, 30),
