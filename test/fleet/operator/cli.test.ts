@@ -138,6 +138,15 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     assert.match(bad.stderr, /CLI_USAGE: arguments of outbox.retry refused: id/);
   });
 
+  await t.test('the broker from QRVEND_FLEET_URL; none at all is a usage error', async () => {
+    const r = await runCli(['fleet', 'status', '--json'], 30_000, { QRVEND_FLEET_URL: broker.url });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { machines: unknown[] }).machines.length, 3);
+    const none = await runCli(['fleet', 'status']);
+    assert.equal(none.code, 64);
+    assert.match(none.stderr, /CLI_USAGE: no broker: give --url or set QRVEND_FLEET_URL/);
+  });
+
   await t.test('no broker: a clear error naming it, exit 69', async () => {
     const closed = await startTestBroker();
     const deadUrl = closed.url;

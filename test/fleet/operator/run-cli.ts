@@ -11,9 +11,11 @@ export interface CliResult {
 }
 
 /** Runs to completion (never blocks this event loop: an in-process broker keeps serving). */
-export function runCli(args: string[], timeoutMs = 30_000): Promise<CliResult> {
+export function runCli(args: string[], timeoutMs = 30_000, extraEnv: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [QRVEND, ...args], { encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, QRVEND_FLEET_URL: '' } }, (err, stdout, stderr) => {
+    // The operator's own QRVEND_FLEET_* settings must not leak into a test.
+    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QRVEND_FLEET_'))), ...extraEnv };
+    execFile(process.execPath, [QRVEND, ...args], { encoding: 'utf8', timeout: timeoutMs, env }, (err, stdout, stderr) => {
       const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
       resolve({ code, stdout, stderr });
     });
@@ -22,7 +24,8 @@ export function runCli(args: string[], timeoutMs = 30_000): Promise<CliResult> {
 
 /** Starts the CLI and returns the process, with its output collected as it comes. */
 export function startCli(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [QRVEND, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QRVEND_FLEET_')));
+  const child = spawn(process.execPath, [QRVEND, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (s: string) => (out += s));
