@@ -35,6 +35,11 @@ export const ErrorCodes = {
   /** Not an error: the wall clock stepped (NTP, a person); durations continue on the monotonic clock. */
   CLOCK_STEP: 'CLOCK_STEP',
 
+  /** Operator side of the fleet link (`qrvend fleet`): the broker cannot be reached, refused us, or no reply came. */
+  FLEET_BROKER_UNREACHABLE: 'FLEET_BROKER_UNREACHABLE',
+  FLEET_BROKER_REFUSED: 'FLEET_BROKER_REFUSED',
+  FLEET_NO_REPLY: 'FLEET_NO_REPLY',
+
   START_REJECTED: 'START_REJECTED',
   START_LISTEN_FAILED: 'START_LISTEN_FAILED',
 

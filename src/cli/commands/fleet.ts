@@ -1,0 +1,205 @@
+import { Option, type Command } from 'commander';
+
+/** Connection options of every `qrvend fleet` subcommand; each also reads a QRVEND_FLEET_* variable. */
+interface ConnectionFlags {
+  url?: string;
+  prefix: string;
+  ca?: string;
+  cert?: string;
+  key?: string;
+  username?: string;
+  passwordFile?: string;
+  protocol: 'auto' | '4' | '5';
+  connectTimeout: string;
+}
+
+interface StatusFlags extends ConnectionFlags {
+  json?: boolean;
+  settle: string;
+  wait: string;
+}
+
+interface WatchFlags extends ConnectionFlags {
+  json?: boolean;
+  count?: string;
+  seconds?: string;
+  share?: string;
+  session?: string;
+  presence: boolean;
+}
+
+interface CmdFlags extends ConnectionFlags {
+  json?: boolean;
+  timeout: string;
+}
+
+function addConnectionOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--url <url>', 'the broker: mqtt://HOST:PORT or mqtts://HOST:PORT').env('QRVEND_FLEET_URL'))
+    .addOption(new Option('--prefix <prefix>', 'topic prefix of the fleet (fleet.topicPrefix on the machines)').env('QRVEND_FLEET_PREFIX').default('qrvend'))
+    .addOption(new Option('--ca <file>', 'CA certificate (PEM) that signed the broker\'s certificate').env('QRVEND_FLEET_CA'))
+    .addOption(new Option('--cert <file>', 'client certificate (PEM)').env('QRVEND_FLEET_CERT'))
+    .addOption(new Option('--key <file>', 'client key (PEM)').env('QRVEND_FLEET_KEY'))
+    .addOption(new Option('--username <name>', 'user name on the broker').env('QRVEND_FLEET_USERNAME'))
+    .addOption(new Option('--password-file <file>', 'file holding the password (one line; never given on the command line)').env('QRVEND_FLEET_PASSWORD_FILE'))
+    .addOption(new Option('--protocol <version>', 'MQTT version: 5, 4 (3.1.1), or auto (5, else 4)').choices(['auto', '4', '5']).env('QRVEND_FLEET_PROTOCOL').default('auto'))
+    .addOption(new Option('--connect-timeout <ms>', 'how long to wait for the broker').default('10000'));
+}
+
+function wholeNumber(value: string, what: string, min: number, max: number): number {
+  if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
+    throw new Error(`${what} must be a whole number from ${min} to ${max}, got "${value.slice(0, 32)}"`);
+  }
+  return Number(value);
+}
+
+async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: number, more: { session?: string; beforeConnect?: (client: import('mqtt').MqttClient) => void } = {}) {
+  const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+  const { connectFleet } = await import('../../fleet/operator/index.js');
+  if (flags.url === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'no broker: give --url or set QRVEND_FLEET_URL');
+  let connectTimeoutMs: number;
+  try {
+    connectTimeoutMs = wholeNumber(flags.connectTimeout, '--connect-timeout', 100, 120_000);
+  } catch (err) {
+    throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
+  }
+  return connectFleet(
+    {
+      url: flags.url,
+      prefix: flags.prefix,
+      caFile: flags.ca,
+      certFile: flags.cert,
+      keyFile: flags.key,
+      username: flags.username,
+      passwordFile: flags.passwordFile,
+      protocol: flags.protocol,
+      connectTimeoutMs,
+    },
+    { purpose, reconnectMs, ...more },
+  );
+}
+
+async function usage<T>(make: () => T): Promise<T> {
+  try {
+    return make();
+  } catch (err) {
+    const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+    throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
+  }
+}
+
+export function register(parent: Command): void {
+  const fleet = parent.command('fleet').description("the operator's view of the fleet over its MQTT broker: status, live events, remote commands");
+
+  addConnectionOptions(
+    fleet
+      .command('status')
+      .description('one line per machine from its retained status: online, reader, gateway, last sale, outbox, alarms')
+      .option('--json', 'print one JSON object')
+      .option('--settle <ms>', 'done when no new status came for this long', '300')
+      .option('--wait <ms>', 'at most this long in all', '10000'),
+  ).action(async (flags: StatusFlags) => {
+    const settleMs = await usage(() => wholeNumber(flags.settle, '--settle', 10, 60_000));
+    const maxWaitMs = await usage(() => wholeNumber(flags.wait, '--wait', 100, 600_000));
+    const { collectFleetStatus, formatStatusTable, statusJson } = await import('../../fleet/operator/index.js');
+    const { client, settings } = await connect(flags, 'status');
+    try {
+      const { view } = await collectFleetStatus(client, { prefix: settings.prefix, settleMs, maxWaitMs });
+      const rows = view.rows();
+      process.stdout.write(flags.json ? `${JSON.stringify(statusJson(rows, view.bad))}\n` : formatStatusTable(rows, view.bad));
+    } finally {
+      await client.endAsync(true);
+    }
+  });
+
+  addConnectionOptions(
+    fleet
+      .command('watch')
+      .description('live sale and alarm events, and machines coming online or going away, one line each')
+      .option('--json', 'print NDJSON: one object per line')
+      .option('--count <n>', 'stop after this many events')
+      .option('--seconds <s>', 'stop after this many seconds')
+      .option('--share <group>', 'consume events through a shared subscription ($share/GROUP/...), spread over several watchers')
+      .option('--session <name>', 'a persistent session: the broker queues events while this watcher is away and hands them over when it is back')
+      .option('--no-presence', 'events only, no online/offline lines'),
+  ).action(async (flags: WatchFlags) => {
+    const count = flags.count === undefined ? undefined : await usage(() => wholeNumber(flags.count!, '--count', 1, 100_000_000));
+    const seconds = flags.seconds === undefined ? undefined : await usage(() => wholeNumber(flags.seconds!, '--seconds', 1, 31_536_000));
+    if (flags.share !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.share)) {
+      await usage(() => {
+        throw new Error('--share must be 1-64 letters, digits or ._-');
+      });
+    }
+    if (flags.session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(flags.session)) {
+      await usage(() => {
+        throw new Error('--session must be 1-64 letters, digits or ._-');
+      });
+    }
+    const { watchFleet, createWatchListener, formatEventLine, formatPresenceLine, watchJsonLine, brokerLabel } = await import('../../fleet/operator/index.js');
+    const { escapeForTerminal } = await import('../../core/terminal-text.js');
+    let seen = 0;
+    let badShown = 0;
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const prefix = flags.prefix;
+    const listener = createWatchListener(
+      prefix,
+      {
+        onEvent(machineId, event) {
+          process.stdout.write(flags.json ? watchJsonLine({ type: 'event', machineId, event }) : `${formatEventLine(machineId, event)}\n`);
+          seen += 1;
+          if (count !== undefined && seen >= count) finish();
+        },
+        onPresence: flags.presence
+          ? (machineId, status) => process.stdout.write(flags.json ? watchJsonLine({ type: 'presence', machineId, status }) : `${formatPresenceLine(machineId, status)}\n`)
+          : undefined,
+        onBad(message) {
+          if (badShown++ < 10) process.stderr.write(`qrvend fleet watch: skipped a malformed message on ${escapeForTerminal(message.topic.slice(0, 200))}: ${message.reason}: ${escapeForTerminal(message.detail)}\n`);
+        },
+      },
+    );
+    const { client, settings, protocol } = await connect(flags, 'watch', 2_000, { session: flags.session, beforeConnect: (c) => c.on('message', listener.onMessage) });
+    client.on('offline', () => process.stderr.write('qrvend fleet watch: broker connection lost; reconnecting\n'));
+    client.on('connect', () => process.stderr.write('qrvend fleet watch: connected again\n'));
+    const watch = await watchFleet(client, settings.prefix, listener, { share: flags.share });
+    process.stderr.write(`qrvend fleet watch: watching ${settings.prefix}/+/events on ${brokerLabel(settings.url)} (MQTT ${protocol === 5 ? '5' : '3.1.1'})\n`);
+    const timer = seconds === undefined ? undefined : setTimeout(finish, seconds * 1000);
+    process.once('SIGINT', finish);
+    process.once('SIGTERM', finish);
+    try {
+      await done;
+    } finally {
+      if (timer) clearTimeout(timer);
+      process.off('SIGINT', finish);
+      process.off('SIGTERM', finish);
+      await watch.stop({ keepSubscription: flags.session !== undefined });
+      await client.endAsync(true);
+      const { bad, duplicates } = watch.view;
+      if (bad.total > 0 || duplicates > 0) process.stderr.write(`qrvend fleet watch: ${bad.total} malformed messages skipped, ${duplicates} repeated events shown once\n`);
+    }
+  });
+
+  addConnectionOptions(
+    fleet
+      .command('cmd')
+      .description('send a command to one machine and print its reply (exit 0: ok reply, 1: error reply, 69: no reply in time or no broker)')
+      .argument('<machineId>', 'the machine (its topic level under the prefix)')
+      .argument('<name>', 'ping, doctor, outbox.list, outbox.retry, reader.disable, reader.enable, config.get, config.set, service.restart')
+      .argument('[json]', 'the arguments as one JSON object, e.g. \'{"key":"gateway.timeoutMs"}\'')
+      .option('--json', 'print the reply as JSON')
+      .option('--timeout <ms>', 'how long to wait for the reply', '10000'),
+  ).action(async (machineId: string, name: string, json: string | undefined, flags: CmdFlags) => {
+    const timeoutMs = await usage(() => wholeNumber(flags.timeout, '--timeout', 100, 600_000));
+    const { sendFleetCommand, parseArgsText, checkCommand, formatReply } = await import('../../fleet/operator/index.js');
+    const args = parseArgsText(json);
+    checkCommand(machineId, name, args);
+    const { client, protocol, settings } = await connect(flags, 'cmd');
+    try {
+      const { reply, elapsedMs } = await sendFleetCommand(client, { prefix: settings.prefix, machineId, name, args, timeoutMs, protocol });
+      process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : formatReply(reply, elapsedMs));
+      if (!reply.ok) process.exitCode = 1;
+    } finally {
+      await client.endAsync(true);
+    }
+  });
+}

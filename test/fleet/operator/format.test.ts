@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FleetView, decodeFleetMessage, formatEventLine, formatPresenceLine, formatReply, formatStatusTable, shortTime, statusJson } from '../../../src/fleet/operator/index.js';
+import { alarm, onlineStatus, sale } from './fixtures.js';
+
+const enc = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
+
+function viewOf(messages: [string, unknown][]): FleetView {
+  const view = new FleetView();
+  for (const [topic, payload] of messages) view.apply(decodeFleetMessage('qrvend', topic, enc(payload)));
+  return view;
+}
+
+test('the status table is aligned, one line per machine, with a summary and the malformed count', { timeout: 5_000 }, () => {
+  const view = viewOf([
+    ['qrvend/vm-0002/status', onlineStatus('vm-0002', { alarms: ['GATEWAY_UNREACHABLE', 'OUTBOX_DEAD_LETTER'], gateway: 'offline', outbox: { pending: 3, dead: 1 } })],
+    ['qrvend/vm-0001/status', onlineStatus('vm-0001')],
+    ['qrvend/vm-0003/status', { online: false }],
+    ['qrvend/vm-0001/events', sale('vm-0001', 'e1')],
+    ['qrvend/vm-0004/status', 'not json'],
+  ]);
+  const text = formatStatusTable(view.rows(), view.bad);
+  assert.equal(
+    text,
+    [
+      'MACHINE  ONLINE  READER   GATEWAY  LAST SALE                      OUTBOX p/d  ALARMS',
+      'vm-0001  yes     enabled  online   2026-11-23 04:01:02Z 1.50 ILS  0/0         -',
+      'vm-0002  yes     enabled  offline  -                              3/1         GATEWAY_UNREACHABLE,OUTBOX_DEAD_LETTER',
+      'vm-0003  NO      -        -        -                              -           (offline: last will)',
+      '',
+      '3 machines: 2 online, 1 offline, 1 with alarms, 1 dead-lettered payment',
+      '1 malformed message skipped (not-json 1)',
+      '',
+    ].join('\n'),
+  );
+  const json = statusJson(view.rows(), view.bad) as { machines: unknown[]; summary: { online: number }; malformed: { total: number } };
+  assert.equal(json.machines.length, 3);
+  assert.equal(json.summary.online, 2);
+  assert.equal(json.malformed.total, 1);
+});
+
+test('an empty fleet says so; a remote disable still waiting for the session end shows as pending', { timeout: 5_000 }, () => {
+  assert.equal(formatStatusTable([], new FleetView().bad), 'no machine has a retained status under this prefix\n');
+  const view = viewOf([['qrvend/M1/status', onlineStatus('M1', { reader: 'session', readerDisabledRemotely: true })]]);
+  assert.match(formatStatusTable(view.rows(), view.bad), /^M1 +yes +session \(disable pending\) /m);
+});
+
+test('event lines: a sale and an alarm, device text escaped so it cannot drive the terminal', { timeout: 5_000 }, () => {
+  assert.equal(formatEventLine('M1', sale('M1', 'e1')), '2026-11-23 04:01:02Z  M1            sale   1.50 ILS  static settlement accepted  tx tx-1  items 12:vended');
+  assert.equal(formatEventLine('M1', alarm('M1', 'e2', 'raised', 'timeouts\x1b[2J')), '2026-11-23 04:05:00Z  M1            alarm  RAISED  GATEWAY_UNREACHABLE  timeouts\\x1b[2J');
+  assert.equal(formatEventLine('M1', alarm('M1', 'e3', 'cleared')), '2026-11-23 04:05:00Z  M1            alarm  cleared GATEWAY_UNREACHABLE');
+  assert.equal(formatEventLine('M1', { ...sale('M1', 'e4'), txId: 'a\nforged line', verdict: 'dead-letter' }).includes('DEAD-LETTER  tx a\\x0aforged line'), true);
+  assert.equal(shortTime('not a time\r'), 'not a time\\x0d');
+  assert.match(formatPresenceLine('M1', { online: false }), /M1 {12}OFFLINE \(last will\)$/);
+  assert.match(formatPresenceLine('M1', onlineStatus('M1')), /M1 {12}online  version 0\.1\.0, reader enabled$/);
+});
+
+test('a reply: ok with its result, or the error code and message', { timeout: 5_000 }, () => {
+  assert.equal(
+    formatReply({ ok: true, machineId: 'M1', command: 'config.get', correlationId: 'c', result: { v: 'a\u202eb\nc\\x0a' } }, 1),
+    'M1 config.get: ok (1 ms)\n{\n  "v": "a\\u202eb\\nc\\\\x0a"\n}\n',
+  );
+  assert.equal(formatReply({ ok: true, machineId: 'M1', command: 'ping', correlationId: 'c', result: { pong: true } }, 12.4), 'M1 ping: ok (12 ms)\n{\n  "pong": true\n}\n');
+  assert.equal(
+    formatReply({ ok: false, machineId: 'M1', command: 'config.set', correlationId: null, error: { code: 'CONFIG_INVALID', message: 'mdb.baudRate: expected 9600' } }, 30),
+    'M1 config.set: error CONFIG_INVALID: mdb.baudRate: expected 9600 (30 ms)\n',
+  );
+});
