@@ -24,7 +24,7 @@ export interface FleetWorkerData {
   config: QrvendConfig;
   machineId: string;
   terminalId: string;
-  /** The site config file config.set rewrites (null: the daemon runs on defaults only). */
+  /** The site config file (null: the daemon runs on defaults only, no fleet overlay, no config.set). */
   configFile: string | null;
   version: string;
   startedAt: string;
