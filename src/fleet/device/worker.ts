@@ -19,6 +19,7 @@ import { MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../con
 import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
 import { CommandRateBound } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
+import { keepNoDelay } from './no-delay.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -321,6 +322,7 @@ function start(): void {
   log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion }, 'fleet link starting');
   const c = connect(fleet.url!, options);
   client = c;
+  keepNoDelay(c);
   c.on('connect', () => {
     connected = true;
     counters.connects += 1;
