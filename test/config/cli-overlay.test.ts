@@ -82,3 +82,23 @@ test('config reset-remote removes the overlay, keeps a copy, and the next check 
     m.cleanup();
   }
 });
+
+test('doctor\'s config check warns about a rejected overlay with its key path, and names an applied one', T, async () => {
+  const m = machine();
+  try {
+    writeFileSync(m.overlay, JSON.stringify({ mdb: { sessionIdleTimeotMs: 1 } }));
+    const configResult = async () => {
+      const r = await cli(['doctor', '--json', '--config', m.site]);
+      return (JSON.parse(r.stdout) as { results: Array<{ id: string; status: string; summary: string }> }).results.find((c) => c.id === 'config')!;
+    };
+    const rejected = await configResult();
+    assert.equal(rejected.status, 'WARN');
+    assert.match(rejected.summary, /CONFIG_OVERLAY_REJECTED.*mdb\.sessionIdleTimeotMs: unknown key/);
+    writeFileSync(m.overlay, JSON.stringify({ mdb: { sessionIdleTimeoutMs: 45_000 } }));
+    const applied = await configResult();
+    assert.equal(applied.status, 'OK');
+    assert.match(applied.summary, /with the fleet overlay .* over it: mdb/);
+  } finally {
+    m.cleanup();
+  }
+});
