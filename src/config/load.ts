@@ -174,6 +174,18 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   return { config, file, warnings: warning === null ? [] : [warning], layers, overlay };
 }
 
+/** One line for a person when the overlay was rejected (read-only commands print it to stderr), else null. */
+export function overlayRejectedWarning(overlay: OverlayState): string | null {
+  if (overlay.status !== 'rejected') return null;
+  return `${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${overlay.file} is ignored: ${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')} (qrvend config reset-remote drops it)`;
+}
+
+/** For the read-only commands (outbox, ledger, qr): they run on what the daemon would, and say so. */
+export function warnRejectedOverlay(overlay: OverlayState): void {
+  const warning = overlayRejectedWarning(overlay);
+  if (warning !== null) process.stderr.write(`qrvend: warning: ${warning}\n`);
+}
+
 type OverlayOutcome = { ok: true; set: Record<string, unknown> | null; config: QrvendConfig | null } | { ok: false; problems: ConfigProblem[] };
 
 function applyOverlay(base: Json, overlayFile: string, withOverrides: (v: Json) => Json): OverlayOutcome {
