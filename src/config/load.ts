@@ -9,6 +9,7 @@
  * `overlay`), and set aside when the caller asks (the daemon does; read-only commands do not).
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { configFileWarning } from './file-modes.js';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
@@ -156,6 +157,13 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   let config = validateConfig(withOverrides(base), file ?? DEFAULT_CONFIG_PATH);
   const overlay: OverlayState = { file: null, status: 'none', set: null, problems: [], movedTo: null };
   if (file !== undefined) {
+    if (resolve(config.fleet.configOverlay) === resolve(file)) {
+      // config.set would overwrite the site file with the overlay's few keys.
+      throw new QrvendError(ErrorCodes.CONFIG_INVALID, `configuration ${file} is invalid:\n  fleet.configOverlay: must not be the site file itself`, {
+        hint: 'leave fleet.configOverlay at its default (/var/lib/qrvend/fleet-config.json) or name a file in the state directory',
+        details: { problems: [{ path: 'fleet.configOverlay', reason: 'must not be the site file itself' }] },
+      });
+    }
     overlay.file = config.fleet.configOverlay;
     const applied = applyOverlay(base, overlay.file, withOverrides);
     if (applied.ok) {

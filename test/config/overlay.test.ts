@@ -85,3 +85,9 @@ test('an invalid site file still stops the start, overlay or not', T, () => {
   writeFileSync(m.site, JSON.stringify({ gateway: { timeoutMs: 'soon' } }));
   assert.throws(() => loadConfig({ file: m.site, env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_INVALID'));
 });
+
+test('a site file naming itself as the overlay is refused (config.set would overwrite it)', T, () => {
+  const m = machine();
+  writeFileSync(m.site, JSON.stringify({ fleet: { configOverlay: m.site } }));
+  assert.throws(() => loadConfig({ file: m.site, env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_INVALID') && (err.details?.problems as Array<{ path: string }>)[0]?.path === 'fleet.configOverlay');
+});
