@@ -7,7 +7,7 @@ import { createLogger } from '../core/log.js';
 import { ErrorCodes } from '../core/errors.js';
 import { TEST_CLOCK_ENV } from '../core/clock.js';
 import { startDaemon } from './daemon.js';
-import { markRolledBack, rollBack } from '../fleet/device/config-change.js';
+import { settleRejectedOverlay } from '../fleet/device/config-change.js';
 import type { ConfigProblem } from '../config/load.js';
 
 const overlayProblemsText = (problems: ConfigProblem[]) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 300);
@@ -20,7 +20,7 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
     const reason = `the fleet overlay ${rejected.file} was rejected (${overlayProblemsText(rejected.problems)})`;
     // In a trial the previous overlay comes back; otherwise the machine runs on the site file and the defaults.
     try {
-      if (!rollBack(rejected.file, reason, new Date())) markRolledBack(rejected.file, reason, new Date());
+      settleRejectedOverlay(rejected.file, reason, new Date());
     } catch (err) {
       // The state directory refuses writes: the alarm is lost, the start is not.
       process.stderr.write(`qrvend: cannot record the rejected fleet overlay: ${(err as Error).message}\n`);

@@ -137,6 +137,17 @@ export function readRolledBack(overlayFile: string): { at: string; reason: strin
 }
 
 /**
+ * The loader rejected the overlay (and set it aside): in a trial the previous overlay comes back
+ * at once; otherwise the machine runs on the site file and the defaults. Either way the next
+ * start raises CONFIG_ROLLED_BACK.
+ */
+export function settleRejectedOverlay(overlayFile: string, reason: string, now: Date): 'previous restored' | 'none' {
+  if (rollBack(overlayFile, reason, now)) return 'previous restored';
+  markRolledBack(overlayFile, reason, now);
+  return 'none';
+}
+
+/**
  * A technician drops every change from the fleet (`qrvend config reset-remote`): the overlay is
  * kept as `<overlay>.removed-<time>` and the trial and rollback marks go. Returns the copy's path,
  * or null when there was no overlay.

@@ -18,6 +18,7 @@ import {
   readRolledBack,
   resetRemote,
   rollBack,
+  settleRejectedOverlay,
 } from '../../../src/fleet/device/config-change.js';
 import { ConfigSchema, isAllowedFleetUrl } from '../../../src/config/schema.js';
 import { loadConfig } from '../../../src/config/load.js';
@@ -162,6 +163,33 @@ test('a failed first change removes the overlay: back to the site file and the d
     assert.equal(loaded.config.mdb.port, 'sim');
     assert.equal(loaded.overlay.status, 'absent');
     assert.equal(rollBack(m.overlay, 'again', new Date(0)), false, 'no trial, nothing to roll back');
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('a rejected overlay in a trial brings the previous one back; outside a trial, none; both leave the alarm mark', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    confirmChange(m.overlay);
+    const good = readFileSync(m.overlay, 'utf8');
+    set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
+    const aside = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+    assert.equal(aside.overlay.status, 'applied', 'valid: nothing to settle');
+    writeFileSync(m.overlay, '{"mdb": ');
+    const loaded = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+    assert.equal(loaded.overlay.status, 'rejected');
+    assert.equal(settleRejectedOverlay(m.overlay, 'damaged', new Date(0)), 'previous restored');
+    assert.equal(readFileSync(m.overlay, 'utf8'), good);
+    assert.equal(readPendingChange(m.overlay), null, 'the trial is over');
+    assert.equal(readRolledBack(m.overlay)?.reason, 'damaged');
+    confirmChange(m.overlay);
+    writeFileSync(m.overlay, '[]');
+    loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+    assert.equal(settleRejectedOverlay(m.overlay, 'not an object', new Date(0)), 'none');
+    assert.equal(existsSync(m.overlay), false);
+    assert.equal(readRolledBack(m.overlay)?.reason, 'not an object');
   } finally {
     m.cleanup();
   }
