@@ -16,6 +16,7 @@ import * as simGateway from './commands/sim-gateway.js';
 import * as simVmc from './commands/sim-vmc.js';
 import * as simWallet from './commands/sim-wallet.js';
 import * as configCheck from './commands/config-check.js';
+import * as configResetRemote from './commands/config-reset-remote.js';
 import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
 
   const config = program.command('config').description('configuration tools').exitOverride();
   configCheck.register(config);
+  configResetRemote.register(config);
 
   // Every subcommand reports usage errors through the same path as the top level.
   const propagate = (cmd: Command) => {

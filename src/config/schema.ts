@@ -321,6 +321,12 @@ export const ConfigSchema = z
       maxQueuedEvents: int(10, 1_000_000),
       /** Take Starts relayed by `qrvend relay` over the fleet link (cmd/start). */
       acceptRelayedStart: z.boolean(),
+      /**
+       * Where config.set from the fleet keeps its changes (docs/fleet.md): layered over the site
+       * file, in the state directory because /etc/qrvend/config.json is a root-owned conffile.
+       * Only the defaults and the site file may set it (the overlay cannot move itself).
+       */
+      configOverlay: AbsolutePath,
     }),
     log: z.strictObject({
       level: z.enum(LOG_LEVELS),

@@ -11,6 +11,8 @@ export const ErrorCodes = {
   /** Not an error: a warning that the configuration file is writable by every local user. */
   CONFIG_EXPOSED: 'CONFIG_EXPOSED',
   SECRET_UNREADABLE: 'SECRET_UNREADABLE',
+  /** The fleet's configuration overlay was damaged or invalid: ignored, set aside, site + defaults used. */
+  CONFIG_OVERLAY_REJECTED: 'CONFIG_OVERLAY_REJECTED',
 
   SERIAL_OPEN_FAILED: 'SERIAL_OPEN_FAILED',
   SERIAL_WRITE_FAILED: 'SERIAL_WRITE_FAILED',

@@ -33,7 +33,7 @@ export interface DaemonOptions {
   hardwareRoot?: string;
   /** How often a `stats` line (event-loop delay, reader counters, memory) is logged; 0 = never. */
   statsIntervalMs?: number;
-  /** The site config file (config.set from the fleet rewrites it); null = defaults only. */
+  /** The site config file (config.set from the fleet layers its overlay over it); null = defaults only. */
   configFile?: string | null;
 }
 

@@ -7,26 +7,37 @@ import { createLogger } from '../core/log.js';
 import { ErrorCodes } from '../core/errors.js';
 import { TEST_CLOCK_ENV } from '../core/clock.js';
 import { startDaemon } from './daemon.js';
-import { readPendingChange, rollBack, RESTART_EXIT_CODE } from '../fleet/device/config-change.js';
+import { settleRejectedOverlay } from '../fleet/device/config-change.js';
+import type { ConfigProblem } from '../config/load.js';
+
+const overlayProblemsText = (problems: ConfigProblem[]) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 300);
 
 export async function runDaemonProcess(options: { configFile?: string | undefined }): Promise<number> {
-  const siteFile = options.configFile ?? (process.env.QRVEND_CONFIG || undefined);
-  let loaded: ReturnType<typeof loadConfig>;
-  try {
-    loaded = loadConfig({ file: options.configFile });
-  } catch (err) {
-    // A configuration changed from the fleet that does not even load: the old one comes back at once.
-    if (siteFile !== undefined && readPendingChange(siteFile) !== null && rollBack(siteFile, `the new configuration did not load: ${(err as Error).message.slice(0, 300)}`, new Date())) {
-      process.stderr.write(`qrvend: the configuration changed from the fleet did not load; the previous file was restored, restarting\n`);
-      return RESTART_EXIT_CODE;
+  // Problems of the defaults or the site file end the start with 78; the fleet's overlay cannot (see load.ts).
+  let loaded = loadConfig({ file: options.configFile, setRejectedOverlayAside: true });
+  const rejected = loaded.overlay.status === 'rejected' ? loaded.overlay : null;
+  if (rejected !== null && rejected.file !== null) {
+    const reason = `the fleet overlay ${rejected.file} was rejected (${overlayProblemsText(rejected.problems)})`;
+    // In a trial the previous overlay comes back; otherwise the machine runs on the site file and the defaults.
+    try {
+      settleRejectedOverlay(rejected.file, reason, new Date());
+    } catch (err) {
+      // The state directory refuses writes: the alarm is lost, the start is not.
+      process.stderr.write(`qrvend: cannot record the rejected fleet overlay: ${(err as Error).message}\n`);
     }
-    throw err;
+    loaded = loadConfig({ file: options.configFile, setRejectedOverlayAside: true });
   }
   const { config, file, warnings } = loaded;
   const log = createLogger({ level: config.log.level, name: 'qrvend' });
   for (const warning of warnings) log.warn({ code: ErrorCodes.CONFIG_EXPOSED, file }, warning);
+  if (rejected !== null) {
+    log.error(
+      { code: ErrorCodes.CONFIG_OVERLAY_REJECTED, overlay: rejected.file, movedTo: rejected.movedTo, problems: rejected.problems, now: loaded.overlay.status },
+      `the fleet's configuration overlay is damaged or invalid: ignored${rejected.movedTo ? ` and moved to ${rejected.movedTo}` : ''}; running on ${loaded.overlay.status === 'applied' ? 'the previous overlay' : 'the site file and the defaults'} (${overlayProblemsText(rejected.problems)})`,
+    );
+  }
   if (process.env[TEST_CLOCK_ENV]) log.warn({ code: ErrorCodes.CLOCK_STEP, file: process.env[TEST_CLOCK_ENV] }, `${TEST_CLOCK_ENV} is set: the wall clock is offset by a test clock (tests only)`);
-  log.info({ config: file ?? 'defaults', mdbPort: config.mdb.port, gateway: config.gateway.baseUrl }, 'starting');
+  log.info({ config: file ?? 'defaults', layers: loaded.layers.filter((l) => l.status === 'applied').map((l) => l.name), mdbPort: config.mdb.port, gateway: config.gateway.baseUrl }, 'starting');
   const daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs, configFile: file ?? null });
   const onSignal = (signal: NodeJS.Signals) => void daemon.stop(`received ${signal}`);
   process.once('SIGTERM', onSignal);

@@ -3,7 +3,7 @@
  * display, produce a sticker image) and for checking a display. Runs on the CLI's own thread: it
  * is a one-shot command, not the daemon.
  */
-import { loadConfig } from '../config/load.js';
+import { loadConfig, warnRejectedOverlay } from '../config/load.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { createFrame } from './frame.js';
 import { layoutContextOf } from './context.js';
@@ -60,7 +60,9 @@ export function runQr(text: string, opts: QrCommandOptions, write: (s: string) =
   // Fail on the text before touching any output.
   qrMatrix(text, errorCorrection);
 
-  const { config } = loadConfig({ file: opts.config });
+  const loaded = loadConfig({ file: opts.config });
+  const { config } = loaded;
+  warnRejectedOverlay(loaded.overlay);
   const currency = opts.currency ?? config.machine.currencyCode;
   if (!/^[A-Z]{3}$/.test(currency)) throw usage(`--currency must be an ISO 4217 code such as EUR, got "${currency}"`);
   const decimals = intOption('decimals', opts.decimals, config.machine.decimalPlaces, 0, 3);

@@ -3,6 +3,7 @@
  * about anything that is not OK. Checks run in a fixed order and may read facts that earlier
  * checks recorded (the board check needs to know whether the serial port was busy).
  */
+import type { OverlayState } from '../config/load.js';
 import type { QrvendConfig } from '../config/schema.js';
 import type { QrvendError } from '../core/errors.js';
 import type { LedgerInspection } from '../ledger/inspect.js';
@@ -47,6 +48,8 @@ export interface DoctorContext {
   /** Null when the configuration could not be loaded; `configError` then says why. */
   config: QrvendConfig | null;
   configError: QrvendError | null;
+  /** What became of the fleet's configuration overlay (absent in contexts built by hand). */
+  configOverlay?: OverlayState | null;
   env: NodeJS.ProcessEnv;
   now(): Date;
   facts: DoctorFacts;

@@ -72,6 +72,8 @@ export interface AgentProcess {
 export interface Rig {
   readonly dir: string;
   readonly configFile: string;
+  /** The fleet's configuration overlay (fleet.configOverlay, in the rig's state directory). */
+  readonly overlayFile: string;
   readonly secretToken: string;
   readonly integratorName: string;
   readonly terminalId: string;
@@ -201,6 +203,8 @@ async function buildRig(dir: string, options: RigOptions, teardown: Array<() => 
     dynamicQr: { pollIntervalMs: 100, paymentTimeoutMs: 5000 },
     gpio: { mode: 'off' },
     log: { level: 'info', statsIntervalMs: 0 },
+    // The rig's own state directory, never the machine's /var/lib/qrvend.
+    fleet: { configOverlay: join(dir, 'state', 'fleet-config.json') },
   };
   const siteConfig = layer(base, options.config ?? {});
   const configFile = join(dir, 'config.json');
@@ -219,6 +223,7 @@ async function buildRig(dir: string, options: RigOptions, teardown: Array<() => 
   const rig: Rig = {
     dir,
     configFile,
+    overlayFile: (siteConfig as { fleet: { configOverlay: string } }).fleet.configOverlay,
     secretToken,
     integratorName,
     terminalId,

@@ -7,11 +7,13 @@ export function register(parent: Command): void {
     .description('after the ledger was lost (deleted or truncated; LEDGER_CORRUPT, sessions refused): start a new one; reconcile the lost sales with the provider first')
     .option('--config <file>', 'site configuration file (default: QRVEND_CONFIG, else the defaults); gives store.path')
     .action(async (opts: { config?: string }) => {
-      const { loadConfig } = await import('../../config/load.js');
+      const { loadConfig, warnRejectedOverlay } = await import('../../config/load.js');
       const { acknowledgeLoss, ledgerLossOf, markerPathOf } = await import('../../ledger/identity.js');
       const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
       const { escapeForTerminal } = await import('../../core/terminal-text.js');
-      const { config } = loadConfig({ file: opts.config });
+      const loaded = loadConfig({ file: opts.config });
+      const { config } = loaded;
+      warnRejectedOverlay(loaded.overlay);
       const path = config.store.path;
       const loss = ledgerLossOf(path);
       if (loss === null) {

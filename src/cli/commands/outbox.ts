@@ -26,7 +26,7 @@ export function register(parent: Command): void {
     .option('--bodies', 'also print each request body')
     .action(async (opts: ListOptions) => {
       const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
-      const { loadConfig } = await import('../../config/load.js');
+      const { loadConfig, warnRejectedOverlay } = await import('../../config/load.js');
       const { readOutbox } = await import('../../ledger/admin.js');
       const { formatListing } = await import('../../ledger/outbox-report.js');
       if (opts.pending && opts.dead) throw new QrvendError(ErrorCodes.CLI_USAGE, '--pending and --dead exclude each other', { hint: 'give one of them, or neither for all rows' });
@@ -36,7 +36,9 @@ export function register(parent: Command): void {
       } catch (err) {
         throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
       }
-      const { config } = loadConfig({ file: opts.config });
+      const loaded = loadConfig({ file: opts.config });
+      const { config } = loaded;
+      warnRejectedOverlay(loaded.overlay);
       const status = opts.pending ? 'pending' : opts.dead ? 'dead' : undefined;
       const listing = readOutbox(config.store.path, { status, limit });
       process.stdout.write(formatListing(listing, { json: opts.json === true, bodies: opts.bodies === true, path: config.store.path }));
@@ -50,14 +52,16 @@ export function register(parent: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, opts: { config?: string; json?: boolean }) => {
       const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
-      const { loadConfig } = await import('../../config/load.js');
+      const { loadConfig, warnRejectedOverlay } = await import('../../config/load.js');
       const { retryDeadOutboxRow } = await import('../../ledger/admin.js');
       if (!/^\d{1,15}$/.test(id) || Number(id) < 1) {
         throw new QrvendError(ErrorCodes.CLI_USAGE, `outbox row id must be a positive whole number, got "${id}"`, { hint: 'see the ids with `qrvend outbox --dead`' });
       }
       // Accept --config before or after `retry` (`qrvend outbox --config F retry 3` reads the parent's option).
       const parentOpts = outbox.opts<{ config?: string; json?: boolean }>();
-      const { config } = loadConfig({ file: opts.config ?? parentOpts.config });
+      const loaded = loadConfig({ file: opts.config ?? parentOpts.config });
+      const { config } = loaded;
+      warnRejectedOverlay(loaded.overlay);
       const row = retryDeadOutboxRow(config.store.path, Number(id));
       const json = opts.json === true || parentOpts.json === true;
       process.stdout.write(json ? `${JSON.stringify({ ok: true, id: row.id, txId: row.txId, op: row.op, status: row.status })}\n` : `outbox row ${row.id} (${row.op} for ${row.txId}) is pending again\n`);

@@ -41,6 +41,15 @@ export const configCheck: Check = {
         details: { file: ctx.configFile ?? null, keyFile, keyMode },
       };
     }
+    const overlay = ctx.configOverlay ?? null;
+    if (overlay !== null && overlay.status === 'rejected') {
+      return {
+        status: 'WARN',
+        summary: `the fleet overlay ${overlay.file} is ignored (CONFIG_OVERLAY_REJECTED): ${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')}`,
+        action: `the agent runs on ${source} and the defaults; drop the overlay with: qrvend config reset-remote ${source}`,
+        details: { file: ctx.configFile ?? null, overlay: overlay.file, problems: overlay.problems },
+      };
+    }
     if (exposed !== null) {
       return { status: 'WARN', summary: exposed, action: `chmod 0640 ${ctx.configFile} && chown root:qrvend ${ctx.configFile}`, details: { file: ctx.configFile ?? null } };
     }
@@ -64,6 +73,7 @@ export const configCheck: Check = {
         details: { file: null },
       };
     }
-    return { status: 'OK', summary: `${ctx.configFile} is valid`, details: { file: ctx.configFile } };
+    const remote = overlay?.status === 'applied' && overlay.set !== null ? ` (with the fleet overlay ${overlay.file} over it: ${Object.keys(overlay.set).join(', ')})` : '';
+    return { status: 'OK', summary: `${ctx.configFile} is valid${remote}`, details: { file: ctx.configFile, overlay: overlay?.file ?? null, overlaySets: overlay?.set ?? null } };
   },
 };

@@ -1,17 +1,24 @@
 /**
- * `config.set` from the fleet (design section 10): the merged result is validated by the config
- * schema, the site file written atomically (tmp + fsync + rename + fsync of the directory), and
- * the agent restarted. The next start is a trial: if the agent does not report healthy within
- * `healthyWithinS`, the previous file comes back, the agent restarts again and raises
- * CONFIG_ROLLED_BACK. Three files beside the site file carry this across the restarts:
- *   <file>.previous          the file as it was before the change
- *   <file>.pending.json      { healthyWithinS, at }: this start is a trial
- *   <file>.rolled-back.json  { at, reason }: raise CONFIG_ROLLED_BACK (gone after the next good change)
+ * `config.set` from the fleet (design section 10, docs/fleet.md): the change is layered into the
+ * fleet's overlay (src/config/overlay.ts, `fleet.configOverlay` in the state directory), the site
+ * file under it and the defaults under that are validated together by the config schema, the
+ * overlay written atomically (tmp + fsync + rename + fsync of the directory), and the agent
+ * restarted. The site file is never written: it is a root-owned conffile in /etc.
+ *
+ * The next start is a trial: if the agent does not report healthy within `healthyWithinS`, the
+ * previous overlay comes back (or none, if there was none), the agent restarts again and raises
+ * CONFIG_ROLLED_BACK. Files beside the overlay carry this across the restarts:
+ *   <overlay>.previous          the overlay as it was before the change (absent: there was none)
+ *   <overlay>.pending.json      { healthyWithinS, at }: this start is a trial
+ *   <overlay>.rolled-back.json  { at, reason }: raise CONFIG_ROLLED_BACK (gone after the next good change)
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { DEFAULT_CONFIG_PATH, layer, problemsOf, readJsonFile } from '../../config/load.js';
+import { layer, problemsOf, readBaseLayers } from '../../config/load.js';
+import { pendingFile, previousOverlayFile, readOverlay, rolledBackFile, touchesOverlayPath } from '../../config/overlay.js';
 import { ConfigSchema } from '../../config/schema.js';
+
+export { pendingFile, previousOverlayFile, rolledBackFile } from '../../config/overlay.js';
 
 /** Exit code of a restart the fleet asked for (service.restart, config.set, a rollback): systemd's Restart=always brings the agent back. */
 export const RESTART_EXIT_CODE = 75;
@@ -23,9 +30,14 @@ export interface PendingChange {
   at: string;
 }
 
-export const previousFile = (file: string) => `${file}.previous`;
-export const pendingFile = (file: string) => `${file}.pending.json`;
-export const rolledBackFile = (file: string) => `${file}.rolled-back.json`;
+function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Writes `text` to `path` so that a crash leaves either the old file or the new one, whole. */
 export function writeFileAtomic(path: string, text: string, mode = 0o640): void {
@@ -38,40 +50,51 @@ export function writeFileAtomic(path: string, text: string, mode = 0o640): void 
     closeSync(fd);
   }
   renameSync(tmp, path);
-  const dir = openSync(dirname(path), 'r');
-  try {
-    fsyncSync(dir);
-  } finally {
-    closeSync(dir);
-  }
+  fsyncDir(dirname(path));
 }
 
-export type ConfigSetCheck = { ok: true; siteText: string } | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS'; message: string; paths: string[] };
+/** Removes `path` (if there) and makes the removal durable. */
+function removeDurably(path: string): void {
+  if (!existsSync(path)) return;
+  rmSync(path, { force: true });
+  fsyncDir(dirname(path));
+}
 
-/** The site file with `set` layered over it, validated as the daemon would load it. */
-export function checkConfigSet(file: string, set: Record<string, unknown>): ConfigSetCheck {
-  const site = readJsonFile(file, 'configuration file');
-  const merged = layer(site, set as Json);
-  const full = layer(readJsonFile(DEFAULT_CONFIG_PATH, 'default configuration'), merged);
-  const parsed = ConfigSchema.safeParse(full);
+export type ConfigSetCheck = { ok: true; overlayText: string } | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS'; message: string; paths: string[] };
+
+/**
+ * The overlay with `set` layered over it, validated over the site file and the defaults as the
+ * daemon would load them. The overlay keeps only what the fleet set, accumulated over changes.
+ */
+export function checkConfigSet(siteFile: string, overlayFile: string, set: Record<string, unknown>): ConfigSetCheck {
+  if (touchesOverlayPath(set)) {
+    return { ok: false, code: 'BAD_ARGS', message: 'args.set.fleet.configOverlay: may be set only by the defaults or the site file, never from the fleet', paths: ['fleet.configOverlay'] };
+  }
+  const { defaults, site } = readBaseLayers(siteFile);
+  const current = readOverlay(overlayFile);
+  // A damaged overlay is what the daemon set aside at its start; the change starts afresh.
+  const overlay = layer(current.kind === 'object' ? (current.value as Json) : {}, set as Json);
+  const parsed = ConfigSchema.safeParse(layer(layer(defaults, site ?? {}), overlay));
   if (!parsed.success) {
     const problems = problemsOf(parsed.error);
     return { ok: false, code: 'CONFIG_INVALID', message: problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: problems.map((p) => p.path) };
   }
-  return { ok: true, siteText: `${JSON.stringify(merged, null, 2)}\n` };
+  return { ok: true, overlayText: `${JSON.stringify(overlay, null, 2)}\n` };
 }
 
-/** Keeps the old file, marks the next start as a trial, writes the new file. */
-export function applyConfigSet(file: string, siteText: string, healthyWithinS: number, now: Date): void {
-  writeFileAtomic(previousFile(file), readFileSync(file, 'utf8'));
-  writeFileAtomic(pendingFile(file), JSON.stringify({ healthyWithinS, at: now.toISOString() } satisfies PendingChange));
-  writeFileAtomic(file, siteText);
+/** Keeps the old overlay, marks the next start as a trial, writes the new overlay. */
+export function applyConfigSet(overlayFile: string, overlayText: string, healthyWithinS: number, now: Date): void {
+  mkdirSync(dirname(overlayFile), { recursive: true, mode: 0o750 });
+  if (existsSync(overlayFile)) writeFileAtomic(previousOverlayFile(overlayFile), readFileSync(overlayFile, 'utf8'));
+  else removeDurably(previousOverlayFile(overlayFile));
+  writeFileAtomic(pendingFile(overlayFile), JSON.stringify({ healthyWithinS, at: now.toISOString() } satisfies PendingChange));
+  writeFileAtomic(overlayFile, overlayText);
 }
 
-export function readPendingChange(file: string): PendingChange | null {
-  if (!existsSync(pendingFile(file))) return null;
+export function readPendingChange(overlayFile: string): PendingChange | null {
+  if (!existsSync(pendingFile(overlayFile))) return null;
   try {
-    const value = JSON.parse(readFileSync(pendingFile(file), 'utf8')) as PendingChange;
+    const value = JSON.parse(readFileSync(pendingFile(overlayFile), 'utf8')) as PendingChange;
     const s = Number(value.healthyWithinS);
     return { healthyWithinS: Number.isFinite(s) ? Math.min(600, Math.max(5, s)) : 60, at: String(value.at) };
   } catch {
@@ -79,32 +102,65 @@ export function readPendingChange(file: string): PendingChange | null {
   }
 }
 
-/** The trial failed: the previous file comes back and the next start raises CONFIG_ROLLED_BACK. */
-export function rollBack(file: string, reason: string, now: Date): boolean {
-  if (!existsSync(previousFile(file))) {
-    rmSync(pendingFile(file), { force: true });
-    return false;
-  }
-  writeFileAtomic(file, readFileSync(previousFile(file), 'utf8'));
-  writeFileAtomic(rolledBackFile(file), JSON.stringify({ at: now.toISOString(), reason: reason.slice(0, 400) }));
-  rmSync(pendingFile(file), { force: true });
-  rmSync(previousFile(file), { force: true });
+/** Leaves the mark that raises CONFIG_ROLLED_BACK at the next start. */
+export function markRolledBack(overlayFile: string, reason: string, now: Date): void {
+  mkdirSync(dirname(overlayFile), { recursive: true, mode: 0o750 });
+  writeFileAtomic(rolledBackFile(overlayFile), JSON.stringify({ at: now.toISOString(), reason: reason.slice(0, 400) }));
+}
+
+/** The trial failed: the previous overlay (or none) comes back and the next start raises CONFIG_ROLLED_BACK. */
+export function rollBack(overlayFile: string, reason: string, now: Date): boolean {
+  if (!existsSync(pendingFile(overlayFile))) return false;
+  if (existsSync(previousOverlayFile(overlayFile))) writeFileAtomic(overlayFile, readFileSync(previousOverlayFile(overlayFile), 'utf8'));
+  else removeDurably(overlayFile);
+  markRolledBack(overlayFile, reason, now);
+  removeDurably(pendingFile(overlayFile));
+  removeDurably(previousOverlayFile(overlayFile));
   return true;
 }
 
 /** The trial passed: the change stays, and a rollback alarm of an earlier change is over. */
-export function confirmChange(file: string): void {
-  rmSync(pendingFile(file), { force: true });
-  rmSync(previousFile(file), { force: true });
-  rmSync(rolledBackFile(file), { force: true });
+export function confirmChange(overlayFile: string): void {
+  removeDurably(pendingFile(overlayFile));
+  removeDurably(previousOverlayFile(overlayFile));
+  removeDurably(rolledBackFile(overlayFile));
 }
 
-export function readRolledBack(file: string): { at: string; reason: string } | null {
-  if (!existsSync(rolledBackFile(file))) return null;
+export function readRolledBack(overlayFile: string): { at: string; reason: string } | null {
+  if (!existsSync(rolledBackFile(overlayFile))) return null;
   try {
-    const value = JSON.parse(readFileSync(rolledBackFile(file), 'utf8')) as { at: string; reason: string };
+    const value = JSON.parse(readFileSync(rolledBackFile(overlayFile), 'utf8')) as { at: string; reason: string };
     return { at: String(value.at), reason: String(value.reason) };
   } catch {
     return { at: 'unknown', reason: 'unknown' };
   }
+}
+
+/**
+ * The loader rejected the overlay (and set it aside): in a trial the previous overlay comes back
+ * at once; otherwise the machine runs on the site file and the defaults. Either way the next
+ * start raises CONFIG_ROLLED_BACK.
+ */
+export function settleRejectedOverlay(overlayFile: string, reason: string, now: Date): 'previous restored' | 'none' {
+  if (rollBack(overlayFile, reason, now)) return 'previous restored';
+  markRolledBack(overlayFile, reason, now);
+  return 'none';
+}
+
+/**
+ * A technician drops every change from the fleet (`qrvend config reset-remote`): the overlay is
+ * kept as `<overlay>.removed-<time>` and the trial and rollback marks go. Returns the copy's path,
+ * or null when there was no overlay.
+ */
+export function resetRemote(overlayFile: string, now: Date): string | null {
+  let copy: string | null = null;
+  if (existsSync(overlayFile)) {
+    copy = `${overlayFile}.removed-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+    copyFileSync(overlayFile, copy);
+    removeDurably(overlayFile);
+  }
+  removeDurably(pendingFile(overlayFile));
+  removeDurably(previousOverlayFile(overlayFile));
+  removeDurably(rolledBackFile(overlayFile));
+  return copy;
 }

@@ -8,6 +8,7 @@ import { ConfigGetArgs, ConfigSetArgs } from '../contract/commands.js';
 import type { CommandName } from '../contract/topics.js';
 import type { CommandErrorCode } from './command-request.js';
 import { applyConfigSet, checkConfigSet } from './config-change.js';
+import { readOverlay } from '../../config/overlay.js';
 
 export interface LocalCommandContext {
   config: QrvendConfig;
@@ -42,6 +43,13 @@ function valueAt(config: unknown, key: string): { found: boolean; value: unknown
   return { found: true, value: at };
 }
 
+/** What came from afar: the overlay file and the keys it sets now (they apply at the next start). */
+function remoteOf(ctx: LocalCommandContext): { overlayFile: string | null; set: unknown } {
+  if (ctx.configFile === null) return { overlayFile: null, set: null };
+  const read = readOverlay(ctx.config.fleet.configOverlay);
+  return { overlayFile: ctx.config.fleet.configOverlay, set: read.kind === 'object' ? read.value : null };
+}
+
 export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandName, args: unknown): Promise<Served | null> {
   switch (name) {
     case 'ping':
@@ -59,7 +67,7 @@ export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandN
       const parsed = ConfigGetArgs.safeParse(args);
       if (!parsed.success) return { outcome: badArgs(parsed.error) };
       // The config holds no secret (tokens and passwords live in files it only names).
-      if (parsed.data.key === undefined) return { outcome: { ok: true, result: { config: ctx.config } } };
+      if (parsed.data.key === undefined) return { outcome: { ok: true, result: { config: ctx.config, remote: remoteOf(ctx) } } };
       const { found, value } = valueAt(ctx.config, parsed.data.key);
       if (!found) return { outcome: { ok: false, code: 'BAD_ARGS', message: `args.key: no configuration key ${JSON.stringify(parsed.data.key.slice(0, 256))}` } };
       return { outcome: { ok: true, result: { key: parsed.data.key, value } } };
@@ -67,11 +75,11 @@ export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandN
     case 'config.set': {
       const parsed = ConfigSetArgs.safeParse(args);
       if (!parsed.success) return { outcome: badArgs(parsed.error) };
-      if (ctx.configFile === null) return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'the agent runs without a site configuration file; nothing to change' } };
-      const file = ctx.configFile;
-      const check = checkConfigSet(file, parsed.data.set);
+      if (ctx.configFile === null) return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'the agent runs without a site configuration file (so without the fleet overlay); nothing to change' } };
+      const overlayFile = ctx.config.fleet.configOverlay;
+      const check = checkConfigSet(ctx.configFile, overlayFile, parsed.data.set);
       if (!check.ok) return { outcome: { ok: false, code: check.code, message: check.message } };
-      applyConfigSet(file, check.siteText, parsed.data.healthyWithinS, new Date());
+      applyConfigSet(overlayFile, check.overlayText, parsed.data.healthyWithinS, new Date());
       ctx.log.warn({ event: 'fleet.config.set', keys: Object.keys(parsed.data.set), healthyWithinS: parsed.data.healthyWithinS }, 'configuration changed from the fleet: restarting to apply it');
       return {
         outcome: { ok: true, result: { written: true, restarting: true, healthyWithinS: parsed.data.healthyWithinS } },

@@ -44,11 +44,13 @@ export interface FleetMain {
 export function startFleetLink(o: FleetMainOptions): FleetMain {
   const { config, log } = o;
   const machineId = config.fleet.machineId ?? o.terminalId;
-  const trial: PendingChange | null = o.configFile !== null ? readPendingChange(o.configFile) : null;
+  // The overlay (and its trial marks) exists only for an agent run with a site file.
+  const overlayFile = o.configFile !== null ? config.fleet.configOverlay : null;
+  const trial: PendingChange | null = overlayFile !== null ? readPendingChange(overlayFile) : null;
   const trialStartedAt = performance.now();
   let fleetConnected = false;
 
-  const rolledBack = o.configFile !== null ? readRolledBack(o.configFile) : null;
+  const rolledBack = overlayFile !== null ? readRolledBack(overlayFile) : null;
   if (rolledBack !== null) {
     o.toPayment({ type: 'fleet.observe', code: 'CONFIG_ROLLED_BACK', active: true, detail: `a configuration change from the fleet was rolled back at ${rolledBack.at}: ${rolledBack.reason}` });
   }
@@ -101,11 +103,11 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
       post({ type: 'fleet.stats', stats });
     },
     checkTrial(h) {
-      if (trialOver || trial === null || o.configFile === null) return;
+      if (trialOver || trial === null || overlayFile === null) return;
       const healthy = h.paymentReady && h.readerUp && (config.fleet.url === null || fleetConnected);
       if (healthy) {
         trialOver = true;
-        confirmChange(o.configFile);
+        confirmChange(overlayFile);
         o.toPayment({ type: 'fleet.observe', code: 'CONFIG_ROLLED_BACK', active: false, detail: null });
         log.info({ event: 'fleet.config.confirmed' }, 'configuration changed from the fleet is healthy: kept');
         return;
@@ -113,8 +115,8 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
       if (performance.now() - trialStartedAt < trial.healthyWithinS * 1000) return;
       trialOver = true;
       const why = `not healthy within ${trial.healthyWithinS} s (payment side ${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ${fleetConnected ? 'up' : 'down'})`;
-      const restored = rollBack(o.configFile, why, new Date());
-      log.error({ event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored }, `configuration changed from the fleet was ${why}: previous file restored, restarting`);
+      const restored = rollBack(overlayFile, why, new Date());
+      log.error({ event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored }, `configuration changed from the fleet was ${why}: previous fleet overlay restored, restarting`);
       o.restart('configuration rolled back');
     },
     async stop() {

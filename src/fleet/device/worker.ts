@@ -19,12 +19,13 @@ import { MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../con
 import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
 import { CommandRateBound } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
+import { keepNoDelay } from './no-delay.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
   machineId: string;
   terminalId: string;
-  /** The site config file config.set rewrites (null: the daemon runs on defaults only). */
+  /** The site config file (null: the daemon runs on defaults only, no fleet overlay, no config.set). */
   configFile: string | null;
   version: string;
   startedAt: string;
@@ -321,6 +322,7 @@ function start(): void {
   log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion }, 'fleet link starting');
   const c = connect(fleet.url!, options);
   client = c;
+  keepNoDelay(c);
   c.on('connect', () => {
     connected = true;
     counters.connects += 1;

@@ -1,7 +1,11 @@
-/** config.set's file work: validation naming the key path, the trial markers, rollback and confirmation. */
+/**
+ * config.set's file work: the change goes into the fleet overlay in the state directory, never
+ * into the site file; validation names the key path; the trial marks, rollback and confirmation
+ * live beside the overlay; a technician's reset keeps a copy.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import {
@@ -9,68 +13,203 @@ import {
   checkConfigSet,
   confirmChange,
   pendingFile,
-  previousFile,
+  previousOverlayFile,
   readPendingChange,
   readRolledBack,
+  resetRemote,
   rollBack,
+  settleRejectedOverlay,
 } from '../../../src/fleet/device/config-change.js';
 import { ConfigSchema, isAllowedFleetUrl } from '../../../src/config/schema.js';
 import { loadConfig } from '../../../src/config/load.js';
 
 const T = { timeout: 5_000 };
 
-function siteFile(): { file: string; cleanup(): void } {
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-config-set-'));
-  const file = join(dir, 'config.json');
-  writeFileSync(file, `${JSON.stringify({ mdb: { port: 'sim' }, log: { level: 'warn' } }, null, 2)}\n`);
-  return { file, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+interface Machine {
+  /** The site file, in its own directory (stands for /etc/qrvend). */
+  site: string;
+  siteDir: string;
+  /** The overlay, in the state directory (stands for /var/lib/qrvend; not created yet). */
+  overlay: string;
+  cleanup(): void;
 }
 
-test('a change the schema refuses names every key path; the file is untouched', T, () => {
-  const site = siteFile();
+function machine(): Machine {
+  const root = mkdtempSync(join(tmpdir(), 'qrvend-config-set-'));
+  const siteDir = join(root, 'etc');
+  mkdirSync(siteDir);
+  const overlay = join(root, 'state', 'fleet-config.json');
+  const site = join(siteDir, 'config.json');
+  writeFileSync(site, `${JSON.stringify({ mdb: { port: 'sim' }, log: { level: 'warn' }, fleet: { configOverlay: overlay } }, null, 2)}\n`);
+  return {
+    site,
+    siteDir,
+    overlay,
+    cleanup: () => {
+      chmodSync(siteDir, 0o755);
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+function set(m: Machine, change: Record<string, unknown>, healthyWithinS = 20): void {
+  const r = checkConfigSet(m.site, m.overlay, change);
+  assert.ok(r.ok, JSON.stringify(r));
+  applyConfigSet(m.overlay, r.overlayText, healthyWithinS, new Date(0));
+}
+
+test('a change the schema refuses names every key path; neither the site file nor the overlay is written', T, () => {
+  const m = machine();
   try {
-    const before = readFileSync(site.file, 'utf8');
-    const r = checkConfigSet(site.file, { gateway: { timeoutMs: -1 }, fleet: { url: 'mqtt://broker.example.com' } });
+    const before = readFileSync(m.site, 'utf8');
+    const r = checkConfigSet(m.site, m.overlay, { gateway: { timeoutMs: -1 }, fleet: { url: 'mqtt://broker.example.com' } });
     assert.equal(r.ok, false);
     assert.deepEqual(!r.ok && r.paths.sort(), ['fleet.url', 'gateway.timeoutMs']);
-    assert.equal(readFileSync(site.file, 'utf8'), before);
+    assert.equal(readFileSync(m.site, 'utf8'), before);
+    assert.equal(existsSync(m.overlay), false);
   } finally {
-    site.cleanup();
+    m.cleanup();
   }
 });
 
-test('a good change is layered over the site file; the trial passes and keeps it', T, () => {
-  const site = siteFile();
+test('fleet.configOverlay cannot be set from the fleet: BAD_ARGS naming it', T, () => {
+  const m = machine();
   try {
-    const r = checkConfigSet(site.file, { mdb: { sessionIdleTimeoutMs: 30_000 } });
-    assert.ok(r.ok);
-    applyConfigSet(site.file, r.siteText, 20, new Date(0));
-    assert.equal(loadConfig({ file: site.file }).config.mdb.sessionIdleTimeoutMs, 30_000);
-    assert.equal(loadConfig({ file: site.file }).config.log.level, 'warn', 'the rest of the site file is kept');
-    assert.equal(readPendingChange(site.file)?.healthyWithinS, 20);
-    confirmChange(site.file);
-    assert.equal(readPendingChange(site.file), null);
-    assert.equal(existsSync(previousFile(site.file)), false);
+    const r = checkConfigSet(m.site, m.overlay, { fleet: { configOverlay: '/etc/qrvend/config.json' } });
+    assert.equal(r.ok, false);
+    assert.equal(!r.ok && r.code, 'BAD_ARGS');
+    assert.match(!r.ok ? r.message : '', /fleet\.configOverlay/);
   } finally {
-    site.cleanup();
+    m.cleanup();
   }
 });
 
-test('a failed trial restores the previous file byte for byte and leaves the rolled-back mark', T, () => {
-  const site = siteFile();
+test('a good change lands in the overlay only; the site file is byte for byte untouched; changes accumulate', T, () => {
+  const m = machine();
   try {
-    const before = readFileSync(site.file, 'utf8');
-    const r = checkConfigSet(site.file, { mdb: { port: '/dev/ttyNOPE' } });
-    assert.ok(r.ok);
-    applyConfigSet(site.file, r.siteText, 5, new Date(0));
-    assert.ok(rollBack(site.file, 'not healthy within 5 s', new Date(0)));
-    assert.equal(readFileSync(site.file, 'utf8'), before);
-    assert.equal(existsSync(pendingFile(site.file)), false);
-    assert.equal(readRolledBack(site.file)?.reason, 'not healthy within 5 s');
-    confirmChange(site.file);
-    assert.equal(readRolledBack(site.file), null, 'the next good change clears the mark');
+    const before = readFileSync(m.site);
+    const mtime = statSync(m.site).mtimeMs;
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    set(m, { gateway: { timeoutMs: 3_000 } });
+    assert.deepEqual(readFileSync(m.site), before);
+    assert.equal(statSync(m.site).mtimeMs, mtime);
+    assert.deepEqual(readdirSync(m.siteDir), ['config.json'], 'no marker beside the site file');
+    assert.deepEqual(JSON.parse(readFileSync(m.overlay, 'utf8')), { mdb: { sessionIdleTimeoutMs: 30_000 }, gateway: { timeoutMs: 3_000 } }, 'the overlay holds only what the fleet set');
+    const loaded = loadConfig({ file: m.site, env: {} });
+    assert.equal(loaded.config.mdb.sessionIdleTimeoutMs, 30_000);
+    assert.equal(loaded.config.gateway.timeoutMs, 3_000);
+    assert.equal(loaded.config.log.level, 'warn', 'the site file still applies under the overlay');
+    assert.equal(loaded.overlay.status, 'applied');
   } finally {
-    site.cleanup();
+    m.cleanup();
+  }
+});
+
+test('a read-only site file in a read-only directory does not stop config.set', T, () => {
+  const m = machine();
+  try {
+    chmodSync(m.site, 0o444);
+    chmodSync(m.siteDir, 0o555);
+    const before = readFileSync(m.site);
+    set(m, { mdb: { sessionIdleTimeoutMs: 40_000 } });
+    assert.deepEqual(readFileSync(m.site), before);
+    assert.deepEqual(readdirSync(m.siteDir), ['config.json']);
+    assert.equal(loadConfig({ file: m.site, env: {} }).config.mdb.sessionIdleTimeoutMs, 40_000);
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('the trial passes and keeps the change; its marks live beside the overlay and then go', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } }, 20);
+    assert.equal(readPendingChange(m.overlay)?.healthyWithinS, 20);
+    assert.ok(existsSync(pendingFile(m.overlay)));
+    confirmChange(m.overlay);
+    assert.equal(readPendingChange(m.overlay), null);
+    assert.equal(existsSync(previousOverlayFile(m.overlay)), false);
+    assert.equal(loadConfig({ file: m.site, env: {} }).config.mdb.sessionIdleTimeoutMs, 30_000);
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('a failed trial restores the previous overlay byte for byte and leaves the rolled-back mark', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    confirmChange(m.overlay);
+    const before = readFileSync(m.overlay, 'utf8');
+    set(m, { mdb: { port: '/dev/ttyNOPE' } }, 5);
+    assert.ok(rollBack(m.overlay, 'not healthy within 5 s', new Date(0)));
+    assert.equal(readFileSync(m.overlay, 'utf8'), before);
+    assert.equal(existsSync(pendingFile(m.overlay)), false);
+    assert.equal(readRolledBack(m.overlay)?.reason, 'not healthy within 5 s');
+    confirmChange(m.overlay);
+    assert.equal(readRolledBack(m.overlay), null, 'the next good change clears the mark');
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('a failed first change removes the overlay: back to the site file and the defaults', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { port: '/dev/ttyNOPE' } }, 5);
+    assert.ok(rollBack(m.overlay, 'not healthy within 5 s', new Date(0)));
+    assert.equal(existsSync(m.overlay), false);
+    const loaded = loadConfig({ file: m.site, env: {} });
+    assert.equal(loaded.config.mdb.port, 'sim');
+    assert.equal(loaded.overlay.status, 'absent');
+    assert.equal(rollBack(m.overlay, 'again', new Date(0)), false, 'no trial, nothing to roll back');
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('a rejected overlay in a trial brings the previous one back; outside a trial, none; both leave the alarm mark', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    confirmChange(m.overlay);
+    const good = readFileSync(m.overlay, 'utf8');
+    set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
+    const aside = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+    assert.equal(aside.overlay.status, 'applied', 'valid: nothing to settle');
+    writeFileSync(m.overlay, '{"mdb": ');
+    const loaded = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+    assert.equal(loaded.overlay.status, 'rejected');
+    assert.equal(settleRejectedOverlay(m.overlay, 'damaged', new Date(0)), 'previous restored');
+    assert.equal(readFileSync(m.overlay, 'utf8'), good);
+    assert.equal(readPendingChange(m.overlay), null, 'the trial is over');
+    assert.equal(readRolledBack(m.overlay)?.reason, 'damaged');
+    confirmChange(m.overlay);
+    writeFileSync(m.overlay, '[]');
+    loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+    assert.equal(settleRejectedOverlay(m.overlay, 'not an object', new Date(0)), 'none');
+    assert.equal(existsSync(m.overlay), false);
+    assert.equal(readRolledBack(m.overlay)?.reason, 'not an object');
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('reset-remote removes the overlay and its marks, keeping a copy', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    const text = readFileSync(m.overlay, 'utf8');
+    const copy = resetRemote(m.overlay, new Date(Date.UTC(2026, 10, 23, 4, 30, 0)));
+    assert.equal(copy, `${m.overlay}.removed-20261123T043000Z`);
+    assert.equal(readFileSync(copy!, 'utf8'), text);
+    assert.equal(existsSync(m.overlay), false);
+    assert.equal(existsSync(pendingFile(m.overlay)), false);
+    assert.equal(existsSync(previousOverlayFile(m.overlay)), false);
+    assert.equal(loadConfig({ file: m.site, env: {} }).config.mdb.sessionIdleTimeoutMs, loadConfig({ env: {} }).config.mdb.sessionIdleTimeoutMs, 'back to the default');
+    assert.equal(resetRemote(m.overlay, new Date(0)), null, 'nothing left to drop');
+  } finally {
+    m.cleanup();
   }
 });
 
@@ -81,9 +220,10 @@ test('fleet.url: TLS schemes anywhere, plain MQTT and WebSocket to loopback only
   assert.ok(isAllowedFleetUrl('ws://localhost:9001'));
   assert.ok(!isAllowedFleetUrl('mqtt://broker.example.com:1883'));
   assert.ok(!isAllowedFleetUrl('http://127.0.0.1'));
-  const base = loadConfig().config;
+  const base = loadConfig({ env: {} }).config;
   const parsed = ConfigSchema.safeParse({ ...base, fleet: { ...base.fleet, url: 'mqtts://b.example.com', certFile: '/etc/qrvend/c.pem' } });
   assert.equal(parsed.success, false);
   assert.deepEqual(!parsed.success && parsed.error.issues.map((i) => i.path.join('.')), ['fleet.keyFile']);
   assert.equal(base.fleet.url, null, 'off by default');
+  assert.equal(base.fleet.configOverlay, '/var/lib/qrvend/fleet-config.json');
 });

@@ -9,7 +9,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -239,8 +239,8 @@ test('reader.disable takes the reader out of service after the running session; 
   assert.equal(rig.vmc.state().hostEnabled, true);
 });
 
-test('a bad config.set is refused naming the key path; the file is unchanged', T, async () => {
-  const before = readFileSync(rig.configFile, 'utf8');
+test('a bad config.set is refused naming the key path; neither the site file nor the overlay is written', T, async () => {
+  const before = readFileSync(rig.configFile);
   const wrongType = await watcher.command('config.set', { set: { gateway: { timeoutMs: 'soon' } } });
   assert.equal(!wrongType.ok && wrongType.error.code, 'CONFIG_INVALID');
   assert.match(!wrongType.ok ? wrongType.error.message : '', /gateway\.timeoutMs/);
@@ -248,24 +248,31 @@ test('a bad config.set is refused naming the key path; the file is unchanged', T
   assert.match(!unknownKey.ok ? unknownKey.error.message : '', /mdb\.sessionIdleTimeotMs: unknown key/);
   const badArgs = await watcher.command('config.set', { sett: {} });
   assert.equal(!badArgs.ok && badArgs.error.code, 'BAD_ARGS');
-  assert.equal(readFileSync(rig.configFile, 'utf8'), before);
+  const moveOverlay = await watcher.command('config.set', { set: { fleet: { configOverlay: rig.configFile } } });
+  assert.equal(!moveOverlay.ok && moveOverlay.error.code, 'BAD_ARGS');
+  assert.match(!moveOverlay.ok ? moveOverlay.error.message : '', /fleet\.configOverlay/);
+  assert.deepEqual(readFileSync(rig.configFile), before);
+  assert.equal(existsSync(rig.overlayFile), false);
   assert.equal(rig.agent?.child.exitCode, null, 'still running');
 });
 
 test('a config.set that leaves the agent unhealthy is rolled back with the CONFIG_ROLLED_BACK alarm', { timeout: 90_000 }, async () => {
-  const before = readFileSync(rig.configFile, 'utf8');
+  const before = readFileSync(rig.configFile);
   const agent = rig.agent!;
   const set = await watcher.command('config.set', { set: { mdb: { port: '/nonexistent/qrvend-tty' } }, healthyWithinS: 5 });
   assert.equal(set.ok, true, JSON.stringify(set));
   // The test plays systemd (Restart=always): the agent asked for a restart with its distinct exit code.
   assert.equal((await agent.exited).code, RESTART_EXIT_CODE);
   remember();
-  assert.match(readFileSync(rig.configFile, 'utf8'), /nonexistent/);
+  assert.deepEqual(JSON.parse(readFileSync(rig.overlayFile, 'utf8')), { mdb: { port: '/nonexistent/qrvend-tty' } }, 'the change is in the overlay');
+  assert.deepEqual(readFileSync(rig.configFile), before, 'the site file is untouched');
+  assert.ok(existsSync(`${rig.overlayFile}.pending.json`), 'the trial mark is beside the overlay');
   rig.agent = null;
   const trial = await rig.startAgentProcessOnly();
   assert.equal((await trial.exited).code, RESTART_EXIT_CODE, 'the trial start gave up and rolled back');
   remember();
-  assert.equal(readFileSync(rig.configFile, 'utf8'), before, 'the previous file is back');
+  assert.equal(existsSync(rig.overlayFile), false, 'there was no overlay before: none now');
+  assert.deepEqual(readFileSync(rig.configFile), before);
   rig.agent = null;
   await rig.startAgent();
   const alarm = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
@@ -273,7 +280,24 @@ test('a config.set that leaves the agent unhealthy is rolled back with the CONFI
   await until(() => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CONFIG_ROLLED_BACK') === true, 10_000, 'the status alarm list');
 });
 
-test('a good config.set is applied by the restart, kept once healthy, and clears CONFIG_ROLLED_BACK', { timeout: 60_000 }, async () => {
+test('a corrupt overlay is set aside with CONFIG_OVERLAY_REJECTED and the daemon starts on the site file', { timeout: 60_000 }, async () => {
+  await rig.stopAgent('SIGTERM');
+  remember();
+  writeFileSync(rig.overlayFile, '{"mdb": {"sessionIdleTimeoutMs": 4');
+  const agent = await rig.startAgent();
+  const line = await agent.waitForLog((l) => l.code === 'CONFIG_OVERLAY_REJECTED', 5_000, 'the overlay rejected log line');
+  assert.equal(line.level, 'error');
+  assert.deepEqual((line.problems as Array<{ path: string }>).map((p) => p.path), ['(file)']);
+  assert.equal(existsSync(rig.overlayFile), false);
+  assert.equal(readFileSync(`${rig.overlayFile}.rejected`, 'utf8'), '{"mdb": {"sessionIdleTimeoutMs": 4');
+  await until(() => watcher.lastStatus()?.online === true && (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CONFIG_ROLLED_BACK') === true, 15_000, 'online with the CONFIG_ROLLED_BACK alarm');
+  const get = await watcher.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' });
+  assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 30_000 }, 'the site file\'s value');
+});
+
+test('a good config.set on a read-only site file is applied by the restart, kept once healthy, and clears CONFIG_ROLLED_BACK', { timeout: 60_000 }, async () => {
+  chmodSync(rig.configFile, 0o444);
+  const before = readFileSync(rig.configFile);
   const agent = rig.agent!;
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 30 });
   assert.equal(set.ok, true, JSON.stringify(set));
@@ -282,10 +306,14 @@ test('a good config.set is applied by the restart, kept once healthy, and clears
   rig.agent = null;
   await rig.startAgent();
   await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'cleared', 15_000, 'CONFIG_ROLLED_BACK cleared');
-  assert.equal(existsSync(`${rig.configFile}.pending.json`), false, 'the trial is over');
-  assert.equal(existsSync(`${rig.configFile}.previous`), false);
+  assert.equal(existsSync(`${rig.overlayFile}.pending.json`), false, 'the trial is over');
+  assert.equal(existsSync(`${rig.overlayFile}.previous`), false);
+  assert.deepEqual(readFileSync(rig.configFile), before, 'the site file is byte for byte untouched');
+  assert.equal(existsSync(`${rig.configFile}.pending.json`) || existsSync(`${rig.configFile}.previous`), false, 'nothing written beside the site file');
   const get = await watcher.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' });
   assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 45_000 });
+  const all = await watcher.command('config.get');
+  assert.deepEqual(all.ok && (all.result as { remote: unknown }).remote, { overlayFile: rig.overlayFile, set: { mdb: { sessionIdleTimeoutMs: 45_000 } } }, 'what came from afar');
 });
 
 test('the broker password never appears in the daemon output', T, async () => {
