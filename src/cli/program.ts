@@ -17,6 +17,7 @@ import * as simVmc from './commands/sim-vmc.js';
 import * as simWallet from './commands/sim-wallet.js';
 import * as configCheck from './commands/config-check.js';
 import * as serialTap from './commands/serial-tap.js';
+import * as relay from './commands/relay.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   ledger.register(program);
   qr.register(program);
   serialTap.register(program);
+  relay.register(program);
 
   const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
   simGateway.register(sim);

@@ -121,7 +121,8 @@ export const ConfigSchema = z
       caFile: AbsolutePath.nullable(),
     }),
     start: z.strictObject({
-      listen: ListenAddress,
+      /** host:port of the Start endpoint; null = no inbound port (Starts come through `qrvend relay` only, docs/relay.md). */
+      listen: ListenAddress.nullable(),
       integratorName: nonEmpty(100).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash, underscore only'),
       /** File holding the 64-character SecretToken (never put the token itself in config). */
       secretTokenFile: AbsolutePath,

@@ -13,7 +13,7 @@ import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '..
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
 import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
-import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
+import { createRelayedStart, createStartCore, startStartEndpoint, type RelayedStartHandler, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
 import { outboxBodies } from '../flows/bodies.js';
@@ -33,6 +33,16 @@ export interface PaymentWorkerData {
 
 const HEALTH_EVERY_MS = 5_000;
 const LEDGER_RETRY_MS = 5_000;
+
+/**
+ * Answers a `cmd/start` forwarded by the fleet worker (src/start/relayed.ts); set once the ledger
+ * and the flows are up. Until then a relayed Start is refused like a busy machine would be.
+ */
+let relayedStart: RelayedStartHandler | null = null;
+async function answerRelayedStart(args: unknown): ReturnType<RelayedStartHandler> {
+  if (relayedStart === null) return { ok: false, error: { code: 'UNAVAILABLE', message: 'the payment worker is still starting' } };
+  return relayedStart(args);
+}
 
 const data = workerData as PaymentWorkerData;
 /** Between payments, give the heap's garbage back (see idleCollector). */
@@ -171,8 +181,8 @@ async function main(): Promise<void> {
   toMain({ type: 'sessions.allowed', allowed: ledger.writable, reason: ledger.writable ? null : ledger.unwritableReason });
   for (const message of early.splice(0)) service.handle(message);
 
-  let endpoint: StartEndpoint | null = null;
-  endpoint = await startStartEndpoint({
+  // One set of Start decisions for the endpoint and for Starts relayed over the fleet link.
+  const startCore = createStartCore({
     start: config.start,
     acceptedTerminalIds: [data.terminalId],
     acceptedUniQr: [config.machine.uniQr],
@@ -180,6 +190,11 @@ async function main(): Promise<void> {
     hooks: service.startHooks(),
     log,
   });
+  relayedStart = createRelayedStart({ core: startCore });
+  // start.listen null: no inbound port; Starts reach this machine only through `qrvend relay`.
+  const endpoint: StartEndpoint | null =
+    config.start.listen === null ? null : await startStartEndpoint({ start: config.start, acceptedTerminalIds: [data.terminalId], acceptedUniQr: [config.machine.uniQr], secretToken: Buffer.from(data.secretToken), hooks: service.startHooks(), log, core: startCore });
+  if (endpoint === null) log.info('Start endpoint off (start.listen is null): Starts are taken only through the Start relay (fleet link)');
   drainer.start();
 
   let gatewayOnline = true;
@@ -192,8 +207,9 @@ async function main(): Promise<void> {
   }, HEALTH_EVERY_MS);
   health.unref();
 
-  toMain({ type: 'ready', startUrl: endpoint.url });
-  log.info({ startUrl: endpoint.url, recovered: recovery.recovered.length }, 'payment worker ready');
+  const startUrl = endpoint?.url ?? null;
+  toMain({ type: 'ready', startUrl });
+  log.info({ startUrl, recovered: recovery.recovered.length }, 'payment worker ready');
   ready = true;
   if (shutdownAsked) void shutdown();
 
