@@ -32,7 +32,9 @@ export type RequestOutcome =
   | { kind: 'refused'; code: string }
   | { kind: 'timeout' }
   | { kind: 'broker-down' }
-  | { kind: 'overloaded' };
+  | { kind: 'overloaded' }
+  /** The Start does not fit in one fleet message (a body full of escapes). */
+  | { kind: 'too-large' };
 
 interface Pending {
   machineId: string;
@@ -202,6 +204,7 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
         };
         pending.set(correlationId, entry);
         const body = JSON.stringify({ replyTo, correlationId, args });
+        if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return settle(correlationId, entry, { kind: 'too-large' });
         // Whole seconds, strictly shorter than the wait: a queued Start expires before the relay gives up.
         const expirySeconds = Math.max(1, Math.floor(waitMs / 1000) - 1);
         const properties =

@@ -52,7 +52,8 @@ export const RelayConfigSchema = z.strictObject({
       broker: BrokerConfig,
       /** How long the relay waits for the machine's answer before Declined 30. */
       timeoutMs: int(2_000, 30_000).default(5_000),
-      maxBodyBytes: int(512, 1_048_576).default(16_384),
+      /** At most 30,000: the body travels JSON-escaped in one fleet message, which devices bound to 64 KiB. */
+      maxBodyBytes: int(512, 30_000).default(16_384),
       /** Per-source token bucket, like start.rateLimit on the machine. */
       rateLimit: z.strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) }).default({ perSecond: 20, burst: 40 }),
       maxConnections: int(8, 100_000).default(1_024),

@@ -80,7 +80,7 @@ function verdictOf(result: RelayedStartResult): { verdict?: string; code?: numbe
   }
 }
 
-function notResponding(kind: Exclude<RequestOutcome['kind'], 'answer'> | 'offline' | 'not-accepting', echo: Echo): StartAnswer {
+function notResponding(kind: Exclude<RequestOutcome['kind'], 'answer' | 'too-large'> | 'offline' | 'not-accepting', echo: Echo): StartAnswer {
   const why: Record<typeof kind, string> = {
     offline: 'the machine is offline',
     'not-accepting': 'the machine does not take relayed Starts',
@@ -178,6 +178,7 @@ export async function startRelayServer(config: RelayConfig, link: BrokerLink, lo
     counters.forwarded += 1;
     const outcome = await link.request(machine.machineId, { integratorName: pre.integratorName, body: received.body.toString('utf8'), deadlineAt, client: remote.slice(0, 64) }, config.timeoutMs);
     const ms = Math.round(performance.now() - started);
+    if (outcome.kind === 'too-large') return local(res, remote, httpRefusals.tooLarge(config.maxBodyBytes), false);
     if (outcome.kind !== 'answer') {
       const answer = notResponding(outcome.kind, echo);
       slog.info({ remote, machineId: machine.machineId, txId: echo.TransactionId, outcome: outcome.kind, ...(outcome.kind === 'refused' ? { machineCode: outcome.code } : {}), ms }, 'relay answered Declined 30');
