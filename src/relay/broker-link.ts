@@ -9,9 +9,10 @@
  * broker that bridges the two still answers; and `deadlineAt` in the args is the guarantee that
  * holds for 3.1.1, which has no expiry (the machine refuses a Start that arrives after it).
  *
- * Replies go to `<prefix>/<machineId>/replies/<relay client id>`: under the machine's own prefix,
- * so the broker ACL that confines a device to its prefix lets it answer, and per replica, so a
- * replica receives only the replies to its own requests.
+ * Replies go to the machine's own `<prefix>/<machineId>/replies`, the one reply topic the fleet ACL
+ * lets a device write (docs/fleet/mosquitto-acl.conf). Every replica (and an operator's
+ * `qrvend fleet cmd`) hears every reply there; each keeps only those whose correlation id it is
+ * waiting for. Starts are few next to that cost; a per-replica topic would need the ACL widened.
  *
  * Bounded: at most `maxInFlight` requests wait at once; a broker that is not connected answers at
  * once (no queueing while offline); every wait ends at its deadline.
@@ -120,7 +121,7 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   const broker = config.broker;
   const prefix = broker.topicPrefix;
   const clientId = broker.clientId ?? `qrvend-relay-${randomBytes(6).toString('hex')}`;
-  const replyFilter = `${prefix}/+/replies/${clientId}`;
+  const replyFilter = `${prefix}/+/replies`;
   const directory = new MachineDirectory(config.maxMachines);
   const pending = new Map<string, Pending>();
   let repliesUnmatched = 0;
@@ -153,14 +154,11 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {
     if (payload.length > MAX_PAYLOAD_BYTES) return;
     const parsed = parseTopic(prefix, topic);
-    if (parsed?.kind === 'status') {
-      directory.update(parsed.machineId, payload);
-      return;
-    }
-    if (topic.startsWith(`${prefix}/`) && topic.endsWith(`/replies/${clientId}`)) onReply(payload, packet);
+    if (parsed?.kind === 'status') directory.update(parsed.machineId, payload);
+    else if (parsed?.kind === 'replies') onReply(parsed.machineId, payload, packet);
   });
 
-  function onReply(payload: Buffer, packet: IPublishPacket): void {
+  function onReply(topicMachineId: string, payload: Buffer, packet: IPublishPacket): void {
     let reply: CommandReply;
     try {
       const checked = CommandReply.safeParse(JSON.parse(payload.toString('utf8')));
@@ -173,8 +171,8 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
     const fromProperties = packet.properties?.correlationData;
     const correlationId = fromProperties !== undefined ? fromProperties.toString('utf8') : reply.correlationId;
     const waiting = correlationId === null ? undefined : pending.get(correlationId);
-    if (correlationId === null || waiting === undefined || waiting.machineId !== reply.machineId) {
-      // Too late (we already answered 30), or not ours.
+    if (correlationId === null || waiting === undefined || waiting.machineId !== reply.machineId || waiting.machineId !== topicMachineId) {
+      // Too late (we already answered 30), another replica's or an operator's, or not from the machine asked.
       repliesUnmatched += 1;
       return;
     }
@@ -205,7 +203,7 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
       if (pending.size >= config.maxInFlight) return Promise.resolve({ kind: 'overloaded' });
       const correlationId = randomBytes(12).toString('hex');
       const topics = machineTopics(prefix, machineId);
-      const replyTo = `${prefix}/${machineId}/replies/${clientId}`;
+      const replyTo = topics.replies;
       return new Promise<RequestOutcome>((resolve) => {
         const entry: Pending = {
           machineId,
