@@ -25,6 +25,8 @@ import { GatewayProcess } from './support/gateway.js';
 import { machineInfo, REPO_ROOT } from './support/machine.js';
 import { benchVendLatency } from './vend-latency.js';
 import { benchSlowlorisVend } from './slowloris-vend.js';
+// Fleet link (issue 15): the broker stalled during vends.
+import { benchFleetBrokerStall } from './fleet-broker-stall.js';
 
 interface Bench {
   id: string;
@@ -46,6 +48,8 @@ const BENCHES: Bench[] = [
   { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
   { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
   { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
+  // Fleet link (issue 15): a stalled MQTT broker changes nothing for vends.
+  { id: 'vend-latency-broker-stalled', figures: ['vend-latency-broker-stalled'], budgetMs: 60_000, run: async (b, s) => benchFleetBrokerStall(b, await s.gateway()) },
   { id: 'memory', figures: ['memory-steady', 'memory-growth'], budgetMs: 230_000, run: async (b, s) => benchMemory(b, await s.gateway()) },
 ];
 

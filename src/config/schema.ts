@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { LOG_LEVELS } from '../core/log.js';
 import { LANGUAGES } from '../display/catalog/index.js';
+import { TOPIC_LEVEL, TOPIC_PREFIX } from '../fleet/contract/topics.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const text = (max: number) => z.string().max(max);
@@ -106,6 +107,18 @@ export function isAllowedGatewayUrl(url: string): boolean {
     return true; // the URL rule itself reports it
   }
   return parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname));
+}
+
+/** Design section 10: TLS to the broker; plain MQTT (or WebSocket) only to a loopback address. */
+export function isAllowedFleetUrl(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol === 'mqtts:' || parsed.protocol === 'wss:') return true;
+  return (parsed.protocol === 'mqtt:' || parsed.protocol === 'ws:') && isLoopbackHost(parsed.hostname);
 }
 
 export const ConfigSchema = z
@@ -280,6 +293,36 @@ export const ConfigSchema = z
       boardResetPin: int(1, 40).nullable(),
       backlightPin: int(1, 40).nullable(),
     }),
+    /** The fleet link (design section 10, docs/fleet.md): off while url is null. */
+    fleet: z.strictObject({
+      /** mqtts:// or wss:// (plain mqtt:// or ws:// only to a loopback host: a local broker or a test). */
+      url: z
+        .string()
+        .max(2048)
+        .refine((u) => /^(mqtts?|wss?):\/\/[^\s]+$/.test(u), 'must be an mqtts:// or wss:// URL, e.g. mqtts://broker.example.com:8883')
+        .nullable(),
+      /** Every topic is under <topicPrefix>/<machineId>/. */
+      topicPrefix: z.string().regex(TOPIC_PREFIX, 'letters, digits and . _ : - in up to 8 levels separated by /'),
+      /** null = the TerminalId. */
+      machineId: z.string().regex(TOPIC_LEVEL, 'letters, digits and . _ : - only (1 to 128)').nullable(),
+      /** MQTT protocol: 5, or 4 (3.1.1) for brokers that speak only that. */
+      protocolVersion: z.union([z.literal(4), z.literal(5)]),
+      /** CA bundle (PEM) for the broker's certificate; null = system CAs. */
+      caFile: AbsolutePath.nullable(),
+      /** Client certificate and key (PEM), together or not at all. */
+      certFile: AbsolutePath.nullable(),
+      keyFile: AbsolutePath.nullable(),
+      username: z.string().min(1).max(256).nullable(),
+      /** File holding the broker password (never the password itself in config). */
+      passwordFile: AbsolutePath.nullable(),
+      /** How often `health` is published (QoS 0). */
+      healthIntervalS: int(5, 86_400),
+      keepaliveS: int(5, 3_600),
+      /** Bound on queued non-sale events (alarms) while the broker is away; sales are never dropped. */
+      maxQueuedEvents: int(10, 1_000_000),
+      /** Take Starts relayed by `qrvend relay` over the fleet link (cmd/start). */
+      acceptRelayedStart: z.boolean(),
+    }),
     log: z.strictObject({
       level: z.enum(LOG_LEVELS),
       /** How often the daemon logs a `stats` line (event-loop delay, reader counters, memory); 0 = never. */
@@ -310,6 +353,19 @@ export const ConfigSchema = z
     }
     if (cfg.store.backoffCapMs < cfg.store.backoffBaseMs) {
       ctx.addIssue({ code: 'custom', path: ['store', 'backoffCapMs'], message: 'must be >= store.backoffBaseMs' });
+    }
+    if (cfg.fleet.url !== null && !isAllowedFleetUrl(cfg.fleet.url)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fleet', 'url'],
+        message: 'must be mqtts:// or wss:// (the broker is reached over TLS; mqtt:// and ws:// are accepted only for a loopback host such as 127.0.0.1)',
+      });
+    }
+    if ((cfg.fleet.certFile === null) !== (cfg.fleet.keyFile === null)) {
+      ctx.addIssue({ code: 'custom', path: ['fleet', 'keyFile'], message: 'fleet.certFile and fleet.keyFile go together' });
+    }
+    if ((cfg.fleet.username === null) !== (cfg.fleet.passwordFile === null)) {
+      ctx.addIssue({ code: 'custom', path: ['fleet', 'passwordFile'], message: 'fleet.username and fleet.passwordFile go together' });
     }
     if ((cfg.start.certFile === null) !== (cfg.start.keyFile === null)) {
       ctx.addIssue({ code: 'custom', path: ['start', 'keyFile'], message: 'start.certFile and start.keyFile go together' });

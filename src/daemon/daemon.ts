@@ -20,6 +20,8 @@ import type { Notifier } from './systemd-notify.js';
 import { relayNotifier } from './notify-relay.js';
 import { raiseThisThread } from './thread-priority.js';
 import type { PaymentWorkerData } from './payment-worker.js';
+import { startFleetLink } from '../fleet/device/main-side.js';
+import { RESTART_EXIT_CODE } from '../fleet/device/config-change.js';
 
 export interface DaemonOptions {
   config: QrvendConfig;
@@ -31,6 +33,8 @@ export interface DaemonOptions {
   hardwareRoot?: string;
   /** How often a `stats` line (event-loop delay, reader counters, memory) is logged; 0 = never. */
   statsIntervalMs?: number;
+  /** The site config file (config.set from the fleet rewrites it); null = defaults only. */
+  configFile?: string | null;
 }
 
 export interface Daemon {
@@ -64,12 +68,33 @@ export function startDaemon(options: DaemonOptions): Daemon {
     display = startDisplay({ display: config.display, catalog: config.catalog, machine: config.machine, log });
   }
 
-  const workerData: PaymentWorkerData = { config, secretToken, hwSerial, terminalId, displayPort: display?.port ?? null };
+  // Messages for the payment worker sent before it exists (the fleet link's first observations) wait here.
+  const beforeWorker: MainToPayment[] = [];
+  let postToWorker: (message: MainToPayment) => void = (message) => beforeWorker.push(message);
+  const fleet = startFleetLink({
+    config,
+    terminalId,
+    configFile: options.configFile ?? null,
+    log,
+    toPayment: (message) => postToWorker(message),
+    restart: (reason) => void stop(reason, RESTART_EXIT_CODE),
+  });
+  const workerData: PaymentWorkerData = {
+    config,
+    secretToken,
+    hwSerial,
+    terminalId,
+    displayPort: display?.port ?? null,
+    fleetPort: fleet.paymentPort,
+    machineId: fleet.machineId,
+  };
   const worker = new Worker(new URL('./payment-worker.js', import.meta.url), {
     workerData,
-    transferList: display ? [display.port] : [],
+    transferList: [...(display ? [display.port] : []), ...(fleet.paymentPort ? [fleet.paymentPort] : [])],
     resourceLimits: PAYMENT_WORKER_LIMITS,
   });
+  postToWorker = (message) => worker.postMessage(message);
+  for (const message of beforeWorker.splice(0)) worker.postMessage(message);
   // After the workers exist (threads inherit their creator's priority): only the machine loop is raised.
   const priority = raiseThisThread(log);
   // systemd-notify is spawned by the payment worker, never by the machine loop (notify-relay.ts).
@@ -153,6 +178,23 @@ export function startDaemon(options: DaemonOptions): Daemon {
     }
   });
 
+  machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => fleet.onLink(change));
+  let paymentReady = false;
+  void ready.then(
+    () => (paymentReady = true),
+    () => {},
+  );
+  const trialTimer = setInterval(() => {
+    const status = machineLoop.stats().status;
+    fleet.checkTrial({ paymentReady, readerUp: status !== 'offline' && status !== 'inactive' });
+  }, 1_000);
+  trialTimer.unref();
+  const fleetStatsTimer =
+    config.fleet.url !== null
+      ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
+      : null;
+  fleetStatsTimer?.unref();
+
   machineLoop.start();
 
   const watchdog = notifier.watchdogIntervalMs !== null ? setInterval(() => notifier.watchdog(), notifier.watchdogIntervalMs) : null;
@@ -181,6 +223,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
     stopping = (async () => {
       log.info({ reason }, 'stopping');
       notifier.stopping();
+      clearInterval(trialTimer);
+      if (fleetStatsTimer) clearInterval(fleetStatsTimer);
+      await fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));
       await machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
       const stopped = workerGone ? Promise.resolve() : new Promise<void>((r) => (workerStopped = r));
       toPayment({ type: 'shutdown' });

@@ -15,12 +15,13 @@ import { isLedgerLost } from '../ledger/identity.js';
 import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
 import { createRelayedStart, createStartCore, startStartEndpoint, type RelayedStartHandler, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
-import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
+import type { MainToPayment, PaymentToFleet, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
 import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { idleCollector, threadMemory } from './heap-limits.js';
 import { notifyHandler } from './notify-relay.js';
+import { FleetPaymentSide } from '../fleet/device/payment-side.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -29,6 +30,10 @@ export interface PaymentWorkerData {
   /** MachineInfo.TerminalId and the Start TerminalId this machine answers to. */
   terminalId: string;
   displayPort: MessagePort | null;
+  /** The fleet worker's end (design section 10), or null when fleet.url is not set. */
+  fleetPort: MessagePort | null;
+  /** fleet.machineId, or the TerminalId. */
+  machineId: string;
 }
 
 const HEALTH_EVERY_MS = 5_000;
@@ -68,6 +73,11 @@ async function openLedgerPatiently(): Promise<Ledger> {
     } catch (err) {
       if (isLedgerLost(err)) {
         toMain({ type: 'sessions.allowed', allowed: false, reason: 'ledger lost' });
+        // No ledger, so no alarm event can be written: the fleet's status carries LEDGER_CORRUPT meanwhile.
+        data.fleetPort?.postMessage({
+          type: 'fleet.facts',
+          facts: { reader: 'offline', readerDisabledRemotely: false, gateway: 'online', outbox: { pending: 0, dead: 0 }, alarms: ['LEDGER_CORRUPT'], queued: { sales: 0, alarms: 0, dropped: 0 } },
+        } satisfies PaymentToFleet);
         log.error({ code: err.code, path: config.store.path, err: err.message, hint: err.hint }, 'ledger lost: refusing sessions until a technician runs `qrvend ledger acknowledge-loss`');
         await new Promise((r) => setTimeout(r, LEDGER_RETRY_MS));
         continue;
@@ -94,7 +104,14 @@ async function main(): Promise<void> {
     if (shutdownAsked) shutdownNow();
   };
   const notify = notifyHandler(log);
+  let fleet: FleetPaymentSide | null = null;
+  let lastReader: MainToPayment | null = null;
   port.on('message', (message: MainToPayment) => {
+    if (message.type === 'reader.status') lastReader = message;
+    if (message.type === 'reader.status' || message.type === 'fleet.observe') {
+      fleet?.fromMain(message);
+      if (message.type === 'fleet.observe') return;
+    }
     if (message.type === 'notify') {
       notify(message.what, message.text);
       return;
@@ -169,6 +186,21 @@ async function main(): Promise<void> {
     timers: realTimers,
   };
   service = new PaymentService(ctx);
+  if (data.fleetPort !== null) {
+    ledger.fleetEvents.enable({ machineId: data.machineId, currencyCode: config.machine.currencyCode, maxQueuedAlarms: config.fleet.maxQueuedEvents });
+    fleet = new FleetPaymentSide({
+      port: data.fleetPort,
+      ledger,
+      log,
+      toMain,
+      monotonicNow,
+      kickOutbox: () => drainer.kick(),
+      // cmd/start plugs in here: the relay helper's relayedStart (src/start/relayed.ts) as
+      // `(args) => relayedStart(..., args)`; while null, `start` answers UNAVAILABLE.
+      relayedStart: null,
+    });
+    if (lastReader !== null) fleet.fromMain(lastReader);
+  }
   ledger.onWritability((writable, reason) => {
     toMain({ type: 'sessions.allowed', allowed: writable, reason: writable ? null : reason });
     if (!writable || service === null) return;
@@ -204,6 +236,7 @@ async function main(): Promise<void> {
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
     gatewayOnline = counts.oldestPendingAtMs === null || wallNow() - counts.oldestPendingAtMs < 60_000;
     toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps });
+    fleet?.health({ gatewayOnline, outboxPending: counts.pending, outboxDead: counts.dead, clockSteps: clockSteps.steps });
   }, HEALTH_EVERY_MS);
   health.unref();
 
@@ -217,6 +250,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(health);
+    fleet?.close();
     service?.stop();
     await endpoint?.close();
     await drainer.stop();

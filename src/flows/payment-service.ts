@@ -87,6 +87,8 @@ export class PaymentService {
       case 'shutdown':
         this.stop();
         return;
+      case 'fleet.observe':
+        return; // the fleet link's alarm book (src/fleet/device/payment-side.ts)
     }
   }
 

@@ -65,6 +65,8 @@ export type MainToPayment =
       byConsumer: boolean;
     }
   | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
+  /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
+  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK'; active: boolean; detail: string | null }
   | { type: 'shutdown' };
 
 /** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
@@ -86,6 +88,8 @@ export type PaymentToMain =
   | { type: 'vend.deny'; requestId: string; reason: string }
   /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
+  /** Out of service from afar (fleet reader.disable, persisted in the ledger): disable the reader after the running session. */
+  | { type: 'reader.service'; outOfService: boolean }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
   | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean; memory?: ThreadMemory; clockSteps?: number }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
@@ -146,3 +150,53 @@ export type ToDisplay = { type: 'show'; screen: Screen } | { type: 'shutdown' };
 export type FromDisplay =
   | { type: 'rendered'; kind: Screen['kind']; ms: number }
   | { type: 'unavailable'; output: 'framebuffer' | 'png' | 'terminal'; reason: string };
+
+// --- Fleet link (design section 10; src/fleet/device) ---------------------------------------
+
+/** What the fleet's `status` says about the machine, as the payment worker knows it. */
+export interface FleetFacts {
+  reader: ReaderStatus;
+  readerDisabledRemotely: boolean;
+  gateway: 'online' | 'offline';
+  outbox: { pending: number; dead: number };
+  alarms: string[];
+  /** Events waiting for the broker's acknowledgement, and alarm events dropped by the bound. */
+  queued: { sales: number; alarms: number; dropped: number };
+}
+
+/** One queued event as the fleet worker publishes it. */
+export interface FleetQueuedEvent {
+  seq: number;
+  eventId: string;
+  kind: 'sale' | 'alarm';
+  body: string;
+}
+
+/** Fleet worker -> payment worker (MessagePort handed to both by the main thread). */
+export type FleetToPayment =
+  /** A command that needs the payment side (ledger, outbox, reader, relayed Start); answered with fleet.reply of the same id. */
+  | { type: 'fleet.command'; id: number; name: string; args: unknown }
+  /** Send queued events with seq > afterSeq (at most max). */
+  | { type: 'fleet.events.want'; afterSeq: number; max: number }
+  /** The broker acknowledged (PUBACK) these events: delete them. */
+  | { type: 'fleet.events.acked'; seqs: number[] }
+  | { type: 'fleet.link'; connected: boolean };
+
+/** Payment worker -> fleet worker. */
+export type PaymentToFleet =
+  | { type: 'fleet.reply'; id: number; ok: true; result: unknown }
+  | { type: 'fleet.reply'; id: number; ok: false; error: { code: string; message: string } }
+  | { type: 'fleet.events'; events: FleetQueuedEvent[] }
+  /** New events were written: ask for them. */
+  | { type: 'fleet.events.available' }
+  | { type: 'fleet.facts'; facts: FleetFacts };
+
+/** Main thread -> fleet worker. */
+export type MainToFleet = { type: 'fleet.stats'; stats: Record<string, unknown> } | { type: 'shutdown' };
+
+/** Fleet worker -> main thread. */
+export type FleetToMain =
+  /** Exit with RESTART_EXIT_CODE so systemd starts the agent again (service.restart, config.set). */
+  | { type: 'fleet.restart'; reason: string }
+  | { type: 'fleet.link'; connected: boolean }
+  | { type: 'stopped' };

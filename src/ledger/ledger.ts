@@ -15,6 +15,7 @@ import { LedgerConnection, realTimers, type LedgerTimers, type WritabilityListen
 import { openDatabase, type CorruptionAlarm } from './db.js';
 import { toMinor } from './money.js';
 import { LedgerOutbox } from './outbox.js';
+import { FleetEventLog } from './fleet-events.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
 import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
 import { appendEvent, enqueue, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
@@ -84,6 +85,8 @@ function objectText(value: JsonObjectOrText, what: string): string {
 
 export class Ledger {
   readonly outbox: LedgerOutbox;
+  /** The fleet link's outgoing events (off until enable() is called). */
+  readonly fleetEvents: FleetEventLog;
   private readonly enqueuedListeners = new Set<(outboxId: number, txId: string) => void>();
 
   constructor(
@@ -94,7 +97,8 @@ export class Ledger {
     /** Set when this start found the file damaged and replaced it (design section 8). */
     readonly corruptionAlarm: CorruptionAlarm | null,
   ) {
-    this.outbox = new LedgerOutbox(conn, now);
+    this.fleetEvents = new FleetEventLog(conn, now);
+    this.outbox = new LedgerOutbox(conn, now, this.fleetEvents);
   }
 
   // --- health -------------------------------------------------------------------------------
@@ -304,9 +308,11 @@ export class Ledger {
     return this.transition(txId, 'approveVend', undefined, () => ({}));
   }
 
-  /** Vend success: the sale is closed, nothing to send. */
+  /** Vend success: the sale is closed, nothing to send (the Inquiry took the money): its fleet sale event goes with it. */
   recordVended(txId: string): TransitionResult {
-    return this.transition(txId, 'recordVended', undefined, () => ({}));
+    const result = this.transition(txId, 'recordVended', undefined, () => ({}), (tx, at) => this.fleetEvents.recordSaleInTransaction(tx, 'settlement', 'accepted', at));
+    this.fleetEvents.flush();
+    return result;
   }
 
   /** A payment that may have been taken without a vend: Void to the outbox. */
@@ -337,15 +343,27 @@ export class Ledger {
     });
   }
 
-  private transition(txId: string, name: TransitionName, target: TxState | undefined, plan: (tx: TxRecord) => Plan): TransitionResult {
-    const result = this.applyTransition(txId, name, target, plan);
+  private transition(
+    txId: string,
+    name: TransitionName,
+    target: TxState | undefined,
+    plan: (tx: TxRecord) => Plan,
+    alsoWrite?: (moved: TxRecord, atMs: number) => void,
+  ): TransitionResult {
+    const result = this.applyTransition(txId, name, target, plan, alsoWrite);
     if (result.outboxId !== null) {
       for (const listener of [...this.enqueuedListeners]) listener(result.outboxId, txId);
     }
     return result;
   }
 
-  private applyTransition(txId: string, name: TransitionName, target: TxState | undefined, plan: (tx: TxRecord) => Plan): TransitionResult {
+  private applyTransition(
+    txId: string,
+    name: TransitionName,
+    target: TxState | undefined,
+    plan: (tx: TxRecord) => Plan,
+    alsoWrite?: (moved: TxRecord, atMs: number) => void,
+  ): TransitionResult {
     return this.conn.write(() => {
       const tx = loadTx(this.conn, txId);
       const check = checkTransition(tx.flow, tx.state, name, target);
@@ -355,7 +373,9 @@ export class Ledger {
       const at = this.now();
       moveTx(this.conn, tx, check.to, at, name, steps.detail ?? null, steps.columns);
       const outboxId = steps.outbox ? enqueue(this.conn, txId, steps.outbox.op, steps.outbox.body, at) : null;
-      return { record: loadTx(this.conn, txId), changed: true, outboxId };
+      const record = loadTx(this.conn, txId);
+      alsoWrite?.(record, at);
+      return { record, changed: true, outboxId };
     });
   }
 

@@ -9,6 +9,9 @@ import { outboxFromRow, type OutboxRowData } from './rows.js';
 import { CLOSED_STATES, checkTransition } from './states.js';
 import { appendEvent, findTx, moveTx } from './tx-writes.js';
 import type { OutboxCounts, OutboxRow, OutboxStatus } from './types.js';
+import type { FleetEventLog, SaleClosing } from './fleet-events.js';
+
+const CLOSING_OF: Record<OutboxRow['op'], SaleClosing> = { Settlement: 'settlement', Cancel: 'cancel', Void: 'void' };
 
 /**
  * A row may go when it is pending and no earlier row of the same TransactionId is still pending
@@ -37,6 +40,8 @@ export class LedgerOutbox {
   constructor(
     private readonly conn: LedgerConnection,
     private readonly now: () => number,
+    /** Sale events for the fleet link, written with the change that closes a payment. */
+    private readonly fleet: FleetEventLog | null = null,
   ) {}
 
   /** Rows due at `nowMs`, oldest due first, skipping transactions that already have a request in flight. */
@@ -129,9 +134,12 @@ export class LedgerOutbox {
       const tx = findTx(this.conn, row.txId);
       if (tx === null) return;
       const check = checkTransition(tx.flow, tx.state, 'delivered', row.op);
-      if (check.kind === 'apply') moveTx(this.conn, tx, check.to, nowMs, 'outbox.delivered', { outboxId: row.id, op: row.op });
-      else appendEvent(this.conn, tx.txId, nowMs, 'outbox.delivered', tx.state, tx.state, { outboxId: row.id, op: row.op });
+      if (check.kind === 'apply') {
+        moveTx(this.conn, tx, check.to, nowMs, 'outbox.delivered', { outboxId: row.id, op: row.op });
+        this.fleet?.recordSaleInTransaction({ ...tx, state: check.to }, CLOSING_OF[row.op], 'accepted', nowMs);
+      } else appendEvent(this.conn, tx.txId, nowMs, 'outbox.delivered', tx.state, tx.state, { outboxId: row.id, op: row.op });
     });
+    this.fleet?.flush();
   }
 
   /** A retryable failure: count it and set the next attempt. */
@@ -154,9 +162,12 @@ export class LedgerOutbox {
       if (tx === null) return;
       const check = checkTransition(tx.flow, tx.state, 'deadLettered');
       const detail = { outboxId: row.id, op: row.op, error, code };
-      if (check.kind === 'apply') moveTx(this.conn, tx, 'dead', nowMs, 'outbox.dead', detail);
-      else appendEvent(this.conn, tx.txId, nowMs, 'outbox.dead', tx.state, tx.state, detail);
+      if (check.kind === 'apply') {
+        moveTx(this.conn, tx, 'dead', nowMs, 'outbox.dead', detail);
+        this.fleet?.recordSaleInTransaction({ ...tx, state: 'dead' }, CLOSING_OF[row.op], 'dead-letter', nowMs);
+      } else appendEvent(this.conn, tx.txId, nowMs, 'outbox.dead', tx.state, tx.state, detail);
     });
+    this.fleet?.flush();
   }
 
   /** A technician's retry of a dead row: pending again, with a fresh retry window from now. */

@@ -94,6 +94,20 @@ const MIGRATIONS: readonly string[] = [
     last_used_at_ms  INTEGER NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
+  // 4: the fleet link's outgoing events (design section 10, issue 15): a sale is written in the
+  // same transaction as the ledger change that closed its payment, an alarm when it is raised or
+  // cleared; a row is deleted only once the broker acknowledged it (PUBACK). `seq` orders them;
+  // `event_id` is what the operator deduplicates by, the same on every republish.
+  `
+  CREATE TABLE fleet_events (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id       TEXT NOT NULL UNIQUE,
+    kind           TEXT NOT NULL CHECK (kind IN ('sale', 'alarm')),
+    body           TEXT NOT NULL,   -- the JSON published on <prefix>/<machineId>/events, byte for byte
+    created_at_ms  INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX fleet_events_kind ON fleet_events (kind, seq);
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -121,14 +121,23 @@ export class MachineLoop extends EventEmitter {
       reopenMinMs: o.mdb.reopenMinMs,
       reopenMaxMs: o.mdb.reopenMaxMs,
       log: o.log,
-      onUp: () => this.dispatch({ kind: 'link.up' }),
-      onDown: (reason) => this.dispatch({ kind: 'link.down', reason }),
+      onUp: () => {
+        this.emit('link', { up: true, silent: false, reason: null });
+        this.dispatch({ kind: 'link.up' });
+      },
+      onDown: (reason) => {
+        this.emit('link', { up: false, silent: false, reason });
+        this.dispatch({ kind: 'link.down', reason });
+      },
       onLine: (line) => this.onLine(line),
       onOverlong: (head) => {
         this.counters.linesIn += 1;
         this.noise.add('overlong', head);
       },
-      onSilent: () => this.dispatch({ kind: 'link.silent' }),
+      onSilent: () => {
+        this.emit('link', { up: false, silent: true, reason: 'no line from the board within mdb.linkWatchdogMs' });
+        this.dispatch({ kind: 'link.silent' });
+      },
     });
   }
 

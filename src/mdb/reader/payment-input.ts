@@ -22,6 +22,8 @@ export function onPayment(fx: Fx, model: ReaderModel, msg: PaymentToMain): Reade
       return { ...model, state: onVendDeny(fx, model, msg.requestId, msg.reason) };
     case 'sessions.allowed':
       return { ...model, sessionsAllowed: msg.allowed, refuseReason: msg.allowed ? null : (msg.reason ?? 'refused by the payment side') };
+    case 'reader.service':
+      return { ...model, outOfService: msg.outOfService };
     case 'health':
     case 'ready':
     case 'fatal':
@@ -59,6 +61,7 @@ function onSessionBegin(fx: Fx, model: ReaderModel, txId: string, funds: number)
   if (!(fundsMinor > 0)) return refuse('funds must be a positive amount');
   if (model.shuttingDown) return refuse('the reader is shutting down');
   if (!model.sessionsAllowed) return refuse(`new sessions are refused: ${model.refuseReason ?? 'not allowed'}`);
+  if (model.outOfService) return refuse('the reader is out of service (fleet reader.disable)');
   const purpose = { kind: 'static', txId, fundsMinor } as const;
   if (s.kind === 'Enabled') return beginStart(fx, purpose);
   // A virtual-credit session is only there so the consumer can select; a paid session replaces it.

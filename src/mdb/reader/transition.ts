@@ -18,12 +18,15 @@ export function initialModel(): ReaderModel {
     versionAsked: false,
     nextRequestNo: 1,
     lastApproved: null,
+    outOfService: false,
+    hostDisabled: false,
   };
 }
 
 export function transition(model: ReaderModel, input: ReaderInput, cfg: ReaderConfig): Transition {
   const fx = new Fx(cfg);
   let next = step(fx, model, input);
+  next = applyOutOfService(fx, next);
   next = maybeOpenVirtualSession(fx, next);
   return { model: next, effects: fx.list };
 }
@@ -90,6 +93,29 @@ function onShutdown(fx: Fx, s: ReaderState): ReaderState {
     default:
       return s;
   }
+}
+
+/**
+ * Out of service from afar (fleet reader.disable / reader.enable): the reader is disabled on the
+ * board (C,0, the VMC sees it disabled) as soon as no session or vend is running, and enabled
+ * again (C,1) when the operator says so. A running session always finishes first.
+ */
+function applyOutOfService(fx: Fx, model: ReaderModel): ReaderModel {
+  const s = model.state;
+  if (s.kind === 'Offline') return model.hostDisabled ? { ...model, hostDisabled: false } : model;
+  if (model.outOfService) {
+    // A virtual-credit session holds no payment: end it first, the C,0 follows once it closed.
+    if (s.kind === 'SessionIdle' && s.session.txId === null) return { ...model, state: beginStop(fx, s.session, 'reader-cancel') };
+    // Enabled again (the board or the VMC restarted and set the reader up): disable it again.
+    if (s.kind !== 'Enabled') return model;
+    fx.send({ kind: 'enable', enabled: false });
+    return { ...model, hostDisabled: true, state: { kind: 'Disabled' } };
+  }
+  if (model.hostDisabled) {
+    fx.send({ kind: 'enable', enabled: true });
+    return { ...model, hostDisabled: false, state: { kind: 'Inactive' } };
+  }
+  return model;
 }
 
 /** For VMCs without always-idle: keep a virtual-credit session open whenever the reader is enabled. */

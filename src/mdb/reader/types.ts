@@ -93,6 +93,10 @@ export interface ReaderModel {
   nextRequestNo: number;
   /** The last dynamic approval used, so a duplicate vend.approve is not mistaken for a late one. */
   lastApproved: { requestId: string; txId: string } | null;
+  /** Out of service from afar (fleet reader.disable): the reader is disabled (C,0) once no session runs. */
+  outOfService: boolean;
+  /** C,0 was written for outOfService and the reader has not been re-enabled since (C,1). */
+  hostDisabled: boolean;
 }
 
 export type ReaderInput =

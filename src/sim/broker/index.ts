@@ -7,6 +7,7 @@ import type { TestBroker } from './types.js';
 
 export type { TestBroker } from './types.js';
 export { startAedesBroker } from './aedes-broker.js';
+export { startTcpGate, type TcpGate, type GateMode } from './tcp-gate.js';
 
 export type BrokerFactory = (options?: { port?: number }) => Promise<TestBroker>;
 let mosquittoFactory: BrokerFactory | null = null;

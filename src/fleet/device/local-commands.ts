@@ -1,0 +1,86 @@
+/**
+ * The commands the fleet worker serves itself (no ledger, no reader): ping, doctor, config.get,
+ * config.set, service.restart. The others go to the payment worker; null means "not mine".
+ */
+import type { Logger } from '../../core/log.js';
+import type { QrvendConfig } from '../../config/schema.js';
+import { ConfigGetArgs, ConfigSetArgs } from '../contract/commands.js';
+import type { CommandName } from '../contract/topics.js';
+import type { CommandErrorCode } from './command-request.js';
+import { applyConfigSet, checkConfigSet } from './config-change.js';
+
+export interface LocalCommandContext {
+  config: QrvendConfig;
+  configFile: string | null;
+  version: string;
+  startedAt: string;
+  log: Logger;
+  restart(reason: string): void;
+}
+
+type Outcome = { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string };
+export interface Served {
+  outcome: Outcome;
+  /** Runs once the reply was published (a restart must not beat its own reply). */
+  after?: () => void;
+}
+
+/** Doctor checks that would open the serial port the running daemon holds are left out. */
+const PORT_CHECKS = new Set(['serial', 'board', 'reader']);
+
+function badArgs(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): Outcome {
+  const issue = error.issues[0];
+  return { ok: false, code: 'BAD_ARGS', message: `args.${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+}
+
+function valueAt(config: unknown, key: string): { found: boolean; value: unknown } {
+  let at: unknown = config;
+  for (const part of key.split('.')) {
+    if (typeof at !== 'object' || at === null || !Object.prototype.hasOwnProperty.call(at, part)) return { found: false, value: undefined };
+    at = (at as Record<string, unknown>)[part];
+  }
+  return { found: true, value: at };
+}
+
+export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandName, args: unknown): Promise<Served | null> {
+  switch (name) {
+    case 'ping':
+      return { outcome: { ok: true, result: { pong: true, version: ctx.version, startedAt: ctx.startedAt, at: new Date().toISOString() } } };
+    case 'doctor': {
+      const { runDoctor, ALL_CHECKS } = await import('../../doctor/index.js');
+      const report = await runDoctor({
+        configFile: ctx.configFile ?? undefined,
+        checks: ALL_CHECKS.filter((c) => !PORT_CHECKS.has(c.id)),
+        checkTimeoutMs: 10_000,
+      });
+      return { outcome: { ok: true, result: report } };
+    }
+    case 'config.get': {
+      const parsed = ConfigGetArgs.safeParse(args);
+      if (!parsed.success) return { outcome: badArgs(parsed.error) };
+      // The config holds no secret (tokens and passwords live in files it only names).
+      if (parsed.data.key === undefined) return { outcome: { ok: true, result: { config: ctx.config } } };
+      const { found, value } = valueAt(ctx.config, parsed.data.key);
+      if (!found) return { outcome: { ok: false, code: 'BAD_ARGS', message: `args.key: no configuration key ${JSON.stringify(parsed.data.key.slice(0, 256))}` } };
+      return { outcome: { ok: true, result: { key: parsed.data.key, value } } };
+    }
+    case 'config.set': {
+      const parsed = ConfigSetArgs.safeParse(args);
+      if (!parsed.success) return { outcome: badArgs(parsed.error) };
+      if (ctx.configFile === null) return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'the agent runs without a site configuration file; nothing to change' } };
+      const file = ctx.configFile;
+      const check = checkConfigSet(file, parsed.data.set);
+      if (!check.ok) return { outcome: { ok: false, code: check.code, message: check.message } };
+      applyConfigSet(file, check.siteText, parsed.data.healthyWithinS, new Date());
+      ctx.log.warn({ event: 'fleet.config.set', keys: Object.keys(parsed.data.set), healthyWithinS: parsed.data.healthyWithinS }, 'configuration changed from the fleet: restarting to apply it');
+      return {
+        outcome: { ok: true, result: { written: true, restarting: true, healthyWithinS: parsed.data.healthyWithinS } },
+        after: () => ctx.restart('config.set from the fleet'),
+      };
+    }
+    case 'service.restart':
+      return { outcome: { ok: true, result: { restarting: true } }, after: () => ctx.restart('service.restart from the fleet') };
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The fleet link as the main thread sees it: it starts the fleet worker (which owns the MQTT
+ * client) with a MessagePort to the payment worker, passes on what only the machine loop knows
+ * (link down, board silent) as alarm observations, feeds `health` with the stats, and runs the
+ * trial of a configuration changed from the fleet (config-change.ts). Nothing here touches the
+ * network: a stalled broker stalls the fleet worker alone.
+ */
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { QrvendConfig } from '../../config/schema.js';
+import type { Logger } from '../../core/log.js';
+import { VERSION } from '../../core/version.js';
+import type { FleetToMain, MainToFleet, MainToPayment } from '../../ipc/messages.js';
+import { TOPIC_LEVEL } from '../contract/topics.js';
+import { confirmChange, readPendingChange, readRolledBack, rollBack, type PendingChange } from './config-change.js';
+import type { FleetWorkerData } from './worker.js';
+
+const FLEET_WORKER_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 };
+const STOP_TIMEOUT_MS = 5_000;
+
+export interface FleetMainOptions {
+  config: QrvendConfig;
+  terminalId: string;
+  configFile: string | null;
+  log: Logger;
+  toPayment(message: MainToPayment): void;
+  /** Restart the agent (exit with RESTART_EXIT_CODE). */
+  restart(reason: string): void;
+}
+
+export interface FleetMain {
+  /** The payment worker's end of the channel (transfer it in its workerData). */
+  readonly paymentPort: MessagePort | null;
+  readonly machineId: string;
+  /** The machine loop's link changed. */
+  onLink(change: { up: boolean; silent: boolean; reason: string | null }): void;
+  stats(stats: Record<string, unknown>): void;
+  /** Called once a second with what "healthy" needs; confirms or rolls back a trial config. */
+  checkTrial(healthy: { paymentReady: boolean; readerUp: boolean }): void;
+  stop(): Promise<void>;
+}
+
+export function startFleetLink(o: FleetMainOptions): FleetMain {
+  const { config, log } = o;
+  const machineId = config.fleet.machineId ?? o.terminalId;
+  const trial: PendingChange | null = o.configFile !== null ? readPendingChange(o.configFile) : null;
+  const trialStartedAt = performance.now();
+  let fleetConnected = false;
+
+  const rolledBack = o.configFile !== null ? readRolledBack(o.configFile) : null;
+  if (rolledBack !== null) {
+    o.toPayment({ type: 'fleet.observe', code: 'CONFIG_ROLLED_BACK', active: true, detail: `a configuration change from the fleet was rolled back at ${rolledBack.at}: ${rolledBack.reason}` });
+  }
+
+  let worker: Worker | null = null;
+  let paymentPort: MessagePort | null = null;
+  let stopped: (() => void) | null = null;
+  if (config.fleet.url !== null) {
+    if (!TOPIC_LEVEL.test(machineId)) {
+      log.error({ code: 'CONFIG_INVALID', machineId }, 'fleet link off: the TerminalId cannot be a topic level; set fleet.machineId (letters, digits, . _ : -)');
+    } else {
+      const channel = new MessageChannel();
+      paymentPort = channel.port1;
+      const workerData: FleetWorkerData = {
+        config,
+        machineId,
+        terminalId: o.terminalId,
+        configFile: o.configFile,
+        version: VERSION,
+        startedAt: new Date().toISOString(),
+        paymentPort: channel.port2,
+      };
+      worker = new Worker(new URL('./worker.js', import.meta.url), { workerData, transferList: [channel.port2], resourceLimits: FLEET_WORKER_LIMITS });
+      worker.on('message', (message: FleetToMain) => {
+        if (message.type === 'fleet.restart') o.restart(message.reason);
+        else if (message.type === 'fleet.link') fleetConnected = message.connected;
+        else if (message.type === 'stopped') stopped?.();
+      });
+      // The fleet link is not on the vend path: a failure ends the link, never the payments.
+      worker.on('error', (err) => log.error({ err, code: 'INTERNAL' }, 'fleet worker crashed: the fleet link is off until the next restart'));
+      worker.on('exit', () => {
+        worker = null;
+        fleetConnected = false;
+        stopped?.();
+      });
+    }
+  }
+  const post = (message: MainToFleet) => worker?.postMessage(message);
+  let trialOver = trial === null;
+
+  return {
+    paymentPort,
+    machineId,
+    onLink(change) {
+      o.toPayment({ type: 'fleet.observe', code: 'READER_OFFLINE', active: !change.up && !change.silent, detail: change.reason });
+      o.toPayment({ type: 'fleet.observe', code: 'BOARD_SILENT', active: change.silent, detail: change.silent ? change.reason : null });
+    },
+    stats(stats) {
+      post({ type: 'fleet.stats', stats });
+    },
+    checkTrial(h) {
+      if (trialOver || trial === null || o.configFile === null) return;
+      const healthy = h.paymentReady && h.readerUp && (config.fleet.url === null || fleetConnected);
+      if (healthy) {
+        trialOver = true;
+        confirmChange(o.configFile);
+        o.toPayment({ type: 'fleet.observe', code: 'CONFIG_ROLLED_BACK', active: false, detail: null });
+        log.info({ event: 'fleet.config.confirmed' }, 'configuration changed from the fleet is healthy: kept');
+        return;
+      }
+      if (performance.now() - trialStartedAt < trial.healthyWithinS * 1000) return;
+      trialOver = true;
+      const why = `not healthy within ${trial.healthyWithinS} s (payment side ${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ${fleetConnected ? 'up' : 'down'})`;
+      const restored = rollBack(o.configFile, why, new Date());
+      log.error({ event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored }, `configuration changed from the fleet was ${why}: previous file restored, restarting`);
+      o.restart('configuration rolled back');
+    },
+    async stop() {
+      const w = worker;
+      if (w === null) return;
+      const done = new Promise<void>((resolve) => (stopped = resolve));
+      w.postMessage({ type: 'shutdown' } satisfies MainToFleet);
+      await Promise.race([done, new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS).unref())]);
+      await w.terminate();
+    },
+  };
+}

@@ -1,0 +1,346 @@
+/**
+ * The fleet worker thread (design section 10): it alone owns the MQTT client, so a broker that
+ * hangs, resets or floods commands costs this thread's time, never the machine loop's or the
+ * payment worker's. It publishes the retained `status` (last will `{"online":false}`), the queued
+ * events the payment worker hands it (deleted there on PUBACK), `health` at QoS 0, and serves the
+ * commands on its own `cmd/+`, asking the payment worker for those that need the ledger or the
+ * reader.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { readFileSync } from 'node:fs';
+import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import type { QrvendConfig } from '../../config/schema.js';
+import { createLogger } from '../../core/log.js';
+import { monotonicNow } from '../../core/clock.js';
+import type { FleetFacts, FleetQueuedEvent, FleetToMain, FleetToPayment, MainToFleet, PaymentToFleet } from '../../ipc/messages.js';
+import { machineTopics } from '../contract/topics.js';
+import { MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../contract/messages.js';
+import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
+import { CommandRateBound } from './rate-bound.js';
+import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
+
+export interface FleetWorkerData {
+  config: QrvendConfig;
+  machineId: string;
+  terminalId: string;
+  /** The site config file config.set rewrites (null: the daemon runs on defaults only). */
+  configFile: string | null;
+  version: string;
+  startedAt: string;
+  paymentPort: MessagePort;
+}
+
+/** Events published and not yet acknowledged at once: bounds memory and the burst after an outage. */
+const EVENT_WINDOW = 32;
+const PAYMENT_COMMAND_TIMEOUT_MS = 15_000;
+const MAX_COMMANDS_IN_FLIGHT = 8;
+
+const data = workerData as FleetWorkerData;
+const { config } = data;
+const fleet = config.fleet;
+const log = createLogger({ level: config.log.level, name: 'fleet' });
+const toMain = (message: FleetToMain) => parentPort!.postMessage(message);
+const payment = data.paymentPort;
+const toPayment = (message: FleetToPayment) => payment.postMessage(message);
+const topics = machineTopics(fleet.topicPrefix, data.machineId);
+const v5 = fleet.protocolVersion === 5;
+
+/** The URL without credentials, for the log. */
+function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    u.username = '';
+    u.password = '';
+    return u.toString();
+  } catch {
+    return '(unparsable url)';
+  }
+}
+
+function readSecretFile(path: string): string {
+  return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+}
+
+function clientOptions(): IClientOptions {
+  const options: IClientOptions = {
+    protocolVersion: fleet.protocolVersion,
+    clientId: `qrvend-${data.machineId}`.slice(0, 128),
+    clean: true,
+    keepalive: fleet.keepaliveS,
+    // A fleet that lost its broker must not come back in one wave: every machine waits its own while.
+    reconnectPeriod: 1000 + Math.floor(Math.random() * 1000),
+    connectTimeout: 10_000,
+    queueQoSZero: false,
+    resubscribe: true,
+    will: { topic: topics.status, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
+    rejectUnauthorized: true,
+  };
+  if (fleet.caFile !== null) options.ca = readFileSync(fleet.caFile);
+  if (fleet.certFile !== null && fleet.keyFile !== null) {
+    options.cert = readFileSync(fleet.certFile);
+    options.key = readFileSync(fleet.keyFile);
+  }
+  if (fleet.username !== null) options.username = fleet.username;
+  if (fleet.passwordFile !== null) options.password = readSecretFile(fleet.passwordFile);
+  return options;
+}
+
+let client: MqttClient | null = null;
+let connected = false;
+let facts: FleetFacts | null = null;
+let lastStatusKey = '';
+let lastStats: Record<string, unknown> = {};
+let stopping = false;
+const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0 };
+const rate = new CommandRateBound(10, 20, monotonicNow());
+
+// --- events -----------------------------------------------------------------------------------
+let cursor = 0;
+let wanting = false;
+const inflight = new Set<number>();
+
+function pull(): void {
+  if (!connected || wanting || stopping || inflight.size >= EVENT_WINDOW) return;
+  wanting = true;
+  toPayment({ type: 'fleet.events.want', afterSeq: cursor, max: EVENT_WINDOW - inflight.size });
+}
+
+function publishEvents(events: FleetQueuedEvent[]): void {
+  wanting = false;
+  for (const event of events) {
+    cursor = Math.max(cursor, event.seq);
+    if (inflight.has(event.seq)) continue;
+    inflight.add(event.seq);
+    client!.publish(topics.events, event.body, { qos: 1 }, (err) => {
+      inflight.delete(event.seq);
+      if (err) {
+        // Not acknowledged and given up by the client: pull it again (same eventId).
+        cursor = Math.min(cursor, event.seq - 1);
+      } else {
+        counters.eventsPublished += 1;
+        toPayment({ type: 'fleet.events.acked', seqs: [event.seq] });
+      }
+      pull();
+    });
+  }
+  if (events.length > 0) pull();
+}
+
+// --- status and health ------------------------------------------------------------------------
+function statusMessage(): StatusMessage | null {
+  if (facts === null) return null;
+  return {
+    online: true,
+    machineId: data.machineId,
+    terminalId: data.terminalId,
+    uniQr: config.machine.uniQr,
+    version: data.version,
+    startedAt: data.startedAt,
+    reader: facts.reader,
+    readerDisabledRemotely: facts.readerDisabledRemotely,
+    gateway: facts.gateway,
+    outbox: facts.outbox,
+    alarms: facts.alarms as StatusMessage extends { alarms: infer A } ? A : never,
+    acceptsRelayedStart: fleet.acceptRelayedStart,
+    at: new Date().toISOString(),
+  };
+}
+
+function publishStatus(force: boolean): void {
+  const status = statusMessage();
+  if (status === null || !connected) return;
+  const key = JSON.stringify({ ...status, at: null });
+  if (!force && key === lastStatusKey) return;
+  lastStatusKey = key;
+  client!.publish(topics.status, JSON.stringify(status), { qos: 1, retain: true });
+}
+
+function publishHealth(): void {
+  if (!connected) return;
+  const health = {
+    machineId: data.machineId,
+    at: new Date().toISOString(),
+    stats: { ...lastStats, fleet: { ...counters, commandsDropped: rate.dropped, eventsInFlight: inflight.size, queued: facts?.queued ?? null } },
+  };
+  const text = JSON.stringify(health);
+  if (Buffer.byteLength(text) <= MAX_PAYLOAD_BYTES) client!.publish(topics.health, text, { qos: 0 });
+}
+
+// --- commands ---------------------------------------------------------------------------------
+let nextCommandId = 1;
+let commandsInFlight = 0;
+const waiting = new Map<number, { resolve: (m: Extract<PaymentToFleet, { type: 'fleet.reply' }>) => void; timer: NodeJS.Timeout }>();
+
+function askPayment(name: string, args: unknown): Promise<Extract<PaymentToFleet, { type: 'fleet.reply' }>> {
+  const id = nextCommandId++;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      resolve({ type: 'fleet.reply', id, ok: false, error: { code: 'UNAVAILABLE', message: `the payment side did not answer within ${PAYMENT_COMMAND_TIMEOUT_MS / 1000} s` } });
+    }, PAYMENT_COMMAND_TIMEOUT_MS);
+    waiting.set(id, { resolve, timer });
+    toPayment({ type: 'fleet.command', id, name, args });
+  });
+}
+
+function reply(route: ReplyRoute, command: string, outcome: { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string }): Promise<void> {
+  let body: CommandReply = outcome.ok
+    ? { ok: true, machineId: data.machineId, command: command.slice(0, 64), correlationId: route.correlationId, result: outcome.result }
+    : { ok: false, machineId: data.machineId, command: command.slice(0, 64), correlationId: route.correlationId, error: { code: outcome.code, message: outcome.message.slice(0, 1024) } };
+  let text = JSON.stringify(body);
+  if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES) {
+    body = { ok: false, machineId: data.machineId, command: command.slice(0, 64), correlationId: route.correlationId, error: { code: 'INTERNAL', message: 'the reply is too large to send' } };
+    text = JSON.stringify(body);
+  }
+  const options: IClientPublishOptions = { qos: 1 };
+  if (v5 && route.correlationData !== null) options.properties = { correlationData: route.correlationData };
+  return new Promise((resolve) => (client === null ? resolve() : client.publish(route.topic, text, options, () => resolve())));
+}
+
+const local: LocalCommandContext = {
+  config,
+  configFile: data.configFile,
+  version: data.version,
+  startedAt: data.startedAt,
+  log,
+  restart: (reason) => toMain({ type: 'fleet.restart', reason }),
+};
+
+async function onCommand(topic: string, payload: Buffer, properties: { responseTopic?: string; correlationData?: Buffer; messageExpiryInterval?: number } | undefined): Promise<void> {
+  if (!rate.take(monotonicNow())) return; // a flood is counted (health) and dropped
+  const parsed = parseCommand(fleet.topicPrefix, data.machineId, topics.replies, topic, payload, properties ?? {});
+  if (parsed.kind === 'ignore') return;
+  counters.commands += 1;
+  if (parsed.kind === 'error') {
+    counters.payloadsRejected += 1;
+    await reply(parsed.reply, parsed.name, { ok: false, code: parsed.code, message: parsed.message });
+    return;
+  }
+  if (commandsInFlight >= MAX_COMMANDS_IN_FLIGHT) {
+    counters.commandsRefused += 1;
+    await reply(parsed.reply, parsed.name, { ok: false, code: 'BUSY', message: 'too many commands in progress; try again' });
+    return;
+  }
+  commandsInFlight += 1;
+  try {
+    log.info({ event: 'fleet.command', command: parsed.name }, `fleet command ${parsed.name}`);
+    const served = await serveLocalCommand(local, parsed.name, parsed.args);
+    if (served !== null) {
+      await reply(parsed.reply, parsed.name, served.outcome);
+      served.after?.();
+      return;
+    }
+    if (parsed.name === 'start' && !fleet.acceptRelayedStart) {
+      await reply(parsed.reply, parsed.name, { ok: false, code: 'UNAVAILABLE', message: 'this machine does not take relayed Starts (fleet.acceptRelayedStart is false)' });
+      return;
+    }
+    const answer = await askPayment(parsed.name, parsed.args);
+    await reply(
+      parsed.reply,
+      parsed.name,
+      answer.ok ? { ok: true, result: answer.result } : { ok: false, code: asErrorCode(answer.error.code), message: answer.error.message },
+    );
+  } catch (err) {
+    log.error({ err: (err as Error).message, command: parsed.name }, 'fleet command failed');
+    await reply(parsed.reply, parsed.name, { ok: false, code: 'INTERNAL', message: 'the command failed inside the agent; see its log' });
+  } finally {
+    commandsInFlight -= 1;
+  }
+}
+
+function asErrorCode(code: string): CommandErrorCode {
+  const known: readonly string[] = ['UNKNOWN_COMMAND', 'BAD_PAYLOAD', 'BAD_ARGS', 'CONFIG_INVALID', 'BUSY', 'TOO_LATE', 'UNAVAILABLE', 'INTERNAL'];
+  return (known.includes(code) ? code : 'INTERNAL') as CommandErrorCode;
+}
+
+// --- wiring -----------------------------------------------------------------------------------
+payment.on('message', (message: PaymentToFleet) => {
+  switch (message.type) {
+    case 'fleet.events':
+      publishEvents(message.events);
+      return;
+    case 'fleet.events.available':
+      pull();
+      return;
+    case 'fleet.facts':
+      facts = message.facts;
+      publishStatus(false);
+      return;
+    case 'fleet.reply': {
+      const w = waiting.get(message.id);
+      if (!w) return;
+      waiting.delete(message.id);
+      clearTimeout(w.timer);
+      w.resolve(message);
+      return;
+    }
+  }
+});
+
+parentPort!.on('message', (message: MainToFleet) => {
+  if (message.type === 'fleet.stats') {
+    lastStats = message.stats;
+    return;
+  }
+  if (message.type === 'shutdown') void shutdown();
+});
+
+async function shutdown(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  clearInterval(healthTimer);
+  const c = client;
+  if (c !== null && connected) {
+    // A graceful stop says so itself; the last will covers the other kind.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2_000);
+      c.publish(topics.status, JSON.stringify({ online: false } satisfies StatusMessage), { qos: 1, retain: true }, () => (clearTimeout(timer), resolve()));
+    });
+  }
+  if (c !== null) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2_000);
+      c.end(true, {}, () => (clearTimeout(timer), resolve()));
+    });
+  }
+  payment.close();
+  toMain({ type: 'stopped' });
+}
+
+function start(): void {
+  let options: IClientOptions;
+  try {
+    options = clientOptions();
+  } catch (err) {
+    // An unreadable CA, certificate or password file: said once, named by path only; payments go on.
+    log.error({ code: 'FLEET_CREDENTIALS_UNREADABLE', err: (err as NodeJS.ErrnoException).code ?? 'unreadable' }, 'fleet link off: a TLS or password file named in fleet.* cannot be read');
+    return;
+  }
+  log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion }, 'fleet link starting');
+  const c = connect(fleet.url!, options);
+  client = c;
+  c.on('connect', () => {
+    connected = true;
+    counters.connects += 1;
+    log.info({ event: 'fleet.connected', connects: counters.connects }, 'fleet link connected');
+    toMain({ type: 'fleet.link', connected: true });
+    toPayment({ type: 'fleet.link', connected: true });
+    c.subscribe(topics.commandFilter, { qos: 1 });
+    publishStatus(true);
+    pull();
+  });
+  c.on('close', () => {
+    if (connected) {
+      log.warn({ event: 'fleet.disconnected' }, 'fleet link lost; reconnecting');
+      toMain({ type: 'fleet.link', connected: false });
+    }
+    connected = false;
+    wanting = false;
+  });
+  c.on('error', (err) => log.warn({ err: err.message }, 'fleet link error'));
+  c.on('message', (topic, payload, packet) => void onCommand(topic, payload, packet.properties));
+}
+
+const healthTimer = setInterval(publishHealth, fleet.healthIntervalS * 1000);
+healthTimer.unref();
+start();

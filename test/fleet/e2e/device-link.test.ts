@@ -1,0 +1,245 @@
+/**
+ * The fleet link end to end (issue 15 item 3): the real daemon (`qrvend run`), the VMC simulator on
+ * a pty pair, the gateway simulator on loopback, and a real MQTT broker (aedes in `npm test`,
+ * mosquitto with QRVEND_TEST_BROKER=mosquitto). The daemon reaches the broker through a TCP gate
+ * (src/sim/broker/tcp-gate.ts) so an outage can end while the operator's client is already
+ * subscribed again; the operator's client talks to the broker directly.
+ *
+ * One daemon for the file; tests run in order and each leaves the reader idle and enabled.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { createRig, until, type Rig } from '../../../src/sim/rig.js';
+import { startTestBroker, startTcpGate, type TcpGate, type TestBroker } from '../../../src/sim/broker/index.js';
+import type { SaleEvent } from '../../../src/fleet/contract/messages.js';
+import { RESTART_EXIT_CODE } from '../../../src/fleet/device/config-change.js';
+import { buy, openSession } from '../../e2e/support/static-session.js';
+import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
+import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
+
+const MACHINE = 'M-E2E-1';
+const T = { timeout: 30_000 };
+
+let broker: TestBroker;
+let gate: TcpGate;
+let rig: Rig;
+let watcher: FleetWatcher;
+let secretDir: string;
+const password = randomBytes(24).toString('hex');
+/** Output of every daemon process the file started (the password check reads all of it). */
+const outputs: string[] = [];
+const remember = () => {
+  if (rig.agent) outputs.push(JSON.stringify(rig.agent.logs) + rig.agent.stderr.join(''));
+};
+
+before(async () => {
+  broker = await startTestBroker();
+  gate = await startTcpGate({ port: broker.port });
+  secretDir = mkdtempSync(join(tmpdir(), 'qrvend-fleet-e2e-'));
+  const passwordFile = join(secretDir, 'broker-password');
+  writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  rig = await createRig({
+    vmc: { vendPolicy: 'manual' },
+    config: {
+      fleet: {
+        url: gate.url,
+        topicPrefix: PREFIX,
+        machineId: MACHINE,
+        protocolVersion: protocolFor(broker),
+        healthIntervalS: 5,
+        username: 'device-e2e',
+        passwordFile,
+      },
+    },
+  });
+  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE);
+  await rig.startAgent();
+  await until(() => watcher.lastStatus()?.online === true, 10_000, 'the retained status online');
+});
+
+after(async () => {
+  await watcher?.close();
+  await rig?.close();
+  await gate?.close();
+  await broker?.close();
+  if (secretDir) rmSync(secretDir, { recursive: true, force: true });
+});
+
+/** A Static QR sale of one item; resolves with its TransactionId once the session ended. */
+async function sale(price = 1.5): Promise<string> {
+  const session = await openSession(rig);
+  await buy(rig, 12, price);
+  assert.ok(rig.vmc.endSession());
+  await vmcIdle(rig);
+  // Settled at the gateway: the payment side has seen the session end (the next Start is not busy).
+  await waitTx(rig, session.txId, (t) => t.state === 'settled', 'the Settlement');
+  return session.txId;
+}
+
+/** Fleet events of the ledger file still waiting for the broker's acknowledgement. */
+function queuedEvents(): Array<{ event_id: string; body: string }> {
+  const db = new Database(join(rig.dir, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare('SELECT event_id, body FROM fleet_events ORDER BY seq').all() as Array<{ event_id: string; body: string }>;
+  } finally {
+    db.close();
+  }
+}
+
+const salesOf = (txId: string) => watcher.events.filter((e): e is SaleEvent => e.kind === 'sale' && e.txId === txId);
+
+test('the retained status says who the machine is and what state it is in', T, async () => {
+  const status = watcher.lastStatus()!;
+  assert.equal(status.machineId, MACHINE);
+  assert.equal(status.terminalId, rig.terminalId);
+  assert.equal(status.uniQr, rig.uniQr);
+  assert.equal(status.readerDisabledRemotely, false);
+  assert.ok(Array.isArray(status.alarms));
+});
+
+test('a sale appears as exactly one event, removed from the queue once the broker acknowledged it', T, async () => {
+  const txId = await sale(1.5);
+  const event = (await watcher.waitForEvent((e) => e.kind === 'sale' && e.txId === txId, 10_000, 'the sale event')) as SaleEvent;
+  assert.equal(event.closing, 'settlement');
+  assert.equal(event.verdict, 'accepted');
+  assert.equal(event.amount, '1.50');
+  assert.equal(event.currency, 'EUR');
+  assert.equal(event.flow, 'static');
+  assert.deepEqual(event.products, [{ item: 12, price: '1.50', outcome: 'success' }]);
+  // Once the row is gone the device can never publish it again: one event, for good.
+  await until(() => !queuedEvents().some((r) => r.body.includes(txId)), 10_000, 'the event row to be deleted after PUBACK');
+  assert.equal(salesOf(txId).length, 1);
+});
+
+test('commands: ping answers; unknown names, bad JSON and oversize payloads get error replies; the link survives', T, async () => {
+  const ping = await watcher.command('ping');
+  assert.equal(ping.ok, true);
+  const unknown = await watcher.command('no.such.command');
+  assert.equal(unknown.ok, false);
+  assert.equal(!unknown.ok && unknown.error.code, 'UNKNOWN_COMMAND');
+  // Bad JSON and an oversize payload: no body to read a correlationId from, so the reply goes to the
+  // default reply topic with correlationId null.
+  watcher.publishRaw('ping', '{"correlationId": "cid-bad", ');
+  watcher.publishRaw('doctor', JSON.stringify({ args: { pad: 'x'.repeat(70_000) } }));
+  const badPayload = (command: string) => watcher.replies.find((r) => r.command === command && !r.ok && r.error.code === 'BAD_PAYLOAD' && r.correlationId === null);
+  await until(() => badPayload('ping') !== undefined && badPayload('doctor') !== undefined, 10_000, 'BAD_PAYLOAD replies to bad JSON and to an oversize payload');
+  const args = await watcher.command('outbox.retry', { id: 'seven' });
+  assert.equal(!args.ok && args.error.code, 'BAD_ARGS');
+  const list = await watcher.command('outbox.list');
+  assert.equal(list.ok, true);
+  const get = await watcher.command('config.get', { key: 'fleet.topicPrefix' });
+  assert.deepEqual(get.ok && get.result, { key: 'fleet.topicPrefix', value: PREFIX });
+  const start = await watcher.command('start', { integratorName: 'x', body: '{}', deadlineAt: Date.now() + 5000, client: '127.0.0.1' });
+  assert.equal(start.ok, false);
+  assert.ok(!start.ok && ['UNAVAILABLE', 'BAD_ARGS', 'TOO_LATE', 'BUSY'].includes(start.error.code));
+  assert.equal((await watcher.command('ping')).ok, true, 'still answering');
+});
+
+test('the broker away for the length of 50 sales: all 50 arrive after it is back, none twice', { timeout: 120_000 }, async () => {
+  gate.setMode('closed');
+  await broker.stop();
+  const txIds: string[] = [];
+  for (let i = 0; i < 50; i++) txIds.push(await sale(1));
+  await until(() => queuedEvents().filter((r) => txIds.some((id) => r.body.includes(id))).length === 50, 15_000, 'all 50 sale events queued in the ledger');
+  await broker.start();
+  // The operator's client first (a restarted broker forgot every subscription), then the device.
+  await watcher.close();
+  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE);
+  gate.setMode('open');
+  await until(() => txIds.every((id) => salesOf(id).length > 0), 30_000, 'all 50 sale events after the outage');
+  await until(() => queuedEvents().length === 0, 10_000, 'the queue to drain');
+  const ids = watcher.events.filter((e) => e.kind === 'sale' && txIds.includes(e.txId)).map((e) => e.eventId);
+  assert.equal(ids.length, 50, 'no event twice');
+  assert.equal(new Set(ids).size, 50);
+  // The restarted broker lost the retained status: the device published it again on reconnect.
+  await until(() => watcher.lastStatus()?.online === true, 10_000, 'the status published again after the reconnect');
+});
+
+test('kill -9 between the ledger write and the publish: the event arrives after the restart, same eventId', { timeout: 60_000 }, async () => {
+  gate.setMode('closed');
+  const txId = await sale(2);
+  await until(() => queuedEvents().some((r) => r.body.includes(txId)), 10_000, 'the sale event written with the Settlement');
+  const queued = queuedEvents().find((r) => r.body.includes(txId))!;
+  remember();
+  await rig.stopAgent('SIGKILL');
+  gate.setMode('open');
+  await rig.startAgent();
+  const event = await watcher.waitForEvent((e) => e.kind === 'sale' && e.txId === txId, 15_000, 'the sale event after the restart');
+  assert.equal(event.eventId, queued.event_id);
+  await until(() => queuedEvents().length === 0, 10_000, 'the queue to drain');
+  assert.equal(salesOf(txId).length, 1);
+});
+
+test('reader.disable takes the reader out of service after the running session; the VMC sees it disabled; a restart keeps it', { timeout: 60_000 }, async () => {
+  const session = await openSession(rig);
+  const disabled = await watcher.command('reader.disable');
+  assert.deepEqual(disabled.ok && disabled.result, { readerDisabledRemotely: true, takesEffect: 'after the running session' });
+  // The running session goes on: the consumer still buys.
+  assert.equal(rig.vmc.state().hostEnabled, true);
+  await buy(rig, 12, 1);
+  assert.ok(rig.vmc.endSession());
+  await until(() => !rig.vmc.state().hostEnabled, 10_000, 'the VMC to see the reader disabled (C,0)');
+  await watcher.waitForEvent((e) => e.kind === 'sale' && e.txId === session.txId, 10_000, 'the sale of the last session');
+  await until(() => watcher.lastStatus()?.readerDisabledRemotely === true, 10_000, 'the status to say out of service');
+  const refused = await rig.start();
+  assert.notEqual(refused.outcome.kind, 'approved', 'no session while out of service');
+
+  remember();
+  await rig.stopAgent('SIGTERM');
+  const mark = watcher.statuses.length;
+  await rig.startAgent();
+  await until(() => !rig.vmc.state().hostEnabled, 10_000, 'the reader disabled again after the restart');
+  // The status comes after the subscription on the same connection: commands reach the device now.
+  await until(() => watcher.statuses.slice(mark).some((st) => st.online === true), 10_000, 'the device back on the broker');
+
+  const enabled = await watcher.command('reader.enable');
+  assert.equal(enabled.ok, true);
+  await vmcIdle(rig);
+  assert.equal(rig.vmc.state().hostEnabled, true);
+});
+
+test('a bad config.set is refused naming the key path; the file is unchanged', T, async () => {
+  const before = readFileSync(rig.configFile, 'utf8');
+  const wrongType = await watcher.command('config.set', { set: { gateway: { timeoutMs: 'soon' } } });
+  assert.equal(!wrongType.ok && wrongType.error.code, 'CONFIG_INVALID');
+  assert.match(!wrongType.ok ? wrongType.error.message : '', /gateway\.timeoutMs/);
+  const unknownKey = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeotMs: 30_000 } } });
+  assert.match(!unknownKey.ok ? unknownKey.error.message : '', /mdb\.sessionIdleTimeotMs: unknown key/);
+  const badArgs = await watcher.command('config.set', { sett: {} });
+  assert.equal(!badArgs.ok && badArgs.error.code, 'BAD_ARGS');
+  assert.equal(readFileSync(rig.configFile, 'utf8'), before);
+  assert.equal(rig.agent?.child.exitCode, null, 'still running');
+});
+
+test('a config.set that leaves the agent unhealthy is rolled back with the CONFIG_ROLLED_BACK alarm', { timeout: 90_000 }, async () => {
+  const before = readFileSync(rig.configFile, 'utf8');
+  const agent = rig.agent!;
+  const set = await watcher.command('config.set', { set: { mdb: { port: '/nonexistent/qrvend-tty' } }, healthyWithinS: 5 });
+  assert.equal(set.ok, true, JSON.stringify(set));
+  // The test plays systemd (Restart=always): the agent asked for a restart with its distinct exit code.
+  assert.equal((await agent.exited).code, RESTART_EXIT_CODE);
+  remember();
+  assert.match(readFileSync(rig.configFile, 'utf8'), /nonexistent/);
+  rig.agent = null;
+  const trial = await rig.startAgentProcessOnly();
+  assert.equal((await trial.exited).code, RESTART_EXIT_CODE, 'the trial start gave up and rolled back');
+  remember();
+  assert.equal(readFileSync(rig.configFile, 'utf8'), before, 'the previous file is back');
+  rig.agent = null;
+  await rig.startAgent();
+  const alarm = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
+  assert.equal(alarm.kind === 'alarm' && alarm.machineId, MACHINE);
+  await until(() => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CONFIG_ROLLED_BACK') === true, 10_000, 'the status alarm list');
+});
+
+test('the broker password never appears in the daemon output', T, async () => {
+  remember();
+  const output = outputs.join('\n');
+  assert.ok(output.includes('fleet link connected'), 'the output checked is the daemon log');
+  assert.ok(!output.includes(password), 'the password was logged');
+});

@@ -1,0 +1,96 @@
+/**
+ * The operator's side in the end-to-end tests: a plain MQTT client on the test broker that records
+ * what one machine publishes (status, events, replies) and sends it commands. Speaks the
+ * protocol the broker speaks (MQTT 5 when it can, 3.1.1 for aedes).
+ */
+import { randomUUID } from 'node:crypto';
+import { connect, type MqttClient } from 'mqtt';
+import { machineTopics, type CommandName } from '../../../../src/fleet/contract/topics.js';
+import type { CommandReply, FleetEvent } from '../../../../src/fleet/contract/messages.js';
+import type { TestBroker } from '../../../../src/sim/broker/index.js';
+import { until } from '../../../../src/sim/rig.js';
+
+export const PREFIX = 'qrvend-test';
+
+export interface FleetWatcher {
+  readonly events: FleetEvent[];
+  /** Every status message, in order (retained ones included). */
+  readonly statuses: Array<Record<string, unknown>>;
+  /** Every reply seen on the default reply topic. */
+  readonly replies: CommandReply[];
+  /** Publishes raw bytes on cmd/<name> (no waiting). */
+  publishRaw(name: string, payload: Buffer | string): void;
+  command(name: CommandName | string, args?: unknown, timeoutMs?: number): Promise<CommandReply>;
+  /** Publishes raw bytes on cmd/<name> with a correlationId and waits for the reply. */
+  commandRaw(name: string, payload: Buffer | string, correlationId: string, timeoutMs?: number): Promise<CommandReply>;
+  waitForEvent(match: (e: FleetEvent) => boolean, timeoutMs: number, what: string): Promise<FleetEvent>;
+  lastStatus(): Record<string, unknown> | null;
+  close(): Promise<void>;
+}
+
+export function protocolFor(broker: TestBroker): 4 | 5 {
+  return broker.protocolVersions.includes(5) ? 5 : 4;
+}
+
+export async function startWatcher(url: string, protocolVersion: 4 | 5, machineId: string): Promise<FleetWatcher> {
+  const topics = machineTopics(PREFIX, machineId);
+  const client: MqttClient = connect(url, { protocolVersion, clientId: `watcher-${randomUUID().slice(0, 8)}`, reconnectPeriod: 200, clean: true });
+  const events: FleetEvent[] = [];
+  const statuses: Array<Record<string, unknown>> = [];
+  const replies = new Map<string, (r: CommandReply) => void>();
+  const allReplies: CommandReply[] = [];
+  client.on('message', (topic, payload) => {
+    let body: any;
+    try {
+      body = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return;
+    }
+    if (topic === topics.events) events.push(body as FleetEvent);
+    else if (topic === topics.status) statuses.push(body as Record<string, unknown>);
+    else if (topic === topics.replies) {
+      allReplies.push(body as CommandReply);
+      if (typeof body.correlationId === 'string') replies.get(body.correlationId)?.(body as CommandReply);
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`watcher: no connection to ${url}`)), 5_000);
+    client.once('connect', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  await client.subscribeAsync([topics.status, topics.events, topics.replies], { qos: 1 });
+
+  const commandRaw = (name: string, payload: Buffer | string, correlationId: string, timeoutMs = 10_000) =>
+    new Promise<CommandReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        replies.delete(correlationId);
+        reject(new Error(`no reply to ${name} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      replies.set(correlationId, (r) => {
+        clearTimeout(timer);
+        replies.delete(correlationId);
+        resolve(r);
+      });
+      client.publish(`${PREFIX}/${machineId}/cmd/${name}`, payload, { qos: 1 });
+    });
+
+  return {
+    events,
+    statuses,
+    replies: allReplies,
+    publishRaw: (name, payload) => void client.publish(`${PREFIX}/${machineId}/cmd/${name}`, payload, { qos: 1 }),
+    command(name, args = {}, timeoutMs = 10_000) {
+      const correlationId = randomUUID();
+      return commandRaw(name, JSON.stringify({ replyTo: topics.replies, correlationId, args }), correlationId, timeoutMs);
+    },
+    commandRaw,
+    async waitForEvent(match, timeoutMs, what) {
+      await until(() => events.some(match), timeoutMs, what);
+      return events.find(match)!;
+    },
+    lastStatus: () => statuses[statuses.length - 1] ?? null,
+    close: () => client.endAsync(true),
+  };
+}
