@@ -21,7 +21,7 @@ import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { idleCollector, threadMemory } from './heap-limits.js';
 import { notifyHandler } from './notify-relay.js';
-import { FleetPaymentSide } from '../fleet/device/payment-side.js';
+import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -195,9 +195,8 @@ async function main(): Promise<void> {
       toMain,
       monotonicNow,
       kickOutbox: () => drainer.kick(),
-      // cmd/start plugs in here: the relay helper's relayedStart (src/start/relayed.ts) as
-      // `(args) => relayedStart(..., args)`; while null, `start` answers UNAVAILABLE.
-      relayedStart: null,
+      // cmd/start from `qrvend relay`: the machine's own Start decisions (src/start/relayed.ts).
+      relayedStart: (args) => answerRelayedStart(args).then((o) => (o.ok ? o.result : Promise.reject(new CommandFailure(o.error.code, o.error.message)))),
     });
     if (lastReader !== null) fleet.fromMain(lastReader);
   }

@@ -24,7 +24,7 @@
 import { performance } from 'node:perf_hooks';
 import { RelayedStartArgs, type RelayedStartResult } from '../fleet/contract/commands.js';
 import { wallNow as defaultWallNow } from '../core/clock.js';
-import { serialize, type StartAnswer } from './answers.js';
+import { echoOf, serialize, type StartAnswer } from './answers.js';
 import type { StartCore } from './core.js';
 
 /** Clock skew between relay and machine plus the answer's trip back to the relay, allowed for. */
@@ -77,9 +77,9 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStartHa
     const arrivedMono = monotonicNow();
     const leftMs = args.deadlineAt - wallNow();
     if (leftMs > RELAYED_START_MAX_AHEAD_MS) {
-      return tooLate(client, "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree", { leftMs });
+      return tooLate(client, "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree", { leftMs, txId: transactionIdOf(args.body) });
     }
-    if (leftMs < toleranceMs) return tooLate(client, "it reached the machine after the relay's deadline", { lateByMs: -leftMs });
+    if (leftMs < toleranceMs) return tooLate(client, "it reached the machine after the relay's deadline", { lateByMs: -leftMs, txId: transactionIdOf(args.body) });
     const deadlineMono = arrivedMono + leftMs;
 
     let answer: StartAnswer;
@@ -105,6 +105,15 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStartHa
     core.logAnswer(client, answer, { relayed: true });
     return { ok: true, result: toResult(answer) };
   };
+}
+
+/** The TransactionId for the log line of a refusal (the body is not judged then); undefined when unreadable. */
+function transactionIdOf(body: string): string | undefined {
+  try {
+    return echoOf(JSON.parse(body)).TransactionId;
+  } catch {
+    return undefined;
+  }
 }
 
 function toResult(answer: StartAnswer): RelayedStartResult {
