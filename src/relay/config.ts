@@ -14,7 +14,10 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
 const BrokerConfig = z.strictObject({
   /** mqtts:// (TLS) or mqtt://; wss:// and ws:// for brokers behind a web load balancer. */
-  url: z.url({ protocol: /^(mqtts?|wss?)$/, error: 'must be an mqtt://, mqtts://, ws:// or wss:// URL, e.g. mqtts://broker.example.com:8883' }),
+  url: z
+    .url({ protocol: /^(mqtts?|wss?)$/, error: 'must be an mqtt://, mqtts://, ws:// or wss:// URL, e.g. mqtts://broker.example.com:8883' })
+    // The URL is logged; credentials belong in username and passwordFile.
+    .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'must not carry a user name or password: use relay.broker.username and relay.broker.passwordFile'),
   /** The fleet's topic prefix (the machines' fleet.topicPrefix). */
   topicPrefix: z.string().regex(TOPIC_PREFIX, 'levels of letters, digits and . _ : - separated by /').default('qrvend'),
   /** 5 = MQTT 5 (response topic, correlation data, message expiry); 4 = MQTT 3.1.1. */

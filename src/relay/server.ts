@@ -133,7 +133,10 @@ export async function startRelayServer(config: RelayConfig, link: BrokerLink, lo
   function local(res: ServerResponse, remote: string, answer: StartAnswer, bodyUnread: boolean, outcome = 'local'): void {
     count(outcome);
     const { Verdict, Code } = answer.body.Status;
-    slog.info({ remote, http: answer.httpStatus, verdict: Verdict, code: Code ?? undefined, reason: answer.reason, txId: answer.transactionId, outcome }, 'relay answered');
+    const fields = { remote, http: answer.httpStatus, verdict: Verdict, code: Code ?? undefined, reason: answer.reason, txId: answer.transactionId, outcome };
+    // A flood of refused requests must not flood the journal (the machine logs 429 at debug too).
+    if (answer.httpStatus === 429) slog.debug(fields, 'relay answered');
+    else slog.info(fields, 'relay answered');
     writeAnswer(res, answer, bodyUnread, limits.lingerMs);
   }
 

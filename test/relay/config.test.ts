@@ -35,6 +35,7 @@ test('unknown keys and bad values are refused with their key path', T, () => {
   assert.deepEqual(problems({ relay: { ...minimal.relay, timeotMs: 1 } }), ['relay.timeotMs']);
   assert.deepEqual(problems({ relay: { ...minimal.relay, timeoutMs: 100 } }), ['relay.timeoutMs']);
   assert.deepEqual(problems({ relay: { ...minimal.relay, broker: { url: 'http://x' } } }), ['relay.broker.url']);
+  assert.deepEqual(problems({ relay: { ...minimal.relay, broker: { url: 'mqtts://relay:secret@b:8883' } } }), ['relay.broker.url']);
   assert.deepEqual(problems({ relay: { ...minimal.relay, broker: { url: 'mqtts://b:8883', username: 'relay' } } }), ['relay.broker.passwordFile']);
   assert.deepEqual(problems({ relay: { ...minimal.relay, maxBodyBytes: 100_000 } }), ['relay.maxBodyBytes']);
   assert.deepEqual(problems({ relay: { ...minimal.relay, certFile: '/etc/qrvend/relay.crt' } }), ['relay.keyFile']);
