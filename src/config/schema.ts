@@ -348,6 +348,14 @@ export const ConfigSchema = z
         message: 'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as 127.0.0.1, a simulator or a local TLS proxy)',
       });
     }
+    if (cfg.start.listen === null && (cfg.fleet.url === null || !cfg.fleet.acceptRelayedStart)) {
+      // No inbound port and no relay: no wallet could ever reach this machine with a Start.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['start', 'listen'],
+        message: 'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true (docs/relay.md), or give start.listen a host:port',
+      });
+    }
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {
       ctx.addIssue({ code: 'custom', path: ['mdb', 'reopenMaxMs'], message: 'must be >= mdb.reopenMinMs' });
     }

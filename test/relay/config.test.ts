@@ -64,3 +64,19 @@ test('qrvend relay exits 78 naming the bad key; --check exits 0 on a good file',
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the machine's start.listen may be null only with the Start relay reachable (fleet.url set, relayed Starts taken)", T, async () => {
+  const { loadConfig } = await import('../../src/config/load.js');
+  const load = (overrides: Record<string, unknown>) => {
+    try {
+      loadConfig({ env: {}, overrides: overrides as never });
+      return [];
+    } catch (err) {
+      assert.ok(isQrvendError(err, 'CONFIG_INVALID'));
+      return (err.details!.problems as Array<{ path: string }>).map((p) => p.path);
+    }
+  };
+  assert.deepEqual(load({ start: { listen: null } }), ['start.listen']);
+  assert.deepEqual(load({ start: { listen: null }, fleet: { url: 'mqtt://127.0.0.1:1883', acceptRelayedStart: false } }), ['start.listen']);
+  assert.deepEqual(load({ start: { listen: null }, fleet: { url: 'mqtt://127.0.0.1:1883' } }), []);
+});
