@@ -225,13 +225,15 @@ export function startDaemon(options: DaemonOptions): Daemon {
       notifier.stopping();
       clearInterval(trialTimer);
       if (fleetStatsTimer) clearInterval(fleetStatsTimer);
-      await fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));
+      // In parallel with the machine loop's stop: a stalled broker must not delay the end of sessions.
+      const fleetStopped = fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));
       await machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
       const stopped = workerGone ? Promise.resolve() : new Promise<void>((r) => (workerStopped = r));
       toPayment({ type: 'shutdown' });
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_WORKER_TIMEOUT_MS).unref());
       if ((await Promise.race([stopped, timeout])) === 'timeout') log.error('payment worker did not stop in time');
       await worker.terminate();
+      await fleetStopped;
       await display?.close();
       gpio.close();
       if (watchdog) clearInterval(watchdog);

@@ -90,7 +90,9 @@ export class FleetPaymentSide {
     if (message.type === 'reader.status') {
       this.readerWas = this.reader;
       this.reader = message.status;
-      if (message.status === 'inactive' && this.readerWas !== 'offline' && this.readerWas !== 'inactive') {
+      // A reset takes an enabled reader back to inactive; from offline it is a link coming up, from
+      // disabled it may be our own reader.enable (C,1): neither counts.
+      if (message.status === 'inactive' && this.readerWas !== 'offline' && this.readerWas !== 'inactive' && this.readerWas !== 'disabled') {
         const now = this.o.monotonicNow();
         this.resets = [...this.resets.filter((t) => now - t < RESET_LOOP_WINDOW_MS), now];
       }

@@ -71,7 +71,8 @@ function clientOptions(): IClientOptions {
     reconnectPeriod: 1000 + Math.floor(Math.random() * 1000),
     connectTimeout: 10_000,
     queueQoSZero: false,
-    resubscribe: true,
+    // Subscribed again by hand on every connect (clean session): one SUBSCRIBE, not two.
+    resubscribe: false,
     will: { topic: topics.status, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
     rejectUnauthorized: true,
   };

@@ -146,6 +146,28 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   assert.equal((await watcher.command('ping')).ok, true, 'still answering');
 });
 
+test('a command flood is bounded: most of it is dropped unanswered, and the device answers again afterwards', T, async () => {
+  const ids = Array.from({ length: 200 }, (_, i) => `flood-${i}`);
+  for (const id of ids) watcher.publishRaw('ping', JSON.stringify({ correlationId: id }));
+  const answered = () => watcher.replies.filter((r) => r.correlationId !== null && ids.includes(r.correlationId)).length;
+  await until(() => answered() > 0, 10_000, 'the first replies to the flood');
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.ok(answered() < ids.length, `every one of ${ids.length} flooded commands was answered`);
+  await new Promise((r) => setTimeout(r, 2_000)); // the bucket refills at 10 a second
+  assert.equal((await watcher.command('ping')).ok, true);
+});
+
+test('MQTT 5: the reply goes to the response topic with the correlation data of the request', T, async (t) => {
+  if (protocolFor(broker) !== 5) {
+    t.skip(`the ${broker.kind} broker speaks MQTT 3.1.1 only (npm run fleet-test covers MQTT 5)`);
+    return;
+  }
+  const { reply, correlationData } = await watcher.commandV5('ping', {}, 'ops/e2e/replies');
+  assert.equal(reply.ok, true);
+  assert.equal(reply.command, 'ping');
+  assert.equal(reply.correlationId, correlationData!.toString('utf8'));
+});
+
 test('the broker away for the length of 50 sales: all 50 arrive after it is back, none twice', { timeout: 120_000 }, async () => {
   gate.setMode('closed');
   await broker.stop();

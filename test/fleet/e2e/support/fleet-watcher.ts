@@ -23,6 +23,8 @@ export interface FleetWatcher {
   command(name: CommandName | string, args?: unknown, timeoutMs?: number): Promise<CommandReply>;
   /** Publishes raw bytes on cmd/<name> with a correlationId and waits for the reply. */
   commandRaw(name: string, payload: Buffer | string, correlationId: string, timeoutMs?: number): Promise<CommandReply>;
+  /** MQTT 5 only: the reply topic and correlation data as packet properties, none in the body. */
+  commandV5(name: string, args: unknown, replyTopic: string, timeoutMs?: number): Promise<{ reply: CommandReply; correlationData: Buffer | null }>;
   waitForEvent(match: (e: FleetEvent) => boolean, timeoutMs: number, what: string): Promise<FleetEvent>;
   lastStatus(): Record<string, unknown> | null;
   close(): Promise<void>;
@@ -89,6 +91,26 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
     async waitForEvent(match, timeoutMs, what) {
       await until(() => events.some(match), timeoutMs, what);
       return events.find(match)!;
+    },
+    async commandV5(name, args, replyTopic, timeoutMs = 10_000) {
+      const correlationData = Buffer.from(randomUUID());
+      await client.subscribeAsync(replyTopic, { qos: 1 });
+      return new Promise((resolve, reject) => {
+        const onMessage = (topic: string, payload: Buffer, packet: { properties?: { correlationData?: Buffer } }) => {
+          if (topic !== replyTopic) return;
+          const data = packet.properties?.correlationData ?? null;
+          if (data === null || !data.equals(correlationData)) return;
+          clearTimeout(timer);
+          client.off('message', onMessage);
+          resolve({ reply: JSON.parse(payload.toString('utf8')) as CommandReply, correlationData: data });
+        };
+        const timer = setTimeout(() => {
+          client.off('message', onMessage);
+          reject(new Error(`no MQTT 5 reply to ${name} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        client.on('message', onMessage);
+        client.publish(`${PREFIX}/${machineId}/cmd/${name}`, JSON.stringify({ args }), { qos: 1, properties: { responseTopic: replyTopic, correlationData } });
+      });
     },
     lastStatus: () => statuses[statuses.length - 1] ?? null,
     close: () => client.endAsync(true),
