@@ -135,6 +135,7 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
     // A Start is one small message each way: Nagle's algorithm against delayed ACKs would add up
     // to 40 ms per hop. (TLS and WebSocket streams carry the socket underneath; set it where there is one.)
     noDelay(client);
+    errorLogged = false;
     blog.info({ url: broker.url, protocolVersion: broker.protocolVersion, clientId }, 'connected to the fleet broker');
     // A new subscription re-delivers every retained status, which brings the map up to date
     // (kept meanwhile, so a reconnect does not turn known machines into Declined 50 for a moment).
@@ -149,7 +150,13 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   client.on('offline', () => {
     if (!closed) blog.warn({ url: broker.url }, 'fleet broker unreachable: Starts are answered Declined 30 until it is back');
   });
-  client.on('error', (err) => blog.warn({ err: err.message, code: (err as { code?: unknown }).code }, 'fleet broker connection error'));
+  // Reconnects are tried every second while the broker is away: one line per outage, not per try.
+  let errorLogged = false;
+  client.on('error', (err) => {
+    if (errorLogged) return;
+    errorLogged = true;
+    blog.warn({ err: err.message, code: (err as { code?: unknown }).code }, 'fleet broker connection error (retrying every second; logged once until connected)');
+  });
 
   client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {
     if (payload.length > MAX_PAYLOAD_BYTES) return;
