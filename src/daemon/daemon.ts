@@ -184,11 +184,14 @@ export function startDaemon(options: DaemonOptions): Daemon {
     () => (paymentReady = true),
     () => {},
   );
-  const trialTimer = setInterval(() => {
-    const status = machineLoop.stats().status;
-    fleet.checkTrial({ paymentReady, readerUp: status !== 'offline' && status !== 'inactive' });
-  }, 1_000);
-  trialTimer.unref();
+  // Only on the start after a config.set from the fleet: confirms it, or rolls it back.
+  const trialTimer = fleet.inTrial
+    ? setInterval(() => {
+        const status = machineLoop.stats().status;
+        fleet.checkTrial({ paymentReady, readerUp: status !== 'offline' && status !== 'inactive' });
+      }, 1_000)
+    : null;
+  trialTimer?.unref();
   const fleetStatsTimer =
     config.fleet.url !== null
       ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
@@ -223,7 +226,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     stopping = (async () => {
       log.info({ reason }, 'stopping');
       notifier.stopping();
-      clearInterval(trialTimer);
+      if (trialTimer) clearInterval(trialTimer);
       if (fleetStatsTimer) clearInterval(fleetStatsTimer);
       // In parallel with the machine loop's stop: a stalled broker must not delay the end of sessions.
       const fleetStopped = fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));

@@ -31,6 +31,8 @@ export interface FleetMain {
   /** The payment worker's end of the channel (transfer it in its workerData). */
   readonly paymentPort: MessagePort | null;
   readonly machineId: string;
+  /** This start is the trial of a configuration changed from the fleet (checkTrial decides). */
+  readonly inTrial: boolean;
   /** The machine loop's link changed. */
   onLink(change: { up: boolean; silent: boolean; reason: string | null }): void;
   stats(stats: Record<string, unknown>): void;
@@ -90,6 +92,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   return {
     paymentPort,
     machineId,
+    inTrial: trial !== null,
     onLink(change) {
       o.toPayment({ type: 'fleet.observe', code: 'READER_OFFLINE', active: !change.up && !change.silent, detail: change.reason });
       o.toPayment({ type: 'fleet.observe', code: 'BOARD_SILENT', active: change.silent, detail: change.silent ? change.reason : null });

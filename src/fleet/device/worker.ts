@@ -14,6 +14,7 @@ import { createLogger } from '../../core/log.js';
 import { monotonicNow } from '../../core/clock.js';
 import type { FleetFacts, FleetQueuedEvent, FleetToMain, FleetToPayment, MainToFleet, PaymentToFleet } from '../../ipc/messages.js';
 import { machineTopics } from '../contract/topics.js';
+import type { AlarmCode } from '../contract/alarms.js';
 import { MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../contract/messages.js';
 import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
 import { CommandRateBound } from './rate-bound.js';
@@ -141,7 +142,7 @@ function statusMessage(): StatusMessage | null {
     readerDisabledRemotely: facts.readerDisabledRemotely,
     gateway: facts.gateway,
     outbox: facts.outbox,
-    alarms: facts.alarms as StatusMessage extends { alarms: infer A } ? A : never,
+    alarms: facts.alarms as AlarmCode[],
     acceptsRelayedStart: fleet.acceptRelayedStart,
     at: new Date().toISOString(),
   };

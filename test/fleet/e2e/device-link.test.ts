@@ -9,7 +9,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -102,6 +102,15 @@ test('the retained status says who the machine is and what state it is in', T, a
   assert.ok(Array.isArray(status.alarms));
 });
 
+test('health carries the stats figures and the link\'s own counters', T, async () => {
+  await until(() => watcher.health.some((h) => h.stats?.reader !== undefined), 15_000, 'a health message with the stats');
+  const h = watcher.health.find((x) => x.stats?.reader !== undefined)!;
+  assert.equal(h.machineId, MACHINE);
+  assert.equal(typeof h.stats.reader.linesIn, 'number');
+  assert.equal(typeof h.stats.fleet.connects, 'number');
+  assert.deepEqual(Object.keys(h.stats.fleet.queued ?? {}).sort(), ['alarms', 'dropped', 'sales']);
+});
+
 test('a sale appears as exactly one event, removed from the queue once the broker acknowledged it', T, async () => {
   const txId = await sale(1.5);
   const event = (await watcher.waitForEvent((e) => e.kind === 'sale' && e.txId === txId, 10_000, 'the sale event')) as SaleEvent;
@@ -132,6 +141,11 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   assert.equal(!args.ok && args.error.code, 'BAD_ARGS');
   const list = await watcher.command('outbox.list');
   assert.equal(list.ok, true);
+  const doctor = await watcher.command('doctor', {}, 20_000);
+  assert.equal(doctor.ok, true);
+  const checks = (doctor.ok ? (doctor.result as { results: Array<{ id: string }> }).results : []).map((r) => r.id);
+  assert.ok(checks.includes('ledger') && checks.includes('gateway'), `doctor checks: ${checks.join(', ')}`);
+  assert.ok(!checks.includes('serial'), 'the serial port the agent holds is not opened by the doctor');
   const get = await watcher.command('config.get', { key: 'fleet.topicPrefix' });
   assert.deepEqual(get.ok && get.result, { key: 'fleet.topicPrefix', value: PREFIX });
   // cmd/start is served by the machine's Start decisions (src/start/relayed.ts, branch relay): an
@@ -263,6 +277,21 @@ test('a config.set that leaves the agent unhealthy is rolled back with the CONFI
   const alarm = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
   assert.equal(alarm.kind === 'alarm' && alarm.machineId, MACHINE);
   await until(() => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CONFIG_ROLLED_BACK') === true, 10_000, 'the status alarm list');
+});
+
+test('a good config.set is applied by the restart, kept once healthy, and clears CONFIG_ROLLED_BACK', { timeout: 60_000 }, async () => {
+  const agent = rig.agent!;
+  const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 30 });
+  assert.equal(set.ok, true, JSON.stringify(set));
+  assert.equal((await agent.exited).code, RESTART_EXIT_CODE);
+  remember();
+  rig.agent = null;
+  await rig.startAgent();
+  await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'cleared', 15_000, 'CONFIG_ROLLED_BACK cleared');
+  assert.equal(existsSync(`${rig.configFile}.pending.json`), false, 'the trial is over');
+  assert.equal(existsSync(`${rig.configFile}.previous`), false);
+  const get = await watcher.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' });
+  assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 45_000 });
 });
 
 test('the broker password never appears in the daemon output', T, async () => {

@@ -16,6 +16,8 @@ export interface FleetWatcher {
   readonly events: FleetEvent[];
   /** Every status message, in order (retained ones included). */
   readonly statuses: Array<Record<string, unknown>>;
+  /** Every health message. */
+  readonly health: Array<Record<string, any>>;
   /** Every reply seen on the default reply topic. */
   readonly replies: CommandReply[];
   /** Publishes raw bytes on cmd/<name> (no waiting). */
@@ -41,6 +43,7 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
   const statuses: Array<Record<string, unknown>> = [];
   const replies = new Map<string, (r: CommandReply) => void>();
   const allReplies: CommandReply[] = [];
+  const health: Array<Record<string, any>> = [];
   client.on('message', (topic, payload) => {
     let body: any;
     try {
@@ -50,6 +53,7 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
     }
     if (topic === topics.events) events.push(body as FleetEvent);
     else if (topic === topics.status) statuses.push(body as Record<string, unknown>);
+    else if (topic === topics.health) health.push(body as Record<string, any>);
     else if (topic === topics.replies) {
       allReplies.push(body as CommandReply);
       if (typeof body.correlationId === 'string') replies.get(body.correlationId)?.(body as CommandReply);
@@ -62,7 +66,7 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
       resolve();
     });
   });
-  await client.subscribeAsync([topics.status, topics.events, topics.replies], { qos: 1 });
+  await client.subscribeAsync([topics.status, topics.events, topics.replies, topics.health], { qos: 1 });
 
   const commandRaw = (name: string, payload: Buffer | string, correlationId: string, timeoutMs = 10_000) =>
     new Promise<CommandReply>((resolve, reject) => {
@@ -82,6 +86,7 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
     events,
     statuses,
     replies: allReplies,
+    health,
     publishRaw: (name, payload) => void client.publish(`${PREFIX}/${machineId}/cmd/${name}`, payload, { qos: 1 }),
     command(name, args = {}, timeoutMs = 10_000) {
       const correlationId = randomUUID();
