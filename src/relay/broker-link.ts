@@ -127,6 +127,8 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   let repliesUnmatched = 0;
   let repliesInvalid = 0;
   let closed = false;
+  // Reconnects are tried every second while the broker is away: one error line per outage, not per try.
+  let errorLogged = false;
 
   const client: MqttClient = connect(broker.url, mqttOptionsOf(broker, clientId));
   const blog = log.child({ component: 'broker' });
@@ -150,8 +152,6 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   client.on('offline', () => {
     if (!closed) blog.warn({ url: broker.url }, 'fleet broker unreachable: Starts are answered Declined 30 until it is back');
   });
-  // Reconnects are tried every second while the broker is away: one line per outage, not per try.
-  let errorLogged = false;
   client.on('error', (err) => {
     if (errorLogged) return;
     errorLogged = true;
