@@ -19,6 +19,7 @@ import * as configCheck from './commands/config-check.js';
 import * as configResetRemote from './commands/config-reset-remote.js';
 import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
+import * as relay from './commands/relay.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   qr.register(program);
   serialTap.register(program);
   fleet.register(program);
+  relay.register(program);
 
   const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
   simGateway.register(sim);

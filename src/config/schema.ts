@@ -134,7 +134,8 @@ export const ConfigSchema = z
       caFile: AbsolutePath.nullable(),
     }),
     start: z.strictObject({
-      listen: ListenAddress,
+      /** host:port of the Start endpoint; null = no inbound port (Starts come through `qrvend relay` only, docs/relay.md). */
+      listen: ListenAddress.nullable(),
       integratorName: nonEmpty(100).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash, underscore only'),
       /** File holding the 64-character SecretToken (never put the token itself in config). */
       secretTokenFile: AbsolutePath,
@@ -351,6 +352,14 @@ export const ConfigSchema = z
         code: 'custom',
         path: ['gateway', 'baseUrl'],
         message: 'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as 127.0.0.1, a simulator or a local TLS proxy)',
+      });
+    }
+    if (cfg.start.listen === null && (cfg.fleet.url === null || !cfg.fleet.acceptRelayedStart)) {
+      // No inbound port and no relay: no wallet could ever reach this machine with a Start.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['start', 'listen'],
+        message: 'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true (docs/relay.md), or give start.listen a host:port',
       });
     }
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {

@@ -122,7 +122,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
   });
 
-  let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0 };
+  let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0, starts: { requests: 0, accepted: 0, relayed: 0, relayedTooLate: 0 } };
   let paymentMemory: ThreadMemory | null = null;
   const heapLimit = heapLimitReport();
   if (!heapLimit.limited) {
@@ -146,7 +146,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
         resolveReady({ startUrl: message.startUrl });
         return;
       case 'health':
-        health = { ...health, gatewayOnline: message.gatewayOnline, outboxPending: message.outboxPending, clockSteps: message.clockSteps ?? 0 };
+        health = { ...health, gatewayOnline: message.gatewayOnline, outboxPending: message.outboxPending, clockSteps: message.clockSteps ?? 0, starts: message.starts ?? health.starts };
         if (message.memory) paymentMemory = message.memory;
         updateLed();
         return;

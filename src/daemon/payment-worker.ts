@@ -13,7 +13,7 @@ import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '..
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
 import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
-import { startStartEndpoint, type StartEndpoint } from '../start/index.js';
+import { createRelayedStart, createStartCore, startStartEndpoint, type RelayedStartHandler, type StartEndpoint } from '../start/index.js';
 import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToFleet, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
 import { outboxBodies } from '../flows/bodies.js';
@@ -21,7 +21,7 @@ import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { idleCollector, threadMemory } from './heap-limits.js';
 import { notifyHandler } from './notify-relay.js';
-import { FleetPaymentSide } from '../fleet/device/payment-side.js';
+import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -38,6 +38,16 @@ export interface PaymentWorkerData {
 
 const HEALTH_EVERY_MS = 5_000;
 const LEDGER_RETRY_MS = 5_000;
+
+/**
+ * Answers a `cmd/start` forwarded by the fleet worker (src/start/relayed.ts); set once the ledger
+ * and the flows are up. Until then a relayed Start is refused like a busy machine would be.
+ */
+let relayedStart: RelayedStartHandler | null = null;
+async function answerRelayedStart(args: unknown): ReturnType<RelayedStartHandler> {
+  if (relayedStart === null) return { ok: false, error: { code: 'UNAVAILABLE', message: 'the payment worker is still starting' } };
+  return relayedStart(args);
+}
 
 const data = workerData as PaymentWorkerData;
 /** Between payments, give the heap's garbage back (see idleCollector). */
@@ -185,9 +195,8 @@ async function main(): Promise<void> {
       toMain,
       monotonicNow,
       kickOutbox: () => drainer.kick(),
-      // cmd/start plugs in here: the relay helper's relayedStart (src/start/relayed.ts) as
-      // `(args) => relayedStart(..., args)`; while null, `start` answers UNAVAILABLE.
-      relayedStart: null,
+      // cmd/start from `qrvend relay`: the machine's own Start decisions (src/start/relayed.ts).
+      relayedStart: (args) => answerRelayedStart(args).then((o) => (o.ok ? o.result : Promise.reject(new CommandFailure(o.error.code, o.error.message)))),
     });
     if (lastReader !== null) fleet.fromMain(lastReader);
   }
@@ -203,8 +212,8 @@ async function main(): Promise<void> {
   toMain({ type: 'sessions.allowed', allowed: ledger.writable, reason: ledger.writable ? null : ledger.unwritableReason });
   for (const message of early.splice(0)) service.handle(message);
 
-  let endpoint: StartEndpoint | null = null;
-  endpoint = await startStartEndpoint({
+  // One set of Start decisions for the endpoint and for Starts relayed over the fleet link.
+  const startCore = createStartCore({
     start: config.start,
     acceptedTerminalIds: [data.terminalId],
     acceptedUniQr: [config.machine.uniQr],
@@ -212,6 +221,11 @@ async function main(): Promise<void> {
     hooks: service.startHooks(),
     log,
   });
+  relayedStart = createRelayedStart({ core: startCore });
+  // start.listen null: no inbound port; Starts reach this machine only through `qrvend relay`.
+  const endpoint: StartEndpoint | null =
+    config.start.listen === null ? null : await startStartEndpoint({ start: config.start, acceptedTerminalIds: [data.terminalId], acceptedUniQr: [config.machine.uniQr], secretToken: Buffer.from(data.secretToken), hooks: service.startHooks(), log, core: startCore });
+  if (endpoint === null) log.info('Start endpoint off (start.listen is null): Starts are taken only through the Start relay (fleet link)');
   drainer.start();
 
   let gatewayOnline = true;
@@ -220,13 +234,15 @@ async function main(): Promise<void> {
     const counts = drainer.counts();
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
     gatewayOnline = counts.oldestPendingAtMs === null || wallNow() - counts.oldestPendingAtMs < 60_000;
-    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps });
+    const { requests, accepted, relayed, relayedTooLate } = startCore.stats.snapshot(0, { openConnections: 0, trackedSources: 0 });
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps, starts: { requests, accepted, relayed, relayedTooLate } });
     fleet?.health({ gatewayOnline, outboxPending: counts.pending, outboxDead: counts.dead, clockSteps: clockSteps.steps });
   }, HEALTH_EVERY_MS);
   health.unref();
 
-  toMain({ type: 'ready', startUrl: endpoint.url });
-  log.info({ startUrl: endpoint.url, recovered: recovery.recovered.length }, 'payment worker ready');
+  const startUrl = endpoint?.url ?? null;
+  toMain({ type: 'ready', startUrl });
+  log.info({ startUrl, recovered: recovery.recovered.length }, 'payment worker ready');
   ready = true;
   if (shutdownAsked) void shutdown();
 

@@ -91,7 +91,16 @@ export type PaymentToMain =
   /** Out of service from afar (fleet reader.disable, persisted in the ledger): disable the reader after the running session. */
   | { type: 'reader.service'; outOfService: boolean }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
-  | { type: 'health'; outboxPending: number; outboxDead: number; gatewayOnline: boolean; memory?: ThreadMemory; clockSteps?: number }
+  | {
+      type: 'health';
+      outboxPending: number;
+      outboxDead: number;
+      gatewayOnline: boolean;
+      memory?: ThreadMemory;
+      clockSteps?: number;
+      /** Start counters (direct and relayed; relayedTooLate = refused past the relay's deadline). */
+      starts?: { requests: number; accepted: number; relayed: number; relayedTooLate: number };
+    }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
   | { type: 'ready'; startUrl: string | null }
   | { type: 'fatal'; code: string; message: string }

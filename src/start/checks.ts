@@ -18,7 +18,7 @@
  */
 import { DeclineCodes } from '../gateway/protocol/codes.js';
 import { START_LIMITS, validateStartRequest, type StartRequest } from '../gateway/protocol/start.js';
-import { approved, declined, echoOf, httpRefusals, type StartAnswer } from './answers.js';
+import { approved, declined, echoOf, httpRefusals, type Echo, type StartAnswer } from './answers.js';
 import { jsonDepthWithin, MAX_JSON_DEPTH } from './json-depth.js';
 import { firstDuplicateMember } from './json-members.js';
 import type { SecretMatcher } from './secret-compare.js';
@@ -75,6 +75,52 @@ export interface StartChecks {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+export type ReadStartBody =
+  | { ok: true; request: StartRequest; echo: Echo; /** The SecretToken as sent ('' when none): compare it, never log it. */ presented: string }
+  | { ok: false; answer: StartAnswer };
+
+/**
+ * The first checks on a Start body, before anything about this machine is asked: UTF-8 JSON,
+ * depth, no member twice, schema and lengths. `qrvend relay` runs these too, so a body it
+ * cannot read gets exactly the answer the machine would give.
+ */
+export function readStartBody(body: Buffer): ReadStartBody {
+  let parsed: unknown;
+  let duplicate: string | null;
+  try {
+    const text = utf8.decode(body);
+    if (!jsonDepthWithin(text)) {
+      return { ok: false, answer: declined(DeclineCodes.ValidationError, `body nested deeper than ${MAX_JSON_DEPTH} levels`, {}, 200, 'JSON too deep') };
+    }
+    parsed = JSON.parse(text);
+    duplicate = firstDuplicateMember(text);
+  } catch {
+    return { ok: false, answer: declined(DeclineCodes.ValidationError, 'body is not valid JSON (UTF-8)', {}, 200, 'not JSON') };
+  }
+  if (duplicate !== null) {
+    // The name only (never a value), cut and escaped: it is the wallet's own text, but it reaches our log.
+    const name = JSON.stringify(duplicate.slice(0, 40));
+    return { ok: false, answer: declined(DeclineCodes.ValidationError, `body is malformed: member ${name} appears more than once in one object`, {}, 200, 'duplicate member') };
+  }
+  const echo = echoOf(parsed);
+
+  // Take a present string SecretToken out of the schema's hands (see the header comment).
+  let presented = '';
+  let forSchema = parsed;
+  if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
+    const token = (parsed as Record<string, unknown>)['SecretToken'];
+    if (typeof token === 'string') {
+      presented = token;
+      forSchema = { ...(parsed as Record<string, unknown>), SecretToken: REDACTED_TOKEN };
+    }
+  }
+  const validated = validateStartRequest(forSchema);
+  if (!validated.ok) {
+    return { ok: false, answer: declined(validated.code, validated.message, echo, 200, `schema: ${validated.member || 'body'}`) };
+  }
+  return { ok: true, request: validated.value, echo, presented };
+}
+
 export function createStartChecks(options: StartCheckOptions): StartChecks {
   const terminalIds = new Set(options.acceptedTerminalIds);
   const uniQrs = new Set(options.acceptedUniQr);
@@ -91,40 +137,9 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
   }
 
   async function decide(pathIntegratorName: string, body: Buffer): Promise<StartAnswer> {
-    let parsed: unknown;
-    let duplicate: string | null;
-    try {
-      const text = utf8.decode(body);
-      if (!jsonDepthWithin(text)) {
-        return declined(DeclineCodes.ValidationError, `body nested deeper than ${MAX_JSON_DEPTH} levels`, {}, 200, 'JSON too deep');
-      }
-      parsed = JSON.parse(text);
-      duplicate = firstDuplicateMember(text);
-    } catch {
-      return declined(DeclineCodes.ValidationError, 'body is not valid JSON (UTF-8)', {}, 200, 'not JSON');
-    }
-    if (duplicate !== null) {
-      // The name only (never a value), cut and escaped: it is the wallet's own text, but it reaches our log.
-      const name = JSON.stringify(duplicate.slice(0, 40));
-      return declined(DeclineCodes.ValidationError, `body is malformed: member ${name} appears more than once in one object`, {}, 200, 'duplicate member');
-    }
-    const echo = echoOf(parsed);
-
-    // Take a present string SecretToken out of the schema's hands (see the header comment).
-    let presented = '';
-    let forSchema = parsed;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) {
-      const token = (parsed as Record<string, unknown>)['SecretToken'];
-      if (typeof token === 'string') {
-        presented = token;
-        forSchema = { ...(parsed as Record<string, unknown>), SecretToken: REDACTED_TOKEN };
-      }
-    }
-    const validated = validateStartRequest(forSchema);
-    if (!validated.ok) {
-      return declined(validated.code, validated.message, echo, 200, `schema: ${validated.member || 'body'}`);
-    }
-    const request = validated.value;
+    const read = readStartBody(body);
+    if (!read.ok) return read.answer;
+    const { request, presented, echo } = read;
 
     // Both computed, always: the answer and the work do not depend on which one failed.
     const nameOk = pathIntegratorName === options.integratorName;

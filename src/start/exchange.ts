@@ -32,22 +32,21 @@ export interface StartExchangeOptions extends StartCheckOptions {
   now?: () => number;
 }
 
-export interface StartExchange {
+/** What is decided before a byte of the body is read: rate limit, path, method, media type, length. */
+export interface StartPreflight {
   preflight(head: StartHead): Preflight;
-  /** Judges a body that was received whole and within maxBodyBytes. Never throws. */
-  decide(integratorName: string, body: Buffer): Promise<StartAnswer>;
-  /**
-   * The whole exchange for a request whose body is already at hand: what the server answers
-   * when the body arrives in time (the fuzz tests drive this in-process). Never throws.
-   */
-  answer(head: StartHead, body: Buffer): Promise<StartAnswer>;
-  readonly checks: StartChecks;
   readonly limiter: ClientRateLimiter;
 }
 
-export function createStartExchange(options: StartExchangeOptions): StartExchange {
+export interface StartPreflightOptions {
+  maxBodyBytes: number;
+  rateLimit: RateLimit;
+  now?: () => number;
+}
+
+/** The request head's checks alone; `qrvend relay` runs the same ones before it forwards a Start. */
+export function createStartPreflight(options: StartPreflightOptions): StartPreflight {
   const limiter = new ClientRateLimiter(options.rateLimit);
-  const checks = createStartChecks(options);
   const now = options.now ?? (() => performance.now());
 
   function preflight(head: StartHead): Preflight {
@@ -70,6 +69,25 @@ export function createStartExchange(options: StartExchangeOptions): StartExchang
     }
     return { ok: true, integratorName, declaredLength: length };
   }
+  return { preflight, limiter };
+}
+
+export interface StartExchange {
+  preflight(head: StartHead): Preflight;
+  /** Judges a body that was received whole and within maxBodyBytes. Never throws. */
+  decide(integratorName: string, body: Buffer): Promise<StartAnswer>;
+  /**
+   * The whole exchange for a request whose body is already at hand: what the server answers
+   * when the body arrives in time (the fuzz tests drive this in-process). Never throws.
+   */
+  answer(head: StartHead, body: Buffer): Promise<StartAnswer>;
+  readonly checks: StartChecks;
+  readonly limiter: ClientRateLimiter;
+}
+
+export function createStartExchange(options: StartExchangeOptions): StartExchange {
+  const { preflight, limiter } = createStartPreflight(options);
+  const checks = createStartChecks(options);
 
   async function answer(head: StartHead, body: Buffer): Promise<StartAnswer> {
     const pre = preflight(head);

@@ -5,3 +5,5 @@ export { StartDeclined, type StartHooks } from './checks.js';
 export { REDACTED_TOKEN } from './checks.js';
 export type { StartEndpointStats } from './stats.js';
 export { readSecretToken, SECRET_TOKEN_LENGTH } from './secret-file.js';
+export { createStartCore, type StartCore, type StartCoreOptions } from './core.js';
+export { createRelayedStart, RELAYED_START_TOLERANCE_MS, type RelayedStartHandler, type RelayedStartOutcome } from './relayed.js';

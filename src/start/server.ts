@@ -11,16 +11,16 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { QrvendConfig } from '../config/schema.js';
 import { httpRefusals, type StartAnswer } from './answers.js';
 import { readLimitedBody } from './body.js';
 import type { StartHooks } from './checks.js';
 import { ConnectionGuard } from './connection-guard.js';
-import { createStartExchange } from './exchange.js';
 import { listenError, parseListen, readTlsFiles } from './listen.js';
-import { createSecretMatcher } from './secret-compare.js';
-import { StartStatsCounter, type StartEndpointStats } from './stats.js';
-import { clientOf, scrubbedError, writeAnswer, writeRawAnswer } from './respond.js';
+import { createStartCore, type StartCore } from './core.js';
+import type { StartEndpointStats } from './stats.js';
+import { clientOf, writeAnswer, writeRawAnswer } from './respond.js';
 
 /** Socket-level bounds. Not in the config: they protect the machine, they are not site policy. */
 export interface StartServerLimits {
@@ -77,6 +77,11 @@ export interface StartEndpointOptions {
   limits?: Partial<StartServerLimits>;
   /** Milliseconds clock of the rate limiter; tests inject one. */
   now?: () => number;
+  /**
+   * The machine's Start decisions, when they are shared with the relayed path (relayed.ts);
+   * made from the options above when absent.
+   */
+  core?: StartCore;
 }
 
 export interface StartEndpoint {
@@ -91,24 +96,15 @@ export interface StartEndpoint {
 
 export async function startStartEndpoint(options: StartEndpointOptions): Promise<StartEndpoint> {
   const limits = { ...DEFAULT_START_LIMITS, maxConnectionsPerSource: options.start.maxConnectionsPerSource, ...options.limits };
-  const log = options.log.child({ component: 'start' });
   const { start } = options;
-  // Error messages from the hooks or Node are logged; scrub the token in case one quotes it.
-  const secretText = options.secretToken.toString('utf8');
-  const describeError = (err: unknown) => scrubbedError(err, secretText);
-  const exchange = createStartExchange({
-    integratorName: start.integratorName,
-    acceptedTerminalIds: options.acceptedTerminalIds,
-    acceptedUniQr: options.acceptedUniQr,
-    secret: createSecretMatcher(options.secretToken),
-    hooks: options.hooks,
-    maxBodyBytes: start.maxBodyBytes,
-    rateLimit: start.rateLimit,
-    ...(options.now ? { now: options.now } : {}),
-    onError: (stage, err) =>
-      log.warn({ stage, err: describeError(err) }, stage === 'accept' ? 'Start accept failed; answered Declined 6' : 'Start check failed unexpectedly; answered Declined 999'),
-  });
-  const stats = new StartStatsCounter();
+  if (start.listen === null) {
+    throw new QrvendError(ErrorCodes.CONFIG_INVALID, 'the Start endpoint was asked to listen but start.listen is null (no inbound port)', {
+      hint: 'set start.listen to host:port, or leave the endpoint off and take Starts through qrvend relay only',
+    });
+  }
+  const listen = start.listen;
+  const core = options.core ?? createStartCore(options);
+  const { exchange, stats, log, describeError } = core;
 
   const tls = start.certFile !== null && start.keyFile !== null ? readTlsFiles(start.certFile, start.keyFile) : null;
   const serverOptions = {
@@ -152,23 +148,8 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
 
   function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
     stats.answered(answer);
-    logAnswer(clientOf(req.socket), answer);
+    core.logAnswer(clientOf(req.socket), answer);
     writeAnswer(res, answer, bodyUnread, limits.lingerMs);
-  }
-
-  function logAnswer(remote: string, answer: StartAnswer): void {
-    const { Verdict, Code } = answer.body.Status;
-    const fields = {
-      remote,
-      http: answer.httpStatus,
-      verdict: Verdict,
-      code: Code ?? undefined,
-      reason: answer.reason,
-      txId: answer.transactionId,
-    };
-    if (Verdict === 'Approved') log.info(fields, 'Start accepted');
-    else if (answer.httpStatus === 429) log.debug(fields, 'Start refused');
-    else log.info(fields, 'Start declined');
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -231,9 +212,9 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
   });
   if (tls) server.on('tlsClientError', () => stats.clientError());
 
-  const { host, port } = parseListen(start.listen);
+  const { host, port } = parseListen(listen);
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: unknown): void => reject(listenError(start.listen, err));
+    const onError = (err: unknown): void => reject(listenError(listen, err));
     server.once('error', onError);
     server.listen(port, host, () => {
       server.off('error', onError);

@@ -21,6 +21,13 @@ export interface StartEndpointStats {
   /** Connections open now, and the source addresses the connection guard tracks. */
   openConnections: number;
   trackedSources: number;
+  /** Starts that came through `qrvend relay` (counted in requests and the answers too). */
+  relayed: number;
+  /**
+   * Relayed Starts refused because the relay's deadline had passed (on arrival, or right before
+   * the Start would have been recorded): nothing recorded, nothing started, Declined 30.
+   */
+  relayedTooLate: number;
 }
 
 export class StartStatsCounter {
@@ -32,7 +39,17 @@ export class StartStatsCounter {
     aborted: 0,
     clientErrors: 0,
     connectionsRefused: 0,
+    relayed: 0,
+    relayedTooLate: 0,
   };
+
+  relayedRequest(): void {
+    this.counts.relayed += 1;
+  }
+
+  relayedTooLate(): void {
+    this.counts.relayedTooLate += 1;
+  }
 
   connectionRefused(): void {
     this.counts.connectionsRefused += 1;

@@ -31,7 +31,7 @@ test('the defaults alone are valid and carry every contract key', () => {
   const { config } = loadConfig({ env: {} });
   assert.equal(typeof config.gateway.baseUrl, 'string');
   assert.equal(typeof config.gateway.timeoutMs, 'number');
-  assert.match(config.start.listen, /:\d+$/);
+  assert.match(config.start.listen ?? '', /:\d+$/);
   assert.equal(typeof config.start.integratorName, 'string');
   assert.equal(typeof config.start.secretTokenFile, 'string');
   assert.ok('terminalId' in config.machine && 'uniQr' in config.machine);

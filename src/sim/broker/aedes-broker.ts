@@ -24,6 +24,8 @@ export async function startAedesBroker(options: { port?: number } = {}): Promise
     const b = broker;
     const s = createServer((socket) => {
       sockets.add(socket);
+      // Small request/response messages (cmd/start): no Nagle delay on the broker's side either.
+      socket.setNoDelay(true);
       socket.once('close', () => sockets.delete(socket));
       b.handle(socket);
     });
