@@ -1,6 +1,6 @@
 /**
- * `npm run fleet-test`: every fleet test file (test/fleet/**, the device side's end-to-end cases in
- * test/fleet/e2e/ included) against Debian's mosquitto instead of the in-process aedes broker
+ * `npm run fleet-test`: every fleet and relay test file (test/fleet/**, the device side's end-to-end
+ * cases in test/fleet/e2e/ included, and test/relay/**, the Start relay's) against Debian's mosquitto instead of the in-process aedes broker
  * (QRVEND_TEST_BROKER=mosquitto): MQTT 5, the ACL file, a broker that is a separate process.
  * Each test starts its own mosquitto on a free loopback port with a temporary configuration.
  */
@@ -26,7 +26,7 @@ function testFiles(dir: string): string[] {
     .sort();
 }
 
-const files = testFiles(here);
+const files = [...testFiles(here), ...testFiles(join(here, '../relay'))];
 process.stderr.write(`npm run fleet-test: ${files.length} test files against ${bin}\n`);
 const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', '--test-concurrency=1', ...files], {
   stdio: 'inherit',
