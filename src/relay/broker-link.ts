@@ -26,6 +26,7 @@ import { CommandReply, fleetFilters, machineTopics, MAX_PAYLOAD_BYTES, parseTopi
 import { refuseExposedSecret } from '../config/file-modes.js';
 import type { RelayConfig } from './config.js';
 import { MachineDirectory } from './directory.js';
+import { setNoDelayOn } from '../fleet/no-delay.js';
 
 export type RequestOutcome =
   | { kind: 'answer'; result: RelayedStartResult }
@@ -110,12 +111,6 @@ export function mqttOptionsOf(broker: RelayConfig['broker'], clientId: string): 
   return options;
 }
 
-/** TCP_NODELAY on the client's socket, whatever stream type wraps it. */
-export function noDelay(client: MqttClient): void {
-  const stream = client.stream as unknown as { setNoDelay?: (on: boolean) => void; socket?: { setNoDelay?: (on: boolean) => void } };
-  if (typeof stream.setNoDelay === 'function') stream.setNoDelay(true);
-  else stream.socket?.setNoDelay?.(true);
-}
 
 export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink {
   const broker = config.broker;
@@ -136,7 +131,7 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   client.on('connect', () => {
     // A Start is one small message each way: Nagle's algorithm against delayed ACKs would add up
     // to 40 ms per hop. (TLS and WebSocket streams carry the socket underneath; set it where there is one.)
-    noDelay(client);
+    setNoDelayOn(client.stream);
     errorLogged = false;
     blog.info({ url: broker.url, protocolVersion: broker.protocolVersion, clientId }, 'connected to the fleet broker');
     // A new subscription re-delivers every retained status, which brings the map up to date

@@ -19,7 +19,7 @@ import { MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../con
 import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
 import { CommandRateBound } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
-import { keepNoDelay } from './no-delay.js';
+import { keepNoDelay } from '../no-delay.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;

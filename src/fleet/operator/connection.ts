@@ -12,6 +12,7 @@ import { z } from 'zod';
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { TOPIC_PREFIX } from '../contract/index.js';
+import { setNoDelayOn } from '../no-delay.js';
 
 export const FleetConnectionOptions = z.strictObject({
   /** mqtt://host:port or mqtts://host:port (TLS). */
@@ -115,16 +116,6 @@ function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Parti
   return options;
 }
 
-/**
- * Small request/reply exchanges suffer from Nagle's algorithm (a reply held back until the
- * previous packet's delayed ACK, about 40 ms); mqtt.js does not set TCP_NODELAY, so we do, on
- * every (re)connection.
- */
-export function noDelay(client: MqttClient): void {
-  const socket = client.stream as unknown as { setNoDelay?: (on: boolean) => void } | undefined;
-  socket?.setNoDelay?.(true);
-}
-
 /** CONNACK codes that mean "wrong protocol version" (3.1.1: 1; MQTT 5: 0x84). */
 function isProtocolRefusal(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
@@ -157,7 +148,7 @@ function connectOnce(url: string, options: IClientOptions, timeoutMs: number, be
       }
     };
     const onConnect = () => {
-      noDelay(client);
+      setNoDelayOn(client.stream);
       finish(null);
     };
     const onError = (err: unknown) => finish(err);
@@ -202,7 +193,7 @@ export async function connectFleet(input: FleetConnectionOptions | FleetConnecti
     try {
       const client = await connectOnce(settings.url, opts, settings.connectTimeoutMs, options.beforeConnect);
       if (options.reconnectMs !== undefined) client.options.reconnectPeriod = options.reconnectMs;
-      client.on('connect', () => noDelay(client));
+      client.on('connect', () => void setNoDelayOn(client.stream));
       return { client, protocol, settings };
     } catch (err) {
       last = err;

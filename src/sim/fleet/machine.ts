@@ -11,6 +11,7 @@
  */
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Socket } from 'node:net';
+import { setNoDelayOn } from '../../fleet/no-delay.js';
 import {
   CommandRequest,
   MAX_PAYLOAD_BYTES,
@@ -109,7 +110,7 @@ export class SimulatedMachine {
     if (options.ca !== undefined) clientOptions.ca = options.ca;
     const client = await mqtt.connectAsync(options.url, clientOptions, false);
     // As the device's fleet worker should: no Nagle delay on a reply that follows a PUBACK.
-    (client.stream as unknown as Socket | undefined)?.setNoDelay?.(true);
+    setNoDelayOn(client.stream);
     const machine = new SimulatedMachine(client, options, topics);
     client.on('message', (topic, payload, packet) => void machine.onCommand(topic, payload, packet));
     await client.subscribeAsync(topics.commandFilter, { qos: 1 });

@@ -8,7 +8,7 @@
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import { CommandRequest, machineTopics, type CommandReply } from '../../fleet/contract/index.js';
 import type { RelayedStartOutcome } from '../../start/relayed.js';
-import { noDelay } from '../../relay/broker-link.js';
+import { setNoDelayOn } from '../../fleet/no-delay.js';
 
 export interface SimMachineIdentity {
   machineId: string;
@@ -75,7 +75,7 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
     clients.set(m.machineId, client);
     client.on('error', () => {});
     await new Promise<void>((resolve, reject) => {
-      client.once('connect', () => (noDelay(client), resolve()));
+      client.once('connect', () => (setNoDelayOn(client.stream), resolve()));
       client.once('error', reject);
     });
     client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {

@@ -5,8 +5,8 @@ import { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { PassThrough } from 'node:stream';
 import { connect } from 'mqtt';
-import { startAedesBroker } from '../../../src/sim/broker/index.js';
-import { keepNoDelay, setNoDelayOn } from '../../../src/fleet/device/no-delay.js';
+import { startAedesBroker } from '../../src/sim/broker/index.js';
+import { keepNoDelay, setNoDelayOn } from '../../src/fleet/no-delay.js';
 
 test('a TCP or TLS socket gets TCP_NODELAY; another stream (a WebSocket duplex) is left alone', { timeout: 5_000 }, () => {
   assert.ok(TLSSocket.prototype instanceof Socket, 'mqtts:// streams are net.Sockets too');
