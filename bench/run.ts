@@ -17,7 +17,6 @@ import { notMeasured, type Figure } from './figure.js';
 import { benchLedgerWrite } from './ledger-write.js';
 import { benchMemory } from './memory.js';
 import { benchOutboxDrain } from './outbox-drain.js';
-import { benchPtyFloor } from './pty-floor.js';
 import { benchQrRender } from './qr-render.js';
 import { formatTable, updateBenchmarksMd, writeResults } from './report.js';
 import { Budget } from './support/budget.js';
@@ -42,7 +41,6 @@ const BENCHES: Bench[] = [
   { id: 'ledger-write', figures: ['ledger-write'], budgetMs: 20_000, run: (b) => benchLedgerWrite(b) },
   { id: 'qr-render', figures: ['qr-render'], budgetMs: 20_000, run: (b) => benchQrRender(b) },
   { id: 'outbox-drain', figures: ['outbox-drain'], budgetMs: 90_000, run: (b) => benchOutboxDrain(b) },
-  { id: 'vend-latency-floor', figures: ['vend-latency-floor'], budgetMs: 30_000, run: (b) => benchPtyFloor(b) },
   { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
   { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
   { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
