@@ -24,6 +24,9 @@ import { GatewayProcess } from './support/gateway.js';
 import { machineInfo, REPO_ROOT } from './support/machine.js';
 import { benchVendLatency } from './vend-latency.js';
 import { benchSlowlorisVend } from './slowloris-vend.js';
+import { benchStorageWear } from './storage-wear.js';
+import { benchIdleCost } from './idle-cost.js';
+import { benchStartOverhead } from './start-overhead.js';
 
 interface Bench {
   id: string;
@@ -44,6 +47,9 @@ const BENCHES: Bench[] = [
   { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
   { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
   { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
+  { id: 'start-overhead', figures: ['start-overhead-static', 'start-overhead-dynamic'], budgetMs: 90_000, run: async (b, s) => benchStartOverhead(b, await s.gateway()) },
+  { id: 'storage-wear', figures: ['storage-per-sale-static', 'storage-per-sale-dynamic'], budgetMs: 90_000, run: async (b, s) => benchStorageWear(b, await s.gateway()) },
+  { id: 'idle-cost', figures: ['idle-cpu'], budgetMs: 80_000, run: async (b, s) => benchIdleCost(b, await s.gateway()) },
   { id: 'memory', figures: ['memory-steady', 'memory-growth'], budgetMs: 230_000, run: async (b, s) => benchMemory(b, await s.gateway()) },
 ];
 
