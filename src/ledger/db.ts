@@ -38,6 +38,8 @@ class DamagedFile extends Error {
 
 /** Page size of a new ledger file, bytes. */
 export const LEDGER_PAGE_SIZE = 512;
+/** WAL frames between automatic checkpoints. */
+export const WAL_AUTOCHECKPOINT_FRAMES = 4000;
 
 /**
  * WAL lets readers (the CLI, doctor) run beside the writer. synchronous must be set on every
@@ -58,6 +60,13 @@ export function applyDurabilityPragmas(db: Database.Database): void {
   // better-sqlite3 builds SQLite with a 16 MB page cache per connection; the ledger's working set
   // (open transactions, the outbox head) is tiny, and the controller's memory budget is not.
   db.pragma('cache_size = -2000');
+  // A checkpoint copies every page changed since the last one into the ledger file; the hot pages
+  // (indexes, the event log's tail, sqlite_sequence) are copied once per checkpoint however often
+  // they changed, so fewer, larger checkpoints write less: one per 4,000 frames (2 MB of WAL at
+  // 512-byte pages, about 50 sales) instead of SQLite's 1,000. The WAL file is cut back to 4 MB
+  // after a checkpoint if a large transaction (a migration, retention) grew it.
+  db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_FRAMES}`);
+  db.pragma('journal_size_limit = 4194304');
 }
 
 /** `ok`, or the problems integrity_check reported, joined. Throws when the file is not a database. */
