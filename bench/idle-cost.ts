@@ -17,7 +17,8 @@ import { DaemonRig } from './support/rig.js';
 import { round } from './stats.js';
 
 export const WINDOW_S = 60;
-const SETTLE_MS = 5000;
+/** Start-up is not idle: V8 shrinks the heaps (memory reducer) in the first seconds after start. */
+const SETTLE_MS = 15_000;
 
 const BASE = {
   id: 'idle-cpu',
@@ -32,7 +33,8 @@ function switchesByThread(pid: number): Map<string, number> {
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
-      const name = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? tid;
+      // Node names every thread "node": the main thread (tid = pid) is told apart, the rest by tid.
+      const name = tid === String(pid) ? 'main' : `tid ${tid}`;
       const s = parseCtxtSwitches(status);
       out.set(name, (out.get(name) ?? 0) + s.voluntary + s.nonvoluntary);
     } catch {
@@ -44,7 +46,7 @@ function switchesByThread(pid: number): Map<string, number> {
 
 export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, windowS = WINDOW_S): Promise<Figure[]> {
   if (!daemonBuilt()) return [notMeasured(BASE, 'pending', DAEMON_PENDING)];
-  const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 10, patch: (c) => (c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 20 }) });
+  const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 10, patch: (c) => (c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 100 }) });
   try {
     await sleep(Math.min(SETTLE_MS, budget.leftMs / 4));
     const pid = rig.daemon.pid;

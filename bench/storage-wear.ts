@@ -103,7 +103,7 @@ async function withRig<T>(gateway: GatewayProcess, tallyFile: string, alwaysIdle
       c.mdb!.alwaysIdle = alwaysIdle;
       c.dynamicQr = { pollIntervalMs: 100 };
       // Production logging: one stats line a minute is the default; the bench's 1 s would count as wear.
-      c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 20 };
+      c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 100 };
     },
     extraEnv: existsSync(FAIL_IO_SHIM) ? (dir) => ({ LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: dir, QRVEND_FAILIO_TALLY: tallyFile }) : () => ({}),
   });

@@ -75,7 +75,7 @@ export function writeDaemonConfig(c: DaemonConfigInput): DaemonFiles {
     staticQr: { preauthAmount: c.preauthAmount },
     gpio: { mode: 'off' },
     // A stats line (event-loop delay histogram, reset each time) every second.
-    // The event-loop figure samples every 1 ms (production: 20 ms, log.loopDelayResolutionMs).
+    // The event-loop figure samples every 1 ms (production: 100 ms, log.loopDelayResolutionMs).
     log: { level: 'info', statsIntervalMs: STATS_INTERVAL_MS, loopDelayResolutionMs: 1 },
   };
   c.patch?.(config as unknown as Record<string, Record<string, unknown>>);
