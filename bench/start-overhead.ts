@@ -82,11 +82,15 @@ function splitFigure(base: typeof STATIC, s: Split, names: [string, string], ext
 export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget): Promise<Split> {
   const out: Split = { first: [], second: [], sum: [] };
   const endpoint = startEndpoint(rig.files.startUrl, rig.files.integratorName);
+  // One C,START listener per sample, kept across the retries of a refused Start.
+  let started: ReturnType<typeof nextCommand> | null = null;
   for (let i = 0; i < count && !budget.spent; i++) {
     const txId = newWalletTransactionId();
     const body = JSON.stringify(buildStartBody({ url: rig.files.startUrl, integratorName: rig.files.integratorName, secretToken: rig.files.secretToken, uniQr: rig.files.uniQr, timeoutMs: 10_000 }, txId));
-    const started = nextCommand(rig.sim, (c) => c.kind === 'start', 10_000, 'C,START');
-    started.catch(() => {});
+    if (started === null) {
+      started = nextCommand(rig.sim, (c) => c.kind === 'start', 10_000, 'C,START');
+      started.catch(() => {});
+    }
     const t0 = performance.now();
     let answer: Record<string, unknown>;
     try {
@@ -106,6 +110,7 @@ export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: nu
       continue;
     }
     const { atMs: t3 } = await started;
+    started = null;
     const auth = proxy.exchanges.find((e) => e.op === 'Authorization' && e.txId === txId);
     if (auth === undefined || auth.answeredAtMs === null) throw new Error(`the Authorization of ${txId} was not seen at the gateway`);
     out.first.push(auth.receivedAtMs - t0);
