@@ -50,8 +50,9 @@ export function applyDurabilityPragmas(db: Database.Database): void {
   db.pragma('busy_timeout = 5000');
   // Every commit appends each page it changed to the WAL as a whole frame, and a sale is a handful
   // of commits touching ~7 pages each (row, indexes, event, sqlite_sequence): with 4 KiB pages a
-  // sale wrote ~250 KiB to the SD card. 1 KiB pages cut that ~4x (issue 17, BENCHMARKS.md). Only a
-  // new, empty file takes it (before WAL is switched on); an existing ledger keeps its page size.
+  // sale wrote ~250 KiB to the SD card; 512-byte pages cut the commits' share about 3x (issue 17,
+  // BENCHMARKS.md). Only a new, empty file takes it (before WAL is switched on); an existing
+  // ledger keeps its page size.
   db.pragma(`page_size = ${LEDGER_PAGE_SIZE}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
   if (mode !== 'wal') throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `the ledger could not switch to WAL mode (got ${String(mode)})`);

@@ -82,8 +82,7 @@ export class StaticQrFlow {
 
   private async authorize(txId: string, amount: number, at: Date, ageLimit: number | null): Promise<void> {
     const { ctx } = this;
-    const auth = { ageLimit };
-    const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount, ageLimit: auth.ageLimit, at }));
+    const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount, ageLimit, at }));
     if (outcome.kind === 'approved') {
       // Kept as the exact text received; AuthAmount read from that text, never through a double.
       const paymentInfo = receivedPaymentInfo(outcome)!;
