@@ -12,7 +12,7 @@ import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js'
 import { Budget, sleep } from './support/budget.js';
 import { daemonBuilt } from './support/daemon.js';
 import type { GatewayProcess } from './support/gateway.js';
-import { cpuTicks, parseCtxtSwitches, threadSwitches, USER_HZ } from './support/proc.js';
+import { cpuTicks, parseCtxtSwitches, threadSwitches, threadsRunNs, USER_HZ } from './support/proc.js';
 import { DaemonRig } from './support/rig.js';
 import { round } from './stats.js';
 
@@ -52,12 +52,14 @@ export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, win
     const pid = rig.daemon.pid;
     const t0 = performance.now();
     const ticks0 = cpuTicks(pid);
+    const ns0 = threadsRunNs(pid);
     const sw0 = threadSwitches(pid);
     const byThread0 = switchesByThread(pid);
     const log0 = rig.daemon.stdoutBytes;
     await sleep(Math.min(windowS * 1000, Math.max(1000, budget.leftMs - 5000)));
     const seconds = (performance.now() - t0) / 1000;
     const ticks = cpuTicks(pid) - ticks0;
+    const schedPct = ((threadsRunNs(pid) - ns0) / 1e9 / seconds) * 100;
     const sw1 = threadSwitches(pid);
     const byThread1 = switchesByThread(pid);
     const cpuPct = (ticks / USER_HZ / seconds) * 100;
@@ -70,6 +72,8 @@ export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, win
     const context = {
       windowS: round(seconds, 1),
       cpuTicks: ticks,
+      // The same from /proc/<pid>/task/*/schedstat, in ns rather than 10 ms ticks.
+      schedstatCpuPct: round(schedPct, 3),
       userHz: USER_HZ,
       wakeupsPerSecond: round(wakeups, 1),
       wakeupMethod: 'context switches (voluntary + involuntary) over every thread, /proc/<pid>/task/*/status',
@@ -78,7 +82,7 @@ export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, win
       boardLinesPerSecond: 10,
       logBytesPerMinute: round(((rig.daemon.stdoutBytes - log0) / seconds) * 60, 0),
     };
-    const detail = `${round(wakeups, 1)} wake-ups/s over ${sw1.threads} threads (${threads.slice(0, 4).join(', ')}); CPU ticks of 10 ms, ${ticks} in ${round(seconds, 0)} s`;
+    const detail = `${round(wakeups, 1)} wake-ups/s over ${sw1.threads} threads (${threads.slice(0, 4).join(', ')}); CPU ticks of 10 ms, ${ticks} in ${round(seconds, 0)} s (schedstat: ${round(schedPct, 2)} %)`;
     return [measured({ ...BASE, context, detail }, { samples: 1, value: cpuPct })];
   } catch (err) {
     return [notMeasured(BASE, 'error', (err as Error).message)];

@@ -69,3 +69,23 @@ export function writeBytes(pid: number): number {
 
 /** Clock ticks per second of /proc/<pid>/stat: USER_HZ, 100 on every Linux ABI Node runs on. */
 export const USER_HZ = 100;
+
+/** Nanoseconds on a CPU from the text of a /proc/.../schedstat file (its first field). */
+export function parseSchedstatRunNs(text: string): number {
+  const ns = Number(text.trim().split(/\s+/)[0]);
+  if (!Number.isFinite(ns) || ns < 0) throw new Error('not a schedstat line');
+  return ns;
+}
+
+/** CPU time of every thread alive now, ns (schedstat: exact, where utime/stime are 10 ms ticks). */
+export function threadsRunNs(pid: number): number {
+  let total = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += parseSchedstatRunNs(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8'));
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return total;
+}

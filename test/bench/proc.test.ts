@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { cpuTicks, parseCtxtSwitches, parseIoField, parseStatTicks, threadSwitches, writeBytes } from '../../bench/support/proc.js';
+import { cpuTicks, parseCtxtSwitches, parseIoField, parseSchedstatRunNs, parseStatTicks, threadSwitches, threadsRunNs, writeBytes } from '../../bench/support/proc.js';
 
 const T = { timeout: 10_000 };
 
@@ -34,4 +34,10 @@ test('the readers agree with this process own /proc files', T, () => {
   const own = parseCtxtSwitches(readFileSync(`/proc/${process.pid}/task/${process.pid}/status`, 'utf8'));
   assert.ok(s.voluntary >= own.voluntary);
   assert.ok(writeBytes(process.pid) >= 0);
+});
+
+test('schedstat: the first field is the time on a CPU in ns', T, () => {
+  assert.equal(parseSchedstatRunNs('123456789 2000 17\n'), 123456789);
+  assert.throws(() => parseSchedstatRunNs('x y z'), /schedstat/);
+  assert.ok(threadsRunNs(process.pid) > 0);
 });
