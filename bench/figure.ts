@@ -42,6 +42,8 @@ export interface Figure {
   pass: boolean | null;
   /** Conditions of the measurement (concurrency, gateway delay, sample counts...). */
   context: Record<string, string | number | boolean | null>;
+  /** One line for the table: the floor a ratio was taken against, its spread, where bytes went. */
+  detail?: string;
 }
 
 interface Measured {
@@ -66,7 +68,7 @@ export function judge(figure: Pick<Figure, Stat>, target: Target): boolean | nul
 }
 
 export function measured(
-  base: { id: string; what: string; unit: string; target: Target; context?: Figure['context'] },
+  base: { id: string; what: string; unit: string; target: Target; context?: Figure['context']; detail?: string },
   m: Measured,
 ): Figure {
   const s = m.summary;
@@ -85,6 +87,7 @@ export function measured(
     target: base.target,
     pass: null,
     context: base.context ?? {},
+    ...(base.detail !== undefined ? { detail: base.detail } : {}),
   };
   figure.pass = judge(figure, base.target);
   return figure;

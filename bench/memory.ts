@@ -14,7 +14,11 @@
  * of the two medians.
  */
 import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
+import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Budget, sleep } from './support/budget.js';
+import { MAIN_THREAD_NODE_FLAGS } from '../src/daemon/heap-limits.js';
 import { daemonBuilt, type DaemonProcess } from './support/daemon.js';
 import type { GatewayProcess } from './support/gateway.js';
 import { DaemonRig } from './support/rig.js';
@@ -31,7 +35,12 @@ const PRICE = 1;
 /** Time kept for the cool-down and the second sampling when the budget runs short. */
 const COOL_DOWN_RESERVE_MS = 20_000;
 
-const STEADY = { id: 'memory-steady', what: 'Daemon resident memory (VmRSS, all threads) at steady state', unit: 'MB', target: { text: '<= 90 MB', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 90 }] } };
+const STEADY = {
+  id: 'memory-steady',
+  what: 'Daemon resident memory (VmRSS, all threads) at steady state, over the floor (bare Node, two idle workers, same flags)',
+  unit: 'x floor',
+  target: { text: '<= 1.25 x the floor measured in the same run', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1.25 }] },
+};
 const GROWTH = { id: 'memory-growth', what: 'Daemon resident memory growth over 100,000 vends', unit: 'MB', target: { text: '<= 2 MB after 100,000 vends', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 2 }] } };
 
 /**
@@ -62,6 +71,43 @@ function threadHeapsMb(daemon: DaemonProcess): (when: string) => Record<string, 
     out[thread] = m?.heapUsedBytes !== undefined && m.heapTotalBytes !== undefined ? `${round(m.heapUsedBytes / 2 ** 20, 1)} / ${round(m.heapTotalBytes / 2 ** 20, 1)}` : '';
   }
   return (when) => ({ [`mainHeap${when}Mb`]: out.main!, [`paymentHeap${when}Mb`]: out.payment! });
+}
+
+function rssMbOf(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(kb) / 1024;
+}
+
+/**
+ * The floor's resting RSS: support/memory-floor.js started as the launcher starts `qrvend run`
+ * (MAIN_THREAD_NODE_FLAGS, MALLOC_ARENA_MAX=2), sampled like the daemon (rest, median of five).
+ */
+async function floorRss(): Promise<number> {
+  const child = fork(fileURLToPath(new URL('./support/memory-floor.js', import.meta.url)), [], {
+    execArgv: [...MAIN_THREAD_NODE_FLAGS],
+    env: { ...process.env, MALLOC_ARENA_MAX: '2' },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the memory floor did not start within 10 s')), 10_000);
+      child.once('message', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`the memory floor exited with ${code}`)));
+    });
+    await sleep(6000);
+    const samples: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      samples.push(rssMbOf(child.pid!));
+      await sleep(200);
+    }
+    return samples.sort((a, b) => a - b)[2]!;
+  } finally {
+    child.kill('SIGTERM');
+  }
 }
 
 async function settledCount(gateway: GatewayProcess): Promise<number> {
@@ -114,6 +160,7 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     const before = await restingRss(rig.daemon);
     const heapsBefore = threadHeapsMb(rig.daemon);
     const anonBefore = rig.daemon.rssAnonMb();
+    const floor = await floorRss();
     const t0 = Date.now();
     const vends = await sessions(rig, gateway, Math.ceil(TOTAL_VENDS / VENDS_PER_SESSION), budget, track);
     const vendSeconds = (Date.now() - t0) / 1000;
@@ -122,6 +169,8 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     const heapsAfter = threadHeapsMb(rig.daemon);
     const anonAfter = rig.daemon.rssAnonMb();
     const context = {
+      floorRssMb: round(floor, 1),
+      daemonJsWorkers: 1,
       rssAtEnableMb: round(startRss, 1),
       rssBeforeMb: round(before, 1),
       rssAfterMb: round(after, 1),
@@ -140,7 +189,8 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
       vendsPerSecond: round(vends / vendSeconds, 1),
       allSettlementsDelivered: delivered,
     };
-    const steady = measured({ ...STEADY, context }, { samples: 5, value: before });
+    const detail = `daemon ${round(before, 1)} MB / floor ${round(floor, 1)} MB (bare Node + 2 idle workers, the launcher's heap flags and MALLOC_ARENA_MAX=2); the bench's daemon runs one JS worker (payment; no display configured)`;
+    const steady = measured({ ...STEADY, context, detail }, { samples: 5, value: before / floor });
     const growth = measured({ ...GROWTH, context }, { samples: vends, value: after - before });
     if (vends < TOTAL_VENDS) {
       growth.status = 'error';

@@ -1,57 +1,59 @@
 /**
- * Reference figure, no target: vend approval latency against pty-echo (a reader that approves at
- * once, in its own process) instead of the daemon. Whatever the vend figures show above this floor
- * is the daemon's; the floor itself is the cost of the measurement path on this machine.
+ * The floor of the vend figures: the same vend over the same kind of pty against pty-echo (a
+ * reader that approves at once, in its own process, with the daemon's serialport binding and line
+ * framing) instead of the daemon. Whatever the vend figures show above this floor is the daemon's;
+ * the floor itself is the cost of the measurement path on this machine at that moment, which is
+ * why it is measured in blocks alternating with the daemon's (vend-latency.ts), never once apart.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { createPtyPair } from '../test/support/pty.js';
-import { measured, notMeasured, type Figure } from './figure.js';
-import { Budget } from './support/budget.js';
-import { cpuWindow } from './support/cpu.js';
-import { attachVmc, nextCommand, runVends } from './support/vmc.js';
-import { summarize } from './stats.js';
+import { createPtyPair, type PtyPair } from '../test/support/pty.js';
+import { waitFor } from './support/budget.js';
+import { attachVmc, nextCommand } from './support/vmc.js';
+import type { VmcSimulator } from '../src/sim/vmc/index.js';
 
-const BASE = { id: 'vend-latency-floor', what: 'Reference: the same vend over the pty against an instant-approving reader (measurement floor)', unit: 'ms', target: { text: 'reference (no target)', checks: [] } };
+export class EchoFloor {
+  private constructor(
+    readonly sim: VmcSimulator,
+    private readonly child: ChildProcess,
+    private readonly pty: PtyPair,
+  ) {}
 
-export async function benchPtyFloor(budget: Budget, vends = 2000, gapMs = 5): Promise<Figure[]> {
-  const pty = await createPtyPair();
-  const sim = await attachVmc(pty.vmcPath);
-  const child = fork(fileURLToPath(new URL('./support/pty-echo.js', import.meta.url)), [pty.agentPath], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      child.once('message', () => resolve());
-      child.once('exit', (code) => reject(new Error(`pty-echo exited with ${code}`)));
-    });
-    const enabled = await waitEnabled(sim, 5000);
-    if (!enabled) throw new Error('the VMC simulator did not enable its reader');
-    const started = nextCommand(sim, (c) => c.kind === 'start', 5000, 'C,START');
-    child.send({ type: 'start', funds: 1_000_000 });
-    await started;
-    await runVends(sim, 50, { price: 1, gapMs, budget });
-    const window = cpuWindow(child.pid!);
-    const run = await runVends(sim, vends, { price: 1, gapMs, budget });
-    const cpu = window.end();
-    return [measured({ ...BASE, context: { vendGapMs: gapMs, ...renameDaemon(cpu) } }, { samples: run.latencies.length, summary: summarize(run.latencies) })];
-  } catch (err) {
-    return [notMeasured(BASE, 'error', (err as Error).message)];
-  } finally {
-    child.kill('SIGTERM');
-    await sim.close();
-    await pty.close();
+  get pid(): number {
+    return this.child.pid ?? -1;
   }
-}
 
-async function waitEnabled(sim: Awaited<ReturnType<typeof attachVmc>>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (sim.state().reader === 'enabled') return true;
-    await new Promise((r) => setTimeout(r, 10));
+  /** pty-echo on a fresh pty pair, reader enabled and a session open with `funds`. */
+  static async start(funds = 1_000_000): Promise<EchoFloor> {
+    const pty = await createPtyPair();
+    let sim: VmcSimulator | null = null;
+    let child: ChildProcess | null = null;
+    try {
+      sim = await attachVmc(pty.vmcPath);
+      child = fork(fileURLToPath(new URL('./support/pty-echo.js', import.meta.url)), [pty.agentPath], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      const c = child;
+      await new Promise<void>((resolve, reject) => {
+        c.once('message', () => resolve());
+        c.once('exit', (code) => reject(new Error(`pty-echo exited with ${code}`)));
+      });
+      c.removeAllListeners('exit');
+      const s = sim;
+      if (!(await waitFor(() => s.state().reader === 'enabled', 5000))) throw new Error('the VMC simulator did not enable its reader');
+      const started = nextCommand(s, (cmd) => cmd.kind === 'start', 5000, 'C,START');
+      c.send({ type: 'start', funds });
+      await started;
+      return new EchoFloor(s, c, pty);
+    } catch (err) {
+      child?.kill('SIGTERM');
+      await sim?.close();
+      await pty.close();
+      throw err;
+    }
   }
-  return false;
-}
 
-/** The CPU window names its thread "daemon"; here it is the echo reader's. */
-function renameDaemon(cpu: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k.replace('daemonMainThread', 'echoReaderMainThread'), v]));
+  async stop(): Promise<void> {
+    this.child.kill('SIGTERM');
+    await this.sim.close();
+    await this.pty.close();
+  }
 }

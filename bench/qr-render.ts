@@ -26,7 +26,7 @@ function qrPayload(n: number): string {
 }
 
 /** A directory that looks like /sys for one 800x480 32 bpp framebuffer, and the "device" file. */
-function fakeFramebuffer(dir: string): { device: string; sysfs: string } {
+export function fakeFramebuffer(dir: string): { device: string; sysfs: string } {
   const { width, height, stride } = BENCH_GEOMETRY;
   const sysfs = join(dir, 'sys');
   const fbDir = join(sysfs, 'class', 'graphics', 'fb0');

@@ -36,7 +36,8 @@ export function formatTable(figures: Figure[]): string {
   const rows = figures.map((f) => [f.id, f.unit, String(f.samples), show(f.p50), show(f.p99), show(f.max), show(f.rate ?? f.value), targetText(f), verdict(f)]);
   const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => r[i]!.length))));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  const details = figures.filter((f) => f.detail !== undefined).map((f) => `  ${f.id}: ${f.detail}`);
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...(details.length > 0 ? ['', ...details] : [])].join('\n');
 }
 
 const START = '<!-- bench:figures:start (written by `npm run bench`; edit outside these markers) -->';
@@ -53,10 +54,11 @@ export function formatMarkdown(results: Results): string {
     `Run of ${results.generatedAt} (\`${results.command}\`, ${results.durationS} s). Machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryMb} MB, ` +
       `Linux ${m.kernel}, Node ${m.node}, scratch disk ${m.scratchDisk}. Load average at start/end: ${results.loadAverage.start.join(' ')} / ${results.loadAverage.end.join(' ')}.`,
     '',
-    '| figure | unit | n | p50 | p99 | max | rate / value | target | result |',
-    '|---|---|---:|---:|---:|---:|---:|---|---|',
+    '| figure | unit | n | p50 | p99 | max | rate / value | target | result | floor, spread, where it goes |',
+    '|---|---|---:|---:|---:|---:|---:|---|---|---|',
     ...results.figures.map(
-      (f) => `| ${f.id} | ${f.unit} | ${f.samples} | ${cell(f.p50)} | ${cell(f.p99)} | ${cell(f.max)} | ${cell(f.rate ?? f.value)} | ${targetText(f)} | ${verdict(f).replace(/\|/g, '/')} |`,
+      (f) =>
+        `| ${f.id} | ${f.unit} | ${f.samples} | ${cell(f.p50)} | ${cell(f.p99)} | ${cell(f.max)} | ${cell(f.rate ?? f.value)} | ${targetText(f)} | ${verdict(f).replace(/\|/g, '/')} | ${(f.detail ?? '').replace(/\|/g, '/')} |`,
     ),
   ];
   return lines.join('\n');

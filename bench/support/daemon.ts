@@ -44,6 +44,8 @@ export interface DaemonConfigInput {
   storePath: string;
   preauthAmount: number;
   startPort: number;
+  /** Changes to the configuration before it is written (sections are plain objects). */
+  patch?: (config: Record<string, Record<string, unknown>>) => void;
 }
 
 export interface DaemonFiles {
@@ -73,8 +75,10 @@ export function writeDaemonConfig(c: DaemonConfigInput): DaemonFiles {
     staticQr: { preauthAmount: c.preauthAmount },
     gpio: { mode: 'off' },
     // A stats line (event-loop delay histogram, reset each time) every second.
-    log: { level: 'info', statsIntervalMs: STATS_INTERVAL_MS },
+    // The event-loop figure samples every 1 ms (production: 100 ms, log.loopDelayResolutionMs).
+    log: { level: 'info', statsIntervalMs: STATS_INTERVAL_MS, loopDelayResolutionMs: 1 },
   };
+  c.patch?.(config as unknown as Record<string, Record<string, unknown>>);
   const configPath = join(c.dir, 'qrvend.json');
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   return { configPath, secretToken, startUrl: `http://127.0.0.1:${c.startPort}`, integratorName, uniQr };
@@ -119,12 +123,15 @@ export class DaemonProcess {
   /** The last lines of stderr and of error-level stdout, for the reason of a failure. */
   readonly problems: string[] = [];
   readonly spawnedAt: number;
+  /** Bytes the daemon wrote to stdout (its log lines: what journald would store). */
+  stdoutBytes = 0;
   private readonly exited: Promise<number | null>;
 
   private constructor(readonly child: ChildProcess) {
     this.spawnedAt = performance.now();
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
     const out = createInterface({ input: child.stdout! });
+    child.stdout!.on('data', (chunk: Buffer) => (this.stdoutBytes += chunk.length));
     out.on('line', (line) => this.onLine(line));
     const err = createInterface({ input: child.stderr! });
     err.on('line', (line) => this.remember(line));
@@ -135,11 +142,17 @@ export class DaemonProcess {
    * (packaging/qrvend-wrapper.sh, which `exec`s node, so the PID is the daemon's) with its node
    * flags (heap caps) and environment (MALLOC_ARENA_MAX). Extra Node options come from
    * QRVEND_BENCH_DAEMON_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile a miss.
+   * `extraEnv` is added to its environment (the fail-io shim); `cgroupProcs` is a cgroup's
+   * cgroup.procs file the launcher's shell moves itself into before it execs node, so the daemon
+   * runs confined from its first instruction (the CPU-budget run).
    */
-  static spawn(configPath: string): DaemonProcess {
-    const env: NodeJS.ProcessEnv = { ...process.env, QRVEND_CONFIG: '', QRVEND_HOME: REPO_ROOT, QRVEND_NODE: process.execPath };
+  static spawn(configPath: string, o: { extraEnv?: NodeJS.ProcessEnv; cgroupProcs?: string } = {}): DaemonProcess {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...o.extraEnv, QRVEND_CONFIG: '', QRVEND_HOME: REPO_ROOT, QRVEND_NODE: process.execPath };
     if (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS) env.NODE_OPTIONS = process.env.QRVEND_BENCH_DAEMON_NODE_ARGS;
-    const child = spawn('sh', [LAUNCHER, 'run', '--config', configPath], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
+    const args = [LAUNCHER, 'run', '--config', configPath];
+    // Paths travel as positional parameters, never inside the script text.
+    const argv = o.cgroupProcs === undefined ? args : ['-c', 'echo $$ > "$1" && shift && exec sh "$@"', 'sh', o.cgroupProcs, ...args];
+    const child = spawn('sh', argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     return new DaemonProcess(child);
   }
 

@@ -7,7 +7,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { QrvendConfig } from '../../src/config/schema.js';
 import { createGatewayClient, type GatewayClient } from '../../src/gateway/client.js';
-import type { PaymentInfo } from '../../src/gateway/protocol/index.js';
+import { receivedPaymentInfo } from '../../src/gateway/wire/index.js';
 import { createRequestBuilders, type DeviceFacts, type RequestBuilders } from '../../src/gateway/envelope.js';
 import type { LedgerView } from '../../src/sim/gateway/index.js';
 
@@ -83,19 +83,22 @@ export function benchClient(url: string): GatewayClient {
   return createGatewayClient({ baseUrl: url, timeoutMs: 30_000, connectTimeoutMs: 5_000 });
 }
 
-/** Authorizes every TransactionId (at most `parallel` in flight); returns the PaymentInfo of each. */
-export async function authorizeAll(client: GatewayClient, builders: RequestBuilders, txIds: readonly string[], amount: number, parallel = 16): Promise<Map<string, PaymentInfo>> {
-  const out = new Map<string, PaymentInfo>();
+/**
+ * Authorizes every TransactionId (at most `parallel` in flight); returns the PaymentInfo of each as
+ * the exact text the gateway sent (it must go back byte for byte: `10.00` stays `10.00`).
+ */
+export async function authorizeAll(client: GatewayClient, builders: RequestBuilders, txIds: readonly string[], amount: number, parallel = 16): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < txIds.length) {
       const txId = txIds[next++]!;
       const outcome = await client.authorization(builders.authorization({ txId, amount }));
-      const paymentInfo = outcome.kind === 'approved' ? outcome.response.PaymentInfo : null;
-      if (paymentInfo === null || paymentInfo === undefined) {
+      const paymentInfo = outcome.kind === 'approved' ? receivedPaymentInfo(outcome) : null;
+      if (paymentInfo === null) {
         throw new Error(`Authorization of ${txId} was not approved by the simulator (${outcome.kind})`);
       }
-      out.set(txId, paymentInfo);
+      out.set(txId, paymentInfo.text);
     }
   };
   await Promise.all(Array.from({ length: parallel }, lane));

@@ -16,6 +16,12 @@ export interface RigOptions {
   seed?: (storePath: string) => void;
   /** How long the daemon may take to enable the reader. */
   enableTimeoutMs?: number;
+  /** Configuration changes (e.g. mdb.alwaysIdle, display.framebuffer). */
+  patch?: (config: Record<string, Record<string, unknown>>, scratchDir: string) => void;
+  /** Environment added to the daemon's (e.g. the fail-io shim in counting mode). */
+  extraEnv?: (scratchDir: string) => NodeJS.ProcessEnv;
+  /** A cgroup.procs file the daemon is started in (CPU budget). */
+  cgroupProcs?: string;
 }
 
 export class DaemonRig {
@@ -27,6 +33,8 @@ export class DaemonRig {
     readonly coldStartMs: number,
     private readonly pty: PtyPair,
     private readonly removeScratch: () => void,
+    /** The daemon's scratch directory (ledger, configuration). */
+    readonly dir: string,
   ) {}
 
   static async start(o: RigOptions): Promise<DaemonRig> {
@@ -38,15 +46,16 @@ export class DaemonRig {
       pty = await createPtyPair();
       sim = await attachVmc(pty.vmcPath);
       const storePath = `${scratch.dir}/ledger.sqlite`;
-      const files = writeDaemonConfig({ dir: scratch.dir, gatewayUrl: o.gatewayUrl, serialPath: pty.agentPath, storePath, preauthAmount: o.preauthAmount, startPort: await freePort() });
+      const patch = o.patch === undefined ? undefined : (c: Record<string, Record<string, unknown>>) => o.patch!(c, scratch.dir);
+      const files = writeDaemonConfig({ dir: scratch.dir, gatewayUrl: o.gatewayUrl, serialPath: pty.agentPath, storePath, preauthAmount: o.preauthAmount, startPort: await freePort(), ...(patch ? { patch } : {}) });
       o.seed?.(storePath);
       const enabled = nextCommand(sim, (c) => c.kind === 'enable' && c.enabled, o.enableTimeoutMs ?? 30_000, 'C,1');
       enabled.catch(() => {});
-      daemon = DaemonProcess.spawn(files.configPath);
+      daemon = DaemonProcess.spawn(files.configPath, { ...(o.extraEnv ? { extraEnv: o.extraEnv(scratch.dir) } : {}), ...(o.cgroupProcs !== undefined ? { cgroupProcs: o.cgroupProcs } : {}) });
       const exited = new Promise<never>((_, reject) => daemon!.child.once('exit', (code) => reject(new Error(`the daemon exited (${code}) before enabling the reader: ${daemon!.describeProblems()}`))));
       exited.catch(() => {});
       const { atMs } = await Promise.race([enabled, exited]);
-      return new DaemonRig(daemon, sim, files, atMs - daemon.spawnedAt, pty, scratch.remove);
+      return new DaemonRig(daemon, sim, files, atMs - daemon.spawnedAt, pty, scratch.remove, scratch.dir);
     } catch (err) {
       await daemon?.stop();
       await sim?.close();

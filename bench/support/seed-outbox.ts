@@ -9,7 +9,6 @@
  */
 import { encodeRequest, RawJson } from '../../src/gateway/wire/index.js';
 import { silentLogger } from '../../src/core/log.js';
-import type { PaymentInfo } from '../../src/gateway/protocol/index.js';
 import type { RequestBuilders } from '../../src/gateway/envelope.js';
 import { LedgerConnection, realTimers } from '../../src/ledger/connection.js';
 import { openDatabase } from '../../src/ledger/db.js';
@@ -19,8 +18,8 @@ export interface SeedOptions {
   path: string;
   decimalPlaces: number;
   builders: RequestBuilders;
-  /** TransactionId -> the PaymentInfo the gateway approved for it. */
-  authorized: ReadonlyMap<string, PaymentInfo>;
+  /** TransactionId -> the PaymentInfo the gateway approved for it, as the exact text it sent. */
+  authorized: ReadonlyMap<string, string>;
   authAmount: number;
   /** Each session sold one item at this price. */
   price: number;
@@ -47,7 +46,7 @@ export function seedSettlements(o: SeedOptions): number {
           ledger.recordVendApproved(txId, { seq: 1, item: 12, price: o.price });
           ledger.recordVendResult(txId, 1, 'success');
           const body = encodeRequest(
-            o.builders.settlement({ txId, amount: o.price, paymentInfo: new RawJson(JSON.stringify(paymentInfo)), products: [{ item: 12, price: o.price }], machineAuTime: '010126120000', ageLimit: null }),
+            o.builders.settlement({ txId, amount: o.price, paymentInfo: new RawJson(paymentInfo), products: [{ item: 12, price: o.price }], machineAuTime: '010126120000', ageLimit: null }),
           );
           if (ledger.settleSession(txId, body).outboxId !== null) queued += 1;
         }

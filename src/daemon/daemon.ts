@@ -35,6 +35,8 @@ export interface DaemonOptions {
   statsIntervalMs?: number;
   /** The site config file (config.set from the fleet layers its overlay over it); null = defaults only. */
   configFile?: string | null;
+  /** Tick of the event-loop delay sampler, ms (config log.loopDelayResolutionMs). */
+  loopDelayResolutionMs?: number;
 }
 
 export interface Daemon {
@@ -56,7 +58,8 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const hwSerial = readHwSerial({ override: config.device.hwSerial, root: options.hardwareRoot, log }).serial;
   const terminalId = terminalIdFor(config, hwSerial);
 
-  const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+  // Every tick wakes the machine loop: fine sampling is for benchmarks, not for an idle machine.
+  const loopDelay = monitorEventLoopDelay({ resolution: options.loopDelayResolutionMs ?? config.log.loopDelayResolutionMs });
   loopDelay.enable();
 
   const gpio = openGpio(config.gpio, log);
@@ -65,7 +68,10 @@ export function startDaemon(options: DaemonOptions): Daemon {
 
   let display: DisplayHandle | null = null;
   if (config.display.framebuffer !== null || config.display.png !== null || config.display.terminal) {
-    display = startDisplay({ display: config.display, catalog: config.catalog, machine: config.machine, log });
+    // QRVEND_TEST_SYSFS_ROOT: where the framebuffer's geometry is read (tests and `npm run bench`
+    // point display.framebuffer at a regular file with a fixture beside it); /sys otherwise.
+    const sysfsRoot = process.env.QRVEND_TEST_SYSFS_ROOT || undefined;
+    display = startDisplay({ display: config.display, catalog: config.catalog, machine: config.machine, log, ...(sysfsRoot ? { sysfsRoot } : {}) });
   }
 
   // Messages for the payment worker sent before it exists (the fleet link's first observations) wait here.

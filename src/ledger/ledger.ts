@@ -123,6 +123,15 @@ export class Ledger {
     return () => this.enqueuedListeners.delete(listener);
   }
 
+  /**
+   * Several transitions as one durable write (one commit, one fsync): for steps with no effect
+   * outside the process between them (SD-card wear, issue 17). The transitions inside nest as
+   * savepoints; if one throws, none of them is kept.
+   */
+  atomically<T>(fn: () => T): T {
+    return this.conn.write(fn);
+  }
+
   /** Try one write now (the ledger also probes on its own timer while unwritable). */
   probe(): boolean {
     return this.conn.probe();

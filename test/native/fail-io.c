@@ -12,6 +12,10 @@
  *   QRVEND_FAILIO_SEED   seed of the random draws (default 1), so a run can be repeated.
  *   QRVEND_FAILIO_COUNT  if set, a file that gets one byte appended per injected failure, so the
  *                        test can check that failures did happen.
+ *   QRVEND_FAILIO_TALLY  if set, a file that gets one line per call on a file in scope that went
+ *                        through (failed or not): "W <bytes> <path>" for write/pwrite, "S 0 <path>"
+ *                        for fsync/fdatasync. The SD-card wear benchmark counts syncs and bytes per
+ *                        file with it (no CTL file needed: nothing fails without one).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -75,6 +79,22 @@ static double probability(const char *key) {
   return at ? strtod(at + strlen(needle), NULL) : 0;
 }
 
+/* Appends one line to the tally file (QRVEND_FAILIO_TALLY) for a call on a file in scope. */
+static void tally(int fd, char op, size_t n) {
+  const char *file = getenv("QRVEND_FAILIO_TALLY");
+  if (!file || !*file || !in_scope(fd)) return;
+  char link[64], path[4096], line[4200];
+  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+  ssize_t len = readlink(link, path, sizeof path - 1);
+  if (len <= 0) return;
+  path[len] = '\0';
+  int c = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (c < 0) return;
+  int m = snprintf(line, sizeof line, "%c %zu %s\n", op, n, path);
+  if (m > 0) real_write(c, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
+  close(c);
+}
+
 static int should_fail(int fd, const char *key) {
   if (!in_scope(fd)) return 0;
   double p = probability(key);
@@ -94,25 +114,30 @@ static int should_fail(int fd, const char *key) {
 
 ssize_t write(int fd, const void *buf, size_t n) {
   if (should_fail(fd, "write")) return -1;
+  tally(fd, 'W', n);
   return real_write(fd, buf, n);
 }
 
 ssize_t pwrite(int fd, const void *buf, size_t n, off_t off) {
   if (should_fail(fd, "write")) return -1;
+  tally(fd, 'W', n);
   return real_pwrite(fd, buf, n, off);
 }
 
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off) {
   if (should_fail(fd, "write")) return -1;
+  tally(fd, 'W', n);
   return real_pwrite64(fd, buf, n, off);
 }
 
 int fsync(int fd) {
   if (should_fail(fd, "sync")) return -1;
+  tally(fd, 'S', 0);
   return real_fsync(fd);
 }
 
 int fdatasync(int fd) {
   if (should_fail(fd, "sync")) return -1;
+  tally(fd, 'S', 0);
   return real_fdatasync(fd);
 }

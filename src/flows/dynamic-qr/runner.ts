@@ -96,8 +96,21 @@ export class DynamicQrPayments {
     if (run === undefined) return;
     const { state, effects } = step(run.state, input);
     run.state = state;
-    for (const effect of effects) {
-      if (!this.apply(run, effect)) break;
+    for (let i = 0; i < effects.length; ) {
+      // Records that follow each other with no effect between them (paid, then vend approved) are
+      // one durable write: one commit and one fsync (SD-card wear, issue 17).
+      let end = i;
+      while (end < effects.length && effects[end]!.tag === 'record') end++;
+      if (end - i > 1) {
+        const records = effects.slice(i, end).flatMap((e) => (e.tag === 'record' ? [e.record] : []));
+        const txId = run.state.ctx.txId;
+        const what = `dynamic ${records.map((r) => r.tag).join(' + ')}`;
+        if (!tryWrite(this.ctx, what, txId, () => this.ctx.ledger.atomically(() => records.forEach((r) => this.record(txId, r))))) break;
+        i = end;
+        continue;
+      }
+      if (!this.apply(run, effects[i]!)) break;
+      i++;
     }
     if (run.state.tag === 'closed') {
       if (run.timer !== null) this.ctx.timers.clearTimeout(run.timer);

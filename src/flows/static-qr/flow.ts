@@ -1,7 +1,13 @@
 /**
  * The Static QR flow on the payment side (design section 2): Start accepted -> Authorization ->
- * session.begin to the machine loop -> vends recorded as the machine loop approves them locally
- * -> Settlement (something sold) or Cancel (nothing sold) to the outbox when the session ends.
+ * session.begin to the machine loop -> vends recorded as their outcomes arrive -> Settlement
+ * (something sold) or Cancel (nothing sold) to the outbox when the session ends.
+ *
+ * One durable write per point that precedes an effect outside this thread, and no more (each is
+ * a commit and an fsync: SD-card wear, issue 17): the Start and its Authorization are recorded
+ * together before the Start is answered (recovery treats start_accepted and authorizing alike);
+ * the session's opening and each vend's approval are written with that vend's outcome (an
+ * approved vend without an outcome and no vend at all recover the same way: not charged).
  *
  * At most one static session runs at a time. The ledger is written before anything leaves this
  * thread, so a crash at any point leaves a record that recovery can resolve. The session's vends
@@ -59,25 +65,24 @@ export class StaticQrFlow {
     if (this.active !== null) throw new StartDeclined(DeclineCodes.MachineNotResponding, 'machine busy: session running');
     const amount = authorizationAmount(ctx.settings.preauthAmount, start.Balance, ctx.settings.decimalPlaces);
     if (amount <= 0) throw new StartDeclined(DeclineCodes.InsufficientFunds, 'insufficient funds: the balance is below the smallest amount');
-    const inserted = ctx.ledger.acceptStart({ txId: start.TransactionId, appUserId: start.AppUserId, balance: start.Balance ?? null });
-    if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
-    this.active = { txId: start.TransactionId, opened: false, vends: new Map(), degraded: false };
-    ctx.show({ kind: 'authorizing' });
-    setImmediate(() => void this.authorize(start.TransactionId, amount));
-  }
-
-  private async authorize(txId: string, amount: number): Promise<void> {
-    const { ctx } = this;
+    const txId = start.TransactionId;
     // The Authorization's time and age limit are recorded with it: its Settlement or Cancel repeats them.
     const at = new Date(ctx.now());
     const auth = { machineAuTime: formatGatewayDateTime(at), ageLimit: ctx.settings.staticAgeLimit };
-    if (!tryWrite(ctx, 'markAuthorizing', txId, () => ctx.ledger.markAuthorizing(txId, amount, auth))) {
-      // Nothing was sent: recovery closes this Start once the disk takes writes again.
-      this.release(txId);
-      ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
-      return;
-    }
-    const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount, ageLimit: auth.ageLimit, at }));
+    const inserted = ctx.ledger.atomically(() => {
+      const result = ctx.ledger.acceptStart({ txId, appUserId: start.AppUserId, balance: start.Balance ?? null });
+      if (result.created) ctx.ledger.markAuthorizing(txId, amount, auth);
+      return result;
+    });
+    if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
+    this.active = { txId, opened: false, vends: new Map(), degraded: false };
+    ctx.show({ kind: 'authorizing' });
+    setImmediate(() => void this.authorize(txId, amount, at, auth.ageLimit));
+  }
+
+  private async authorize(txId: string, amount: number, at: Date, ageLimit: number | null): Promise<void> {
+    const { ctx } = this;
+    const outcome = await ctx.gateway.authorization(ctx.builders().authorization({ txId, amount, ageLimit, at }));
     if (outcome.kind === 'approved') {
       // Kept as the exact text received; AuthAmount read from that text, never through a double.
       const paymentInfo = receivedPaymentInfo(outcome)!;
@@ -135,8 +140,8 @@ export class StaticQrFlow {
       case 'session.started': {
         const session = this.sessionOf(message.txId);
         if (session === null) return;
+        // Written with the first vend's outcome or the closing, whichever comes first.
         session.opened = true;
-        this.write(session, 'openSession', () => this.ctx.ledger.openSession(message.txId));
         return;
       }
       case 'session.refused':
@@ -146,8 +151,8 @@ export class StaticQrFlow {
       case 'vend.approved': {
         const session = this.sessionOf(message.txId);
         if (session === null) return;
+        // Written with its outcome (vend.result) or the closing.
         session.vends.set(message.vendSeq, { item: message.item, price: message.price, outcome: null });
-        this.write(session, 'recordVendApproved', () => this.ctx.ledger.recordVendApproved(message.txId, { seq: message.vendSeq, item: message.item, price: message.price }));
         return;
       }
       case 'vend.denied': {
@@ -163,7 +168,14 @@ export class StaticQrFlow {
         const vend = vendSeq === null ? undefined : session?.vends.get(vendSeq);
         if (session === null || vend === undefined || vendSeq === null) return;
         vend.outcome = outcome;
-        this.write(session, 'recordVendResult', () => this.ctx.ledger.recordVendResult(session.txId, vendSeq, outcome, detail));
+        const { ledger } = this.ctx;
+        this.write(session, 'recordVendResult', () =>
+          ledger.atomically(() => {
+            if (session.opened && ledger.getTransaction(session.txId)?.state === 'authorized') ledger.openSession(session.txId);
+            ledger.recordVendApproved(session.txId, { seq: vendSeq, item: vend.item, price: vend.price });
+            ledger.recordVendResult(session.txId, vendSeq, outcome, detail);
+          }),
+        );
         return;
       }
       case 'session.ended': {
@@ -219,7 +231,7 @@ export class StaticQrFlow {
     const { txId } = session;
     let sold = 0;
     let charged = 0;
-    const written = tryWrite(ctx, 'close static session', txId, () => {
+    const written = tryWrite(ctx, 'close static session', txId, () => ctx.ledger.atomically(() => {
       const before = ctx.ledger.getTransaction(txId);
       if (before === null || (before.state !== 'authorized' && before.state !== 'session_open')) return;
       if (session.opened && before.state === 'authorized') ctx.ledger.openSession(txId);
@@ -240,7 +252,7 @@ export class StaticQrFlow {
         ctx.ledger.cancelSession(txId, reasonCode, ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`));
         ctx.log.info({ txId, reason }, 'static session cancelled: nothing sold');
       }
-    });
+    }));
     if (!written) return false;
     ctx.outboxChanged();
     const { currencyCode, decimalPlaces } = ctx.settings;

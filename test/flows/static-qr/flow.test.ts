@@ -163,13 +163,34 @@ test('an item denied for its age limit: the display says why', async () => {
 
 test('a vend write refused mid-session: the session is stopped, and the vend still reaches the Settlement', async () => {
   await openSession();
-  failing = new Set(['recordVendApproved']);
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
-  assert.deepEqual(sent.at(-1), { type: 'session.cancel', txId: TX, reason: 'storage unavailable' }, 'no more vends are approved');
+  failing = new Set(['recordVendResult']);
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  assert.deepEqual(sent.at(-1), { type: 'session.cancel', txId: TX, reason: 'storage unavailable' }, 'no more vends are approved');
+  assert.deepEqual(ledger.vendsOf(TX), [], 'the approval written with the outcome went with it: one commit');
   failing = new Set();
   flow.handle({ type: 'session.ended', txId: TX, reason: 'reader-cancel', vendsSucceeded: 1, amountVended: 1.5 });
   assert.equal(outboxBody('Settlement').BasicInfo.Amount, 1.5);
+});
+
+test('one commit per vend: the session opening and the approval are written with the outcome, none before', async () => {
+  await openSession();
+  assert.equal(ledger.getTransaction(TX)?.state, 'authorized', 'session.started alone writes nothing');
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
+  assert.deepEqual(ledger.vendsOf(TX), [], 'an approval alone writes nothing (recovery treats it like no vend: not charged)');
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  assert.equal(ledger.getTransaction(TX)?.state, 'session_open');
+  assert.deepEqual(ledger.vendsOf(TX).map((v) => [v.seq, v.state]), [[1, 'success']]);
+  assert.deepEqual(ledger.eventsOf(TX).slice(-3).map((e) => e.kind), ['openSession', 'vend.approved', 'vend.success']);
+});
+
+test('the Start and its Authorization are recorded in one commit before the Start is answered', async () => {
+  failing = new Set(['markAuthorizing']);
+  await assert.rejects(flow.accept(start()));
+  assert.equal(ledger.getTransaction(TX), null, 'a refused write keeps neither: the Start is not answered Approved');
+  failing = new Set();
+  await flow.accept(start());
+  assert.equal(ledger.getTransaction(TX)?.state, 'authorizing', 'durable as authorizing when accept() returns');
 });
 
 test('the closing refused by the disk is kept and written when the disk is back; recovery leaves it alone meanwhile', async () => {

@@ -1,0 +1,231 @@
+/**
+ * The consumer's wait, the agent's share of it (design section 7), measured from outside the
+ * daemon: a timing proxy in front of the gateway simulator (which answers at once), the VMC end of
+ * the pty, and the framebuffer file.
+ *
+ * Static QR (target p99 of the sum <= 5 ms): Start sent by the wallet -> Authorization arrived at
+ * the gateway, plus Authorization answer handed back -> `C,START` read on the VMC end. The Start is
+ * a plain POST over a fresh loopback connection, so the first figure includes the connection.
+ * Dynamic QR (target p99 of the sum <= 25 ms): vend request line written -> GenerateQR arrived,
+ * plus GenerateQR answer handed back -> the framebuffer file changed to a frame holding the QR
+ * (display.framebuffer is a regular file; inotify says when it changed, jsQR confirms the pixels
+ * are the QR the gateway returned).
+ */
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import http from 'node:http';
+import { performance } from 'node:perf_hooks';
+import jsqr from 'jsqr';
+import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
+import { fakeFramebuffer } from './qr-render.js';
+import { Budget, sleep, waitFor } from './support/budget.js';
+import { daemonBuilt } from './support/daemon.js';
+import type { GatewayProcess } from './support/gateway.js';
+import { DaemonRig } from './support/rig.js';
+import { startTimingProxy, type TimingProxy } from './support/timing-proxy.js';
+import { endSession, nextCommand } from './support/vmc.js';
+import { buildStartBody, newWalletTransactionId, startEndpoint } from '../src/sim/wallet/index.js';
+import { round, summarize } from './stats.js';
+import { BENCH_GEOMETRY } from '../src/display/timing.js';
+
+export const STATIC_SALES = 40;
+const DYNAMIC_SALES = 25;
+
+const STATIC = {
+  id: 'start-overhead-static',
+  what: 'Agent share of a Static QR Start: Start sent -> Authorization at the gateway, + Authorization answer -> C,START on the VMC end',
+  unit: 'ms',
+  target: { text: 'p99 <= 5 ms (sum of both)', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 5 }] },
+};
+const DYNAMIC = {
+  id: 'start-overhead-dynamic',
+  what: 'Agent share of a Dynamic QR: vend request -> GenerateQR at the gateway, + GenerateQR answer -> QR pixels in the framebuffer file',
+  unit: 'ms',
+  target: { text: 'p99 <= 25 ms (sum of both)', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 25 }] },
+};
+
+/** POSTs a Start; resolves with its parsed answer. */
+function postStart(url: string, body: string): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error('no answer to Start in 10 s')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+interface Split {
+  first: number[];
+  second: number[];
+  sum: number[];
+}
+
+function splitFigure(base: typeof STATIC, s: Split, names: [string, string], extra: Figure['context'] = {}): Figure {
+  const a = summarize(s.first);
+  const b = summarize(s.second);
+  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`;
+  const context = { ...extra, firstP50Ms: round(a.p50), firstP99Ms: round(a.p99), secondP50Ms: round(b.p50), secondP99Ms: round(b.p99), first: names[0], second: names[1] };
+  return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });
+}
+
+/** Static QR Starts against `rig` (whose gateway is `proxy`), each session ended at once (Cancel). */
+export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget): Promise<Split> {
+  const out: Split = { first: [], second: [], sum: [] };
+  const endpoint = startEndpoint(rig.files.startUrl, rig.files.integratorName);
+  // One C,START listener per sample, kept across the retries of a refused Start.
+  let started: ReturnType<typeof nextCommand> | null = null;
+  for (let i = 0; i < count && !budget.spent; i++) {
+    const txId = newWalletTransactionId();
+    const body = JSON.stringify(buildStartBody({ url: rig.files.startUrl, integratorName: rig.files.integratorName, secretToken: rig.files.secretToken, uniQr: rig.files.uniQr, timeoutMs: 10_000 }, txId));
+    if (started === null) {
+      started = nextCommand(rig.sim, (c) => c.kind === 'start', 10_000, 'C,START');
+      started.catch(() => {});
+    }
+    const t0 = performance.now();
+    let answer: Record<string, unknown>;
+    try {
+      answer = await postStart(endpoint, body);
+    } catch (err) {
+      // The reader may be enabled before the payment worker listens: not a sample, try again.
+      if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw err;
+      await sleep(100);
+      i--;
+      continue;
+    }
+    const status = answer.Status as { Code?: number } | undefined;
+    if (status?.Code !== undefined && status.Code !== 0) {
+      // The previous session is still closing: not a sample, try again shortly.
+      await sleep(50);
+      i--;
+      continue;
+    }
+    const { atMs: t3 } = await started;
+    started = null;
+    const auth = proxy.exchanges.find((e) => e.op === 'Authorization' && e.txId === txId);
+    if (auth === undefined || auth.answeredAtMs === null) throw new Error(`the Authorization of ${txId} was not seen at the gateway`);
+    out.first.push(auth.receivedAtMs - t0);
+    out.second.push(t3 - auth.answeredAtMs);
+    out.sum.push(auth.receivedAtMs - t0 + (t3 - auth.answeredAtMs));
+    endSession(rig.sim);
+    await waitFor(() => !rig.sim.state().session, 5000);
+    await sleep(20);
+  }
+  return out;
+}
+
+async function staticRun(gateway: GatewayProcess, budget: Budget): Promise<Figure> {
+  const proxy = await startTimingProxy(gateway.url);
+  try {
+    const rig = await DaemonRig.start({ gatewayUrl: proxy.url, preauthAmount: 10 });
+    try {
+      await staticStarts(rig, proxy, 3, budget); // warm-up
+      const s = await staticStarts(rig, proxy, STATIC_SALES, budget);
+      return splitFigure(STATIC, s, ['Start -> Authorization', 'answer -> C,START']);
+    } finally {
+      await rig.stop();
+    }
+  } finally {
+    await proxy.close();
+  }
+}
+
+// jsqr is CommonJS: under NodeNext the default import is module.exports, whose .default is the decoder.
+const jsQR = jsqr.default;
+
+/** The frame's pixels as RGBA for jsQR (the framebuffer is XRGB8888, little endian: B G R X). */
+function decodeFrame(frame: Buffer): string | null {
+  const { width, height, stride } = BENCH_GEOMETRY;
+  const rgba = new Uint8ClampedArray(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const s = y * stride + x * 4;
+      const d = (y * width + x) * 4;
+      rgba[d] = frame[s + 2]!;
+      rgba[d + 1] = frame[s + 1]!;
+      rgba[d + 2] = frame[s]!;
+      rgba[d + 3] = 255;
+    }
+  }
+  return jsQR(rgba, width, height, { inversionAttempts: 'dontInvert' })?.data ?? null;
+}
+
+async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figure> {
+  const proxy = await startTimingProxy(gateway.url);
+  let watcher: FSWatcher | null = null;
+  try {
+    let fb = { device: '', sysfs: '' };
+    const rig = await DaemonRig.start({
+      gatewayUrl: proxy.url,
+      preauthAmount: 10,
+      patch: (c, dir) => {
+        fb = fakeFramebuffer(dir);
+        c.mdb!.alwaysIdle = true;
+        c.dynamicQr = { pollIntervalMs: 100 };
+        c.display = { ...c.display, framebuffer: fb.device };
+      },
+      extraEnv: () => ({ QRVEND_TEST_SYSFS_ROOT: fb.sysfs }),
+    });
+    try {
+      if (!(await waitFor(() => rig.sim.state().reader === 'enabled', 10_000))) throw new Error('the VMC did not enable the reader');
+      const changes: Array<{ atMs: number; frame: Buffer }> = [];
+      watcher = watch(fb.device, () => {
+        const atMs = performance.now();
+        changes.push({ atMs, frame: readFileSync(fb.device) });
+      });
+      const out: Split = { first: [], second: [], sum: [] };
+      for (let i = -2; i < DYNAMIC_SALES && !budget.spent; i++) {
+        changes.length = 0;
+        const answer = nextCommand(rig.sim, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', 15_000, 'answer to the vend request');
+        const t0 = performance.now();
+        if (!rig.sim.select(1 + (i + 2) % 40, 1.2)) throw new Error(`the VMC simulator could not select (state ${JSON.stringify(rig.sim.state())})`);
+        const { command } = await answer;
+        if (command.kind !== 'vend-approve') throw new Error('the dynamic QR vend was denied');
+        rig.sim.vendSuccess();
+        const gen = proxy.exchanges.filter((e) => e.op === 'GenerateQR').at(-1);
+        if (gen === undefined || gen.answeredAtMs === null || gen.receivedAtMs < t0) throw new Error('the GenerateQR was not seen at the gateway');
+        const qrText = String((JSON.parse(gen.responseText ?? '{}') as { QRCode?: unknown }).QRCode ?? '');
+        const shown = changes.find((c) => c.atMs >= gen.answeredAtMs! && decodeFrame(c.frame) === qrText);
+        if (shown === undefined) throw new Error('no framebuffer change with the QR the gateway returned');
+        if (i >= 0) {
+          out.first.push(gen.receivedAtMs - t0);
+          out.second.push(shown.atMs - gen.answeredAtMs);
+          out.sum.push(gen.receivedAtMs - t0 + (shown.atMs - gen.answeredAtMs));
+        }
+        await waitFor(() => rig.sim.state().vend === 'none', 5000);
+        await sleep(300);
+      }
+      return splitFigure(DYNAMIC, out, ['vend request -> GenerateQR', 'answer -> QR in framebuffer'], { framebuffer: `${BENCH_GEOMETRY.width}x${BENCH_GEOMETRY.height} XRGB8888 file`, watch: 'inotify (fs.watch), pixels checked with jsQR' });
+    } finally {
+      await rig.stop();
+    }
+  } finally {
+    watcher?.close();
+    await proxy.close();
+  }
+}
+
+export async function benchStartOverhead(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
+  if (!daemonBuilt()) return [notMeasured(STATIC, 'pending', DAEMON_PENDING), notMeasured(DYNAMIC, 'pending', DAEMON_PENDING)];
+  const figures: Figure[] = [];
+  try {
+    figures.push(await staticRun(gateway, budget.slice(budget.leftMs / 2)));
+  } catch (err) {
+    figures.push(notMeasured(STATIC, 'error', (err as Error).message));
+  }
+  try {
+    figures.push(await dynamicRun(gateway, budget));
+  } catch (err) {
+    figures.push(notMeasured(DYNAMIC, 'error', (err as Error).message));
+  }
+  return figures;
+}
