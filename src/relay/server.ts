@@ -10,8 +10,7 @@
  * answer within relay.timeoutMs: Declined 30; otherwise the machine's answer goes back unchanged
  * (status, content type, body). The body and the SecretToken are never logged.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
@@ -19,7 +18,7 @@ import { DeclineCodes } from '../gateway/protocol/codes.js';
 import { declined, httpRefusals, type Echo, type StartAnswer } from '../start/answers.js';
 import { readLimitedBody } from '../start/body.js';
 import { readStartBody } from '../start/checks.js';
-import { ConnectionGuard } from '../start/connection-guard.js';
+import { createGuardedServer } from '../start/guarded-server.js';
 import { createStartPreflight } from '../start/exchange.js';
 import { listenError, parseListen, readTlsFiles } from '../start/listen.js';
 import { clientOf, scrubbedError, writeAnswer, writeRawAnswer } from '../start/respond.js';
@@ -100,35 +99,7 @@ export async function startRelayServer(config: RelayConfig, link: BrokerLink, lo
   const count = (outcome: string) => (counters.byOutcome[outcome] = (counters.byOutcome[outcome] ?? 0) + 1);
 
   const tls = config.certFile !== null && config.keyFile !== null ? readTlsFiles(config.certFile, config.keyFile) : null;
-  const serverOptions = {
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    maxHeaderSize: limits.maxHeaderBytes,
-    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
-  };
-  const server: Server = tls ? createHttpsServer({ ...serverOptions, ...tls }) : createHttpServer(serverOptions);
-  server.maxConnections = limits.maxConnections * 4;
-  const guard = new ConnectionGuard({
-    total: limits.maxConnections,
-    perSource: limits.maxConnectionsPerSource,
-    suspectShare: limits.suspectShare,
-    suspectForMs: limits.suspectForMs,
-  });
-  const monotonic = () => performance.now();
-  const strike = (socket: Socket) => {
-    if (socket.remoteAddress !== undefined) guard.strike(socket.remoteAddress, monotonic());
-  };
-  server.on('connection', (socket: Socket) => {
-    const source = socket.remoteAddress;
-    if (source === undefined) return socket.destroy();
-    if (!guard.admit(source, monotonic()).admit) return socket.destroy();
-    socket.once('close', () => guard.release(source, monotonic()));
-  });
-  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => {
-    strike(socket);
-    socket.destroy();
-  });
+  const { server, strike } = createGuardedServer({ limits, tls });
 
   function local(res: ServerResponse, remote: string, answer: StartAnswer, bodyUnread: boolean, outcome = 'local'): void {
     count(outcome);

@@ -6,17 +6,15 @@
  * This file holds the sockets: timeouts, connection bound, body reading, writing answers and
  * logging them. What to answer is decided in exchange.ts and checks.ts.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { QrvendConfig } from '../config/schema.js';
 import { httpRefusals, type StartAnswer } from './answers.js';
 import { readLimitedBody } from './body.js';
 import type { StartHooks } from './checks.js';
-import { ConnectionGuard } from './connection-guard.js';
+import { createGuardedServer } from './guarded-server.js';
 import { listenError, parseListen, readTlsFiles } from './listen.js';
 import { createStartCore, type StartCore } from './core.js';
 import type { StartEndpointStats } from './stats.js';
@@ -107,44 +105,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
   const { exchange, stats, log, describeError } = core;
 
   const tls = start.certFile !== null && start.keyFile !== null ? readTlsFiles(start.certFile, start.keyFile) : null;
-  const serverOptions = {
-    headersTimeout: limits.headersTimeoutMs,
-    requestTimeout: limits.requestTimeoutMs,
-    keepAliveTimeout: limits.keepAliveTimeoutMs,
-    maxHeaderSize: limits.maxHeaderBytes,
-    // Node checks the two timeouts above on this interval (default 30 s): too coarse for them.
-    connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
-  };
-  const server: Server = tls ? createHttpsServer({ ...serverOptions, ...tls }) : createHttpServer(serverOptions);
-  // Only a backstop: the guard below refuses first and fairly. Node counts a refused socket until
-  // its close event, so under reconnect churn a tight backstop would drop well-behaved clients.
-  server.maxConnections = limits.maxConnections * 4;
-  const guard = new ConnectionGuard({
-    total: limits.maxConnections,
-    perSource: Math.min(limits.maxConnectionsPerSource, limits.maxConnections),
-    suspectShare: limits.suspectShare,
-    suspectForMs: limits.suspectForMs,
-  });
-  const monotonic = () => performance.now();
-  const strike = (socket: Socket) => {
-    if (socket.remoteAddress !== undefined) guard.strike(socket.remoteAddress, monotonic());
-  };
-  // Raw TCP sockets (for HTTPS too): decided before TLS or HTTP parsing spends anything on them.
-  server.on('connection', (socket: Socket) => {
-    const source = socket.remoteAddress;
-    if (source === undefined) return socket.destroy();
-    const decision = guard.admit(source, monotonic());
-    if (!decision.admit) {
-      stats.connectionRefused();
-      socket.destroy();
-      return;
-    }
-    socket.once('close', () => guard.release(source, monotonic()));
-  });
-  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => {
-    strike(socket);
-    socket.destroy();
-  });
+  const { server, guard, strike } = createGuardedServer({ limits, tls, onRefused: () => stats.connectionRefused() });
 
   function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
     stats.answered(answer);
