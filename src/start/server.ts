@@ -8,15 +8,12 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from '../core/log.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
-import type { QrvendConfig } from '../config/schema.js';
 import { httpRefusals, type StartAnswer } from './answers.js';
 import { readLimitedBody } from './body.js';
-import type { StartHooks } from './checks.js';
 import { createGuardedServer } from './guarded-server.js';
 import { listenError, parseListen, readTlsFiles } from './listen.js';
-import { createStartCore, type StartCore } from './core.js';
+import { createStartCore, type StartCore, type StartCoreOptions } from './core.js';
 import type { StartEndpointStats } from './stats.js';
 import { clientOf, writeAnswer, writeRawAnswer } from './respond.js';
 
@@ -62,19 +59,9 @@ export const DEFAULT_START_LIMITS: StartServerLimits = {
   closeGraceMs: 2_000,
 };
 
-export interface StartEndpointOptions {
-  start: QrvendConfig['start'];
-  /** TerminalId values that name this machine (config machine.terminalId, else the HwSerial). */
-  acceptedTerminalIds: readonly string[];
-  /** UniQR values that name this machine (config machine.uniQr). */
-  acceptedUniQr: readonly string[];
-  /** The SecretToken, from readSecretToken(start.secretTokenFile). */
-  secretToken: Buffer;
-  hooks: StartHooks;
-  log: Logger;
+/** What the machine's Start decisions need (core.ts), plus the HTTP server's own limits. */
+export interface StartEndpointOptions extends StartCoreOptions {
   limits?: Partial<StartServerLimits>;
-  /** Milliseconds clock of the rate limiter; tests inject one. */
-  now?: () => number;
   /**
    * The machine's Start decisions, when they are shared with the relayed path (relayed.ts);
    * made from the options above when absent.
