@@ -149,12 +149,32 @@ function statusMessage(): StatusMessage | null {
   };
 }
 
+/**
+ * The reader goes session -> vend -> session at every vend: publishing each change would be a
+ * retained QoS 1 message per vend per machine, for a state nobody watches at that pace. Changes
+ * are coalesced to one publish per STATUS_MIN_GAP_MS, always ending on the latest facts.
+ */
+const STATUS_MIN_GAP_MS = 1_000;
+let lastStatusAt = -Infinity;
+let statusTimer: NodeJS.Timeout | null = null;
+
 function publishStatus(force: boolean): void {
+  if (!force) {
+    const wait = lastStatusAt + STATUS_MIN_GAP_MS - monotonicNow();
+    if (wait > 0) {
+      statusTimer ??= setTimeout(() => {
+        statusTimer = null;
+        publishStatus(false);
+      }, wait);
+      return;
+    }
+  }
   const status = statusMessage();
   if (status === null || !connected) return;
   const key = JSON.stringify({ ...status, at: null });
   if (!force && key === lastStatusKey) return;
   lastStatusKey = key;
+  lastStatusAt = monotonicNow();
   client!.publish(topics.status, JSON.stringify(status), { qos: 1, retain: true });
 }
 
@@ -292,6 +312,7 @@ async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
   clearInterval(healthTimer);
+  if (statusTimer !== null) clearTimeout(statusTimer);
   const c = client;
   if (c !== null && connected) {
     // A graceful stop says so itself; the last will covers the other kind.
