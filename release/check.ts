@@ -26,6 +26,7 @@ export const REQUIRED_FILES = [
   'opt/qrvend/dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
   'opt/qrvend/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
   'usr/lib/systemd/system/qrvend.service',
+  'usr/lib/systemd/system/qrvend-relay.service',
   'usr/lib/sysusers.d/qrvend.conf',
 ] as const;
 

@@ -37,7 +37,8 @@ export async function stageTree(o: StageOptions): Promise<void> {
   cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
   mkdirSync(join(opt, 'docs'), { recursive: true });
-  copyFileSync(join(o.repo, 'docs/install.md'), join(opt, 'docs/install.md'));
+  // The guides the units' Documentation= lines and `qrvend --help` point at.
+  for (const d of ['install.md', 'fleet.md', 'relay.md']) copyFileSync(join(o.repo, 'docs', d), join(opt, 'docs', d));
   // cp -a keeps the modules' symlinks (.bin) and modes; much faster than a JS copy of ~2,000 files.
   await run('cp', ['-a', o.modulesDir, join(opt, 'node_modules')]);
   rmSync(join(opt, 'node_modules/.qrvend-release-complete'), { force: true });
@@ -58,6 +59,7 @@ export async function stageTree(o: StageOptions): Promise<void> {
   }
   mkdirSync(join(opt, 'share'));
   copyFileSync(join(o.repo, 'packaging/config.json.template'), join(opt, 'share/config.json.template'));
+  copyFileSync(join(o.repo, 'config/relay.example.json'), join(opt, 'share/relay.example.json'));
 
   mkdirSync(join(o.root, 'usr/bin'), { recursive: true });
   symlinkSync('/opt/qrvend/bin/qrvend', join(o.root, 'usr/bin/qrvend'));
@@ -67,6 +69,8 @@ export async function stageTree(o: StageOptions): Promise<void> {
     copyFileSync(join(o.repo, from), join(o.root, to));
   };
   sysd('systemd/qrvend.service', 'usr/lib/systemd/system/qrvend.service');
+  // The Start relay's unit ships disabled: an operator runs the relay on one or two servers, not on every machine.
+  sysd('systemd/qrvend-relay.service', 'usr/lib/systemd/system/qrvend-relay.service');
   sysd('packaging/qrvend.sysusers', 'usr/lib/sysusers.d/qrvend.conf');
   sysd('packaging/qrvend.tmpfiles', 'usr/lib/tmpfiles.d/qrvend.conf');
   mkdirSync(join(o.root, 'usr/share/doc/qrvend'), { recursive: true });

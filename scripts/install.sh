@@ -90,6 +90,8 @@ done
 
 # --- 3. systemd: unit, user declaration, tmpfiles ----------------------------------------------
 install -D -m 0644 "$src/systemd/qrvend.service" "$R/usr/lib/systemd/system/qrvend.service"
+# The Start relay's unit, not enabled: an operator runs the relay on a server, not on every machine.
+install -D -m 0644 "$src/systemd/qrvend-relay.service" "$R/usr/lib/systemd/system/qrvend-relay.service"
 install -D -m 0644 "$src/packaging/qrvend.sysusers" "$R/usr/lib/sysusers.d/qrvend.conf"
 install -D -m 0644 "$src/packaging/qrvend.tmpfiles" "$R/usr/lib/tmpfiles.d/qrvend.conf"
 
