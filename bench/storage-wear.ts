@@ -122,6 +122,9 @@ async function withRig<T>(gateway: GatewayProcess, tallyFile: string, alwaysIdle
       c.dynamicQr = { pollIntervalMs: 100 };
       // Production logging: one stats line a minute is the default; the bench's 1 s would count as wear.
       c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 100 };
+      // QRVEND_BENCH_FLEET_URL: the same sales with the fleet link on (its events share the ledger's commits).
+      const fleetUrl = process.env.QRVEND_BENCH_FLEET_URL;
+      if (fleetUrl) c.fleet = { url: fleetUrl, protocolVersion: 5, machineId: 'BENCH-WEAR-1' };
     },
     extraEnv: existsSync(FAIL_IO_SHIM) ? (dir) => ({ LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: dir, QRVEND_FAILIO_TALLY: tallyFile }) : () => ({}),
   });
