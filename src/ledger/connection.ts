@@ -94,6 +94,26 @@ export class LedgerConnection {
     }
   }
 
+  /**
+   * Like write(), but the commit is not synced to the disk on its own (synchronous=NORMAL for this
+   * one transaction): it becomes durable with the next synced commit or checkpoint. Only for a
+   * change that precedes no effect outside the process, so that losing it to a power cut merely
+   * repeats work that is safe to repeat (SD-card wear, issue 17). A kill -9 loses nothing: the
+   * commit is in the WAL in the page cache.
+   */
+  writeUnsynced<T>(fn: () => T): T {
+    const db = this.open();
+    // Inside a larger write it is part of that commit, synced with it.
+    if (db.inTransaction) return this.write(fn);
+    db.pragma('synchronous = NORMAL');
+    try {
+      return this.write(fn);
+    } finally {
+      // A failed write may have closed this handle; a reopened one starts at FULL (db.ts).
+      if (db.open) db.pragma('synchronous = FULL');
+    }
+  }
+
   /** Runs `fn` (reads only) on the current connection. */
   read<T>(fn: () => T): T {
     this.open();

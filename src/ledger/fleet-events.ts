@@ -155,10 +155,14 @@ export class FleetEventLog {
     );
   }
 
-  /** The broker acknowledged these: they are delivered. */
+  /**
+   * The broker acknowledged these: they are delivered. Not synced on its own: nothing outside the
+   * process follows from it, and if a power cut takes it back the events are published again
+   * with the same eventIds (the contract's at-least-once), which saves an fsync per sale.
+   */
   remove(seqs: readonly number[]): number {
     if (seqs.length === 0) return 0;
-    return this.conn.write(() => this.conn.statement('DELETE FROM fleet_events WHERE seq IN (SELECT value FROM json_each(?))').run(JSON.stringify(seqs)).changes);
+    return this.conn.writeUnsynced(() => this.conn.statement('DELETE FROM fleet_events WHERE seq IN (SELECT value FROM json_each(?))').run(JSON.stringify(seqs)).changes);
   }
 
   counts(): { sales: number; alarms: number; dropped: number } {
