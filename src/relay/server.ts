@@ -11,7 +11,6 @@
  * (status, content type, body). The body and the SecretToken are never logged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
 import { DeclineCodes } from '../gateway/protocol/codes.js';
@@ -20,8 +19,8 @@ import { readLimitedBody } from '../start/body.js';
 import { readStartBody } from '../start/checks.js';
 import { createGuardedServer } from '../start/guarded-server.js';
 import { createStartPreflight } from '../start/exchange.js';
-import { listenError, parseListen, readTlsFiles } from '../start/listen.js';
-import { clientOf, scrubbedError, writeAnswer, writeRawAnswer } from '../start/respond.js';
+import { readTlsFiles } from '../start/listen.js';
+import { clientOf, scrubbedError, writeAnswer } from '../start/respond.js';
 import { DEFAULT_START_LIMITS } from '../start/server.js';
 import type { RelayedStartResult } from '../fleet/contract/index.js';
 import type { BrokerLink, RequestOutcome } from './broker-link.js';
@@ -99,7 +98,7 @@ export async function startRelayServer(config: RelayConfig, link: BrokerLink, lo
   const count = (outcome: string) => (counters.byOutcome[outcome] = (counters.byOutcome[outcome] ?? 0) + 1);
 
   const tls = config.certFile !== null && config.keyFile !== null ? readTlsFiles(config.certFile, config.keyFile) : null;
-  const { server, strike } = createGuardedServer({ limits, tls });
+  const { server, strike, listen, close } = createGuardedServer({ limits, tls });
 
   function local(res: ServerResponse, remote: string, answer: StartAnswer, bodyUnread: boolean, outcome = 'local'): void {
     count(outcome);
@@ -174,45 +173,15 @@ export async function startRelayServer(config: RelayConfig, link: BrokerLink, lo
   server.on('request', onRequest);
   server.on('checkContinue', onRequest);
   server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => writeAnswer(res, httpRefusals.expectationFailed(), true, limits.lingerMs));
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') strike(socket);
-    const answer =
-      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? httpRefusals.timedOut() : err.code === 'HPE_HEADER_OVERFLOW' ? httpRefusals.headersTooLarge() : httpRefusals.badRequest();
-    writeRawAnswer(socket, answer, limits.lingerMs);
-  });
 
-  const { host, port } = parseListen(config.listen);
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: unknown): void => reject(listenError(config.listen, err));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
+  const { origin, port: boundPort } = await listen(config.listen);
   server.on('error', (err) => slog.error({ err: scrubbedError(err, '') }, 'relay server error'));
-  const address = server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  const origin = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
   slog.info({ origin, tls: tls !== null, broker: config.broker.url }, 'Start relay listening');
 
-  let closing: Promise<void> | null = null;
   return {
     origin,
     port: boundPort,
     counters: () => ({ ...counters, byOutcome: { ...counters.byOutcome } }),
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), limits.closeGraceMs);
-        force.unref();
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
-      return closing;
-    },
+    close,
   };
 }

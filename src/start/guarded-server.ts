@@ -2,13 +2,17 @@
  * The HTTP(S) server under the Start endpoint and the Start relay, with the defences both need
  * (docs/security.md): Node's header, request and keep-alive deadlines, a connection guard that
  * decides on the raw TCP socket (before TLS or HTTP parsing spends anything on it), and idle
- * sockets struck and closed. What each server answers stays in its own file.
+ * sockets struck and closed; requests Node's parser refuses answered with the same refusals; the
+ * listen and the graceful close. What each server answers to a request stays in its own file.
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { httpRefusals, type StartAnswer } from './answers.js';
 import { ConnectionGuard } from './connection-guard.js';
+import { listenError, parseListen } from './listen.js';
+import { writeRawAnswer } from './respond.js';
 import type { StartServerLimits } from './server.js';
 
 export interface GuardedServer {
@@ -17,6 +21,10 @@ export interface GuardedServer {
   guard: ConnectionGuard;
   /** Counts a misbehaviour (slow headers, a body that never came) against the socket's source. */
   strike(socket: Socket): void;
+  /** Listens on `host:port` (the config's text); rejects with listenError naming it. */
+  listen(address: string): Promise<{ host: string; port: number; origin: string }>;
+  /** Stops accepting, lets requests in flight finish for limits.closeGraceMs, then cuts the rest. Idempotent. */
+  close(): Promise<void>;
 }
 
 export function createGuardedServer(options: {
@@ -24,6 +32,10 @@ export function createGuardedServer(options: {
   tls: { cert: Buffer; key: Buffer } | null;
   /** Called for each connection the guard refuses (counted by the caller). */
   onRefused?: () => void;
+  /** Called for every error Node's HTTP parser reports on a client socket, resets included. */
+  onClientError?: () => void;
+  /** Called before a refusal is written for a request the parser could not accept. */
+  onParserRefusal?: (answer: StartAnswer, socket: Socket, parserCode: string | undefined) => void;
 }): GuardedServer {
   const { limits, tls } = options;
   const serverOptions = {
@@ -62,5 +74,51 @@ export function createGuardedServer(options: {
     strike(socket);
     socket.destroy();
   });
-  return { server, guard, strike };
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    options.onClientError?.();
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') strike(socket);
+    const answer =
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? httpRefusals.timedOut()
+        : err.code === 'HPE_HEADER_OVERFLOW'
+          ? httpRefusals.headersTooLarge()
+          : httpRefusals.badRequest();
+    options.onParserRefusal?.(answer, socket, err.code);
+    writeRawAnswer(socket, answer, limits.lingerMs);
+  });
+
+  async function listen(address: string): Promise<{ host: string; port: number; origin: string }> {
+    const { host, port } = parseListen(address);
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: unknown): void => reject(listenError(address, err));
+      server.once('error', onError);
+      server.listen(port, host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+    const bound = server.address();
+    const boundPort = typeof bound === 'object' && bound !== null ? bound.port : port;
+    return { host, port: boundPort, origin: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}` };
+  }
+
+  let closing: Promise<void> | null = null;
+  function close(): Promise<void> {
+    closing ??= new Promise<void>((resolve) => {
+      const force = setTimeout(() => server.closeAllConnections(), limits.closeGraceMs);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+    return closing;
+  }
+
+  return { server, guard, strike, listen, close };
 }

@@ -7,15 +7,14 @@
  * logging them. What to answer is decided in exchange.ts and checks.ts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { httpRefusals, type StartAnswer } from './answers.js';
 import { readLimitedBody } from './body.js';
 import { createGuardedServer } from './guarded-server.js';
-import { listenError, parseListen, readTlsFiles } from './listen.js';
+import { readTlsFiles } from './listen.js';
 import { createStartCore, type StartCore, type StartCoreOptions } from './core.js';
 import type { StartEndpointStats } from './stats.js';
-import { clientOf, writeAnswer, writeRawAnswer } from './respond.js';
+import { clientOf, writeAnswer } from './respond.js';
 
 /** Socket-level bounds. Not in the config: they protect the machine, they are not site policy. */
 export interface StartServerLimits {
@@ -92,7 +91,16 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
   const { exchange, stats, log, describeError } = core;
 
   const tls = start.certFile !== null && start.keyFile !== null ? readTlsFiles(start.certFile, start.keyFile) : null;
-  const { server, guard, strike } = createGuardedServer({ limits, tls, onRefused: () => stats.connectionRefused() });
+  const { server, guard, strike, listen: listenOn, close } = createGuardedServer({
+    limits,
+    tls,
+    onRefused: () => stats.connectionRefused(),
+    onClientError: () => stats.clientError(),
+    onParserRefusal: (answer, socket, parserCode) => {
+      stats.answered(answer);
+      log.info({ remote: clientOf(socket), http: answer.httpStatus, reason: answer.reason, parser: parserCode }, 'Start request refused by the HTTP parser');
+    },
+  });
 
   function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
     stats.answered(answer);
@@ -141,59 +149,19 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     stats.request();
     send(req, res, httpRefusals.expectationFailed(), true);
   });
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    stats.clientError();
-    if (err.code === 'ECONNRESET' || !socket.writable) {
-      socket.destroy();
-      return;
-    }
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') strike(socket);
-    const answer =
-      err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? httpRefusals.timedOut()
-        : err.code === 'HPE_HEADER_OVERFLOW'
-          ? httpRefusals.headersTooLarge()
-          : httpRefusals.badRequest();
-    stats.answered(answer);
-    log.info({ remote: clientOf(socket), http: answer.httpStatus, reason: answer.reason, parser: err.code }, 'Start request refused by the HTTP parser');
-    writeRawAnswer(socket, answer, limits.lingerMs);
-  });
   if (tls) server.on('tlsClientError', () => stats.clientError());
 
-  const { host, port } = parseListen(listen);
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: unknown): void => reject(listenError(listen, err));
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
+  const { origin, port: boundPort } = await listenOn(listen);
   server.on('error', (err) => log.error({ err: describeError(err) }, 'Start endpoint server error'));
 
-  const address = server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
-  const origin = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`;
   const url = `${origin}/payment/v2/transactions/Gateway/${encodeURIComponent(start.integratorName)}/start`;
   log.info({ url, tls: tls !== null }, 'Start endpoint listening');
 
-  let closing: Promise<void> | null = null;
   return {
     url,
     origin,
     port: boundPort,
     stats: () => stats.snapshot(exchange.limiter.trackedClients, guard),
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        const force = setTimeout(() => server.closeAllConnections(), limits.closeGraceMs);
-        force.unref();
-        server.close(() => {
-          clearTimeout(force);
-          resolve();
-        });
-        server.closeIdleConnections();
-      });
-      return closing;
-    },
+    close,
   };
 }
