@@ -69,7 +69,8 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
   if (!enabled) log.debug('NOTIFY_SOCKET is not set: not running under systemd, notifications are off');
 
   let isReady = false;
-  let inFlight = false;
+  // Calls of systemd-notify still running: normally at most one (later messages merge into the next).
+  let inFlight = 0;
   // Assignments waiting for the next call; a later value for the same key replaces the earlier.
   const pending = new Map<string, string>();
   let pendingMainPid = false;
@@ -77,8 +78,10 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
   // Set when the pending READY/STOPPING are a second attempt after a failed call.
   let pendingIsRetry = false;
 
-  const flush = (): void => {
-    if (!enabled || inFlight || pending.size === 0) return;
+  // `urgent` starts a call even while one is in flight: STOPPING=1 must be on its way before the
+  // process exits, and the daemon exits without waiting for a slow watchdog ping to return.
+  const flush = (urgent = false): void => {
+    if (!enabled || (inFlight > 0 && !urgent) || pending.size === 0) return;
     const sent = new Map(pending);
     const sentMainPid = pendingMainPid;
     const isRetry = pendingIsRetry;
@@ -88,13 +91,13 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     pending.clear();
     pendingMainPid = false;
     pendingIsRetry = false;
-    inFlight = true;
+    inFlight++;
 
     let child;
     try {
       child = spawn(command, args, { env, stdio: 'ignore', timeout: childTimeoutMs, killSignal: 'SIGKILL' });
     } catch (err) {
-      inFlight = false;
+      inFlight--;
       enabled = false;
       log.warn({ err: (err as Error).message }, 'systemd-notify could not be started: systemd notifications are off');
       return;
@@ -106,7 +109,7 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     const settle = (problem: string | null, missing = false): void => {
       if (settled) return;
       settled = true;
-      inFlight = false;
+      inFlight--;
       if (missing) {
         enabled = false;
         log.warn(
@@ -135,11 +138,11 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     child.once('close', (code, signal) => settle(code === 0 ? null : `exit code ${code ?? signal}`));
   };
 
-  const send = (assignments: Record<string, string>, withMainPid = false): void => {
+  const send = (assignments: Record<string, string>, withMainPid = false, urgent = false): void => {
     if (!enabled) return;
     for (const [key, value] of Object.entries(assignments)) pending.set(key, value);
     if (withMainPid) pendingMainPid = true;
-    flush();
+    flush(urgent);
   };
 
   return {
@@ -163,7 +166,8 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
       send(message);
     },
     stopping() {
-      send({ STOPPING: '1' });
+      // spawn() returns once the child runs, so the message survives the daemon's exit.
+      send({ STOPPING: '1' }, false, true);
     },
     status(text: string) {
       send({ STATUS: oneLine(text) });

@@ -135,6 +135,24 @@ test('at most one call is in flight; messages sent meanwhile are merged into the
   }
 });
 
+test('STOPPING does not wait behind a call in flight: the daemon may exit before that call returns', { timeout: 10_000 }, async () => {
+  const fake = fakeSystemdNotify();
+  try {
+    const { log } = capturingLogger();
+    const n = createNotifier(log, { env: { ...fake.env, WATCHDOG_USEC: '10000000' }, pid: 7 });
+    fake.hold();
+    n.watchdog();
+    await until(() => fake.calls().length === 1);
+    // The watchdog ping is still held (a slow fork under load); STOPPING goes out beside it.
+    n.stopping();
+    await until(() => fake.calls().length === 2);
+    assert.deepEqual(fake.calls(), ['/run/systemd/notify-test|WATCHDOG=1 EXTEND_TIMEOUT_USEC=20000000', '/run/systemd/notify-test|STOPPING=1']);
+  } finally {
+    fake.release();
+    fake.cleanup();
+  }
+});
+
 test('a failed READY is retried once, and the failure is logged once', { timeout: 10_000 }, async () => {
   const fake = fakeSystemdNotify();
   try {
