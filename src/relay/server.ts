@@ -61,6 +61,7 @@ function writeResult(res: ServerResponse, result: RelayedStartResult): void {
     'Content-Length': Buffer.byteLength(result.body),
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
+    ...(result.retryAfterS === undefined ? {} : { 'Retry-After': String(result.retryAfterS) }),
   });
   res.end(result.body);
 }

@@ -119,5 +119,6 @@ function transactionIdOf(body: string): string | undefined {
 function toResult(answer: StartAnswer): RelayedStartResult {
   let body = serialize(answer);
   if (Buffer.byteLength(body) > MAX_RESULT_BODY) body = JSON.stringify({ Status: answer.body.Status, TransactionId: answer.body.TransactionId });
-  return { httpStatus: answer.httpStatus, contentType: CONTENT_TYPE, body };
+  const retryAfterS = Number(answer.headers?.['Retry-After']);
+  return { httpStatus: answer.httpStatus, contentType: CONTENT_TYPE, body, ...(Number.isInteger(retryAfterS) && retryAfterS >= 1 ? { retryAfterS } : {}) };
 }

@@ -134,6 +134,8 @@ test("the rate limit is keyed by the wallet's address the relay reported, shared
     assert.ok(a1.ok && a2.ok && b1.ok);
     assert.equal(a1.result.httpStatus, 200);
     assert.equal(a2.result.httpStatus, 429);
+    assert.ok(a2.result.retryAfterS !== undefined && a2.result.retryAfterS >= 1, `a 429 carries its Retry-After for the relay: ${JSON.stringify(a2.result)}`);
+    assert.equal(a1.result.retryAfterS, undefined, 'only a 429 carries a Retry-After');
     assert.equal(JSON.parse(a2.result.body).Status.Code, 3);
     assert.equal(b1.result.httpStatus, 200);
   });

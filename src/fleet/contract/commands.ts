@@ -42,5 +42,7 @@ export const RelayedStartResult = z.object({
   httpStatus: z.number().int().min(100).max(599),
   contentType: z.string().max(128),
   body: z.string().max(65_536),
+  /** A 429's Retry-After in seconds, which the relay hands on to the wallet as that header. */
+  retryAfterS: z.number().int().min(1).max(86_400).optional(),
 });
 export type RelayedStartResult = z.infer<typeof RelayedStartResult>;

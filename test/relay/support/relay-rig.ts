@@ -55,6 +55,7 @@ export async function createRelayRig(): Promise<RelayRig> {
 export interface HttpReply {
   status: number;
   contentType: string | undefined;
+  retryAfter: string | undefined;
   text: string;
   json: { Status: { Verdict: string; Code?: number; StatusMessage?: string }; TransactionId?: string };
 }
@@ -68,7 +69,7 @@ export function postStart(origin: string, body: string | Buffer, options: { inte
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         try {
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], text, json: JSON.parse(text) });
+          resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], retryAfter: res.headers['retry-after'], text, json: JSON.parse(text) });
         } catch (err) {
           reject(err);
         }
