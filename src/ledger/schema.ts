@@ -108,19 +108,30 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX fleet_events_kind ON fleet_events (kind, seq);
   `,
   // 5: fewer pages per commit (SD-card wear, issue 17; BENCHMARKS.md). Every commit appends each
-  // page it changed to the WAL, so every b-tree a write touches costs a page:
+  // page it changed to the WAL, so every b-tree a write touches costs a page, and a b-tree keyed
+  // by a random TransactionId costs one or more at a random place:
   // - transactions_state went: no query can use it (recovery asks for states NOT IN a list, the
   //   hourly retention for closed states, which are nearly all rows), and every move changed it;
+  // - events_tx (tx_id, id) went too: a transaction's events are found from its own row instead,
+  //   which says where in the log they start and end (first_event_id, last_event_id; the row is
+  //   written in most of the commits that append an event anyway), then by id, which orders the
+  //   log;
   // - events and outbox lose AUTOINCREMENT, so no commit writes sqlite_sequence for them. Their ids
-  //   only order rows (a transaction's events; a transaction's outbox requests): max(id) + 1 does
-  //   that; an id can come back only after every later row was deleted, and nothing outside the
-  //   ledger keeps one. fleet_events keeps it: the fleet worker's cursor needs seq never to repeat;
+  //   only order rows (the log; a transaction's outbox requests): max(id) + 1 does that; an id can
+  //   come back only after every later row was deleted, and nothing outside the ledger keeps one.
+  //   fleet_events keeps it: the fleet worker's cursor needs seq never to repeat;
   // - vends is keyed by (tx_id, seq) alone (WITHOUT ROWID; its rows are small): one b-tree, not a
   //   table and its key's index;
   // - the outbox's due and delivered indexes hold only the rows they are for (pending; done), so
   //   enqueueing a request no longer touches the delivered index.
   // Rows are copied as they are, ids included; the append-only trigger is created again.
   `
+  ALTER TABLE transactions ADD COLUMN first_event_id INTEGER;  -- this transaction's first event in the log (events.id)
+  ALTER TABLE transactions ADD COLUMN last_event_id INTEGER;   -- and its last
+  UPDATE transactions SET
+    first_event_id = (SELECT MIN(e.id) FROM events e WHERE e.tx_id = transactions.tx_id),
+    last_event_id = (SELECT MAX(e.id) FROM events e WHERE e.tx_id = transactions.tx_id);
+
   DROP INDEX IF EXISTS transactions_state;
 
   CREATE TABLE events_v5 (
