@@ -208,10 +208,20 @@ export function migrate(db: Database.Database, path: string): void {
       { hint: 'install the qrvend version that wrote this ledger, or move the file aside (it holds unsettled sales: keep it)' },
     );
   }
-  for (let version = current; version < SCHEMA_VERSION; version++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
+  if (current === SCHEMA_VERSION) return;
+  // A step that rebuilds a table copies its rows as they are: foreign keys are not enforced while
+  // migrating (SQLite's own procedure for schema changes; the pragma is a no-op inside a
+  // transaction, so it is set around them), so no row can make the upgrade fail or be left behind.
+  const enforced = db.pragma('foreign_keys', { simple: true }) === 1;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[version]!);
+        db.pragma(`user_version = ${version + 1}`);
+      }).immediate();
+    }
+  } finally {
+    if (enforced) db.pragma('foreign_keys = ON');
   }
 }
