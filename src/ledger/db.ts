@@ -49,7 +49,7 @@ export const WAL_AUTOCHECKPOINT_FRAMES = 4000;
 export function applyDurabilityPragmas(db: Database.Database): void {
   db.pragma('busy_timeout = 5000');
   // Every commit appends each page it changed to the WAL as a whole frame, and a sale is a handful
-  // of commits touching ~7 pages each (row, indexes, event, sqlite_sequence): with 4 KiB pages a
+  // of commits touching ~7 pages each (row, indexes, event, sqlite_sequence; ~4 since schema 5): with 4 KiB pages a
   // sale wrote ~250 KiB to the SD card; 512-byte pages cut the commits' share about 3x (issue 17,
   // BENCHMARKS.md). Only a new, empty file takes it (before WAL is switched on); an existing
   // ledger keeps its page size.
@@ -62,9 +62,9 @@ export function applyDurabilityPragmas(db: Database.Database): void {
   // (open transactions, the outbox head) is tiny, and the controller's memory budget is not.
   db.pragma('cache_size = -2000');
   // A checkpoint copies every page changed since the last one into the ledger file; the hot pages
-  // (indexes, the event log's tail, sqlite_sequence) are copied once per checkpoint however often
-  // they changed, so fewer, larger checkpoints write less: one per 4,000 frames (2 MB of WAL at
-  // 512-byte pages, about 50 sales) instead of SQLite's 1,000. The WAL file is cut back to 4 MB
+  // (indexes, the event log's tail) are copied once per checkpoint however often they changed, so
+  // fewer, larger checkpoints write less: one per 4,000 frames (2 MB of WAL at 512-byte pages,
+  // about 110 sales since schema 5) instead of SQLite's 1,000. The WAL file is cut back to 4 MB
   // after a checkpoint if a large transaction (a migration, retention) grew it.
   db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_FRAMES}`);
   db.pragma('journal_size_limit = 4194304');

@@ -18,7 +18,7 @@ import { LedgerOutbox } from './outbox.js';
 import { FleetEventLog } from './fleet-events.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
 import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
-import { appendEvent, enqueue, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
+import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
 import type { InsertResult, LedgerEvent, OutboxOperation, StartData, TransitionResult, TxRecord, VendLine, VendLineState } from './types.js';
 
 export interface OpenLedgerOptions {
@@ -162,7 +162,9 @@ export class Ledger {
   }
 
   eventsOf(txId: string): LedgerEvent[] {
-    return this.conn.read(() => (this.conn.statement('SELECT * FROM events WHERE tx_id = ? ORDER BY id').all(txId) as EventRowData[]).map(eventFromRow));
+    return this.conn.read(() =>
+      (this.conn.statement(`SELECT e.* FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id = ? ORDER BY e.id`).all(txId) as EventRowData[]).map(eventFromRow),
+    );
   }
 
   /** Transactions neither closed nor waiting on the outbox: what recovery must resolve. */

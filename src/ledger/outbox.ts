@@ -7,7 +7,7 @@ import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { LedgerConnection } from './connection.js';
 import { outboxFromRow, type OutboxRowData } from './rows.js';
 import { CLOSED_STATES, checkTransition } from './states.js';
-import { appendEvent, findTx, moveTx } from './tx-writes.js';
+import { appendEvent, EVENTS_OF_TX, findTx, moveTx } from './tx-writes.js';
 import type { OutboxCounts, OutboxRow, OutboxStatus } from './types.js';
 import type { FleetEventLog, SaleClosing } from './fleet-events.js';
 
@@ -215,7 +215,7 @@ export class LedgerOutbox {
         .run(states, cutoff);
       this.conn.statement(`DELETE FROM used_tx_ids WHERE last_used_at_ms < ?`).run(nowMs - Math.max(USED_ID_KEEP_MS, retentionMs));
       this.conn.statement(`DELETE FROM vends WHERE tx_id IN (${stale})`).run(states, cutoff);
-      this.conn.statement(`DELETE FROM events WHERE tx_id IN (${stale})`).run(states, cutoff);
+      this.conn.statement(`DELETE FROM events WHERE id IN (SELECT e.id FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id IN (${stale}))`).run(states, cutoff);
       const transactions = this.conn.statement(`DELETE FROM transactions WHERE tx_id IN (${stale})`).run(states, cutoff).changes;
       return { outboxRows, transactions };
     });

@@ -51,7 +51,6 @@ const MIGRATIONS: readonly string[] = [
     to_state    TEXT,
     detail      TEXT
   ) STRICT;
-  CREATE INDEX events_tx ON events (tx_id, id);
   -- The log is append-only: rows are never changed (only retention deletes whole closed histories).
   CREATE TRIGGER events_append_only BEFORE UPDATE ON events
   BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
@@ -108,6 +107,88 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX fleet_events_kind ON fleet_events (kind, seq);
   `,
+  // 5: fewer pages per commit (SD-card wear, issue 17; BENCHMARKS.md). Every commit appends each
+  // page it changed to the WAL, so every b-tree a write touches costs a page, and a b-tree keyed
+  // by a random TransactionId costs one or more at a random place:
+  // - transactions_state went: no query can use it (recovery asks for states NOT IN a list, the
+  //   hourly retention for closed states, which are nearly all rows), and every move changed it;
+  // - events_tx (tx_id, id) went too: a transaction's events are found from its own row instead,
+  //   which says where in the log they start and end (first_event_id, last_event_id; the row is
+  //   written in most of the commits that append an event anyway), then by id, which orders the
+  //   log;
+  // - events and outbox lose AUTOINCREMENT, so no commit writes sqlite_sequence for them. Their ids
+  //   only order rows (the log; a transaction's outbox requests): max(id) + 1 does that; an id can
+  //   come back only after every later row was deleted, and nothing outside the ledger keeps one.
+  //   fleet_events keeps it: the fleet worker's cursor needs seq never to repeat;
+  // - vends is keyed by (tx_id, seq) alone (WITHOUT ROWID; its rows are small): one b-tree, not a
+  //   table and its key's index;
+  // - the outbox's due and delivered indexes hold only the rows they are for (pending; done), so
+  //   enqueueing a request no longer touches the delivered index.
+  // Rows are copied as they are, ids included; the append-only trigger is created again.
+  `
+  ALTER TABLE transactions ADD COLUMN first_event_id INTEGER;  -- this transaction's first event in the log (events.id)
+  ALTER TABLE transactions ADD COLUMN last_event_id INTEGER;   -- and its last
+  UPDATE transactions SET
+    first_event_id = (SELECT MIN(e.id) FROM events e WHERE e.tx_id = transactions.tx_id),
+    last_event_id = (SELECT MAX(e.id) FROM events e WHERE e.tx_id = transactions.tx_id);
+
+  DROP INDEX IF EXISTS transactions_state;
+
+  CREATE TABLE events_v5 (
+    id          INTEGER PRIMARY KEY,
+    tx_id       TEXT NOT NULL,
+    at_ms       INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    from_state  TEXT,
+    to_state    TEXT,
+    detail      TEXT
+  ) STRICT;
+  INSERT INTO events_v5 (id, tx_id, at_ms, kind, from_state, to_state, detail)
+    SELECT id, tx_id, at_ms, kind, from_state, to_state, detail FROM events ORDER BY id;
+  DROP TABLE events;
+  ALTER TABLE events_v5 RENAME TO events;
+  CREATE TRIGGER events_append_only BEFORE UPDATE ON events
+  BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+
+  CREATE TABLE vends_v5 (
+    tx_id          TEXT NOT NULL REFERENCES transactions (tx_id),
+    seq            INTEGER NOT NULL,
+    item           INTEGER NOT NULL,
+    price_minor    INTEGER NOT NULL,
+    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', 'expired')),
+    created_at_ms  INTEGER NOT NULL,
+    updated_at_ms  INTEGER NOT NULL,
+    PRIMARY KEY (tx_id, seq)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO vends_v5 (tx_id, seq, item, price_minor, state, created_at_ms, updated_at_ms)
+    SELECT tx_id, seq, item, price_minor, state, created_at_ms, updated_at_ms FROM vends;
+  DROP TABLE vends;
+  ALTER TABLE vends_v5 RENAME TO vends;
+
+  CREATE TABLE outbox_v5 (
+    id                   INTEGER PRIMARY KEY,
+    tx_id                TEXT NOT NULL REFERENCES transactions (tx_id),
+    op                   TEXT NOT NULL CHECK (op IN ('Settlement', 'Cancel', 'Void')),
+    body                 TEXT NOT NULL,   -- the request body, sent byte for byte on every attempt
+    status               TEXT NOT NULL CHECK (status IN ('pending', 'done', 'dead')),
+    enqueued_at_ms       INTEGER NOT NULL,
+    window_started_at_ms INTEGER NOT NULL, -- the retry window runs from here (reset by a manual retry)
+    attempts             INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at_ms   INTEGER NOT NULL,
+    last_error           TEXT,
+    last_code            INTEGER,
+    done_at_ms           INTEGER,
+    dead_at_ms           INTEGER
+  ) STRICT;
+  INSERT INTO outbox_v5 (id, tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms)
+    SELECT id, tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms
+    FROM outbox ORDER BY id;
+  DROP TABLE outbox;
+  ALTER TABLE outbox_v5 RENAME TO outbox;
+  CREATE INDEX outbox_due ON outbox (next_attempt_at_ms) WHERE status = 'pending';
+  CREATE INDEX outbox_tx ON outbox (tx_id, id);
+  CREATE INDEX outbox_done ON outbox (done_at_ms) WHERE status = 'done';
+  `,
 ];
 
 /** The schema version this build writes. */
@@ -127,10 +208,20 @@ export function migrate(db: Database.Database, path: string): void {
       { hint: 'install the qrvend version that wrote this ledger, or move the file aside (it holds unsettled sales: keep it)' },
     );
   }
-  for (let version = current; version < SCHEMA_VERSION; version++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
+  if (current === SCHEMA_VERSION) return;
+  // A step that rebuilds a table copies its rows as they are: foreign keys are not enforced while
+  // migrating (SQLite's own procedure for schema changes; the pragma is a no-op inside a
+  // transaction, so it is set around them), so no row can make the upgrade fail or be left behind.
+  const enforced = db.pragma('foreign_keys', { simple: true }) === 1;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (let version = current; version < SCHEMA_VERSION; version++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[version]!);
+        db.pragma(`user_version = ${version + 1}`);
+      }).immediate();
+    }
+  } finally {
+    if (enforced) db.pragma('foreign_keys = ON');
   }
 }

@@ -33,10 +33,19 @@ export function appendEvent(
   to: TxState | null,
   detail: Record<string, unknown> | null,
 ): void {
-  conn
+  const id = conn
     .statement('INSERT INTO events (tx_id, at_ms, kind, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(txId, atMs, kind, from, to, detail === null ? null : JSON.stringify(detail));
+    .run(txId, atMs, kind, from, to, detail === null ? null : JSON.stringify(detail)).lastInsertRowid;
+  // The log has no index by transaction (schema 5: one b-tree less per commit); the transaction's
+  // row says where its events lie instead.
+  conn.statement('UPDATE transactions SET first_event_id = COALESCE(first_event_id, ?), last_event_id = ? WHERE tx_id = ?').run(id, id, txId);
 }
+
+/**
+ * A transaction's events, oldest first, as SQL over `t` (its row): the ids from its first to its
+ * last event, then its own among them (other transactions' events may lie in between).
+ */
+export const EVENTS_OF_TX = 'events e ON e.id BETWEEN t.first_event_id AND t.last_event_id AND e.tx_id = t.tx_id';
 
 /** Column changes a transition may make besides the state. */
 export interface TxColumns {
