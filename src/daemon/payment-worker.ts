@@ -4,6 +4,8 @@
  * through MainToPayment / PaymentToMain messages, and to the display worker through a
  * MessagePort it was handed at start.
  */
+// First: it must run before the libraries below are evaluated.
+import './payment-worker-preload.js';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
