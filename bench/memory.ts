@@ -60,11 +60,17 @@ async function restingRss(daemon: DaemonProcess): Promise<number> {
   return samples[2]!;
 }
 
+/** The payment worker reports its heap with its health message, this often (src/daemon/payment-worker.ts). */
+const PAYMENT_HEALTH_EVERY_MS = 5000;
+
 /**
  * Each thread's V8 heap (used / committed, MB) from the daemon's latest stats line, as context
- * members named e.g. mainHeapBeforeMb ('' when the daemon has not reported it yet).
+ * members named e.g. mainHeapBeforeMb ('' when the daemon has not reported it yet). Read after one
+ * more payment health interval, so the payment worker's figure was taken after its quiet
+ * collection too (an earlier one can predate it and show the burst's garbage).
  */
-function threadHeapsMb(daemon: DaemonProcess): (when: string) => Record<string, string> {
+async function threadHeapsMb(daemon: DaemonProcess): Promise<(when: string) => Record<string, string>> {
+  await sleep(PAYMENT_HEALTH_EVERY_MS + 500);
   const memory = daemon.lastMemory;
   const out: Record<string, string> = {};
   for (const thread of ['main', 'payment']) {
@@ -159,7 +165,7 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     const warmUpSessions = warmUpRss.length - 1;
     await allSettled();
     const before = await restingRss(rig.daemon);
-    const heapsBefore = threadHeapsMb(rig.daemon);
+    const heapsBefore = await threadHeapsMb(rig.daemon);
     const anonBefore = rig.daemon.rssAnonMb();
     const floor = await floorRss();
     const t0 = Date.now();
@@ -167,7 +173,7 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     const vendSeconds = (Date.now() - t0) / 1000;
     const delivered = await allSettled();
     const after = await restingRss(rig.daemon);
-    const heapsAfter = threadHeapsMb(rig.daemon);
+    const heapsAfter = await threadHeapsMb(rig.daemon);
     const anonAfter = rig.daemon.rssAnonMb();
     const context = {
       floorRssMb: round(floor, 1),
