@@ -1,5 +1,6 @@
 /**
- * Heap sizes of the daemon's V8 isolates (design section 7: resident memory, all threads, <= 1.25x a bare Node process with two workers).
+ * Heap sizes of the daemon's V8 isolates and their collections (design section 7: resident memory,
+ * all threads, <= 1.25x a bare Node process with two worker threads).
  *
  * Left to its defaults, V8 sizes each heap for the machine's RAM (a young generation of 16 MB
  * semi-spaces, an old generation allowed to fill up to hundreds of MB before the first full
@@ -49,7 +50,9 @@ export function heapLimitReport(): { heapLimitMb: number; limited: boolean } {
  * a millisecond, and a Start must not wait behind a collection either, so it runs only once the
  * thread has been quiet for `quietMs`: `arm()` when a session or payment has ended, `touch()` on
  * every message to or from the other thread; the collection waits until `quietMs` have passed
- * since the last touch (a new session postpones it), then runs once. Without it, what a burst of
+ * since the last touch (a new session postpones it), then runs once. A Start reaches the payment
+ * worker over HTTP, not as a message, so it meets a collection only if it arrives during the
+ * collection itself (tens of ms after 2 s of silence). Without it, what a burst of
  * sessions left behind stays committed until V8 next needs a full collection, and the resting RSS
  * depends on when that was (the memory-growth figure's noise, BENCHMARKS.md). The collection
  * compacts (see compactingCollection).
@@ -58,6 +61,7 @@ export function quietCollector(quietMs: number): { arm(): void; touch(): void; c
   let lastTouch = monotonicNow();
   let pending: NodeJS.Timeout | null = null;
   const check = () => {
+    // Monotonic: a wall clock stepped back must not postpone the collection by the step.
     const quietFor = monotonicNow() - lastTouch;
     if (quietFor < quietMs) {
       pending = setTimeout(check, quietMs - quietFor);

@@ -54,8 +54,8 @@ async function answerRelayedStart(args: unknown): ReturnType<RelayedStartHandler
 const data = workerData as PaymentWorkerData;
 /**
  * Between payments, give the heap's garbage back (see quietCollector): armed when a payment ends,
- * run once no message has passed for PAYMENT_COLLECT_QUIET_MS, so it never lands in the middle of
- * the next sale's messages (collecting at once, as before, delayed a Start that came right after a
+ * run once no message has passed for PAYMENT_COLLECT_QUIET_MS, so it does not land in the middle
+ * of the next sale (collecting at once, as before, could delay a Start that came right after a
  * session by the collection's length).
  */
 const PAYMENT_COLLECT_QUIET_MS = 2_000;
