@@ -15,7 +15,7 @@ import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
 import { ageDeniedItems } from '../mdb/reader/index.js';
 import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
-import { heapLimitReport, PAYMENT_WORKER_LIMITS, threadMemory } from './heap-limits.js';
+import { heapLimitReport, PAYMENT_WORKER_LIMITS, quietCollector, threadMemory } from './heap-limits.js';
 import type { Notifier } from './systemd-notify.js';
 import { relayNotifier } from './notify-relay.js';
 import { raiseThisThread } from './thread-priority.js';
@@ -50,6 +50,8 @@ export interface Daemon {
 }
 
 const STOP_WORKER_TIMEOUT_MS = 20_000;
+/** Quiet time before the main thread's between-sessions collection (see quietCollector). */
+const MAIN_COLLECT_QUIET_MS = 2_000;
 
 export function startDaemon(options: DaemonOptions): Daemon {
   const { config, log } = options;
@@ -106,7 +108,11 @@ export function startDaemon(options: DaemonOptions): Daemon {
   // systemd-notify is spawned by the payment worker, never by the machine loop (notify-relay.ts).
   const notifier = options.notifier ?? relayNotifier((message) => worker.postMessage(message));
   let lastAvailability: string | null = null;
+  const collector = quietCollector(MAIN_COLLECT_QUIET_MS);
   const toPayment = (message: MainToPayment) => {
+    collector.touch();
+    // Out of a session (ended, or the reader enabled at start-up): collect once the thread is quiet.
+    if (message.type === 'reader.status' && message.status !== 'session' && message.status !== 'vend') collector.arm();
     // Each STATUS costs a systemd-notify process (in the payment worker): only on availability changes, never per vend.
     if (message.type === 'reader.status') {
       const availability = message.status === 'session' || message.status === 'vend' ? 'enabled' : message.status;
@@ -147,6 +153,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
   let stopping: Promise<number> | null = null;
 
   worker.on('message', (message: PaymentToMain) => {
+    if (message.type !== 'health') collector.touch();
     switch (message.type) {
       case 'ready':
         resolveReady({ startUrl: message.startUrl });
@@ -247,6 +254,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       gpio.close();
       if (watchdog) clearInterval(watchdog);
       if (statsTimer) clearInterval(statsTimer);
+      collector.cancel();
       loopDelay.disable();
       log.info({ exitCode }, 'stopped');
       resolveDone(exitCode);

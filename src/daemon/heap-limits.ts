@@ -1,5 +1,6 @@
 /**
- * Heap sizes of the daemon's V8 isolates (design section 7: resident memory <= 90 MB, all threads).
+ * Heap sizes of the daemon's V8 isolates and their collections (design section 7: resident memory,
+ * all threads, <= 1.25x a bare Node process with two worker threads).
  *
  * Left to its defaults, V8 sizes each heap for the machine's RAM (a young generation of 16 MB
  * semi-spaces, an old generation allowed to fill up to hundreds of MB before the first full
@@ -43,25 +44,79 @@ export function heapLimitReport(): { heapLimitMb: number; limited: boolean } {
 }
 
 /**
- * A full garbage collection of this thread's heap, at most once per `minIntervalMs`: called by the
- * payment worker when a payment ends. V8 left alone grows a busy heap's committed pages towards
- * its cap before collecting; a full collection between payments, when nothing waits on this
- * thread, hands them back (a few milliseconds of the worker's time, never the machine loop's).
+ * A thread's collection between sessions (main thread) or payments (payment worker). V8 left alone
+ * grows a busy heap's committed pages towards its cap before collecting; a full collection when
+ * nothing waits on the thread hands them back. The machine loop must answer a vend request within
+ * a millisecond, and a Start must not wait behind a collection either, so it runs only once the
+ * thread has been quiet for `quietMs`: `arm()` when a session or payment has ended, `touch()` on
+ * every message to or from the other thread; the collection waits until `quietMs` have passed
+ * since the last touch (a new session postpones it), then runs once. A Start reaches the payment
+ * worker over HTTP, not as a message, so it meets a collection only if it arrives during the
+ * collection itself (tens of ms after 2 s of silence). Without it, what a burst of
+ * sessions left behind stays committed until V8 next needs a full collection, and the resting RSS
+ * depends on when that was (the memory-growth figure's noise, BENCHMARKS.md). The collection
+ * compacts (see compactingCollection).
  */
-export function idleCollector(minIntervalMs: number): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  const gc = vm.runInNewContext('gc') as (() => void) | undefined;
-  let last = -Infinity;
+export function quietCollector(quietMs: number): { arm(): void; touch(): void; cancel(): void } {
+  let lastTouch = monotonicNow();
   let pending: NodeJS.Timeout | null = null;
-  return () => {
-    if (typeof gc !== 'function' || pending !== null) return;
+  const check = () => {
     // Monotonic: a wall clock stepped back must not postpone the collection by the step.
-    const wait = Math.max(0, last + minIntervalMs - monotonicNow());
-    pending = setTimeout(() => {
-      pending = null;
-      last = monotonicNow();
-      gc();
-    }, wait);
-    pending.unref();
+    const quietFor = monotonicNow() - lastTouch;
+    if (quietFor < quietMs) {
+      pending = setTimeout(check, quietMs - quietFor);
+      pending.unref();
+      return;
+    }
+    pending = null;
+    compactingCollection(exposedGc());
   };
+  return {
+    arm() {
+      if (pending !== null) return;
+      pending = setTimeout(check, quietMs);
+      pending.unref();
+    },
+    touch() {
+      lastTouch = monotonicNow();
+    },
+    cancel() {
+      if (pending !== null) clearTimeout(pending);
+      pending = null;
+    },
+  };
+}
+
+let gcFunction: (() => void) | undefined | null = null;
+
+/**
+ * This thread's `gc()`, made on first use: exposing it costs a new V8 context (about 2 ms), which
+ * stays out of the cold start that way.
+ */
+function exposedGc(): (() => void) | undefined {
+  if (gcFunction === null) {
+    v8.setFlagsFromString('--expose-gc');
+    gcFunction = vm.runInNewContext('gc') as (() => void) | undefined;
+  }
+  return gcFunction;
+}
+
+/**
+ * A full collection that also compacts. An ordinary full collection frees only the pages left
+ * completely empty; a heap that has churned through a burst is left with many partly used pages,
+ * which stay committed (and resident): after 100,000 vends the main heap held 11.7 MB of live data
+ * in 21.9 MB of pages. Compacting moves the survivors together and gives the rest back; it takes
+ * longer (measured 15-30 ms instead of 11-12 ms on a fragmented 20 MB heap), which is why it runs
+ * only when the thread is idle. The V8 flag is process-wide and read by each collection as it starts,
+ * so it is set for this one collection and cleared again (a worker's collection that starts in
+ * between also compacts, which only costs it time).
+ */
+export function compactingCollection(gc: (() => void) | undefined): void {
+  if (typeof gc !== 'function') return;
+  v8.setFlagsFromString('--compact-on-every-full-gc');
+  try {
+    gc();
+  } finally {
+    v8.setFlagsFromString('--no-compact-on-every-full-gc');
+  }
 }

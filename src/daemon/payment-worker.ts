@@ -4,6 +4,8 @@
  * through MainToPayment / PaymentToMain messages, and to the display worker through a
  * MessagePort it was handed at start.
  */
+// First: it must run before the libraries below are evaluated.
+import './payment-worker-preload.js';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
@@ -19,7 +21,7 @@ import type { MainToPayment, PaymentToFleet, PaymentToMain, Screen, ToDisplay } 
 import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
-import { idleCollector, threadMemory } from './heap-limits.js';
+import { quietCollector, threadMemory } from './heap-limits.js';
 import { notifyHandler } from './notify-relay.js';
 import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
 
@@ -50,12 +52,21 @@ async function answerRelayedStart(args: unknown): ReturnType<RelayedStartHandler
 }
 
 const data = workerData as PaymentWorkerData;
-/** Between payments, give the heap's garbage back (see idleCollector). */
-const collectWhenIdle = idleCollector(5_000);
+/**
+ * Between payments, give the heap's garbage back (see quietCollector): armed when a payment ends,
+ * run once no message has passed for PAYMENT_COLLECT_QUIET_MS, so it does not land in the middle
+ * of the next sale (collecting at once, as before, could delay a Start that came right after a
+ * session by the collection's length).
+ */
+const PAYMENT_COLLECT_QUIET_MS = 2_000;
+const collector = quietCollector(PAYMENT_COLLECT_QUIET_MS);
 const { config } = data;
 const log = createLogger({ level: config.log.level, name: 'payment', sync: true });
 const port = parentPort!;
-const toMain = (message: PaymentToMain) => port.postMessage(message);
+const toMain = (message: PaymentToMain) => {
+  if (message.type !== 'health') collector.touch();
+  port.postMessage(message);
+};
 const show = (screen: Screen) => data.displayPort?.postMessage({ type: 'show', screen } satisfies ToDisplay);
 
 let boardFirmware: string | null = null;
@@ -107,6 +118,7 @@ async function main(): Promise<void> {
   let fleet: FleetPaymentSide | null = null;
   let lastReader: MainToPayment | null = null;
   port.on('message', (message: MainToPayment) => {
+    collector.touch();
     if (message.type === 'reader.status') lastReader = message;
     if (message.type === 'reader.status' || message.type === 'fleet.observe') {
       fleet?.fromMain(message);
@@ -131,7 +143,7 @@ async function main(): Promise<void> {
     }
     try {
       service.handle(message);
-      if (message.type === 'session.ended' || message.type === 'vend.result' || message.type === 'vend.request.ended') collectWhenIdle();
+      if (message.type === 'session.ended' || message.type === 'vend.result' || message.type === 'vend.request.ended') collector.arm();
     } catch (err) {
       // A flow that throws must not take the worker (and every other payment) down with it.
       log.error({ err, code: isQrvendError(err) ? err.code : 'INTERNAL', type: message.type }, 'payment message handler failed');
@@ -250,6 +262,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     clearInterval(health);
+    collector.cancel();
     fleet?.close();
     service?.stop();
     await endpoint?.close();

@@ -11,7 +11,8 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { MAIN_THREAD_NICE } from '../../src/daemon/thread-priority.js';
-import { MAIN_THREAD_NODE_FLAGS, PAYMENT_WORKER_LIMITS } from '../../src/daemon/heap-limits.js';
+import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
+import { compactingCollection, MAIN_THREAD_NODE_FLAGS, PAYMENT_WORKER_LIMITS, quietCollector } from '../../src/daemon/heap-limits.js';
 
 const T = { timeout: 20_000 };
 const WRAPPER = fileURLToPath(new URL('../../../packaging/qrvend-wrapper.sh', import.meta.url));
@@ -88,6 +89,67 @@ test("the payment worker's resource limits cap its heap, and threadMemory report
   assert.ok(Math.abs(r.limitMb - expected) <= 4, `heap limit ${r.limitMb} MB, expected about ${expected} MB`);
   assert.ok(r.memory.heapUsedBytes > 0 && r.memory.heapUsedBytes <= r.memory.heapTotalBytes, JSON.stringify(r.memory));
   assert.ok(r.memory.externalBytes >= 0);
+});
+
+test("the main thread's collection waits until the thread has been quiet, then runs once", T, async () => {
+  const forced: number[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const detail = (e as unknown as { detail?: { kind: number; flags: number } }).detail;
+      if (detail && detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR && (detail.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0) forced.push(e.startTime);
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const quietMs = 150;
+  const collector = quietCollector(quietMs);
+  try {
+    collector.arm();
+    // Busy for a while (a session's messages): the collection must not start until quietMs after the last.
+    let lastTouch = 0;
+    for (let i = 0; i < 8; i++) {
+      collector.touch();
+      lastTouch = performance.now();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    while (forced.length === 0) await new Promise((r) => setTimeout(r, 50));
+    assert.ok(forced[0]! >= lastTouch + quietMs - 5, `collected at ${forced[0]} ms, last touch at ${lastTouch} ms`);
+    await new Promise((r) => setTimeout(r, 3 * quietMs));
+    assert.equal(forced.length, 1, 'once per arm()');
+    // Cancelled: nothing runs.
+    collector.arm();
+    collector.cancel();
+    await new Promise((r) => setTimeout(r, 3 * quietMs));
+    assert.equal(forced.length, 1);
+  } finally {
+    collector.cancel();
+    observer.disconnect();
+  }
+});
+
+test('the compacting collection gives back the pages a burst left partly used', T, async () => {
+  // In a worker with the payment worker's caps: a heap of its own, sized like the daemon's.
+  const r = await inWorker<{ fragmentedMb: number; liveMb: number; afterMb: number }>(
+    HEAP_JS,
+    `async (mod) => {
+      const v8 = await import('node:v8');
+      const vm = await import('node:vm');
+      v8.setFlagsFromString('--expose-gc');
+      const gc = vm.runInNewContext('gc');
+      const old = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space');
+      // A burst: many small objects, one in 200 survives, scattered over every page.
+      let keep = [];
+      for (let r = 0; r < 20; r++) { const a = []; for (let i = 0; i < 50000; i++) a.push({ i, s: 'x' + i }); for (let i = 0; i < a.length; i += 50) keep.push(a[i]); }
+      gc();
+      keep = keep.filter((_, i) => i % 4 === 0);
+      gc();
+      const fragmentedMb = old().space_size / 2 ** 20;
+      mod.compactingCollection(gc);
+      return { fragmentedMb, liveMb: old().space_used_size / 2 ** 20, afterMb: old().space_size / 2 ** 20, kept: keep.length };
+    }`,
+    { resourceLimits: PAYMENT_WORKER_LIMITS },
+  );
+  assert.ok(r.fragmentedMb - r.liveMb > 1, `the burst left its pages partly used: ${JSON.stringify(r)}`);
+  assert.ok(r.afterMb - r.liveMb < (r.fragmentedMb - r.liveMb) / 2, `compaction gave most of them back: ${JSON.stringify(r)}`);
 });
 
 test('the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority', { timeout: 40_000 }, async () => {
