@@ -56,9 +56,9 @@ export class StaticQrFlow {
   }
 
   /**
-   * Called by the Start endpoint once every check passed. Claims the session slot and records the
-   * Start durably before returning (the endpoint answers Approved when this resolves); the
-   * Authorization goes out right after.
+   * Called by the Start endpoint once every check passed. Claims the session slot, records the
+   * Start and its Authorization durably, sends the Authorization, and resolves a turn later (the
+   * endpoint answers Approved when this resolves).
    */
   async accept(start: StartRequest): Promise<void> {
     const { ctx } = this;
@@ -77,7 +77,12 @@ export class StaticQrFlow {
     if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
     this.active = { txId, opened: false, vends: new Map(), degraded: false };
     ctx.show({ kind: 'authorizing' });
-    setImmediate(() => void this.authorize(txId, amount, at, auth.ageLimit));
+    // The Authorization goes out first and the Start is answered a turn later: the consumer waits
+    // for the session (C,START), which waits for the Authorization; the wallet's answer waits for
+    // nothing. got writes the request within this turn's ticks and microtasks, so it is on the
+    // wire before the answer's bytes, the answer's log line and its socket writes (BENCHMARKS.md).
+    void this.authorize(txId, amount, at, auth.ageLimit);
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   private async authorize(txId: string, amount: number, at: Date, ageLimit: number | null): Promise<void> {
@@ -96,9 +101,9 @@ export class StaticQrFlow {
         ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
         return;
       }
-      ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       ctx.toMain({ type: 'session.begin', txId, funds });
       ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces });
+      ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       return;
     }
     if (outcome.kind === 'declined' && outcome.heldFunds === true) {

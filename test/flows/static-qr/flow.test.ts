@@ -184,13 +184,25 @@ test('one commit per vend: the session opening and the approval are written with
   assert.deepEqual(ledger.eventsOf(TX).slice(-3).map((e) => e.kind), ['openSession', 'vend.approved', 'vend.success']);
 });
 
-test('the Start and its Authorization are recorded in one commit before the Start is answered', async () => {
+test('the Start and its Authorization are recorded in one commit before the Authorization goes out', async () => {
   failing = new Set(['markAuthorizing']);
   await assert.rejects(flow.accept(start()));
   assert.equal(ledger.getTransaction(TX), null, 'a refused write keeps neither: the Start is not answered Approved');
+  assert.equal(authRequests.length, 0, 'nothing was sent for a Start that was not recorded');
   failing = new Set();
+  const send = ctx.gateway.authorization;
+  let stateWhenSent: string | undefined;
+  ctx.gateway.authorization = (request) => ((stateWhenSent = ledger.getTransaction(TX)?.state), send(request));
   await flow.accept(start());
-  assert.equal(ledger.getTransaction(TX)?.state, 'authorizing', 'durable as authorizing when accept() returns');
+  assert.equal(stateWhenSent, 'authorizing', 'durable as authorizing when the Authorization goes out');
+});
+
+test('the Authorization is sent before the Start is answered (accept() resolves after it)', async () => {
+  let acceptedFirst = false;
+  const accepted = flow.accept(start()).then(() => (acceptedFirst = authRequests.length === 0));
+  await accepted;
+  assert.equal(acceptedFirst, false, 'the Authorization was handed to the gateway client before accept() resolved');
+  assert.equal(authRequests.length, 1);
 });
 
 test('the closing refused by the disk is kept and written when the disk is back; recovery leaves it alone meanwhile', async () => {
