@@ -31,6 +31,8 @@ export async function startTimingProxy(upstreamUrl: string): Promise<TimingProxy
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      // Noted first: the proxy's own parsing below is not the agent's time.
+      const receivedAtMs = performance.now();
       const body = Buffer.concat(chunks);
       let txId = '';
       try {
@@ -38,7 +40,7 @@ export async function startTimingProxy(upstreamUrl: string): Promise<TimingProxy
       } catch {
         // not JSON: forwarded as it is
       }
-      const ex: TimedExchange = { op: (req.url ?? '').split('/').pop() ?? '', txId, receivedAtMs: performance.now(), answeredAtMs: null, responseText: null };
+      const ex: TimedExchange = { op: (req.url ?? '').split('/').pop() ?? '', txId, receivedAtMs, answeredAtMs: null, responseText: null };
       exchanges.push(ex);
       const up = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
         const parts: Buffer[] = [];
