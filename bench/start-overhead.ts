@@ -22,6 +22,7 @@ import { daemonBuilt } from './support/daemon.js';
 import type { GatewayProcess } from './support/gateway.js';
 import { DaemonRig } from './support/rig.js';
 import { startTimingProxy, type TimingProxy } from './support/timing-proxy.js';
+import { rawPostRequest, parseAnswerJson } from './support/raw-http.js';
 import { endSession, nextCommand } from './support/vmc.js';
 import { buildStartBody, newWalletTransactionId, startEndpoint } from '../src/sim/wallet/index.js';
 import { round, summarize } from './stats.js';
@@ -52,14 +53,12 @@ const DYNAMIC = {
  * rather than `http.request`, whose `agent: false` client spends a further 0.1-0.3 ms of the
  * bench's JS before the connect even starts.
  */
+/** A Start's answer is a few hundred bytes; anything past this is a fault, not an answer. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 function postStart(url: string, body: string): Promise<{ t0: number; connectMs: number; answer: Record<string, unknown> }> {
   const u = new URL(url);
-  const bytes = Buffer.from(body, 'utf8');
-  const head = Buffer.from(
-    `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`,
-    'latin1',
-  );
-  const request = Buffer.concat([head, bytes]);
+  const request = rawPostRequest(u, body);
   return new Promise((resolve, reject) => {
     const parts: Buffer[] = [];
     const asked = performance.now();
@@ -69,30 +68,22 @@ function postStart(url: string, body: string): Promise<{ t0: number; connectMs: 
       socket.write(request);
     });
     socket.setTimeout(10_000, () => socket.destroy(new Error('no answer to Start in 10 s')));
-    socket.on('data', (c: Buffer) => parts.push(c));
+    let received = 0;
+    socket.on('data', (c: Buffer) => {
+      received += c.length;
+      if (received > MAX_ANSWER_BYTES) socket.destroy(new Error(`the answer to a Start passed ${MAX_ANSWER_BYTES} bytes`));
+      else parts.push(c);
+    });
     socket.on('error', reject);
     socket.on('end', () => {
       socket.destroy();
       try {
-        resolve({ t0, connectMs: t0 - asked, answer: parseAnswer(Buffer.concat(parts)) });
+        resolve({ t0, connectMs: t0 - asked, answer: parseAnswerJson(Buffer.concat(parts)) });
       } catch (err) {
         reject(err);
       }
     });
   });
-}
-
-/** The JSON body of a whole HTTP/1.1 answer read to the connection's end (Connection: close). */
-function parseAnswer(raw: Buffer): Record<string, unknown> {
-  const split = raw.indexOf('\r\n\r\n');
-  if (split < 0) throw new Error('the Start answer has no complete head');
-  const head = raw.subarray(0, split).toString('latin1');
-  if (!/^HTTP\/1\.[01] \d{3} /.test(head)) throw new Error(`the Start answer is not HTTP: ${JSON.stringify(head.slice(0, 40))}`);
-  if (/^transfer-encoding:\s*chunked/im.test(head)) throw new Error('the Start answer is chunked; the bench expects a Content-Length');
-  const length = /^content-length:\s*(\d+)/im.exec(head)?.[1];
-  const body = raw.subarray(split + 4);
-  if (length !== undefined && body.length !== Number(length)) throw new Error(`the Start answer body has ${body.length} bytes, Content-Length says ${length}`);
-  return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
 }
 
 interface Split {
@@ -106,8 +97,9 @@ interface Split {
 function splitFigure(base: typeof STATIC, s: Split, names: [string, string], extra: Figure['context'] = {}): Figure {
   const a = summarize(s.first);
   const b = summarize(s.second);
-  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`;
   const c = s.connect !== undefined && s.connect.length > 0 ? summarize(s.connect) : null;
+  const beside = c === null ? '' : `; before them, the wallet's connect p50/p99 ${round(c.p50, 2)}/${round(c.p99, 2)} ms (not in the figure)`;
+  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms${beside}`;
   const connect: Record<string, string | number> = c === null ? {} : { walletConnectP50Ms: round(c.p50), walletConnectP99Ms: round(c.p99), walletConnect: 'the fresh connection before the Start is written: not in the figure' };
   const context = { ...extra, firstP50Ms: round(a.p50), firstP99Ms: round(a.p99), secondP50Ms: round(b.p50), secondP99Ms: round(b.p99), first: names[0], second: names[1], ...connect };
   return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });
