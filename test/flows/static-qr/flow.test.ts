@@ -194,14 +194,25 @@ test('the Start and its Authorization are recorded in one commit before the Auth
   let stateWhenSent: string | undefined;
   ctx.gateway.authorization = (request) => ((stateWhenSent = ledger.getTransaction(TX)?.state), send(request));
   await flow.accept(start());
+  await waitFor(() => stateWhenSent, 'the Authorization');
   assert.equal(stateWhenSent, 'authorizing', 'durable as authorizing when the Authorization goes out');
 });
 
-test('the Authorization is sent before the Start is answered (accept() resolves after it)', async () => {
-  let acceptedFirst = false;
-  const accepted = flow.accept(start()).then(() => (acceptedFirst = authRequests.length === 0));
-  await accepted;
-  assert.equal(acceptedFirst, false, 'the Authorization was handed to the gateway client before accept() resolved');
+test('the Start is answered before the Authorization goes out; the answer written sends it at once', async () => {
+  await flow.accept(start());
+  assert.equal(authRequests.length, 0, 'accept() resolved (the endpoint answers Approved) before the Authorization was sent');
+  flow.answered('ANOTHER-TX');
+  assert.equal(authRequests.length, 0, 'the answer to another Start sends nothing');
+  flow.answered(TX);
+  assert.equal(authRequests.length, 1, 'sent as soon as the endpoint says the answer is out');
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  assert.equal(authRequests.length, 1, 'once: the next turn does not send it again');
+});
+
+test('a Start answered without the endpoint (relayed) is authorized on the next turn', async () => {
+  await flow.accept(start());
+  assert.equal(authRequests.length, 0);
+  await new Promise<void>((resolve) => setImmediate(resolve));
   assert.equal(authRequests.length, 1);
 });
 
