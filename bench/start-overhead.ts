@@ -139,8 +139,9 @@ export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: nu
     }
     const { atMs: t3 } = await started;
     started = null;
-    const auth = proxy.exchanges.find((e) => e.op === 'Authorization' && e.txId === txId);
-    if (auth === undefined || auth.answeredAtMs === null) throw new Error(`the Authorization of ${txId} was not seen at the gateway`);
+    // The proxy's thread reports by message: wait for it (it answered before C,START could come).
+    const auth = await proxy.answered((e) => e.op === 'Authorization' && e.txId === txId, 5000, `the Authorization of ${txId}`);
+    if (auth.answeredAtMs === null) throw new Error(`the Authorization of ${txId} was not seen answered at the gateway`);
     out.first.push(auth.receivedAtMs - t0);
     out.connect!.push(connectMs);
     out.second.push(t3 - auth.answeredAtMs);
@@ -220,8 +221,8 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
         const { command } = await answer;
         if (command.kind !== 'vend-approve') throw new Error('the dynamic QR vend was denied');
         rig.sim.vendSuccess();
-        const gen = proxy.exchanges.filter((e) => e.op === 'GenerateQR').at(-1);
-        if (gen === undefined || gen.answeredAtMs === null || gen.receivedAtMs < t0) throw new Error('the GenerateQR was not seen at the gateway');
+        const gen = await proxy.answered((e) => e.op === 'GenerateQR' && e.receivedAtMs >= t0, 5000, 'the GenerateQR of this vend');
+        if (gen.answeredAtMs === null) throw new Error('the GenerateQR was not seen answered at the gateway');
         const qrText = String((JSON.parse(gen.responseText ?? '{}') as { QRCode?: unknown }).QRCode ?? '');
         const shown = changes.find((c) => c.atMs >= gen.answeredAtMs! && decodeFrame(c.frame) === qrText);
         if (shown === undefined) throw new Error('no framebuffer change with the QR the gateway returned');
