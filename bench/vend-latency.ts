@@ -56,7 +56,7 @@ const SATURATED = {
 };
 const LOOP = {
   id: 'event-loop-delay',
-  what: 'Daemon main-thread event-loop delay during the saturated vend run (worst stats interval)',
+  what: 'Daemon main-thread event-loop delay (lateness of the 1 ms sampler ticks) during the saturated vend run (worst stats interval)',
   unit: 'ms',
   target: { text: 'p99 <= 2 ms', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 2 }] },
 };

@@ -1,12 +1,15 @@
 /**
  * A pass-through in front of the gateway simulator, on loopback, that notes when each request
- * arrived whole and when its answer was handed back (performance.now() of the bench process, the
- * clock the VMC end of the pty is read with). The daemon's share of the consumer's wait is measured
- * between these and the pty, from outside the daemon.
+ * arrived whole and when its answer was handed back (in performance.now() of the bench's main
+ * thread, the clock the VMC end of the pty is read with). The daemon's share of the consumer's wait
+ * is measured between these and the pty, from outside the daemon. The proxy runs in a thread of its
+ * own (timing-proxy-thread.ts), so the bench's main loop (the wallet, the VMC simulator, the
+ * daemon's log lines) does not delay the moment a request is noted.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { ProxyThreadMessage } from './timing-proxy-thread.js';
 
 export interface TimedExchange {
   op: string;
@@ -20,49 +23,66 @@ export interface TimedExchange {
 export interface TimingProxy {
   url: string;
   exchanges: TimedExchange[];
+  /** The first exchange matching `match` once its answer was handed back; rejects after `timeoutMs`. */
+  answered(match: (e: TimedExchange) => boolean, timeoutMs: number, what: string): Promise<TimedExchange>;
   close(): Promise<void>;
 }
 
 export async function startTimingProxy(upstreamUrl: string): Promise<TimingProxy> {
-  const upstream = new URL(upstreamUrl);
-  const agent = new http.Agent({ keepAlive: true });
+  // process.hrtime and performance.now() read the same monotonic clock: a fixed offset apart.
+  const offsetMs = Number(process.hrtime.bigint()) / 1e6 - performance.now();
   const exchanges: TimedExchange[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      let txId = '';
-      try {
-        txId = String((JSON.parse(body.toString('utf8')) as { BasicInfo?: { TransactionId?: unknown } }).BasicInfo?.TransactionId ?? '');
-      } catch {
-        // not JSON: forwarded as it is
-      }
-      const ex: TimedExchange = { op: (req.url ?? '').split('/').pop() ?? '', txId, receivedAtMs: performance.now(), answeredAtMs: null, responseText: null };
-      exchanges.push(ex);
-      const up = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
-        const parts: Buffer[] = [];
-        answer.on('data', (c: Buffer) => parts.push(c));
-        answer.on('end', () => {
-          const text = Buffer.concat(parts);
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          res.end(text);
-          ex.answeredAtMs = performance.now();
-          ex.responseText = text.toString('utf8');
-        });
-      });
-      up.on('error', () => res.destroy());
-      up.end(body);
+  const byId = new Map<number, TimedExchange>();
+  const waiters = new Set<() => void>();
+  const worker = new Worker(new URL('./timing-proxy-thread.js', import.meta.url), { workerData: { upstreamUrl } });
+  let closed: (() => void) | null = null;
+  const listening = new Promise<number>((resolve, reject) => {
+    worker.once('error', reject);
+    worker.on('message', (m: ProxyThreadMessage) => {
+      if (m.kind === 'listening') resolve(m.port);
+      else if (m.kind === 'received') {
+        const ex: TimedExchange = { op: m.op, txId: m.txId, receivedAtMs: m.atHrMs - offsetMs, answeredAtMs: null, responseText: null };
+        byId.set(m.id, ex);
+        exchanges.push(ex);
+      } else if (m.kind === 'answered') {
+        const ex = byId.get(m.id);
+        if (ex === undefined) return;
+        byId.delete(m.id);
+        ex.answeredAtMs = m.atHrMs - offsetMs;
+        ex.responseText = m.responseText;
+        for (const w of [...waiters]) w();
+      } else if (m.kind === 'closed') closed?.();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = await listening;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: `http://127.0.0.1:${port}`,
     exchanges,
+    answered: (match, timeoutMs, what) =>
+      new Promise((resolve, reject) => {
+        const check = (): boolean => {
+          const found = exchanges.find((e) => e.answeredAtMs !== null && match(e));
+          if (found === undefined) return false;
+          clearTimeout(timer);
+          waiters.delete(onAnswer);
+          resolve(found);
+          return true;
+        };
+        const onAnswer = (): void => void check();
+        const timer = setTimeout(() => {
+          waiters.delete(onAnswer);
+          reject(new Error(`${what} was not seen answered at the gateway within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.add(onAnswer);
+        check();
+      }),
     close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      agent.destroy();
+      const done = new Promise<void>((resolve) => (closed = resolve));
+      worker.postMessage({ kind: 'close' });
+      const timer = setTimeout(() => void worker.terminate(), 3000);
+      await Promise.race([done, once(worker, 'exit')]);
+      clearTimeout(timer);
+      await worker.terminate();
     },
   };
 }

@@ -52,6 +52,7 @@ export class PaymentService {
       readerBusy: () => this.busyReason(),
       transactionSeen: (txId: string) => this.ctx.ledger.transactionIdUsed(txId),
       accept: (request: StartRequest) => this.staticQr.accept(request),
+      answered: (txId: string) => this.staticQr.answered(txId),
     };
   }
 

@@ -47,6 +47,12 @@ export interface StartHooks {
    * the ledger.
    */
   accept(request: StartRequest): Promise<void>;
+  /**
+   * The Approved answer to this accepted Start is written (the HTTP endpoint says so right after
+   * the socket write; a Start relayed over the fleet link does not). Lets the Authorization follow
+   * the answer at once instead of on the next turn; optional, the flow does not wait for it.
+   */
+  answered?(txId: string): void;
 }
 
 export interface StartCheckOptions {

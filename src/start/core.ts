@@ -36,6 +36,8 @@ export interface StartCore {
   readonly stats: StartStatsCounter;
   /** The Start component's logger. */
   readonly log: Logger;
+  /** An accepted Start's Approved answer is on the wire: its Authorization may go (StartHooks.answered). */
+  answered(answer: StartAnswer): void;
   /** The one log line per answered Start (remote, HTTP status, verdict, code, reason, TransactionId; never the body). */
   logAnswer(remote: string, answer: StartAnswer, extra?: Record<string, unknown>): void;
   /** An error for a log line, the SecretToken scrubbed from it. */
@@ -55,6 +57,7 @@ export function createStartCore(options: StartCoreOptions): StartCore {
   const describeError = (err: unknown) => scrubbedError(err, secretText);
   let guard: AcceptGuard | null = null;
   const hooks: StartHooks = {
+    answered: (txId) => options.hooks.answered?.(txId),
     readerBusy: () => options.hooks.readerBusy(),
     transactionSeen: (txId) => options.hooks.transactionSeen(txId),
     accept: (request) => {
@@ -94,6 +97,9 @@ export function createStartCore(options: StartCoreOptions): StartCore {
 
   return {
     exchange,
+    answered(answer) {
+      if (answer.body.Status.Verdict === 'Approved' && answer.transactionId !== undefined) hooks.answered?.(answer.transactionId);
+    },
     stats: new StartStatsCounter(),
     log,
     logAnswer,

@@ -104,8 +104,12 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
 
   function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
     stats.answered(answer);
-    core.logAnswer(clientOf(req.socket), answer);
+    const remote = clientOf(req.socket);
     writeAnswer(res, answer, bodyUnread, limits.lingerMs);
+    // An accepted Start's Authorization goes out now (design section 2: answered, then authorized),
+    // and the answer's log line after this turn: a synchronous log write must not sit in front of it.
+    core.answered(answer);
+    setImmediate(() => core.logAnswer(remote, answer));
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

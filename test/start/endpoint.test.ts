@@ -37,6 +37,7 @@ function reset(): void {
   fx.payment.gate = null;
   fx.payment.busyAfterAccept = false;
   fx.payment.accepted.length = 0;
+  fx.payment.answered.length = 0;
 }
 
 test('a valid Start is accepted: Approved, TransactionId and ConsumerData echoed, accept called once', T, async () => {
@@ -54,6 +55,18 @@ test('a valid Start is accepted: Approved, TransactionId and ConsumerData echoed
   // The secret does not travel past authentication (it would end up in the ledger).
   assert.equal(accepted.SecretToken, REDACTED_TOKEN);
   assert.match(String(reply.headers['content-type']), /^application\/json/);
+});
+
+test('the payment side hears that an Approved answer is written, before its log line; never for a Declined one', T, async () => {
+  reset();
+  const body = validStart();
+  await post(fx.endpoint, body);
+  assert.deepEqual(fx.payment.answered, [{ txId: body['TransactionId'], loggedBefore: false }], 'the Authorization may go before the log write');
+  fx.payment.busy = 'vend in progress';
+  const declined = validStart();
+  const reply = await post(fx.endpoint, declined);
+  assert.equal(reply.json.Status.Verdict, 'Declined');
+  assert.equal(fx.payment.answered.length, 1, 'a Declined answer starts nothing');
 });
 
 test('UniQR alone names this machine too', T, async () => {

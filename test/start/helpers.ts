@@ -54,6 +54,10 @@ export class FakePaymentSide {
   gate: Promise<void> | null = null;
   /** Like the real payment side: once a Start is accepted the reader is busy with its session. */
   busyAfterAccept = false;
+  /** TransactionIds the endpoint said it answered Approved, each with whether its log line was written then. */
+  readonly answered: Array<{ txId: string; loggedBefore: boolean }> = [];
+  /** Set by the fixture: the log lines written so far. */
+  logLines: string[] = [];
 
   readonly hooks = {
     readerBusy: (): string | null => this.busy,
@@ -64,6 +68,9 @@ export class FakePaymentSide {
       if (this.failAccept) throw this.failAccept;
       this.seen.add(request.TransactionId);
       if (this.busyAfterAccept) this.busy = 'session running';
+    },
+    answered: (txId: string): void => {
+      this.answered.push({ txId, loggedBefore: this.logLines.some((l) => l.includes(txId)) });
     },
   };
 }
@@ -92,6 +99,7 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
     },
   });
   const payment = new FakePaymentSide();
+  payment.logLines = logLines;
   const endpoint = await startStartEndpoint({
     start: startConfig(options.start),
     acceptedTerminalIds: [TERMINAL_ID],

@@ -41,6 +41,8 @@ interface StaticSession {
 
 export class StaticQrFlow {
   private active: StaticSession | null = null;
+  /** An accepted Start whose Authorization waits for its answer to be written (see accept). */
+  private authorizing: { txId: string; send: () => void } | null = null;
   /** Ended sessions whose Settlement/Cancel could not be written yet (the disk refused). */
   private readonly unclosed = new Map<string, { session: StaticSession; reason: SessionEndReason; detail: string | null }>();
 
@@ -57,8 +59,8 @@ export class StaticQrFlow {
 
   /**
    * Called by the Start endpoint once every check passed. Claims the session slot and records the
-   * Start durably before returning (the endpoint answers Approved when this resolves); the
-   * Authorization goes out right after.
+   * Start and its Authorization durably before returning (the endpoint answers Approved when this
+   * resolves); the Authorization goes out right after the answer.
    */
   async accept(start: StartRequest): Promise<void> {
     const { ctx } = this;
@@ -77,7 +79,20 @@ export class StaticQrFlow {
     if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
     this.active = { txId, opened: false, vends: new Map(), degraded: false };
     ctx.show({ kind: 'authorizing' });
-    setImmediate(() => void this.authorize(txId, amount, at, auth.ageLimit));
+    // Design section 2: answered Approved, then the Authorization. The endpoint says when the
+    // answer's bytes are out (answered(), before it logs anything), and the Authorization follows
+    // at once: the consumer's wait (C,START) waits for it (BENCHMARKS.md). A Start answered another
+    // way (relayed over the fleet link) is authorized on the next turn.
+    this.authorizing = { txId, send: () => void this.authorize(txId, amount, at, auth.ageLimit) };
+    setImmediate(() => this.answered(txId));
+  }
+
+  /** The Approved answer to `txId`'s Start is out: send its Authorization, once. */
+  answered(txId: string): void {
+    const pending = this.authorizing;
+    if (pending === null || pending.txId !== txId) return;
+    this.authorizing = null;
+    pending.send();
   }
 
   private async authorize(txId: string, amount: number, at: Date, ageLimit: number | null): Promise<void> {
@@ -96,9 +111,9 @@ export class StaticQrFlow {
         ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
         return;
       }
-      ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       ctx.toMain({ type: 'session.begin', txId, funds });
       ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces });
+      ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       return;
     }
     if (outcome.kind === 'declined' && outcome.heldFunds === true) {

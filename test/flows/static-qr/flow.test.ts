@@ -184,13 +184,36 @@ test('one commit per vend: the session opening and the approval are written with
   assert.deepEqual(ledger.eventsOf(TX).slice(-3).map((e) => e.kind), ['openSession', 'vend.approved', 'vend.success']);
 });
 
-test('the Start and its Authorization are recorded in one commit before the Start is answered', async () => {
+test('the Start and its Authorization are recorded in one commit before the Authorization goes out', async () => {
   failing = new Set(['markAuthorizing']);
   await assert.rejects(flow.accept(start()));
   assert.equal(ledger.getTransaction(TX), null, 'a refused write keeps neither: the Start is not answered Approved');
+  assert.equal(authRequests.length, 0, 'nothing was sent for a Start that was not recorded');
   failing = new Set();
+  const send = ctx.gateway.authorization;
+  let stateWhenSent: string | undefined;
+  ctx.gateway.authorization = (request) => ((stateWhenSent = ledger.getTransaction(TX)?.state), send(request));
   await flow.accept(start());
-  assert.equal(ledger.getTransaction(TX)?.state, 'authorizing', 'durable as authorizing when accept() returns');
+  await waitFor(() => stateWhenSent, 'the Authorization');
+  assert.equal(stateWhenSent, 'authorizing', 'durable as authorizing when the Authorization goes out');
+});
+
+test('the Start is answered before the Authorization goes out; the answer written sends it at once', async () => {
+  await flow.accept(start());
+  assert.equal(authRequests.length, 0, 'accept() resolved (the endpoint answers Approved) before the Authorization was sent');
+  flow.answered('ANOTHER-TX');
+  assert.equal(authRequests.length, 0, 'the answer to another Start sends nothing');
+  flow.answered(TX);
+  assert.equal(authRequests.length, 1, 'sent as soon as the endpoint says the answer is out');
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  assert.equal(authRequests.length, 1, 'once: the next turn does not send it again');
+});
+
+test('a Start answered without the endpoint (relayed) is authorized on the next turn', async () => {
+  await flow.accept(start());
+  assert.equal(authRequests.length, 0);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  assert.equal(authRequests.length, 1);
 });
 
 test('the closing refused by the disk is kept and written when the disk is back; recovery leaves it alone meanwhile', async () => {
