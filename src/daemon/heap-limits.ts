@@ -57,9 +57,16 @@ export function heapLimitReport(): { heapLimitMb: number; limited: boolean } {
  * depends on when that was (the memory-growth figure's noise, BENCHMARKS.md). The collection
  * compacts (see compactingCollection).
  */
-export function quietCollector(quietMs: number): { arm(): void; touch(): void; cancel(): void } {
+export function quietCollector(
+  quietMs: number,
+  options: { minGrowthBytes?: number; committedBytes?: () => number } = {},
+): { arm(): void; touch(): void; cancel(): void } {
+  const minGrowthBytes = options.minGrowthBytes ?? QUIET_COLLECTION_MIN_GROWTH_BYTES;
+  const committedBytes = options.committedBytes ?? (() => v8.getHeapStatistics().total_heap_size);
   let lastTouch = monotonicNow();
   let pending: NodeJS.Timeout | null = null;
+  // The heap's committed size right after the last collection; null before the first.
+  let committedAfterLast: number | null = null;
   const check = () => {
     // Monotonic: a wall clock stepped back must not postpone the collection by the step.
     const quietFor = monotonicNow() - lastTouch;
@@ -69,7 +76,12 @@ export function quietCollector(quietMs: number): { arm(): void; touch(): void; c
       return;
     }
     pending = null;
+    // A compacting collection stalls the thread for 15-30 ms here (more on a Pi): a vend request
+    // or a Start arriving then waits behind it. Only pay that when the heap has grown since the
+    // last one; after an ordinary session it has not, and the collection would give nothing back.
+    if (committedAfterLast !== null && committedBytes() - committedAfterLast < minGrowthBytes) return;
     compactingCollection(exposedGc());
+    committedAfterLast = committedBytes();
   };
   return {
     arm() {
@@ -86,6 +98,13 @@ export function quietCollector(quietMs: number): { arm(): void; touch(): void; c
     },
   };
 }
+
+/**
+ * How much a heap's committed size must have grown since the last quiet collection for the next
+ * to run: small enough to keep 100,000 vends' growth under 2 MB (design section 7), large enough
+ * that most sessions end without a collection.
+ */
+export const QUIET_COLLECTION_MIN_GROWTH_BYTES = 1 << 20;
 
 let gcFunction: (() => void) | undefined | null = null;
 

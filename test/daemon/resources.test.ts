@@ -101,7 +101,10 @@ test("the main thread's collection waits until the thread has been quiet, then r
   });
   observer.observe({ entryTypes: ['gc'] });
   const quietMs = 150;
-  const collector = quietCollector(quietMs);
+  // The heap's committed size as the collector sees it: grown by 2 MB since the last collection
+  // unless the test says otherwise.
+  let committed = 0;
+  const collector = quietCollector(quietMs, { minGrowthBytes: 1 << 20, committedBytes: () => committed });
   try {
     collector.arm();
     // Busy for a while (a session's messages): the collection must not start until quietMs after the last.
@@ -116,10 +119,21 @@ test("the main thread's collection waits until the thread has been quiet, then r
     await new Promise((r) => setTimeout(r, 3 * quietMs));
     assert.equal(forced.length, 1, 'once per arm()');
     // Cancelled: nothing runs.
+    committed += 2 << 20;
     collector.arm();
     collector.cancel();
     await new Promise((r) => setTimeout(r, 3 * quietMs));
     assert.equal(forced.length, 1);
+    // Armed again, but the heap has not grown by the minimum since the last collection: no pause.
+    committed -= (2 << 20) - (512 << 10);
+    collector.arm();
+    await new Promise((r) => setTimeout(r, 3 * quietMs));
+    assert.equal(forced.length, 1, 'no collection when the heap grew by less than minGrowthBytes');
+    // Grown by more: it runs.
+    committed += 2 << 20;
+    collector.arm();
+    while (forced.length === 1) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(forced.length, 2);
   } finally {
     collector.cancel();
     observer.disconnect();
