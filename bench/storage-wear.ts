@@ -154,7 +154,13 @@ export async function benchStorageWear(budget: Budget, gateway: GatewayProcess):
       };
       return measureSales(rig, tallyFile, budget.slice(budget.leftMs * 0.7), sale, true);
     });
-    figures.push(figureOf(STATIC, s, { vendsPerSale: 2, window: 'one WAL checkpoint cycle (from just after one checkpoint to just after the next)' }));
+    const static_ = figureOf(STATIC, s, { vendsPerSale: 2, window: 'one WAL checkpoint cycle (from just after one checkpoint to just after the next)' });
+    // A window without its checkpoint leaves the checkpoint's share out: that is not the figure.
+    if (s.tally && (s.tally.syncsByFile['ledger.sqlite'] ?? 0) === 0) {
+      figures.push(notMeasured({ ...STATIC, context: static_.context }, 'error', `no WAL checkpoint in the window (the budget ran out after ${s.perSaleKiB.length} sales): ${static_.detail ?? ''}`));
+    } else {
+      figures.push(static_);
+    }
   } catch (err) {
     figures.push(notMeasured(STATIC, 'error', (err as Error).message));
   }
