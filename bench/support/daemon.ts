@@ -115,6 +115,8 @@ export function loopDelayOf(entry: Record<string, unknown>): Omit<LoopDelayRepor
 
 /** The installed `qrvend` command: it gives `qrvend run` its node flags and environment. */
 const LAUNCHER = join(REPO_ROOT, 'packaging', 'qrvend-wrapper.sh');
+/** See bench/support/node-with-args.sh (a source file: it is not compiled into dist/). */
+const NODE_WITH_ARGS = join(REPO_ROOT, 'bench', 'support', 'node-with-args.sh');
 
 export class DaemonProcess {
   readonly loopDelays: LoopDelayReport[] = [];
@@ -148,7 +150,11 @@ export class DaemonProcess {
    */
   static spawn(configPath: string, o: { extraEnv?: NodeJS.ProcessEnv; cgroupProcs?: string } = {}): DaemonProcess {
     const env: NodeJS.ProcessEnv = { ...process.env, ...o.extraEnv, QRVEND_CONFIG: '', QRVEND_HOME: REPO_ROOT, QRVEND_NODE: process.execPath };
-    if (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS) env.NODE_OPTIONS = process.env.QRVEND_BENCH_DAEMON_NODE_ARGS;
+    if (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS) {
+      // As arguments through a tiny exec script, not NODE_OPTIONS (which refuses --cpu-prof).
+      env.QRVEND_BENCH_REAL_NODE = process.execPath;
+      env.QRVEND_NODE = NODE_WITH_ARGS;
+    }
     const args = [LAUNCHER, 'run', '--config', configPath];
     // Paths travel as positional parameters, never inside the script text.
     const argv = o.cgroupProcs === undefined ? args : ['-c', 'echo $$ > "$1" && shift && exec sh "$@"', 'sh', o.cgroupProcs, ...args];
