@@ -24,6 +24,9 @@ export function loadTx(conn: LedgerConnection, txId: string): TxRecord {
   return tx;
 }
 
+/** Extends a transaction row's event range by one new event (bound twice: its id, its id). */
+const EVENT_RANGE_SETS = 'first_event_id = COALESCE(first_event_id, ?), last_event_id = ?';
+
 export function appendEvent(
   conn: LedgerConnection,
   txId: string,
@@ -33,12 +36,25 @@ export function appendEvent(
   to: TxState | null,
   detail: Record<string, unknown> | null,
 ): void {
-  const id = conn
-    .statement('INSERT INTO events (tx_id, at_ms, kind, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)')
-    .run(txId, atMs, kind, from, to, detail === null ? null : JSON.stringify(detail)).lastInsertRowid;
+  const id = insertEvent(conn, txId, atMs, kind, from, to, detail);
   // The log has no index by transaction (schema 5: one b-tree less per commit); the transaction's
   // row says where its events lie instead.
-  conn.statement('UPDATE transactions SET first_event_id = COALESCE(first_event_id, ?), last_event_id = ? WHERE tx_id = ?').run(id, id, txId);
+  conn.statement(`UPDATE transactions SET ${EVENT_RANGE_SETS} WHERE tx_id = ?`).run(id, id, txId);
+}
+
+/** The log's row alone; its id for the transaction row's event range (EVENT_RANGE_SETS). */
+function insertEvent(
+  conn: LedgerConnection,
+  txId: string,
+  atMs: number,
+  kind: string,
+  from: TxState | null,
+  to: TxState | null,
+  detail: Record<string, unknown> | null,
+): number | bigint {
+  return conn
+    .statement('INSERT INTO events (tx_id, at_ms, kind, from_state, to_state, detail) VALUES (?, ?, ?, ?, ?, ?)')
+    .run(txId, atMs, kind, from, to, detail === null ? null : JSON.stringify(detail)).lastInsertRowid;
 }
 
 /**
@@ -70,10 +86,11 @@ export function moveTx(
   columns: TxColumns = {},
 ): void {
   const names = Object.keys(columns).filter((k) => SETTABLE.has(k));
-  const sets = ['state = ?', 'updated_at_ms = ?', ...names.map((n) => `${n} = ?`)].join(', ');
+  const sets = ['state = ?', 'updated_at_ms = ?', ...names.map((n) => `${n} = ?`), EVENT_RANGE_SETS].join(', ');
   const values = names.map((n) => columns[n as keyof TxColumns] ?? null);
-  conn.statement(`UPDATE transactions SET ${sets} WHERE tx_id = ?`).run(to, atMs, ...values, tx.txId);
-  appendEvent(conn, tx.txId, atMs, kind, tx.state, to, detail);
+  // The event first, so the row's move and its event range are one UPDATE, not two of the same row.
+  const eventId = insertEvent(conn, tx.txId, atMs, kind, tx.state, to, detail);
+  conn.statement(`UPDATE transactions SET ${sets} WHERE tx_id = ?`).run(to, atMs, ...values, eventId, eventId, tx.txId);
 }
 
 export function enqueue(conn: LedgerConnection, txId: string, op: OutboxOperation, body: string, atMs: number): number {
