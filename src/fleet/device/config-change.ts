@@ -12,8 +12,9 @@
  *   <overlay>.pending.json      { healthyWithinS, at }: this start is a trial
  *   <overlay>.rolled-back.json  { at, reason }: raise CONFIG_ROLLED_BACK (gone after the next good change)
  */
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
 import { layer, problemsOf, readBaseLayers } from '../../config/load.js';
 import { pendingFile, previousOverlayFile, readOverlay, rolledBackFile, touchesOverlayPath } from '../../config/overlay.js';
 import { ConfigSchema } from '../../config/schema.js';
@@ -28,36 +29,6 @@ type Json = Parameters<typeof layer>[0];
 export interface PendingChange {
   healthyWithinS: number;
   at: string;
-}
-
-function fsyncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Writes `text` to `path` so that a crash leaves either the old file or the new one, whole. */
-export function writeFileAtomic(path: string, text: string, mode = 0o640): void {
-  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
-  const fd = openSync(tmp, 'w', mode);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  fsyncDir(dirname(path));
-}
-
-/** Removes `path` (if there) and makes the removal durable. */
-function removeDurably(path: string): void {
-  if (!existsSync(path)) return;
-  rmSync(path, { force: true });
-  fsyncDir(dirname(path));
 }
 
 export type ConfigSetCheck = { ok: true; overlayText: string } | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS'; message: string; paths: string[] };
