@@ -25,7 +25,8 @@ export function writeFileAtomic(path: string, text: string | Uint8Array, mode = 
   const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
   const fd = openSync(tmp, 'w', mode);
   try {
-    writeSync(fd, text);
+    if (typeof text === 'string') writeSync(fd, text);
+    else writeSync(fd, text);
     fsyncSync(fd);
   } catch (err) {
     closeSync(fd);
