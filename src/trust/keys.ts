@@ -1,0 +1,150 @@
+/**
+ * Operator keys (design section 10, "Trust"). A machine holds public keys only, in a root-owned
+ * trust file named by the site config; each key has an id (so a signer says which key, and keys
+ * rotate by adding the new one before removing the old) and the scopes it may sign for.
+ *
+ * Trust file (JSON, at most MAX_TRUST_FILE_BYTES):
+ *   { "keys": [ { "id": "ops-2026", "publicKey": "<base64 of the 32-byte Ed25519 key>", "scopes": ["read", "operate"] } ] }
+ *
+ * Private keys are PKCS#8 PEM files made by `qrvend fleet keygen`; they live with the operator
+ * (or the relay, for its `start` key), never on a machine.
+ */
+import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { statSync, readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/**
+ * What a key may sign:
+ * - read: ping, doctor, outbox.list, config.get;
+ * - operate: reader.disable/enable, outbox.retry, service.restart, an audit read;
+ * - configure: config.set;
+ * - update: a software update offer;
+ * - start: a relayed Start (the relay's own key);
+ * - registry: which machine owns which TerminalId / UniQR (read by the relay).
+ */
+export const SCOPES = ['read', 'operate', 'configure', 'update', 'start', 'registry'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const MAX_TRUST_FILE_BYTES = 64 * 1024;
+export const MAX_KEYS = 64;
+export const KEY_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+const TrustFileSchema = z.strictObject({
+  keys: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64'),
+        publicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'the base64 of a 32-byte Ed25519 public key (44 characters)'),
+        scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length),
+        /** Free text for the operator (who holds it, since when). */
+        comment: z.string().max(200).optional(),
+      }),
+    )
+    .max(MAX_KEYS),
+});
+
+export interface TrustedKey {
+  id: string;
+  key: KeyObject;
+  scopes: ReadonlySet<Scope>;
+}
+
+export interface Keyring {
+  /** Where it was read from, for messages (null: built in memory). */
+  source: string | null;
+  byId: ReadonlyMap<string, TrustedKey>;
+}
+
+export class TrustFileError extends Error {}
+
+/** The Ed25519 public key object for 32 raw bytes given as base64. */
+export function publicKeyFromRaw(base64: string): KeyObject {
+  const raw = Buffer.from(base64, 'base64');
+  if (raw.length !== 32) throw new TrustFileError('an Ed25519 public key is 32 bytes');
+  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' });
+}
+
+/** The 32 raw bytes of an Ed25519 public key, as base64 (the trust file's spelling). */
+export function rawPublicKey(key: KeyObject): string {
+  const jwk = key.export({ format: 'jwk' });
+  if (jwk.crv !== 'Ed25519' || typeof jwk.x !== 'string') throw new TrustFileError('not an Ed25519 key');
+  return Buffer.from(jwk.x, 'base64url').toString('base64');
+}
+
+/** Builds a keyring from parsed entries (the trust file's content). */
+export function keyringOf(value: unknown, source: string | null): Keyring {
+  const parsed = TrustFileSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new TrustFileError(`${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const byId = new Map<string, TrustedKey>();
+  for (const entry of parsed.data.keys) {
+    if (byId.has(entry.id)) throw new TrustFileError(`keys: the id ${entry.id} is given twice`);
+    byId.set(entry.id, { id: entry.id, key: publicKeyFromRaw(entry.publicKey), scopes: new Set(entry.scopes) });
+  }
+  return { source, byId };
+}
+
+/**
+ * Reads a trust file. Refused when it is larger than the bound, not a regular file, writable by
+ * anyone but its owner (a key anybody can add is no key), or not valid. Error messages name the
+ * path and the member, never key material.
+ */
+export function loadKeyring(path: string): Keyring {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    throw new TrustFileError(`${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  if (!st.isFile()) throw new TrustFileError(`${path} is not a regular file`);
+  if (st.size > MAX_TRUST_FILE_BYTES) throw new TrustFileError(`${path} is ${st.size} bytes, more than ${MAX_TRUST_FILE_BYTES}`);
+  if ((st.mode & 0o022) !== 0) throw new TrustFileError(`${path} is writable by group or others: chmod 0644 (owner root) it`);
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new TrustFileError(`${path} is not valid JSON (${(err as Error).message.slice(0, 120)})`);
+  }
+  try {
+    return keyringOf(value, path);
+  } catch (err) {
+    throw new TrustFileError(`${path}: ${(err as Error).message}`);
+  }
+}
+
+/** Whether the trust file is owned by root (doctor warns otherwise: the agent's user must not be able to add keys). */
+export function ownedByRoot(path: string): boolean {
+  return statSync(path).uid === 0;
+}
+
+export interface GeneratedKey {
+  /** PKCS#8 PEM: the secret; write it 0600 and keep it off the machines. */
+  privatePem: string;
+  /** base64 of the raw 32-byte public key: goes into the machines' trust file. */
+  publicKey: string;
+}
+
+export function generateSigningKey(): GeneratedKey {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  return { privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), publicKey: rawPublicKey(publicKey) };
+}
+
+/** Reads an Ed25519 private key (PKCS#8 PEM). The error never quotes the file. */
+export function loadPrivateKey(path: string): KeyObject {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new TrustFileError(`the private key ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey({ key: text, format: 'pem' });
+  } catch {
+    throw new TrustFileError(`${path} is not a PEM private key`);
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new TrustFileError(`${path} is not an Ed25519 key`);
+  return key;
+}

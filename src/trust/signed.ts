@@ -1,0 +1,128 @@
+/**
+ * Signed statements (design section 10, "Trust"): a statement of some kind (a command for one
+ * machine, a relay's voucher for a Start, the operator's registry of machines), its time window
+ * and a nonce, signed with an Ed25519 key from a keyring. This file checks the signature, the key's
+ * scope and the window; what a nonce seen before means is the caller's (see nonce-book.ts).
+ *
+ * Pure but for the signature arithmetic: the time comes in as an argument.
+ */
+import { randomBytes, sign as edSign, verify as edVerify, type KeyObject } from 'node:crypto';
+import { z } from 'zod';
+import { CanonicalError, signedBytes } from './canonical.js';
+import { KEY_ID, type Keyring, type Scope } from './keys.js';
+
+/** Clocks of machines and operators disagree by this much at most before a statement is refused. */
+export const CLOCK_SKEW_MS = 30_000;
+/** A statement valid for longer is refused: nonces are kept only for the window, and a short one bounds a replay. */
+export const MAX_LIFETIME_MS = 15 * 60_000;
+/** The lifetime `qrvend fleet cmd` gives a command unless told otherwise. */
+export const DEFAULT_LIFETIME_MS = 60_000;
+
+export const SignatureSchema = z.strictObject({
+  keyId: z.string().regex(KEY_ID),
+  /** Epoch milliseconds, the signer's clock. */
+  issuedAt: z.number().int().positive(),
+  expiresAt: z.number().int().positive(),
+  /** At least 128 random bits, base64url. */
+  nonce: z.string().regex(/^[A-Za-z0-9_-]{22,64}$/),
+  /** The Ed25519 signature, base64 (64 bytes). */
+  sig: z.string().regex(/^[A-Za-z0-9+/]{86}==$/),
+});
+export type Signature = z.infer<typeof SignatureSchema>;
+
+export type Refusal =
+  | 'unsigned'
+  | 'malformed'
+  | 'unknown-key'
+  | 'scope'
+  | 'bad-signature'
+  | 'expired'
+  | 'not-yet-valid'
+  | 'too-long'
+  | 'replayed'
+  | 'clock-unsynced'
+  | 'no-keys';
+
+export type Checked = { ok: true; keyId: string } | { ok: false; reason: Refusal; message: string };
+
+const refuse = (reason: Refusal, message: string): Checked => ({ ok: false, reason, message });
+
+/** A fresh nonce: 16 random bytes, base64url. */
+export function newNonce(): string {
+  return randomBytes(16).toString('base64url');
+}
+
+/** The statement with its window and nonce, as it is signed. */
+function statementOf(body: Record<string, unknown>, signature: Pick<Signature, 'issuedAt' | 'expiresAt' | 'nonce'>): Record<string, unknown> {
+  return { ...body, issuedAt: signature.issuedAt, expiresAt: signature.expiresAt, nonce: signature.nonce };
+}
+
+export interface SignOptions {
+  keyId: string;
+  key: KeyObject;
+  nowMs: number;
+  lifetimeMs?: number;
+  nonce?: string;
+}
+
+/** Signs `body` (which must not itself carry issuedAt, expiresAt or nonce) as a statement of `kind`. */
+export function signStatement(kind: string, body: Record<string, unknown>, options: SignOptions): Signature {
+  const lifetime = options.lifetimeMs ?? DEFAULT_LIFETIME_MS;
+  if (!(lifetime > 0 && lifetime <= MAX_LIFETIME_MS)) throw new RangeError(`a lifetime between 1 ms and ${MAX_LIFETIME_MS} ms`);
+  const window = { issuedAt: Math.floor(options.nowMs), expiresAt: Math.floor(options.nowMs + lifetime), nonce: options.nonce ?? newNonce() };
+  const sig = edSign(null, signedBytes(kind, statementOf(body, window)), options.key).toString('base64');
+  return { keyId: options.keyId, ...window, sig };
+}
+
+/** Whether `now` lies in the signature's window (with the skew either way) and the window is not too long. */
+export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number): Checked | null {
+  if (signature.expiresAt <= signature.issuedAt) return refuse('malformed', 'expiresAt is not after issuedAt');
+  if (signature.expiresAt - signature.issuedAt > MAX_LIFETIME_MS) {
+    return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} s, more than the ${MAX_LIFETIME_MS / 1000} s allowed`);
+  }
+  if (nowMs < signature.issuedAt - CLOCK_SKEW_MS) {
+    return refuse('not-yet-valid', `issued ${Math.round((signature.issuedAt - nowMs) / 1000)} s in this machine's future (check both clocks)`);
+  }
+  if (nowMs > signature.expiresAt + CLOCK_SKEW_MS) {
+    return refuse('expired', `expired ${Math.round((nowMs - signature.expiresAt) / 1000)} s ago`);
+  }
+  return null;
+}
+
+export interface VerifyInput {
+  kind: string;
+  body: Record<string, unknown>;
+  /** As received: checked against SignatureSchema here. Absent = unsigned. */
+  signature: unknown;
+  scope: Scope;
+  keyring: Keyring | null;
+  nowMs: number;
+}
+
+/**
+ * Checks, in this order: a keyring with at least one key, a signature at all, its shape, the key,
+ * the key's scope, the window, the signature over exactly this kind and body. A nonce is checked
+ * by the caller after this passes (a forged statement must not burn a nonce).
+ */
+export function verifyStatement(input: VerifyInput): Checked & { signature?: Signature } {
+  if (input.keyring === null || input.keyring.byId.size === 0) return refuse('no-keys', 'no operator key is configured on this machine (fleet.trustFile): nothing that needs a signature runs');
+  if (input.signature === undefined || input.signature === null) return refuse('unsigned', `unsigned; this needs a signature by a key with the scope ${input.scope}`);
+  const parsed = SignatureSchema.safeParse(input.signature);
+  if (!parsed.success) return refuse('malformed', `signature.${parsed.error.issues[0]?.path.join('.') || ''} is malformed`);
+  const signature = parsed.data;
+  const key = input.keyring.byId.get(signature.keyId);
+  if (key === undefined) return refuse('unknown-key', `the key ${signature.keyId} is not trusted here`);
+  if (!key.scopes.has(input.scope)) return refuse('scope', `the key ${signature.keyId} may not sign for the scope ${input.scope}`);
+  const window = checkWindow(signature, input.nowMs);
+  if (window !== null) return window;
+  let bytes: Buffer;
+  try {
+    bytes = signedBytes(input.kind, statementOf(input.body, signature));
+  } catch (err) {
+    return refuse('malformed', err instanceof CanonicalError ? `cannot be signed: ${err.message}` : 'cannot be signed');
+  }
+  if (!edVerify(null, bytes, key.key, Buffer.from(signature.sig, 'base64'))) {
+    return refuse('bad-signature', `the signature by ${signature.keyId} does not match this ${input.kind} (another machine, command or arguments, or altered)`);
+  }
+  return { ok: true, keyId: signature.keyId, signature };
+}
