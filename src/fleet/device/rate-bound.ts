@@ -43,8 +43,8 @@ export class CommandRateBound {
  */
 export const COMMAND_BUDGETS = {
   start: { perSecond: 20, burst: 40 },
-  intake: { perSecond: 200, burst: 200 },
-  verify: { perSecond: 50, burst: 50 },
+  intake: { perSecond: 300, burst: 300 },
+  verify: { perSecond: 200, burst: 200 },
   operator: { perSecond: 10, burst: 20 },
   unsigned: { perSecond: 5, burst: 10 },
   refusals: { perSecond: 5, burst: 10 },

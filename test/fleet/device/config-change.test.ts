@@ -227,3 +227,19 @@ test('fleet.url: TLS schemes anywhere, plain MQTT and WebSocket to loopback only
   assert.equal(base.fleet.url, null, 'off by default');
   assert.equal(base.fleet.configOverlay, '/var/lib/qrvend/fleet-config.json');
 });
+
+test('config.get shows no path and no broker credential', T, async () => {
+  const { redactConfig, REDACTED } = await import('../../../src/fleet/device/local-commands.js');
+  const shown = redactConfig({
+    start: { secretTokenFile: '/etc/qrvend/secret-token', certFile: null, listen: '127.0.0.1:8080' },
+    fleet: { url: 'mqtts://dev:hunter2@broker:8883', passwordFile: '/etc/qrvend/pw', configOverlay: '/var/lib/qrvend/fleet-config.json', trustFile: '/etc/qrvend/fleet-trust.json' },
+    store: { path: '/var/lib/qrvend/ledger.sqlite' },
+    display: { png: '/tmp/x.png', logo: null },
+    mdb: { sessionIdleTimeoutMs: 30_000 },
+  }) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(shown.start, { secretTokenFile: REDACTED, certFile: null, listen: '127.0.0.1:8080' });
+  assert.deepEqual(shown.fleet, { url: 'mqtts://broker:8883', passwordFile: REDACTED, configOverlay: REDACTED, trustFile: REDACTED });
+  assert.deepEqual(shown.store, { path: REDACTED });
+  assert.deepEqual(shown.display, { png: REDACTED, logo: null });
+  assert.ok(!JSON.stringify(shown).includes('hunter2'));
+});
