@@ -19,7 +19,7 @@ export interface RemoteKey {
   bound: string;
 }
 
-const SCHEMA = 'the schema';
+const SCHEMA = '-';
 
 export const REMOTE_KEYS: readonly RemoteKey[] = [
   { path: 'mdb.sessionIdleTimeoutMs', bound: SCHEMA },
