@@ -117,8 +117,12 @@ test('item 1: unsigned, unknown key, wrong scope, another machine or command, st
   assert.equal(rig.agent?.child.exitCode, null, 'still running');
 });
 
+/** Run once in the test below; replayed after restarts later (valid 15 min, so only its nonce refuses it). */
+let ranOnce: ReturnType<typeof signCommand>;
+
 test('item 1: a signed command runs once; the same request again is a replay, refused', T, async () => {
-  const signature = signCommand(ops, MACHINE, 'reader.disable', {});
+  const signature = signCommand(ops, MACHINE, 'reader.disable', {}, Date.now(), 15 * 60_000);
+  ranOnce = signature;
   const first = await send('reader.disable', {}, signature);
   assert.equal(first.ok, true, JSON.stringify(first));
   await until(() => !hostEnabled(), 10_000, 'the VMC to see the reader disabled');
@@ -272,6 +276,9 @@ test('item 1: with no usable trust file nothing that changes anything runs, sign
   const again = watcher.statuses.length;
   await rig.startAgent();
   await until(() => watcher.statuses.slice(again).some((s) => s.online === true), 10_000, 'the device back on the broker');
+  // Five restarts later the nonce book still knows the reader.disable that ran.
+  refusedWith(await send('reader.disable', {}, ranOnce), /replay/);
+  assert.equal(hostEnabled(), true);
 });
 
 test('item 1: while the machine knows its clock is unsynced (CLOCK_UNSYNCED), signed commands are refused naming it', { timeout: 60_000 }, async () => {
