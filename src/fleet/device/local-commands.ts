@@ -46,9 +46,9 @@ function valueAt(config: unknown, key: string): { found: boolean; value: unknown
 export const REDACTED = '(redacted)';
 
 /**
- * Keys whose value is a file or device path the agent reads or writes: a secret's path (the
- * SecretToken, a TLS key, the broker password) tells whoever reads the reply where to aim, so
- * config.get shows only whether one is set.
+ * Keys whose value is a file path the agent reads or writes: a secret's path (the SecretToken, a
+ * TLS key, the broker password) tells whoever reads the reply where to aim, so config.get shows
+ * only whether one is set.
  */
 const PATH_KEY = /(File|^path|^configOverlay|^framebuffer|^png|^logo)$/;
 
@@ -74,6 +74,14 @@ export function redactConfig(value: unknown, key = ''): unknown {
   return value;
 }
 
+/** The doctor's report names files in its summaries: the secrets' paths go, wherever they appear. */
+function withoutSecretPaths(report: unknown, config: QrvendConfig): unknown {
+  const secrets = [config.start.secretTokenFile, config.start.keyFile, config.fleet.keyFile, config.fleet.passwordFile].filter((p): p is string => p !== null && p.length > 1);
+  let text = JSON.stringify(report);
+  for (const path of secrets) text = text.split(JSON.stringify(path).slice(1, -1)).join(REDACTED);
+  return JSON.parse(text);
+}
+
 /** What came from afar: the keys the overlay sets now (they apply at the next start). */
 function remoteOf(ctx: LocalCommandContext): { overlayFile: string | null; set: unknown } {
   if (ctx.configFile === null) return { overlayFile: null, set: null };
@@ -92,7 +100,7 @@ export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandN
         checks: ALL_CHECKS.filter((c) => !PORT_CHECKS.has(c.id)),
         checkTimeoutMs: 10_000,
       });
-      return { outcome: { ok: true, result: report } };
+      return { outcome: { ok: true, result: withoutSecretPaths(report, ctx.config) } };
     }
     case 'config.get': {
       const parsed = ConfigGetArgs.safeParse(args);

@@ -136,13 +136,18 @@ test('item 1: a signed command runs once; the same request again is a replay, re
   assert.equal(statSync(nonces).mode & 0o777, 0o600);
 });
 
-test('item 1: config.get shows no secret\'s path (token, password, keys) and no file path at all', T, async () => {
+test('item 1: config.get shows no secret\'s path (token, password, keys) and no file path at all; doctor over the fleet shows no secret\'s path', T, async () => {
   const all = await watcher.command('config.get');
   assert.equal(all.ok, true);
   const text = JSON.stringify(all);
   for (const secret of ['secret-token', rig.dir]) assert.ok(!text.includes(secret), `config.get shows ${secret}`);
   const one = await watcher.command('config.get', { key: 'start.secretTokenFile' });
   assert.deepEqual(one.ok && one.result, { key: 'start.secretTokenFile', value: '(redacted)' });
+  // doctor names the token file in its report; over the fleet the path is gone.
+  const doctor = await watcher.command('doctor', {}, 20_000);
+  assert.equal(doctor.ok, true);
+  assert.ok(!JSON.stringify(doctor).includes(join(rig.dir, 'secret-token')), 'doctor shows the SecretToken file');
+  assert.match(JSON.stringify(doctor), /secret-token/, 'the check itself is there');
 });
 
 test('item 1: qrvend fleet keygen writes the private key 0600 and prints only the public entry; fleet cmd --sign-key signs', T, async () => {
