@@ -416,7 +416,7 @@ function start(): void {
   }
   log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion, operatorKeys: trust.keyring?.byId.size ?? 0 }, 'fleet link starting');
   if (trust.problem !== null) {
-    log.warn({ event: 'fleet.trust.none', code: 'UNAUTHORIZED' }, `no operator key (${trust.problem}): every command that needs a signature is refused; see docs/fleet.md "Signed commands"`);
+    log.warn({ event: 'fleet.trust.none' }, `no operator key (${trust.problem}): every command that needs a signature is refused; see docs/fleet.md "Signed commands"`);
   }
   const c = connect(fleet.url!, options);
   client = c;
