@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { ConfigSchema, type QrvendConfig } from './schema.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { readOverlay, setOverlayAside, touchesOverlayPath } from './overlay.js';
+import { remoteKeyProblems } from './remote-keys.js';
 
 export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../../config/default.json', import.meta.url));
 
@@ -203,5 +204,8 @@ function applyOverlay(base: Json, overlayFile: string, withOverrides: (v: Json) 
   if (touchesOverlayPath(read.value)) return { ok: false, problems: [{ path: 'fleet.configOverlay', reason: 'may be set only by the defaults or the site file' }] };
   const parsed = ConfigSchema.safeParse(withOverrides(layer(base, read.value as Json)));
   if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error) };
+  // An overlay written before the allowlist (or by hand) is held to it too.
+  const refused = remoteKeyProblems(read.value, base);
+  if (refused.length > 0) return { ok: false, problems: refused };
   return { ok: true, set: read.value, config: parsed.data };
 }

@@ -328,6 +328,21 @@ export const ConfigSchema = z
        * Only the defaults and the site file may set it (the overlay cannot move itself).
        */
       configOverlay: AbsolutePath,
+      /**
+       * The trust file (src/trust/keys.ts, docs/fleet.md "Signed commands"): the operators' Ed25519
+       * public keys and their scopes, root-owned. Absent or null: no key, so no command that needs
+       * a signature runs.
+       */
+      trustFile: AbsolutePath.nullable().default('/etc/qrvend/fleet-trust.json'),
+      /** Take ping, doctor, outbox.list and config.get unsigned (they change nothing). */
+      allowUnsignedReads: z.boolean().default(false),
+      /** Ceilings on what config.set may set (src/config/remote-keys.ts); only the site file sets them. */
+      remoteLimits: z
+        .strictObject({
+          /** Highest staticQr.preauthAmount the fleet may set; null = the site's own staticQr.preauthAmount (the fleet can only lower it). */
+          maxPreauthAmount: z.number().positive().max(1_000_000).nullable().default(null),
+        })
+        .default({ maxPreauthAmount: null }),
     }),
     log: z.strictObject({
       level: z.enum(LOG_LEVELS),

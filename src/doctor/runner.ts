@@ -15,6 +15,7 @@ import { diskCheck } from './checks/disk.js';
 import { ledgerCheck } from './checks/ledger.js';
 import { outboxCheck } from './checks/outbox.js';
 import { displayCheck } from './checks/display.js';
+import { fleetTrustCheck } from './checks/fleet-trust.js';
 
 /** The order matters: board and reader read what serial found; clock reads the gateway's Date. */
 export const ALL_CHECKS: readonly Check[] = [
@@ -29,6 +30,7 @@ export const ALL_CHECKS: readonly Check[] = [
   ledgerCheck,
   outboxCheck,
   displayCheck,
+  fleetTrustCheck,
 ];
 
 export interface DoctorOptions extends ContextOptions {

@@ -23,8 +23,11 @@ export {
   type Refusal,
   type Checked,
   newNonce,
+  type Prechecked,
   signStatement,
   verifyStatement,
+  precheckStatement,
+  verifyPrechecked,
   checkWindow,
 } from './signed.js';
 export { NonceBook, MAX_NONCES, type NonceVerdict } from './nonce-book.js';

@@ -45,7 +45,7 @@ export type Refusal =
 
 export type Checked = { ok: true; keyId: string } | { ok: false; reason: Refusal; message: string };
 
-const refuse = (reason: Refusal, message: string): Checked => ({ ok: false, reason, message });
+const refuse = (reason: Refusal, message: string): Extract<Checked, { ok: false }> => ({ ok: false, reason, message });
 
 /** A fresh nonce: 16 random bytes, base64url. */
 export function newNonce(): string {
@@ -75,7 +75,7 @@ export function signStatement(kind: string, body: Record<string, unknown>, optio
 }
 
 /** Whether `now` lies in the signature's window (with the skew either way) and the window is not too long. */
-export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number): Checked | null {
+export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number): Extract<Checked, { ok: false }> | null {
   if (signature.expiresAt <= signature.issuedAt) return refuse('malformed', 'expiresAt is not after issuedAt');
   if (signature.expiresAt - signature.issuedAt > MAX_LIFETIME_MS) {
     return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} s, more than the ${MAX_LIFETIME_MS / 1000} s allowed`);
@@ -99,12 +99,15 @@ export interface VerifyInput {
   nowMs: number;
 }
 
+export type Prechecked = { ok: true; signature: Signature; key: KeyObject } | { ok: false; reason: Refusal; message: string };
+
 /**
- * Checks, in this order: a keyring with at least one key, a signature at all, its shape, the key,
- * the key's scope, the window, the signature over exactly this kind and body. A nonce is checked
- * by the caller after this passes (a forged statement must not burn a nonce).
+ * The checks that cost no signature arithmetic, in this order: a keyring with at least one key, a
+ * signature at all, its shape, the key, the key's scope, the window. A receiver that bounds its
+ * Ed25519 work (a flood of forged statements) runs these first, unbounded: they refuse an
+ * unsigned, unknown-key or stale flood for the price of a map lookup.
  */
-export function verifyStatement(input: VerifyInput): Checked & { signature?: Signature } {
+export function precheckStatement(input: Omit<VerifyInput, 'kind' | 'body'>): Prechecked {
   if (input.keyring === null || input.keyring.byId.size === 0) return refuse('no-keys', 'no operator key is configured on this machine (fleet.trustFile): nothing that needs a signature runs');
   if (input.signature === undefined || input.signature === null) return refuse('unsigned', `unsigned; this needs a signature by a key with the scope ${input.scope}`);
   const parsed = SignatureSchema.safeParse(input.signature);
@@ -115,13 +118,30 @@ export function verifyStatement(input: VerifyInput): Checked & { signature?: Sig
   if (!key.scopes.has(input.scope)) return refuse('scope', `the key ${signature.keyId} may not sign for the scope ${input.scope}`);
   const window = checkWindow(signature, input.nowMs);
   if (window !== null) return window;
+  return { ok: true, signature, key: key.key };
+}
+
+/**
+ * Checks, in this order: a keyring with at least one key, a signature at all, its shape, the key,
+ * the key's scope, the window (precheckStatement), the signature over exactly this kind and body.
+ * A nonce is checked by the caller after this passes (a forged statement must not burn a nonce).
+ */
+export function verifyStatement(input: VerifyInput): Checked & { signature?: Signature } {
+  const pre = precheckStatement(input);
+  if (!pre.ok) return pre;
+  return verifyPrechecked(input, pre);
+}
+
+/** The signature arithmetic, after precheckStatement passed. */
+export function verifyPrechecked(input: Pick<VerifyInput, 'kind' | 'body'>, pre: Extract<Prechecked, { ok: true }>): Checked & { signature?: Signature } {
+  const { signature, key } = pre;
   let bytes: Buffer;
   try {
     bytes = signedBytes(input.kind, statementOf(input.body, signature));
   } catch (err) {
     return refuse('malformed', err instanceof CanonicalError ? `cannot be signed: ${err.message}` : 'cannot be signed');
   }
-  if (!edVerify(null, bytes, key.key, Buffer.from(signature.sig, 'base64'))) {
+  if (!edVerify(null, bytes, key, Buffer.from(signature.sig, 'base64'))) {
     return refuse('bad-signature', `the signature by ${signature.keyId} does not match this ${input.kind} (another machine, command or arguments, or altered)`);
   }
   return { ok: true, keyId: signature.keyId, signature };

@@ -103,17 +103,17 @@ test('doctor\'s config check warns about a rejected overlay with its key path, a
   }
 });
 
-test('outbox runs on the effective config: an applied overlay\'s store.path, a rejected overlay named on stderr', T, async () => {
+test('outbox runs on the effective config: an overlay that moves the store is rejected and named on stderr (issue 31 item 3c)', T, async () => {
   const m = machine();
   try {
     const moved = join(m.dir, 'state', 'moved.sqlite');
     writeFileSync(m.overlay, JSON.stringify({ store: { path: moved } }));
-    const applied = await cli(['outbox', '--config', m.site]);
-    assert.match(applied.stderr, new RegExp(`LEDGER_NOT_FOUND: no ledger at ${moved}`));
-    writeFileSync(m.overlay, JSON.stringify({ store: { path: 'relative.sqlite' } }));
     const rejected = await cli(['outbox', '--config', m.site]);
-    assert.match(rejected.stderr, /warning: CONFIG_OVERLAY_REJECTED: .* store\.path: must be an absolute path/);
+    assert.match(rejected.stderr, /warning: CONFIG_OVERLAY_REJECTED: .* store\.path: not settable from the fleet/);
     assert.match(rejected.stderr, new RegExp(`LEDGER_NOT_FOUND: no ledger at ${join(m.dir, 'ledger.sqlite')}`));
+    writeFileSync(m.overlay, JSON.stringify({ store: { path: 'relative.sqlite' } }));
+    const invalid = await cli(['outbox', '--config', m.site]);
+    assert.match(invalid.stderr, /warning: CONFIG_OVERLAY_REJECTED: .* store\.path: must be an absolute path/);
   } finally {
     m.cleanup();
   }

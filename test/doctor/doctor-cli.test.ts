@@ -83,7 +83,7 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
     const r = byId(report);
     assert.deepEqual(
       report.results.map((x) => x.id),
-      ['config', 'secret-token', 'serial', 'board', 'reader', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display'],
+      ['config', 'secret-token', 'serial', 'board', 'reader', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display', 'fleet-trust'],
     );
     for (const id of ['config', 'secret-token', 'serial', 'board', 'gateway', 'clock', 'ledger', 'outbox', 'display']) {
       assert.equal(r[id]?.status, 'OK', `${id}: ${r[id]?.summary}`);

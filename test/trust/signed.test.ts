@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { keyringOf, rawPublicKey, type Scope } from '../../src/trust/keys.js';
-import { CLOCK_SKEW_MS, MAX_LIFETIME_MS, signStatement, verifyStatement } from '../../src/trust/signed.js';
+import { CLOCK_SKEW_MS, MAX_LIFETIME_MS, precheckStatement, signStatement, verifyPrechecked, verifyStatement } from '../../src/trust/signed.js';
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 
@@ -74,4 +74,15 @@ test('keyringOf refuses a duplicate id, a bad key and an unknown scope, naming t
   assert.throws(() => keyringOf({ keys: [{ id: 'a', publicKey: 'short', scopes: ['read'] }] }, null), /keys\.0\.publicKey/);
   assert.throws(() => keyringOf({ keys: [{ id: 'a', publicKey: pk, scopes: ['admin'] }] }, null), /keys\.0\.scopes\.0/);
   assert.throws(() => keyringOf({ keys: [{ id: 'a b', publicKey: pk, scopes: ['read'] }] }, null), /keys\.0\.id/);
+});
+
+test('precheckStatement refuses what costs no signature arithmetic; verifyPrechecked does the rest', () => {
+  const signature = signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW });
+  assert.equal(precheckStatement({ signature: { ...signature, keyId: 'nobody' }, scope: 'operate', keyring, nowMs: NOW }).ok, false);
+  const pre = precheckStatement({ signature, scope: 'operate', keyring, nowMs: NOW });
+  assert.equal(pre.ok, true);
+  if (!pre.ok) return;
+  assert.equal(verifyPrechecked({ kind: 'command', body }, pre).ok, true);
+  const other = verifyPrechecked({ kind: 'command', body: { ...body, machineId: 'VM-2' } }, pre);
+  assert.equal(other.ok ? 'ok' : other.reason, 'bad-signature');
 });

@@ -31,6 +31,16 @@ interface WatchFlags extends ConnectionFlags {
 interface CmdFlags extends ConnectionFlags {
   json?: boolean;
   timeout: string;
+  signKey?: string;
+  keyId?: string;
+  ttl: string;
+}
+
+interface KeygenFlags {
+  out: string;
+  id?: string;
+  scopes: string;
+  comment?: string;
 }
 
 function addConnectionOptions(cmd: Command): Command {
@@ -84,6 +94,20 @@ async function usage<T>(make: () => T): Promise<T> {
     return make();
   } catch (err) {
     const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+    throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
+  }
+}
+
+/** The signing key of `fleet cmd`, when one is given: both flags or neither. */
+async function signerOf(flags: CmdFlags, ttlS: number) {
+  const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+  if (flags.signKey === undefined && flags.keyId === undefined) return undefined;
+  if (flags.signKey === undefined || flags.keyId === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--sign-key and --key-id go together');
+  const { loadPrivateKey, KEY_ID } = await import('../../trust/keys.js');
+  if (!KEY_ID.test(flags.keyId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--key-id: letters, digits and . _ : - only, 1 to 64');
+  try {
+    return { keyId: flags.keyId, key: loadPrivateKey(flags.signKey), lifetimeMs: ttlS * 1000 };
+  } catch (err) {
     throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
   }
 }
@@ -187,19 +211,52 @@ export function register(parent: Command): void {
       .argument('<name>', 'ping, doctor, outbox.list, outbox.retry, reader.disable, reader.enable, config.get, config.set, service.restart')
       .argument('[json]', 'the arguments as one JSON object, e.g. \'{"key":"gateway.timeoutMs"}\'')
       .option('--json', 'print the reply as JSON')
-      .option('--timeout <ms>', 'how long to wait for the reply', '10000'),
+      .option('--timeout <ms>', 'how long to wait for the reply', '10000')
+      .addOption(new Option('--sign-key <file>', 'sign with this operator private key (PEM, from `qrvend fleet keygen`; keep it off the machines)').env('QRVEND_FLEET_SIGN_KEY'))
+      .addOption(new Option('--key-id <id>', 'the id of that key in the machines\' trust file').env('QRVEND_FLEET_KEY_ID'))
+      .option('--ttl <s>', 'how long the signed command stays valid, in seconds (at most 900)', '60'),
   ).action(async (machineId: string, name: string, json: string | undefined, flags: CmdFlags) => {
     const timeoutMs = await usage(() => wholeNumber(flags.timeout, '--timeout', 100, 600_000));
+    const ttlS = await usage(() => wholeNumber(flags.ttl, '--ttl', 1, 900));
     const { sendFleetCommand, parseArgsText, checkCommand, formatReply } = await import('../../fleet/operator/index.js');
     const args = parseArgsText(json);
     checkCommand(machineId, name, args);
+    const signer = await signerOf(flags, ttlS);
     const { client, protocol, settings } = await connect(flags, 'cmd');
     try {
-      const { reply, elapsedMs } = await sendFleetCommand(client, { prefix: settings.prefix, machineId, name, args, timeoutMs, protocol });
+      const { reply, elapsedMs } = await sendFleetCommand(client, { prefix: settings.prefix, machineId, name, args, timeoutMs, protocol, ...(signer ? { signer } : {}) });
       process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : formatReply(reply, elapsedMs));
       if (!reply.ok) process.exitCode = 1;
     } finally {
       await client.endAsync(true);
     }
   });
+
+  fleet
+    .command('keygen')
+    .description('make an operator signing key (Ed25519): writes the private key (mode 0600) and prints the entry for the machines\' trust file (public key only)')
+    .requiredOption('--out <file>', 'where the private key goes (refused if it exists); keep it on the operator\'s workstation or signing host, never on a machine')
+    .option('--id <id>', 'the key\'s id in the trust file (default: key-YYYYMMDD)')
+    .option('--scopes <list>', 'what it may sign, comma-separated: read, operate, configure (update, start, registry are for other tools)', 'read')
+    .option('--comment <text>', 'free text in the trust-file entry (who holds it)')
+    .action(async (flags: KeygenFlags) => {
+      const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+      const { generateSigningKey, KEY_ID, SCOPES } = await import('../../trust/keys.js');
+      const { writeFileSync } = await import('node:fs');
+      const id = flags.id ?? `key-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;
+      if (!KEY_ID.test(id)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--id: letters, digits and . _ : - only, 1 to 64');
+      const scopes = [...new Set(flags.scopes.split(',').map((x) => x.trim()).filter((x) => x.length > 0))];
+      const unknown = scopes.filter((x) => !(SCOPES as readonly string[]).includes(x));
+      if (scopes.length === 0 || unknown.length > 0) throw new QrvendError(ErrorCodes.CLI_USAGE, `--scopes: one or more of ${SCOPES.join(', ')}${unknown.length > 0 ? `; not a scope: ${unknown.join(', ').slice(0, 100)}` : ''}`);
+      if (flags.comment !== undefined && flags.comment.length > 200) throw new QrvendError(ErrorCodes.CLI_USAGE, '--comment: at most 200 characters');
+      const key = generateSigningKey();
+      try {
+        writeFileSync(flags.out, key.privatePem, { mode: 0o600, flag: 'wx' });
+      } catch (err) {
+        throw new QrvendError(ErrorCodes.CLI_USAGE, `cannot write ${flags.out} (${(err as NodeJS.ErrnoException).code ?? 'error'}); an existing key is never overwritten`);
+      }
+      const entry = { id, publicKey: key.publicKey, scopes, ...(flags.comment !== undefined ? { comment: flags.comment } : {}) };
+      process.stdout.write(`${JSON.stringify(entry)}\n`);
+      process.stderr.write(`qrvend fleet keygen: private key written to ${flags.out} (mode 0600). Add the line above to "keys" in each machine's trust file (fleet.trustFile), then sign with: qrvend fleet cmd --sign-key ${flags.out} --key-id ${id} ...\n`);
+    });
 }

@@ -3,3 +3,4 @@ export * from './topics.js';
 export * from './alarms.js';
 export * from './messages.js';
 export * from './commands.js';
+export * from './scopes.js';

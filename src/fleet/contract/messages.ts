@@ -83,12 +83,15 @@ export type HealthMessage = z.infer<typeof HealthMessage>;
 /**
  * A command on `cmd/<name>`. MQTT 5 requesters put the reply topic and correlation data in the
  * packet's properties; MQTT 3.1.1 requesters put `replyTo` and `correlationId` in the body.
- * `args` is the command's own object (see commands.ts).
+ * `args` is the command's own object (see commands.ts). `signature` is an operator's signature
+ * (src/trust/signed.ts, `SignatureSchema`) over the statement of kind `command` built by
+ * `commandStatement` (scopes.ts); the device checks its shape, so here it is only carried.
  */
 export const CommandRequest = z.object({
   replyTo: z.string().min(1).max(512).optional(),
   correlationId: z.string().min(1).max(128).optional(),
   args: z.unknown().optional(),
+  signature: z.unknown().optional(),
 });
 export type CommandRequest = z.infer<typeof CommandRequest>;
 
@@ -102,7 +105,10 @@ export const COMMAND_ERROR_CODES = [
   'TOO_LATE',
   'UNAVAILABLE',
   'INTERNAL',
+  /** Not signed, or not by a key trusted here for the command's scope, or stale, replayed, or the clock is unsynced (the message says which). */
+  'UNAUTHORIZED',
 ] as const;
+export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
 
 export const CommandReply = z.union([
   z.object({ ok: z.literal(true), machineId: Id, command: z.string().max(64), correlationId: z.string().max(128).nullable(), result: z.unknown() }),

@@ -4,10 +4,10 @@
  * data, or for MQTT 3.1.1 the body's replyTo / correlationId). Pure: whatever arrives, the result
  * is a request or an error to answer with, never a throw.
  */
-import { CommandRequest, MAX_PAYLOAD_BYTES } from '../contract/messages.js';
+import { CommandRequest, MAX_PAYLOAD_BYTES, type CommandErrorCode } from '../contract/messages.js';
 import { isCommandName, parseTopic, type CommandName } from '../contract/topics.js';
 
-export type CommandErrorCode = 'UNKNOWN_COMMAND' | 'BAD_PAYLOAD' | 'BAD_ARGS' | 'CONFIG_INVALID' | 'BUSY' | 'TOO_LATE' | 'UNAVAILABLE' | 'INTERNAL';
+export type { CommandErrorCode } from '../contract/messages.js';
 
 export interface ReplyRoute {
   topic: string;
@@ -17,7 +17,16 @@ export interface ReplyRoute {
 }
 
 export type ParsedCommand =
-  | { kind: 'request'; name: CommandName; args: unknown; reply: ReplyRoute; /** MQTT 5 message expiry, seconds, when given. */ expirySeconds: number | null }
+  | {
+      kind: 'request';
+      name: CommandName;
+      args: unknown;
+      /** As received (undefined: unsigned); checked by command-gate.ts. */
+      signature: unknown;
+      reply: ReplyRoute;
+      /** MQTT 5 message expiry, seconds, when given. */
+      expirySeconds: number | null;
+    }
   | { kind: 'error'; name: string; code: CommandErrorCode; message: string; reply: ReplyRoute }
   /** Not ours at all (another machine's topic): dropped, never answered. */
   | { kind: 'ignore'; reason: string };
@@ -62,10 +71,10 @@ export function parseCommand(
   const request = CommandRequest.safeParse(json);
   if (!request.success || typeof json !== 'object' || json === null || Array.isArray(json)) {
     const where = request.success ? '(root)' : (request.error.issues[0]?.path.join('.') || '(root)');
-    return fail('BAD_PAYLOAD', `payload must be a JSON object { replyTo?, correlationId?, args? }: ${where} is wrong`);
+    return fail('BAD_PAYLOAD', `payload must be a JSON object { replyTo?, correlationId?, args?, signature? }: ${where} is wrong`);
   }
   const reply = route(request.data);
   if (!isCommandName(name)) return fail('UNKNOWN_COMMAND', `no command named ${JSON.stringify(name.slice(0, 64))}`, reply);
   const expiry = properties.messageExpiryInterval;
-  return { kind: 'request', name, args: request.data.args ?? {}, reply, expirySeconds: typeof expiry === 'number' ? expiry : null };
+  return { kind: 'request', name, args: request.data.args ?? {}, signature: request.data.signature, reply, expirySeconds: typeof expiry === 'number' ? expiry : null };
 }

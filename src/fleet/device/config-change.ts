@@ -18,6 +18,7 @@ import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
 import { layer, problemsOf, readBaseLayers } from '../../config/load.js';
 import { pendingFile, previousOverlayFile, readOverlay, rolledBackFile, touchesOverlayPath } from '../../config/overlay.js';
 import { ConfigSchema } from '../../config/schema.js';
+import { remoteKeyProblems } from '../../config/remote-keys.js';
 
 export { pendingFile, previousOverlayFile, rolledBackFile } from '../../config/overlay.js';
 
@@ -45,10 +46,16 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
   const current = readOverlay(overlayFile);
   // A damaged overlay is what the daemon set aside at its start; the change starts afresh.
   const overlay = layer(current.kind === 'object' ? (current.value as Json) : {}, set as Json);
-  const parsed = ConfigSchema.safeParse(layer(layer(defaults, site ?? {}), overlay));
+  const base = layer(defaults, site ?? {});
+  const parsed = ConfigSchema.safeParse(layer(base, overlay));
   if (!parsed.success) {
     const problems = problemsOf(parsed.error);
     return { ok: false, code: 'CONFIG_INVALID', message: problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: problems.map((p) => p.path) };
+  }
+  // What the fleet may set at all (src/config/remote-keys.ts): the overlay as a whole, as the loader checks it.
+  const refused = remoteKeyProblems(overlay as Record<string, unknown>, base);
+  if (refused.length > 0) {
+    return { ok: false, code: 'BAD_ARGS', message: refused.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: refused.map((p) => p.path) };
   }
   return { ok: true, overlayText: `${JSON.stringify(overlay, null, 2)}\n` };
 }

@@ -43,11 +43,50 @@ function valueAt(config: unknown, key: string): { found: boolean; value: unknown
   return { found: true, value: at };
 }
 
-/** What came from afar: the overlay file and the keys it sets now (they apply at the next start). */
+export const REDACTED = '(redacted)';
+
+/**
+ * Keys whose value is a file path the agent reads or writes: a secret's path (the SecretToken, a
+ * TLS key, the broker password) tells whoever reads the reply where to aim, so config.get shows
+ * only whether one is set.
+ */
+const PATH_KEY = /(File|^path|^configOverlay|^framebuffer|^png|^logo)$/;
+
+/** The configuration as config.get shows it: every path redacted, credentials stripped from the broker URL. */
+export function redactConfig(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((v) => redactConfig(v));
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactConfig(v, k)]));
+  }
+  if (value === null) return null;
+  if (PATH_KEY.test(key)) return REDACTED;
+  if (key === 'url' && typeof value === 'string') {
+    try {
+      const u = new URL(value);
+      if (u.username === '' && u.password === '') return value;
+      u.username = '';
+      u.password = '';
+      return u.toString();
+    } catch {
+      return REDACTED;
+    }
+  }
+  return value;
+}
+
+/** The doctor's report names files in its summaries: the secrets' paths go, wherever they appear. */
+function withoutSecretPaths(report: unknown, config: QrvendConfig): unknown {
+  const secrets = [config.start.secretTokenFile, config.start.keyFile, config.fleet.keyFile, config.fleet.passwordFile].filter((p): p is string => p !== null && p.length > 1);
+  let text = JSON.stringify(report);
+  for (const path of secrets) text = text.split(JSON.stringify(path).slice(1, -1)).join(REDACTED);
+  return JSON.parse(text);
+}
+
+/** What came from afar: the keys the overlay sets now (they apply at the next start). */
 function remoteOf(ctx: LocalCommandContext): { overlayFile: string | null; set: unknown } {
   if (ctx.configFile === null) return { overlayFile: null, set: null };
   const read = readOverlay(ctx.config.fleet.configOverlay);
-  return { overlayFile: ctx.config.fleet.configOverlay, set: read.kind === 'object' ? read.value : null };
+  return { overlayFile: REDACTED, set: read.kind === 'object' ? redactConfig(read.value) : null };
 }
 
 export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandName, args: unknown): Promise<Served | null> {
@@ -61,14 +100,15 @@ export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandN
         checks: ALL_CHECKS.filter((c) => !PORT_CHECKS.has(c.id)),
         checkTimeoutMs: 10_000,
       });
-      return { outcome: { ok: true, result: report } };
+      return { outcome: { ok: true, result: withoutSecretPaths(report, ctx.config) } };
     }
     case 'config.get': {
       const parsed = ConfigGetArgs.safeParse(args);
       if (!parsed.success) return { outcome: badArgs(parsed.error) };
-      // The config holds no secret (tokens and passwords live in files it only names).
-      if (parsed.data.key === undefined) return { outcome: { ok: true, result: { config: ctx.config, remote: remoteOf(ctx) } } };
-      const { found, value } = valueAt(ctx.config, parsed.data.key);
+      // The config holds no secret (tokens and passwords live in files it only names), and the names are redacted.
+      const shown = redactConfig(ctx.config);
+      if (parsed.data.key === undefined) return { outcome: { ok: true, result: { config: shown, remote: remoteOf(ctx) } } };
+      const { found, value } = valueAt(shown, parsed.data.key);
       if (!found) return { outcome: { ok: false, code: 'BAD_ARGS', message: `args.key: no configuration key ${JSON.stringify(parsed.data.key.slice(0, 256))}` } };
       return { outcome: { ok: true, result: { key: parsed.data.key, value } } };
     }

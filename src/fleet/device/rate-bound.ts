@@ -1,6 +1,6 @@
 /**
- * One token bucket for every incoming command: a flood is counted and dropped (not answered, so
- * a flood cannot make the device flood back). Time is an input; no timers.
+ * Token buckets for incoming commands: a flood is counted and dropped (not answered, so a flood
+ * cannot make the device flood back). Time is an input; no timers.
  */
 export class CommandRateBound {
   private tokens: number;
@@ -26,5 +26,48 @@ export class CommandRateBound {
     }
     this.dropped += 1;
     return false;
+  }
+}
+
+/**
+ * One budget per kind of work (issue 31 item 5: one 10/s bucket for everything let three sources
+ * of relayed Starts at 18/s make one operator ping in five go unanswered):
+ * - `start`: relayed Starts (`cmd/start`), before anything is read;
+ * - `intake`: every other command message, before it is parsed (bounds JSON work);
+ * - `verify`: Ed25519 checks, spent only by a signature that passed the free checks (known key,
+ *   its scope, the window), so an unsigned, unknown-key or stale flood never spends it;
+ * - `operator`: commands that passed their signature check: what a flood of anything else can
+ *   never take from an operator;
+ * - `unsigned`: read-only commands taken unsigned (fleet.allowUnsignedReads);
+ * - `refusals`: error replies (refused, malformed); beyond it a refusal is dropped unanswered.
+ */
+export const COMMAND_BUDGETS = {
+  start: { perSecond: 20, burst: 40 },
+  intake: { perSecond: 300, burst: 300 },
+  verify: { perSecond: 200, burst: 200 },
+  operator: { perSecond: 10, burst: 20 },
+  unsigned: { perSecond: 5, burst: 10 },
+  refusals: { perSecond: 5, burst: 10 },
+} as const;
+export type CommandBudget = keyof typeof COMMAND_BUDGETS;
+
+export class CommandBudgets {
+  private readonly buckets: Record<CommandBudget, CommandRateBound>;
+
+  constructor(nowMs: number, budgets: Record<CommandBudget, { perSecond: number; burst: number }> = COMMAND_BUDGETS) {
+    this.buckets = Object.fromEntries(Object.entries(budgets).map(([k, b]) => [k, new CommandRateBound(b.perSecond, b.burst, nowMs)])) as Record<CommandBudget, CommandRateBound>;
+  }
+
+  take(budget: CommandBudget, nowMs: number): boolean {
+    return this.buckets[budget].take(nowMs);
+  }
+
+  /** Dropped per budget (health). */
+  dropped(): Record<CommandBudget, number> {
+    return Object.fromEntries(Object.entries(this.buckets).map(([k, b]) => [k, b.dropped])) as Record<CommandBudget, number>;
+  }
+
+  get totalDropped(): number {
+    return Object.values(this.buckets).reduce((sum, b) => sum + b.dropped, 0);
   }
 }

@@ -7,18 +7,23 @@
  * reader.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
-import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { QrvendConfig } from '../../config/schema.js';
 import { createLogger } from '../../core/log.js';
-import { monotonicNow } from '../../core/clock.js';
+import { monotonicNow, wallNow } from '../../core/clock.js';
+import { RepeatedLog } from '../../core/log-limiter.js';
+import { loadKeyring, TrustFileError, type Keyring } from '../../trust/keys.js';
+import { NonceBook } from '../../trust/nonce-book.js';
 import type { FleetFacts, FleetQueuedEvent, FleetToMain, FleetToPayment, MainToFleet, PaymentToFleet } from '../../ipc/messages.js';
-import { machineTopics } from '../contract/topics.js';
+import { machineTopics, type CommandName } from '../contract/topics.js';
 import type { AlarmCode } from '../contract/alarms.js';
-import { MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../contract/messages.js';
+import { COMMAND_ERROR_CODES, MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../contract/messages.js';
 import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
-import { CommandRateBound } from './rate-bound.js';
-import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
+import { CommandBudgets } from './rate-bound.js';
+import { serveLocalCommand, type LocalCommandContext, type Served } from './local-commands.js';
+import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
 
 export interface FleetWorkerData {
@@ -94,8 +99,8 @@ let facts: FleetFacts | null = null;
 let lastStatusKey = '';
 let lastStats: Record<string, unknown> = {};
 let stopping = false;
-const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0 };
-const rate = new CommandRateBound(10, 20, monotonicNow());
+const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0, unauthorized: 0, retainedIgnored: 0 };
+const budgets = new CommandBudgets(monotonicNow());
 
 // --- events -----------------------------------------------------------------------------------
 let cursor = 0;
@@ -183,7 +188,7 @@ function publishHealth(): void {
   const health = {
     machineId: data.machineId,
     at: new Date().toISOString(),
-    stats: { ...lastStats, fleet: { ...counters, commandsDropped: rate.dropped, eventsInFlight: inflight.size, queued: facts?.queued ?? null } },
+    stats: { ...lastStats, fleet: { ...counters, commandsDropped: budgets.totalDropped, droppedBy: budgets.dropped(), eventsInFlight: inflight.size, queued: facts?.queued ?? null } },
   };
   const text = JSON.stringify(health);
   if (Buffer.byteLength(text) <= MAX_PAYLOAD_BYTES) client!.publish(topics.health, text, { qos: 0 });
@@ -229,40 +234,99 @@ const local: LocalCommandContext = {
   restart: (reason) => toMain({ type: 'fleet.restart', reason }),
 };
 
-async function onCommand(topic: string, payload: Buffer, properties: { responseTopic?: string; correlationData?: Buffer; messageExpiryInterval?: number } | undefined): Promise<void> {
-  if (!rate.take(monotonicNow())) return; // a flood is counted (health) and dropped
-  const parsed = parseCommand(fleet.topicPrefix, data.machineId, topics.replies, topic, payload, properties ?? {});
+/** Why signed commands are refused on this machine, when they all are (no usable trust file); said once at start. */
+function loadTrust(): { keyring: Keyring | null; problem: string | null } {
+  if (fleet.trustFile === null) return { keyring: null, problem: 'fleet.trustFile is null' };
+  if (!existsSync(fleet.trustFile)) return { keyring: null, problem: `there is no trust file at ${fleet.trustFile}` };
+  try {
+    const keyring = loadKeyring(fleet.trustFile);
+    return { keyring, problem: keyring.byId.size === 0 ? `the trust file ${fleet.trustFile} holds no key` : null };
+  } catch (err) {
+    return { keyring: null, problem: err instanceof TrustFileError ? err.message : `the trust file ${fleet.trustFile} cannot be read` };
+  }
+}
+
+const trust = loadTrust();
+const gate: GatePolicy = { keyring: trust.keyring, allowUnsignedReads: fleet.allowUnsignedReads };
+/** Beside the overlay, in the state directory: written before a signed command acts (src/trust/nonce-book.ts). */
+const nonceFile = join(dirname(fleet.configOverlay), 'fleet-nonces.json');
+let nonces: NonceBook | null = null;
+function nonceBook(): NonceBook {
+  if (nonces === null) {
+    nonces = new NonceBook(nonceFile, wallNow());
+    if (nonces.lostBecause !== null) log.warn({ event: 'fleet.nonces.lost', file: nonceFile }, nonces.lostBecause);
+  }
+  return nonces;
+}
+const refusalLog = new RepeatedLog({
+  intervalMs: 60_000,
+  write: (fields, repeated) => log.warn({ event: 'fleet.command.refused', ...fields, repeated }, `fleet command refused: ${String(fields.why)}`),
+});
+let retainedLogged = false;
+
+/** An error reply, within the refusals budget; beyond it the refusal is dropped unanswered (a flood must not make the device flood back). */
+async function refuse(route: ReplyRoute, command: string, code: CommandErrorCode, message: string): Promise<void> {
+  counters.commandsRefused += 1;
+  if (!budgets.take('refusals', monotonicNow())) return;
+  await reply(route, command, { ok: false, code, message });
+}
+
+async function onCommand(topic: string, payload: Buffer, packet: IPublishPacket): Promise<void> {
+  // A retained command was published for whoever subscribes next, not for now: it would run at
+  // every start (issue 31 item 2). Never executed, never answered (the device cannot clear it:
+  // it may not publish on cmd/); counted in health and logged once.
+  if (packet.retain) {
+    counters.retainedIgnored += 1;
+    if (!retainedLogged) {
+      retainedLogged = true;
+      log.warn({ event: 'fleet.command.retained', topic: topic.slice(0, 200) }, 'a retained command is on this machine\'s command topic: ignored (commands are never retained; clear it on the broker)');
+    }
+    return;
+  }
+  const now = monotonicNow();
+  if (!budgets.take(topic === topics.command('start') ? 'start' : 'intake', now)) return; // counted (health) and dropped
+  const parsed = parseCommand(fleet.topicPrefix, data.machineId, topics.replies, topic, payload, packet.properties ?? {});
   if (parsed.kind === 'ignore') return;
   counters.commands += 1;
   if (parsed.kind === 'error') {
     counters.payloadsRejected += 1;
-    await reply(parsed.reply, parsed.name, { ok: false, code: parsed.code, message: parsed.message });
+    await refuse(parsed.reply, parsed.name, parsed.code, parsed.message);
     return;
   }
-  if (commandsInFlight >= MAX_COMMANDS_IN_FLIGHT) {
-    counters.commandsRefused += 1;
-    await reply(parsed.reply, parsed.name, { ok: false, code: 'BUSY', message: 'too many commands in progress; try again' });
+  const decision = decideCommand(
+    gate,
+    { machineId: data.machineId, name: parsed.name, args: parsed.args, signature: parsed.signature, nowMs: wallNow(), clockUnsynced: facts?.alarms.includes('CLOCK_UNSYNCED') === true },
+    () => budgets.take('verify', monotonicNow()),
+  );
+  if (decision.kind === 'drop') return;
+  if (decision.kind === 'refuse') {
+    counters.unauthorized += 1;
+    refusalLog.add({ command: parsed.name, reason: decision.reason, why: decision.message });
+    await refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(decision.reason, decision.message));
     return;
+  }
+  // A relayed Start spent its budget on arrival; the relayed-Start code checks the relay's voucher.
+  if (decision.kind === 'run' && !budgets.take(decision.budget, monotonicNow())) return;
+  if (commandsInFlight >= MAX_COMMANDS_IN_FLIGHT) {
+    await refuse(parsed.reply, parsed.name, 'BUSY', 'too many commands in progress; try again');
+    return;
+  }
+  if (decision.kind === 'run' && decision.signature !== null) {
+    const admitted = admitNonce(nonceBook(), decision.signature, wallNow());
+    if (!admitted.ok) {
+      counters.unauthorized += 1;
+      refusalLog.add({ command: parsed.name, reason: admitted.reason, why: admitted.message });
+      await refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(admitted.reason, admitted.message));
+      return;
+    }
   }
   commandsInFlight += 1;
   try {
-    log.info({ event: 'fleet.command', command: parsed.name }, `fleet command ${parsed.name}`);
-    const served = await serveLocalCommand(local, parsed.name, parsed.args);
-    if (served !== null) {
-      await reply(parsed.reply, parsed.name, served.outcome);
-      served.after?.();
-      return;
-    }
-    if (parsed.name === 'start' && !fleet.acceptRelayedStart) {
-      await reply(parsed.reply, parsed.name, { ok: false, code: 'UNAVAILABLE', message: 'this machine does not take relayed Starts (fleet.acceptRelayedStart is false)' });
-      return;
-    }
-    const answer = await askPayment(parsed.name, parsed.args);
-    await reply(
-      parsed.reply,
-      parsed.name,
-      answer.ok ? { ok: true, result: answer.result } : { ok: false, code: asErrorCode(answer.error.code), message: answer.error.message },
-    );
+    const keyId = decision.kind === 'run' ? (decision.signature?.keyId ?? null) : null;
+    log.info({ event: 'fleet.command', command: parsed.name, keyId }, `fleet command ${parsed.name}`);
+    const served = await serve(parsed.name, parsed.args);
+    await reply(parsed.reply, parsed.name, served.outcome);
+    served.after?.(); // a restart must not beat its own reply
   } catch (err) {
     log.error({ err: (err as Error).message, command: parsed.name }, 'fleet command failed');
     await reply(parsed.reply, parsed.name, { ok: false, code: 'INTERNAL', message: 'the command failed inside the agent; see its log' });
@@ -271,9 +335,19 @@ async function onCommand(topic: string, payload: Buffer, properties: { responseT
   }
 }
 
+/** Runs an admitted command: the fleet worker's own, or the payment side's. */
+async function serve(name: CommandName, args: unknown): Promise<Served> {
+  const served = await serveLocalCommand(local, name, args);
+  if (served !== null) return served;
+  if (name === 'start' && !fleet.acceptRelayedStart) {
+    return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'this machine does not take relayed Starts (fleet.acceptRelayedStart is false)' } };
+  }
+  const answer = await askPayment(name, args);
+  return { outcome: answer.ok ? { ok: true, result: answer.result } : { ok: false, code: asErrorCode(answer.error.code), message: answer.error.message } };
+}
+
 function asErrorCode(code: string): CommandErrorCode {
-  const known: readonly string[] = ['UNKNOWN_COMMAND', 'BAD_PAYLOAD', 'BAD_ARGS', 'CONFIG_INVALID', 'BUSY', 'TOO_LATE', 'UNAVAILABLE', 'INTERNAL'];
-  return (known.includes(code) ? code : 'INTERNAL') as CommandErrorCode;
+  return (COMMAND_ERROR_CODES as readonly string[]).includes(code) ? (code as CommandErrorCode) : 'INTERNAL';
 }
 
 // --- wiring -----------------------------------------------------------------------------------
@@ -340,7 +414,10 @@ function start(): void {
     log.error({ code: 'FLEET_CREDENTIALS_UNREADABLE', err: (err as NodeJS.ErrnoException).code ?? 'unreadable' }, 'fleet link off: a TLS or password file named in fleet.* cannot be read');
     return;
   }
-  log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion }, 'fleet link starting');
+  log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion, operatorKeys: trust.keyring?.byId.size ?? 0 }, 'fleet link starting');
+  if (trust.problem !== null) {
+    log.warn({ event: 'fleet.trust.none' }, `no operator key (${trust.problem}): every command that needs a signature is refused; see docs/fleet.md "Signed commands"`);
+  }
   const c = connect(fleet.url!, options);
   client = c;
   keepNoDelay(c);
@@ -363,7 +440,7 @@ function start(): void {
     wanting = false;
   });
   c.on('error', (err) => log.warn({ err: err.message }, 'fleet link error'));
-  c.on('message', (topic, payload, packet) => void onCommand(topic, payload, packet.properties));
+  c.on('message', (topic, payload, packet) => void onCommand(topic, payload, packet));
 }
 
 const healthTimer = setInterval(publishHealth, fleet.healthIntervalS * 1000);

@@ -6,7 +6,7 @@
  * `correlationId` too, so a device connected with 3.1.1 (which never sees properties) still
  * answers. A reply that does not match the contract is counted and skipped.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type KeyObject } from 'node:crypto';
 import type { IPublishPacket, MqttClient } from 'mqtt';
 import type { z } from 'zod';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
@@ -25,6 +25,8 @@ import {
   type StatusMessage,
 } from '../contract/index.js';
 import { decodeFleetMessage } from './decode.js';
+import { COMMAND_STATEMENT_KIND, commandStatement } from '../contract/scopes.js';
+import { signStatement } from '../../trust/signed.js';
 
 const ARGS: Partial<Record<CommandName, z.ZodType>> = {
   'outbox.retry': OutboxRetryArgs,
@@ -72,6 +74,15 @@ export interface CommandRequestOptions {
   args?: unknown;
   timeoutMs: number;
   protocol: 4 | 5;
+  /** The operator's key (docs/fleet.md "Signed commands"); absent = unsigned (reads on machines with fleet.allowUnsignedReads). */
+  signer?: CommandSigner;
+}
+
+export interface CommandSigner {
+  keyId: string;
+  key: KeyObject;
+  /** How long the signed command stays valid (default 60 s, at most 15 min). */
+  lifetimeMs?: number;
 }
 
 export interface CommandOutcome {
@@ -106,7 +117,16 @@ export async function sendFleetCommand(client: MqttClient, options: CommandReque
   let timer: NodeJS.Timeout | undefined;
   try {
     await client.subscribeAsync({ [topics.replies]: { qos: 1 }, [topics.status]: { qos: 1 } });
-    const body = JSON.stringify({ replyTo: topics.replies, correlationId, ...(options.args === undefined ? {} : { args: options.args }) });
+    const signature =
+      options.signer === undefined
+        ? undefined
+        : signStatement(COMMAND_STATEMENT_KIND, commandStatement(options.machineId, name, options.args), {
+            keyId: options.signer.keyId,
+            key: options.signer.key,
+            nowMs: Date.now(),
+            ...(options.signer.lifetimeMs !== undefined ? { lifetimeMs: options.signer.lifetimeMs } : {}),
+          });
+    const body = JSON.stringify({ replyTo: topics.replies, correlationId, ...(options.args === undefined ? {} : { args: options.args }), ...(signature === undefined ? {} : { signature }) });
     const expirySeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
     await client.publishAsync(
       topics.command(name),

@@ -12,7 +12,7 @@ const parse = (topic: string, payload: string | Buffer, props = {}) =>
 
 test('MQTT 3.1.1: replyTo and correlationId come from the body; args are kept', T, () => {
   const r = parse('qrvend/M1/cmd/outbox.retry', JSON.stringify({ replyTo: 'ops/replies', correlationId: 'c-1', args: { id: 3 } }));
-  assert.deepEqual(r, { kind: 'request', name: 'outbox.retry', args: { id: 3 }, reply: { topic: 'ops/replies', correlationId: 'c-1', correlationData: null }, expirySeconds: null });
+  assert.deepEqual(r, { kind: 'request', name: 'outbox.retry', args: { id: 3 }, signature: undefined, reply: { topic: 'ops/replies', correlationId: 'c-1', correlationData: null }, expirySeconds: null });
 });
 
 test('MQTT 5: the response topic and correlation data of the packet win; an empty body is no args', T, () => {

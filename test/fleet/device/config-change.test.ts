@@ -62,9 +62,9 @@ test('a change the schema refuses names every key path; neither the site file no
   const m = machine();
   try {
     const before = readFileSync(m.site, 'utf8');
-    const r = checkConfigSet(m.site, m.overlay, { gateway: { timeoutMs: -1 }, fleet: { url: 'mqtt://broker.example.com' } });
+    const r = checkConfigSet(m.site, m.overlay, { mdb: { sessionIdleTimeoutMs: -1 }, display: { rotate: 45 } });
     assert.equal(r.ok, false);
-    assert.deepEqual(!r.ok && r.paths.sort(), ['fleet.url', 'gateway.timeoutMs']);
+    assert.deepEqual(!r.ok && r.paths.sort(), ['display.rotate', 'mdb.sessionIdleTimeoutMs']);
     assert.equal(readFileSync(m.site, 'utf8'), before);
     assert.equal(existsSync(m.overlay), false);
   } finally {
@@ -90,14 +90,14 @@ test('a good change lands in the overlay only; the site file is byte for byte un
     const before = readFileSync(m.site);
     const mtime = statSync(m.site).mtimeMs;
     set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
-    set(m, { gateway: { timeoutMs: 3_000 } });
+    set(m, { dynamicQr: { pollIntervalMs: 3_000 } });
     assert.deepEqual(readFileSync(m.site), before);
     assert.equal(statSync(m.site).mtimeMs, mtime);
     assert.deepEqual(readdirSync(m.siteDir), ['config.json'], 'no marker beside the site file');
-    assert.deepEqual(JSON.parse(readFileSync(m.overlay, 'utf8')), { mdb: { sessionIdleTimeoutMs: 30_000 }, gateway: { timeoutMs: 3_000 } }, 'the overlay holds only what the fleet set');
+    assert.deepEqual(JSON.parse(readFileSync(m.overlay, 'utf8')), { mdb: { sessionIdleTimeoutMs: 30_000 }, dynamicQr: { pollIntervalMs: 3_000 } }, 'the overlay holds only what the fleet set');
     const loaded = loadConfig({ file: m.site, env: {} });
     assert.equal(loaded.config.mdb.sessionIdleTimeoutMs, 30_000);
-    assert.equal(loaded.config.gateway.timeoutMs, 3_000);
+    assert.equal(loaded.config.dynamicQr.pollIntervalMs, 3_000);
     assert.equal(loaded.config.log.level, 'warn', 'the site file still applies under the overlay');
     assert.equal(loaded.overlay.status, 'applied');
   } finally {
@@ -141,7 +141,7 @@ test('a failed trial restores the previous overlay byte for byte and leaves the 
     set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
     confirmChange(m.overlay);
     const before = readFileSync(m.overlay, 'utf8');
-    set(m, { mdb: { port: '/dev/ttyNOPE' } }, 5);
+    set(m, { mdb: { linkWatchdogMs: 500 } }, 5);
     assert.ok(rollBack(m.overlay, 'not healthy within 5 s', new Date(0)));
     assert.equal(readFileSync(m.overlay, 'utf8'), before);
     assert.equal(existsSync(pendingFile(m.overlay)), false);
@@ -156,7 +156,7 @@ test('a failed trial restores the previous overlay byte for byte and leaves the 
 test('a failed first change removes the overlay: back to the site file and the defaults', T, () => {
   const m = machine();
   try {
-    set(m, { mdb: { port: '/dev/ttyNOPE' } }, 5);
+    set(m, { mdb: { linkWatchdogMs: 500 } }, 5);
     assert.ok(rollBack(m.overlay, 'not healthy within 5 s', new Date(0)));
     assert.equal(existsSync(m.overlay), false);
     const loaded = loadConfig({ file: m.site, env: {} });
@@ -226,4 +226,20 @@ test('fleet.url: TLS schemes anywhere, plain MQTT and WebSocket to loopback only
   assert.deepEqual(!parsed.success && parsed.error.issues.map((i) => i.path.join('.')), ['fleet.keyFile']);
   assert.equal(base.fleet.url, null, 'off by default');
   assert.equal(base.fleet.configOverlay, '/var/lib/qrvend/fleet-config.json');
+});
+
+test('config.get shows no path and no broker credential', T, async () => {
+  const { redactConfig, REDACTED } = await import('../../../src/fleet/device/local-commands.js');
+  const shown = redactConfig({
+    start: { secretTokenFile: '/etc/qrvend/secret-token', certFile: null, listen: '127.0.0.1:8080' },
+    fleet: { url: 'mqtts://dev:hunter2@broker:8883', passwordFile: '/etc/qrvend/pw', configOverlay: '/var/lib/qrvend/fleet-config.json', trustFile: '/etc/qrvend/fleet-trust.json' },
+    store: { path: '/var/lib/qrvend/ledger.sqlite' },
+    display: { png: '/tmp/x.png', logo: null },
+    mdb: { sessionIdleTimeoutMs: 30_000 },
+  }) as Record<string, Record<string, unknown>>;
+  assert.deepEqual(shown.start, { secretTokenFile: REDACTED, certFile: null, listen: '127.0.0.1:8080' });
+  assert.deepEqual(shown.fleet, { url: 'mqtts://broker:8883', passwordFile: REDACTED, configOverlay: REDACTED, trustFile: REDACTED });
+  assert.deepEqual(shown.store, { path: REDACTED });
+  assert.deepEqual(shown.display, { png: REDACTED, logo: null });
+  assert.ok(!JSON.stringify(shown).includes('hunter2'));
 });

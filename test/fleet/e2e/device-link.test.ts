@@ -21,6 +21,7 @@ import { RESTART_EXIT_CODE } from '../../../src/fleet/device/config-change.js';
 import { buy, openSession } from '../../e2e/support/static-session.js';
 import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
+import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile } from '../support/operator-keys.js';
 
 const MACHINE = 'M-E2E-1';
 const T = { timeout: 30_000 };
@@ -31,6 +32,8 @@ let rig: Rig;
 let watcher: FleetWatcher;
 let secretDir: string;
 const password = randomBytes(24).toString('hex');
+/** The operator's key: every command of this file is signed with it (the machine's trust file lists it). */
+const operator = testKey('ops-e2e', OPERATOR_SCOPES);
 /** Output of every daemon process the file started (the password check reads all of it). */
 const outputs: string[] = [];
 const remember = () => {
@@ -43,6 +46,7 @@ before(async () => {
   secretDir = mkdtempSync(join(tmpdir(), 'qrvend-fleet-e2e-'));
   const passwordFile = join(secretDir, 'broker-password');
   writeFileSync(passwordFile, `${password}\n`, { mode: 0o600 });
+  const trustFile = writeTrustFile(secretDir, [operator]);
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
     config: {
@@ -54,10 +58,11 @@ before(async () => {
         healthIntervalS: 5,
         username: 'device-e2e',
         passwordFile,
+        trustFile,
       },
     },
   });
-  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE);
+  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE, operator);
   await rig.startAgent();
   await until(() => watcher.lastStatus()?.online === true, 10_000, 'the retained status online');
 });
@@ -162,12 +167,12 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
 
 test('a command flood is bounded: most of it is dropped unanswered, and the device answers again afterwards', T, async () => {
   const ids = Array.from({ length: 200 }, (_, i) => `flood-${i}`);
-  for (const id of ids) watcher.publishRaw('ping', JSON.stringify({ correlationId: id }));
+  for (const id of ids) watcher.publishRaw('ping', JSON.stringify({ correlationId: id, signature: signCommand(operator, MACHINE, 'ping', {}) }));
   const answered = () => watcher.replies.filter((r) => r.correlationId !== null && ids.includes(r.correlationId)).length;
   await until(() => answered() > 0, 10_000, 'the first replies to the flood');
   await new Promise((r) => setTimeout(r, 1_500));
   assert.ok(answered() < ids.length, `every one of ${ids.length} flooded commands was answered`);
-  await new Promise((r) => setTimeout(r, 2_000)); // the bucket refills at 10 a second
+  await new Promise((r) => setTimeout(r, 2_000)); // the operator's budget refills at 10 a second
   assert.equal((await watcher.command('ping')).ok, true);
 });
 
@@ -191,7 +196,7 @@ test('the broker away for the length of 50 sales: all 50 arrive after it is back
   await broker.start();
   // The operator's client first (a restarted broker forgot every subscription), then the device.
   await watcher.close();
-  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE);
+  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE, operator);
   gate.setMode('open');
   await until(() => txIds.every((id) => salesOf(id).length > 0), 30_000, 'all 50 sale events after the outage');
   await until(() => queuedEvents().length === 0, 10_000, 'the queue to drain');
@@ -265,12 +270,14 @@ test('a bad config.set is refused naming the key path; neither the site file nor
 test('a config.set that leaves the agent unhealthy is rolled back with the CONFIG_ROLLED_BACK alarm', { timeout: 90_000 }, async () => {
   const before = readFileSync(rig.configFile);
   const agent = rig.agent!;
-  const set = await watcher.command('config.set', { set: { mdb: { port: '/nonexistent/qrvend-tty' } }, healthyWithinS: 5 });
+  const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 40_000 } }, healthyWithinS: 5 });
   assert.equal(set.ok, true, JSON.stringify(set));
   // The test plays systemd (Restart=always): the agent asked for a restart with its distinct exit code.
   assert.equal((await agent.exited).code, RESTART_EXIT_CODE);
   remember();
-  assert.deepEqual(JSON.parse(readFileSync(rig.overlayFile, 'utf8')), { mdb: { port: '/nonexistent/qrvend-tty' } }, 'the change is in the overlay');
+  assert.deepEqual(JSON.parse(readFileSync(rig.overlayFile, 'utf8')), { mdb: { sessionIdleTimeoutMs: 40_000 } }, 'the change is in the overlay');
+  // The board goes silent for the trial: the reader never comes up, so the change is not healthy.
+  rig.vmc.silent(60_000);
   assert.deepEqual(readFileSync(rig.configFile), before, 'the site file is untouched');
   assert.ok(existsSync(`${rig.overlayFile}.pending.json`), 'the trial mark is beside the overlay');
   rig.agent = null;
@@ -280,6 +287,7 @@ test('a config.set that leaves the agent unhealthy is rolled back with the CONFI
   assert.equal(existsSync(rig.overlayFile), false, 'there was no overlay before: none now');
   assert.deepEqual(readFileSync(rig.configFile), before);
   rig.agent = null;
+  rig.vmc.silent(0);
   await rig.startAgent();
   const alarm = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
   assert.equal(alarm.kind === 'alarm' && alarm.machineId, MACHINE);
@@ -319,7 +327,7 @@ test('a good config.set on a read-only site file is applied by the restart, kept
   const get = await watcher.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' });
   assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 45_000 });
   const all = await watcher.command('config.get');
-  assert.deepEqual(all.ok && (all.result as { remote: unknown }).remote, { overlayFile: rig.overlayFile, set: { mdb: { sessionIdleTimeoutMs: 45_000 } } }, 'what came from afar');
+  assert.deepEqual(all.ok && (all.result as { remote: unknown }).remote, { overlayFile: '(redacted)', set: { mdb: { sessionIdleTimeoutMs: 45_000 } } }, 'what came from afar');
 });
 
 test('the broker password never appears in the daemon output', T, async () => {

@@ -9,12 +9,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type TLSSocket, type Server } from 'node:tls';
 import { createConnection } from 'node:net';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRig, until, type Rig } from '../../../src/sim/rig.js';
 import { startTestBroker, type TestBroker } from '../../../src/sim/broker/index.js';
 import { makeSelfSignedCert, type TlsFixture } from '../../gateway/tls-fixture.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
+import { testKey, writeTrustFile } from '../support/operator-keys.js';
 
 const MACHINE = 'M-E2E-TLS';
+const operator = testKey('ops-tls', ['read']);
 
 let broker: TestBroker | undefined;
 let front: Server | undefined;
@@ -55,7 +59,11 @@ before(async () => {
       },
     },
   });
-  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE);
+  writeTrustFile(rig.dir, [operator]);
+  const layered = JSON.parse(readFileSync(rig.configFile, 'utf8'));
+  layered.fleet.trustFile = join(rig.dir, 'fleet-trust.json');
+  writeFileSync(rig.configFile, JSON.stringify(layered));
+  watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE, operator);
 });
 
 after(async () => {

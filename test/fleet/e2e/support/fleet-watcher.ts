@@ -9,6 +9,8 @@ import { machineTopics, type CommandName } from '../../../../src/fleet/contract/
 import type { CommandReply, FleetEvent } from '../../../../src/fleet/contract/messages.js';
 import type { TestBroker } from '../../../../src/sim/broker/index.js';
 import { until } from '../../../../src/sim/rig.js';
+import type { CommandSigner } from '../../../../src/fleet/operator/command.js';
+import { signCommand } from '../../support/operator-keys.js';
 
 export const PREFIX = 'qrvend-test';
 
@@ -22,7 +24,8 @@ export interface FleetWatcher {
   readonly replies: CommandReply[];
   /** Publishes raw bytes on cmd/<name> (no waiting). */
   publishRaw(name: string, payload: Buffer | string): void;
-  command(name: CommandName | string, args?: unknown, timeoutMs?: number): Promise<CommandReply>;
+  /** Signed with the watcher's key when it has one (startWatcher's `signer`), unless `unsigned`. */
+  command(name: CommandName | string, args?: unknown, timeoutMs?: number, unsigned?: boolean): Promise<CommandReply>;
   /** Publishes raw bytes on cmd/<name> with a correlationId and waits for the reply. */
   commandRaw(name: string, payload: Buffer | string, correlationId: string, timeoutMs?: number): Promise<CommandReply>;
   /** MQTT 5 only: the reply topic and correlation data as packet properties, none in the body. */
@@ -36,7 +39,7 @@ export function protocolFor(broker: TestBroker): 4 | 5 {
   return broker.protocolVersions.includes(5) ? 5 : 4;
 }
 
-export async function startWatcher(url: string, protocolVersion: 4 | 5, machineId: string): Promise<FleetWatcher> {
+export async function startWatcher(url: string, protocolVersion: 4 | 5, machineId: string, signer?: CommandSigner): Promise<FleetWatcher> {
   const topics = machineTopics(PREFIX, machineId);
   const client: MqttClient = connect(url, { protocolVersion, clientId: `watcher-${randomUUID().slice(0, 8)}`, reconnectPeriod: 200, clean: true });
   const events: FleetEvent[] = [];
@@ -88,9 +91,10 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
     replies: allReplies,
     health,
     publishRaw: (name, payload) => void client.publish(`${PREFIX}/${machineId}/cmd/${name}`, payload, { qos: 1 }),
-    command(name, args = {}, timeoutMs = 10_000) {
+    command(name, args = {}, timeoutMs = 10_000, unsigned = false) {
       const correlationId = randomUUID();
-      return commandRaw(name, JSON.stringify({ replyTo: topics.replies, correlationId, args }), correlationId, timeoutMs);
+      const signature = signer !== undefined && !unsigned ? signCommand(signer, machineId, name, args) : undefined;
+      return commandRaw(name, JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }), correlationId, timeoutMs);
     },
     commandRaw,
     async waitForEvent(match, timeoutMs, what) {
@@ -114,7 +118,8 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
           reject(new Error(`no MQTT 5 reply to ${name} within ${timeoutMs} ms`));
         }, timeoutMs);
         client.on('message', onMessage);
-        client.publish(`${PREFIX}/${machineId}/cmd/${name}`, JSON.stringify({ args }), { qos: 1, properties: { responseTopic: replyTopic, correlationData } });
+        const signature = signer !== undefined ? signCommand(signer, machineId, name, args) : undefined;
+        client.publish(`${PREFIX}/${machineId}/cmd/${name}`, JSON.stringify({ args, signature }), { qos: 1, properties: { responseTopic: replyTopic, correlationData } });
       });
     },
     lastStatus: () => statuses[statuses.length - 1] ?? null,

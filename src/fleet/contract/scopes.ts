@@ -1,0 +1,32 @@
+/**
+ * Which operator scope signs which command (design section 10, "Trust"; src/trust/keys.ts), and
+ * the statement a command's signature covers. Part of the contract: the operator CLI signs what
+ * the device verifies, so both build the statement here.
+ */
+import type { Scope } from '../../trust/keys.js';
+import type { CommandName } from './topics.js';
+
+export const COMMAND_SCOPES: Readonly<Record<CommandName, Scope>> = {
+  ping: 'read',
+  doctor: 'read',
+  'outbox.list': 'read',
+  'config.get': 'read',
+  'reader.disable': 'operate',
+  'reader.enable': 'operate',
+  'outbox.retry': 'operate',
+  'service.restart': 'operate',
+  'config.set': 'configure',
+  /**
+   * A relayed Start is vouched for by the relay's own key (scope `start`), checked by the relayed
+   * Start code (src/start/relayed.ts), not by an operator's command signature.
+   */
+  start: 'start',
+};
+
+/** Kind of the signed statement (src/trust/canonical.ts) of a fleet command. */
+export const COMMAND_STATEMENT_KIND = 'command';
+
+/** What an operator signs: this machine, this command, these arguments (plus the window and nonce signStatement adds). */
+export function commandStatement(machineId: string, command: string, args: unknown): Record<string, unknown> {
+  return { machineId, command, args: args ?? {} };
+}

@@ -1,0 +1,61 @@
+/** What the fleet may set (issue 31 item 3): the allowlist, the ceiling and the floor, and the table in docs/fleet.md. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { REMOTE_KEYS, remoteKeyProblems } from '../../src/config/remote-keys.js';
+
+const T = { timeout: 5_000 };
+const base = { staticQr: { preauthAmount: 5 }, fleet: { remoteLimits: { maxPreauthAmount: null } }, catalog: { '12': { name: 'Water', ageLimit: 18 } } };
+const paths = (set: Record<string, unknown>, b: unknown = base) => remoteKeyProblems(set, b).map((p) => p.path);
+
+test('every path, URL, credential, identity, money route, store, fleet link, log and Start key is refused, named whole', T, () => {
+  const refused = {
+    gateway: { baseUrl: 'https://evil.example', timeoutMs: 1000, caFile: '/x' },
+    start: { listen: '0.0.0.0:80', secretTokenFile: '/x', behindTlsProxy: true },
+    machine: { terminalId: 'X', uniQr: 'Y', decimalPlaces: 0, currencyCode: 'USD' },
+    actor: { merchantId: 'm' },
+    customData: { Operator: '{}' },
+    device: { hwSerial: 'h' },
+    mdb: { port: '/dev/x', baudRate: 9600, virtualCredit: 5 },
+    store: { path: '/x' },
+    display: { png: '/var/lib/qrvend/ledger.sqlite', framebuffer: '/dev/fb0', logo: '/x', receiptUrl: 'https://x/{txId}' },
+    fleet: { url: 'mqtts://evil', passwordFile: '/x', machineId: 'other', trustFile: '/tmp/t', allowUnsignedReads: true, remoteLimits: { maxPreauthAmount: 1e6 } },
+    log: { level: 'silent' },
+    gpio: { mode: 'off' },
+    dynamicQr: { channelId: 'c' },
+  };
+  const got = paths(refused);
+  const expected: string[] = [];
+  for (const [section, keys] of Object.entries(refused)) {
+    for (const [k, v] of Object.entries(keys)) {
+      if (typeof v === 'object' && v !== null) for (const kk of Object.keys(v)) expected.push(`${section}.${k}.${kk}`);
+      else expected.push(`${section}.${k}`);
+    }
+  }
+  assert.deepEqual(got.sort(), expected.sort());
+});
+
+test('the keys of the table pass, and the pre-authorization amount stays under the site\'s ceiling', T, () => {
+  assert.deepEqual(paths({ mdb: { sessionIdleTimeoutMs: 1 }, display: { language: 'de', colors: { accent: '#000000' } }, catalog: { '7': { name: 'Tea', names: { de: 'Tee' } } }, staticQr: { preauthAmount: 5, verifyAge: true } }), []);
+  assert.deepEqual(paths({ staticQr: { preauthAmount: 5.01 } }), ['staticQr.preauthAmount'], 'above the site\'s own amount');
+  assert.deepEqual(paths({ staticQr: { preauthAmount: 500 } }), ['staticQr.preauthAmount']);
+  const withLimit = { ...base, fleet: { remoteLimits: { maxPreauthAmount: 8 } } };
+  assert.deepEqual(paths({ staticQr: { preauthAmount: 8 } }, withLimit), []);
+  assert.deepEqual(paths({ staticQr: { preauthAmount: 8.5 } }, withLimit), ['staticQr.preauthAmount']);
+});
+
+test('an age limit may be raised from afar, never lowered or removed', T, () => {
+  assert.deepEqual(paths({ catalog: { '12': { ageLimit: 21 } } }), []);
+  assert.deepEqual(paths({ catalog: { '12': { ageLimit: 16 } } }), ['catalog.12.ageLimit']);
+  assert.deepEqual(paths({ catalog: { '12': { ageLimit: null } } }), ['catalog.12.ageLimit']);
+  assert.deepEqual(paths({ catalog: { '99': { name: 'New', ageLimit: null } } }), [], 'an item the site does not restrict');
+});
+
+test('docs/fleet.md shows exactly this table', T, () => {
+  const doc = readFileSync(fileURLToPath(new URL('../../../docs/fleet.md', import.meta.url)), 'utf8');
+  const m = /<!-- remote-keys:start -->\n([\s\S]*?)<!-- remote-keys:end -->/.exec(doc);
+  assert.ok(m, 'docs/fleet.md marks the table with remote-keys:start / remote-keys:end');
+  const rows = m[1]!.split('\n').filter((l) => l.startsWith('| `'));
+  assert.deepEqual(rows, REMOTE_KEYS.map((k) => `| \`${k.path}\` | ${k.bound} |`));
+});

@@ -1,0 +1,99 @@
+/** The dispatch decisions of command-gate.ts (issue 31 item 1): who may run which command, in which order the checks cost. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { keyringOf, rawPublicKey } from '../../../src/trust/keys.js';
+import { NonceBook } from '../../../src/trust/nonce-book.js';
+import { COMMAND_SCOPES } from '../../../src/fleet/contract/scopes.js';
+import { COMMAND_NAMES, type CommandName } from '../../../src/fleet/contract/topics.js';
+import { admitNonce, decideCommand, type GateDecision, type GatePolicy } from '../../../src/fleet/device/command-gate.js';
+import { signCommand, testKey } from '../support/operator-keys.js';
+
+const T = { timeout: 10_000 };
+const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
+const MACHINE = 'VM-1';
+const ops = testKey('ops', ['read', 'operate']);
+const cfg = testKey('cfg', ['configure']);
+const keyring = keyringOf({ keys: [ops, cfg].map((k) => ({ id: k.keyId, publicKey: rawPublicKey(k.publicKey), scopes: k.scopes })) }, null);
+const policy: GatePolicy = { keyring, allowUnsignedReads: false };
+
+function decide(name: CommandName, args: unknown, signature: unknown, over: Partial<GatePolicy> = {}, clockUnsynced = false, verify = () => true): GateDecision {
+  return decideCommand({ ...policy, ...over }, { machineId: MACHINE, name, args, signature, nowMs: NOW, clockUnsynced }, verify);
+}
+const reason = (d: GateDecision) => (d.kind === 'refuse' ? d.reason : d.kind);
+
+test('every command has a scope; start is the relayed-Start code\'s', T, () => {
+  for (const name of COMMAND_NAMES) assert.ok(COMMAND_SCOPES[name] !== undefined, name);
+  assert.deepEqual(
+    Object.entries(COMMAND_SCOPES).map(([n, s]) => `${n}:${s}`).sort(),
+    ['config.get:read', 'config.set:configure', 'doctor:read', 'outbox.list:read', 'outbox.retry:operate', 'ping:read', 'reader.disable:operate', 'reader.enable:operate', 'service.restart:operate', 'start:start'],
+  );
+  // Relayed Starts pass through untouched, signed or not: the relay vouches for them, not an operator.
+  assert.equal(decide('start', {}, undefined).kind, 'relayed-start');
+  assert.equal(decide('start', {}, undefined, { keyring: null }).kind, 'relayed-start');
+});
+
+test('a command signed by a key with its scope, for this machine, runs on the operator budget', T, () => {
+  const signature = signCommand(ops, MACHINE, 'reader.disable', {}, NOW);
+  const d = decide('reader.disable', {}, signature);
+  assert.equal(d.kind, 'run');
+  assert.equal(d.kind === 'run' && d.budget, 'operator');
+  assert.equal(d.kind === 'run' && d.signature?.keyId, 'ops');
+  const set = { set: { mdb: { sessionIdleTimeoutMs: 40_000 } } };
+  assert.equal(decide('config.set', set, signCommand(cfg, MACHINE, 'config.set', set, NOW)).kind, 'run');
+});
+
+test('each refusal names why: unsigned, no key, unknown key, scope, another machine, command or args, expired, not yet valid, clock', T, () => {
+  const disable = signCommand(ops, MACHINE, 'reader.disable', {}, NOW);
+  assert.equal(reason(decide('reader.disable', {}, undefined)), 'unsigned');
+  assert.equal(reason(decide('reader.disable', {}, disable, { keyring: null })), 'no-keys');
+  assert.equal(reason(decide('ping', {}, undefined, { keyring: null })), 'no-keys', 'with no key, even a read needs allowUnsignedReads');
+  assert.equal(reason(decide('reader.disable', {}, { ...disable, keyId: 'stranger' })), 'unknown-key');
+  assert.equal(reason(decide('config.set', { set: {} }, signCommand(ops, MACHINE, 'config.set', { set: {} }, NOW))), 'scope');
+  assert.equal(reason(decide('reader.disable', {}, signCommand(ops, 'VM-2', 'reader.disable', {}, NOW))), 'bad-signature');
+  assert.equal(reason(decide('reader.enable', {}, disable)), 'bad-signature');
+  assert.equal(reason(decide('outbox.retry', { id: 2 }, signCommand(ops, MACHINE, 'outbox.retry', { id: 1 }, NOW))), 'bad-signature');
+  assert.equal(reason(decide('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, NOW - 120_000))), 'expired');
+  assert.equal(reason(decide('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, NOW + 60_000))), 'not-yet-valid');
+  assert.equal(reason(decide('reader.disable', {}, disable, {}, true)), 'clock-unsynced');
+  assert.equal(reason(decide('ping', {}, signCommand(ops, MACHINE, 'ping', {}, NOW), {}, true)), 'clock-unsynced');
+});
+
+test('unsigned reads run only when the site allows them, on their own budget; nothing that changes anything does', T, () => {
+  for (const name of ['ping', 'doctor', 'outbox.list', 'config.get'] as const) {
+    assert.equal(reason(decide(name, {}, undefined)), 'unsigned');
+    const d = decide(name, {}, undefined, { allowUnsignedReads: true, keyring: null });
+    assert.equal(d.kind === 'run' && d.budget, 'unsigned', name);
+  }
+  for (const name of ['reader.disable', 'reader.enable', 'outbox.retry', 'service.restart', 'config.set'] as const) {
+    assert.equal(reason(decide(name, {}, undefined, { allowUnsignedReads: true })), 'unsigned', name);
+  }
+});
+
+test('cheap refusals first: an unsigned, unknown-key or stale flood never spends the Ed25519 budget; a spent budget drops', T, () => {
+  let verifies = 0;
+  const counting = () => (verifies += 1, true);
+  decide('reader.disable', {}, undefined, {}, false, counting);
+  decide('reader.disable', {}, { ...signCommand(ops, MACHINE, 'reader.disable', {}, NOW), keyId: 'stranger' }, {}, false, counting);
+  decide('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, NOW - 600_000), {}, false, counting);
+  decide('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, NOW), {}, true, counting);
+  assert.equal(verifies, 0);
+  decide('reader.disable', {}, signCommand(ops, 'VM-2', 'reader.disable', {}, NOW), {}, false, counting);
+  assert.equal(verifies, 1, 'a forged signature under a real key costs one check');
+  assert.equal(decide('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, NOW), {}, false, () => false).kind, 'drop');
+});
+
+test('a nonce runs once, also after a restart; a book that cannot be written refuses', T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-gate-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'state', 'fleet-nonces.json');
+  const signature = signCommand(ops, MACHINE, 'service.restart', {}, NOW);
+  assert.deepEqual(admitNonce(new NonceBook(file, NOW), signature, NOW), { ok: true });
+  const again = admitNonce(new NonceBook(file, NOW + 1), signature, NOW + 1);
+  assert.equal(again.ok ? 'ok' : again.reason, 'replayed');
+  const blocked = admitNonce(new NonceBook(join(dir, 'state', 'fleet-nonces.json', 'x'), NOW), signCommand(ops, MACHINE, 'ping', {}, NOW), NOW);
+  assert.equal(blocked.ok, false);
+  assert.match(blocked.ok ? '' : blocked.message, /cannot be written/);
+});
