@@ -83,6 +83,13 @@ function varIntBytes(value: number): number[] {
 export class PacketSizeFilter extends Transform {
   private state: State = { at: 'fixed' };
   private head: number[] = [];
+  /** Where the fixed header being read began in the current chunk (-1: in an earlier one). */
+  private headStart = -1;
+  /**
+   * Start of the bytes of the current chunk that pass unchanged and are not pushed yet: a run of
+   * packets within the bound leaves as one slice of the chunk, as if there were no filter.
+   */
+  private run: number | null = null;
   /** The most bytes this filter held at once (a fixed header, or a cut PUBLISH's topic): for tests. */
   heldHighWater = 0;
 
@@ -96,8 +103,14 @@ export class PacketSizeFilter extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     try {
+      this.run = this.state.at === 'fixed' || this.state.at === 'pass' ? 0 : null;
+      this.headStart = -1;
       let i = 0;
       while (i < chunk.length) i = this.step(chunk, i);
+      // A fixed header not complete yet is held until its size is known.
+      const end = this.state.at === 'fixed' && this.head.length > 0 ? Math.max(this.headStart, 0) : chunk.length;
+      if (this.run !== null && end > this.run) this.push(chunk.subarray(this.run, end));
+      this.run = null;
       done();
     } catch (err) {
       done(err as Error);
@@ -109,11 +122,10 @@ export class PacketSizeFilter extends Transform {
     const s = this.state;
     switch (s.at) {
       case 'fixed':
-        this.fixedHeader(chunk[i]!);
+        this.fixedHeader(chunk, i);
         return i + 1;
       case 'pass': {
         const n = Math.min(s.left, chunk.length - i);
-        this.push(chunk.subarray(i, i + n));
         s.left -= n;
         if (s.left === 0) this.state = { at: 'fixed' };
         return i + n;
@@ -121,7 +133,7 @@ export class PacketSizeFilter extends Transform {
       case 'skip': {
         const n = Math.min(s.left, chunk.length - i);
         s.left -= n;
-        if (s.left === 0) this.state = { at: 'fixed' };
+        if (s.left === 0) this.back(i + n);
         return i + n;
       }
       case 'publish':
@@ -130,21 +142,28 @@ export class PacketSizeFilter extends Transform {
           const n = Math.min(s.propsLeft, chunk.length - i, s.remaining - s.consumed);
           s.propsLeft -= n;
           s.consumed += n;
-          if (s.propsLeft === 0) this.cut(s);
+          if (s.propsLeft === 0) this.cut(s, i + n);
           return i + n;
         }
         s.consumed += 1;
-        this.publishHeader(s, chunk[i]!);
+        this.publishHeader(s, chunk[i]!, i + 1);
         return i + 1;
     }
   }
 
-  private fixedHeader(byte: number): void {
+  /** Packets pass again from `next` in the current chunk. */
+  private back(next: number): void {
+    this.state = { at: 'fixed' };
+    this.run = next;
+  }
+
+  private fixedHeader(chunk: Buffer, i: number): void {
     const h = this.head;
-    h.push(byte);
+    if (h.length === 0) this.headStart = i;
+    h.push(chunk[i]!);
     this.heldHighWater = Math.max(this.heldHighWater, h.length);
     if (h.length === 1) return;
-    if ((byte & 0x80) !== 0) {
+    if ((chunk[i]! & 0x80) !== 0) {
       if (h.length === 5) throw new PacketTooLargeError('malformed remaining length from the broker');
       return;
     }
@@ -153,21 +172,29 @@ export class PacketSizeFilter extends Transform {
     const packetBytes = h.length + remaining;
     this.head = [];
     if (packetBytes <= this.maxPacketBytes) {
-      this.push(Buffer.from(h));
+      if (this.headStart < 0) {
+        // Begun in an earlier chunk, so held: it leaves now, and the run goes on after it.
+        this.push(Buffer.from(h));
+        this.run = i + 1;
+      }
       this.state = remaining === 0 ? { at: 'fixed' } : { at: 'pass', left: remaining };
-    } else if (first >> 4 === PUBLISH) {
-      this.state = { at: 'publish', first, packetBytes, remaining, consumed: 0, kept: [], idEnd: null, propsLength: [], propsLeft: null };
-    } else {
+      return;
+    }
+    if (first >> 4 !== PUBLISH) {
       throw new PacketTooLargeError(`a packet of type ${first >> 4} and ${packetBytes} bytes from the broker (limit ${this.maxPacketBytes})`);
     }
+    // What passed before this packet leaves; the packet itself never does.
+    if (this.run !== null && this.headStart > this.run) this.push(chunk.subarray(this.run, this.headStart));
+    this.run = null;
+    this.state = { at: 'publish', first, packetBytes, remaining, consumed: 0, kept: [], idEnd: null, propsLength: [], propsLeft: null };
   }
 
-  private publishHeader(s: CutPublish, byte: number): void {
+  private publishHeader(s: CutPublish, byte: number, next: number): void {
     if (s.idEnd === null || s.kept.length < s.idEnd) {
       s.kept.push(byte);
       this.heldHighWater = Math.max(this.heldHighWater, s.kept.length);
       if (s.kept.length === 2) s.idEnd = 2 + ((s.kept[0]! << 8) | s.kept[1]!) + (((s.first >> 1) & 0x03) > 0 ? 2 : 0);
-      if (s.kept.length === s.idEnd && this.protocolVersion !== 5) this.cut(s);
+      if (s.kept.length === s.idEnd && this.protocolVersion !== 5) this.cut(s, next);
       return;
     }
     // MQTT 5: the properties' length follows the packet id; the properties are skipped.
@@ -177,18 +204,19 @@ export class PacketSizeFilter extends Transform {
       return;
     }
     s.propsLeft = varInt(s.propsLength);
-    if (s.propsLeft === 0) this.cut(s);
+    if (s.propsLeft === 0) this.cut(s, next);
   }
 
   /** Emits the cut PUBLISH (topic, packet id, no properties, the stand-in payload) and skips the rest. */
-  private cut(s: CutPublish): void {
+  private cut(s: CutPublish, next: number): void {
     const header = Buffer.from(s.kept);
     const props = this.protocolVersion === 5 ? Buffer.from([0]) : Buffer.alloc(0);
     const fixed = Buffer.from([s.first, ...varIntBytes(header.length + props.length + STAND_IN_PAYLOAD_BYTES)]);
     this.push(Buffer.concat([fixed, header, props, Buffer.alloc(STAND_IN_PAYLOAD_BYTES)]));
     this.onOversized(header.subarray(2, s.idEnd! - (((s.first >> 1) & 0x03) > 0 ? 2 : 0)).toString('utf8'), s.packetBytes);
     const left = s.remaining - s.consumed;
-    this.state = left === 0 ? { at: 'fixed' } : { at: 'skip', left };
+    if (left === 0) this.back(next);
+    else this.state = { at: 'skip', left };
   }
 }
 

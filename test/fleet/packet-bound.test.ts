@@ -19,22 +19,34 @@ function publish(topic: string, payload: Buffer, extra: Partial<IPublishPacket> 
   return { cmd: 'publish', topic, payload, qos: 1, messageId: 7, retain: true, dup: false, ...extra } as IPublishPacket;
 }
 
-/** Feeds `bytes` in CHUNK pieces; resolves with the packets parsed from the output, or the error. */
-async function run(protocolVersion: 4 | 5, bytes: Buffer): Promise<{ packets: Packet[]; error: Error | null; filter: PacketSizeFilter; cut: [string, number][] }> {
+/** Feeds `bytes` in CHUNK pieces (or the sizes `sizes` gives in turn); resolves with the output parsed again, or the error. */
+async function run(
+  protocolVersion: 4 | 5,
+  bytes: Buffer,
+  sizes: (n: number) => number = () => CHUNK,
+): Promise<{ packets: Packet[]; error: Error | null; filter: PacketSizeFilter; cut: [string, number][]; output: Buffer }> {
   const cut: [string, number][] = [];
   const filter = new PacketSizeFilter(protocolVersion, (topic, size) => cut.push([topic, size]));
   const parser = mqttPacket.parser({ protocolVersion });
   const packets: Packet[] = [];
   parser.on('packet', (p) => packets.push(p));
   parser.on('error', (err) => assert.fail(`the filter's output did not parse: ${err.message}`));
-  filter.on('data', (b: Buffer) => parser.parse(b));
+  const out: Buffer[] = [];
+  filter.on('data', (b: Buffer) => {
+    out.push(b);
+    parser.parse(b);
+  });
   const error = await new Promise<Error | null>((resolve) => {
     filter.on('error', resolve);
     filter.on('finish', () => resolve(null));
-    for (let i = 0; i < bytes.length; i += CHUNK) filter.write(bytes.subarray(i, i + CHUNK));
+    for (let i = 0, n = 0; i < bytes.length; n += 1) {
+      const size = sizes(n);
+      filter.write(bytes.subarray(i, i + size));
+      i += size;
+    }
     filter.end();
   });
-  return { packets, error, filter, cut };
+  return { packets, error, filter, cut, output: Buffer.concat(out) };
 }
 
 for (const protocolVersion of [4, 5] as const) {
@@ -61,6 +73,38 @@ for (const protocolVersion of [4, 5] as const) {
     assert.ok((cutOne!.payload as Buffer).length > MAX_PAYLOAD_BYTES, 'every handler drops it by size');
     assert.deepEqual(cut, [['qrvend/m1/status', gen(big).length]]);
     assert.ok(filter.heldHighWater < 64, `held ${filter.heldHighWater} bytes at most`);
+  });
+}
+
+for (const protocolVersion of [4, 5] as const) {
+  test(`MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: fixed headers, topics and properties split over chunks of 1 to 13 bytes`, { timeout: 60_000 }, async () => {
+    const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
+    const within = [
+      publish('qrvend/m2/status', Buffer.from('{"online":false}')),
+      publish('qrvend/m3/events', Buffer.alloc(20_000, 0x61), { qos: 0, messageId: undefined, retain: false }),
+      { cmd: 'pingresp' } as Packet,
+      publish('qrvend/m4/replies', Buffer.from('{}'), { qos: 1, messageId: 9 }),
+    ];
+    const sizes = (n: number) => 1 + (n % 13);
+    // Only packets within the bound: the same bytes leave, in the same order.
+    const plain = Buffer.concat(within.map(gen));
+    const passed = await run(protocolVersion, plain, sizes);
+    assert.equal(passed.error, null);
+    assert.ok(passed.output.equals(plain), 'packets within the bound pass byte for byte');
+
+    const over = publish('qrvend/m1/status', Buffer.alloc(300_000, 0x7b), protocolVersion === 5 ? { properties: { userProperties: { k: 'v'.repeat(300) } } } : {});
+    const mixed = Buffer.concat([gen(within[0]!), gen(over), ...within.slice(1).map(gen), gen(over)]);
+    const { packets, error, cut } = await run(protocolVersion, mixed, sizes);
+    assert.equal(error, null);
+    assert.deepEqual(packets.map((p) => (p.cmd === 'publish' ? `${p.topic}:${(p.payload as Buffer).length}` : p.cmd)), [
+      'qrvend/m2/status:16',
+      `qrvend/m1/status:${STAND_IN_PAYLOAD_BYTES}`,
+      'qrvend/m3/events:20000',
+      'pingresp',
+      'qrvend/m4/replies:2',
+      `qrvend/m1/status:${STAND_IN_PAYLOAD_BYTES}`,
+    ]);
+    assert.equal(cut.length, 2);
   });
 }
 
