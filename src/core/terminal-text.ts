@@ -19,7 +19,6 @@ export function escapeForTerminal(text: string): string {
   });
 }
 
-
 /**
  * JSON of untrusted values for a terminal or a pipe (`--json`, issue 31 item 12): JSON.stringify
  * leaves C1 and bidi controls raw, so a device's `\u009b` would reach the terminal as a CSI. Each

@@ -227,8 +227,10 @@ export class PacketSizeFilter extends Transform {
  * `destroy` and the socket's events stay on the socket itself.
  */
 export function boundInboundPackets(client: MqttClient, protocolVersion: number, onOversized?: (topic: string, packetBytes: number) => void): void {
+  // mqtt.js has no option for the stream it parses; `streamBuilder` is its (private) factory.
   const internals = client as unknown as { streamBuilder: (c: MqttClient) => Readable };
   const build = internals.streamBuilder;
+  if (typeof build !== 'function') throw new Error('mqtt.js no longer has client.streamBuilder: the inbound packet bound cannot be installed');
   internals.streamBuilder = (c) => {
     const stream = build(c);
     const pipe = stream.pipe.bind(stream);
