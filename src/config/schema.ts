@@ -121,6 +121,18 @@ export function isAllowedFleetUrl(url: string): boolean {
   return (parsed.protocol === 'mqtt:' || parsed.protocol === 'ws:') && isLoopbackHost(parsed.hostname);
 }
 
+/** How the Start endpoint is reached: what doctor reports, and `refused` when the config must not start. */
+export type StartTransport = 'none' | 'https' | 'loopback' | 'tls-proxy' | 'refused';
+
+export function startEndpointTransport(start: { listen: string | null; certFile: string | null; behindTlsProxy: boolean }): StartTransport {
+  if (start.listen === null) return 'none';
+  if (start.certFile !== null) return 'https';
+  // ListenAddress checked the shape: host:port, an IPv6 host in brackets.
+  const host = /^(\[[^\]]+\]|[^:]+):\d+$/.exec(start.listen)?.[1] ?? '';
+  if (isLoopbackHost(host)) return 'loopback';
+  return start.behindTlsProxy ? 'tls-proxy' : 'refused';
+}
+
 export const ConfigSchema = z
   .strictObject({
     gateway: z.strictObject({
@@ -139,9 +151,14 @@ export const ConfigSchema = z
       integratorName: nonEmpty(100).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash, underscore only'),
       /** File holding the 64-character SecretToken (never put the token itself in config). */
       secretTokenFile: AbsolutePath,
-      /** PEM certificate and key for HTTPS; both null = plain HTTP (behind a TLS proxy). */
+      /** PEM certificate and key for HTTPS; both null = plain HTTP (loopback, or behind a TLS proxy). */
       certFile: AbsolutePath.nullable(),
       keyFile: AbsolutePath.nullable(),
+      /**
+       * The site says a TLS proxy terminates HTTPS in front of this machine: plain HTTP on a
+       * non-loopback `listen` is then allowed. A site-file setting only: never settable by the fleet.
+       */
+      behindTlsProxy: z.boolean(),
       maxBodyBytes: int(512, 1_048_576),
       /** Per-client token bucket: sustained requests per second and burst. */
       rateLimit: z.strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) }),
@@ -382,6 +399,14 @@ export const ConfigSchema = z
         code: 'custom',
         path: ['start', 'listen'],
         message: 'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true (docs/relay.md), or give start.listen a host:port',
+      });
+    }
+    if (startEndpointTransport(cfg.start) === 'refused') {
+      // Starts carry the SecretToken: plain HTTP off this machine only when the site says a TLS proxy is in front (issue 31 item 13).
+      ctx.addIssue({
+        code: 'custom',
+        path: ['start', 'listen'],
+        message: `${cfg.start.listen} is not a loopback address and start.certFile is null: Starts, SecretToken included, would cross the network in plain HTTP. Set start.certFile and start.keyFile (HTTPS), listen on 127.0.0.1, or, when a TLS proxy of the site terminates HTTPS in front of this machine, set start.behindTlsProxy to true in the site file`,
       });
     }
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {

@@ -6,6 +6,7 @@ import { createDoctorContext, type ContextOptions } from './context.js';
 import type { Check, CheckOutcome, CheckResult, CheckStatus, DoctorContext, DoctorReport } from './types.js';
 import { configCheck } from './checks/config.js';
 import { secretTokenCheck } from './checks/secret-token.js';
+import { startEndpointCheck } from './checks/start-endpoint.js';
 import { serialCheck } from './checks/serial.js';
 import { boardCheck } from './checks/board.js';
 import { readerCheck } from './checks/reader.js';
@@ -21,6 +22,7 @@ import { fleetTrustCheck } from './checks/fleet-trust.js';
 export const ALL_CHECKS: readonly Check[] = [
   configCheck,
   secretTokenCheck,
+  startEndpointCheck,
   serialCheck,
   boardCheck,
   readerCheck,

@@ -27,6 +27,7 @@ import { refuseExposedSecret } from '../config/file-modes.js';
 import type { RelayConfig } from './config.js';
 import { MachineDirectory } from './directory.js';
 import { setNoDelayOn } from '../fleet/no-delay.js';
+import { boundInboundPackets, maxPacketProperties } from '../fleet/packet-bound.js';
 
 export type RequestOutcome =
   | { kind: 'answer'; result: RelayedStartResult }
@@ -52,6 +53,8 @@ export interface BrokerLinkStats {
   statusDropped: { invalid: number; full: number };
   repliesUnmatched: number;
   repliesInvalid: number;
+  /** Packets over the MQTT packet bound, cut before parsing (a broker that ignores the MQTT 5 property, or 3.1.1). */
+  packetsTooLarge: number;
 }
 
 export interface BrokerLink {
@@ -98,6 +101,8 @@ export function mqttOptionsOf(broker: RelayConfig['broker'], clientId: string): 
     // A Start is never queued while the broker is away: the wallet gets 30 at once instead.
     queueQoSZero: false,
     resubscribe: true,
+    // A 200 MB status must never reach this process (issue 31 item 11; src/fleet/packet-bound.ts).
+    properties: maxPacketProperties(broker.protocolVersion),
   };
   if (broker.caFile !== null) options.ca = readFile(broker.caFile, 'broker CA file', 'relay.broker.caFile');
   if (broker.certFile !== null && broker.keyFile !== null) {
@@ -125,7 +130,11 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
   // Reconnects are tried every second while the broker is away: one error line per outage, not per try.
   let errorLogged = false;
 
-  const client: MqttClient = connect(broker.url, mqttOptionsOf(broker, clientId));
+  let packetsTooLarge = 0;
+  // Connected by hand, so the packet bound is in place on the first socket too.
+  const client: MqttClient = connect(broker.url, { ...mqttOptionsOf(broker, clientId), manualConnect: true });
+  boundInboundPackets(client, broker.protocolVersion, () => void (packetsTooLarge += 1));
+  client.connect();
   const blog = log.child({ component: 'broker' });
 
   client.on('connect', () => {
@@ -235,6 +244,7 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
         statusDropped: { ...directory.dropped },
         repliesUnmatched,
         repliesInvalid,
+        packetsTooLarge,
       };
     },
     async close() {

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ClockStepDetector } from '../../src/core/clock.js';
 import { RepeatedLog } from '../../src/core/log-limiter.js';
-import { escapeForTerminal } from '../../src/core/terminal-text.js';
+import { escapeForTerminal, jsonForTerminal } from '../../src/core/terminal-text.js';
 
 const T = { timeout: 5_000 };
 
@@ -48,4 +48,14 @@ test('terminal text: controls, escape sequences and bidi characters become visib
   assert.equal(escapeForTerminal('\u001b[2J'), '\\x1b[2J');
   assert.equal(escapeForTerminal('x\u202ey\u2066'), 'x\\u202ey\\u2066');
   assert.equal(escapeForTerminal('caf\u00e9'), 'caf\u00e9', 'printable non-ASCII is shown as is');
+});
+
+test('terminal JSON: C1, bidi and separator characters become \\u escapes; still JSON, same values', T, () => {
+  const value = { a: 'x\u009b31m\u202ey\u2028z\u007f', b: ['\u001b[2J', 'caf\u00e9'] };
+  const text = jsonForTerminal(value);
+  assert.equal(text, '{"a":"x\\u009b31m\\u202ey\\u2028z\\u007f","b":["\\u001b[2J","caf\u00e9"]}');
+  assert.deepEqual(JSON.parse(text), value);
+  const indented = jsonForTerminal(value, 2);
+  assert.equal(indented.split('\n').length, 7, 'the line breaks of indented output stay line breaks');
+  assert.deepEqual(JSON.parse(indented), value);
 });

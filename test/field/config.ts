@@ -23,7 +23,10 @@ export function siteConfig(): Record<string, unknown> {
     // HTTPS, as in the field (http:// is refused off loopback); the simulator's certificate is
     // self-signed for the guestfwd address and given to the agent as a private CA.
     gateway: { baseUrl: `https://${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}`, caFile: GATEWAY_CA_FILE },
-    start: { listen: `0.0.0.0:${GUEST_START_PORT}`, integratorName: FIELD_IDENTITY.integratorName, secretTokenFile: '/etc/qrvend/secret-token' },
+    // The guest's Start port is reached only through qemu's hostfwd, bound to the host's 127.0.0.1:
+    // that forward stands where a site's TLS proxy would, so the site says so (plain HTTP off
+    // loopback is refused otherwise, issue 31 item 13).
+    start: { listen: `0.0.0.0:${GUEST_START_PORT}`, behindTlsProxy: true, integratorName: FIELD_IDENTITY.integratorName, secretTokenFile: '/etc/qrvend/secret-token' },
     machine: { terminalId: FIELD_IDENTITY.terminalId, uniQr: FIELD_IDENTITY.uniQr },
     mdb: { port: '/dev/serial0', alwaysIdle: true },
     store: { path: '/var/lib/qrvend/ledger.sqlite' },

@@ -125,12 +125,12 @@ export function register(parent: Command): void {
   ).action(async (flags: StatusFlags) => {
     const settleMs = await usage(() => wholeNumber(flags.settle, '--settle', 10, 60_000));
     const maxWaitMs = await usage(() => wholeNumber(flags.wait, '--wait', 100, 600_000));
-    const { collectFleetStatus, formatStatusTable, statusJson } = await import('../../fleet/operator/index.js');
+    const { collectFleetStatus, formatStatusTable, statusJsonLine } = await import('../../fleet/operator/index.js');
     const { client, settings } = await connect(flags, 'status');
     try {
       const { view } = await collectFleetStatus(client, { prefix: settings.prefix, settleMs, maxWaitMs });
       const rows = view.rows();
-      process.stdout.write(flags.json ? `${JSON.stringify(statusJson(rows, view.bad))}\n` : formatStatusTable(rows, view.bad));
+      process.stdout.write(flags.json ? statusJsonLine(rows, view.bad) : formatStatusTable(rows, view.bad));
     } finally {
       await client.endAsync(true);
     }
@@ -218,14 +218,14 @@ export function register(parent: Command): void {
   ).action(async (machineId: string, name: string, json: string | undefined, flags: CmdFlags) => {
     const timeoutMs = await usage(() => wholeNumber(flags.timeout, '--timeout', 100, 600_000));
     const ttlS = await usage(() => wholeNumber(flags.ttl, '--ttl', 1, 900));
-    const { sendFleetCommand, parseArgsText, checkCommand, formatReply } = await import('../../fleet/operator/index.js');
+    const { sendFleetCommand, parseArgsText, checkCommand, formatReply, replyJsonLine } = await import('../../fleet/operator/index.js');
     const args = parseArgsText(json);
     checkCommand(machineId, name, args);
     const signer = await signerOf(flags, ttlS);
     const { client, protocol, settings } = await connect(flags, 'cmd');
     try {
       const { reply, elapsedMs } = await sendFleetCommand(client, { prefix: settings.prefix, machineId, name, args, timeoutMs, protocol, ...(signer ? { signer } : {}) });
-      process.stdout.write(flags.json ? `${JSON.stringify(reply)}\n` : formatReply(reply, elapsedMs));
+      process.stdout.write(flags.json ? replyJsonLine(reply) : formatReply(reply, elapsedMs));
       if (!reply.ok) process.exitCode = 1;
     } finally {
       await client.endAsync(true);

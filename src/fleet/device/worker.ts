@@ -25,6 +25,7 @@ import { CommandBudgets } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext, type Served } from './local-commands.js';
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
+import { maxPacketProperties } from '../packet-bound.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -82,6 +83,8 @@ function clientOptions(): IClientOptions {
     resubscribe: false,
     will: { topic: topics.status, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
     rejectUnauthorized: true,
+    // MQTT 5: the broker never hands this worker a packet over the bound (issue 31 item 11).
+    properties: maxPacketProperties(fleet.protocolVersion),
   };
   if (fleet.caFile !== null) options.ca = readFileSync(fleet.caFile);
   if (fleet.certFile !== null && fleet.keyFile !== null) {

@@ -13,6 +13,7 @@ import mqtt, { type IClientOptions, type MqttClient } from 'mqtt';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { TOPIC_PREFIX } from '../contract/index.js';
 import { setNoDelayOn } from '../no-delay.js';
+import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
 
 export const FleetConnectionOptions = z.strictObject({
   /** mqtt://host:port or mqtts://host:port (TLS). */
@@ -101,7 +102,8 @@ function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Parti
   const options: IClientOptions = {
     protocolVersion: protocol,
     clean: session === undefined,
-    ...(session !== undefined && protocol === 5 ? { properties: { sessionExpiryInterval: SESSION_EXPIRY_S } } : {}),
+    // The Maximum Packet Size (MQTT 5): a 200 MB status never reaches the CLI (issue 31 item 11).
+    properties: maxPacketProperties(protocol, session !== undefined && protocol === 5 ? { sessionExpiryInterval: SESSION_EXPIRY_S } : undefined),
     reconnectPeriod: 0,
     connectTimeout: s.connectTimeoutMs,
     keepalive: 30,
@@ -130,8 +132,11 @@ function isAuthRefusal(err: unknown): boolean {
 
 function connectOnce(url: string, options: IClientOptions, timeoutMs: number, beforeConnect?: (client: MqttClient) => void): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
-    const client = mqtt.connect(url, options);
+    // Connected by hand, so the packet bound is in place on the first socket too (src/fleet/packet-bound.ts).
+    const client = mqtt.connect(url, { ...options, manualConnect: true });
+    boundInboundPackets(client, options.protocolVersion ?? 4);
     beforeConnect?.(client);
+    client.connect();
     let settled = false;
     const finish = (err: unknown | null) => {
       if (settled) return;

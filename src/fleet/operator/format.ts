@@ -2,9 +2,9 @@
  * What `qrvend fleet status|watch|cmd` print: an aligned table a person reads at a glance, one
  * line per live event, a command's reply; and the JSON forms for scripts. Every string that came
  * from a device goes through escapeForTerminal (a txId or an alarm detail could carry escape
- * sequences). Pure: no I/O.
+ * sequences), and the JSON forms through jsonForTerminal (valid JSON, controls escaped). Pure: no I/O.
  */
-import { escapeForTerminal } from '../../core/terminal-text.js';
+import { escapeForTerminal, jsonForTerminal } from '../../core/terminal-text.js';
 import type { CommandReply, FleetEvent, StatusMessage } from '../contract/index.js';
 import type { BadCounts, MachineRow } from './fleet-view.js';
 
@@ -116,9 +116,19 @@ export function formatPresenceLine(machineId: string, status: StatusMessage): st
   return `${shortTime(status.at)}  ${id}  online  version ${escapeForTerminal(status.version)}, reader ${status.reader}`;
 }
 
+/** The line `qrvend fleet status --json` prints. */
+export function statusJsonLine(rows: readonly MachineRow[], bad: BadCounts): string {
+  return `${jsonForTerminal(statusJson(rows, bad))}\n`;
+}
+
 /** The NDJSON line of `qrvend fleet watch --json`. */
 export function watchJsonLine(record: { type: 'event'; machineId: string; event: FleetEvent } | { type: 'presence'; machineId: string; status: StatusMessage }): string {
-  return `${JSON.stringify(record)}\n`;
+  return `${jsonForTerminal(record)}\n`;
+}
+
+/** The line `qrvend fleet cmd --json` prints: the reply as received (validated). */
+export function replyJsonLine(reply: CommandReply): string {
+  return `${jsonForTerminal(reply)}\n`;
 }
 
 /** The reply of `qrvend fleet cmd`, as a person reads it. */
