@@ -25,7 +25,7 @@ import { CommandBudgets } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext, type Served } from './local-commands.js';
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
-import { maxPacketProperties } from '../packet-bound.js';
+import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -102,7 +102,7 @@ let facts: FleetFacts | null = null;
 let lastStatusKey = '';
 let lastStats: Record<string, unknown> = {};
 let stopping = false;
-const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0, unauthorized: 0, retainedIgnored: 0 };
+const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0, unauthorized: 0, retainedIgnored: 0, packetsTooLarge: 0 };
 const budgets = new CommandBudgets(monotonicNow());
 
 // --- events -----------------------------------------------------------------------------------
@@ -421,9 +421,13 @@ function start(): void {
   if (trust.problem !== null) {
     log.warn({ event: 'fleet.trust.none' }, `no operator key (${trust.problem}): every command that needs a signature is refused; see docs/fleet.md "Signed commands"`);
   }
-  const c = connect(fleet.url!, options);
+  // Connected by hand, so the inbound packet bound is on the first socket too: with MQTT 3.1.1 (no
+  // Maximum Packet Size to announce) an oversized PUBLISH is cut as it streams in, never held whole.
+  const c = connect(fleet.url!, { ...options, manualConnect: true });
   client = c;
+  boundInboundPackets(c, fleet.protocolVersion, () => void (counters.packetsTooLarge += 1));
   keepNoDelay(c);
+  c.connect();
   c.on('connect', () => {
     connected = true;
     counters.connects += 1;
