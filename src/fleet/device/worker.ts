@@ -7,7 +7,6 @@
  * reader.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
 import { connect, type IClientOptions, type IClientPublishOptions, type MqttClient } from 'mqtt';
 import type { QrvendConfig } from '../../config/schema.js';
 import { createLogger } from '../../core/log.js';
@@ -20,6 +19,7 @@ import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-
 import { CommandRateBound } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
 import { keepNoDelay } from '../no-delay.js';
+import { readFleetCredentials } from './credentials.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -59,10 +59,6 @@ function safeUrl(url: string): string {
   }
 }
 
-function readSecretFile(path: string): string {
-  return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
-}
-
 function clientOptions(): IClientOptions {
   const options: IClientOptions = {
     protocolVersion: fleet.protocolVersion,
@@ -78,14 +74,9 @@ function clientOptions(): IClientOptions {
     will: { topic: topics.status, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
     rejectUnauthorized: true,
   };
-  if (fleet.caFile !== null) options.ca = readFileSync(fleet.caFile);
-  if (fleet.certFile !== null && fleet.keyFile !== null) {
-    options.cert = readFileSync(fleet.certFile);
-    options.key = readFileSync(fleet.keyFile);
-  }
+  const credentials = readFleetCredentials(fleet);
   if (fleet.username !== null) options.username = fleet.username;
-  if (fleet.passwordFile !== null) options.password = readSecretFile(fleet.passwordFile);
-  return options;
+  return { ...options, ...credentials };
 }
 
 let client: MqttClient | null = null;
@@ -337,7 +328,7 @@ function start(): void {
     options = clientOptions();
   } catch (err) {
     // An unreadable CA, certificate or password file: said once, named by path only; payments go on.
-    log.error({ code: 'FLEET_CREDENTIALS_UNREADABLE', err: (err as NodeJS.ErrnoException).code ?? 'unreadable' }, 'fleet link off: a TLS or password file named in fleet.* cannot be read');
+    log.error({ code: 'FLEET_CREDENTIALS_UNREADABLE', err: (err as Error).message }, 'fleet link off: a TLS or password file named in fleet.* cannot be read');
     return;
   }
   log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion }, 'fleet link starting');
