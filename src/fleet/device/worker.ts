@@ -20,6 +20,7 @@ import { CommandRateBound } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext } from './local-commands.js';
 import { keepNoDelay } from '../no-delay.js';
 import { readFleetCredentials } from './credentials.js';
+import { createProbe, probeTopic } from './probe.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -30,6 +31,8 @@ export interface FleetWorkerData {
   version: string;
   startedAt: string;
   paymentPort: MessagePort;
+  /** A configuration trial is on: prove the round trip on the machine's own command topic (probe.ts). */
+  probe: boolean;
 }
 
 /** Events published and not yet acknowledged at once: bounds memory and the burst after an outage. */
@@ -87,6 +90,16 @@ let lastStats: Record<string, unknown> = {};
 let stopping = false;
 const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0 };
 const rate = new CommandRateBound(10, 20, monotonicNow());
+const ownProbeTopic = probeTopic(fleet.topicPrefix, data.machineId);
+const probe = data.probe
+  ? createProbe({
+      publish: (body) => (connected ? client?.publish(ownProbeTopic, body, { qos: 1 }) : undefined),
+      onReturned: () => {
+        log.info({ event: 'fleet.probe.returned' }, 'own command topic round trip: a message published to it came back through the broker');
+        toMain({ type: 'fleet.probe.returned' });
+      },
+    })
+  : null;
 
 // --- events -----------------------------------------------------------------------------------
 let cursor = 0;
@@ -303,6 +316,7 @@ async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
   clearInterval(healthTimer);
+  probe?.stop();
   if (statusTimer !== null) clearTimeout(statusTimer);
   const c = client;
   if (c !== null && connected) {
@@ -341,7 +355,7 @@ function start(): void {
     log.info({ event: 'fleet.connected', connects: counters.connects }, 'fleet link connected');
     toMain({ type: 'fleet.link', connected: true });
     toPayment({ type: 'fleet.link', connected: true });
-    c.subscribe(topics.commandFilter, { qos: 1 });
+    c.subscribe(topics.commandFilter, { qos: 1 }, () => probe?.subscribed());
     publishStatus(true);
     pull();
   });
@@ -354,7 +368,11 @@ function start(): void {
     wanting = false;
   });
   c.on('error', (err) => log.warn({ err: err.message }, 'fleet link error'));
-  c.on('message', (topic, payload, packet) => void onCommand(topic, payload, packet.properties));
+  c.on('message', (topic, payload, packet) => {
+    // Not a command: the machine's own probe (probe.ts) runs nothing and gets no reply.
+    if (topic === ownProbeTopic) return probe?.received(payload);
+    void onCommand(topic, payload, packet.properties);
+  });
 }
 
 const healthTimer = setInterval(publishHealth, fleet.healthIntervalS * 1000);
