@@ -1,0 +1,157 @@
+/**
+ * A configuration change that stops the agent (issue 31 item 4), end to end: the real daemon
+ * (`qrvend run`), the VMC simulator on a pty pair, the gateway simulator, a real MQTT broker
+ * (aedes), and systemd's part played as the unit says (support/unit-runner.ts: ExecStartPre,
+ * ExecStopPost with systemd's variables, Restart=always but not on 78).
+ *
+ * Reported: `config.set start.secretTokenFile=/nonexistent` was answered ok, the trial start
+ * exited 78, systemd stopped, and the machine stayed off with the bad overlay in place.
+ *
+ * One daemon for the file; tests run in order and each leaves the agent running and healthy.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { createRig, until, type Rig } from '../../../src/sim/rig.js';
+import { startAedesBroker, type TestBroker } from '../../../src/sim/broker/index.js';
+import { RESTART_EXIT_CODE, pendingFile, rolledBackFile } from '../../../src/fleet/device/config-change.js';
+import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
+import { serviceEnded, startService } from './support/unit-runner.js';
+
+const MACHINE = 'M-TRIAL-1';
+const T = { timeout: 30_000 };
+
+let broker: TestBroker;
+let rig: Rig;
+let watcher: FleetWatcher;
+let scratch: string;
+/** While true, the broker does not deliver the machine's probe back to it (the rest flows). */
+let withholdProbes = false;
+
+before(async () => {
+  broker = await startAedesBroker({ authorizeForward: (_client, packet) => (withholdProbes && packet.topic === `${PREFIX}/${MACHINE}/cmd/_probe` ? null : packet) });
+  scratch = mkdtempSync(join(tmpdir(), 'qrvend-trial-e2e-'));
+  rig = await createRig({
+    vmc: { vendPolicy: 'manual' },
+    config: { fleet: { url: broker.url, topicPrefix: PREFIX, machineId: MACHINE, protocolVersion: 4, healthIntervalS: 5 } },
+  });
+  watcher = await startWatcher(broker.url, 4, MACHINE);
+  await rig.startAgent();
+  await until(() => watcher.lastStatus()?.online === true, 10_000, 'the retained status online');
+});
+
+after(async () => {
+  await watcher?.close();
+  await rig?.close();
+  await broker?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+const alarms = () => (watcher.lastStatus()?.alarms as string[] | undefined) ?? [];
+const errorOf = (reply: Awaited<ReturnType<FleetWatcher['command']>>) => (reply.ok ? null : reply.error);
+
+test('a config.set the next start would refuse is refused naming the key and why; nothing is written; the agent runs on', T, async () => {
+  const unreadable = join(scratch, 'no-such-file');
+  const cases: Array<{ set: Record<string, unknown>; key: string; why: RegExp }> = [
+    { set: { start: { secretTokenFile: '/nonexistent' } }, key: 'start.secretTokenFile', why: /file not found/ },
+    { set: { gateway: { caFile: unreadable } }, key: 'gateway.caFile', why: /cannot be read/ },
+    { set: { fleet: { username: 'someone', passwordFile: unreadable } }, key: 'fleet.passwordFile', why: /cannot be read \(ENOENT\)/ },
+  ];
+  for (const c of cases) {
+    const error = errorOf(await watcher.command('config.set', { set: c.set }));
+    assert.equal(error?.code, 'CONFIG_INVALID', JSON.stringify(c.set));
+    assert.match(error.message, new RegExp(`^the agent would not start on it: ${c.key.replace('.', '\\.')}: `));
+    assert.match(error.message, c.why);
+  }
+  // A token file that is there but wrong: what is wrong is said, never the content.
+  writeFileSync(join(scratch, 'short-token'), 'S3CR3T-SHORT\n', { mode: 0o600 });
+  const error = errorOf(await watcher.command('config.set', { set: { start: { secretTokenFile: join(scratch, 'short-token') } } }));
+  assert.equal(error?.code, 'CONFIG_INVALID');
+  assert.match(error.message, /start\.secretTokenFile: .*holds 12 characters after trimming, expected exactly 64/);
+  assert.equal(error.message.includes('S3CR3T'), false);
+  assert.equal(existsSync(rig.overlayFile), false, 'no overlay written');
+  assert.equal(existsSync(pendingFile(rig.overlayFile)), false, 'no trial marked');
+  assert.equal(rig.agent?.child.exitCode, null, 'still running');
+  assert.equal((await watcher.command('ping')).ok, true);
+});
+
+test('the reported overlay, written behind the agent\'s back: the trial start exits 75, not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 90_000 }, async () => {
+  const site = readFileSync(rig.configFile);
+  const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
+  assert.equal(set.ok, true, JSON.stringify(set));
+  const accepted = await serviceEnded(rig, rig.agent!);
+  assert.equal(accepted.code, RESTART_EXIT_CODE);
+  // A damaged release or a later check: the overlay on trial is now one the agent cannot start on.
+  writeFileSync(rig.overlayFile, JSON.stringify({ start: { secretTokenFile: '/nonexistent' } }));
+
+  const { agent: trial } = await startService(rig);
+  const trialEnd = await serviceEnded(rig, trial);
+  assert.equal(trialEnd.code, RESTART_EXIT_CODE, `a refused trial start must not end with 78 (systemd would stop): ${trial.stderr.join('')}`);
+  assert.equal(trialEnd.restarts, true);
+  assert.ok(trial.logs.some((l) => l.event === 'fleet.config.trial-failed' && /SECRET_UNREADABLE/.test(String(l.msg))), 'the journal says why');
+  assert.match(trialEnd.stopPost.stderr, /rolled back/);
+  assert.equal(existsSync(rig.overlayFile), false, 'there was no overlay before the change: none now');
+  assert.equal(existsSync(pendingFile(rig.overlayFile)), false);
+  assert.deepEqual(readFileSync(rig.configFile), site, 'the site file is untouched');
+
+  await startService(rig, { ready: true });
+  await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
+  await until(() => alarms().includes('CONFIG_ROLLED_BACK'), 10_000, 'the status alarm list');
+  assert.equal((await watcher.command('ping')).ok, true);
+});
+
+test('a good change is confirmed only after the machine\'s probe came back on its own command topic; CONFIG_ROLLED_BACK clears', { timeout: 90_000 }, async () => {
+  const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
+  assert.equal(set.ok, true, JSON.stringify(set));
+  await serviceEnded(rig, rig.agent!);
+  const { agent } = await startService(rig, { ready: true });
+  await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'cleared', 20_000, 'CONFIG_ROLLED_BACK cleared');
+  const returned = agent.logs.findIndex((l) => l.event === 'fleet.probe.returned');
+  const confirmed = agent.logs.findIndex((l) => l.event === 'fleet.config.confirmed');
+  assert.ok(returned >= 0 && confirmed > returned, 'the probe came back before the change was confirmed');
+  assert.equal(existsSync(pendingFile(rig.overlayFile)), false, 'the trial is over');
+  assert.equal(existsSync(rolledBackFile(rig.overlayFile)), false);
+  // A probe is not a command: never answered, never run.
+  assert.equal(watcher.replies.some((r) => r.command === '_probe'), false);
+});
+
+test('a trial start that crashes at load is rolled back by the unit: the previous overlay comes back byte for byte', { timeout: 90_000 }, async () => {
+  const good = readFileSync(rig.overlayFile);
+  const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 50_000 } }, healthyWithinS: 60 });
+  assert.equal(set.ok, true, JSON.stringify(set));
+  await serviceEnded(rig, rig.agent!);
+  const { agent: trial } = await startService(rig);
+  trial.child.kill('SIGKILL');
+  const end = await serviceEnded(rig, trial);
+  assert.equal(end.signal, 'SIGKILL');
+  assert.equal(end.restarts, true);
+  assert.deepEqual(readFileSync(rig.overlayFile), good);
+  assert.match(readFileSync(rolledBackFile(rig.overlayFile), 'utf8'), /signal, killed KILL/);
+
+  await startService(rig, { ready: true });
+  await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'CONFIG_ROLLED_BACK' && e.state === 'raised', 15_000, 'the CONFIG_ROLLED_BACK alarm');
+  const get = await watcher.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' });
+  assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 45_000 }, 'the confirmed change, not the crashed one');
+});
+
+test('a trial whose probe never comes back (connected, but the fleet cannot reach it) is not confirmed: rolled back', { timeout: 90_000 }, async () => {
+  const good = readFileSync(rig.overlayFile);
+  withholdProbes = true;
+  try {
+    const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 55_000 } }, healthyWithinS: 5 });
+    assert.equal(set.ok, true, JSON.stringify(set));
+    await serviceEnded(rig, rig.agent!);
+    const { agent: trial } = await startService(rig);
+    const end = await serviceEnded(rig, trial);
+    assert.equal(end.code, RESTART_EXIT_CODE);
+    const line = trial.logs.find((l) => l.event === 'fleet.config.rolled-back');
+    assert.match(String(line?.msg), /fleet link up, own command topic round trip not done/);
+    assert.deepEqual(readFileSync(rig.overlayFile), good);
+  } finally {
+    withholdProbes = false;
+  }
+  await startService(rig, { ready: true });
+  await until(() => alarms().includes('CONFIG_ROLLED_BACK'), 15_000, 'the status alarm list');
+});
