@@ -53,8 +53,8 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
   const trialPending = () => overlayFile !== null && existsSync(pendingFile(overlayFile));
   const inTrial = trialPending();
   log.info({ config: file ?? 'defaults', layers: loaded.layers.filter((l) => l.status === 'applied').map((l) => l.name), mdbPort: config.mdb.port, gateway: config.gateway.baseUrl, trial: inTrial }, 'starting');
-  const trialFailed = (why: string): number => {
-    log.fatal({ event: 'fleet.config.trial-failed', code: 'CONFIG_ROLLED_BACK', exitCode: RESTART_EXIT_CODE }, `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so that the unit rolls the change back and restarts`);
+  const trialFailed = (code: string, why: string): number => {
+    log.fatal({ event: 'fleet.config.trial-failed', code, exitCode: RESTART_EXIT_CODE }, `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so that the unit rolls the change back and restarts`);
     log.flush();
     return RESTART_EXIT_CODE;
   };
@@ -64,12 +64,12 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
     daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs, configFile: file ?? null });
   } catch (err) {
     if (!inTrial) throw err;
-    return trialFailed(isQrvendError(err) ? err.describe() : String(err));
+    return isQrvendError(err) ? trialFailed(err.code, err.describe()) : trialFailed('INTERNAL', String(err));
   }
   const onSignal = (signal: NodeJS.Signals) => void daemon.stop(`received ${signal}`);
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   const code = await daemon.done;
   log.flush();
-  return code === CONFIG_REFUSED_EXIT_CODE && trialPending() ? trialFailed(`exit ${code}`) : code;
+  return code === CONFIG_REFUSED_EXIT_CODE && trialPending() ? trialFailed(ErrorCodes.CONFIG_INVALID, `the agent stopped with exit ${code}, configuration refused`) : code;
 }
