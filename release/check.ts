@@ -22,6 +22,7 @@ export interface FileHead {
 export const REQUIRED_FILES = [
   'opt/qrvend/node/bin/node',
   'opt/qrvend/bin/qrvend',
+  'opt/qrvend/bin/qrvend-trial', // the unit's ExecStartPre/ExecStopPost
   'opt/qrvend/dist/src/cli/main.js',
   'opt/qrvend/dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
   'opt/qrvend/node_modules/better-sqlite3/build/Release/better_sqlite3.node',

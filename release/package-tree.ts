@@ -52,6 +52,9 @@ export async function stageTree(o: StageOptions): Promise<void> {
 
   copyFileSync(join(o.repo, 'packaging/qrvend-wrapper.sh'), join(opt, 'bin/qrvend'));
   chmodSync(join(opt, 'bin/qrvend'), 0o755);
+  // The unit's ExecStartPre/ExecStopPost: the trial of a configuration change from the fleet.
+  copyFileSync(join(o.repo, 'packaging/qrvend-trial.sh'), join(opt, 'bin/qrvend-trial'));
+  chmodSync(join(opt, 'bin/qrvend-trial'), 0o755);
   mkdirSync(join(opt, 'scripts'));
   for (const s of TECHNICIAN_SCRIPTS) {
     copyFileSync(join(o.repo, 'scripts', s), join(opt, 'scripts', s));

@@ -71,6 +71,8 @@ cp -a "$src/node_modules" "$stage/node_modules"
 (cd "$stage" && npm prune --omit=dev --ignore-scripts --offline --no-audit --no-fund --loglevel=error >/dev/null) ||
   die "npm prune failed in $stage"
 install -m 0755 "$src/packaging/qrvend-wrapper.sh" "$stage/bin/qrvend"
+# The unit's ExecStartPre/ExecStopPost: the trial of a configuration change from the fleet.
+install -m 0755 "$src/packaging/qrvend-trial.sh" "$stage/bin/qrvend-trial"
 # The .deb's postinst creates /etc/qrvend/config.json from this copy.
 install -m 0644 "$src/packaging/config.json.template" "$stage/share/config.json.template"
 for s in qrvend-logs qrvend-serial-trace qrvend-test-vend; do

@@ -18,6 +18,8 @@ export const OVERLAY_PATH_KEY = ['fleet', 'configOverlay'] as const;
 export const previousOverlayFile = (overlay: string) => `${overlay}.previous`;
 export const pendingFile = (overlay: string) => `${overlay}.pending.json`;
 export const rolledBackFile = (overlay: string) => `${overlay}.rolled-back.json`;
+/** Written by packaging/qrvend-trial.sh (the unit's ExecStartPre): trial starts begun and not seen ending. */
+export const trialRunFile = (overlay: string) => `${overlay}.trial-run`;
 export const rejectedOverlayFile = (overlay: string) => `${overlay}.rejected`;
 
 export type OverlayRead =

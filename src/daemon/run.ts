@@ -1,14 +1,25 @@
 /**
  * `qrvend run`: the daemon as a process. Configuration problems end it with exit code 78 before
  * anything starts (the unit does not restart on 78); SIGTERM and SIGINT stop it gracefully.
+ *
+ * Except in the trial of a change from the fleet: there a start that fails, for whatever reason,
+ * ends with 75 (RESTART_EXIT_CODE), so that systemd restarts the agent and the unit's
+ * ExecStopPost (packaging/qrvend-trial.sh) brings the previous overlay back. A 78 there would stop
+ * systemd with the bad overlay in place, and the machine would stay off.
  */
+import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
+import { pendingFile } from '../config/overlay.js';
 import { createLogger } from '../core/log.js';
-import { ErrorCodes } from '../core/errors.js';
+import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { TEST_CLOCK_ENV } from '../core/clock.js';
 import { startDaemon } from './daemon.js';
-import { settleRejectedOverlay } from '../fleet/device/config-change.js';
+import { assertStartable } from './start-checks.js';
+import { RESTART_EXIT_CODE, settleRejectedOverlay } from '../fleet/device/config-change.js';
 import type { ConfigProblem } from '../config/load.js';
+
+/** sysexits EX_CONFIG: the unit's RestartPreventExitStatus. */
+const CONFIG_REFUSED_EXIT_CODE = 78;
 
 const overlayProblemsText = (problems: ConfigProblem[]) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 300);
 
@@ -37,12 +48,28 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
     );
   }
   if (process.env[TEST_CLOCK_ENV]) log.warn({ code: ErrorCodes.CLOCK_STEP, file: process.env[TEST_CLOCK_ENV] }, `${TEST_CLOCK_ENV} is set: the wall clock is offset by a test clock (tests only)`);
-  log.info({ config: file ?? 'defaults', layers: loaded.layers.filter((l) => l.status === 'applied').map((l) => l.name), mdbPort: config.mdb.port, gateway: config.gateway.baseUrl }, 'starting');
-  const daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs, configFile: file ?? null });
+  const overlayFile = loaded.overlay.file;
+  // Asked again at the end: a trial confirmed since is over.
+  const trialPending = () => overlayFile !== null && existsSync(pendingFile(overlayFile));
+  const inTrial = trialPending();
+  log.info({ config: file ?? 'defaults', layers: loaded.layers.filter((l) => l.status === 'applied').map((l) => l.name), mdbPort: config.mdb.port, gateway: config.gateway.baseUrl, trial: inTrial }, 'starting');
+  const trialFailed = (code: string, why: string): number => {
+    log.fatal({ event: 'fleet.config.trial-failed', code, exitCode: RESTART_EXIT_CODE }, `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so that the unit rolls the change back and restarts`);
+    log.flush();
+    return RESTART_EXIT_CODE;
+  };
+  let daemon: ReturnType<typeof startDaemon>;
+  try {
+    assertStartable(config);
+    daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs, configFile: file ?? null });
+  } catch (err) {
+    if (!inTrial) throw err;
+    return isQrvendError(err) ? trialFailed(err.code, err.describe()) : trialFailed('INTERNAL', String(err));
+  }
   const onSignal = (signal: NodeJS.Signals) => void daemon.stop(`received ${signal}`);
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
   const code = await daemon.done;
   log.flush();
-  return code;
+  return code === CONFIG_REFUSED_EXIT_CODE && trialPending() ? trialFailed(ErrorCodes.CONFIG_INVALID, `the agent stopped with exit ${code}, configuration refused`) : code;
 }

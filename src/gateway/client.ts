@@ -70,7 +70,7 @@ export interface GatewayClient {
   close(): void;
 }
 
-function readCa(caFile: string): Buffer {
+export function readCa(caFile: string): Buffer {
   try {
     return readFileSync(caFile);
   } catch (err) {

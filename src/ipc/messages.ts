@@ -208,4 +208,6 @@ export type FleetToMain =
   /** Exit with RESTART_EXIT_CODE so systemd starts the agent again (service.restart, config.set). */
   | { type: 'fleet.restart'; reason: string }
   | { type: 'fleet.link'; connected: boolean }
+  /** A configuration trial's probe came back over the machine's own command topic (probe.ts). */
+  | { type: 'fleet.probe.returned' }
   | { type: 'stopped' };

@@ -84,6 +84,16 @@ test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, t
     assert.equal(atDev1.some((m) => m.payload.includes('vm-0002') || m.payload.includes('real')), false);
   });
 
+  await t.test('a machine may write its own probe (cmd/_probe) and hears it back; no other command topic, no other machine\'s probe', async () => {
+    await dev1.subscribeAsync('qrvend/vm-0001/cmd/+', { qos: 1 });
+    await assert.rejects(dev1.publishAsync('qrvend/vm-0002/cmd/_probe', '{"probe":"forged"}', { qos: 1 }), (err: unknown) => (err as { code?: number }).code === 0x87);
+    await assert.rejects(dev1.publishAsync('qrvend/vm-0001/cmd/config.set', '{"forged":true}', { qos: 1 }), (err: unknown) => (err as { code?: number }).code === 0x87);
+    await dev1.publishAsync('qrvend/vm-0001/cmd/_probe', '{"probe":"own-1"}', { qos: 1 });
+    await until(() => atDev1.some((m) => m.topic === 'qrvend/vm-0001/cmd/_probe' && m.payload.includes('own-1')), 10_000, 'vm-0001 hearing its own probe');
+    assert.equal(atDev2.some((m) => m.payload.includes('forged')), false);
+    assert.equal(atDev1.some((m) => m.payload.includes('forged')), false);
+  });
+
   await t.test('anonymous clients and wrong passwords are refused', async () => {
     await assert.rejects(mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0, clientId: 'acl-anon' }, false), /Not authorized|Bad User Name or Password|Connection refused/);
     await assert.rejects(mqtt.connectAsync(broker.url, { protocolVersion: 4, reconnectPeriod: 0, clientId: 'acl-bad', username: 'vm-0001', password: 'wrong' }, false), /Not authorized|Bad username or password|Connection refused/);

@@ -36,12 +36,14 @@ test('systemd-analyze verify passes with no warnings', { timeout: 60_000 }, (t) 
   // so the copy under test points ExecStart at a stand-in. Everything else is verified verbatim.
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-unit-'));
   try {
-    const standIn = join(dir, 'qrvend');
-    writeFileSync(standIn, '#!/bin/sh\n');
-    chmodSync(standIn, 0o755);
+    for (const name of ['qrvend', 'qrvend-trial']) {
+      writeFileSync(join(dir, name), '#!/bin/sh\n');
+      chmodSync(join(dir, name), 0o755);
+    }
     const copy = join(dir, 'qrvend.service');
-    const rewritten = text.replace(/^ExecStart=\/opt\/qrvend\/bin\/qrvend /m, `ExecStart=${standIn} `);
+    const rewritten = text.replace(/^(Exec\w+=-?)\/opt\/qrvend\/bin\//gm, `$1${dir}/`);
     assert.notEqual(rewritten, text, 'ExecStart no longer starts with /opt/qrvend/bin/qrvend: update this test and install.sh together');
+    assert.equal(/^Exec\w+=-?\/opt\//m.test(rewritten), false, 'every Exec line runs a program of /opt/qrvend/bin');
     writeFileSync(copy, rewritten);
     const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(run.status, 0, run.stderr);
@@ -66,6 +68,13 @@ test('the unit keeps the decisions the daemon and the README rely on', () => {
   assert.deepEqual(values('Type'), ['notify']);
   assert.deepEqual(values('NotifyAccess'), ['all'], 'systemd-notify runs as a child: NotifyAccess=all');
   assert.deepEqual(values('ExecStart'), ['/opt/qrvend/bin/qrvend run --config /etc/qrvend/config.json']);
+  // The trial of a config.set is judged outside the agent, before and after every start; a failing
+  // script ("-") must never keep the agent from starting (test/scripts/qrvend-trial.test.ts).
+  assert.deepEqual(values('ExecStartPre'), ['-/opt/qrvend/bin/qrvend-trial start /var/lib/qrvend/fleet-config.json']);
+  assert.deepEqual(values('ExecStopPost'), ['-/opt/qrvend/bin/qrvend-trial stop /var/lib/qrvend/fleet-config.json']);
+  assert.deepEqual(values('RestartPreventExitStatus'), ['78']);
+  const defaults = JSON.parse(readFileSync(fileURLToPath(new URL('../../../config/default.json', import.meta.url)), 'utf8')) as { fleet: { configOverlay: string } };
+  assert.ok(values('ExecStartPre')[0]!.endsWith(` ${defaults.fleet.configOverlay}`), 'the trial script is given the default fleet.configOverlay');
   assert.deepEqual(values('User'), ['qrvend']);
   assert.deepEqual(values('SupplementaryGroups'), ['dialout gpio video']);
   assert.deepEqual(values('Restart'), ['always']);

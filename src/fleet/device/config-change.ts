@@ -5,22 +5,31 @@
  * overlay written atomically (tmp + fsync + rename + fsync of the directory), and the agent
  * restarted. The site file is never written: it is a root-owned conffile in /etc.
  *
- * The next start is a trial: if the agent does not report healthy within `healthyWithinS`, the
- * previous overlay comes back (or none, if there was none), the agent restarts again and raises
- * CONFIG_ROLLED_BACK. Files beside the overlay carry this across the restarts:
+ * Before anything is written, the configuration the change would give must pass what the next
+ * start checks: the schema, and the files it names (src/daemon/start-checks.ts, the daemon's own
+ * list). A change the next start would refuse is refused here, naming the key.
+ *
+ * The next start is a trial. The agent confirms it once healthy (main-side.ts); when the agent
+ * does not come back healthy, the previous overlay comes back (or none, if there was none) and the
+ * next start raises CONFIG_ROLLED_BACK. The rollback of a trial start that ended (crash, exit,
+ * kill by systemd) or was cut short too often is done outside the agent, by the unit's
+ * ExecStartPre/ExecStopPost (packaging/qrvend-trial.sh); the agent itself rolls back a trial it
+ * survives but that stays unhealthy. Files beside the overlay carry this across the restarts:
  *   <overlay>.previous          the overlay as it was before the change (absent: there was none)
- *   <overlay>.pending.json      { healthyWithinS, at }: this start is a trial
+ *   <overlay>.pending.json      { healthyWithinS, at }: the next starts are a trial
+ *   <overlay>.trial-run         written by qrvend-trial.sh: trial starts begun and not seen ending
  *   <overlay>.rolled-back.json  { at, reason }: raise CONFIG_ROLLED_BACK (gone after the next good change)
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
 import { layer, problemsOf, readBaseLayers } from '../../config/load.js';
-import { pendingFile, previousOverlayFile, readOverlay, rolledBackFile, touchesOverlayPath } from '../../config/overlay.js';
+import { pendingFile, previousOverlayFile, readOverlay, rolledBackFile, touchesOverlayPath, trialRunFile } from '../../config/overlay.js';
 import { ConfigSchema } from '../../config/schema.js';
 import { remoteKeyProblems } from '../../config/remote-keys.js';
+import { changeProblems } from '../../daemon/start-checks.js';
 
-export { pendingFile, previousOverlayFile, rolledBackFile } from '../../config/overlay.js';
+export { pendingFile, previousOverlayFile, rolledBackFile, trialRunFile } from '../../config/overlay.js';
 
 /** Exit code of a restart the fleet asked for (service.restart, config.set, a rollback): systemd's Restart=always brings the agent back. */
 export const RESTART_EXIT_CODE = 75;
@@ -32,15 +41,22 @@ export interface PendingChange {
   at: string;
 }
 
-export type ConfigSetCheck = { ok: true; overlayText: string } | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS'; message: string; paths: string[] };
+export type ConfigSetCheck = { ok: true; overlayText: string } | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS' | 'BUSY'; message: string; paths: string[] };
+
+const problemsText = (problems: Array<{ path: string; reason: string }>) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 1000);
 
 /**
  * The overlay with `set` layered over it, validated over the site file and the defaults as the
- * daemon would load them. The overlay keeps only what the fleet set, accumulated over changes.
+ * daemon would load them, then put through the daemon's start checks. The overlay keeps only
+ * what the fleet set, accumulated over changes.
  */
 export function checkConfigSet(siteFile: string, overlayFile: string, set: Record<string, unknown>): ConfigSetCheck {
   if (touchesOverlayPath(set)) {
     return { ok: false, code: 'BAD_ARGS', message: 'args.set.fleet.configOverlay: may be set only by the defaults or the site file, never from the fleet', paths: ['fleet.configOverlay'] };
+  }
+  // A change over an unconfirmed one would make the unconfirmed one what a rollback restores.
+  if (existsSync(pendingFile(overlayFile))) {
+    return { ok: false, code: 'BUSY', message: 'an earlier configuration change is still on trial; send this one once it is confirmed or rolled back (alarm CONFIG_ROLLED_BACK)', paths: [] };
   }
   const { defaults, site } = readBaseLayers(siteFile);
   const current = readOverlay(overlayFile);
@@ -50,12 +66,17 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
   const parsed = ConfigSchema.safeParse(layer(base, overlay));
   if (!parsed.success) {
     const problems = problemsOf(parsed.error);
-    return { ok: false, code: 'CONFIG_INVALID', message: problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: problems.map((p) => p.path) };
+    return { ok: false, code: 'CONFIG_INVALID', message: problemsText(problems), paths: problems.map((p) => p.path) };
   }
   // What the fleet may set at all (src/config/remote-keys.ts): the overlay as a whole, as the loader checks it.
-  const refused = remoteKeyProblems(overlay as Record<string, unknown>, base);
+  const notAllowed = remoteKeyProblems(overlay as Record<string, unknown>, base);
+  if (notAllowed.length > 0) {
+    return { ok: false, code: 'BAD_ARGS', message: notAllowed.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: notAllowed.map((p) => p.path) };
+  }
+  // What the next start would refuse (the daemon's own start checks): answered now, not found out by a dead agent.
+  const refused = changeProblems(parsed.data);
   if (refused.length > 0) {
-    return { ok: false, code: 'BAD_ARGS', message: refused.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: refused.map((p) => p.path) };
+    return { ok: false, code: 'CONFIG_INVALID', message: `the agent would not start on it: ${problemsText(refused)}`, paths: refused.map((p) => p.path) };
   }
   return { ok: true, overlayText: `${JSON.stringify(overlay, null, 2)}\n` };
 }
@@ -65,6 +86,8 @@ export function applyConfigSet(overlayFile: string, overlayText: string, healthy
   mkdirSync(dirname(overlayFile), { recursive: true, mode: 0o750 });
   if (existsSync(overlayFile)) writeFileAtomic(previousOverlayFile(overlayFile), readFileSync(overlayFile, 'utf8'));
   else removeDurably(previousOverlayFile(overlayFile));
+  // Starts counted for an earlier trial are not this one's.
+  removeDurably(trialRunFile(overlayFile));
   writeFileAtomic(pendingFile(overlayFile), JSON.stringify({ healthyWithinS, at: now.toISOString() } satisfies PendingChange));
   writeFileAtomic(overlayFile, overlayText);
 }
@@ -92,7 +115,9 @@ export function rollBack(overlayFile: string, reason: string, now: Date): boolea
   if (existsSync(previousOverlayFile(overlayFile))) writeFileAtomic(overlayFile, readFileSync(previousOverlayFile(overlayFile), 'utf8'));
   else removeDurably(overlayFile);
   markRolledBack(overlayFile, reason, now);
+  // In the order qrvend-trial.sh removes them: `previous` last, so a cut in between rolls back again.
   removeDurably(pendingFile(overlayFile));
+  removeDurably(trialRunFile(overlayFile));
   removeDurably(previousOverlayFile(overlayFile));
   return true;
 }
@@ -100,6 +125,7 @@ export function rollBack(overlayFile: string, reason: string, now: Date): boolea
 /** The trial passed: the change stays, and a rollback alarm of an earlier change is over. */
 export function confirmChange(overlayFile: string): void {
   removeDurably(pendingFile(overlayFile));
+  removeDurably(trialRunFile(overlayFile));
   removeDurably(previousOverlayFile(overlayFile));
   removeDurably(rolledBackFile(overlayFile));
 }
@@ -138,6 +164,7 @@ export function resetRemote(overlayFile: string, now: Date): string | null {
     removeDurably(overlayFile);
   }
   removeDurably(pendingFile(overlayFile));
+  removeDurably(trialRunFile(overlayFile));
   removeDurably(previousOverlayFile(overlayFile));
   removeDurably(rolledBackFile(overlayFile));
   return copy;

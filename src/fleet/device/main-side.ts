@@ -49,6 +49,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   const trial: PendingChange | null = overlayFile !== null ? readPendingChange(overlayFile) : null;
   const trialStartedAt = performance.now();
   let fleetConnected = false;
+  let probeReturned = false;
 
   const rolledBack = overlayFile !== null ? readRolledBack(overlayFile) : null;
   if (rolledBack !== null) {
@@ -72,11 +73,13 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         version: VERSION,
         startedAt: new Date().toISOString(),
         paymentPort: channel.port2,
+        probe: trial !== null,
       };
       worker = new Worker(new URL('./worker.js', import.meta.url), { workerData, transferList: [channel.port2], resourceLimits: FLEET_WORKER_LIMITS });
       worker.on('message', (message: FleetToMain) => {
         if (message.type === 'fleet.restart') o.restart(message.reason);
         else if (message.type === 'fleet.link') fleetConnected = message.connected;
+        else if (message.type === 'fleet.probe.returned') probeReturned = true;
         else if (message.type === 'stopped') stopped?.();
       });
       // The fleet link is not on the vend path: a failure ends the link, never the payments.
@@ -104,7 +107,8 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
     },
     checkTrial(h) {
       if (trialOver || trial === null || overlayFile === null) return;
-      const healthy = h.paymentReady && h.readerUp && (config.fleet.url === null || fleetConnected);
+      // With the fleet link on, the fleet must still be able to reach the machine on the change.
+      const healthy = h.paymentReady && h.readerUp && (config.fleet.url === null || (fleetConnected && probeReturned));
       if (healthy) {
         trialOver = true;
         confirmChange(overlayFile);
@@ -114,7 +118,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
       }
       if (performance.now() - trialStartedAt < trial.healthyWithinS * 1000) return;
       trialOver = true;
-      const why = `not healthy within ${trial.healthyWithinS} s (payment side ${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ${fleetConnected ? 'up' : 'down'})`;
+      const why = `not healthy within ${trial.healthyWithinS} s (payment side ${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ${fleetConnected ? 'up' : 'down'}, own command topic round trip ${probeReturned ? 'done' : 'not done'})`;
       const restored = rollBack(overlayFile, why, new Date());
       log.error({ event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored }, `configuration changed from the fleet was ${why}: previous fleet overlay restored, restarting`);
       o.restart('configuration rolled back');

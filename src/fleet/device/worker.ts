@@ -7,7 +7,7 @@
  * reader.
  */
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { connect, type IClientOptions, type IClientPublishOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { QrvendConfig } from '../../config/schema.js';
@@ -26,6 +26,8 @@ import { serveLocalCommand, type LocalCommandContext, type Served } from './loca
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
 import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
+import { readFleetCredentials } from './credentials.js';
+import { createProbe, probeTopic } from './probe.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -36,6 +38,8 @@ export interface FleetWorkerData {
   version: string;
   startedAt: string;
   paymentPort: MessagePort;
+  /** A configuration trial is on: prove the round trip on the machine's own command topic (probe.ts). */
+  probe: boolean;
 }
 
 /** Events published and not yet acknowledged at once: bounds memory and the burst after an outage. */
@@ -65,10 +69,6 @@ function safeUrl(url: string): string {
   }
 }
 
-function readSecretFile(path: string): string {
-  return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
-}
-
 function clientOptions(): IClientOptions {
   const options: IClientOptions = {
     protocolVersion: fleet.protocolVersion,
@@ -86,14 +86,9 @@ function clientOptions(): IClientOptions {
     // MQTT 5: the broker never hands this worker a packet over the bound (issue 31 item 11).
     properties: maxPacketProperties(fleet.protocolVersion),
   };
-  if (fleet.caFile !== null) options.ca = readFileSync(fleet.caFile);
-  if (fleet.certFile !== null && fleet.keyFile !== null) {
-    options.cert = readFileSync(fleet.certFile);
-    options.key = readFileSync(fleet.keyFile);
-  }
+  const credentials = readFleetCredentials(fleet);
   if (fleet.username !== null) options.username = fleet.username;
-  if (fleet.passwordFile !== null) options.password = readSecretFile(fleet.passwordFile);
-  return options;
+  return { ...options, ...credentials };
 }
 
 let client: MqttClient | null = null;
@@ -104,6 +99,16 @@ let lastStats: Record<string, unknown> = {};
 let stopping = false;
 const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0, unauthorized: 0, retainedIgnored: 0, packetsTooLarge: 0 };
 const budgets = new CommandBudgets(monotonicNow());
+const ownProbeTopic = probeTopic(fleet.topicPrefix, data.machineId);
+const probe = data.probe
+  ? createProbe({
+      publish: (body) => (connected ? client?.publish(ownProbeTopic, body, { qos: 1 }) : undefined),
+      onReturned: () => {
+        log.info({ event: 'fleet.probe.returned' }, 'own command topic round trip: a message published to it came back through the broker');
+        toMain({ type: 'fleet.probe.returned' });
+      },
+    })
+  : null;
 
 // --- events -----------------------------------------------------------------------------------
 let cursor = 0;
@@ -389,6 +394,7 @@ async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
   clearInterval(healthTimer);
+  probe?.stop();
   if (statusTimer !== null) clearTimeout(statusTimer);
   const c = client;
   if (c !== null && connected) {
@@ -414,7 +420,7 @@ function start(): void {
     options = clientOptions();
   } catch (err) {
     // An unreadable CA, certificate or password file: said once, named by path only; payments go on.
-    log.error({ code: 'FLEET_CREDENTIALS_UNREADABLE', err: (err as NodeJS.ErrnoException).code ?? 'unreadable' }, 'fleet link off: a TLS or password file named in fleet.* cannot be read');
+    log.error({ code: 'FLEET_CREDENTIALS_UNREADABLE', err: (err as Error).message }, 'fleet link off: a TLS or password file named in fleet.* cannot be read');
     return;
   }
   log.info({ url: safeUrl(fleet.url!), machineId: data.machineId, protocolVersion: fleet.protocolVersion, operatorKeys: trust.keyring?.byId.size ?? 0 }, 'fleet link starting');
@@ -434,7 +440,7 @@ function start(): void {
     log.info({ event: 'fleet.connected', connects: counters.connects }, 'fleet link connected');
     toMain({ type: 'fleet.link', connected: true });
     toPayment({ type: 'fleet.link', connected: true });
-    c.subscribe(topics.commandFilter, { qos: 1 });
+    c.subscribe(topics.commandFilter, { qos: 1 }, () => probe?.subscribed());
     publishStatus(true);
     pull();
   });
@@ -447,7 +453,11 @@ function start(): void {
     wanting = false;
   });
   c.on('error', (err) => log.warn({ err: err.message }, 'fleet link error'));
-  c.on('message', (topic, payload, packet) => void onCommand(topic, payload, packet));
+  c.on('message', (topic, payload, packet) => {
+    // Not a command: the machine's own probe (probe.ts) runs nothing and gets no reply.
+    if (topic === ownProbeTopic) return probe?.received(payload);
+    void onCommand(topic, payload, packet);
+  });
 }
 
 const healthTimer = setInterval(publishHealth, fleet.healthIntervalS * 1000);

@@ -9,10 +9,11 @@
  * restart of a broker without persistence).
  */
 import { createServer, type Server, type Socket } from 'node:net';
-import { Aedes } from 'aedes';
+import { Aedes, type AedesOptions } from 'aedes';
 import type { TestBroker } from './types.js';
 
-export async function startAedesBroker(options: { port?: number } = {}): Promise<TestBroker> {
+/** `authorizeForward`: a broker that withholds some deliveries (a test of what a client does without them). */
+export async function startAedesBroker(options: { port?: number; authorizeForward?: AedesOptions['authorizeForward'] } = {}): Promise<TestBroker> {
   let broker: Aedes | null = null;
   let server: Server | null = null;
   const sockets = new Set<Socket>();
@@ -20,7 +21,7 @@ export async function startAedesBroker(options: { port?: number } = {}): Promise
 
   async function start(): Promise<void> {
     if (server) return;
-    broker = await Aedes.createBroker();
+    broker = await Aedes.createBroker(options.authorizeForward ? { authorizeForward: options.authorizeForward } : {});
     const b = broker;
     const s = createServer((socket) => {
       sockets.add(socket);

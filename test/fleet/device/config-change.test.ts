@@ -19,6 +19,7 @@ import {
   resetRemote,
   rollBack,
   settleRejectedOverlay,
+  trialRunFile,
 } from '../../../src/fleet/device/config-change.js';
 import { ConfigSchema, isAllowedFleetUrl } from '../../../src/config/schema.js';
 import { loadConfig } from '../../../src/config/load.js';
@@ -40,7 +41,10 @@ function machine(): Machine {
   mkdirSync(siteDir);
   const overlay = join(root, 'state', 'fleet-config.json');
   const site = join(siteDir, 'config.json');
-  writeFileSync(site, `${JSON.stringify({ mdb: { port: 'sim' }, log: { level: 'warn' }, fleet: { configOverlay: overlay } }, null, 2)}\n`);
+  // A change is checked against what the next start needs: the SecretToken file among it.
+  const token = join(root, 'secret-token');
+  writeFileSync(token, `${'t'.repeat(64)}\n`, { mode: 0o600 });
+  writeFileSync(site, `${JSON.stringify({ mdb: { port: 'sim' }, log: { level: 'warn' }, start: { secretTokenFile: token }, fleet: { configOverlay: overlay } }, null, 2)}\n`);
   return {
     site,
     siteDir,
@@ -72,6 +76,60 @@ test('a change the schema refuses names every key path; neither the site file no
   }
 });
 
+test('a change the next start would refuse (the daemon\'s start checks) is CONFIG_INVALID naming the key; nothing written', T, () => {
+  const m = machine();
+  try {
+    const r = checkConfigSet(m.site, m.overlay, { start: { secretTokenFile: '/nonexistent' } });
+    assert.equal(!r.ok && r.code, 'CONFIG_INVALID');
+    assert.deepEqual(!r.ok && r.paths, ['start.secretTokenFile']);
+    assert.match(!r.ok ? r.message : '', /^the agent would not start on it: start\.secretTokenFile: Start SecretToken file \/nonexistent: file not found$/);
+    assert.equal(existsSync(m.overlay), false);
+    assert.equal(existsSync(pendingFile(m.overlay)), false);
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('a change while another is on trial is BUSY (a rollback would restore the unconfirmed one); accepted again once confirmed', T, () => {
+  const m = machine();
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    const overlay = readFileSync(m.overlay);
+    const previous = existsSync(previousOverlayFile(m.overlay));
+    const r = checkConfigSet(m.site, m.overlay, { gateway: { timeoutMs: 3_000 } });
+    assert.equal(!r.ok && r.code, 'BUSY');
+    assert.deepEqual(readFileSync(m.overlay), overlay);
+    assert.equal(existsSync(previousOverlayFile(m.overlay)), previous);
+    confirmChange(m.overlay);
+    set(m, { gateway: { timeoutMs: 3_000 } });
+  } finally {
+    m.cleanup();
+  }
+});
+
+test('the trial count of the unit\'s script goes with the trial: at confirmation, rollback, reset, and a new change', T, () => {
+  const m = machine();
+  const counted = () => writeFileSync(trialRunFile(m.overlay), '2\n');
+  try {
+    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    counted();
+    confirmChange(m.overlay);
+    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'confirmed');
+    set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
+    counted();
+    rollBack(m.overlay, 'not healthy', new Date(0));
+    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'rolled back');
+    counted(); // left over by a cut between the script's removals
+    set(m, { mdb: { sessionIdleTimeoutMs: 32_000 } });
+    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'a new change starts its own count');
+    counted();
+    resetRemote(m.overlay, new Date(0));
+    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'reset');
+  } finally {
+    m.cleanup();
+  }
+});
+
 test('fleet.configOverlay cannot be set from the fleet: BAD_ARGS naming it', T, () => {
   const m = machine();
   try {
@@ -90,6 +148,7 @@ test('a good change lands in the overlay only; the site file is byte for byte un
     const before = readFileSync(m.site);
     const mtime = statSync(m.site).mtimeMs;
     set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+    confirmChange(m.overlay);
     set(m, { dynamicQr: { pollIntervalMs: 3_000 } });
     assert.deepEqual(readFileSync(m.site), before);
     assert.equal(statSync(m.site).mtimeMs, mtime);

@@ -1,0 +1,39 @@
+/**
+ * The files of `fleet.*` the MQTT client needs (CA, client certificate and key, broker password),
+ * read by the fleet worker at connect and by `config.set` before it accepts a change (a trial
+ * over a link that cannot log in would never be confirmed). An unreadable file is named by its
+ * key and path, its content never shown.
+ */
+import { readFileSync } from 'node:fs';
+import type { QrvendConfig } from '../../config/schema.js';
+import { ErrorCodes, QrvendError } from '../../core/errors.js';
+
+export interface FleetCredentials {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+  password?: string;
+}
+
+function read(file: string, key: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${key} ${file} cannot be read (${code})`, {
+      hint: `check ${key} and that the qrvend user can read the file`,
+      details: { file, errno: code },
+    });
+  }
+}
+
+export function readFleetCredentials(fleet: QrvendConfig['fleet']): FleetCredentials {
+  const out: FleetCredentials = {};
+  if (fleet.caFile !== null) out.ca = read(fleet.caFile, 'fleet.caFile');
+  if (fleet.certFile !== null && fleet.keyFile !== null) {
+    out.cert = read(fleet.certFile, 'fleet.certFile');
+    out.key = read(fleet.keyFile, 'fleet.keyFile');
+  }
+  if (fleet.passwordFile !== null) out.password = read(fleet.passwordFile, 'fleet.passwordFile').toString('utf8').replace(/\r?\n$/, '');
+  return out;
+}

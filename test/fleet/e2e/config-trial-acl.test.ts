@@ -1,0 +1,68 @@
+/**
+ * The trial's round trip on the machine's own command topic (issue 31 item 4) against mosquitto
+ * with the documented ACL (docs/fleet/mosquitto-acl.conf, loaded as it is): the one write it
+ * grants a machine on its own command topics (`cmd/_probe`) lets a good change be confirmed, and a
+ * change that leaves the machine connected but unreachable (another machineId than its broker
+ * account: item 3d of the issue, "silent under both ids and the trial called it healthy") is
+ * rolled back. The real daemon; systemd's part played as the unit says (support/unit-runner.ts).
+ * mosquitto only: `npm run fleet-test`.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRig } from '../../../src/sim/rig.js';
+import { RESTART_EXIT_CODE, applyConfigSet, pendingFile } from '../../../src/fleet/device/config-change.js';
+import { serviceEnded, startService } from './support/unit-runner.js';
+
+const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.conf', import.meta.url));
+const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
+
+test('with the documented ACL a good change is confirmed over the probe; a machineId the broker account does not match is rolled back', { skip, timeout: 120_000 }, async (t) => {
+  const { startMosquitto } = await import('../../../src/sim/broker/mosquitto-broker.js');
+  const user = { username: 'vm-trial', password: 'vm-trial-pw-61' };
+  const broker = await startMosquitto({ users: [user], acl: readFileSync(ACL_FILE, 'utf8') });
+  t.after(() => broker.close());
+  const rig = await createRig({ vmc: { vendPolicy: 'manual' }, config: {} });
+  t.after(() => rig.close());
+  const passwordFile = join(rig.dir, 'broker-password');
+  writeFileSync(passwordFile, `${user.password}\n`, { mode: 0o600 });
+  // The site file: the prefix the ACL names, the machine's own account.
+  const site = JSON.parse(readFileSync(rig.configFile, 'utf8')) as Record<string, Record<string, unknown>>;
+  site.fleet = { ...site.fleet, url: broker.url, topicPrefix: 'qrvend', machineId: user.username, protocolVersion: 5, username: user.username, passwordFile };
+  writeFileSync(rig.configFile, JSON.stringify(site));
+
+  // What config.set leaves (its own checks are tested in config-trial.test.ts), then its restart.
+  const change = async (overlay: unknown) => {
+    applyConfigSet(rig.overlayFile, `${JSON.stringify(overlay)}\n`, 5, new Date());
+    rig.agent!.child.kill('SIGTERM');
+    await serviceEnded(rig, rig.agent!);
+  };
+
+  await startService(rig, { ready: true });
+  await rig.agent!.waitForLog((l) => l.event === 'fleet.connected', 15_000, 'the fleet link');
+  await change({ mdb: { sessionIdleTimeoutMs: 45_000 } });
+  const { agent: good } = await startService(rig, { ready: true });
+  await good.waitForLog((l) => l.event === 'fleet.config.confirmed', 20_000, 'the change confirmed');
+  assert.ok(good.logs.some((l) => l.event === 'fleet.probe.returned'), 'confirmed over the round trip');
+  const confirmed = readFileSync(rig.overlayFile);
+
+  await change({ mdb: { sessionIdleTimeoutMs: 45_000 }, fleet: { machineId: 'vm-someone-else' } });
+  const { agent: trial } = await startService(rig);
+  // Confirming it would be the bug: it ends (rolls back) or it is confirmed, whichever comes first.
+  const confirmedAnyway = await trial.waitForLog((l) => l.event === 'fleet.config.confirmed', 60_000, 'a confirmation').then(
+    () => true,
+    () => false,
+  );
+  assert.equal(confirmedAnyway, false, 'a machine the fleet cannot reach was called healthy');
+  const end = await serviceEnded(rig, trial);
+  assert.equal(end.code, RESTART_EXIT_CODE);
+  const line = trial.logs.find((l) => l.event === 'fleet.config.rolled-back');
+  assert.match(String(line?.msg), /fleet link up, own command topic round trip not done/, 'connected, yet the fleet could not reach it');
+  assert.deepEqual(readFileSync(rig.overlayFile), confirmed);
+  assert.equal(existsSync(pendingFile(rig.overlayFile)), false);
+
+  const { agent: back } = await startService(rig, { ready: true });
+  await back.waitForLog((l) => l.event === 'fleet.connected', 15_000, 'back on the broker under its own id');
+});
