@@ -79,7 +79,13 @@ test('a change the schema refuses names every key path; neither the site file no
 test('a change the next start would refuse (the daemon\'s start checks) is CONFIG_INVALID naming the key; nothing written', T, () => {
   const m = machine();
   try {
-    const r = checkConfigSet(m.site, m.overlay, { start: { secretTokenFile: '/nonexistent' } });
+    // No key the fleet may set can fail the start checks (the allowlist answers BAD_ARGS first),
+    // but the machine under the change can: here its SecretToken file has gone since it started,
+    // so a restart for any change would leave it off.
+    const site = JSON.parse(readFileSync(m.site, 'utf8')) as { start: { secretTokenFile: string } };
+    site.start.secretTokenFile = '/nonexistent';
+    writeFileSync(m.site, JSON.stringify(site));
+    const r = checkConfigSet(m.site, m.overlay, { mdb: { sessionIdleTimeoutMs: 30_000 } });
     assert.equal(!r.ok && r.code, 'CONFIG_INVALID');
     assert.deepEqual(!r.ok && r.paths, ['start.secretTokenFile']);
     assert.match(!r.ok ? r.message : '', /^the agent would not start on it: start\.secretTokenFile: Start SecretToken file \/nonexistent: file not found$/);
@@ -96,12 +102,12 @@ test('a change while another is on trial is BUSY (a rollback would restore the u
     set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
     const overlay = readFileSync(m.overlay);
     const previous = existsSync(previousOverlayFile(m.overlay));
-    const r = checkConfigSet(m.site, m.overlay, { gateway: { timeoutMs: 3_000 } });
+    const r = checkConfigSet(m.site, m.overlay, { dynamicQr: { pollIntervalMs: 3_000 } });
     assert.equal(!r.ok && r.code, 'BUSY');
     assert.deepEqual(readFileSync(m.overlay), overlay);
     assert.equal(existsSync(previousOverlayFile(m.overlay)), previous);
     confirmChange(m.overlay);
-    set(m, { gateway: { timeoutMs: 3_000 } });
+    set(m, { dynamicQr: { pollIntervalMs: 3_000 } });
   } finally {
     m.cleanup();
   }

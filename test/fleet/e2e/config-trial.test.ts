@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { createRig, until, type Rig } from '../../../src/sim/rig.js';
 import { startAedesBroker, type TestBroker } from '../../../src/sim/broker/index.js';
 import { RESTART_EXIT_CODE, pendingFile, rolledBackFile } from '../../../src/fleet/device/config-change.js';
-import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../../support/operator-keys.js';
+import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { serviceEnded, startService } from './support/unit-runner.js';
 
@@ -80,14 +80,18 @@ test('the reported config.set (start.secretTokenFile=/nonexistent) is refused na
   assert.equal((await watcher.command('ping')).ok, true);
 });
 
-test('the reported overlay, written behind the agent\'s back: the trial start exits 75, not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 90_000 }, async () => {
+test('a trial start the start checks refuse (its SecretToken file gone): it exits 75, not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 90_000 }, async () => {
   const site = readFileSync(rig.configFile);
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
   assert.equal(set.ok, true, JSON.stringify(set));
   const accepted = await serviceEnded(rig, rig.agent!);
   assert.equal(accepted.code, RESTART_EXIT_CODE);
-  // A damaged release or a later check: the overlay on trial is now one the agent cannot start on.
-  writeFileSync(rig.overlayFile, JSON.stringify({ start: { secretTokenFile: '/nonexistent' } }));
+  // The reported overlay can no longer be set (nor loaded: the allowlist rejects it at load, and the
+  // agent rolls that back itself). What is left for the unit is a trial start refused for another
+  // reason: here the SecretToken file goes missing under the change (an SD card, a technician).
+  const tokenFile = join(rig.dir, 'secret-token');
+  const token = readFileSync(tokenFile);
+  rmSync(tokenFile);
 
   const { agent: trial } = await startService(rig);
   const trialEnd = await serviceEnded(rig, trial);
@@ -99,6 +103,7 @@ test('the reported overlay, written behind the agent\'s back: the trial start ex
   assert.equal(existsSync(pendingFile(rig.overlayFile)), false);
   assert.deepEqual(readFileSync(rig.configFile), site, 'the site file is untouched');
 
+  writeFileSync(tokenFile, token, { mode: 0o600 });
   const m = mark();
   await startService(rig, { ready: true });
   await alarmAfter(m, 'raised');
