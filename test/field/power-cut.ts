@@ -74,8 +74,9 @@ export async function whatTheCutLeft(overlay: string, workDir: string, expected:
     if (!existsSync(copy)) {
       verdict = m.kind === 'none' ? 'no ledger yet: the next start creates one' : `lost: ${ledgerLossOf(copy)}`;
     } else {
-      const loss = ledgerLossOf(copy);
+      // integrity first: its read-write open rebuilds the -shm the read-only look needs beside a WAL.
       const integrity = integrityOf(copy);
+      const loss = ledgerLossOf(copy);
       if (loss !== null) verdict = `lost: ${loss}`;
       else if (integrity !== 'ok') verdict = `damaged (${integrity.slice(0, 120)}): moved aside at the next start`;
       else if (m.kind === 'torn') verdict = `torn marker (${tornMarkerOf(copy)}) beside a sound ledger: rewritten from the ledger at the next start`;
