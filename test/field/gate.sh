@@ -8,7 +8,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 budget=${QRVEND_FIELD_BUDGET_S:-1200}
-WARM_S=600
+WARM_S=900
 COLD_BUILD_S=600
 
 skip() { echo "field-test: SKIPPED: $*"; exit 1; }

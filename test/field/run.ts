@@ -431,13 +431,21 @@ async function main(): Promise<number> {
       const again = await boot('after the mid-session cut');
       results.timings.bootAfterPowerCutToSshS = again.toSshS;
       await enabled;
+      // Only the Pi lost power here: the board and the VMC kept the session the reader vanished
+      // from. The agent's C,0 at start ends it at the VMC when the board takes it; if not, a VMC
+      // ends the session itself when the consumer walks away (its own timeout), played here.
+      const vmcSession = await waitFor('the VMC to leave the session of before the cut', 20_000, () => (vmc.state().session ? undefined : 'ended by the agent\'s reset'), 200).catch(() => {
+        vmc.endSession();
+        return 'still open at the VMC after the boot (the agent\'s C,0 did not reach the board): ended by the VMC';
+      });
+      results.facts.vmcSessionAfterMidSessionCut = vmcSession;
       const t = await waitTx(cutTx, (x) => x.accepted.Settlement + x.accepted.Cancel > 0, 'the closing operation after the power cut', 180_000);
       await new Promise((r) => setTimeout(r, 5000)); // a second closing would show up now
       exactlyOnce(tx(cutTx)!, t.accepted.Settlement > 0 ? 'Settlement' : 'Cancel');
       results.facts.powerCutClosing = t.accepted.Settlement > 0 ? `Settlement ${t.settlement?.amount}` : `Cancel reason ${t.cancel?.reasonCode}`;
       const logs = await ledgerLogs();
       if (logs.lost > 0) throw new Error('LEDGER_CORRUPT logged after the mid-session cut');
-      outcome(`recovery closed it: ${results.facts.powerCutClosing as string}, exactly once at the gateway; marker repaired: ${logs.repaired > 0 ? 'yes' : 'no'}`);
+      outcome(`recovery closed it: ${results.facts.powerCutClosing as string}, exactly once at the gateway; marker repaired: ${logs.repaired > 0 ? 'yes' : 'no'}; the VMC's session: ${vmcSession}`);
     });
 
     let inFlightTx = '';
