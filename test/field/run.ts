@@ -72,7 +72,7 @@ async function main(): Promise<number> {
   try {
     // ---- host side ---------------------------------------------------------------------------
     await steps.run('host tools', 60_000, async () => {
-      const missing = ['qemu-system-aarch64', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb'].filter((t) => !onPath(t));
+      const missing = ['qemu-system-aarch64', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs'].filter((t) => !onPath(t));
       if (missing.length > 0) throw new Error(`missing on the host: ${missing.join(', ')} (docs/field-test.md: host tools)`);
     });
     const imageDir = await steps.run('image (cached or built)', 45 * 60_000, async () => {
