@@ -94,7 +94,7 @@ function missingOrEmpty(marker: Marker, size: number | null): string {
   return size === null ? `the file is missing but ${what} is there` : `the file is empty (truncated) but ${what} is there`;
 }
 
-/** True for the error `checkBeforeOpen`/`adoptIdentity` raise for a lost ledger. */
+/** True for the error `prepareLedgerFiles`/`adoptIdentity` raise for a lost ledger. */
 export function isLedgerLost(err: unknown): err is QrvendError {
   return err instanceof QrvendError && err.code === ErrorCodes.LEDGER_CORRUPT && err.details?.lost === true;
 }
@@ -122,8 +122,8 @@ export function judgeIdentity(marker: Marker, id: number): IdentityVerdict {
       if (marker.id === id) return { kind: 'witnessed' };
       return { kind: 'lost', why: id === 0 ? 'the file carries no identity (a new or foreign database) but a marker is there' : `the file carries identity ${id}, the marker ${marker.id}: another file took its place` };
     case 'torn':
-      // A torn marker says a ledger existed here; a file without an identity is not it.
-      if (id === 0) return { kind: 'lost', why: `the file carries no identity (a new or foreign database) but an identity marker is there (torn: ${marker.why})` };
+      // A torn marker says a ledger existed here; a file without an identity qrvend gives (1..2^31-1) is not it.
+      if (id <= 0) return { kind: 'lost', why: `the file carries no identity (a new or foreign database) but an identity marker is there (torn: ${marker.why})` };
       return { kind: 'repair', why: marker.why };
   }
 }
