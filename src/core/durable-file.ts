@@ -7,7 +7,7 @@
  * over the old one and the directory fsynced: a cut leaves either the old file or the new one,
  * whole, never an empty or half-written one.
  */
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** Makes the directory's entries (a rename, a removal, a new file) durable. */
@@ -50,4 +50,16 @@ export function renameDurably(from: string, to: string): void {
   renameSync(from, to);
   fsyncDir(dirname(to));
   if (dirname(from) !== dirname(to)) fsyncDir(dirname(from));
+}
+
+/** Copies `from` to `to` (a new file) and makes the copy durable: its content and its directory entry. */
+export function copyFileDurably(from: string, to: string): void {
+  copyFileSync(from, to);
+  const fd = openSync(to, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  fsyncDir(dirname(to));
 }

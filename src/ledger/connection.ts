@@ -167,10 +167,11 @@ export class LedgerConnection {
         throw err;
       }
       // A file swapped or truncated under the running daemon is not the ledger it was (identity.ts).
+      // Only a readable marker witnesses: one torn under the running daemon is rewritten at the next start.
       const marker = readMarker(this.options.path);
       const id = db.pragma('application_id', { simple: true }) as number;
-      if (marker !== null && id !== marker) {
-        const err = new Error(`ledger identity ${id} is not the marker's ${marker}: the file was replaced or truncated`) as Error & { code: string };
+      if (marker.kind === 'id' && id !== marker.id) {
+        const err = new Error(`ledger identity ${id} is not the marker's ${marker.id}: the file was replaced or truncated`) as Error & { code: string };
         err.code = 'SQLITE_CORRUPT';
         throw err;
       }

@@ -4,10 +4,12 @@
  * running: design section 8).
  */
 import Database from 'better-sqlite3';
-import { chmodSync, copyFileSync, existsSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, unlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { copyFileDurably, fsyncDir } from '../core/durable-file.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { acknowledgeLoss, adoptIdentity, prepareLedgerFiles, LEDGER_FILE_MODE } from './identity.js';
+import { acknowledgeLoss, adoptIdentity, markerPathOf, prepareLedgerFiles, LEDGER_FILE_MODE, type MarkerRepair } from './identity.js';
 import { migrate } from './schema.js';
 import { describeError, isCorruption, isStorageFailure } from './sqlite-errors.js';
 
@@ -77,13 +79,16 @@ export function integrityOf(db: Database.Database): string {
   return messages.length === 1 && messages[0] === 'ok' ? 'ok' : messages.join('; ');
 }
 
-function connect(path: string): Database.Database {
+function connect(path: string, logger: Logger): Database.Database {
   const db = new Database(path);
   try {
+    // integrity_check, not quick_check: a torn marker is rewritten from this ledger only when the
+    // whole file (indexes against their tables too) is sound.
     const verdict = integrityOf(db);
     if (verdict !== 'ok') throw new DamagedFile(`integrity_check: ${verdict}`, db);
     applyDurabilityPragmas(db);
-    adoptIdentity(db, path);
+    const repair = adoptIdentity(db, path);
+    if (repair !== null) logRepair(logger, path, repair);
     migrate(db, path);
     // SQLite gives -wal/-shm the ledger's mode; said again in case an older file was looser.
     for (const suffix of ['-wal', '-shm']) if (existsSync(path + suffix)) chmodSync(path + suffix, LEDGER_FILE_MODE);
@@ -94,6 +99,13 @@ function connect(path: string): Database.Database {
     closeQuietly(db);
     throw err;
   }
+}
+
+function logRepair(logger: Logger, path: string, repair: MarkerRepair): void {
+  logger.warn(
+    { event: 'ledger.marker.repaired', path, marker: markerPathOf(path), identity: repair.id, reason: repair.why },
+    `ledger identity marker was torn (${repair.why}; a power cut while it was written): rewritten from the ledger, which passed its integrity check`,
+  );
 }
 
 export function closeQuietly(db: Database.Database | null): void {
@@ -111,17 +123,19 @@ function stamp(atMs: number): string {
 /**
  * Copies the damaged file and its companions aside, then closes the broken connection (closing a
  * WAL connection may checkpoint or delete the -wal, which would alter the evidence), then removes
- * the originals so a fresh ledger can take their place.
+ * the originals so a fresh ledger can take their place. The copies are durable before the
+ * originals go: they may hold undelivered settlements, and a power cut must not leave neither.
  */
 function moveAside(path: string, atMs: number, db: Database.Database): string {
   const movedTo = `${path}.corrupt-${stamp(atMs)}`;
   for (const suffix of ['', '-wal', '-shm']) {
-    if (existsSync(path + suffix)) copyFileSync(path + suffix, movedTo + suffix);
+    if (existsSync(path + suffix)) copyFileDurably(path + suffix, movedTo + suffix);
   }
   closeQuietly(db);
   for (const suffix of ['', '-wal', '-shm']) {
     if (existsSync(path + suffix)) unlinkSync(path + suffix);
   }
+  fsyncDir(dirname(path));
   return movedTo;
 }
 
@@ -139,7 +153,7 @@ function storageError(path: string, err: unknown): QrvendError {
 export function openDatabase(path: string, logger: Logger, nowMs: number): OpenedDatabase {
   try {
     prepareLedgerFiles(path);
-    return { db: connect(path), alarm: null };
+    return { db: connect(path, logger), alarm: null };
   } catch (err) {
     if (!(err instanceof DamagedFile)) {
       if (isStorageFailure(err)) throw storageError(path, err);
@@ -161,7 +175,7 @@ export function openDatabase(path: string, logger: Logger, nowMs: number): Opene
       // The damaged file was moved aside and the alarm raised: the replacement gets a new identity.
       acknowledgeLoss(path, nowMs);
       prepareLedgerFiles(path);
-      return { db: connect(path), alarm };
+      return { db: connect(path, logger), alarm };
     } catch (again) {
       throw isStorageFailure(again) ? storageError(path, again) : again;
     }

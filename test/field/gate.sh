@@ -8,14 +8,14 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 budget=${QRVEND_FIELD_BUDGET_S:-1200}
-WARM_S=600
+WARM_S=900
 COLD_BUILD_S=600
 
 skip() { echo "field-test: SKIPPED: $*"; exit 1; }
 
 [ "$(id -u)" = 0 ] || skip "needs root (mmdebstrap, mkfs.ext4 -d with owners)"
-for tool in qemu-system-aarch64 qemu-img ssh zbarimg dpkg-deb openssl; do
-  command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (apt-get install qemu-system-arm qemu-utils openssh-client zbar-tools openssl)"
+for tool in qemu-system-aarch64 qemu-img ssh zbarimg dpkg-deb openssl e2fsck debugfs; do
+  command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (apt-get install qemu-system-arm qemu-utils openssh-client zbar-tools openssl e2fsprogs)"
 done
 load=$(cut -d' ' -f1 /proc/loadavg)
 factor=1

@@ -62,7 +62,8 @@ export function startQemu(o: QemuOptions): Qemu {
     '-drive', `if=none,id=hd0,file=${o.overlay},format=qcow2`,
     '-device', 'virtio-blk-pci,drive=hd0',
     '-netdev', net,
-    '-device', 'virtio-net-pci,netdev=n0',
+    // romfile= : no PXE option ROM (the kernel boots directly), so the host needs no ipxe-qemu.
+    '-device', 'virtio-net-pci,netdev=n0,romfile=',
     '-device', 'virtio-rng-pci',
     '-device', 'virtio-serial-pci',
     '-chardev', `file,id=con0,path=${serialLog},append=on`,

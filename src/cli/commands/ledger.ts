@@ -18,7 +18,7 @@ export function register(parent: Command): void {
       const loss = ledgerLossOf(path);
       if (loss === null) {
         throw new QrvendError(ErrorCodes.CLI_USAGE, `ledger ${escapeForTerminal(path)} is not in the lost state: nothing to acknowledge`, {
-          hint: `this command only moves the identity marker ${escapeForTerminal(markerPathOf(path))} aside when the ledger beside it is missing or empty; a ledger with another identity is for a technician to look at (qrvend doctor)`,
+          hint: `this command only moves the identity marker ${escapeForTerminal(markerPathOf(path))} aside when the ledger beside it is lost (missing, empty, or another file); a torn marker beside a sound ledger is rewritten by qrvend at its next start (qrvend doctor)`,
         });
       }
       const movedTo = acknowledgeLoss(path, Date.now());

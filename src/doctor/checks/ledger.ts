@@ -1,5 +1,5 @@
 /** The SQLite ledger passes its integrity check (read-only look, safe beside the running daemon). */
-import { ACKNOWLEDGE_COMMAND, ledgerLossOf } from '../../ledger/identity.js';
+import { ACKNOWLEDGE_COMMAND, ledgerLossOf, markerPathOf, tornMarkerOf } from '../../ledger/identity.js';
 import type { Check } from '../types.js';
 
 export const ledgerCheck: Check = {
@@ -42,6 +42,16 @@ export const ledgerCheck: Check = {
             summary: `${path} is damaged: ${integrity.slice(0, 200)}`,
             action: 'copy the file aside for support (it may hold undelivered settlements); the daemon moves it aside and starts a new one at its next start',
             details,
+          };
+        }
+        const torn = tornMarkerOf(path);
+        if (torn !== null) {
+          // Not lost: the ledger is the authority; the daemon rewrites its witness at the next start.
+          return {
+            status: 'WARN',
+            summary: `${path} integrity ok (schema ${schemaVersion}), but its identity marker ${markerPathOf(path)} is torn (${torn}; a power cut while it was written)`,
+            action: 'nothing to do: qrvend rewrites the marker from the ledger at its next start (`systemctl restart qrvend`); do not run acknowledge-loss',
+            details: { ...details, tornMarker: torn },
           };
         }
         return { status: 'OK', summary: `${path} integrity ok (schema ${schemaVersion})`, details };
