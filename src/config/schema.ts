@@ -323,6 +323,11 @@ export const ConfigSchema = z
       /** Take Starts relayed by `qrvend relay` over the fleet link (cmd/start). */
       acceptRelayedStart: z.boolean(),
       /**
+       * The operator's trust file (src/trust/keys.ts): Ed25519 public keys with scopes; root-owned.
+       * A relayed Start needs a key with the scope `start` (the relay's); null = none is taken.
+       */
+      trustFile: AbsolutePath.nullable(),
+      /**
        * Where config.set from the fleet keeps its changes (docs/fleet.md): layered over the site
        * file, in the state directory because /etc/qrvend/config.json is a root-owned conffile.
        * Only the defaults and the site file may set it (the overlay cannot move itself).
