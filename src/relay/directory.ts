@@ -141,6 +141,16 @@ export class MachineDirectory {
     return { kind: 'found', machine: { machineId, online: status.online, acceptsRelayedStart: status.acceptsRelayedStart } };
   }
 
+  /** The registry changed: every online machine's claim is judged again (raised or cleared). */
+  rejudge(): void {
+    this.impostors.clear();
+    for (const m of this.machines.values()) {
+      if (!m.online || m.claim === '') continue;
+      const [terminalId, uniQr] = m.claim.split('\u0000') as [string, string];
+      this.judgeClaim(m.machineId, terminalId, uniQr === '' ? null : uniQr);
+    }
+  }
+
   /** Everything forgotten (a fresh subscription re-delivers the retained statuses). */
   clear(): void {
     this.machines.clear();

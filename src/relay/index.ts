@@ -34,6 +34,7 @@ export async function startRelay(config: RelayConfig, log: Logger): Promise<Rela
     await link.close();
     throw err;
   }
+  registry.onChange = () => link.directory.rejudge();
   registry.watch();
   return {
     origin: server.origin,

@@ -31,6 +31,8 @@ export class RegistryWatch {
   private reloadFailures = 0;
   private lastError: string | null = null;
   private listener: ((curr: Stats, prev: Stats) => void) | null = null;
+  /** Called after a new registry took effect (the directory judges the machines' claims again). */
+  onChange: (() => void) | null = null;
 
   constructor(
     private readonly file: string,
@@ -68,6 +70,7 @@ export class RegistryWatch {
       this.reloads += 1;
       this.lastError = null;
       this.log.info({ why, machines: next.machines, keyId: next.keyId, expiresAt: new Date(next.expiresAt).toISOString() }, 'registry of machines re-read');
+      if (changed) this.onChange?.();
       return changed;
     } catch (err) {
       const message = err instanceof RegistryError || err instanceof TrustFileError ? err.message : String(err);

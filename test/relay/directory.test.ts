@@ -36,10 +36,10 @@ const REGISTRY = registryOf([
   { machineId: 'M2', terminalId: 'T2', uniQr: 'Q2' },
 ]);
 
-function directory(max = 10) {
+function directory(max = 10, registry: () => Registry = () => REGISTRY) {
   const lines: string[] = [];
   const log = createLogger({ level: 'debug', destination: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) });
-  return { d: new MachineDirectory(max, () => REGISTRY, log), lines };
+  return { d: new MachineDirectory(max, registry, log), lines };
 }
 
 test('found by TerminalId, by UniQR, or by both when they agree; conflict and unknown otherwise', T, () => {
@@ -96,4 +96,16 @@ test('bad, foreign and surplus statuses are dropped and counted', T, () => {
   d.update('M3', online('M3', 'T3', null));
   assert.equal(d.dropped.full, 1);
   assert.equal(d.size, 2);
+});
+
+test('a new registry judges the claims again: an identifier given to the claimant clears its alarm', T, () => {
+  let current = REGISTRY;
+  const { d } = directory(10, () => current);
+  d.update('M2', online('M2', 'T1', null));
+  assert.ok(d.impostors.has('M2'));
+  current = registryOf([{ machineId: 'M2', terminalId: 'T1', uniQr: null }]);
+  d.rejudge();
+  assert.ok(!d.impostors.has('M2'));
+  const found = d.find('T1', undefined);
+  assert.ok(found.kind === 'found' && found.machine.machineId === 'M2');
 });
