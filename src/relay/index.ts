@@ -1,6 +1,7 @@
 /** `qrvend relay` (design section 10, "Start relay"): the registry, the broker link and the HTTP server, wired. */
 import type { Logger } from '../core/log.js';
 import { connectBrokerLink, type BrokerLink, type BrokerLinkStats } from './broker-link.js';
+import type { ClaimCounters } from './directory.js';
 import type { RelayConfig } from './config.js';
 import { loadIntegratorTokens } from './integrators.js';
 import { RegistryWatch, type RegistryState } from './registry-watch.js';
@@ -16,7 +17,8 @@ export interface Relay {
   readonly port: number;
   readonly link: BrokerLink;
   readonly registry: RegistryWatch;
-  stats(): { link: BrokerLinkStats; server: RelayCounters; registry: RegistryState };
+  /** Everything for the `relay stats` log line: the machines claiming others' identifiers by name, the registry's key and last error. */
+  stats(): { link: BrokerLinkStats; server: RelayCounters; registry: RegistryState; claims: ClaimCounters & { impostors: Record<string, string> } };
   close(): Promise<void>;
 }
 
@@ -41,7 +43,12 @@ export async function startRelay(config: RelayConfig, log: Logger): Promise<Rela
     port: server.port,
     link,
     registry,
-    stats: () => ({ link: link.stats(), server: server.counters(), registry: registry.state() }),
+    stats: () => ({
+      link: link.stats(),
+      server: server.counters(),
+      registry: registry.state(),
+      claims: { ...link.directory.claims, impostors: Object.fromEntries([...link.directory.impostors].slice(0, 100)) },
+    }),
     async close() {
       registry.stop();
       await server.close();

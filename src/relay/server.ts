@@ -54,6 +54,8 @@ export interface RelayCounters {
   byOutcome: Record<string, number>;
   /** Approved answers confirmed to their machine (start.confirm sent). */
   confirmed: number;
+  /** Per-machine bounds: breakers open now, opened so far, Starts refused by the cap and by open breakers. */
+  breakers?: { open: number; opened: number; refused: Record<string, number> };
 }
 
 export interface RelayServerDeps {
@@ -148,21 +150,25 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
   function health(res: ServerResponse): void {
     const stats = link.stats();
     const ok = stats.connected;
-    const directory = link.directory;
+    const registry = deps.registry();
+    // Figures for the balancer and the operator's monitoring; which machines, keys and files are
+    // involved go to the `relay stats` log line only (this answer may be reachable from outside).
     const payload = JSON.stringify({
       ok,
       broker: stats.connected ? 'connected' : 'disconnected',
       machines: stats.machines,
       online: stats.online,
       inFlight: stats.inFlight,
-      registry: deps.registry(),
+      registry: { machines: registry.machines, expiresAt: registry.expiresAt, expired: registry.expired, reloadFailures: registry.reloadFailures },
       // Raised for the operator: machines claiming another machine's identifiers (issue 31 item 6).
-      claims: { ...directory.claims, impostors: Object.fromEntries([...directory.impostors].slice(0, 100)) },
-      breakers: { open: bounds.openCount(monotonic()), opened: bounds.opened, refused: { ...bounds.refused } },
+      claims: { ...link.directory.claims },
+      breakers: breakerStats(),
     });
     res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store' });
     res.end(payload);
   }
+
+  const breakerStats = () => ({ open: bounds.openCount(monotonic()), opened: bounds.opened, refused: { ...bounds.refused } });
 
   /** After the Approved answer is handed to the wallet's socket: the machine may authorize. */
   function confirmAfterWrite(res: ServerResponse, machineId: string, txId: string, startNonce: string): void {
@@ -267,7 +273,7 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
   return {
     origin,
     port: boundPort,
-    counters: () => ({ ...counters, byOutcome: { ...counters.byOutcome } }),
+    counters: () => ({ ...counters, byOutcome: { ...counters.byOutcome }, breakers: breakerStats() }),
     close,
   };
 }
