@@ -274,8 +274,9 @@ async function main(): Promise<void> {
     const counts = drainer.counts();
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
     gatewayOnline = counts.oldestPendingAtMs === null || wallNow() - counts.oldestPendingAtMs < 60_000;
-    const { requests, accepted, relayed, relayedTooLate } = startCore.stats.snapshot(0, { openConnections: 0, trackedSources: 0 });
-    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps, starts: { requests, accepted, relayed, relayedTooLate } });
+    const { requests, accepted, relayed, relayedTooLate, relayedDropped, relayedUnvouched } = startCore.stats.snapshot(0, { openConnections: 0, trackedSources: 0 });
+    const starts = { requests, accepted, relayed, relayedTooLate, relayedDropped, relayedUnvouched };
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps, starts });
     fleet?.health({ gatewayOnline, outboxPending: counts.pending, outboxDead: counts.dead, clockSteps: clockSteps.steps });
   }, HEALTH_EVERY_MS);
   health.unref();
