@@ -50,15 +50,19 @@ export class MachineBounds {
     return { admit: true };
   }
 
-  /** A Start admitted for `machineId` ended: `answered` = the machine said something (any answer or refusal). */
-  release(machineId: string, answered: boolean, nowMs: number): void {
+  /**
+   * A Start admitted for `machineId` ended: `answered` = the machine said something (any answer or
+   * refusal), `silent` = no answer in time, `neutral` = it says nothing about the machine (the
+   * broker was away, the relay overloaded).
+   */
+  release(machineId: string, ended: 'answered' | 'silent' | 'neutral', nowMs: number): void {
     const m = this.machines.get(machineId);
     if (m === undefined) return;
     m.inFlight = Math.max(0, m.inFlight - 1);
     m.probing = false;
-    if (answered) {
+    if (ended === 'answered') {
       m.failures = 0;
-    } else {
+    } else if (ended === 'silent') {
       m.failures += 1;
       if (m.failures >= this.limits.failures) {
         if (m.openUntilMs <= nowMs) this.opened += 1;

@@ -188,8 +188,8 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
     counters.forwarded += 1;
     // Never rejects: every end of the wait is an outcome.
     const outcome = await link.request(machineId, args, config.timeoutMs);
-    // 'refused' is the machine speaking; silence, a broker away or an overload are not.
-    bounds.release(machineId, outcome.kind === 'answer' || outcome.kind === 'refused', monotonic());
+    // 'refused' is the machine speaking; a broker away or an overload say nothing about the machine.
+    bounds.release(machineId, outcome.kind === 'answer' || outcome.kind === 'refused' ? 'answered' : outcome.kind === 'timeout' ? 'silent' : 'neutral', monotonic());
     const ms = Math.round(monotonic() - started);
     if (outcome.kind === 'too-large') return local(res, remote, httpRefusals.tooLarge(config.maxBodyBytes), false);
     const checked = outcome.kind === 'answer' ? checkAnswer(outcome.result, echo.TransactionId) : null;
