@@ -8,6 +8,7 @@
  * unknown name is compared against a random token), so an answer says nothing about which one was.
  */
 import { randomBytes } from 'node:crypto';
+import { isQrvendError, QrvendError } from '../core/errors.js';
 import { createSecretMatcher, type SecretMatcher } from '../start/secret-compare.js';
 import { readSecretToken } from '../start/secret-file.js';
 import type { RelayConfig } from './config.js';
@@ -20,7 +21,17 @@ export interface IntegratorTokens {
 
 export function loadIntegratorTokens(integrators: RelayConfig['integrators']): IntegratorTokens {
   const matchers = new Map<string, SecretMatcher>();
-  for (const { name, secretTokenFile } of integrators) matchers.set(name, createSecretMatcher(readSecretToken(secretTokenFile)));
+  integrators.forEach(({ name, secretTokenFile }, i) => {
+    let token: Buffer;
+    try {
+      token = readSecretToken(secretTokenFile);
+    } catch (err) {
+      // The machine's reader names the machine's key; here it is the relay's.
+      if (!isQrvendError(err)) throw err;
+      throw new QrvendError(err.code, err.message, { hint: `check relay.integrators[${i}].secretTokenFile (${name}): the file holds the integrator's 64-character token alone, mode 0640 or stricter`, details: { file: secretTokenFile } });
+    }
+    matchers.set(name, createSecretMatcher(token));
+  });
   const nobody = createSecretMatcher(randomBytes(48));
   return {
     names: [...matchers.keys()],

@@ -61,3 +61,15 @@ test('the SecretToken never crosses the broker; the machine takes the Start on t
     await machine.close();
   }
 });
+
+test('a token file the relay cannot use stops it, naming its relay key', { timeout: 30_000 }, async () => {
+  const rig = await createRelayRig({ machines: [] });
+  try {
+    await assert.rejects(
+      rig.startRelay({ integrators: [{ name: 'acme-wallet', secretTokenFile: `${rig.kit.dir}/missing.token` }] }),
+      (err: Error & { code?: string; hint?: string }) => err.code === 'SECRET_UNREADABLE' && /relay\.integrators\[0\]\.secretTokenFile/.test(err.hint ?? '') && !err.message.includes(rig.kit.token),
+    );
+  } finally {
+    await rig.close();
+  }
+});
