@@ -25,7 +25,8 @@ import { loadConfig } from '../src/config/load.js';
 import { startTestBroker } from '../src/sim/broker/index.js';
 import { startSimMachines } from '../src/sim/relay/machines.js';
 import { closedLoop, openLoop, type LoadSample } from '../src/sim/relay/load.js';
-import { createRelayedStart, createStartCore, startStartEndpoint, type StartHooks } from '../src/start/index.js';
+import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type StartHooks } from '../src/start/index.js';
+import { createTrustKit } from '../src/sim/relay/trust-kit.js';
 import { round, summarize } from './stats.js';
 
 const MAIN_JS = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -85,11 +86,21 @@ async function main(): Promise<void> {
       hooks,
       log: silentLogger(),
     });
-    const relayed = createRelayedStart({ core });
+    // The relay's keys, the machines' trust and the operator's signed registry of the 1,000 machines.
+    const kit = createTrustKit({ machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), token, integratorName: INTEGRATOR });
+    cleanups.push(() => kit.remove());
+    // One set of Start decisions for every machine; each machine checks vouchers for itself.
+    const relayedOf = new Map<string, ReturnType<typeof createRelayedStart>>();
+    const relayed = (machineId: string) => {
+      let r = relayedOf.get(machineId);
+      if (r === undefined) relayedOf.set(machineId, (r = createRelayedStart({ core, vouchers: new RelayVouchers(kit.machineKeyring, machineId) })));
+      return r;
+    };
+    cleanups.push(() => relayedOf.forEach((r) => r.dropAll('bench over')));
     const direct = await startStartEndpoint({ start: { ...config.start, listen: '127.0.0.1:0', integratorName: INTEGRATOR, maxConnectionsPerSource: 64 }, acceptedTerminalIds: terminalIds, acceptedUniQr: [], secretToken: Buffer.from(token), hooks, log: silentLogger(), core, limits: { maxConnections: 256 } });
     cleanups.push(() => direct.close());
     const connectStarted = performance.now();
-    const sims = await startSimMachines({ url: broker.url, protocolVersion, machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), answer: (_m, args) => relayed(args) });
+    const sims = await startSimMachines({ url: broker.url, protocolVersion, machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), answer: (m, args) => relayed(m).start(args), confirm: (m, args) => void relayed(m).confirm(args) });
     cleanups.push(() => sims.close());
     const machinesUpMs = performance.now() - connectStarted;
 
@@ -98,7 +109,7 @@ async function main(): Promise<void> {
     const configFile = join(dir, 'relay.json');
     writeFileSync(
       configFile,
-      JSON.stringify({ relay: { listen: `127.0.0.1:${port}`, broker: { url: broker.url, protocolVersion }, rateLimit: { perSecond: 10_000, burst: 10_000 }, maxConnectionsPerSource: 512, logLevel: 'info' } }),
+      JSON.stringify({ relay: { listen: `127.0.0.1:${port}`, broker: { url: broker.url, protocolVersion }, rateLimit: { perSecond: 10_000, burst: 10_000 }, maxConnectionsPerSource: 512, logLevel: 'info', ...kit.relayConfig() } }),
     );
     const child = spawn(process.execPath, [MAIN_JS, 'relay', '--config', configFile], { stdio: ['ignore', 'ignore', 'inherit'] });
     cleanups.push(() => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))));

@@ -135,7 +135,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
   });
 
-  let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0, starts: { requests: 0, accepted: 0, relayed: 0, relayedTooLate: 0 } };
+  let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0, starts: { requests: 0, accepted: 0, relayed: 0, relayedTooLate: 0, relayedDropped: 0, relayedUnvouched: 0 } };
   let paymentMemory: ThreadMemory | null = null;
   const heapLimit = heapLimitReport();
   if (!heapLimit.limited) {

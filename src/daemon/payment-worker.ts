@@ -15,7 +15,8 @@ import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '..
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
 import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
-import { createRelayedStart, createStartCore, startStartEndpoint, type RelayedStartHandler, type StartEndpoint } from '../start/index.js';
+import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type RelayedStarts, type StartEndpoint } from '../start/index.js';
+import { loadKeyring, type Keyring } from '../trust/index.js';
 import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToFleet, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
 import { outboxBodies } from '../flows/bodies.js';
@@ -45,10 +46,28 @@ const LEDGER_RETRY_MS = 5_000;
  * Answers a `cmd/start` forwarded by the fleet worker (src/start/relayed.ts); set once the ledger
  * and the flows are up. Until then a relayed Start is refused like a busy machine would be.
  */
-let relayedStart: RelayedStartHandler | null = null;
-async function answerRelayedStart(args: unknown): ReturnType<RelayedStartHandler> {
+let relayedStart: RelayedStarts | null = null;
+async function answerRelayedStart(args: unknown): ReturnType<RelayedStarts['start']> {
   if (relayedStart === null) return { ok: false, error: { code: 'UNAVAILABLE', message: 'the payment worker is still starting' } };
-  return relayedStart(args);
+  return relayedStart.start(args);
+}
+function answerRelayedConfirm(args: unknown): ReturnType<RelayedStarts['confirm']> {
+  if (relayedStart === null) return { ok: false, error: { code: 'TOO_LATE', message: 'the payment worker restarted: no Start is held' } };
+  return relayedStart.confirm(args);
+}
+
+/**
+ * The relay keys a relayed Start is checked against (fleet.trustFile). A file that cannot be read
+ * or is not valid leaves none trusted: every relayed Start is refused, and the log says why.
+ */
+function relayKeyring(file: string | null, log: ReturnType<typeof createLogger>): Keyring | null {
+  if (file === null) return null;
+  try {
+    return loadKeyring(file);
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'fleet.trustFile cannot be used: relayed Starts are refused');
+    return null;
+  }
 }
 
 const data = workerData as PaymentWorkerData;
@@ -209,6 +228,11 @@ async function main(): Promise<void> {
       kickOutbox: () => drainer.kick(),
       // cmd/start from `qrvend relay`: the machine's own Start decisions (src/start/relayed.ts).
       relayedStart: (args) => answerRelayedStart(args).then((o) => (o.ok ? o.result : Promise.reject(new CommandFailure(o.error.code, o.error.message)))),
+      relayedConfirm: async (args) => {
+        const o = answerRelayedConfirm(args);
+        if (!o.ok) throw new CommandFailure(o.error.code, o.error.message);
+        return o.result;
+      },
     });
     if (lastReader !== null) fleet.fromMain(lastReader);
   }
@@ -233,7 +257,11 @@ async function main(): Promise<void> {
     hooks: service.startHooks(),
     log,
   });
-  relayedStart = createRelayedStart({ core: startCore });
+  const vouchers = new RelayVouchers(relayKeyring(config.fleet.trustFile, log), data.machineId);
+  if (data.fleetPort !== null && config.fleet.acceptRelayedStart && !vouchers.usable) {
+    log.warn({ trustFile: config.fleet.trustFile }, 'no relay key with the scope start is trusted (fleet.trustFile): relayed Starts are refused');
+  }
+  relayedStart = createRelayedStart({ core: startCore, vouchers });
   // start.listen null: no inbound port; Starts reach this machine only through `qrvend relay`.
   const endpoint: StartEndpoint | null =
     config.start.listen === null ? null : await startStartEndpoint({ start: config.start, acceptedTerminalIds: [data.terminalId], acceptedUniQr: [config.machine.uniQr], secretToken: Buffer.from(data.secretToken), hooks: service.startHooks(), log, core: startCore });
@@ -246,8 +274,9 @@ async function main(): Promise<void> {
     const counts = drainer.counts();
     // A backlog older than a minute means deliveries are failing: the gateway is out of reach.
     gatewayOnline = counts.oldestPendingAtMs === null || wallNow() - counts.oldestPendingAtMs < 60_000;
-    const { requests, accepted, relayed, relayedTooLate } = startCore.stats.snapshot(0, { openConnections: 0, trackedSources: 0 });
-    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps, starts: { requests, accepted, relayed, relayedTooLate } });
+    const { requests, accepted, relayed, relayedTooLate, relayedDropped, relayedUnvouched } = startCore.stats.snapshot(0, { openConnections: 0, trackedSources: 0 });
+    const starts = { requests, accepted, relayed, relayedTooLate, relayedDropped, relayedUnvouched };
+    toMain({ type: 'health', outboxPending: counts.pending, outboxDead: counts.dead, gatewayOnline, memory: threadMemory(), clockSteps: clockSteps.steps, starts });
     fleet?.health({ gatewayOnline, outboxPending: counts.pending, outboxDead: counts.dead, clockSteps: clockSteps.steps });
   }, HEALTH_EVERY_MS);
   health.unref();
@@ -263,6 +292,8 @@ async function main(): Promise<void> {
     stopping = true;
     clearInterval(health);
     collector.cancel();
+    // Nothing will confirm them now: closed with nothing owed (recovery would send a Cancel instead).
+    relayedStart?.dropAll('the agent stopped before the relay confirmed');
     fleet?.close();
     service?.stop();
     await endpoint?.close();

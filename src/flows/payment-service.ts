@@ -51,8 +51,9 @@ export class PaymentService {
     return {
       readerBusy: () => this.busyReason(),
       transactionSeen: (txId: string) => this.ctx.ledger.transactionIdUsed(txId),
-      accept: (request: StartRequest) => this.staticQr.accept(request),
+      accept: (request: StartRequest, options?: { held?: boolean }) => this.staticQr.accept(request, options),
       answered: (txId: string) => this.staticQr.answered(txId),
+      dropped: (txId: string, why: string) => this.staticQr.dropped(txId, why),
     };
   }
 

@@ -98,8 +98,12 @@ export type PaymentToMain =
       gatewayOnline: boolean;
       memory?: ThreadMemory;
       clockSteps?: number;
-      /** Start counters (direct and relayed; relayedTooLate = refused past the relay's deadline). */
-      starts?: { requests: number; accepted: number; relayed: number; relayedTooLate: number };
+      /**
+       * Start counters (direct and relayed; relayedTooLate = refused past the relay's deadline;
+       * relayedDropped = Approved, never confirmed by the relay, nothing authorized; relayedUnvouched =
+       * refused for the relay's voucher).
+       */
+      starts?: { requests: number; accepted: number; relayed: number; relayedTooLate: number; relayedDropped: number; relayedUnvouched: number };
     }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
   | { type: 'ready'; startUrl: string | null }

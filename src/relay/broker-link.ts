@@ -22,10 +22,11 @@ import { readFileSync } from 'node:fs';
 import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from '../core/log.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
-import { CommandReply, fleetFilters, machineTopics, MAX_PAYLOAD_BYTES, parseTopic, RelayedStartResult, type RelayedStartArgs } from '../fleet/contract/index.js';
+import { CommandReply, fleetFilters, machineTopics, MAX_PAYLOAD_BYTES, parseTopic, RelayedStartResult, type RelayedStartArgs, type StartConfirmArgs } from '../fleet/contract/index.js';
 import { refuseExposedSecret } from '../config/file-modes.js';
 import type { RelayConfig } from './config.js';
 import { MachineDirectory } from './directory.js';
+import type { Registry } from './registry.js';
 import { setNoDelayOn } from '../fleet/no-delay.js';
 import { boundInboundPackets, maxPacketProperties } from '../fleet/packet-bound.js';
 
@@ -63,6 +64,8 @@ export interface BrokerLink {
   readonly connected: boolean;
   /** Publishes `cmd/start` to `machineId` and waits until `deadlineAt` (epoch ms) at most. */
   request(machineId: string, args: RelayedStartArgs, waitMs: number): Promise<RequestOutcome>;
+  /** Publishes `cmd/start.confirm` (QoS 1, no reply awaited): the wallet got the Approved answer in time. */
+  confirm(machineId: string, args: StartConfirmArgs): void;
   stats(): BrokerLinkStats;
   close(): Promise<void>;
 }
@@ -117,12 +120,12 @@ export function mqttOptionsOf(broker: RelayConfig['broker'], clientId: string): 
 }
 
 
-export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink {
+export function connectBrokerLink(config: RelayConfig, registry: () => Registry, log: Logger): BrokerLink {
   const broker = config.broker;
   const prefix = broker.topicPrefix;
   const clientId = broker.clientId ?? `qrvend-relay-${randomBytes(6).toString('hex')}`;
   const replyFilter = `${prefix}/+/replies`;
-  const directory = new MachineDirectory(config.maxMachines);
+  const directory = new MachineDirectory(config.maxMachines, registry, log.child({ component: 'directory' }));
   const pending = new Map<string, Pending>();
   let repliesUnmatched = 0;
   let repliesInvalid = 0;
@@ -179,6 +182,8 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
       repliesInvalid += 1;
       return;
     }
+    // The machine's acknowledgement of a confirmation: nobody waits for it.
+    if (reply.command === 'start.confirm') return;
     const fromProperties = packet.properties?.correlationData;
     const correlationId = fromProperties !== undefined ? fromProperties.toString('utf8') : reply.correlationId;
     const waiting = correlationId === null ? undefined : pending.get(correlationId);
@@ -233,6 +238,15 @@ export function connectBrokerLink(config: RelayConfig, log: Logger): BrokerLink 
         client.publish(topics.command('start'), body, { qos: 1, retain: false, ...properties }, (err) => {
           if (err) settle(correlationId, entry, { kind: 'broker-down' });
         });
+      });
+    },
+    confirm(machineId, args) {
+      if (!client.connected) return;
+      const topics = machineTopics(prefix, machineId);
+      // Expires with the machine's grace: a confirmation held longer by a broker finds nothing held.
+      const properties = broker.protocolVersion === 5 ? { properties: { messageExpiryInterval: 5 } } : {};
+      client.publish(topics.command('start.confirm'), JSON.stringify({ args }), { qos: 1, retain: false, ...properties }, (err) => {
+        if (err && !closed) blog.warn({ machineId, txId: args.txId, err: err.message }, 'start.confirm not published: the machine will drop the Start');
       });
     },
     stats() {

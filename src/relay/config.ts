@@ -9,6 +9,7 @@ import { problemsOf, readJsonFile } from '../config/load.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { LOG_LEVELS } from '../core/log.js';
 import { TOPIC_PREFIX } from '../fleet/contract/topics.js';
+import { KEY_ID } from '../trust/keys.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
@@ -48,8 +49,9 @@ export const RelayConfigSchema = z.strictObject({
        */
       allowPlainHttp: z.boolean().default(false),
       /**
-       * The wallet's address for the rate limit comes from the last X-Forwarded-For entry (set by
-       * the load balancer). Only behind a load balancer that sets it: a client could forge it otherwise.
+       * The wallet's address for the rate limit and the per-source connection bound comes from the
+       * last X-Forwarded-For entry (set by the load balancer). Only behind a load balancer that sets
+       * it: a client could forge it otherwise.
        */
       trustForwardedFor: z.boolean().default(false),
       broker: BrokerConfig,
@@ -65,6 +67,37 @@ export const RelayConfigSchema = z.strictObject({
       maxMachines: int(1, 1_000_000).default(100_000),
       /** Starts waiting for a machine at once; beyond that a Start is answered Declined 30 at once. */
       maxInFlight: int(1, 100_000).default(2_000),
+      /**
+       * Starts waiting for one machine at once (a machine takes one at a time; the rest are for
+       * wallets retrying): a flood aimed at one machine cannot take the slots of the others.
+       */
+      maxInFlightPerMachine: int(1, 1_000).default(8),
+      /**
+       * A machine that leaves `failures` Starts in a row unanswered is not asked for `openMs`: its
+       * Starts are answered Declined 30 at once; then one Start tries it again.
+       */
+      breaker: z.strictObject({ failures: int(1, 100), openMs: int(1_000, 600_000) }).default({ failures: 3, openMs: 15_000 }),
+      /**
+       * Which machine owns which TerminalId and UniQR: the operator's registry, signed with a key of
+       * scope `registry` (`qrvend relay registry sign`), re-read when it changes and on SIGHUP.
+       */
+      registryFile: AbsolutePath,
+      /** The operator's trust file (src/trust/keys.ts) holding the registry's signing keys (scope `registry`). */
+      trustFile: AbsolutePath,
+      /**
+       * The relay's own Ed25519 key (PKCS#8 PEM, `qrvend fleet keygen`): it vouches for every Start it
+       * forwards. The machines trust its public key with the scope `start` (fleet.trustFile).
+       */
+      voucherKey: z.strictObject({ file: AbsolutePath, keyId: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64') }),
+      /**
+       * The integrators whose Starts the relay takes, each with its SecretToken file: the relay checks
+       * the token (in constant time) and never forwards it.
+       */
+      integrators: z
+        .array(z.strictObject({ name: z.string().min(1).max(100), secretTokenFile: AbsolutePath }))
+        .min(1)
+        .max(100)
+        .refine((list) => new Set(list.map((i) => i.name)).size === list.length, 'each integrator name once'),
       logLevel: z.enum(LOG_LEVELS).default('info'),
     })
     .superRefine((cfg, ctx) => {

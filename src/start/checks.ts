@@ -44,15 +44,18 @@ export interface StartHooks {
    * accepted (answered Approved); a throw means nothing was started: a StartDeclined is answered
    * with its code and message (e.g. 1 for a zero balance), anything else with Declined 6.
    * The request's SecretToken is replaced by a redaction marker: the secret never reaches
-   * the ledger.
+   * the ledger. `held`: the Authorization waits for answered() or dropped() (a relayed Start
+   * waiting for the relay's confirmation, src/start/relayed.ts); otherwise it follows at once.
    */
-  accept(request: StartRequest): Promise<void>;
+  accept(request: StartRequest, options?: { held?: boolean }): Promise<void>;
   /**
    * The Approved answer to this accepted Start is written (the HTTP endpoint says so right after
    * the socket write; a Start relayed over the fleet link does not). Lets the Authorization follow
    * the answer at once instead of on the next turn; optional, the flow does not wait for it.
    */
   answered?(txId: string): void;
+  /** A held Start will never be confirmed: close it with nothing owed and free the slot. */
+  dropped?(txId: string, why: string): void;
 }
 
 export interface StartCheckOptions {
@@ -70,11 +73,16 @@ export interface StartCheckOptions {
 /** Stands in for the SecretToken wherever a request travels past authentication. */
 export const REDACTED_TOKEN = '*'.repeat(START_LIMITS.SecretToken);
 
-const AUTH_FAILED = 'not allowed: integrator not authenticated';
+/** The answer to a wrong integrator name or token (the relay gives the same, src/relay/server.ts). */
+export const AUTH_FAILED = 'not allowed: integrator not authenticated';
 
 export interface StartChecks {
-  /** Judges a received body addressed to `pathIntegratorName`. Never throws. */
-  decide(pathIntegratorName: string, body: Buffer): Promise<StartAnswer>;
+  /**
+   * Judges a received body addressed to `pathIntegratorName`. Never throws. `vouched`: the body
+   * comes from `qrvend relay`, whose signature the caller checked; it carries no SecretToken (the
+   * relay checked the token) and one that does is refused like a wrong token.
+   */
+  decide(pathIntegratorName: string, body: Buffer, vouched?: boolean): Promise<StartAnswer>;
   /** The TransactionId being accepted right now, if any (for stats and tests). */
   readonly accepting: string | null;
 }
@@ -82,7 +90,15 @@ export interface StartChecks {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export type ReadStartBody =
-  | { ok: true; request: StartRequest; echo: Echo; /** The SecretToken as sent ('' when none): compare it, never log it. */ presented: string }
+  | {
+      ok: true;
+      request: StartRequest;
+      echo: Echo;
+      /** The SecretToken as sent ('' when none): compare it, never log it. */
+      presented: string;
+      /** The body as parsed, every member as sent (the relay forwards it without SecretToken). */
+      value: Record<string, unknown>;
+    }
   | { ok: false; answer: StartAnswer };
 
 /**
@@ -90,7 +106,7 @@ export type ReadStartBody =
  * depth, no member twice, schema and lengths. `qrvend relay` runs these too, so a body it
  * cannot read gets exactly the answer the machine would give.
  */
-export function readStartBody(body: Buffer): ReadStartBody {
+export function readStartBody(body: Buffer, options: { vouched?: boolean } = {}): ReadStartBody {
   let parsed: unknown;
   let duplicate: string | null;
   try {
@@ -118,13 +134,16 @@ export function readStartBody(body: Buffer): ReadStartBody {
     if (typeof token === 'string') {
       presented = token;
       forSchema = { ...(parsed as Record<string, unknown>), SecretToken: REDACTED_TOKEN };
+    } else if (token === undefined && options.vouched === true) {
+      // A Start relayed by `qrvend relay` comes without its token: the relay checked it (voucher.ts).
+      forSchema = { ...(parsed as Record<string, unknown>), SecretToken: REDACTED_TOKEN };
     }
   }
   const validated = validateStartRequest(forSchema);
   if (!validated.ok) {
     return { ok: false, answer: declined(validated.code, validated.message, echo, 200, `schema: ${validated.member || 'body'}`) };
   }
-  return { ok: true, request: validated.value, echo, presented };
+  return { ok: true, request: validated.value, echo, presented, value: parsed as Record<string, unknown> };
 }
 
 export function createStartChecks(options: StartCheckOptions): StartChecks {
@@ -142,14 +161,16 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
     }
   }
 
-  async function decide(pathIntegratorName: string, body: Buffer): Promise<StartAnswer> {
-    const read = readStartBody(body);
+  async function decide(pathIntegratorName: string, body: Buffer, vouched: boolean): Promise<StartAnswer> {
+    const read = readStartBody(body, { vouched });
     if (!read.ok) return read.answer;
     const { request, presented, echo } = read;
 
-    // Both computed, always: the answer and the work do not depend on which one failed.
+    // Both computed, always: the answer and the work do not depend on which one failed. The
+    // integrator name is this machine's to judge even when the relay vouches for the token: a
+    // relay serves several integrators, and one must not start sessions on another's machines.
     const nameOk = pathIntegratorName === options.integratorName;
-    const tokenOk = options.secret.matches(presented);
+    const tokenOk = vouched ? presented === '' : options.secret.matches(presented);
     if (!(nameOk && tokenOk)) {
       return declined(DeclineCodes.NotAllowed, AUTH_FAILED, echo, 200, nameOk ? 'token mismatch' : 'integratorName mismatch');
     }
@@ -188,9 +209,9 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
   }
 
   return {
-    async decide(pathIntegratorName, body) {
+    async decide(pathIntegratorName, body, vouched = false) {
       try {
-        return await decide(pathIntegratorName, body);
+        return await decide(pathIntegratorName, body, vouched);
       } catch (err) {
         options.onError?.('internal', err);
         // A hook that throws synchronously, or an input no check foresaw: still an answer, never a 5xx.

@@ -47,7 +47,10 @@ export interface StartCore {
    * synchronously (everything from the TransactionId check to the hook runs in one turn, see
    * checks.ts), so the guard set here is the one of this decision and no other.
    */
-  decideGuarded(integratorName: string, body: Buffer, guard: AcceptGuard): Promise<StartAnswer>;
+  decideGuarded(integratorName: string, body: Buffer, guard: AcceptGuard, relayed?: { vouched: true; held: true }): Promise<StartAnswer>;
+  /** A held (relayed) Start: the relay confirmed it (authorize) or never will (close it, nothing owed). */
+  confirmHeld(txId: string): void;
+  dropHeld(txId: string, why: string): void;
 }
 
 export function createStartCore(options: StartCoreOptions): StartCore {
@@ -56,6 +59,7 @@ export function createStartCore(options: StartCoreOptions): StartCore {
   const secretText = options.secretToken.toString('utf8');
   const describeError = (err: unknown) => scrubbedError(err, secretText);
   let guard: AcceptGuard | null = null;
+  let hold = false;
   const hooks: StartHooks = {
     answered: (txId) => options.hooks.answered?.(txId),
     readerBusy: () => options.hooks.readerBusy(),
@@ -64,7 +68,7 @@ export function createStartCore(options: StartCoreOptions): StartCore {
       const refused = guard?.() ?? null;
       // Thrown before the hook: nothing recorded, nothing started.
       if (refused !== null) throw new StartDeclined(DeclineCodes.MachineNotResponding, refused);
-      return options.hooks.accept(request);
+      return hold ? options.hooks.accept(request, { held: true }) : options.hooks.accept(request);
     },
   };
   const exchange = createStartExchange({
@@ -104,13 +108,21 @@ export function createStartCore(options: StartCoreOptions): StartCore {
     log,
     logAnswer,
     describeError,
-    decideGuarded(integratorName, body, decisionGuard) {
+    decideGuarded(integratorName, body, decisionGuard, relayed) {
       guard = decisionGuard;
+      hold = relayed?.held === true;
       try {
-        return exchange.decide(integratorName, body);
+        return exchange.decide(integratorName, body, relayed?.vouched === true);
       } finally {
         guard = null;
+        hold = false;
       }
+    },
+    confirmHeld(txId) {
+      options.hooks.answered?.(txId);
+    },
+    dropHeld(txId, why) {
+      options.hooks.dropped?.(txId, why);
     },
   };
 }

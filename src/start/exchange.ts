@@ -75,7 +75,7 @@ export function createStartPreflight(options: StartPreflightOptions): StartPrefl
 export interface StartExchange {
   preflight(head: StartHead): Preflight;
   /** Judges a body that was received whole and within maxBodyBytes. Never throws. */
-  decide(integratorName: string, body: Buffer): Promise<StartAnswer>;
+  decide(integratorName: string, body: Buffer, vouched?: boolean): Promise<StartAnswer>;
   /**
    * The whole exchange for a request whose body is already at hand: what the server answers
    * when the body arrives in time (the fuzz tests drive this in-process). Never throws.
@@ -96,5 +96,5 @@ export function createStartExchange(options: StartExchangeOptions): StartExchang
     return checks.decide(pre.integratorName, body);
   }
 
-  return { preflight, decide: (name, body) => checks.decide(name, body), answer, checks, limiter };
+  return { preflight, decide: (name, body, vouched) => checks.decide(name, body, vouched), answer, checks, limiter };
 }

@@ -36,6 +36,8 @@ export function createGuardedServer(options: {
   onClientError?: () => void;
   /** Called before a refusal is written for a request the parser could not accept. */
   onParserRefusal?: (answer: StartAnswer, socket: Socket, parserCode: string | undefined) => void;
+  /** The guard's key for a peer address (the relay keys IPv6 by /64); default the address itself. */
+  sourceKey?: (address: string) => string;
 }): GuardedServer {
   const { limits, tls } = options;
   const serverOptions = {
@@ -57,11 +59,12 @@ export function createGuardedServer(options: {
     suspectForMs: limits.suspectForMs,
   });
   const monotonic = () => performance.now();
+  const keyOf = options.sourceKey ?? ((address: string) => address);
   const strike = (socket: Socket) => {
-    if (socket.remoteAddress !== undefined) guard.strike(socket.remoteAddress, monotonic());
+    if (socket.remoteAddress !== undefined) guard.strike(keyOf(socket.remoteAddress), monotonic());
   };
   server.on('connection', (socket: Socket) => {
-    const source = socket.remoteAddress;
+    const source = socket.remoteAddress === undefined ? undefined : keyOf(socket.remoteAddress);
     if (source === undefined) return socket.destroy();
     if (!guard.admit(source, monotonic()).admit) {
       options.onRefused?.();

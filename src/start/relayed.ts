@@ -2,35 +2,48 @@
  * A Start that came through `qrvend relay` and the fleet broker (`cmd/start`, design section 10,
  * "Start relay"). It is judged by the machine's own Start decisions (core.ts: the same rate
  * limiter keyed by the wallet's address as the relay saw it, the same path, media-type and length
- * checks, SecretToken, identity, replay 996, busy 30, the same ledger and flow), and answered with
- * exactly the HTTP status and body the machine's endpoint would have sent, which the relay returns
- * unchanged.
+ * checks, identity, replay 996, busy 30, the same ledger and flow), and answered with exactly the
+ * HTTP status and body the machine's endpoint would have sent.
+ *
+ * Trust (design section 10, "Trust"). The body comes without its SecretToken: the relay checked
+ * the token and vouches for the Start with its own key (scope `start`, voucher.ts). A Start
+ * without a good voucher is refused and starts nothing.
+ *
+ * The wallet is told Approved if and only if the machine authorizes. An accepted relayed Start is
+ * recorded (authorizing) and answered, but its Authorization is held: the relay writes the answer
+ * to the wallet and, only if that was before its deadline, sends `start.confirm`; the machine
+ * authorizes on that confirmation (confirm()). No confirmation by the deadline plus
+ * RELAYED_CONFIRM_GRACE_MS: the Start is closed as declined (nothing owed, nothing sent to the
+ * gateway) and the session slot is freed. docs/protocol-decisions.md says why a lost confirmation
+ * is the side to err on.
  *
  * Deadline. The relay stops waiting at `deadlineAt` (epoch ms on the relay's wall clock) and then
- * tells the wallet Declined 30; a Start accepted after that would open a session the wallet was
- * told is declined. So a relayed Start is refused (TOO_LATE, nothing recorded, nothing started)
+ * tells the wallet Declined 30. A relayed Start is refused (TOO_LATE, nothing recorded, nothing
+ * started)
  *   - when it arrives less than `toleranceMs` before deadlineAt, and
- *   - right before it would be recorded and its Authorization scheduled (the accept hook), when
- *     less than `toleranceMs` is left: the answer must still travel back to the relay in time.
+ *   - right before it would be recorded (the accept hook), when less than `toleranceMs` is left.
  * "Now" is read once from the wall clock against deadlineAt; everything after is measured on the
- * monotonic clock from that reading. The machine's and the relay's clocks are assumed to agree
- * within the tolerance (both NTP-synchronised; the fleet link raises CLOCK_UNSYNCED otherwise):
- * a machine clock that runs ahead refuses early (safe), one that runs behind by more than the
- * tolerance could accept up to that much late, which is why a deadline more than
- * RELAYED_START_MAX_AHEAD_MS ahead (a clock far behind, or a bogus request) is refused as well.
- * Refusals are counted in the Start stats (`relayedTooLate`) and logged; the ledger is not
- * touched, so the wallet may retry the same TransactionId.
+ * monotonic clock from that reading. A deadline more than RELAYED_START_MAX_AHEAD_MS ahead (a
+ * clock far behind, or a bogus request) is refused as well. Refusals are counted in the Start
+ * stats (`relayedTooLate`, `relayedUnvouched`, `relayedDropped`) and logged; a refused Start
+ * leaves the ledger untouched, so the wallet may retry the same TransactionId.
  */
 import { performance } from 'node:perf_hooks';
-import { RelayedStartArgs, type RelayedStartResult } from '../fleet/contract/commands.js';
+import { RelayedStartArgs, StartConfirmArgs, type RelayedStartResult } from '../fleet/contract/commands.js';
 import { wallNow as defaultWallNow } from '../core/clock.js';
 import { echoOf, serialize, type StartAnswer } from './answers.js';
 import type { StartCore } from './core.js';
+import type { RelayVouchers } from './voucher.js';
 
 /** Clock skew between relay and machine plus the answer's trip back to the relay, allowed for. */
 export const RELAYED_START_TOLERANCE_MS = 250;
 /** A deadline further ahead than this means the clocks disagree (relay timeouts are seconds). */
 export const RELAYED_START_MAX_AHEAD_MS = 60_000;
+/**
+ * How long after the relay's deadline a held Start waits for its confirmation: the relay sends it
+ * at the latest at its deadline, and it then crosses the broker once more (a slow cellular link).
+ */
+export const RELAYED_CONFIRM_GRACE_MS = 5_000;
 /** RelayedStartResult.body is bounded; a bigger answer goes without its ConsumerData echo. */
 const MAX_RESULT_BODY = 65_536;
 const CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -39,23 +52,52 @@ export type RelayedStartOutcome =
   | { ok: true; result: RelayedStartResult }
   | { ok: false; error: { code: 'BAD_ARGS' | 'TOO_LATE' | 'UNAVAILABLE'; message: string } };
 
+export type ConfirmOutcome = { ok: true; result: { authorized: string } } | { ok: false; error: { code: 'BAD_ARGS' | 'TOO_LATE'; message: string } };
+
 export interface RelayedStartOptions {
   core: StartCore;
+  /** The relay keys this machine trusts (fleet.trustFile). */
+  vouchers: RelayVouchers;
   wallNow?: () => number;
   monotonicNow?: () => number;
   toleranceMs?: number;
+  confirmGraceMs?: number;
 }
 
-/** Answers `cmd/start`'s args (unchecked input from the broker). Never throws. */
-export type RelayedStartHandler = (args: unknown) => Promise<RelayedStartOutcome>;
+export interface RelayedStarts {
+  /** Answers `cmd/start`'s args (unchecked input from the broker). Never throws. */
+  start(args: unknown): Promise<RelayedStartOutcome>;
+  /** Answers `cmd/start.confirm`'s args: authorizes the held Start it names. Never throws. */
+  confirm(args: unknown): ConfirmOutcome;
+  /** Held Starts waiting for their confirmation (TransactionIds), for tests and stats. */
+  readonly held: readonly string[];
+  /** Drops every held Start now (shutting down: nothing will confirm them). */
+  dropAll(why: string): void;
+}
+
+interface Held {
+  nonce: string;
+  timer: NodeJS.Timeout;
+}
 
 const startPath = (integratorName: string) => `/payment/v2/transactions/Gateway/${encodeURIComponent(integratorName)}/start`;
 
-export function createRelayedStart(options: RelayedStartOptions): RelayedStartHandler {
-  const { core } = options;
+export function createRelayedStart(options: RelayedStartOptions): RelayedStarts {
+  const { core, vouchers } = options;
   const wallNow = options.wallNow ?? defaultWallNow;
   const monotonicNow = options.monotonicNow ?? (() => performance.now());
   const toleranceMs = options.toleranceMs ?? RELAYED_START_TOLERANCE_MS;
+  const graceMs = options.confirmGraceMs ?? RELAYED_CONFIRM_GRACE_MS;
+  const held = new Map<string, Held>();
+
+  const drop = (txId: string, why: string): void => {
+    const entry = held.get(txId);
+    if (entry === undefined) return;
+    held.delete(txId);
+    clearTimeout(entry.timer);
+    core.stats.relayedDropped();
+    core.dropHeld(txId, why);
+  };
 
   const tooLate = (client: string, message: string, fields: Record<string, unknown>): RelayedStartOutcome => {
     core.stats.relayedTooLate();
@@ -63,7 +105,7 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStartHa
     return { ok: false, error: { code: 'TOO_LATE', message } };
   };
 
-  return async function answerRelayedStart(raw: unknown): Promise<RelayedStartOutcome> {
+  async function start(raw: unknown): Promise<RelayedStartOutcome> {
     const parsed = RelayedStartArgs.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -75,7 +117,15 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStartHa
     core.stats.relayedRequest();
 
     const arrivedMono = monotonicNow();
-    const leftMs = args.deadlineAt - wallNow();
+    const wall = wallNow();
+    const vouched = vouchers.checkStart(args, wall);
+    if (!vouched.ok || vouched.nonce === undefined) {
+      core.stats.relayedUnvouched();
+      const message = vouched.ok ? 'not vouched for' : vouched.message;
+      core.log.warn({ remote: client, relayed: true, reason: vouched.ok ? 'malformed' : vouched.reason, txId: transactionIdOf(args.body) }, `relayed Start refused: not vouched for by a trusted relay key: ${message}`);
+      return { ok: false, error: { code: 'BAD_ARGS', message: `not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): ${message}` } };
+    }
+    const leftMs = args.deadlineAt - wall;
     if (leftMs > RELAYED_START_MAX_AHEAD_MS) {
       return tooLate(client, "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree", { leftMs, txId: transactionIdOf(args.body) });
     }
@@ -94,16 +144,60 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStartHa
     if (!pre.ok) {
       answer = pre.answer;
     } else {
-      answer = await core.decideGuarded(pre.integratorName, body, () => {
-        if (monotonicNow() + toleranceMs <= deadlineMono) return null;
-        late = true;
-        return "machine not responding: the relay's deadline passed before the Start could be accepted";
-      });
+      answer = await core.decideGuarded(
+        pre.integratorName,
+        body,
+        () => {
+          if (monotonicNow() + toleranceMs <= deadlineMono) return null;
+          late = true;
+          return "machine not responding: the relay's deadline passed before the Start could be accepted";
+        },
+        { vouched: true, held: true },
+      );
     }
     if (late) return tooLate(client, "the relay's deadline passed before the Start could be accepted", { txId: answer.transactionId });
+    const txId = answer.transactionId;
+    if (answer.body.Status.Verdict === 'Approved' && txId !== undefined) {
+      const waitMs = Math.max(0, deadlineMono + graceMs - monotonicNow());
+      const timer = setTimeout(() => drop(txId, "the relay did not confirm that the wallet got the answer in time"), waitMs);
+      timer.unref();
+      held.set(txId, { nonce: vouched.nonce, timer });
+    }
     core.stats.answered(answer);
-    core.logAnswer(client, answer, { relayed: true });
+    core.logAnswer(client, answer, { relayed: true, held: held.has(txId ?? '') });
     return { ok: true, result: toResult(answer) };
+  }
+
+  function confirm(raw: unknown): ConfirmOutcome {
+    const parsed = StartConfirmArgs.safeParse(raw);
+    if (!parsed.success) return { ok: false, error: { code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' } };
+    const args = parsed.data;
+    const checked = vouchers.checkConfirm(args, wallNow());
+    if (!checked.ok) {
+      core.log.warn({ txId: args.txId, reason: checked.reason }, `relayed Start confirmation refused: ${checked.message}`);
+      return { ok: false, error: { code: 'BAD_ARGS', message: `not signed by a relay key this machine trusts: ${checked.message}` } };
+    }
+    const entry = held.get(args.txId);
+    if (entry === undefined || entry.nonce !== args.startNonce) {
+      // Dropped already (the confirmation came after the grace), or never held here.
+      core.log.warn({ txId: args.txId }, 'relayed Start confirmation for a Start not held (dropped already, or unknown): nothing authorized');
+      return { ok: false, error: { code: 'TOO_LATE', message: 'no such Start is waiting for its confirmation' } };
+    }
+    held.delete(args.txId);
+    clearTimeout(entry.timer);
+    core.confirmHeld(args.txId);
+    return { ok: true, result: { authorized: args.txId } };
+  }
+
+  return {
+    start,
+    confirm,
+    get held() {
+      return [...held.keys()];
+    },
+    dropAll(why) {
+      for (const txId of [...held.keys()]) drop(txId, why);
+    },
   };
 }
 

@@ -28,6 +28,10 @@ export interface StartEndpointStats {
    * the Start would have been recorded): nothing recorded, nothing started, Declined 30.
    */
   relayedTooLate: number;
+  /** Relayed Starts answered Approved and never confirmed by the relay: closed with nothing authorized. */
+  relayedDropped: number;
+  /** Relayed Starts refused for their voucher (unsigned, unknown key, scope, window, replay). */
+  relayedUnvouched: number;
 }
 
 export class StartStatsCounter {
@@ -41,7 +45,17 @@ export class StartStatsCounter {
     connectionsRefused: 0,
     relayed: 0,
     relayedTooLate: 0,
+    relayedDropped: 0,
+    relayedUnvouched: 0,
   };
+
+  relayedDropped(): void {
+    this.counts.relayedDropped += 1;
+  }
+
+  relayedUnvouched(): void {
+    this.counts.relayedUnvouched += 1;
+  }
 
   relayedRequest(): void {
     this.counts.relayed += 1;

@@ -18,6 +18,7 @@ export {
   CLOCK_SKEW_MS,
   MAX_LIFETIME_MS,
   DEFAULT_LIFETIME_MS,
+  MAX_DOCUMENT_LIFETIME_MS,
   SignatureSchema,
   type Signature,
   type Refusal,

@@ -17,6 +17,12 @@ export const CLOCK_SKEW_MS = 30_000;
 export const MAX_LIFETIME_MS = 15 * 60_000;
 /** The lifetime `qrvend fleet cmd` gives a command unless told otherwise. */
 export const DEFAULT_LIFETIME_MS = 60_000;
+/**
+ * A document the operator signs once and installs for months (the relay's registry of machines)
+ * is not a command: no nonce book keeps it, a newer one replaces it. Its signer and verifier pass
+ * this as `maxLifetimeMs`; commands and vouchers keep MAX_LIFETIME_MS.
+ */
+export const MAX_DOCUMENT_LIFETIME_MS = 400 * 24 * 3600_000;
 
 export const SignatureSchema = z.strictObject({
   keyId: z.string().regex(KEY_ID),
@@ -62,23 +68,26 @@ export interface SignOptions {
   key: KeyObject;
   nowMs: number;
   lifetimeMs?: number;
+  /** The longest lifetime allowed for this kind of statement (default MAX_LIFETIME_MS). */
+  maxLifetimeMs?: number;
   nonce?: string;
 }
 
 /** Signs `body` (which must not itself carry issuedAt, expiresAt or nonce) as a statement of `kind`. */
 export function signStatement(kind: string, body: Record<string, unknown>, options: SignOptions): Signature {
   const lifetime = options.lifetimeMs ?? DEFAULT_LIFETIME_MS;
-  if (!(lifetime > 0 && lifetime <= MAX_LIFETIME_MS)) throw new RangeError(`a lifetime between 1 ms and ${MAX_LIFETIME_MS} ms`);
+  const max = options.maxLifetimeMs ?? MAX_LIFETIME_MS;
+  if (!(lifetime > 0 && lifetime <= max)) throw new RangeError(`a lifetime between 1 ms and ${max} ms`);
   const window = { issuedAt: Math.floor(options.nowMs), expiresAt: Math.floor(options.nowMs + lifetime), nonce: options.nonce ?? newNonce() };
   const sig = edSign(null, signedBytes(kind, statementOf(body, window)), options.key).toString('base64');
   return { keyId: options.keyId, ...window, sig };
 }
 
 /** Whether `now` lies in the signature's window (with the skew either way) and the window is not too long. */
-export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number): Extract<Checked, { ok: false }> | null {
+export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number, maxLifetimeMs = MAX_LIFETIME_MS): Extract<Checked, { ok: false }> | null {
   if (signature.expiresAt <= signature.issuedAt) return refuse('malformed', 'expiresAt is not after issuedAt');
-  if (signature.expiresAt - signature.issuedAt > MAX_LIFETIME_MS) {
-    return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} s, more than the ${MAX_LIFETIME_MS / 1000} s allowed`);
+  if (signature.expiresAt - signature.issuedAt > maxLifetimeMs) {
+    return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} s, more than the ${maxLifetimeMs / 1000} s allowed`);
   }
   if (nowMs < signature.issuedAt - CLOCK_SKEW_MS) {
     return refuse('not-yet-valid', `issued ${Math.round((signature.issuedAt - nowMs) / 1000)} s in this machine's future (check both clocks)`);
@@ -97,6 +106,8 @@ export interface VerifyInput {
   scope: Scope;
   keyring: Keyring | null;
   nowMs: number;
+  /** The longest lifetime allowed for this kind of statement (default MAX_LIFETIME_MS). */
+  maxLifetimeMs?: number;
 }
 
 export type Prechecked = { ok: true; signature: Signature; key: KeyObject } | { ok: false; reason: Refusal; message: string };
@@ -116,7 +127,7 @@ export function precheckStatement(input: Omit<VerifyInput, 'kind' | 'body'>): Pr
   const key = input.keyring.byId.get(signature.keyId);
   if (key === undefined) return refuse('unknown-key', `the key ${signature.keyId} is not trusted here`);
   if (!key.scopes.has(input.scope)) return refuse('scope', `the key ${signature.keyId} may not sign for the scope ${input.scope}`);
-  const window = checkWindow(signature, input.nowMs);
+  const window = checkWindow(signature, input.nowMs, input.maxLifetimeMs);
   if (window !== null) return window;
   return { ok: true, signature, key: key.key };
 }

@@ -20,6 +20,7 @@ const USERS = [
   { username: 'vm-0001', password: 'pw-vm-0001-x7' },
   { username: 'vm-0002', password: 'pw-vm-0002-k2' },
   { username: 'qrvend-operator', password: 'pw-operator-q9' },
+  { username: 'qrvend-relay', password: 'pw-relay-r4' },
 ];
 
 function recorder(client: MqttClient): { topic: string; payload: string }[] {
@@ -92,6 +93,27 @@ test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, t
     await until(() => atDev1.some((m) => m.topic === 'qrvend/vm-0001/cmd/_probe' && m.payload.includes('own-1')), 10_000, 'vm-0001 hearing its own probe');
     assert.equal(atDev2.some((m) => m.payload.includes('forged')), false);
     assert.equal(atDev1.some((m) => m.payload.includes('forged')), false);
+  });
+
+  await t.test('the relay user reads statuses and replies and writes Starts and their confirmations, nothing else (issue 31)', async () => {
+    const relay = await login('qrvend-relay');
+    const atRelay = recorder(relay);
+    await relay.subscribeAsync({ 'qrvend/+/status': { qos: 1 }, 'qrvend/+/replies': { qos: 1 }, 'qrvend/+/events': { qos: 1 }, 'qrvend/+/cmd/+': { qos: 1 } });
+    // Commands other than start and start.confirm, a machine's own topics: "Not authorized".
+    for (const topic of ['qrvend/vm-0001/cmd/config.set', 'qrvend/vm-0001/cmd/service.restart', 'qrvend/vm-0001/cmd/reader.disable', 'qrvend/vm-0001/status', 'qrvend/vm-0001/replies']) {
+      await assert.rejects(relay.publishAsync(topic, '{"correlationId":"from-relay","args":{"set":{"log":{"level":"silent"}}}}', { qos: 1 }), (err: unknown) => (err as { code?: number }).code === 0x87, topic);
+    }
+    await relay.publishAsync('qrvend/vm-0001/cmd/start', '{"correlationId":"relay-start"}', { qos: 1 });
+    await relay.publishAsync('qrvend/vm-0001/cmd/start.confirm', '{"args":{"marker":"relay-confirm"}}', { qos: 1 });
+    await until(() => atDev1.some((m) => m.payload.includes('relay-confirm')), 10_000, 'the confirmation at vm-0001');
+    assert.ok(atDev1.some((m) => m.payload.includes('relay-start')), 'the Start at vm-0001');
+    assert.ok(!atDev1.some((m) => m.payload.includes('from-relay')), 'no other command from the relay reached the machine');
+    // It reads statuses and replies, and not the machines' events (sales) or other clients' commands.
+    await dev2.publishAsync('qrvend/vm-0002/events', '{"sale":"not for the relay"}', { qos: 1 });
+    await dev2.publishAsync('qrvend/vm-0002/replies', '{"reply":"for the relay"}', { qos: 1 });
+    await until(() => atRelay.some((m) => m.payload.includes('for the relay')), 10_000, 'a reply at the relay');
+    assert.ok(atRelay.some((m) => m.topic === 'qrvend/vm-0002/status'), 'the retained status at the relay');
+    assert.ok(!atRelay.some((m) => m.payload.includes('not for the relay')), 'no event at the relay');
   });
 
   await t.test('anonymous clients and wrong passwords are refused', async () => {

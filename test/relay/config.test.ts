@@ -11,7 +11,13 @@ import { isQrvendError } from '../../src/core/errors.js';
 
 const T = { timeout: 20_000 };
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const minimal = { relay: { listen: '127.0.0.1:8443', broker: { url: 'mqtt://127.0.0.1:1883' } } };
+const trust = {
+  registryFile: '/etc/qrvend/registry.signed.json',
+  trustFile: '/etc/qrvend/trust.json',
+  voucherKey: { file: '/etc/qrvend/relay-voucher.pem', keyId: 'relay-1' },
+  integrators: [{ name: 'acme-wallet', secretTokenFile: '/etc/qrvend/acme-wallet.token' }],
+};
+const minimal = { relay: { listen: '127.0.0.1:8443', broker: { url: 'mqtt://127.0.0.1:1883' }, ...trust } };
 
 function problems(value: unknown): string[] {
   try {
@@ -29,6 +35,16 @@ test('a minimal file gets the documented defaults', T, () => {
   assert.equal(config.broker.topicPrefix, 'qrvend');
   assert.equal(config.broker.protocolVersion, 5);
   assert.equal(config.certFile, null);
+  assert.equal(config.maxInFlightPerMachine, 8);
+  assert.deepEqual(config.breaker, { failures: 3, openMs: 15_000 });
+});
+
+test('the registry, the trust file, the voucher key and the integrators are required (issue 31: no relay without them)', T, () => {
+  const { registryFile: _r, trustFile: _t, voucherKey: _v, integrators: _i, ...bare } = minimal.relay;
+  assert.deepEqual(problems({ relay: bare }).sort(), ['relay.integrators', 'relay.registryFile', 'relay.trustFile', 'relay.voucherKey']);
+  assert.deepEqual(problems({ relay: { ...minimal.relay, integrators: [] } }), ['relay.integrators']);
+  const twice = [trust.integrators[0], trust.integrators[0]];
+  assert.deepEqual(problems({ relay: { ...minimal.relay, integrators: twice } }), ['relay.integrators']);
 });
 
 test('unknown keys and bad values are refused with their key path', T, () => {

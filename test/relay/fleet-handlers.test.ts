@@ -15,3 +15,9 @@ test('canned start: Approved with the TransactionId echoed; late TOO_LATE; bad a
   const bad = start({ body: 5 });
   assert.equal(!bad.ok && bad.code, 'BAD_ARGS');
 });
+
+test('canned start.confirm: taken when well formed', { timeout: 5_000 }, () => {
+  const confirm = handlers['start.confirm']!;
+  assert.ok(confirm({ txId: 'tx-00000001', startNonce: 'n'.repeat(22) }).ok);
+  assert.equal(confirm({ txId: 5 }).ok, false);
+});

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { silentLogger } from '../../src/core/log.js';
 import { StartResponseSchema, type StartRequest } from '../../src/gateway/protocol/start.js';
-import { createRelayedStart, createStartCore } from '../../src/start/index.js';
+import { createRelayedStart, createStartCore, RelayVouchers } from '../../src/start/index.js';
 import { startSimMachines } from '../../src/sim/relay/machines.js';
 import { fuzzCase, shouldAccept, type FuzzCase } from '../start/fuzz-cases.js';
 import { INTEGRATOR, TERMINAL_ID, TOKEN, UNI_QR, rawClient, startConfig } from '../start/helpers.js';
@@ -45,13 +45,14 @@ test(`fuzz through the relay: ${RUNS} generated requests`, { timeout: 600_000 },
     },
     log: silentLogger(),
   });
-  const relayed = createRelayedStart({ core });
-  const rig = await createRelayRig();
+  const rig = await createRelayRig({ machines: [{ machineId: TERMINAL_ID, terminalId: TERMINAL_ID, uniQr: UNI_QR }], token: TOKEN, integratorName: INTEGRATOR });
+  const relayed = createRelayedStart({ core, vouchers: new RelayVouchers(rig.kit.machineKeyring, TERMINAL_ID) });
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
     machines: [{ machineId: TERMINAL_ID, terminalId: TERMINAL_ID, uniQr: UNI_QR }],
-    answer: (_m, args) => relayed(args),
+    answer: (_m, args) => relayed.start(args),
+    confirm: (_m, args) => relayed.confirm(args),
   });
   const stats: Record<string, number> = {};
   try {
@@ -82,6 +83,7 @@ test(`fuzz through the relay: ${RUNS} generated requests`, { timeout: 600_000 },
     assert.ok(!rig.logs.join('').includes(TOKEN), 'a relay log line contains the SecretToken');
     t.diagnostic(`${RUNS} cases through the relay; answers by HTTP status ${JSON.stringify(stats)}; relay outcomes ${JSON.stringify(relay.stats().server.byOutcome)}`);
   } finally {
+    relayed.dropAll('test over');
     await sims.close();
     await rig.close();
   }

@@ -5,7 +5,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { startSimMachines } from '../../src/sim/relay/machines.js';
 import { sendStart } from '../../src/sim/wallet/index.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
@@ -17,7 +16,7 @@ test('HTTPS with its own certificate: a Start through the relay gets the machine
     t.skip('openssl is not installed');
     return;
   }
-  const rig = await createRelayRig();
+  const rig = await createRelayRig({ machines: [{ machineId: 'TERM-TLS', terminalId: 'TERM-TLS', uniQr: null }] });
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
@@ -31,7 +30,7 @@ test('HTTPS with its own certificate: a Start through the relay gets the machine
     const relay = await rig.startRelay({ certFile: tls.certFile, keyFile: tls.keyFile });
     assert.match(relay.origin, /^https:\/\/127\.0\.0\.1:\d+$/);
     await until(() => relay.link.stats().online === 1, 10_000, 'the machine online');
-    const result = await sendStart({ url: relay.origin, integratorName: 'acme-wallet', secretToken: randomBytes(32).toString('hex'), terminalId: 'TERM-TLS', caFile: tls.certFile, timeoutMs: 10_000 });
+    const result = await sendStart({ url: relay.origin, integratorName: 'acme-wallet', secretToken: rig.kit.token, terminalId: 'TERM-TLS', caFile: tls.certFile, timeoutMs: 10_000 });
     assert.equal(result.outcome.kind, 'approved', JSON.stringify(result.outcome));
     assert.equal(result.outcome.kind === 'approved' && result.outcome.response.TransactionId, result.transactionId);
   } finally {

@@ -30,10 +30,18 @@ function body(overrides: Record<string, unknown> = {}): string {
   return JSON.stringify({ AppUserId: 'wallet-user-1', SecretToken: TOKEN, TerminalId: 'TERM-A', TransactionId: txId(), ...overrides });
 }
 
+const MACHINES = [
+  { machineId: 'TERM-A', terminalId: 'TERM-A', uniQr: 'QR-A' },
+  { machineId: 'TERM-B', terminalId: 'TERM-B', uniQr: 'QR-B' },
+  { machineId: 'TERM-SILENT', terminalId: 'TERM-SILENT', uniQr: null },
+  { machineId: 'TERM-NOPE', terminalId: 'TERM-NOPE', uniQr: null },
+  { machineId: 'TERM-GONE', terminalId: 'TERM-GONE', uniQr: 'QR-GONE' },
+];
+
 before(async () => {
-  rig = await createRelayRig();
-  machineA = await createTestMachine({ terminalId: 'TERM-A', uniQr: 'QR-A', token: TOKEN });
-  machineB = await createTestMachine({ terminalId: 'TERM-B', uniQr: 'QR-B', token: TOKEN, listen: false });
+  rig = await createRelayRig({ machines: MACHINES, token: TOKEN });
+  machineA = await createTestMachine({ terminalId: 'TERM-A', uniQr: 'QR-A', token: TOKEN, keyring: rig.kit.machineKeyring });
+  machineB = await createTestMachine({ terminalId: 'TERM-B', uniQr: 'QR-B', token: TOKEN, listen: false, keyring: rig.kit.machineKeyring });
   const silent = new Promise<RelayedStartOutcome>((resolve) => (releaseSilent = () => resolve({ ok: false, error: { code: 'TOO_LATE', message: 'test over' } })));
   sims = await startSimMachines({
     url: rig.broker.url,
@@ -46,9 +54,13 @@ before(async () => {
       { machineId: 'TERM-GONE', terminalId: 'TERM-GONE', uniQr: 'QR-GONE' },
     ],
     answer: (machineId, args) => {
-      if (machineId === 'TERM-A') return machineA.relayed(args);
-      if (machineId === 'TERM-B') return machineB.relayed(args);
+      if (machineId === 'TERM-A') return machineA.relayed.start(args);
+      if (machineId === 'TERM-B') return machineB.relayed.start(args);
       return silent;
+    },
+    confirm: (machineId, args) => {
+      if (machineId === 'TERM-A') machineA.relayed.confirm(args);
+      if (machineId === 'TERM-B') machineB.relayed.confirm(args);
     },
   });
   relay = await rig.startRelay();

@@ -13,19 +13,20 @@ import { createRelayRig, postStart, until } from './support/relay-rig.js';
 
 test("a machine's 429 comes back through the relay with its Retry-After", { timeout: 30_000 }, async () => {
   const token = randomBytes(32).toString('hex');
-  const rig = await createRelayRig();
-  const machine = await createTestMachine({ terminalId: 'TERM-R', uniQr: 'QR-R', token, rateLimit: { perSecond: 1, burst: 1 } });
+  const rig = await createRelayRig({ machines: [{ machineId: 'TERM-R', terminalId: 'TERM-R', uniQr: null }], token });
+  const machine = await createTestMachine({ terminalId: 'TERM-R', uniQr: 'QR-R', token, rateLimit: { perSecond: 1, burst: 1 }, keyring: rig.kit.machineKeyring });
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
     machines: [{ machineId: 'TERM-R', terminalId: 'TERM-R', uniQr: null }],
-    answer: (_machineId, args) => machine.relayed(args),
+    answer: (_machineId, args) => machine.relayed.start(args),
+    confirm: (_machineId, args) => machine.relayed.confirm(args),
   });
   try {
     const relay = await rig.startRelay();
     await until(() => relay.link.stats().machines === 1, 10_000, 'the relay to know the machine');
-    // A wrong token is refused (Declined 9) but still counts against the wallet's bucket.
-    const start = (n: number) => JSON.stringify({ AppUserId: 'u', SecretToken: 'z'.repeat(64), TerminalId: 'TERM-R', TransactionId: `relay-ra-${process.pid}-${n}` });
+    // The first Start is taken (Approved); the second, right after, is over the machine's limit.
+    const start = (n: number) => JSON.stringify({ AppUserId: 'u', SecretToken: token, TerminalId: 'TERM-R', TransactionId: `relay-ra-${process.pid}-${n}` });
     const first = await postStart(relay.origin, start(1));
     assert.equal(first.status, 200);
     assert.equal(first.retryAfter, undefined);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { keyringOf, rawPublicKey, type Scope } from '../../src/trust/keys.js';
-import { CLOCK_SKEW_MS, MAX_LIFETIME_MS, precheckStatement, signStatement, verifyPrechecked, verifyStatement } from '../../src/trust/signed.js';
+import { CLOCK_SKEW_MS, MAX_DOCUMENT_LIFETIME_MS, MAX_LIFETIME_MS, precheckStatement, signStatement, verifyPrechecked, verifyStatement } from '../../src/trust/signed.js';
 
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 
@@ -85,4 +85,15 @@ test('precheckStatement refuses what costs no signature arithmetic; verifyPreche
   assert.equal(verifyPrechecked({ kind: 'command', body }, pre).ok, true);
   const other = verifyPrechecked({ kind: 'command', body: { ...body, machineId: 'VM-2' } }, pre);
   assert.equal(other.ok ? 'ok' : other.reason, 'bad-signature');
+});
+
+test('a document may be signed for longer when signer and verifier both allow it; a command may not', () => {
+  const year = 365 * 24 * 3600_000;
+  const doc = { machines: [] };
+  const signature = signStatement('registry', doc, { keyId: 'ops', key: ops.privateKey, nowMs: NOW, lifetimeMs: year, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  const asDocument = verifyStatement({ kind: 'registry', body: doc, signature, scope: 'read', keyring, nowMs: NOW + 1000, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  assert.equal(asDocument.ok, true);
+  const asCommand = verifyStatement({ kind: 'registry', body: doc, signature, scope: 'read', keyring, nowMs: NOW + 1000 });
+  assert.equal(asCommand.ok ? 'ok' : asCommand.reason, 'too-long');
+  assert.throws(() => signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW, lifetimeMs: year }), RangeError);
 });

@@ -22,21 +22,51 @@ export const ConfigSetArgs = z.strictObject({
 });
 
 /**
- * `cmd/start` from `qrvend relay`: the Start exactly as the wallet sent it. The machine answers
- * with the HTTP status and body it would have given on its own endpoint, which the relay returns
- * unchanged. `deadlineAt` (epoch ms, the relay's clock) is when the relay stops waiting: a Start
- * that arrives later is refused and starts nothing (TOO_LATE).
+ * `cmd/start` from `qrvend relay`: the Start as the wallet sent it, without its SecretToken (the
+ * relay checked it and never forwards it, design section 10 "Trust"), vouched for by the relay's
+ * own key (scope `start`): `voucher` signs START_VOUCHER_KIND over startVoucherStatement(). The
+ * machine answers with the HTTP status and body it would have given on its own endpoint.
+ * `deadlineAt` (epoch ms, the relay's clock, the voucher's expiresAt) is when the relay stops
+ * waiting: a Start that arrives later is refused and starts nothing (TOO_LATE). An Approved answer
+ * authorizes nothing until the relay confirms it reached the wallet in time (`start.confirm`).
  */
 export const RelayedStartArgs = z.strictObject({
   /** The Start path's IntegratorName level, as received by the relay. */
   integratorName: z.string().min(1).max(100),
-  /** The request body as UTF-8 text, at most start.maxBodyBytes. */
+  /** The request body as UTF-8 text without its SecretToken member, at most start.maxBodyBytes. */
   body: z.string().max(1_048_576),
   deadlineAt: z.number().int().positive(),
   /** The wallet's address as the relay saw it (rate limiting on the machine is per relay otherwise). */
   client: z.string().max(64),
+  /** The relay's signature (src/trust/signed.ts); its shape is checked by the machine (absent: refused as unsigned). */
+  voucher: z.unknown().optional(),
 });
 export type RelayedStartArgs = z.infer<typeof RelayedStartArgs>;
+
+/** Kinds of the relay's signed statements (src/trust/canonical.ts). */
+export const START_VOUCHER_KIND = 'start-voucher';
+export const START_CONFIRM_KIND = 'start-confirm';
+
+/** What the relay's voucher for a relayed Start covers (plus the window and nonce of the signature). */
+export function startVoucherStatement(machineId: string, args: Omit<RelayedStartArgs, 'voucher'>): Record<string, unknown> {
+  return { machineId, integratorName: args.integratorName, body: args.body, deadlineAt: args.deadlineAt, client: args.client };
+}
+
+/**
+ * `cmd/start.confirm` from `qrvend relay`: the machine's Approved answer to the Start `txId` was
+ * written to the wallet before the relay's deadline; only now may the machine authorize it.
+ */
+export const StartConfirmArgs = z.strictObject({
+  txId: z.string().min(1).max(64),
+  /** The nonce of the voucher of the `cmd/start` it confirms: binds the confirmation to that one Start. */
+  startNonce: z.string().min(1).max(64),
+  voucher: z.unknown().optional(),
+});
+export type StartConfirmArgs = z.infer<typeof StartConfirmArgs>;
+
+export function startConfirmStatement(machineId: string, txId: string, startNonce: string): Record<string, unknown> {
+  return { machineId, txId, startNonce };
+}
 
 export const RelayedStartResult = z.object({
   httpStatus: z.number().int().min(100).max(599),

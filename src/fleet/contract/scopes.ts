@@ -21,6 +21,8 @@ export const COMMAND_SCOPES: Readonly<Record<CommandName, Scope>> = {
    * Start code (src/start/relayed.ts), not by an operator's command signature.
    */
   start: 'start',
+  /** The relay's confirmation that the wallet got the Approved answer in time: its voucher key too. */
+  'start.confirm': 'start',
 };
 
 /** Kind of the signed statement (src/trust/canonical.ts) of a fleet command. */

@@ -22,6 +22,8 @@ export const COMMAND_NAMES = [
   'service.restart',
   /** A Start forwarded by `qrvend relay` (design section 10, Start relay). */
   'start',
+  /** The relay wrote the machine's Approved answer to the wallet in time: authorize it. */
+  'start.confirm',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 

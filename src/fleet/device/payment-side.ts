@@ -46,6 +46,8 @@ export interface FleetPaymentSideOptions {
   /** Wakes the outbox drainer after a manual retry. */
   kickOutbox: () => void;
   relayedStart?: RelayedStartHandler | null;
+  /** `cmd/start.confirm`: the relay wrote the Approved answer to the wallet in time (src/start/relayed.ts). */
+  relayedConfirm?: RelayedStartHandler | null;
 }
 
 export class FleetPaymentSide {
@@ -254,6 +256,9 @@ export class FleetPaymentSide {
       case 'start':
         if (!this.o.relayedStart) throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');
         return this.o.relayedStart(args);
+      case 'start.confirm':
+        if (!this.o.relayedConfirm) throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');
+        return this.o.relayedConfirm(args);
       default:
         throw new CommandFailure('UNKNOWN_COMMAND', `the payment side serves no command ${JSON.stringify(name.slice(0, 64))}`);
     }

@@ -292,7 +292,9 @@ async function onCommand(topic: string, payload: Buffer, packet: IPublishPacket)
     return;
   }
   const now = monotonicNow();
-  if (!budgets.take(topic === topics.command('start') ? 'start' : 'intake', now)) return; // counted (health) and dropped
+  // Relayed Starts and their confirmations have a budget of their own, so a Start flood cannot starve the operator.
+  const relayed = topic === topics.command('start') || topic === topics.command('start.confirm');
+  if (!budgets.take(relayed ? 'start' : 'intake', now)) return; // counted (health) and dropped
   const parsed = parseCommand(fleet.topicPrefix, data.machineId, topics.replies, topic, payload, packet.properties ?? {});
   if (parsed.kind === 'ignore') return;
   counters.commands += 1;

@@ -5,6 +5,7 @@
  * sequences), and the JSON forms through jsonForTerminal (valid JSON, controls escaped). Pure: no I/O.
  */
 import { escapeForTerminal, jsonForTerminal } from '../../core/terminal-text.js';
+import { sharedIdentifiers } from './shared-ids.js';
 import type { CommandReply, FleetEvent, StatusMessage } from '../contract/index.js';
 import type { BadCounts, MachineRow } from './fleet-view.js';
 
@@ -80,6 +81,10 @@ export function formatStatusTable(rows: readonly MachineRow[], bad: BadCounts): 
     lines.push('');
     lines.push(`${s.machines} machine${s.machines === 1 ? '' : 's'}: ${s.online} online, ${s.offline} offline, ${s.withAlarms} with alarms, ${s.deadLetters} dead-lettered payment${s.deadLetters === 1 ? '' : 's'}`);
   }
+  for (const shared of sharedIdentifiers(rows)) {
+    // A device's own text: escaped like every other.
+    lines.push(`warning: ${shared.kind} ${escapeForTerminal(JSON.stringify(shared.value.slice(0, 64)))} is claimed by ${escapeForTerminal(shared.machineIds.join(', '))} (the relay routes by its signed registry; check these machines)`);
+  }
   const b = badLine(bad);
   if (b !== null) lines.push(b);
   return `${lines.join('\n')}\n`;
@@ -90,6 +95,7 @@ export function statusJson(rows: readonly MachineRow[], bad: BadCounts): Record<
   return {
     machines: rows.map((r) => ({ machineId: r.machineId, status: r.status, lastSale: r.lastSale })),
     summary: summarize(rows),
+    sharedIdentifiers: sharedIdentifiers(rows),
     malformed: { total: bad.total, byReason: bad.byReason },
   };
 }

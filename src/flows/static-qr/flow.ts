@@ -23,6 +23,7 @@ import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
 import { authorizationAmount, totalOf } from '../amounts.js';
 import { tryWrite, type FlowContext } from '../context.js';
+import { idleScreen } from '../../display/layout.js';
 
 interface SessionVend {
   item: number;
@@ -62,7 +63,7 @@ export class StaticQrFlow {
    * Start and its Authorization durably before returning (the endpoint answers Approved when this
    * resolves); the Authorization goes out right after the answer.
    */
-  async accept(start: StartRequest): Promise<void> {
+  async accept(start: StartRequest, options: { held?: boolean } = {}): Promise<void> {
     const { ctx } = this;
     if (this.active !== null) throw new StartDeclined(DeclineCodes.MachineNotResponding, 'machine busy: session running');
     const amount = authorizationAmount(ctx.settings.preauthAmount, start.Balance, ctx.settings.decimalPlaces);
@@ -81,10 +82,27 @@ export class StaticQrFlow {
     ctx.show({ kind: 'authorizing' });
     // Design section 2: answered Approved, then the Authorization. The endpoint says when the
     // answer's bytes are out (answered(), before it logs anything), and the Authorization follows
-    // at once: the consumer's wait (C,START) waits for it (BENCHMARKS.md). A Start answered another
-    // way (relayed over the fleet link) is authorized on the next turn.
+    // at once: the consumer's wait (C,START) waits for it (BENCHMARKS.md). A Start relayed over
+    // the fleet link is held: authorized when the relay confirms the wallet got the answer in
+    // time (answered), closed with nothing owed when it does not (dropped); src/start/relayed.ts.
     this.authorizing = { txId, send: () => void this.authorize(txId, amount, at, auth.ageLimit) };
-    setImmediate(() => this.answered(txId));
+    if (options.held !== true) setImmediate(() => this.answered(txId));
+  }
+
+  /**
+   * A held Start was never confirmed: the wallet was told Declined (or never heard). No
+   * Authorization went out, so nothing is owed and nothing goes to the gateway: the transaction is
+   * closed as declined (code 30) and the session slot freed.
+   */
+  dropped(txId: string, why: string): void {
+    const pending = this.authorizing;
+    if (pending === null || pending.txId !== txId) return;
+    this.authorizing = null;
+    const { ctx } = this;
+    tryWrite(ctx, 'markDeclined', txId, () => ctx.ledger.markDeclined(txId, DeclineCodes.MachineNotResponding, why));
+    ctx.log.warn({ txId, why }, 'relayed Start dropped: not confirmed by the relay, nothing authorized');
+    this.release(txId);
+    ctx.show(idleScreen(ctx.settings.uniQr));
   }
 
   /** The Approved answer to `txId`'s Start is out: send its Authorization, once. */

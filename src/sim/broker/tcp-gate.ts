@@ -3,7 +3,8 @@
  * from outside the broker: `open` forwards both ways; `closed` drops every connection through the
  * gate and refuses new ones (the device sees the broker gone while test clients that connect to
  * the broker directly stay subscribed); `stalled` keeps the connections but forwards nothing
- * (a hung broker: TCP up, no answers).
+ * (a hung broker: TCP up, no answers). setDelays() holds every chunk for a while in one
+ * direction or both (a slow cellular link), keeping the order.
  */
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 
@@ -14,12 +15,20 @@ export interface TcpGate {
   readonly url: string;
   mode: GateMode;
   setMode(mode: GateMode): void;
+  /** toClientMs: broker -> client (down, to a machine); toBrokerMs: client -> broker (up). */
+  setDelays(delays: { toClientMs: number; toBrokerMs: number }): void;
   close(): Promise<void>;
 }
 
 export async function startTcpGate(target: { host?: string; port: number }): Promise<TcpGate> {
   const pairs = new Set<{ a: Socket; b: Socket }>();
   let mode: GateMode = 'open';
+  let delays = { toClientMs: 0, toBrokerMs: 0 };
+  const forward = (to: Socket, chunk: Buffer, ms: number) => {
+    if (ms <= 0) to.write(chunk);
+    // Timers with one delay fire in the order they were set: the stream keeps its order.
+    else setTimeout(() => to.destroyed || to.write(chunk), ms);
+  };
   const server: Server = createServer((a) => {
     if (mode === 'closed') {
       a.destroy();
@@ -36,10 +45,10 @@ export async function startTcpGate(target: { host?: string; port: number }): Pro
     a.on('error', end).on('close', end);
     b.on('error', end).on('close', end);
     a.on('data', (chunk: Buffer) => {
-      if (mode === 'open') b.write(chunk);
+      if (mode === 'open') forward(b, chunk, delays.toBrokerMs);
     });
     b.on('data', (chunk: Buffer) => {
-      if (mode === 'open') a.write(chunk);
+      if (mode === 'open') forward(a, chunk, delays.toClientMs);
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -56,6 +65,9 @@ export async function startTcpGate(target: { host?: string; port: number }): Pro
     },
     set mode(m: GateMode) {
       gate.setMode(m);
+    },
+    setDelays(d) {
+      delays = { ...d };
     },
     setMode(m) {
       mode = m;

@@ -5,3 +5,4 @@
  */
 export { startSimMachines, type SimMachines, type SimMachinesOptions, type SimMachineIdentity } from './machines.js';
 export { openLoop, closedLoop, type LoadSample, type StartTarget, type BodyFor } from './load.js';
+export { createTrustKit, type TrustKit } from './trust-kit.js';

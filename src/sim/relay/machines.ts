@@ -25,6 +25,8 @@ export interface SimMachinesOptions {
   protocolVersion?: 4 | 5;
   machines: readonly SimMachineIdentity[];
   answer(machineId: string, args: unknown): Promise<RelayedStartOutcome>;
+  /** `cmd/start.confirm` (the relay wrote the Approved answer to the wallet in time); no reply. */
+  confirm?(machineId: string, args: unknown): void;
   /** Connections opened at once while starting (a fleet does not reconnect all at the same instant). */
   connectConcurrency?: number;
 }
@@ -32,6 +34,10 @@ export interface SimMachinesOptions {
 export interface SimMachines {
   /** cmd/start requests each machine received. */
   readonly received: Map<string, number>;
+  /** cmd/start.confirm messages each machine received. */
+  readonly confirmed: Map<string, number>;
+  /** Every cmd/start body each machine received, as text (to show what crossed the broker). */
+  readonly bodies: Map<string, string[]>;
   /** The machine's client goes away without a goodbye: the broker publishes its last will. */
   drop(machineId: string): Promise<void>;
   close(): Promise<void>;
@@ -61,6 +67,8 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
   const protocolVersion = options.protocolVersion ?? 4;
   const clients = new Map<string, MqttClient>();
   const received = new Map<string, number>();
+  const confirmed = new Map<string, number>();
+  const bodies = new Map<string, string[]>();
 
   async function bring(m: SimMachineIdentity): Promise<void> {
     const topics = machineTopics(prefix, m.machineId);
@@ -79,8 +87,18 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
       client.once('error', reject);
     });
     client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {
+      if (topic === topics.command('start.confirm')) {
+        confirmed.set(m.machineId, (confirmed.get(m.machineId) ?? 0) + 1);
+        try {
+          options.confirm?.(m.machineId, CommandRequest.parse(JSON.parse(payload.toString('utf8'))).args);
+        } catch {
+          // unreadable: nothing is confirmed
+        }
+        return;
+      }
       if (topic !== topics.command('start')) return;
       received.set(m.machineId, (received.get(m.machineId) ?? 0) + 1);
+      bodies.set(m.machineId, [...(bodies.get(m.machineId) ?? []).slice(-99), payload.toString('utf8')]);
       void answerStart(client, m.machineId, topics.replies, payload, packet);
     });
     await client.subscribeAsync(topics.commandFilter, { qos: 1 });
@@ -121,6 +139,8 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
 
   return {
     received,
+    confirmed,
+    bodies,
     async drop(machineId) {
       const client = clients.get(machineId);
       if (client === undefined) return;

@@ -154,13 +154,11 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   assert.ok(!checks.includes('serial'), 'the serial port the agent holds is not opened by the doctor');
   const get = await watcher.command('config.get', { key: 'fleet.topicPrefix' });
   assert.deepEqual(get.ok && get.result, { key: 'fleet.topicPrefix', value: PREFIX });
-  // cmd/start is served by the machine's Start decisions (src/start/relayed.ts, branch relay): an
-  // empty Start body is answered as the endpoint would answer it (HTTP 200, Declined), bad args are refused.
+  // cmd/start is served by the machine's Start decisions (src/start/relayed.ts) only with the relay's
+  // voucher (issue 31 item 8): a broker client's own Start is refused and judged no further; bad args too.
   const start = await watcher.command('start', { integratorName: 'x', body: '{}', deadlineAt: Date.now() + 5000, client: '127.0.0.1' });
-  assert.equal(start.ok, true);
-  const answered = start.ok ? (start.result as { httpStatus: number; body: string }) : null;
-  assert.equal(answered?.httpStatus, 200);
-  assert.equal(JSON.parse(answered!.body).Status.Verdict, 'Declined');
+  assert.equal(!start.ok && start.error.code, 'BAD_ARGS');
+  assert.match(!start.ok ? start.error.message : '', /not vouched for by a relay key this machine trusts/);
   const badStart = await watcher.command('start', { integratorName: 'x' });
   assert.equal(!badStart.ok && badStart.error.code, 'BAD_ARGS');
   assert.equal((await watcher.command('ping')).ok, true, 'still answering');

@@ -66,3 +66,15 @@ test('a reply: ok with its result, or the error code and message', { timeout: 5_
     'M1 config.set: error CONFIG_INVALID: mdb.baudRate: expected 9600 (30 ms)\n',
   );
 });
+
+test('an identifier two online machines claim is raised under the table and in the JSON (issue 31 item 6)', { timeout: 5_000 }, () => {
+  const view = viewOf([
+    ['qrvend/VICTIM/status', onlineStatus('VICTIM', { terminalId: 'TERM-V', uniQr: 'QR-V' })],
+    ['qrvend/IMPOSTOR/status', onlineStatus('IMPOSTOR', { terminalId: 'TERM-V', uniQr: 'QR-V\u202e' })],
+  ]);
+  const text = formatStatusTable(view.rows(), view.bad);
+  assert.match(text, /^warning: TerminalId "TERM-V" is claimed by IMPOSTOR, VICTIM \(the relay routes by its signed registry; check these machines\)$/m);
+  assert.ok(!text.includes('\u202e'));
+  const json = statusJson(view.rows(), view.bad) as { sharedIdentifiers: Array<{ kind: string; value: string; machineIds: string[] }> };
+  assert.deepEqual(json.sharedIdentifiers, [{ kind: 'TerminalId', value: 'TERM-V', machineIds: ['IMPOSTOR', 'VICTIM'] }]);
+});

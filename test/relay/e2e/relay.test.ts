@@ -23,6 +23,7 @@ import { tx, vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';
 import { TEST_CLOCK_ENV } from '../../../src/core/clock.js';
 import { Writable } from 'node:stream';
+import { createTrustKit, type TrustKit } from '../../../src/sim/relay/trust-kit.js';
 
 const PREFIX = 'qrvend-relay-e2e';
 const T = { timeout: 40_000 };
@@ -33,6 +34,7 @@ let relayA: Relay;
 let relayB: Relay;
 let scratch: string;
 let clockFile: string;
+let kit: TrustKit;
 const relayLogs: string[] = [];
 
 function machineOnline(relay: Relay, online: boolean): boolean {
@@ -73,11 +75,14 @@ before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'qrvend-relay-e2e-'));
   clockFile = join(scratch, 'clock-offset');
   writeFileSync(clockFile, '0');
+  // The operator's registry names the rig's machine (machineId = its TerminalId); the machine trusts the relay's key.
+  kit = createTrustKit({ machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }], integratorName: 'rig-wallet' });
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
-    config: { start: { listen: null }, fleet: { url: broker.url, topicPrefix: PREFIX, protocolVersion } },
+    config: { start: { listen: null }, fleet: { url: broker.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile } },
     env: { [TEST_CLOCK_ENV]: clockFile },
   });
+  kit.writeToken(rig.secretToken);
   await rig.startAgent();
   const destination = new Writable({
     write(chunk: Buffer, _e, done) {
@@ -87,7 +92,7 @@ before(async () => {
   });
   const log = createLogger({ level: 'info', destination });
   const relayConfig = (clientId: string) =>
-    validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: broker.url, topicPrefix: PREFIX, protocolVersion, clientId }, timeoutMs: 3_000 } }, 'test');
+    validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: broker.url, topicPrefix: PREFIX, protocolVersion, clientId }, timeoutMs: 3_000, ...kit.relayConfig() } }, 'test');
   relayA = await startRelay(relayConfig('relay-a'), log);
   relayB = await startRelay(relayConfig('relay-b'), log);
   await until(() => machineOnline(relayA, true) && machineOnline(relayB, true), 15_000, 'both relays to see the machine online and taking relayed Starts');
@@ -98,6 +103,7 @@ after(async () => {
   await relayB?.close();
   await rig?.close();
   await broker?.close();
+  kit?.remove();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 

@@ -15,7 +15,9 @@ import { outboxBodies } from '../../../src/flows/bodies.js';
 import { realTimers, type FlowContext } from '../../../src/flows/context.js';
 import { PaymentService } from '../../../src/flows/payment-service.js';
 import type { PaymentToMain } from '../../../src/ipc/messages.js';
-import { createRelayedStart, createStartCore, startStartEndpoint, type RelayedStartHandler, type StartCore, type StartEndpoint } from '../../../src/start/index.js';
+import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type RelayedStartOutcome, type RelayedStarts, type StartCore, type StartEndpoint } from '../../../src/start/index.js';
+import type { Keyring } from '../../../src/trust/index.js';
+import type { VoucherSigner } from '../../../src/relay/voucher.js';
 
 export interface TestMachine {
   readonly terminalId: string;
@@ -24,7 +26,14 @@ export interface TestMachine {
   readonly token: string;
   readonly ledger: Ledger;
   readonly core: StartCore;
-  readonly relayed: RelayedStartHandler;
+  readonly relayed: RelayedStarts;
+  /**
+   * What `qrvend relay` sends for a Start: the body without its SecretToken, vouched for with the
+   * kit's relay key (deadlineAt from the args, default 5 s ahead). Only with options.signer.
+   */
+  relay(args: { integratorName?: string; body: string; deadlineAt?: number; client?: string }): Promise<RelayedStartOutcome>;
+  /** The relay's confirmation of the last Start relayed with relay() for `txId`. */
+  confirm(txId: string): ReturnType<RelayedStarts['confirm']>;
   readonly endpoint: StartEndpoint | null;
   /** Messages the payment side sent to the machine loop (session.begin = a session would open). */
   readonly sent: PaymentToMain[];
@@ -44,6 +53,13 @@ export interface TestMachineOptions {
   monotonicNow?: () => number;
   log?: Logger;
   rateLimit?: { perSecond: number; burst: number };
+  /** The relay keys this machine trusts (fleet.trustFile); null = none. */
+  keyring?: Keyring | null;
+  /** The relay's signer, for relay() and confirm(). */
+  signer?: VoucherSigner;
+  /** fleet.machineId (default the TerminalId). */
+  machineId?: string;
+  confirmGraceMs?: number;
 }
 
 export async function createTestMachine(options: TestMachineOptions): Promise<TestMachine> {
@@ -96,7 +112,27 @@ export async function createTestMachine(options: TestMachineOptions): Promise<Te
     log,
   };
   const core = createStartCore(common);
-  const relayed = createRelayedStart({ core, ...(options.wallNow ? { wallNow: options.wallNow } : {}), ...(options.monotonicNow ? { monotonicNow: options.monotonicNow } : {}) });
+  const machineId = options.machineId ?? options.terminalId;
+  const vouchers = new RelayVouchers(options.keyring ?? null, machineId);
+  const relayed = createRelayedStart({
+    core,
+    vouchers,
+    ...(options.wallNow ? { wallNow: options.wallNow } : {}),
+    ...(options.monotonicNow ? { monotonicNow: options.monotonicNow } : {}),
+    ...(options.confirmGraceMs !== undefined ? { confirmGraceMs: options.confirmGraceMs } : {}),
+  });
+  const nonces = new Map<string, string>();
+  const relay: TestMachine['relay'] = (a) => {
+    if (!options.signer) throw new Error('relay() needs options.signer');
+    const { SecretToken: _t, ...rest } = JSON.parse(a.body) as Record<string, unknown>;
+    // The relay's clock is the real one; options.wallNow is the machine's.
+    const deadlineAt = a.deadlineAt ?? Date.now() + 5_000;
+    const timeoutMs = Math.max(1, deadlineAt - Date.now());
+    const signed = options.signer.start(machineId, { integratorName: a.integratorName ?? integratorName, body: JSON.stringify(rest), client: a.client ?? '203.0.113.7' }, timeoutMs, deadlineAt - timeoutMs);
+    if (typeof rest['TransactionId'] === 'string') nonces.set(rest['TransactionId'], signed.voucher.nonce);
+    return relayed.start(signed);
+  };
+  const confirm: TestMachine['confirm'] = (txId) => relayed.confirm(options.signer!.confirm(machineId, txId, nonces.get(txId) ?? 'none', Date.now()));
   let endpoint: StartEndpoint | null = null;
   try {
     endpoint = start.listen === null ? null : await startStartEndpoint({ ...common, core });
@@ -113,10 +149,13 @@ export async function createTestMachine(options: TestMachineOptions): Promise<Te
     ledger,
     core,
     relayed,
+    relay,
+    confirm,
     endpoint,
     sent,
     authorizations,
     async close() {
+      relayed.dropAll('test over');
       service.stop();
       await endpoint?.close();
       // Let an Authorization scheduled by the last accept finish before the ledger closes.

@@ -8,9 +8,13 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../../src/core/log.js';
 import { startTestBroker, type TestBroker } from '../../../src/sim/broker/index.js';
 import { startRelay, validateRelayConfig, type Relay } from '../../../src/relay/index.js';
+import { createTrustKit, type TrustKit } from '../../../src/sim/relay/trust-kit.js';
+import type { RegistryMachine } from '../../../src/relay/registry.js';
 
 export interface RelayRig {
   broker: TestBroker;
+  /** Keys, registry, trust files and the integrator's token (kit.token is the SecretToken). */
+  kit: TrustKit;
   relays: Relay[];
   logs: string[];
   /** Protocol the relay and simulated machines speak: 5 when the broker can, else 4. */
@@ -19,7 +23,13 @@ export interface RelayRig {
   close(): Promise<void>;
 }
 
-export async function createRelayRig(): Promise<RelayRig> {
+/** `machines`: the operator's registry (machineId, terminalId, uniQr); `token`: the integrator's SecretToken. */
+export async function createRelayRig(options: { machines?: readonly RegistryMachine[]; token?: string; integratorName?: string } = {}): Promise<RelayRig> {
+  const kit = createTrustKit({
+    machines: options.machines ?? [],
+    ...(options.token !== undefined ? { token: options.token } : {}),
+    ...(options.integratorName !== undefined ? { integratorName: options.integratorName } : {}),
+  });
   const broker = await startTestBroker();
   const logs: string[] = [];
   const destination = new Writable({
@@ -33,12 +43,13 @@ export async function createRelayRig(): Promise<RelayRig> {
   const relays: Relay[] = [];
   return {
     broker,
+    kit,
     relays,
     logs,
     protocolVersion,
     async startRelay(overrides = {}) {
       const config = validateRelayConfig(
-        { relay: { listen: '127.0.0.1:0', broker: { url: broker.url, protocolVersion }, timeoutMs: 2_000, rateLimit: { perSecond: 1000, burst: 1000 }, ...overrides } },
+        { relay: { listen: '127.0.0.1:0', broker: { url: broker.url, protocolVersion }, timeoutMs: 2_000, rateLimit: { perSecond: 1000, burst: 1000 }, ...kit.relayConfig(), ...overrides } },
         'test',
       );
       const relay = await startRelay(config, log);
@@ -48,6 +59,7 @@ export async function createRelayRig(): Promise<RelayRig> {
     async close() {
       for (const relay of relays.splice(0)) await relay.close().catch(() => {});
       await broker.close();
+      kit.remove();
     },
   };
 }

@@ -1,0 +1,111 @@
+/**
+ * The registry the relay routes by, kept current: read at start (a registry that cannot be used
+ * stops the relay, exit 78), re-read when the file changes (polled: an atomic rename by the
+ * operator's deployment replaces the inode, which fs.watch would lose) and on SIGHUP (cli.ts).
+ * A new file that fails (unreadable, bad signature, older than the one loaded) leaves the loaded
+ * registry in force, is logged at error and counted in `reloadFailures` (/healthz).
+ */
+import { unwatchFile, watchFile, type Stats } from 'node:fs';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { loadKeyring, TrustFileError } from '../trust/index.js';
+import { loadRegistry, RegistryError, type Registry } from './registry.js';
+
+const POLL_MS = 2_000;
+
+export interface RegistryState {
+  machines: number;
+  keyId: string;
+  issuedAt: string;
+  expiresAt: string;
+  /** The loaded registry's validity ended: it is still used (an outage is worse), and raised. */
+  expired: boolean;
+  reloads: number;
+  reloadFailures: number;
+  lastError: string | null;
+}
+
+export class RegistryWatch {
+  private current: Registry;
+  private reloads = 0;
+  private reloadFailures = 0;
+  private lastError: string | null = null;
+  private listener: ((curr: Stats, prev: Stats) => void) | null = null;
+  /** Called after a new registry took effect (the directory judges the machines' claims again). */
+  onChange: (() => void) | null = null;
+
+  constructor(
+    private readonly file: string,
+    private readonly trustFile: string,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    try {
+      this.current = this.read();
+    } catch (err) {
+      throw new QrvendError(ErrorCodes.CONFIG_INVALID, `the relay's registry cannot be used: ${(err as Error).message}`, {
+        hint: 'check relay.registryFile and relay.trustFile (a key with the scope registry); sign the registry with `qrvend relay registry sign` (docs/relay.md)',
+        details: { registryFile: file, trustFile },
+      });
+    }
+    log.info({ registryFile: file, machines: this.current.machines, keyId: this.current.keyId, expiresAt: new Date(this.current.expiresAt).toISOString() }, 'registry of machines loaded');
+  }
+
+  get registry(): Registry {
+    return this.current;
+  }
+
+  private read(): Registry {
+    // The trust file is read each time too: rotating the registry key is adding a key and re-signing.
+    return loadRegistry(this.file, loadKeyring(this.trustFile), this.now());
+  }
+
+  /** Re-reads the file; keeps the loaded registry when the new one cannot be used. Returns whether it changed. */
+  reload(why: string): boolean {
+    try {
+      const next = this.read();
+      if (next.issuedAt < this.current.issuedAt) throw new RegistryError(`${this.file} was signed before the registry in use (a file put back?): kept the newer one`);
+      const changed = next.issuedAt !== this.current.issuedAt || next.machines !== this.current.machines;
+      this.current = next;
+      this.reloads += 1;
+      this.lastError = null;
+      this.log.info({ why, machines: next.machines, keyId: next.keyId, expiresAt: new Date(next.expiresAt).toISOString() }, 'registry of machines re-read');
+      if (changed) this.onChange?.();
+      return changed;
+    } catch (err) {
+      const message = err instanceof RegistryError || err instanceof TrustFileError ? err.message : String(err);
+      this.reloadFailures += 1;
+      this.lastError = message.slice(0, 300);
+      this.log.error({ why, err: this.lastError }, 'registry of machines not re-read: the one loaded before stays in force');
+      return false;
+    }
+  }
+
+  /** Polls the file for changes (size, mtime, inode). */
+  watch(): void {
+    if (this.listener !== null) return;
+    this.listener = (curr: Stats, prev: Stats) => {
+      if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size) this.reload('the file changed');
+    };
+    watchFile(this.file, { interval: POLL_MS, persistent: false }, this.listener);
+  }
+
+  stop(): void {
+    if (this.listener !== null) unwatchFile(this.file, this.listener);
+    this.listener = null;
+  }
+
+  state(): RegistryState {
+    const r = this.current;
+    return {
+      machines: r.machines,
+      keyId: r.keyId,
+      issuedAt: new Date(r.issuedAt).toISOString(),
+      expiresAt: new Date(r.expiresAt).toISOString(),
+      expired: this.now() > r.expiresAt,
+      reloads: this.reloads,
+      reloadFailures: this.reloadFailures,
+      lastError: this.lastError,
+    };
+  }
+}
