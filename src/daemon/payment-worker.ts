@@ -59,6 +59,7 @@ function answerRelayedConfirm(args: unknown): ReturnType<RelayedStarts['confirm'
 /**
  * The relay keys a relayed Start is checked against (fleet.trustFile). A file that cannot be read
  * or is not valid leaves none trusted: every relayed Start is refused, and the log says why.
+ * With the fleet link off no Start can be relayed, so the file is not read at all.
  */
 function relayKeyring(file: string | null, log: ReturnType<typeof createLogger>): Keyring | null {
   if (file === null) return null;
@@ -257,7 +258,7 @@ async function main(): Promise<void> {
     hooks: service.startHooks(),
     log,
   });
-  const vouchers = new RelayVouchers(relayKeyring(config.fleet.trustFile, log), data.machineId);
+  const vouchers = new RelayVouchers(relayKeyring(data.fleetPort === null ? null : config.fleet.trustFile, log), data.machineId);
   if (data.fleetPort !== null && config.fleet.acceptRelayedStart && !vouchers.usable) {
     log.warn({ trustFile: config.fleet.trustFile }, 'no relay key with the scope start is trusted (fleet.trustFile): relayed Starts are refused');
   }
