@@ -16,10 +16,16 @@ export class PaymentService {
   readonly dynamicQr: DynamicQrPayments;
   private reader: ReaderStatus = 'offline';
   private stopping = false;
+  /**
+   * The VMC disabled the reader in the middle of a vend request: it took the selection elsewhere
+   * (its card reader, cash; issue 29). That is no fault: the abandoned payment ends (voided if it
+   * was or may have been paid) and the idle screen comes back, not "out of order".
+   */
+  private takenElsewhere = false;
 
   constructor(private readonly ctx: FlowContext) {
     this.staticQr = new StaticQrFlow(ctx);
-    this.dynamicQr = new DynamicQrPayments(ctx);
+    this.dynamicQr = new DynamicQrPayments(ctx, () => this.showIdleSoon());
   }
 
   /** No static session and no dynamic payment is running: the idle screen may show. */
@@ -103,6 +109,7 @@ export class PaymentService {
     const was = this.reader;
     this.reader = status;
     if (status === was) return;
+    this.takenElsewhere = status === 'disabled' && was === 'vend';
     // Whether Starts can be taken changed (reader offline/inactive/disabled <-> usable): worth a
     // line in the journal for a technician; session/vend steps are too frequent to log here.
     if (isUsable(status) !== isUsable(was)) this.ctx.log.info({ status, was }, 'reader availability changed');
@@ -110,6 +117,8 @@ export class PaymentService {
       this.ctx.show(idleScreen(this.ctx.settings.uniQr));
     } else if (status === 'offline') {
       this.ctx.show({ kind: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' });
+    } else if (this.takenElsewhere) {
+      this.showIdleSoon(); // and again when the abandoned payment ends, if it is still running
     } else if (status === 'disabled' || status === 'inactive') {
       this.ctx.show({ kind: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
     }
@@ -118,7 +127,7 @@ export class PaymentService {
   /** After a result screen has been seen for a moment, go back to the idle QR. */
   private showIdleSoon(): void {
     this.ctx.timers.setTimeout(() => {
-      if (this.reader === 'enabled' && this.noPayment) {
+      if ((this.reader === 'enabled' || (this.reader === 'disabled' && this.takenElsewhere)) && this.noPayment) {
         this.ctx.show(idleScreen(this.ctx.settings.uniQr));
       }
     }, 3000);

@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LedgerConnection } from './connection.js';
 import type { TxRecord } from './types.js';
+import { isChargedVend } from '../ipc/vend-outcome.js';
 
 /** What a sale event says beyond the transaction: who we are, in which currency. */
 export interface FleetSaleFacts {
@@ -89,7 +90,7 @@ export class FleetEventLog {
         state: string;
       }>;
       products = vends.map((v) => ({ item: v.item, price: minorText(v.price_minor, dp), outcome: v.state }));
-      chargedMinor = closing === 'settlement' ? vends.filter((v) => v.state === 'success').reduce((sum, v) => sum + v.price_minor, 0) : 0;
+      chargedMinor = closing === 'settlement' ? vends.filter((v) => isChargedVend(v.state)).reduce((sum, v) => sum + v.price_minor, 0) : 0;
     } else {
       const priceMinor = Math.round((tx.amount ?? 0) * 10 ** dp);
       const vended = closing === 'settlement';
