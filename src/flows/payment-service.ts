@@ -7,7 +7,7 @@ import type { StartRequest } from '../gateway/protocol/index.js';
 import type { StartHooks } from '../start/index.js';
 import type { MainToPayment, ReaderStatus } from '../ipc/messages.js';
 import { idleScreen } from '../display/layout.js';
-import type { FlowContext } from './context.js';
+import { tryWrite, type FlowContext } from './context.js';
 import { StaticQrFlow } from './static-qr/flow.js';
 import { DynamicQrPayments } from './dynamic-qr/runner.js';
 
@@ -96,6 +96,17 @@ export class PaymentService {
         return;
       case 'fleet.observe':
         return; // the fleet link's alarm book (src/fleet/device/payment-side.ts)
+      case 'cash.sale':
+        this.recordCashSale(message.price, message.item);
+        return;
+    }
+  }
+
+  /** A sale another device was paid for: recorded for the audit and the fleet, never charged. */
+  private recordCashSale(price: number, item: number): void {
+    const { ctx } = this;
+    if (tryWrite(ctx, 'recordCashSale', 'cash-sale', () => void ctx.ledger.cashSales.record({ price, item }))) {
+      ctx.log.info({ price, item }, 'cash sale recorded (paid to another device, not charged)');
     }
   }
 

@@ -65,6 +65,8 @@ export type MainToPayment =
       byConsumer: boolean;
     }
   | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
+  /** The VMC reported a sale another device was paid for (MDB CASH SALE): recorded, never charged. */
+  | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
   | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK'; active: boolean; detail: string | null }
   | { type: 'shutdown' };

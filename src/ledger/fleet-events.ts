@@ -113,6 +113,25 @@ export class FleetEventLog {
     this.insert(body.eventId, 'sale', JSON.stringify(body), atMs);
   }
 
+  /**
+   * Inside a ledger write: the event of a cash sale the VMC reported (another device was paid).
+   * Queued as a 'sale' row: never dropped when the broker is away, unlike alarms.
+   */
+  recordCashSaleInTransaction(sale: { id: number; atMs: number; item: number; priceMinor: number; decimalPlaces: number }): void {
+    const facts = this.facts;
+    if (facts === null) return;
+    const body = {
+      kind: 'cash-sale',
+      eventId: randomUUID(),
+      at: new Date(sale.atMs).toISOString(),
+      machineId: facts.machineId,
+      item: sale.item,
+      price: minorText(sale.priceMinor, sale.decimalPlaces),
+      currency: facts.currencyCode,
+    };
+    this.insert(body.eventId, 'sale', JSON.stringify(body), sale.atMs);
+  }
+
   /** An alarm raised or cleared: its own transaction; the oldest alarm rows beyond the bound go. */
   recordAlarm(body: { eventId?: string; code: string; state: 'raised' | 'cleared'; detail: string | null }): string | null {
     const facts = this.facts;

@@ -17,6 +17,7 @@ import { toMinor } from './money.js';
 import { isChargedVend } from '../ipc/vend-outcome.js';
 import { LedgerOutbox } from './outbox.js';
 import { FleetEventLog } from './fleet-events.js';
+import { CashSaleLog } from './cash-sales.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
 import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
 import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
@@ -88,6 +89,8 @@ export class Ledger {
   readonly outbox: LedgerOutbox;
   /** The fleet link's outgoing events (off until enable() is called). */
   readonly fleetEvents: FleetEventLog;
+  /** Sales another device was paid for, as the VMC reported them (never charged). */
+  readonly cashSales: CashSaleLog;
   private readonly enqueuedListeners = new Set<(outboxId: number, txId: string) => void>();
 
   constructor(
@@ -100,6 +103,7 @@ export class Ledger {
   ) {
     this.fleetEvents = new FleetEventLog(conn, now);
     this.outbox = new LedgerOutbox(conn, now, this.fleetEvents);
+    this.cashSales = new CashSaleLog(conn, now, this.fleetEvents, decimalPlaces);
   }
 
   // --- health -------------------------------------------------------------------------------

@@ -36,6 +36,13 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
       return { ...model, state: onVendError(fx, model, line.code) };
     case 'error':
       return { ...model, state: onBoardError(fx, model, line.text) };
+    case 'cash-sale':
+      // Another device was paid (coins, bills, the other reader): nothing for this reader to do
+      // but tell the payment side, which records it. It never touches a session of ours.
+      fx.post({ type: 'cash.sale', price: line.price, item: line.item });
+      return model;
+    case 'ignored':
+      return model; // counted by the machine loop
   }
 }
 
