@@ -22,6 +22,7 @@ export class PaymentService {
    * was or may have been paid) and the idle screen comes back, not "out of order".
    */
   private takenElsewhere = false;
+  private cashSaleWindow = { startMs: Number.NEGATIVE_INFINITY, count: 0, dropped: 0 };
 
   constructor(private readonly ctx: FlowContext) {
     this.staticQr = new StaticQrFlow(ctx);
@@ -102,9 +103,21 @@ export class PaymentService {
     }
   }
 
-  /** A sale another device was paid for: recorded for the audit and the fleet, never charged. */
+  /**
+   * A sale another device was paid for: recorded for the audit and the fleet, never charged.
+   * A VMC reports one per vend, seconds apart; a board spewing the line must not turn into a
+   * stream of synced writes (SD-card wear), so beyond CASH_SALES_PER_WINDOW a window they are
+   * counted and dropped with one warning.
+   */
   private recordCashSale(price: number, item: number): void {
     const { ctx } = this;
+    const now = ctx.monotonicNow?.() ?? ctx.now();
+    if (now - this.cashSaleWindow.startMs >= CASH_SALE_WINDOW_MS) this.cashSaleWindow = { startMs: now, count: 0, dropped: 0 };
+    const w = this.cashSaleWindow;
+    if (++w.count > CASH_SALES_PER_WINDOW) {
+      if (++w.dropped === 1) ctx.log.warn({ perWindow: CASH_SALES_PER_WINDOW, windowMs: CASH_SALE_WINDOW_MS }, 'cash sales reported faster than any VMC vends: the rest of this window is dropped (check the board)');
+      return;
+    }
     if (tryWrite(ctx, 'recordCashSale', 'cash-sale', () => void ctx.ledger.cashSales.record({ price, item }))) {
       ctx.log.info({ price, item }, 'cash sale recorded (paid to another device, not charged)');
     }
@@ -144,6 +157,10 @@ export class PaymentService {
     }, 3000);
   }
 }
+
+/** More cash sales than this in CASH_SALE_WINDOW_MS is no VMC vending: a vend takes seconds. */
+const CASH_SALES_PER_WINDOW = 20;
+const CASH_SALE_WINDOW_MS = 60_000;
 
 /** The reader can take a payment (or is in one): the VMC has it set up and enabled. */
 function isUsable(status: ReaderStatus): boolean {

@@ -118,3 +118,8 @@ test('a cash sale is recorded in the ledger and charges nothing', () => {
   assert.equal(ledger.outbox.counts().pending, 0);
   assert.deepEqual(sent, []);
 });
+
+test('a board spewing cash-sale lines costs at most 20 writes a minute; the rest are dropped', () => {
+  for (let i = 0; i < 500; i++) service.handle({ type: 'cash.sale', price: 1.15, item: 12 });
+  assert.deepEqual(ledger.cashSales.totals(), { count: 20, sumMinor: 2300 });
+});
