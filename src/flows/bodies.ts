@@ -13,9 +13,10 @@ import { encodeRequest, GATEWAY_TIMEOUT_PAYMENT_INFO, RawJson } from '../gateway
 import type { RecoveryBodies, TxRecord, VendLine } from '../ledger/index.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { authorizationAmount, totalOf } from './amounts.js';
+import { isChargedVend } from '../ipc/vend-outcome.js';
 
 export function soldItems(vends: readonly VendLine[]): SoldItem[] {
-  return vends.filter((v) => v.state === 'success').map((v) => ({ item: v.item, price: v.price }));
+  return vends.filter((v) => isChargedVend(v.state)).map((v) => ({ item: v.item, price: v.price }));
 }
 
 /** The PaymentInfo the gateway returned, as the exact text recorded. */

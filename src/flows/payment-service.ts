@@ -7,7 +7,7 @@ import type { StartRequest } from '../gateway/protocol/index.js';
 import type { StartHooks } from '../start/index.js';
 import type { MainToPayment, ReaderStatus } from '../ipc/messages.js';
 import { idleScreen } from '../display/layout.js';
-import type { FlowContext } from './context.js';
+import { tryWrite, type FlowContext } from './context.js';
 import { StaticQrFlow } from './static-qr/flow.js';
 import { DynamicQrPayments } from './dynamic-qr/runner.js';
 
@@ -16,10 +16,17 @@ export class PaymentService {
   readonly dynamicQr: DynamicQrPayments;
   private reader: ReaderStatus = 'offline';
   private stopping = false;
+  /**
+   * The VMC disabled the reader in the middle of a vend request: it took the selection elsewhere
+   * (its card reader, cash; issue 29). That is no fault: the abandoned payment ends (voided if it
+   * was or may have been paid) and the idle screen comes back, not "out of order".
+   */
+  private takenElsewhere = false;
+  private cashSaleWindow = { startMs: Number.NEGATIVE_INFINITY, count: 0, dropped: 0 };
 
   constructor(private readonly ctx: FlowContext) {
     this.staticQr = new StaticQrFlow(ctx);
-    this.dynamicQr = new DynamicQrPayments(ctx);
+    this.dynamicQr = new DynamicQrPayments(ctx, () => this.showIdleSoon());
   }
 
   /** No static session and no dynamic payment is running: the idle screen may show. */
@@ -91,6 +98,29 @@ export class PaymentService {
         return;
       case 'fleet.observe':
         return; // the fleet link's alarm book (src/fleet/device/payment-side.ts)
+      case 'cash.sale':
+        this.recordCashSale(message.price, message.item);
+        return;
+    }
+  }
+
+  /**
+   * A sale another device was paid for: recorded for the audit and the fleet, never charged.
+   * A VMC reports one per vend, seconds apart; a board spewing the line must not turn into a
+   * stream of synced writes (SD-card wear), so beyond CASH_SALES_PER_WINDOW a window they are
+   * counted and dropped with one warning.
+   */
+  private recordCashSale(price: number, item: number): void {
+    const { ctx } = this;
+    const now = ctx.monotonicNow?.() ?? ctx.now();
+    if (now - this.cashSaleWindow.startMs >= CASH_SALE_WINDOW_MS) this.cashSaleWindow = { startMs: now, count: 0, dropped: 0 };
+    const w = this.cashSaleWindow;
+    if (++w.count > CASH_SALES_PER_WINDOW) {
+      if (++w.dropped === 1) ctx.log.warn({ perWindow: CASH_SALES_PER_WINDOW, windowMs: CASH_SALE_WINDOW_MS }, 'cash sales reported faster than any VMC vends: the rest of this window is dropped (check the board)');
+      return;
+    }
+    if (tryWrite(ctx, 'recordCashSale', 'cash-sale', () => void ctx.ledger.cashSales.record({ price, item }))) {
+      ctx.log.info({ price, item }, 'cash sale recorded (paid to another device, not charged)');
     }
   }
 
@@ -104,6 +134,7 @@ export class PaymentService {
     const was = this.reader;
     this.reader = status;
     if (status === was) return;
+    this.takenElsewhere = status === 'disabled' && was === 'vend';
     // Whether Starts can be taken changed (reader offline/inactive/disabled <-> usable): worth a
     // line in the journal for a technician; session/vend steps are too frequent to log here.
     if (isUsable(status) !== isUsable(was)) this.ctx.log.info({ status, was }, 'reader availability changed');
@@ -111,6 +142,8 @@ export class PaymentService {
       this.ctx.show(idleScreen(this.ctx.settings.uniQr));
     } else if (status === 'offline') {
       this.ctx.show({ kind: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' });
+    } else if (this.takenElsewhere) {
+      this.showIdleSoon(); // and again when the abandoned payment ends, if it is still running
     } else if (status === 'disabled' || status === 'inactive') {
       this.ctx.show({ kind: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
     }
@@ -119,12 +152,16 @@ export class PaymentService {
   /** After a result screen has been seen for a moment, go back to the idle QR. */
   private showIdleSoon(): void {
     this.ctx.timers.setTimeout(() => {
-      if (this.reader === 'enabled' && this.noPayment) {
+      if ((this.reader === 'enabled' || (this.reader === 'disabled' && this.takenElsewhere)) && this.noPayment) {
         this.ctx.show(idleScreen(this.ctx.settings.uniQr));
       }
     }, 3000);
   }
 }
+
+/** More cash sales than this in CASH_SALE_WINDOW_MS is no VMC vending: a vend takes seconds. */
+const CASH_SALES_PER_WINDOW = 20;
+const CASH_SALE_WINDOW_MS = 60_000;
 
 /** The reader can take a payment (or is in one): the VMC has it set up and enabled. */
 function isUsable(status: ReaderStatus): boolean {

@@ -26,7 +26,7 @@ export type VendOutcome =
   | 'success' // c,VEND,SUCCESS: product dispensed, the consumer owes the price
   | 'failed' // c,ERR,VEND 3: dispense failed
   | 'cancelled' // c,ERR,VEND 1: cancelled before dispensing
-  | 'reset' // c,ERR,VEND 5 or a VMC reset while the vend was pending
+  | 'reset' // c,ERR,VEND 5, c,STATUS,INACTIVE or a board restart after the approval: charged, MDB 4.2 7.4.7 (vend-outcome.ts)
   | 'timeout' // no result within mdb.vendResultTimeoutMs; treated as failed (consumer not charged)
   | 'expired'; // an approval arrived after the vend request had already been answered or dropped
 
@@ -65,6 +65,8 @@ export type MainToPayment =
       byConsumer: boolean;
     }
   | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
+  /** The VMC reported a sale another device was paid for (MDB CASH SALE): recorded, never charged. */
+  | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
   | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK'; active: boolean; detail: string | null }
   | { type: 'shutdown' };

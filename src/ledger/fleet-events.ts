@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { LedgerConnection } from './connection.js';
 import type { TxRecord } from './types.js';
+import { isChargedVend } from '../ipc/vend-outcome.js';
 
 /** What a sale event says beyond the transaction: who we are, in which currency. */
 export interface FleetSaleFacts {
@@ -89,7 +90,7 @@ export class FleetEventLog {
         state: string;
       }>;
       products = vends.map((v) => ({ item: v.item, price: minorText(v.price_minor, dp), outcome: v.state }));
-      chargedMinor = closing === 'settlement' ? vends.filter((v) => v.state === 'success').reduce((sum, v) => sum + v.price_minor, 0) : 0;
+      chargedMinor = closing === 'settlement' ? vends.filter((v) => isChargedVend(v.state)).reduce((sum, v) => sum + v.price_minor, 0) : 0;
     } else {
       const priceMinor = Math.round((tx.amount ?? 0) * 10 ** dp);
       const vended = closing === 'settlement';
@@ -110,6 +111,25 @@ export class FleetEventLog {
       verdict,
     };
     this.insert(body.eventId, 'sale', JSON.stringify(body), atMs);
+  }
+
+  /**
+   * Inside a ledger write: the event of a cash sale the VMC reported (another device was paid).
+   * Queued as a 'sale' row: never dropped when the broker is away, unlike alarms.
+   */
+  recordCashSaleInTransaction(sale: { id: number; atMs: number; item: number; priceMinor: number; decimalPlaces: number }): void {
+    const facts = this.facts;
+    if (facts === null) return;
+    const body = {
+      kind: 'cash-sale',
+      eventId: randomUUID(),
+      at: new Date(sale.atMs).toISOString(),
+      machineId: facts.machineId,
+      item: sale.item,
+      price: minorText(sale.priceMinor, sale.decimalPlaces),
+      currency: facts.currencyCode,
+    };
+    this.insert(body.eventId, 'sale', JSON.stringify(body), sale.atMs);
   }
 
   /** An alarm raised or cleared: its own transaction; the oldest alarm rows beyond the bound go. */

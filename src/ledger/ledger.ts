@@ -14,8 +14,10 @@ import { checkBody } from './body-check.js';
 import { LedgerConnection, realTimers, type LedgerTimers, type WritabilityListener } from './connection.js';
 import { openDatabase, type CorruptionAlarm } from './db.js';
 import { toMinor } from './money.js';
+import { isChargedVend } from '../ipc/vend-outcome.js';
 import { LedgerOutbox } from './outbox.js';
 import { FleetEventLog } from './fleet-events.js';
+import { CashSaleLog } from './cash-sales.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
 import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
 import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
@@ -87,6 +89,8 @@ export class Ledger {
   readonly outbox: LedgerOutbox;
   /** The fleet link's outgoing events (off until enable() is called). */
   readonly fleetEvents: FleetEventLog;
+  /** Sales another device was paid for, as the VMC reported them (never charged). */
+  readonly cashSales: CashSaleLog;
   private readonly enqueuedListeners = new Set<(outboxId: number, txId: string) => void>();
 
   constructor(
@@ -99,6 +103,7 @@ export class Ledger {
   ) {
     this.fleetEvents = new FleetEventLog(conn, now);
     this.outbox = new LedgerOutbox(conn, now, this.fleetEvents);
+    this.cashSales = new CashSaleLog(conn, now, this.fleetEvents, decimalPlaces);
   }
 
   // --- health -------------------------------------------------------------------------------
@@ -260,8 +265,8 @@ export class Ledger {
     return this.transition(txId, 'settleSession', undefined, (tx) => {
       const vends = this.vendRows(txId);
       this.requireResolved(txId, vends);
-      const sold = vends.filter((v) => v.state === 'success');
-      if (sold.length === 0) throw refused(txId, 'a Settlement needs at least one successful vend; cancel the session instead');
+      const sold = vends.filter((v) => isChargedVend(v.state));
+      if (sold.length === 0) throw refused(txId, 'a Settlement needs at least one charged vend (success, or reset after approval); cancel the session instead');
       const amountMinor = sold.reduce((sum, v) => sum + v.price_minor, 0);
       checkBody('Settlement', txId, settlementBody, { amountMinor, decimalPlaces: tx.decimalPlaces, products: sold.length });
       return { outbox: { op: 'Settlement', body: settlementBody }, detail: { vends: sold.length, amountMinor } };
@@ -273,7 +278,7 @@ export class Ledger {
     return this.transition(txId, 'cancelSession', undefined, () => {
       const vends = this.vendRows(txId);
       this.requireResolved(txId, vends);
-      if (vends.some((v) => v.state === 'success')) throw refused(txId, 'the session sold something; settle it instead of cancelling');
+      if (vends.some((v) => isChargedVend(v.state))) throw refused(txId, 'the session sold something; settle it instead of cancelling');
       checkBody('Cancel', txId, cancelBody);
       return { outbox: { op: 'Cancel', body: cancelBody }, detail: { reasonCode } };
     });

@@ -217,6 +217,7 @@ export class LedgerOutbox {
       this.conn.statement(`DELETE FROM vends WHERE tx_id IN (${stale})`).run(states, cutoff);
       this.conn.statement(`DELETE FROM events WHERE id IN (SELECT e.id FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id IN (${stale}))`).run(states, cutoff);
       const transactions = this.conn.statement(`DELETE FROM transactions WHERE tx_id IN (${stale})`).run(states, cutoff).changes;
+      this.conn.statement('DELETE FROM cash_sales WHERE at_ms < ?').run(cutoff);
       return { outboxRows, transactions };
     });
   }

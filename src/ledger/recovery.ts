@@ -5,7 +5,8 @@
  *
  * - start_accepted, authorizing: Authorization never answered -> Cancel {IsGatewayTimeout: true};
  * - authorized, session_open: vends without a reported outcome count as failed (not charged);
- *   Settlement for the successful vends, or Cancel when there were none;
+ *   Settlement for the charged vends (a success, or a reset after the approval: MDB 4.2 7.4.7,
+ *   src/ipc/vend-outcome.ts), or Cancel when there were none;
  * - qr_requested: GenerateQR never answered, the QR was never shown -> closed, nothing owed;
  * - qr_issued, paid, vend_approved: the consumer may have paid without a vend -> Void.
  *
@@ -17,6 +18,7 @@ import { silentLogger } from '../core/log.js';
 import type { Ledger } from './ledger.js';
 import { recoveryActionFor, type RecoveryAction, type TxState } from './states.js';
 import { describeError } from './sqlite-errors.js';
+import { isChargedVend } from '../ipc/vend-outcome.js';
 import type { TxRecord, VendLine } from './types.js';
 
 /** Cancel/Void ReasonCode 3: cancelled by machine (design section 3). */
@@ -71,7 +73,8 @@ function resolveOne(ledger: Ledger, tx: TxRecord, bodies: RecoveryBodies): Omit<
           unreported++;
         }
       }
-      const sold = ledger.vendsOf(tx.txId).filter((v) => v.state === 'success');
+      // A vend recorded as reset after its approval is charged (MDB 4.2 7.4.7); one never reported is not.
+      const sold = ledger.vendsOf(tx.txId).filter((v) => isChargedVend(v.state));
       const result =
         sold.length > 0
           ? ledger.settleSession(tx.txId, bodies.settlement(tx, sold))

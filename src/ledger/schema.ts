@@ -189,6 +189,19 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_tx ON outbox (tx_id, id);
   CREATE INDEX outbox_done ON outbox (done_at_ms) WHERE status = 'done';
   `,
+  // 6: cash sales the VMC reports (MDB CASH SALE, issue 29): sales another device was paid for,
+  // never charged. One small row each and no index but the key (SD-card wear); pruned with the
+  // outbox's retention. Their fleet events go in fleet_events with kind 'sale' (a delivery class:
+  // never dropped, like sales), the body saying "cash-sale", so that table is not rebuilt.
+  `
+  CREATE TABLE cash_sales (
+    id              INTEGER PRIMARY KEY,
+    at_ms           INTEGER NOT NULL,
+    item            INTEGER NOT NULL,   -- MDB item number, flag bits included (b15 free, b14 test, b13 negative, b12 token vend)
+    price_minor     INTEGER NOT NULL,
+    decimal_places  INTEGER NOT NULL
+  ) STRICT;
+  `,
 ];
 
 /** The schema version this build writes. */

@@ -72,6 +72,8 @@ export interface MachineLoopStats {
   /** Inputs refused as out of sequence, and the last reason. */
   refused: number;
   lastRefusal: string | null;
+  /** Cash sales the VMC reported (another device was paid; recorded, never charged). */
+  cashSales: number;
   link: LinkStats;
 }
 
@@ -97,7 +99,7 @@ export class MachineLoop extends EventEmitter {
   private enableWritten = false;
   private stopping: Promise<void> | null = null;
   private quiescentWaiters: Array<() => void> = [];
-  private counters = { linesIn: 0, linesOut: 0, linesDropped: 0, refused: 0, lastRefusal: null as string | null };
+  private counters = { linesIn: 0, linesOut: 0, linesDropped: 0, refused: 0, lastRefusal: null as string | null, cashSales: 0 };
   private readonly now: () => number;
   private readonly log: Logger;
 
@@ -206,6 +208,10 @@ export class MachineLoop extends EventEmitter {
       this.noise.add(parsed.reason, line);
       return;
     }
+    if (parsed.value.kind === 'ignored') {
+      this.noise.addIgnored(parsed.value.what);
+      return;
+    }
     if (this.log.isLevelEnabled('trace')) this.log.trace({ line }, 'MDB <');
     this.dispatch({ kind: 'line', line: parsed.value });
   }
@@ -252,6 +258,7 @@ export class MachineLoop extends EventEmitter {
         return;
       }
       case 'post':
+        if (e.message.type === 'cash.sale') this.counters.cashSales += 1;
         this.safePost(e.message);
         return;
       case 'timer.arm': {

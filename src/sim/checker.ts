@@ -9,7 +9,7 @@
  * lost sale in one flow can never be hidden by an over-charge in the other.
  */
 import type { LedgerView, TxRecord } from './gateway/index.js';
-import type { SimSessionRecord } from './vmc/index.js';
+import { owedVend, type SimSessionRecord } from './vmc/index.js';
 
 type PerFlow = { static: number; dynamic: number };
 
@@ -56,7 +56,7 @@ export function checkSales(vmc: readonly SimSessionRecord[], gateway: LedgerView
     const paidByQrEachVend = session.kind === 'always-idle' || (virtualCredit !== null && session.funds !== null && minor(session.funds) === minor(virtualCredit));
     let sessionMinor = 0;
     for (const vend of session.vends) {
-      if (vend.outcome !== 'success') continue;
+      if (!owedVend(vend)) continue;
       vendsDispensed += 1;
       sessionMinor += minor(vend.approved ?? 0);
       if (paidByQrEachVend) dispensedSales.dynamic += 1;

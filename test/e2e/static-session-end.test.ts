@@ -79,7 +79,8 @@ test('the VMC disables the reader while an approved vend is dispensing: not char
   await setReaderEnabled(rig, false);
   const t = await waitTx(rig, session.txId, (x) => x.state === 'cancelled', 'the Cancel');
   assert.equal(t.cancel?.reasonCode, 3);
-  assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['reset']);
+  // A disable is no reset (MDB 4.2 7.4.7 speaks of a reset only): the VMC records the vend as failed.
+  assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['failed']);
   await setReaderEnabled(rig, true);
 });
 

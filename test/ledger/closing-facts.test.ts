@@ -65,11 +65,11 @@ test('a ledger from before machine_au_time/age_limit is migrated; its open trans
     ledger.markAuthorized('S-old-aaaa', PI, 5);
     ledger.close();
     // Back to schema 1, before migration 2 added machine_au_time and age_limit (migration 3 used_tx_ids, 4 fleet_events,
-    // 5 the event locators; its other changes, the rebuilt tables, read the same).
+    // 5 the event locators; its other changes, the rebuilt tables, read the same; 6 cash_sales).
     const db = new Database(tmp.path);
     db.exec(
       'ALTER TABLE transactions DROP COLUMN machine_au_time; ALTER TABLE transactions DROP COLUMN age_limit; DROP TABLE IF EXISTS used_tx_ids; DROP TABLE IF EXISTS fleet_events;' +
-        ' ALTER TABLE transactions DROP COLUMN first_event_id; ALTER TABLE transactions DROP COLUMN last_event_id;',
+        ' ALTER TABLE transactions DROP COLUMN first_event_id; ALTER TABLE transactions DROP COLUMN last_event_id; DROP TABLE IF EXISTS cash_sales;',
     );
     db.pragma('user_version = 1');
     db.close();

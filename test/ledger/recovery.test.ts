@@ -137,3 +137,34 @@ test('every state has a recovery action, and only open states owe one', () => {
     expired: 'none', not_issued: 'none',
   });
 });
+
+test('recovery charges a vend recorded as reset after its approval (MDB 4.2 7.4.7), not one never reported', () => {
+  const tmp = tempLedgerPath();
+  const clock = new ManualClock();
+  try {
+    const before = openTest(tmp.path, clock);
+    openStaticSession(before, 'S-reset-sold');
+    before.recordVendApproved('S-reset-sold', { seq: 1, item: 7, price: 0.29 });
+    before.recordVendResult('S-reset-sold', 1, 'success');
+    before.recordVendApproved('S-reset-sold', { seq: 2, item: 12, price: 1.15 });
+    before.recordVendResult('S-reset-sold', 2, 'reset', 'c,ERR,VEND 5');
+    before.recordVendApproved('S-reset-sold', { seq: 3, item: 13, price: 4.35 }); // outcome never reported
+    openStaticSession(before, 'S-reset-only');
+    before.recordVendApproved('S-reset-only', { seq: 1, item: 12, price: 1.15 });
+    before.recordVendResult('S-reset-only', 1, 'reset', 'the VMC reset the reader');
+    before.close();
+
+    const ledger = openTest(tmp.path, clock);
+    const bodies = recordingBodies();
+    const report = recoverLedger(ledger, bodies);
+    assert.deepEqual(Object.fromEntries(report.recovered.map((r) => [r.txId, r.to])), { 'S-reset-sold': 'settling', 'S-reset-only': 'settling' });
+    assert.deepEqual(bodies.calls.sort(), ['settlement S-reset-only 1', 'settlement S-reset-sold 1,2']);
+    assert.deepEqual(ledger.vendsOf('S-reset-sold').map((v) => v.state), ['success', 'reset', 'timeout']);
+    const rows = ledger.outbox.list({ limit: 10 });
+    assert.equal(JSON.parse(rows.find((r) => r.txId === 'S-reset-sold')!.body).BasicInfo.Amount, 1.44);
+    assert.equal(JSON.parse(rows.find((r) => r.txId === 'S-reset-only')!.body).BasicInfo.Amount, 1.15);
+    ledger.close();
+  } finally {
+    tmp.cleanup();
+  }
+});

@@ -99,3 +99,19 @@ test('minor units are exact where floats are not', () => {
   assert.equal(toMajor(150, 2), 1.5);
   assert.equal(toMinor(1.005, 3), 1005);
 });
+
+test('cash sales: both spellings carry price and item; the encoder writes the c,CASHSALE form and it parses back', () => {
+  assert.deepEqual(parseBoardLine('c,CASHSALE,1.15,12'), { ok: true, value: { kind: 'cash-sale', price: 1.15, item: 12 } });
+  assert.deepEqual(parseBoardLine('c,STATUS,CASHSALE,0.29,7'), { ok: true, value: { kind: 'cash-sale', price: 0.29, item: 7 } });
+  const line = encodeBoardLine({ kind: 'cash-sale', price: 4.35, item: 21 }, 2);
+  assert.equal(line, 'c,CASHSALE,4.35,21');
+  assert.deepEqual(parseBoardLine(line), { ok: true, value: { kind: 'cash-sale', price: 4.35, item: 21 } });
+});
+
+test('lines of the board\'s other roles are recognised by kind, not noise', () => {
+  assert.deepEqual(parseBoardLine('d,STATUS,IDLE'), { ok: true, value: { kind: 'ignored', what: 'cashless-master', line: 'd,STATUS,IDLE' } });
+  assert.deepEqual(parseBoardLine('f,ACK'), { ok: true, value: { kind: 'ignored', what: 'board-config', line: 'f,ACK' } });
+  assert.deepEqual(parseBoardLine('c,UNKNOWN," C"'), { ok: true, value: { kind: 'ignored', what: 'unknown-command', line: 'c,UNKNOWN," C"' } });
+  assert.equal(parseBoardLine('d').ok, false, 'a bare prefix is no line of any role');
+  assert.equal(parseBoardLine('x,ACK').ok, false);
+});

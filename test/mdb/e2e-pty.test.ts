@@ -98,12 +98,13 @@ test('static QR over a pty: multi-vend, a failure, a reader cancel, a consumer c
     assert.ok(r.sim.cancel());
     assert.equal((await endedOf(r, 'T3')).vendsSucceeded, 0);
 
-    // The VMC resets the reader while a vend is being dispensed.
+    // The VMC resets the reader while a vend is being dispensed: a VEND SUCCESS (MDB 4.2 7.4.7), in the session's count.
     await openSession(r, 'T4', 3);
-    assert.ok(r.sim.select(9, 1.0));
+    assert.ok(r.sim.select(9, 1.15));
     await waitFor('approval', () => r.sim.state().vend === 'approved');
     r.sim.resetReader();
-    assert.equal((await endedOf(r, 'T4')).reason, 'vmc-reset');
+    const t4 = await endedOf(r, 'T4');
+    assert.deepEqual([t4.reason, t4.vendsSucceeded, t4.amountVended], ['vmc-reset', 1, 1.15]);
     assert.equal(r.pay.of('vend.result').at(-1)?.outcome, 'reset');
 
     // And the reader is back for the next consumer.

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { MainToPayment } from '../../src/ipc/messages.js';
 import type { QrvendConfig } from '../../src/config/schema.js';
-import type { SimSessionRecord } from '../../src/sim/vmc/index.js';
+import { owedVend, type SimSessionRecord } from '../../src/sim/vmc/index.js';
 
 export function testMdb(over: Partial<QrvendConfig['mdb']> = {}): QrvendConfig['mdb'] {
   return {
@@ -84,7 +84,7 @@ export function assertBooksBalance(messages: MainToPayment[], vmcRecords?: SimSe
     const dispensed = vmcRecords
       .filter((r) => r.kind === 'funded')
       .flatMap((r) => r.vends)
-      .filter((v) => v.outcome === 'success')
+      .filter(owedVend) // a reset after the approval counts as dispensed (MDB 4.2 7.4.7)
       .reduce((s, v) => s + round(v.approved ?? 0), 0);
     assert.equal(vended, dispensed, 'amount the sessions report = amount the VMC dispensed');
   }

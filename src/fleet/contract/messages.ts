@@ -69,7 +69,24 @@ export const AlarmEvent = z.object({
 });
 export type AlarmEvent = z.infer<typeof AlarmEvent>;
 
-export const FleetEvent = z.discriminatedUnion('kind', [SaleEvent, AlarmEvent]);
+/**
+ * A sale the VMC reported as paid to another device (coins, bills, its other card reader; MDB CASH
+ * SALE). qrvend charged nothing for it; it is published so the operator sees the whole turnover.
+ */
+export const CashSaleEvent = z.object({
+  kind: z.literal('cash-sale'),
+  eventId: Id,
+  at: Iso,
+  machineId: Id,
+  /** The MDB item number as the VMC sent it (bits 15-12 flag free, test, negative and token vends). */
+  item: z.number().int().min(0).max(65535),
+  /** Price as decimal text (e.g. "1.15"). */
+  price: z.string().max(32),
+  currency: z.string().max(3),
+});
+export type CashSaleEvent = z.infer<typeof CashSaleEvent>;
+
+export const FleetEvent = z.discriminatedUnion('kind', [SaleEvent, AlarmEvent, CashSaleEvent]);
 export type FleetEvent = z.infer<typeof FleetEvent>;
 
 /** QoS 0 on `health`: the figures of the daemon's stats log line, as they are. */

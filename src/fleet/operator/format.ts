@@ -111,6 +111,9 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
     const verdict = event.verdict === 'dead-letter' ? 'DEAD-LETTER' : 'accepted';
     return `${shortTime(event.at)}  ${id}  sale   ${escapeForTerminal(event.amount)} ${escapeForTerminal(event.currency)}  ${event.flow} ${event.closing} ${verdict}  tx ${escapeForTerminal(event.txId)}  items ${items}`;
   }
+  if (event.kind === 'cash-sale') {
+    return `${shortTime(event.at)}  ${id}  cash   ${escapeForTerminal(event.price)} ${escapeForTerminal(event.currency)}  item ${event.item} (paid to another device, not charged by qrvend)`;
+  }
   const state = event.state === 'raised' ? 'RAISED ' : 'cleared';
   return `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
 }

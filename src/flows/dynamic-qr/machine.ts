@@ -1,7 +1,7 @@
 /**
  * The Dynamic QR payment of one vend request, as a pure transition function (design section 2):
  *
- *   generating --QR issued--> polling --Inquiry Approved--> paid --vend success--> closed(vended)
+ *   generating --QR issued--> polling --Inquiry Approved--> paid --vend success/reset--> closed(vended)
  *        |                     |  ^ 993 pending: poll again       |--vend failed/cancelled/expired--> Void
  *        |                     |--final decline / last poll pending--> closed (nothing owed)
  *        |                     |--last poll unanswered--> Void {IsGatewayTimeout} (outcome unknown)
@@ -16,6 +16,7 @@ import { paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
 import { DeclineCodes, type GenerateQRResponse, type InquiryResponse } from '../../gateway/protocol/index.js';
 import { amountText, authAmountOf, GATEWAY_TIMEOUT_PAYMENT_INFO, minorOf, receivedPaymentInfo, type RawJson } from '../../gateway/wire/index.js';
 import type { DeclineReason, PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
+import { isChargedVend } from '../../ipc/vend-outcome.js';
 
 /** What GenerateQR answered, as far as this flow needs it. */
 export interface IssuedQr {
@@ -324,7 +325,8 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
 
     case 'paid':
       if (input.tag === 'vend-result') {
-        if (input.outcome === 'success') {
+        // A reset between the approval and the result is a success (MDB 4.2 7.4.7): the sale stands, no Void.
+        if (isChargedVend(input.outcome)) {
           return {
             state: { tag: 'closed', ctx, result: 'vended' },
             effects: [

@@ -25,7 +25,11 @@ interface Running {
 export class DynamicQrPayments {
   private readonly running = new Map<string, Running>();
 
-  constructor(private readonly ctx: FlowContext) {}
+  /** `onEnded`: a payment closed (the display may go back to idle once none is left). */
+  constructor(
+    private readonly ctx: FlowContext,
+    private readonly onEnded: () => void = () => {},
+  ) {}
 
   get activeCount(): number {
     return this.running.size;
@@ -116,6 +120,7 @@ export class DynamicQrPayments {
       if (run.timer !== null) this.ctx.timers.clearTimeout(run.timer);
       this.running.delete(requestId);
       this.ctx.log.info({ txId: state.ctx.txId, requestId, result: run.state.result }, 'dynamic QR payment ended');
+      this.onEnded();
     }
   }
 

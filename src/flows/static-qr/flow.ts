@@ -19,6 +19,7 @@ import { ReasonCodes, DeclineCodes, formatGatewayDateTime, type StartRequest } f
 import { authAmountOf, minorOf, receivedPaymentInfo } from '../../gateway/wire/index.js';
 import { toMajor } from '../../ledger/money.js';
 import type { DeclineReason, MainToPayment, Screen, SessionEndReason, VendOutcome } from '../../ipc/messages.js';
+import { isChargedVend } from '../../ipc/vend-outcome.js';
 import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
 import { authorizationAmount, totalOf } from '../amounts.js';
@@ -275,7 +276,7 @@ export class StaticQrFlow {
       }
       const tx = ctx.ledger.getTransaction(txId)!;
       const vends = ctx.ledger.vendsOf(txId);
-      sold = vends.filter((v) => v.state === 'success').length;
+      sold = vends.filter((v) => isChargedVend(v.state)).length;
       if (sold > 0) {
         ctx.ledger.settleSession(txId, ctx.bodies.settlement(tx, vends));
         charged = totalOf(soldItems(vends), tx.decimalPlaces);
@@ -299,7 +300,7 @@ export class StaticQrFlow {
 }
 
 function dispensed(session: StaticSession): Array<{ item: number; price: number }> {
-  return [...session.vends.values()].filter((v) => v.outcome === 'success');
+  return [...session.vends.values()].filter((v) => v.outcome !== null && isChargedVend(v.outcome));
 }
 
 /**

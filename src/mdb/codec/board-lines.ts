@@ -4,7 +4,7 @@
  * The encoder is what the VMC simulator speaks, so both sides share one definition of the protocol.
  */
 import { parseAmount, formatAmount } from './amount.js';
-import type { BoardLine, Parsed, VmcReaderStatus } from './types.js';
+import type { BoardLine, IgnoredLineKind, Parsed, VmcReaderStatus } from './types.js';
 
 const PRINTABLE = /^[\x20-\x7e]*$/;
 const ITEM = /^\d{1,5}$/;
@@ -35,9 +35,30 @@ export function parseBoardLine(line: string): Parsed<BoardLine> {
     }
     case 'c':
       return parseCashless(f, line);
-    default:
-      return noise('unknown', line);
+    default: {
+      const what = IGNORED_PREFIXES[f[0] ?? ''];
+      return what !== undefined && f.length >= 2 ? ok({ kind: 'ignored', what, line }) : noise('unknown', line);
+    }
   }
+}
+
+/** Board lines of its other roles (docs.qibixx.com: API configuration, generic master, cashless master). */
+const IGNORED_PREFIXES: Readonly<Record<string, IgnoredLineKind>> = { d: 'cashless-master', p: 'generic-master', m: 'master-mode', f: 'board-config' };
+
+/**
+ * A cash sale (MDB 4.2 7.4.10, command 13-05: price and item of a sale paid by coins, bills or the
+ * other cashless device), reported when the reader asked for it (the board's
+ * `mdb-cashsale-enabled`). No public source quotes the board's line for it; both spellings
+ * below follow the board's `c,<TOPIC>,...` and `c,STATUS,<STATE>,...` forms and are accepted
+ * (test/fixtures/mdb/board-lines.txt, with the sources). The item keeps MDB's flag bits (b15 free vend,
+ * b14 test vend, b13 negative vend, b12 token vend).
+ */
+function parseCashSale(fields: readonly string[], line: string): Parsed<BoardLine> {
+  if (fields.length !== 2) return noise('malformed', line);
+  const price = parseAmount(fields[0] ?? '');
+  const item = fields[1] ?? '';
+  if (price === null || !ITEM.test(item) || Number(item) > 65535) return noise('malformed', line);
+  return ok({ kind: 'cash-sale', price, item: Number(item) });
 }
 
 function parseCashless(f: string[], line: string): Parsed<BoardLine> {
@@ -51,6 +72,10 @@ function parseCashless(f: string[], line: string): Parsed<BoardLine> {
       return parseStatus(f, line);
     case 'VEND':
       return line === 'c,VEND,SUCCESS' ? ok({ kind: 'vend-success' }) : noise('malformed', line);
+    case 'CASHSALE':
+      return parseCashSale(f.slice(2), line);
+    case 'UNKNOWN':
+      return ok({ kind: 'ignored', what: 'unknown-command', line });
     case 'ERR': {
       if (f.length < 3) return noise('malformed', line);
       const text = f.slice(2).join(',');
@@ -86,6 +111,8 @@ function parseStatus(f: string[], line: string): Parsed<BoardLine> {
       if (price === null || !ITEM.test(item) || Number(item) > 65535) return noise('malformed', line);
       return ok({ kind: 'vend-request', price, item: Number(item) });
     }
+    case 'CASHSALE':
+      return parseCashSale(f.slice(3), line);
     default:
       return noise('unknown', line);
   }
@@ -114,5 +141,9 @@ export function encodeBoardLine(line: BoardLine, decimalPlaces: number): string 
       return `c,ERR,${line.text}`;
     case 'poll':
       return 'r,ACK';
+    case 'cash-sale':
+      return `c,CASHSALE,${formatAmount(line.price, decimalPlaces)},${line.item}`;
+    case 'ignored':
+      return line.line;
   }
 }

@@ -29,7 +29,22 @@ export type BoardLine =
   | { kind: 'vend-success' } // c,VEND,SUCCESS
   | { kind: 'vend-error'; code: number } // c,ERR,VEND <n>
   | { kind: 'error'; text: string } // c,ERR,<text>
-  | { kind: 'poll' }; // r,ACK
+  | { kind: 'poll' } // r,ACK
+  /** A sale another device took the money for (MDB 4.2 7.4.10 CASH SALE): c,CASHSALE,<price>,<item> (see board-lines.ts). */
+  | { kind: 'cash-sale'; price: number; item: number }
+  /** A line of the board's protocol that the cashless reader has no use for: counted by kind, never noise. */
+  | { kind: 'ignored'; what: IgnoredLineKind; line: string };
+
+/**
+ * Lines the board documents for its other roles (it is also a cashless master, a generic MDB
+ * master and has a configuration command group), which a cashless device never acts on.
+ */
+export type IgnoredLineKind =
+  | 'cashless-master' // d,... the board's cashless-master side (d,STATUS,IDLE, d,ERR,...)
+  | 'generic-master' // p,... answers of a peripheral polled in generic master mode (p,ACK)
+  | 'master-mode' // m,ACK / m,NACK: master mode switched on or off
+  | 'board-config' // f,... answers of the F configuration commands (f,ACK)
+  | 'unknown-command'; // c,UNKNOWN,... the board did not know a command
 
 /** Why a line was dropped. Counted per reason so a technician sees what the wire carries. */
 export type NoiseReason =

@@ -7,7 +7,8 @@ import { toMinor } from '../codec/amount.js';
 import type { BoardLine, VmcReaderStatus } from '../codec/types.js';
 import { VendErrorCodes } from '../codec/types.js';
 import type { VendOutcome } from '../../ipc/messages.js';
-import { abandon, afterVend, beginStart, beginStop, configure, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import { abandon, afterVend, beginStart, beginStop, chargeVend, configure, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import { isChargedVend } from '../../ipc/vend-outcome.js';
 import type { ReaderModel, ReaderState, Session } from './types.js';
 
 export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel {
@@ -35,6 +36,13 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
       return { ...model, state: onVendError(fx, model, line.code) };
     case 'error':
       return { ...model, state: onBoardError(fx, model, line.text) };
+    case 'cash-sale':
+      // Another device was paid (coins, bills, the other reader): nothing for this reader to do
+      // but tell the payment side, which records it. It never touches a session of ours.
+      fx.post({ type: 'cash.sale', price: line.price, item: line.item });
+      return model;
+    case 'ignored':
+      return model; // counted by the machine loop
   }
 }
 
@@ -174,14 +182,8 @@ function onVendResult(fx: Fx, model: ReaderModel, outcome: VendOutcome, code: nu
   fx.cancel('vend-result');
   fx.post({ type: 'vend.result', txId: v.txId, requestId: v.requestId, vendSeq: v.vendSeq, outcome, detail: outcome === 'success' ? null : `c,ERR,VEND ${code}` });
   let session = s.session;
-  if (session !== null && outcome === 'success') {
-    session = {
-      ...session,
-      remainingMinor: session.remainingMinor - v.amountMinor,
-      vendsSucceeded: session.vendsSucceeded + 1,
-      amountVendedMinor: session.amountVendedMinor + v.amountMinor,
-    };
-  }
+  // c,ERR,VEND 5 after the approval is charged like c,VEND,SUCCESS (MDB 4.2 7.4.7, src/ipc/vend-outcome.ts).
+  if (session !== null && isChargedVend(outcome)) session = chargeVend(session, v.amountMinor);
   if (session !== null && outcome === 'cancelled') session = { ...session, consumerCancelled: true };
   return afterVend(fx, model, session);
 }

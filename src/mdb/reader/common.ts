@@ -7,6 +7,7 @@ import type { SessionEndReason, VendOutcome } from '../../ipc/messages.js';
 import { ALL_TIMERS, type ReaderConfig, type ReaderEffect, type ReaderModel, type ReaderState, type Session, type StartPurpose, type TimerName } from './types.js';
 import type { BoardCommand } from '../codec/types.js';
 import type { MainToPayment } from '../../ipc/messages.js';
+import { isChargedVend } from '../../ipc/vend-outcome.js';
 
 /** Collects effects in order; the machine loop runs them in that order (board writes first where it matters). */
 export class Fx {
@@ -48,6 +49,16 @@ export function newSession(txId: string | null, fundsMinor: number): Session {
   };
 }
 
+/** The session after a vend it charges (a success, or a reset after the approval: MDB 4.2 7.4.7). */
+export function chargeVend(session: Session, amountMinor: number): Session {
+  return {
+    ...session,
+    remainingMinor: session.remainingMinor - amountMinor,
+    vendsSucceeded: session.vendsSucceeded + 1,
+    amountVendedMinor: session.amountVendedMinor + amountMinor,
+  };
+}
+
 /** Tells the payment side a static session is over (virtual sessions have no payment to close). */
 export function postSessionEnded(fx: Fx, session: Session, reason: SessionEndReason): void {
   if (session.txId === null) return;
@@ -82,12 +93,15 @@ export function abandon(fx: Fx, state: ReaderState, why: AbandonWhy): void {
       return;
     case 'Vend': {
       const v = state.vend;
+      let session = state.session;
       if (v.phase === 'awaiting-payment') {
         fx.post({ type: 'vend.request.ended', requestId: v.requestId, reason: why.detail, byConsumer: false });
       } else {
         fx.post({ type: 'vend.result', txId: v.txId, requestId: v.requestId, vendSeq: v.vendSeq, outcome: why.vendOutcome, detail: why.detail });
+        // A reset after the approval is the VMC's VEND SUCCESS (MDB 4.2 7.4.7): the session's count says so too.
+        if (session !== null && isChargedVend(why.vendOutcome)) session = chargeVend(session, v.amountMinor);
       }
-      if (state.session) postSessionEnded(fx, state.session, why.sessionReason);
+      if (session) postSessionEnded(fx, session, why.sessionReason);
       return;
     }
     case 'Stopping':

@@ -39,7 +39,7 @@ export function readAgentTransactions(path: string, sinceMs = 0): AgentTransacti
         `SELECT t.tx_id AS txId, t.flow AS flow, t.state AS state, t.created_at_ms AS createdAtMs,
                 CASE WHEN t.flow = 'dynamic'
                      THEN (CASE WHEN t.state = 'vended' THEN COALESCE(t.amount_minor, 0) ELSE 0 END)
-                     ELSE (SELECT COALESCE(SUM(v.price_minor), 0) FROM vends v WHERE v.tx_id = t.tx_id AND v.state = 'success')
+                     ELSE (SELECT COALESCE(SUM(v.price_minor), 0) FROM vends v WHERE v.tx_id = t.tx_id AND v.state IN ('success', 'reset'))
                 END AS recordedSoldMinor
            FROM transactions t WHERE t.created_at_ms >= ? ORDER BY t.created_at_ms, t.tx_id`,
       )

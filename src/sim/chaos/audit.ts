@@ -13,7 +13,7 @@
  * Anything else missing from the gateway is lost.
  */
 import type { LedgerView, TxRecord } from '../gateway/index.js';
-import type { SimSessionRecord } from '../vmc/index.js';
+import { owedVend, type SimSessionRecord } from '../vmc/index.js';
 import { checkSales, type SaleCheck } from '../checker.js';
 import type { AgentOutbox, AgentTransaction } from './agent-ledger.js';
 import type { Attempt } from './harness.js';
@@ -87,7 +87,7 @@ export function audit(input: {
     let dispensed = 0;
     for (const s of sessions) {
       for (const v of s.vends) {
-        if (v.outcome !== 'success') continue;
+        if (!owedVend(v)) continue;
         vendsDispensed += 1;
         dispensed += Math.round((v.approved ?? 0) * 100);
       }

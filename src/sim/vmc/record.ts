@@ -8,7 +8,7 @@ export type SimVendOutcome =
   | 'success' // dispensed: the consumer owes the approved amount
   | 'failed' // approved but not dispensed (c,ERR,VEND 3)
   | 'cancelled' // the consumer cancelled before approval (c,ERR,VEND 1)
-  | 'reset'; // the VMC or the board reset during the vend
+  | 'reset'; // the VMC or the board reset during the vend: after an approval, a dispense (MDB 4.2 7.4.7)
 
 export interface SimVendRecord {
   item: number;
@@ -37,7 +37,15 @@ export interface SimSessionRecord {
   end: SimSessionEnd;
 }
 
+/**
+ * A vend the consumer owes: dispensed (success), or reset between the approval and its result,
+ * which MDB 4.2 7.4.7 makes a VEND SUCCESS (the VMC dispensed and lost the result in the reset).
+ */
+export function owedVend(v: SimVendRecord): boolean {
+  return v.outcome === 'success' || (v.outcome === 'reset' && v.approved !== null);
+}
+
 /** What a checker needs: the money the VMC dispensed against, per session. */
 export function dispensedTotal(session: SimSessionRecord): number {
-  return session.vends.filter((v) => v.outcome === 'success').reduce((sum, v) => sum + (v.approved ?? 0), 0);
+  return session.vends.filter(owedVend).reduce((sum, v) => sum + (v.approved ?? 0), 0);
 }

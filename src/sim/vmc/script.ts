@@ -7,6 +7,8 @@
  *   cancel                          the consumer cancels (selection and session)
  *   end                             session complete
  *   reset                           the VMC resets the reader (mid-session, mid-vend: any time)
+ *   inactive                        a VMC reset the board reports only as c,STATUS,INACTIVE
+ *   cash-sale <item> <price>        the VMC reports a sale paid to another device (c,CASHSALE,...)
  *   board-reset                     the adapter board restarts (loses its configuration)
  *   silent <ms>                     the board sends nothing for <ms>
  *   noise <count>                   <count> lines of noise
@@ -16,16 +18,17 @@
  */
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import type { VmcSimulator, VendPolicy } from './simulator.js';
+import { reportCashSale, resetSeenAsInactive } from './quirks.js';
 
 export type ScriptStep =
-  | { op: 'enable' | 'disable' | 'success' | 'cancel' | 'end' | 'reset' | 'board-reset' | 'status' | 'records' }
-  | { op: 'select'; item: number; price: number }
+  | { op: 'enable' | 'disable' | 'success' | 'cancel' | 'end' | 'reset' | 'inactive' | 'board-reset' | 'status' | 'records' }
+  | { op: 'select' | 'cash-sale'; item: number; price: number }
   | { op: 'fail'; code: number }
   | { op: 'silent' | 'wait'; ms: number }
   | { op: 'noise'; count: number }
   | { op: 'auto'; policy: VendPolicy };
 
-const SIMPLE = new Set(['enable', 'disable', 'success', 'cancel', 'end', 'reset', 'board-reset', 'status', 'records']);
+const SIMPLE = new Set(['enable', 'disable', 'success', 'cancel', 'end', 'reset', 'inactive', 'board-reset', 'status', 'records']);
 
 /** One script line; null for blank lines and comments. Throws CLI_USAGE naming what is wrong. */
 export function parseStep(raw: string, lineNo = 1): ScriptStep | null {
@@ -49,7 +52,8 @@ export function parseStep(raw: string, lineNo = 1): ScriptStep | null {
     return { op } as ScriptStep;
   }
   switch (op) {
-    case 'select': {
+    case 'select':
+    case 'cash-sale': {
       arity(2);
       const item = int(args[0], 'item', 65535);
       if (!/^\d{1,7}(\.\d{1,3})?$/.test(args[1]!)) fail('price must be a decimal amount such as 1.50');
@@ -104,6 +108,12 @@ export async function runStep(sim: VmcSimulator, step: ScriptStep, signal?: Abor
       return did(sim.endSession());
     case 'reset':
       sim.resetReader();
+      return null;
+    case 'inactive':
+      resetSeenAsInactive(sim);
+      return null;
+    case 'cash-sale':
+      reportCashSale(sim, step.item, step.price);
       return null;
     case 'board-reset':
       sim.resetBoard();

@@ -123,7 +123,7 @@ export class VmcSimulator extends EventEmitter {
   disable(): boolean {
     this.vmcWantsEnabled = false;
     if (this.reader !== 'enabled') return false;
-    this.dropVend('reset');
+    this.dropVend(this.vend?.phase === 'approved' ? 'failed' : 'reset'); // a disable is no reset: not a dispense (MDB 4.2 7.4.7)
     this.closeRecord('disabled');
     this.setReader('disabled');
     return true;
@@ -329,7 +329,7 @@ export class VmcSimulator extends EventEmitter {
   }
 
   private hostDisable(): void {
-    this.dropVend('reset');
+    this.dropVend(this.vend?.phase === 'approved' ? 'failed' : 'reset');
     this.closeRecord('reader-off');
     this.hostEnabled = false;
     this.reader = 'inactive';

@@ -16,7 +16,8 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { createRig, until, type Rig } from '../../../src/sim/rig.js';
 import { startTestBroker, startTcpGate, type TcpGate, type TestBroker } from '../../../src/sim/broker/index.js';
-import type { SaleEvent } from '../../../src/fleet/contract/messages.js';
+import type { CashSaleEvent, SaleEvent } from '../../../src/fleet/contract/messages.js';
+import { reportCashSale } from '../../../src/sim/vmc/index.js';
 import { RESTART_EXIT_CODE } from '../../../src/fleet/device/config-change.js';
 import { buy, openSession } from '../../e2e/support/static-session.js';
 import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
@@ -128,6 +129,16 @@ test('a sale appears as exactly one event, removed from the queue once the broke
   // Once the row is gone the device can never publish it again: one event, for good.
   await until(() => !queuedEvents().some((r) => r.body.includes(txId)), 10_000, 'the event row to be deleted after PUBACK');
   assert.equal(salesOf(txId).length, 1);
+});
+
+test('a cash sale the VMC reports (paid to another device) appears as exactly one cash-sale event; nothing goes to the gateway', T, async () => {
+  const before = Object.keys(rig.gateway.ledger().transactions).length;
+  reportCashSale(rig.vmc, 21, 1.15);
+  const event = (await watcher.waitForEvent((e) => e.kind === 'cash-sale' && e.item === 21, 10_000, 'the cash-sale event')) as CashSaleEvent;
+  assert.deepEqual({ machineId: event.machineId, price: event.price, currency: event.currency }, { machineId: MACHINE, price: '1.15', currency: 'EUR' });
+  await until(() => !queuedEvents().some((r) => r.event_id === event.eventId), 10_000, 'the cash-sale row to be deleted after PUBACK');
+  assert.equal(watcher.events.filter((e) => e.kind === 'cash-sale' && e.eventId === event.eventId).length, 1);
+  assert.equal(Object.keys(rig.gateway.ledger().transactions).length, before, 'never charged: no request to the gateway');
 });
 
 test('commands: ping answers; unknown names, bad JSON and oversize payloads get error replies; the link survives', T, async () => {

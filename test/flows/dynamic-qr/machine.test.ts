@@ -67,21 +67,26 @@ test('pending answers keep polling with an increasing attempt counter; approval 
   assert.deepEqual(approve, { tag: 'main', message: { type: 'vend.approve', requestId: 'r1', txId: 'TX-DYN-0001', amount: 1.5 } });
 });
 
-test('vend success after payment closes the sale with nothing to send', () => {
-  const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paid, { tag: 'vend-result', outcome: 'success' }]);
-  assert.deepEqual(state.tag === 'closed' && state.result, 'vended');
-  assert.ok(!effects.some((e) => e.tag === 'void'));
-  assert.ok(effects.some((e) => e.tag === 'record' && e.record.tag === 'vended'));
-});
+// MDB 4.2 7.4.7: a reset between VEND APPROVED and VEND SUCCESS is a VEND SUCCESS: the sale stands.
+for (const outcome of ['success', 'reset'] as const) {
+  test(`vend ${outcome} after payment closes the sale with nothing to send (no Void)`, () => {
+    const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paid, { tag: 'vend-result', outcome }]);
+    assert.deepEqual(state.tag === 'closed' && state.result, 'vended');
+    assert.ok(!effects.some((e) => e.tag === 'void'));
+    assert.ok(effects.some((e) => e.tag === 'record' && e.record.tag === 'vended'));
+    const thanks = effects.filter((e) => e.tag === 'show').at(-1);
+    assert.equal(thanks?.tag === 'show' && thanks.screen.kind, 'thank-you');
+  });
+}
 
-for (const outcome of ['failed', 'reset', 'timeout', 'expired'] as const) {
-  test(`vend ${outcome} after payment voids with the approving PaymentInfo, reason 3`, () => {
+for (const outcome of ['failed', 'cancelled', 'timeout', 'expired'] as const) {
+  test(`vend ${outcome} after payment voids with the approving PaymentInfo, reason ${outcome === 'cancelled' ? 2 : 3}`, () => {
     const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paid, { tag: 'vend-result', outcome }]);
     assert.deepEqual(state.tag === 'closed' && state.result, 'voided');
     const v = effects.find((e) => e.tag === 'void');
     assert.ok(v && v.tag === 'void');
     assert.equal(v.paymentInfo.text, PAID_PI);
-    assert.equal(v.reason.reasonCode, 3);
+    assert.equal(v.reason.reasonCode, outcome === 'cancelled' ? 2 : 3);
   });
 }
 

@@ -241,3 +241,17 @@ test('a vend with no result when the session ends is not charged: Cancel, Reason
   assert.equal(body.ReasonCode, 3);
   assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
 });
+
+test('a vend reset after its approval (MDB 4.2 7.4.7) is in the Settlement; a failed one is not', async () => {
+  await openSession();
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 0.29, item: 7 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'failed', detail: 'c,ERR,VEND 3' });
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 2, price: 1.15, item: 12 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 2, outcome: 'reset', detail: 'c,ERR,VEND 5' });
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'vmc-reset', vendsSucceeded: 1, amountVended: 1.15 });
+  assert.equal(ledger.getTransaction(TX)?.state, 'settling');
+  const body = outboxBody('Settlement');
+  assert.equal(body.BasicInfo.Amount, 1.15);
+  assert.deepEqual(body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]), [[12, 1.15]]);
+  assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: 1.15, currencyCode: 'EUR', decimalPlaces: 2, txId: TX });
+});
