@@ -28,11 +28,21 @@ test('every command has a scope; start is the relayed-Start code\'s', T, () => {
   for (const name of COMMAND_NAMES) assert.ok(COMMAND_SCOPES[name] !== undefined, name);
   assert.deepEqual(
     Object.entries(COMMAND_SCOPES).map(([n, s]) => `${n}:${s}`).sort(),
-    ['config.get:read', 'config.set:configure', 'doctor:read', 'outbox.list:read', 'outbox.retry:operate', 'ping:read', 'reader.disable:operate', 'reader.enable:operate', 'service.restart:operate', 'start:start'],
+    ['config.get:read', 'config.set:configure', 'doctor:read', 'outbox.list:read', 'outbox.retry:operate', 'ping:read', 'reader.disable:operate', 'reader.enable:operate', 'service.restart:operate', 'start.confirm:start', 'start:start'],
   );
   // Relayed Starts pass through untouched, signed or not: the relay vouches for them, not an operator.
   assert.equal(decide('start', {}, undefined).kind, 'relayed-start');
   assert.equal(decide('start', {}, undefined, { keyring: null }).kind, 'relayed-start');
+  assert.equal(decide('start.confirm', {}, undefined).kind, 'relayed-start');
+});
+
+test('the relay\'s voucher key (scope start) signs no operator command: whoever takes the relay cannot steer a machine', T, () => {
+  const relay = testKey('relay-1', ['start']);
+  const withRelay = keyringOf({ keys: [ops, cfg, relay].map((k) => ({ id: k.keyId, publicKey: rawPublicKey(k.publicKey), scopes: k.scopes })) }, null);
+  const set = { set: { staticQr: { preauthAmount: 1 } } };
+  for (const [name, args] of [['config.set', set], ['service.restart', {}], ['reader.disable', {}], ['outbox.retry', {}], ['ping', {}]] as Array<[CommandName, unknown]>) {
+    assert.equal(reason(decide(name, args, signCommand(relay, MACHINE, name, args, NOW), { keyring: withRelay })), 'scope', name);
+  }
 });
 
 test('a command signed by a key with its scope, for this machine, runs on the operator budget', T, () => {
