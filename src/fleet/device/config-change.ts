@@ -63,15 +63,16 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
   // A damaged overlay is what the daemon set aside at its start; the change starts afresh.
   const overlay = layer(current.kind === 'object' ? (current.value as Json) : {}, set as Json);
   const base = layer(defaults, site ?? {});
+  // First what the fleet may set at all (src/config/remote-keys.ts), so a key that is not the
+  // fleet's is named as such whatever the schema would say of its value.
+  const notAllowed = remoteKeyProblems(overlay as Record<string, unknown>, base);
+  if (notAllowed.length > 0) {
+    return { ok: false, code: 'BAD_ARGS', message: notAllowed.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: notAllowed.map((p) => p.path) };
+  }
   const parsed = ConfigSchema.safeParse(layer(base, overlay));
   if (!parsed.success) {
     const problems = problemsOf(parsed.error);
     return { ok: false, code: 'CONFIG_INVALID', message: problemsText(problems), paths: problems.map((p) => p.path) };
-  }
-  // What the fleet may set at all (src/config/remote-keys.ts): the overlay as a whole, as the loader checks it.
-  const notAllowed = remoteKeyProblems(overlay as Record<string, unknown>, base);
-  if (notAllowed.length > 0) {
-    return { ok: false, code: 'BAD_ARGS', message: notAllowed.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: notAllowed.map((p) => p.path) };
   }
   // What the next start would refuse (the daemon's own start checks): answered now, not found out by a dead agent.
   const refused = changeProblems(parsed.data);
