@@ -66,7 +66,7 @@ export type MainToPayment =
     }
   | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
-  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK'; active: boolean; detail: string | null }
+  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP'; active: boolean; detail: string | null }
   | { type: 'shutdown' };
 
 /** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */

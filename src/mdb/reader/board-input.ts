@@ -7,7 +7,8 @@ import { toMinor } from '../codec/amount.js';
 import type { BoardLine, VmcReaderStatus } from '../codec/types.js';
 import { VendErrorCodes } from '../codec/types.js';
 import type { VendOutcome } from '../../ipc/messages.js';
-import { abandon, afterVend, beginStart, beginStop, configure, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import { abandon, afterVend, beginStart, beginStop, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import { configure, onSetOk, onSetRefused } from './configure.js';
 import type { ReaderModel, ReaderState, Session } from './types.js';
 
 export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel {
@@ -18,9 +19,10 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
   }
   switch (line.kind) {
     case 'poll':
-    case 'set-ok':
     case 'enable-echo':
       return model;
+    case 'set-ok':
+      return onSetOk(fx, model);
     case 'version':
       return onVersion(fx, model, line.firmware, line.boardId);
     case 'status':
@@ -34,6 +36,7 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
     case 'vend-error':
       return { ...model, state: onVendError(fx, model, line.code) };
     case 'error':
+      if (model.configuring !== null && model.configuring.length > 0) return onSetRefused(fx, model, `c,ERR,${line.text}`);
       return { ...model, state: onBoardError(fx, model, line.text) };
   }
 }
@@ -46,7 +49,7 @@ function onVersion(fx: Fx, model: ReaderModel, firmware: string, boardId: string
   }
   // Nobody asked: the board restarted (its boot banner) and lost its configuration with it.
   abandon(fx, model.state, { sessionReason: 'vmc-reset', vendOutcome: 'reset', detail: 'the adapter board restarted' });
-  return { ...model, state: configure(fx), versionAsked: true };
+  return configure(fx, model);
 }
 
 function onStatus(fx: Fx, model: ReaderModel, status: VmcReaderStatus): ReaderState {
@@ -156,6 +159,7 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
   const requestId = `${fx.cfg.requestIdPrefix}-${model.nextRequestNo}`;
   fx.post({ type: 'vend.requested', requestId, price: fx.major(priceMinor), item });
   fx.cancel('session-idle');
+  fx.cancel('session-refresh');
   fx.arm('payment-wait', fx.cfg.paymentWaitMs);
   return {
     ...model,
