@@ -46,6 +46,11 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
       abandon(fx, model.state, linkLost(`serial link lost: ${input.reason}`));
       return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
     case 'link.silent':
+      // Disabled (C,0), the board relays no POLLs: an unanswered SETCONF shows up as silence first.
+      if (model.configuring !== null && model.configuring.length > 0) {
+        const key = model.configuring[0]!;
+        fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: 'no answer before the link watchdog expired' });
+      }
       abandon(fx, model.state, linkLost('no line from the board within the link watchdog'));
       fx.list.push({ kind: 'link.restart', reason: 'link watchdog expired' });
       return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };

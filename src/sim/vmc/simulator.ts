@@ -12,6 +12,7 @@ import { LineFramer, type ByteLink } from '../../mdb/transport/index.js';
 import { noiseLine, NOISE_KINDS, type NoiseKind } from './noise.js';
 import { seededRandom } from '../seeded-random.js';
 import type { SimSessionEnd, SimSessionRecord, SimVendOutcome, SimVendRecord } from './record.js';
+import { DEFAULT_ADDRESS, type BoardFirmware, type CardSaleRecord, type VmcQuirks } from './quirks.js';
 
 export type VendPolicy = 'manual' | 'success' | 'fail';
 
@@ -32,6 +33,10 @@ export interface VmcSimulatorOptions {
   seed?: number;
   /** Host lines kept for inspection (default 10,000). */
   keepCommands?: number;
+  /** The VMC's slots, a card reader beside us, field quirks (src/sim/vmc/quirks.ts). */
+  quirks?: VmcQuirks;
+  /** What the board's firmware knows of SETCONF. */
+  firmwareKeys?: BoardFirmware;
 }
 
 export type SimReaderState = 'inactive' | 'disabled' | 'enabled';
@@ -58,7 +63,12 @@ export class VmcSimulator extends EventEmitter {
   private readonly random: () => number;
   private nextSessionId = 1;
   private vendPolicy: VendPolicy;
-  private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable'>>;
+  private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable' | 'quirks' | 'firmwareKeys'>>;
+  private readonly quirks: Required<VmcQuirks>;
+  private readonly firmware: Required<BoardFirmware>;
+  private resetsAfterSetupLeft: number;
+  private readonly cardSales: CardSaleRecord[] = [];
+  private idleDropTimer: NodeJS.Timeout | null = null;
 
   constructor(options: VmcSimulatorOptions = {}) {
     super();
@@ -70,11 +80,26 @@ export class VmcSimulator extends EventEmitter {
       vendDelayMs: options.vendDelayMs ?? 20,
       keepCommands: options.keepCommands ?? 10_000,
     };
+    this.quirks = {
+      slots: options.quirks?.slots ?? ['0x10', '0x60'],
+      cardReader: options.quirks?.cardReader ?? null,
+      resetAfterSetup: options.quirks?.resetAfterSetup ?? 0,
+      neverPolls: options.quirks?.neverPolls ?? false,
+      dropIdleSessionMs: options.quirks?.dropIdleSessionMs ?? null,
+      vendOutsideSession: options.quirks?.vendOutsideSession ?? false,
+    };
+    this.firmware = {
+      knownKeys: options.firmwareKeys?.knownKeys ?? null,
+      addressKey: options.firmwareKeys?.addressKey ?? 'mdb-address',
+      alwaysIdleKey: options.firmwareKeys?.alwaysIdleKey ?? 'mdb-always-idle',
+      silentKeys: options.firmwareKeys?.silentKeys ?? [],
+    };
+    this.resetsAfterSetupLeft = this.quirks.resetAfterSetup;
     this.vmcWantsEnabled = options.autoEnable ?? true;
     this.vendPolicy = options.vendPolicy ?? 'manual';
     this.random = seededRandom(options.seed ?? Date.now());
     this.pollTimer = setInterval(() => {
-      if (this.hostEnabled) this.send({ kind: 'poll' });
+      if (this.hostEnabled && this.vmcTalksToUs()) this.send({ kind: 'poll' });
     }, this.o.pollIntervalMs);
     if (options.link) this.attach(options.link);
   }
@@ -103,6 +128,7 @@ export class VmcSimulator extends EventEmitter {
     this.pollTimer = null;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    this.clearIdleDrop();
     const link = this.link;
     this.link = null;
     await link?.close();
@@ -133,9 +159,10 @@ export class VmcSimulator extends EventEmitter {
   select(item: number, price: number): boolean {
     if (this.reader !== 'enabled' || this.vend !== null) return false;
     if (this.session === null) {
-      if (this.config.get('mdb-always-idle') !== '1') return false;
+      if (this.config.get(this.firmware.alwaysIdleKey) !== '1' && !this.quirks.vendOutsideSession) return false;
       this.session = this.openRecord('always-idle', null);
     }
+    this.clearIdleDrop();
     const record: SimVendRecord = { item, price, approved: null, outcome: 'pending' };
     this.session.vends.push(record);
     this.vend = { record, phase: 'requested' };
@@ -242,6 +269,31 @@ export class VmcSimulator extends EventEmitter {
     }
   }
 
+  /**
+   * The consumer pays at the card reader at the other address: the VMC serves the selection there.
+   * A selection of ours still waiting for payment is cancelled (c,ERR,VEND 1), our reader is
+   * disabled while the other device vends and enabled again after. False without a card reader.
+   */
+  cardSale(item: number, price: number): boolean {
+    if (this.quirks.cardReader === null || this.vend?.phase === 'approved') return false;
+    const tookOurSelection = this.vend !== null;
+    if (this.vend !== null) {
+      this.vend.record.outcome = 'cancelled';
+      this.vend = null;
+      this.send({ kind: 'vend-error', code: 1 });
+    }
+    const wasEnabled = this.reader === 'enabled';
+    if (wasEnabled) this.disable();
+    this.cardSales.push({ item, price, tookOurSelection });
+    if (wasEnabled) this.later(30, () => this.enable());
+    return true;
+  }
+
+  /** Sales the card reader made. */
+  cardSaleRecords(): CardSaleRecord[] {
+    return structuredClone(this.cardSales);
+  }
+
   setVendPolicy(policy: VendPolicy): void {
     this.vendPolicy = policy;
   }
@@ -291,11 +343,15 @@ export class VmcSimulator extends EventEmitter {
         return cmd.enabled ? this.hostEnable() : this.hostDisable();
       case 'setconf':
         if (this.hostEnabled) return this.send({ kind: 'error', text: 'SETCONF -1' }); // only while disabled
+        if (this.firmware.silentKeys.includes(cmd.key)) return;
+        // The board's documentation gives no text for an unknown key; any c,ERR answer is a refusal.
+        if (this.firmware.knownKeys !== null && !this.firmware.knownKeys.includes(cmd.key)) return this.send({ kind: 'error', text: `SETCONF ${cmd.key}` });
         this.config.set(cmd.key, cmd.value);
         return this.send({ kind: 'set-ok' });
       case 'start':
         if (!this.hostEnabled || this.reader !== 'enabled' || this.session !== null) return this.send({ kind: 'error', text: 'START -3' });
         this.session = this.openRecord('funded', cmd.funds);
+        this.armIdleDrop();
         return this.send({ kind: 'session-idle', funds: cmd.funds });
       case 'vend-approve':
         if (this.vend?.phase !== 'requested') return this.send({ kind: 'error', text: 'CMD VEND' });
@@ -338,9 +394,37 @@ export class VmcSimulator extends EventEmitter {
 
   /** The VMC's SETUP after a reset: the reader becomes disabled, then enabled if the VMC wants it. */
   private setUp(): void {
-    if (!this.hostEnabled || this.reader !== 'inactive') return;
+    if (!this.hostEnabled || this.reader !== 'inactive' || !this.vmcTalksToUs()) return;
     this.setReader('disabled');
-    if (this.vmcWantsEnabled) this.setReader('enabled');
+    if (!this.vmcWantsEnabled) return;
+    this.setReader('enabled');
+    if (this.resetsAfterSetupLeft !== 0) {
+      // A VMC that does not like what SETUP told it starts over (seen with level mismatches).
+      if (this.resetsAfterSetupLeft > 0) this.resetsAfterSetupLeft -= 1;
+      this.later(20, () => this.resetReader());
+    }
+  }
+
+  /** The board answers at the configured address; the VMC talks to it only in an enabled slot, and never where a card reader answers too. */
+  private vmcTalksToUs(): boolean {
+    const address = this.config.get(this.firmware.addressKey) ?? DEFAULT_ADDRESS;
+    if (this.quirks.neverPolls) return false;
+    return (this.quirks.slots as readonly string[]).includes(address) && this.quirks.cardReader !== address;
+  }
+
+  private armIdleDrop(): void {
+    const ms = this.quirks.dropIdleSessionMs;
+    if (ms === null) return;
+    this.clearIdleDrop();
+    this.idleDropTimer = setTimeout(() => {
+      this.idleDropTimer = null;
+      if (this.session !== null && this.vend === null && this.session.vends.length === 0) this.endSession();
+    }, ms);
+  }
+
+  private clearIdleDrop(): void {
+    if (this.idleDropTimer) clearTimeout(this.idleDropTimer);
+    this.idleDropTimer = null;
   }
 
   private setReader(state: SimReaderState): void {
