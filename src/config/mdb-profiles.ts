@@ -38,9 +38,9 @@ export interface ProfileSettings {
 export const PROFILES: Readonly<Record<ProfileName, ProfileSettings>> = {
   'level3-always-idle': { level: 3, alwaysIdle: true, virtualCredit: null, sessionRefreshMs: null, multiVend: true, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 60_000, cashSale: false },
   'level3-session': { level: 3, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: false, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 60_000, cashSale: false },
-  'level2-session': { level: 2, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: false, maxResponseTimeS: 30, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
-  'level2-multivend': { level: 2, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: true, maxResponseTimeS: 30, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
-  'level1-session': { level: 1, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 20_000, multiVend: false, maxResponseTimeS: 30, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
+  'level2-session': { level: 2, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: false, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
+  'level2-multivend': { level: 2, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: true, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
+  'level1-session': { level: 1, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 20_000, multiVend: false, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
 };
 
 /** What a site may write in `mdb` to override its profile (every key optional). */

@@ -27,6 +27,8 @@ async function host() {
   const enable = async (...setconf: string[]) => {
     await send('C,0', ...setconf, 'C,1');
     await waitFor('reader enabled', () => sim.state().reader === 'enabled', 2000);
+    // The state flips before its lines cross the wire: take them once they are here.
+    await waitFor('c,STATUS,ENABLED received', () => lines.includes('c,STATUS,ENABLED'), 2000);
     await take();
   };
   /** Sends an approval and waits until the VMC has taken it. */
