@@ -12,7 +12,8 @@ import { LineFramer, type ByteLink } from '../../mdb/transport/index.js';
 import { noiseLine, NOISE_KINDS, type NoiseKind } from './noise.js';
 import { seededRandom } from '../seeded-random.js';
 import type { SimSessionEnd, SimSessionRecord, SimVendOutcome, SimVendRecord } from './record.js';
-import { DEFAULT_ADDRESS, type BoardFirmware, type CardSaleRecord, type VmcQuirks } from './quirks.js';
+import type { BoardFirmware, CardSaleRecord, VmcQuirks } from './quirks.js';
+import { BoardConfig } from './board-config.js';
 
 export type VendPolicy = 'manual' | 'success' | 'fail';
 
@@ -50,7 +51,6 @@ interface CurrentVend {
 export class VmcSimulator extends EventEmitter {
   private link: ByteLink | null = null;
   private hostEnabled = false;
-  private readonly config = new Map<string, string>();
   private reader: SimReaderState = 'inactive';
   private vmcWantsEnabled: boolean;
   private session: SimSessionRecord | null = null;
@@ -65,7 +65,7 @@ export class VmcSimulator extends EventEmitter {
   private vendPolicy: VendPolicy;
   private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable' | 'quirks' | 'firmwareKeys'>>;
   private readonly quirks: Required<VmcQuirks>;
-  private readonly firmware: Required<BoardFirmware>;
+  private readonly config: BoardConfig;
   private resetsAfterSetupLeft: number;
   private readonly cardSales: CardSaleRecord[] = [];
   private idleDropTimer: NodeJS.Timeout | null = null;
@@ -88,12 +88,7 @@ export class VmcSimulator extends EventEmitter {
       dropIdleSessionMs: options.quirks?.dropIdleSessionMs ?? null,
       vendOutsideSession: options.quirks?.vendOutsideSession ?? false,
     };
-    this.firmware = {
-      knownKeys: options.firmwareKeys?.knownKeys ?? null,
-      addressKey: options.firmwareKeys?.addressKey ?? 'mdb-address',
-      alwaysIdleKey: options.firmwareKeys?.alwaysIdleKey ?? 'mdb-always-idle',
-      silentKeys: options.firmwareKeys?.silentKeys ?? [],
-    };
+    this.config = new BoardConfig(options.firmwareKeys);
     this.resetsAfterSetupLeft = this.quirks.resetAfterSetup;
     this.vmcWantsEnabled = options.autoEnable ?? true;
     this.vendPolicy = options.vendPolicy ?? 'manual';
@@ -159,7 +154,7 @@ export class VmcSimulator extends EventEmitter {
   select(item: number, price: number): boolean {
     if (this.reader !== 'enabled' || this.vend !== null) return false;
     if (this.session === null) {
-      if (this.config.get(this.firmware.alwaysIdleKey) !== '1' && !this.quirks.vendOutsideSession) return false;
+      if (!this.config.alwaysIdle && !this.quirks.vendOutsideSession) return false;
       this.session = this.openRecord('always-idle', null);
     }
     this.clearIdleDrop();
@@ -316,7 +311,7 @@ export class VmcSimulator extends EventEmitter {
       reader: this.reader,
       session: this.session !== null,
       vend: this.vend?.phase ?? 'none',
-      config: Object.fromEntries(this.config),
+      config: this.config.snapshot(),
     };
   }
 
@@ -343,11 +338,16 @@ export class VmcSimulator extends EventEmitter {
         return cmd.enabled ? this.hostEnable() : this.hostDisable();
       case 'setconf':
         if (this.hostEnabled) return this.send({ kind: 'error', text: 'SETCONF -1' }); // only while disabled
-        if (this.firmware.silentKeys.includes(cmd.key)) return;
-        // The board's documentation gives no text for an unknown key; any c,ERR answer is a refusal.
-        if (this.firmware.knownKeys !== null && !this.firmware.knownKeys.includes(cmd.key)) return this.send({ kind: 'error', text: `SETCONF ${cmd.key}` });
-        this.config.set(cmd.key, cmd.value);
-        return this.send({ kind: 'set-ok' });
+        switch (this.config.set(cmd.key, cmd.value)) {
+          case 'silent':
+            return;
+          case 'refused':
+            // The board's documentation gives no text for an unknown key; any c,ERR answer is a refusal.
+            return this.send({ kind: 'error', text: `SETCONF ${cmd.key}` });
+          case 'ok':
+            return this.send({ kind: 'set-ok' });
+        }
+        return;
       case 'start':
         if (!this.hostEnabled || this.reader !== 'enabled' || this.session !== null) return this.send({ kind: 'error', text: 'START -3' });
         this.session = this.openRecord('funded', cmd.funds);
@@ -407,7 +407,7 @@ export class VmcSimulator extends EventEmitter {
 
   /** The board answers at the configured address; the VMC talks to it only in an enabled slot, and never where a card reader answers too. */
   private vmcTalksToUs(): boolean {
-    const address = this.config.get(this.firmware.addressKey) ?? DEFAULT_ADDRESS;
+    const address = this.config.address;
     if (this.quirks.neverPolls) return false;
     return (this.quirks.slots as readonly string[]).includes(address) && this.quirks.cardReader !== address;
   }
