@@ -46,24 +46,18 @@ export const PROFILES: Readonly<Record<ProfileName, ProfileSettings>> = {
 /** What a site may write in `mdb` to override its profile (every key optional). */
 export type ProfileOverrides = Partial<Omit<ProfileSettings, 'level'>>;
 
+export type ResolvedSettings = Omit<ProfileSettings, 'level'>;
+
 /** The settings in force: the profile's values under the site's explicit keys. */
-export function resolveProfile(name: ProfileName, site: ProfileOverrides): ProfileSettings & { explicit: string[] } {
-  const base = PROFILES[name];
-  const explicit = Object.entries(site)
-    .filter(([, v]) => v !== undefined)
-    .map(([k]) => k)
-    .sort();
-  const pick = <K extends keyof ProfileOverrides>(k: K): ProfileSettings[K] => (site[k] !== undefined ? (site[k] as ProfileSettings[K]) : base[k]);
-  return {
-    level: base.level,
-    alwaysIdle: pick('alwaysIdle'),
-    virtualCredit: pick('virtualCredit'),
-    sessionRefreshMs: pick('sessionRefreshMs'),
-    multiVend: pick('multiVend'),
-    maxResponseTimeS: pick('maxResponseTimeS'),
-    vendResultTimeoutMs: pick('vendResultTimeoutMs'),
-    sessionIdleTimeoutMs: pick('sessionIdleTimeoutMs'),
-    cashSale: pick('cashSale'),
-    explicit,
-  };
+export function resolveProfile(name: ProfileName, site: ProfileOverrides): ResolvedSettings {
+  const { level: _level, ...base } = PROFILES[name];
+  const out = { ...base };
+  for (const [k, v] of Object.entries(site)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+/** The keys whose value in force differs from the profile's (for doctor and the logs). */
+export function overridesOf(name: ProfileName, settings: ResolvedSettings): string[] {
+  const { level: _level, ...base } = PROFILES[name];
+  return (Object.keys(base) as (keyof ResolvedSettings)[]).filter((k) => settings[k] !== base[k]).sort();
 }

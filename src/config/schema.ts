@@ -238,11 +238,12 @@ export const ConfigSchema = z
         /** Lines longer than this are dropped (and counted) as noise. */
         maxLineLength: int(64, 65_536),
       })
-      .transform(({ alwaysIdle, virtualCredit, sessionRefreshMs, multiVend, maxResponseTimeS, sessionIdleTimeoutMs, vendResultTimeoutMs, cashSale, ...rest }) => {
-        const resolved = resolveProfile(rest.profile, { alwaysIdle, virtualCredit, sessionRefreshMs, multiVend, maxResponseTimeS, sessionIdleTimeoutMs, vendResultTimeoutMs, cashSale });
-        const { explicit, ...settings } = resolved;
-        return { ...rest, ...settings, profileOverrides: explicit };
-      }),
+      // The profile's values fill what the site left out. The output has only input keys, so a
+      // parsed configuration parses again to itself.
+      .transform(({ alwaysIdle, virtualCredit, sessionRefreshMs, multiVend, maxResponseTimeS, sessionIdleTimeoutMs, vendResultTimeoutMs, cashSale, ...rest }) => ({
+        ...rest,
+        ...resolveProfile(rest.profile, { alwaysIdle, virtualCredit, sessionRefreshMs, multiVend, maxResponseTimeS, sessionIdleTimeoutMs, vendResultTimeoutMs, cashSale }),
+      })),
     store: z.strictObject({
       /** The SQLite ledger file. */
       path: AbsolutePath,

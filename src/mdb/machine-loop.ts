@@ -17,6 +17,7 @@ import { encodeCommand, NoiseCounter, parseBoardLine } from './codec/index.js';
 import { LinkSupervisor, type LinkStats, type OpenLink } from './transport/index.js';
 import { writeFileAtomic } from '../core/durable-file.js';
 import { DEVICE_ADDRESS } from '../config/board-keys.js';
+import { overridesOf, PROFILES } from '../config/mdb-profiles.js';
 import { VmcWatch, type VmcFacts } from './vmc-watch.js';
 import {
   initialModel,
@@ -131,8 +132,8 @@ export class MachineLoop extends EventEmitter {
     const mono = o.monotonicNow ?? (() => performance.now());
     this.watch = new VmcWatch({
       profile: o.mdb.profile,
-      level: o.mdb.level,
-      profileOverrides: o.mdb.profileOverrides,
+      level: PROFILES[o.mdb.profile].level,
+      profileOverrides: overridesOf(o.mdb.profile, o.mdb),
       device: o.mdb.device,
       address: DEVICE_ADDRESS[o.mdb.device],
       cfg: this.cfg,

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
-import { PROFILES } from '../../src/config/mdb-profiles.js';
+import { overridesOf, PROFILES } from '../../src/config/mdb-profiles.js';
+import { ConfigSchema } from '../../src/config/schema.js';
 
 const T = { timeout: 10_000 };
 const mdbOf = (mdb: object) => loadConfig({ env: {}, overrides: { mdb } as never }).config.mdb;
@@ -17,7 +18,7 @@ test('the default profile keeps what qrvend did before profiles: always-idle, ca
   assert.equal(m.maxResponseTimeS, 60);
   assert.equal(m.sessionRefreshMs, null);
   assert.equal(m.multiVend, true);
-  assert.deepEqual(m.profileOverrides, []);
+  assert.deepEqual(overridesOf(m.profile, m), []);
 });
 
 test('a profile supplies defaults; every explicit key wins over it', T, () => {
@@ -30,7 +31,7 @@ test('a profile supplies defaults; every explicit key wins over it', T, () => {
   assert.equal(o.alwaysIdle, true);
   assert.equal(o.maxResponseTimeS, 90);
   assert.equal(o.sessionRefreshMs, null);
-  assert.deepEqual(o.profileOverrides, ['alwaysIdle', 'maxResponseTimeS', 'sessionRefreshMs']);
+  assert.deepEqual(overridesOf(o.profile, o), ['alwaysIdle', 'maxResponseTimeS', 'sessionRefreshMs']);
 });
 
 test('an unknown profile, device or board key name is refused, naming the key', T, () => {
@@ -46,4 +47,10 @@ test('an unknown profile, device or board key name is refused, naming the key', 
 
 test('every preset is valid with the default configuration', T, () => {
   for (const profile of Object.keys(PROFILES)) assert.equal(mdbOf({ profile }).profile, profile);
+});
+
+test('a parsed configuration parses again to itself (the profile resolved into plain keys)', T, () => {
+  const config = loadConfig({ env: {}, overrides: { mdb: { profile: 'level1-session', virtualCredit: 3 } } as never }).config;
+  const again = ConfigSchema.parse(config);
+  assert.deepEqual(again.mdb, config.mdb);
 });

@@ -14,8 +14,6 @@ export function testMdb(over: Partial<QrvendConfig['mdb']> = {}): QrvendConfig['
     baudRate: 115200,
     device: 'cashless1',
     profile: 'level3-always-idle',
-    profileOverrides: [],
-    level: 3,
     alwaysIdle: true,
     virtualCredit: null,
     sessionRefreshMs: null,

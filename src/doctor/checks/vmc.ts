@@ -5,6 +5,7 @@
  */
 import { readVmcFacts, vmcFactsPath } from '../../mdb/facts-file.js';
 import type { Check } from '../types.js';
+import { PROFILES } from '../../config/mdb-profiles.js';
 
 export const vmcCheck: Check = {
   id: 'vmc',
@@ -12,7 +13,7 @@ export const vmcCheck: Check = {
   needsConfig: true,
   async run(_ctx, config) {
     const path = vmcFactsPath(config.store.path);
-    const running = `profile ${config.mdb.profile} (level ${config.mdb.level}) as cashless ${config.mdb.device === 'cashless2' ? '#2' : '#1'}`;
+    const running = `profile ${config.mdb.profile} (level ${PROFILES[config.mdb.profile].level}) as cashless ${config.mdb.device === 'cashless2' ? '#2' : '#1'}`;
     const f = readVmcFacts(path);
     if (f === null) {
       return { status: 'OK', summary: `${running}; no facts from a running daemon yet (${path})`, details: { profile: config.mdb.profile, path } };

@@ -21,8 +21,6 @@ export const mdbDefaults = {
   baudRate: 115200 as const,
   device: 'cashless1' as const,
   profile: 'level3-always-idle' as const,
-  profileOverrides: [],
-  level: 3 as const,
   alwaysIdle: true,
   virtualCredit: null,
   sessionRefreshMs: null,
