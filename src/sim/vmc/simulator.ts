@@ -4,13 +4,13 @@
  * selections, dispensing, cancels, resets. Tests, the demo, chaos runs and technicians drive it
  * through this class (or `qrvend sim vmc` and its line script).
  *
- * It speaks over any ByteLink: one end of a pty pair, or the in-memory wire's VMC end.
+ * It speaks over any ByteLink: one end of a pty pair, or the in-memory wire's VMC end. The wire
+ * (framing, writes, silence, noise) is board-wire.ts; the board's SETCONF store board-config.ts;
+ * VMCs and boards as they are in the field (slots, a card reader, quirks) quirks.ts.
  */
-import { EventEmitter } from 'node:events';
-import { encodeBoardLine, parseCommand, type BoardCommand, type BoardLine } from '../../mdb/codec/index.js';
-import { LineFramer, type ByteLink } from '../../mdb/transport/index.js';
-import { noiseLine, NOISE_KINDS, type NoiseKind } from './noise.js';
-import { seededRandom } from '../seeded-random.js';
+import type { BoardCommand } from '../../mdb/codec/index.js';
+import type { ByteLink } from '../../mdb/transport/index.js';
+import { BoardWire } from './board-wire.js';
 import type { SimSessionEnd, SimSessionRecord, SimVendOutcome, SimVendRecord } from './record.js';
 import type { BoardFirmware, CardSaleRecord, VmcQuirks } from './quirks.js';
 import { BoardConfig } from './board-config.js';
@@ -48,19 +48,14 @@ interface CurrentVend {
 }
 
 /** Events: 'command' (BoardCommand, raw line) for each host command; 'sent' (line) for each line sent. */
-export class VmcSimulator extends EventEmitter {
-  private link: ByteLink | null = null;
+export class VmcSimulator extends BoardWire {
   private hostEnabled = false;
   private reader: SimReaderState = 'inactive';
   private vmcWantsEnabled: boolean;
   private session: SimSessionRecord | null = null;
   private vend: CurrentVend | null = null;
-  private silentUntil = 0;
   private readonly sessions: SimSessionRecord[] = [];
-  private readonly commands: string[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
   private pollTimer: NodeJS.Timeout | null = null;
-  private readonly random: () => number;
   private nextSessionId = 1;
   private vendPolicy: VendPolicy;
   private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable' | 'quirks' | 'firmwareKeys'>>;
@@ -71,7 +66,7 @@ export class VmcSimulator extends EventEmitter {
   private idleDropTimer: NodeJS.Timeout | null = null;
 
   constructor(options: VmcSimulatorOptions = {}) {
-    super();
+    super({ decimalPlaces: options.decimalPlaces ?? 2, keepCommands: options.keepCommands ?? 10_000, seed: options.seed });
     this.o = {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       firmware: options.firmware ?? 'qrvend-sim-1.0',
@@ -92,41 +87,18 @@ export class VmcSimulator extends EventEmitter {
     this.resetsAfterSetupLeft = this.quirks.resetAfterSetup;
     this.vmcWantsEnabled = options.autoEnable ?? true;
     this.vendPolicy = options.vendPolicy ?? 'manual';
-    this.random = seededRandom(options.seed ?? Date.now());
     this.pollTimer = setInterval(() => {
       if (this.hostEnabled && this.vmcTalksToUs()) this.send({ kind: 'poll' });
     }, this.o.pollIntervalMs);
     if (options.link) this.attach(options.link);
   }
 
-  // ---- wiring ----------------------------------------------------------------------------
-
-  /** Connects to a link (a fresh framer each time, like the agent). */
-  attach(link: ByteLink): void {
-    this.link = link;
-    const framer = new LineFramer(1024, { onLine: (line) => this.onHostLine(line), onOverlong: () => {} });
-    link.onData((chunk) => {
-      if (this.link === link) framer.push(chunk);
-    });
-    link.onClose(() => {
-      if (this.link === link) this.link = null;
-    });
-  }
-
-  get attached(): boolean {
-    return this.link !== null;
-  }
-
   /** Stops timers and closes the link. */
   async close(): Promise<void> {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = null;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
     this.clearIdleDrop();
-    const link = this.link;
-    this.link = null;
-    await link?.close();
+    await this.closeWire();
   }
 
   // ---- the VMC's side (what a consumer or the machine does) --------------------------------
@@ -163,15 +135,6 @@ export class VmcSimulator extends EventEmitter {
     this.vend = { record, phase: 'requested' };
     this.send({ kind: 'vend-request', price, item });
     return true;
-  }
-
-  /**
-   * A broken board: sends `line` `count` times whatever the state (out of sequence as a rule), in
-   * one write. For tests of what a noisy board does to the reader and the journal.
-   */
-  spew(line: BoardLine, count: number): void {
-    const text = `${encodeBoardLine(line, this.o.decimalPlaces)}\r\n`;
-    this.writeRaw(Buffer.from(text.repeat(count), 'latin1'));
   }
 
   /** The approved product came out. */
@@ -243,27 +206,6 @@ export class VmcSimulator extends EventEmitter {
     this.send({ kind: 'version', firmware: this.o.firmware, boardId: this.o.boardId });
   }
 
-  /** Nothing leaves the board for `ms` (no r,ACK, no answers); commands meanwhile are lost. */
-  silent(ms: number): void {
-    this.silentUntil = Date.now() + ms;
-  }
-
-  /** Sends `count` noise lines in batches, interleaved with normal traffic. */
-  async noise(count: number, kinds: readonly NoiseKind[] = NOISE_KINDS, maxLineLength = 256): Promise<void> {
-    let left = count;
-    while (left > 0) {
-      const batch = Math.min(left, 50);
-      const chunks: Buffer[] = [];
-      for (let i = 0; i < batch; i++) chunks.push(noiseLine(kinds[Math.floor(this.random() * kinds.length)]!, this.random, maxLineLength));
-      this.writeRaw(Buffer.concat(chunks));
-      left -= batch;
-      // Pace the flood by what the line carries, so polls and protocol lines interleave with it
-      // as they would on a real wire instead of queueing behind megabytes.
-      await (this.link?.drain() ?? Promise.resolve());
-      await new Promise((r) => setImmediate(r));
-    }
-  }
-
   /**
    * The consumer pays at the card reader at the other address: the VMC serves the selection there.
    * A selection of ours still waiting for payment is cancelled (c,ERR,VEND 1), our reader is
@@ -300,11 +242,6 @@ export class VmcSimulator extends EventEmitter {
     return structuredClone(this.sessions);
   }
 
-  /** Host lines received, oldest first. */
-  received(): string[] {
-    return [...this.commands];
-  }
-
   state(): { hostEnabled: boolean; reader: SimReaderState; session: boolean; vend: 'none' | 'requested' | 'approved'; config: Record<string, string> } {
     return {
       hostEnabled: this.hostEnabled,
@@ -317,20 +254,7 @@ export class VmcSimulator extends EventEmitter {
 
   // ---- the board's side: answering host commands --------------------------------------------
 
-  private onHostLine(line: string): void {
-    if (Date.now() < this.silentUntil) return; // a hung board hears nothing either
-    this.commands.push(line);
-    if (this.commands.length > this.o.keepCommands) this.commands.shift();
-    const parsed = parseCommand(line);
-    if (!parsed.ok) {
-      this.send({ kind: 'error', text: `CMD ${parsed.reason}` });
-      return;
-    }
-    this.emit('command', parsed.value, line);
-    this.onCommand(parsed.value);
-  }
-
-  private onCommand(cmd: BoardCommand): void {
+  protected onCommand(cmd: BoardCommand): void {
     switch (cmd.kind) {
       case 'version':
         return this.send({ kind: 'version', firmware: this.o.firmware, boardId: this.o.boardId });
@@ -452,24 +376,5 @@ export class VmcSimulator extends EventEmitter {
     if (this.session === null) return;
     this.session.end = end;
     this.session = null;
-  }
-
-  private send(line: BoardLine): void {
-    const text = encodeBoardLine(line, this.o.decimalPlaces);
-    if (this.writeRaw(Buffer.from(`${text}\r\n`, 'latin1')) && line.kind !== 'poll') this.emit('sent', text);
-  }
-
-  private writeRaw(bytes: Buffer): boolean {
-    if (this.link === null || Date.now() < this.silentUntil) return false;
-    this.link.write(bytes);
-    return true;
-  }
-
-  private later(ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      fn();
-    }, ms);
-    this.timers.add(t);
   }
 }
