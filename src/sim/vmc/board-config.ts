@@ -26,6 +26,11 @@ export class BoardConfig {
     return 'ok';
   }
 
+  /** A key's value as set (the simulator's other options, e.g. cash-sale reporting, read it). */
+  get(key: string): string | undefined {
+    return this.values.get(key);
+  }
+
   /** The MDB address the board answers at (the board's default until configured). */
   get address(): string {
     return this.values.get(this.firmware.addressKey) ?? DEFAULT_ADDRESS;
