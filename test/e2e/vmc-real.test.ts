@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { assertLedgerClean, createBench, nextVendAnswer, until, vmcIdle, type Bench } from './support/e2e-rig.js';
 import { createRig, type Rig, type RigOptions } from '../../src/sim/rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
-import { rigFacts, vmcDoctor } from './support/vmc-doctor.js';
+import { rigFacts, vmcDoctor, vmcDoctorCli } from './support/vmc-doctor.js';
 
 const T = { timeout: 60_000 };
 const ALL_KEYS_BUT_ADDRESS = ['mdb-addr', 'mdb-always-idle', 'mdb-currency-code', 'mdb-decimal-places', 'mdb-scale-factor', 'mdb-timeout-vend'];
@@ -59,7 +59,8 @@ test('cashless #2 on a board that does not know the address key: kept disabled, 
     await until(() => rigFacts(rig)?.configRefused?.key === 'mdb-address', 10_000, 'the refusal in the doctor facts');
     assert.ok(!rig.vmc.received().includes('C,1'), 'the reader was never enabled');
     assert.equal(rig.vmc.state().hostEnabled, false);
-    const doctor = await vmcDoctor(rig);
+    // `qrvend doctor`, a separate process, reads what the running daemon saw.
+    const doctor = await vmcDoctorCli(rig);
     assert.equal(doctor.status, 'FAIL');
     assert.match(doctor.summary, /refused C,SETCONF,mdb-address=0x60 \(answer: c,ERR,SETCONF mdb-address\)/);
     assert.match(doctor.action!, /mdb\.boardKeys/);
