@@ -75,9 +75,13 @@ export class VmcWatch {
   observe(before: ReaderState, line: BoardLine | null, after: ReaderState, effects: readonly ReaderEffect[]): void {
     for (const e of effects) {
       if (e.kind === 'config.done') {
-        this.configuredAt = this.o.now();
-        this.polls = 0;
-        this.neverPollsSeen = false;
+        // A VMC that never polls leaves the board silent, so the link watchdog restarts the link and
+        // the board is configured again and again: the clock runs from the first configuration.
+        if (this.configuredAt === null || this.polls > 0) {
+          this.configuredAt = this.o.now();
+          this.polls = 0;
+          this.neverPollsSeen = false;
+        }
         this.configRefused = null;
         this.changed = true;
       } else if (e.kind === 'config.refused') {

@@ -28,6 +28,15 @@ test('a VMC that never polls after configuration is reported, once the time has 
   assert.deepEqual(w.facts().contradictions, []);
 });
 
+test('never polled: reconfigurations (the link watchdog restarting a silent link) do not restart the clock', T, () => {
+  const { w, advance } = watch();
+  for (let i = 0; i < 6; i++) {
+    w.observe(inactive, null, inactive, [{ kind: 'config.done' }]);
+    advance(NEVER_POLLS_AFTER_MS / 5);
+  }
+  assert.match(w.facts().contradictions.join(), /never polled/);
+});
+
 test('vends outside a session are counted only when the profile has no always-idle', T, () => {
   const vend: BoardLine = { kind: 'vend-request', price: 1, item: 2 };
   const on = watch();
