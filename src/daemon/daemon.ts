@@ -3,6 +3,7 @@
  * vend approval), GPIO, the systemd watchdog; plus the start, supervision and orderly stop of
  * the payment and display workers. Nothing here awaits the network, SQLite or rendering.
  */
+import { vmcFactsPath } from '../mdb/facts-file.js';
 import { Worker } from 'node:worker_threads';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { QrvendConfig } from '../config/schema.js';
@@ -133,6 +134,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     boardReset: gpio.boardReset,
     onEnableWritten: () => notifier.ready('reader enabled'),
     ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
+    factsPath: vmcFactsPath(config.store.path),
   });
 
   let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0, starts: { requests: 0, accepted: 0, relayed: 0, relayedTooLate: 0, relayedDropped: 0, relayedUnvouched: 0 } };

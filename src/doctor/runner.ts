@@ -10,6 +10,7 @@ import { startEndpointCheck } from './checks/start-endpoint.js';
 import { serialCheck } from './checks/serial.js';
 import { boardCheck } from './checks/board.js';
 import { readerCheck } from './checks/reader.js';
+import { vmcCheck } from './checks/vmc.js';
 import { gatewayCheck } from './checks/gateway.js';
 import { clockCheck } from './checks/clock.js';
 import { diskCheck } from './checks/disk.js';
@@ -26,6 +27,7 @@ export const ALL_CHECKS: readonly Check[] = [
   serialCheck,
   boardCheck,
   readerCheck,
+  vmcCheck,
   gatewayCheck,
   clockCheck,
   diskCheck,

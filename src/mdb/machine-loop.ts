@@ -15,6 +15,10 @@ import type { Logger } from '../core/log.js';
 import type { MainToPayment, PaymentToMain, ReaderStatus } from '../ipc/messages.js';
 import { encodeCommand, NoiseCounter, parseBoardLine } from './codec/index.js';
 import { LinkSupervisor, type LinkStats, type OpenLink } from './transport/index.js';
+import { writeFileAtomic } from '../core/durable-file.js';
+import { DEVICE_ADDRESS } from '../config/board-keys.js';
+import { overridesOf, PROFILES } from '../config/mdb-profiles.js';
+import { VmcWatch, type VmcFacts } from './vmc-watch.js';
 import {
   initialModel,
   isQuiescent,
@@ -58,7 +62,14 @@ export interface MachineLoopOptions {
   requestIdPrefix?: string;
   /** Items static QR sessions deny for their age limit (see ageDeniedItems in src/mdb/reader). */
   ageDeniedItems?: Readonly<Record<number, number>>;
+  /** Where the VMC facts go for `qrvend doctor` (src/mdb/facts-file.ts); null = nowhere. */
+  factsPath?: string | null;
+  /** Monotonic clock for the VMC watch (default performance.now). */
+  monotonicNow?: () => number;
 }
+
+/** How often the VMC facts are looked at for the doctor's file (written only when they changed). */
+export const FACTS_WRITE_INTERVAL_MS = 2_000;
 
 export interface MachineLoopStats {
   state: ReaderState['kind'];
@@ -75,6 +86,7 @@ export interface MachineLoopStats {
   /** Cash sales the VMC reported (another device was paid; recorded, never charged). */
   cashSales: number;
   link: LinkStats;
+  vmc: VmcFacts;
 }
 
 export const REFUSAL_LOG_INTERVAL_MS = 10_000;
@@ -102,6 +114,10 @@ export class MachineLoop extends EventEmitter {
   private counters = { linesIn: 0, linesOut: 0, linesDropped: 0, refused: 0, lastRefusal: null as string | null, cashSales: 0 };
   private readonly now: () => number;
   private readonly log: Logger;
+  private readonly watch: VmcWatch;
+  private factsTimer: NodeJS.Timeout | null = null;
+  private holdTimer: NodeJS.Timeout | null = null;
+  private factsWriteFailed = false;
 
   constructor(private readonly o: MachineLoopOptions) {
     super();
@@ -114,6 +130,16 @@ export class MachineLoop extends EventEmitter {
       requestIdPrefix: o.requestIdPrefix ?? `vr${randomBytes(4).toString('hex')}`,
       boardAnswerMs: o.boardAnswerMs,
       ageDeniedItems: o.ageDeniedItems,
+    });
+    const mono = o.monotonicNow ?? (() => performance.now());
+    this.watch = new VmcWatch({
+      profile: o.mdb.profile,
+      level: PROFILES[o.mdb.profile].level,
+      profileOverrides: overridesOf(o.mdb.profile, o.mdb),
+      device: o.mdb.device,
+      address: DEVICE_ADDRESS[o.mdb.device],
+      cfg: this.cfg,
+      now: mono,
     });
     this.link = new LinkSupervisor({
       open: o.openTransport,
@@ -146,6 +172,10 @@ export class MachineLoop extends EventEmitter {
   start(): void {
     this.publishStatus();
     this.link.start();
+    if (this.o.factsPath) {
+      this.factsTimer = setInterval(() => this.writeFacts(), FACTS_WRITE_INTERVAL_MS);
+      this.factsTimer.unref();
+    }
   }
 
   /** A message from the payment worker. */
@@ -176,6 +206,7 @@ export class MachineLoop extends EventEmitter {
       ...this.counters,
       noise: this.noise.snapshot(),
       link: this.link.stats(),
+      vmc: this.watch.facts(),
     };
   }
 
@@ -185,6 +216,9 @@ export class MachineLoop extends EventEmitter {
     this.dispatch({ kind: 'shutdown.force' });
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    if (this.factsTimer) clearInterval(this.factsTimer);
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.writeFacts();
     this.refusalLog.flush();
     await this.link.stop();
   }
@@ -213,6 +247,7 @@ export class MachineLoop extends EventEmitter {
       return;
     }
     if (this.log.isLevelEnabled('trace')) this.log.trace({ line }, 'MDB <');
+    if (parsed.value.kind === 'poll') this.watch.poll();
     this.dispatch({ kind: 'line', line: parsed.value });
   }
 
@@ -224,14 +259,18 @@ export class MachineLoop extends EventEmitter {
     this.dispatching = true;
     try {
       for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
+        const before = this.model.state;
         const { model, effects } = transition(this.model, next, this.cfg);
         this.model = model;
         for (const e of effects) this.run(e);
         this.publishStatus();
+        // After the effects: the approval of a vend is already written when the watch looks.
+        this.watch.observe(before, next.kind === 'line' ? next.line : null, model.state, effects);
       }
     } finally {
       this.dispatching = false;
     }
+    this.checkResetLoop();
     if (this.quiescentWaiters.length > 0 && (isQuiescent(this.model) || !this.link.isUp)) {
       const waiters = this.quiescentWaiters;
       this.quiescentWaiters = [];
@@ -286,6 +325,49 @@ export class MachineLoop extends EventEmitter {
       case 'link.restart':
         void this.restartLink(e.reason);
         return;
+      case 'config.refused': {
+        const detail = `the board refused C,SETCONF,${e.key}=${e.value} (answer: ${e.answer}); the reader stays disabled. If the firmware names this key differently, set mdb.boardKeys (docs/mdb.md)`;
+        this.log.error({ event: 'mdb.config.refused', code: 'BOARD_CONFIG_REFUSED', key: e.key, value: e.value, answer: e.answer }, `MDB: ${detail}`);
+        this.safePost({ type: 'fleet.observe', code: 'BOARD_CONFIG_REFUSED', active: true, detail });
+        return;
+      }
+      case 'config.done':
+        this.safePost({ type: 'fleet.observe', code: 'BOARD_CONFIG_REFUSED', active: false, detail: null });
+        return;
+    }
+  }
+
+  /** A VMC that resets the reader over and over: hold the reader off its bus, longer each time. */
+  private checkResetLoop(): void {
+    if (this.stopping) return;
+    const holdMs = this.watch.resetLoopHold();
+    if (holdMs === null) return;
+    const advice = this.watch.resetLoopAdvice();
+    this.log.warn({ event: 'mdb.vmc.reset-loop', code: 'VMC_RESET_LOOP', holdMs }, `MDB: ${advice}`);
+    this.safePost({ type: 'fleet.observe', code: 'VMC_RESET_LOOP', active: true, detail: advice });
+    this.dispatch({ kind: 'hold', reason: 'VMC reset loop' });
+    if (this.holdTimer) clearTimeout(this.holdTimer);
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = null;
+      this.log.info({ event: 'mdb.vmc.reset-loop.release' }, 'MDB: reset-loop hold over, enabling the reader again');
+      this.safePost({ type: 'fleet.observe', code: 'VMC_RESET_LOOP', active: false, detail: null });
+      this.dispatch({ kind: 'hold', reason: null });
+    }, holdMs);
+    this.holdTimer.unref();
+  }
+
+  private writeFacts(): void {
+    const path = this.o.factsPath;
+    if (!path) return;
+    this.watch.markTick();
+    const facts = this.watch.takeChanged();
+    if (facts === null) return;
+    try {
+      writeFileAtomic(path, `${JSON.stringify(facts, null, 2)}\n`, 0o644);
+      this.factsWriteFailed = false;
+    } catch (err) {
+      if (!this.factsWriteFailed) this.log.warn({ err: (err as Error).message, path }, 'MDB: could not write the VMC facts for qrvend doctor');
+      this.factsWriteFailed = true;
     }
   }
 

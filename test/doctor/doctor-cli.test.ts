@@ -83,9 +83,9 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
     const r = byId(report);
     assert.deepEqual(
       report.results.map((x) => x.id),
-      ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'reader', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display', 'fleet-trust'],
+      ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'reader', 'vmc', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display', 'fleet-trust'],
     );
-    for (const id of ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'gateway', 'clock', 'ledger', 'outbox', 'display']) {
+    for (const id of ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'vmc', 'gateway', 'clock', 'ledger', 'outbox', 'display']) {
       assert.equal(r[id]?.status, 'OK', `${id}: ${r[id]?.summary}`);
     }
     assert.equal(r.board?.details?.firmware, '2.1.0');

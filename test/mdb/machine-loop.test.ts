@@ -47,7 +47,7 @@ test('start: configuration sent, C,1 reported once, board.info posted, reader en
     await r.pay.waitStatus('enabled');
     assert.deepEqual(r.sim.received().slice(0, 9), [
       'C,0',
-      'C,SETCONF,mdb-addr=0x10',
+      'C,SETCONF,mdb-address=0x10',
       'C,SETCONF,mdb-always-idle=1',
       'C,SETCONF,mdb-currency-code=0x1978',
       'C,SETCONF,mdb-decimal-places=2',

@@ -17,8 +17,10 @@ export const ALARM_CODES = [
   'LEDGER_CORRUPT',
   /** The wall clock stepped (CLOCK_STEP) or is implausible. */
   'CLOCK_UNSYNCED',
-  /** The VMC reset repeatedly within a short window. */
+  /** The VMC reset the reader repeatedly right after setting it up; the reader is held off the bus for a while (docs/mdb.md). */
   'VMC_RESET_LOOP',
+  /** The adapter board refused (or never answered) a C,SETCONF line: the reader stays disabled (docs/mdb.md). */
+  'BOARD_CONFIG_REFUSED',
   /** A config.set left the agent unhealthy and was rolled back (raised once, cleared by the next good config.set). */
   'CONFIG_ROLLED_BACK',
 ] as const;

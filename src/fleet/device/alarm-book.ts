@@ -22,6 +22,7 @@ export const ALARM_TIMING: Record<AlarmCode, AlarmTiming> = {
   LEDGER_CORRUPT: { raiseAfterMs: 0, clearAfterMs: 0 },
   CLOCK_UNSYNCED: { raiseAfterMs: 0, clearAfterMs: 60_000 },
   VMC_RESET_LOOP: { raiseAfterMs: 0, clearAfterMs: 300_000 },
+  BOARD_CONFIG_REFUSED: { raiseAfterMs: 0, clearAfterMs: 0 },
   CONFIG_ROLLED_BACK: { raiseAfterMs: 0, clearAfterMs: 0 },
 };
 

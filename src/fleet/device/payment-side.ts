@@ -18,9 +18,6 @@ import { OutboxRetryArgs } from '../contract/commands.js';
 import { emptyAlarmBook, observe, raisedCodes, settle, withRaised, type AlarmBook } from './alarm-book.js';
 
 const TICK_MS = 1_000;
-/** VMC_RESET_LOOP: this many resets (reader back to inactive) within the window. */
-const RESET_LOOP_COUNT = 3;
-const RESET_LOOP_WINDOW_MS = 10 * 60_000;
 /** CLOCK_UNSYNCED stays while the last wall-clock step is this recent. */
 const CLOCK_UNSYNCED_FOR_MS = 10 * 60_000;
 const OUTBOX_LIST_MAX = 100;
@@ -54,7 +51,6 @@ export class FleetPaymentSide {
   private book: AlarmBook;
   private reader: ReaderStatus = 'offline';
   private readerWas: ReaderStatus = 'offline';
-  private resets: number[] = [];
   private lastClockSteps = 0;
   private lastClockStepAt: number | null = null;
   private gatewayOnline = true;
@@ -92,12 +88,8 @@ export class FleetPaymentSide {
     if (message.type === 'reader.status') {
       this.readerWas = this.reader;
       this.reader = message.status;
-      // A reset takes an enabled reader back to inactive; from offline it is a link coming up, from
-      // disabled it may be our own reader.enable (C,1): neither counts.
-      if (message.status === 'inactive' && this.readerWas !== 'offline' && this.readerWas !== 'inactive' && this.readerWas !== 'disabled') {
-        const now = this.o.monotonicNow();
-        this.resets = [...this.resets.filter((t) => now - t < RESET_LOOP_WINDOW_MS), now];
-      }
+      // VMC_RESET_LOOP comes from the machine loop (src/mdb/vmc-watch.ts) as fleet.observe: it sees
+      // the board's lines, holds the reader off the bus and knows what to advise.
       this.pushFacts();
     } else if (message.type === 'fleet.observe') {
       this.observe(message.code, message.active, message.detail);
@@ -125,8 +117,6 @@ export class FleetPaymentSide {
 
   private tick(): void {
     const now = this.o.monotonicNow();
-    this.resets = this.resets.filter((t) => now - t < RESET_LOOP_WINDOW_MS);
-    this.observe('VMC_RESET_LOOP', this.resets.length >= RESET_LOOP_COUNT, `the VMC reset the reader ${this.resets.length} times in ${RESET_LOOP_WINDOW_MS / 60_000} minutes`);
     this.observe('DISK_UNWRITABLE', !this.o.ledger.writable, `the ledger cannot be written: ${this.o.ledger.unwritableReason ?? 'unknown'}`);
     this.observe('CLOCK_UNSYNCED', this.lastClockStepAt !== null && now - this.lastClockStepAt < CLOCK_UNSYNCED_FOR_MS, 'the wall clock stepped (CLOCK_STEP): check time synchronisation');
     const { book, changes } = settle(this.book, now);

@@ -98,6 +98,11 @@ function parseStatus(f: string[], line: string): Parsed<BoardLine> {
     case 'DISABLED':
     case 'ENABLED':
       return f.length === 3 ? ok({ kind: 'status', status }) : noise('malformed', line);
+    // Some firmware echoes C,0 / C,1 this way instead of c,0 / c,1 (a public client of the board
+    // expects c,STATUS,OFFLINE, c,SET,OK..., c,STATUS,ONLINE; test/fixtures/transcripts/).
+    case 'OFFLINE':
+    case 'ONLINE':
+      return f.length === 3 ? ok({ kind: 'enable-echo', enabled: status === 'ONLINE' }) : noise('malformed', line);
     case 'IDLE': {
       if (f.length === 3) return ok({ kind: 'session-idle', funds: null });
       if (f.length !== 4) return noise('malformed', line);

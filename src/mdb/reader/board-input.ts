@@ -7,7 +7,8 @@ import { toMinor } from '../codec/amount.js';
 import type { BoardLine, VmcReaderStatus } from '../codec/types.js';
 import { VendErrorCodes } from '../codec/types.js';
 import type { VendOutcome } from '../../ipc/messages.js';
-import { abandon, afterVend, beginStart, beginStop, chargeVend, configure, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import { abandon, afterVend, beginStart, beginStop, chargeVend, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import { configure, onSetOk, onSetRefused } from './configure.js';
 import { isChargedVend } from '../../ipc/vend-outcome.js';
 import type { ReaderModel, ReaderState, Session } from './types.js';
 
@@ -19,9 +20,10 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
   }
   switch (line.kind) {
     case 'poll':
-    case 'set-ok':
     case 'enable-echo':
       return model;
+    case 'set-ok':
+      return onSetOk(fx, model);
     case 'version':
       return onVersion(fx, model, line.firmware, line.boardId);
     case 'status':
@@ -35,6 +37,7 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
     case 'vend-error':
       return { ...model, state: onVendError(fx, model, line.code) };
     case 'error':
+      if (model.configuring !== null && model.configuring.length > 0) return onSetRefused(fx, model, `c,ERR,${line.text}`);
       return { ...model, state: onBoardError(fx, model, line.text) };
     case 'cash-sale':
       // Another device was paid (coins, bills, the other reader): nothing for this reader to do
@@ -54,7 +57,7 @@ function onVersion(fx: Fx, model: ReaderModel, firmware: string, boardId: string
   }
   // Nobody asked: the board restarted (its boot banner) and lost its configuration with it.
   abandon(fx, model.state, { sessionReason: 'vmc-reset', vendOutcome: 'reset', detail: 'the adapter board restarted' });
-  return { ...model, state: configure(fx), versionAsked: true };
+  return configure(fx, model);
 }
 
 function onStatus(fx: Fx, model: ReaderModel, status: VmcReaderStatus): ReaderState {
@@ -164,6 +167,7 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
   const requestId = `${fx.cfg.requestIdPrefix}-${model.nextRequestNo}`;
   fx.post({ type: 'vend.requested', requestId, price: fx.major(priceMinor), item });
   fx.cancel('session-idle');
+  fx.cancel('session-refresh');
   fx.arm('payment-wait', fx.cfg.paymentWaitMs);
   return {
     ...model,

@@ -126,6 +126,7 @@ export function beginStart(fx: Fx, purpose: StartPurpose): ReaderState {
 
 export function beginStop(fx: Fx, session: Session, reason: SessionEndReason, then: StartPurpose | null = null): ReaderState {
   fx.cancel('session-idle');
+  fx.cancel('session-refresh');
   fx.send({ kind: 'stop' });
   fx.arm('board-answer', fx.cfg.boardAnswerMs);
   return { kind: 'Stopping', session, reason, then };
@@ -134,6 +135,8 @@ export function beginStop(fx: Fx, session: Session, reason: SessionEndReason, th
 /** A session waiting for the consumer's next selection (the idle timer runs for static sessions only). */
 export function idle(fx: Fx, session: Session): ReaderState {
   if (session.txId !== null) fx.arm('session-idle', fx.cfg.sessionIdleTimeoutMs);
+  // Many level 1/2 VMCs drop a session nobody uses: reopen ours before they do (mdb.sessionRefreshMs).
+  else if (fx.cfg.sessionRefreshMs !== null) fx.arm('session-refresh', fx.cfg.sessionRefreshMs);
   return { kind: 'SessionIdle', session };
 }
 
@@ -141,20 +144,10 @@ export function idle(fx: Fx, session: Session): ReaderState {
 export function afterVend(fx: Fx, model: ReaderModel, session: Session | null): ReaderState {
   if (session === null) return { kind: 'Enabled', holdVirtual: false };
   if (session.endAfterVend !== null) return beginStop(fx, session, session.endAfterVend);
+  // A VMC without multi-vend expects the session to end after each vend; a new one opens on ENABLED.
+  if (session.txId === null && !fx.cfg.multiVend) return beginStop(fx, session, 'complete');
   if (model.shuttingDown) return beginStop(fx, session, 'reader-cancel');
   // Funds used up: nothing more can be approved, so end the session instead of idling until the timeout.
   if (session.txId !== null && session.remainingMinor <= 0) return beginStop(fx, session, 'reader-cancel');
   return idle(fx, session);
-}
-
-/** The config sequence: C,0, every C,SETCONF, C,1, V. Sent on every link up and board restart. */
-export function configure(fx: Fx): ReaderState {
-  fx.send({ kind: 'enable', enabled: false });
-  for (const c of fx.cfg.setconf) fx.send(c);
-  fx.send({ kind: 'enable', enabled: true });
-  fx.send({ kind: 'version' });
-  // V goes last: its answer shows the board took the whole sequence. No answer means the lines
-  // were lost (board hung or still booting), and the link is restarted to send them again.
-  fx.arm('config-answer', fx.cfg.boardAnswerMs);
-  return { kind: 'Inactive' };
 }

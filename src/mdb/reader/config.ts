@@ -5,6 +5,7 @@ import type { QrvendConfig } from '../../config/schema.js';
 import { toMinor } from '../codec/amount.js';
 import type { BoardCommand } from '../codec/types.js';
 import type { ReaderConfig } from './types.js';
+import { DEFAULT_BOARD_KEYS, DEVICE_ADDRESS, type BoardKeyName } from '../../config/board-keys.js';
 
 export interface ReaderSetup {
   mdb: QrvendConfig['mdb'];
@@ -34,20 +35,28 @@ export function ageDeniedItems(verifyAge: boolean, catalog: Readonly<Record<stri
 }
 
 /**
- * C,SETCONF lines sent while the reader is disabled, in this order. The currency code is the MDB
- * form of ISO 4217: a leading 1 and the numeric code (EUR 978 -> 0x1978). The scale factor is 1
- * because amounts travel as decimals in major units.
+ * C,SETCONF lines sent while the reader is disabled, in this order, each answered before the next
+ * step (src/mdb/reader/configure.ts). The address goes first: a firmware that refuses it must stop
+ * the sequence before anything else. The currency code is the MDB form of ISO 4217: a leading 1
+ * and the numeric code (EUR 978 -> 0x1978). The scale factor is 1 because amounts travel as
+ * decimals in major units. Optional keys (cash sale, the board's idle and message timeouts) are
+ * only sent when set, so a firmware without them keeps working as before.
  */
 export function setconfCommands(s: Pick<ReaderSetup, 'mdb' | 'decimalPlaces' | 'currencyNumeric'>): BoardCommand[] {
-  const set = (key: string, value: string): BoardCommand => ({ kind: 'setconf', key, value });
-  return [
-    set('mdb-addr', '0x10'), // cashless device #1
-    set('mdb-always-idle', s.mdb.alwaysIdle ? '1' : '0'),
-    set('mdb-currency-code', `0x1${s.currencyNumeric}`),
-    set('mdb-decimal-places', String(s.decimalPlaces)),
-    set('mdb-scale-factor', '1'),
-    set('mdb-timeout-vend', String(s.mdb.maxResponseTimeS)),
+  const names = { ...DEFAULT_BOARD_KEYS, ...s.mdb.boardKeys };
+  const set = (key: BoardKeyName, value: string): BoardCommand => ({ kind: 'setconf', key: names[key], value });
+  const out = [
+    set('address', DEVICE_ADDRESS[s.mdb.device]),
+    set('alwaysIdle', s.mdb.alwaysIdle ? '1' : '0'),
+    set('currencyCode', `0x1${s.currencyNumeric}`),
+    set('decimalPlaces', String(s.decimalPlaces)),
+    set('scaleFactor', '1'),
+    set('timeoutVend', String(s.mdb.maxResponseTimeS)),
   ];
+  if (s.mdb.cashSale) out.push(set('cashSale', '1'));
+  if (s.mdb.boardTimeouts.idleS !== null) out.push(set('timeoutIdle', String(s.mdb.boardTimeouts.idleS)));
+  if (s.mdb.boardTimeouts.messageS !== null) out.push(set('timeout', String(s.mdb.boardTimeouts.messageS)));
+  return out;
 }
 
 export function readerConfigFrom(s: ReaderSetup): ReaderConfig {
@@ -57,6 +66,8 @@ export function readerConfigFrom(s: ReaderSetup): ReaderConfig {
     alwaysIdle: s.mdb.alwaysIdle,
     virtualCreditMinor: s.mdb.virtualCredit === null ? null : toMinor(s.mdb.virtualCredit, s.decimalPlaces),
     sessionIdleTimeoutMs: s.mdb.sessionIdleTimeoutMs,
+    sessionRefreshMs: s.mdb.sessionRefreshMs,
+    multiVend: s.mdb.multiVend,
     vendResultTimeoutMs: s.mdb.vendResultTimeoutMs,
     // The payment side gives up first (dynamicQr.paymentTimeoutMs < maxResponseTimeS); this is the
     // reader's own backstop so the VMC always gets an answer before its deadline.

@@ -141,6 +141,10 @@ export function onTimeout(fx: Fx, model: ReaderModel, timer: TimerName): ReaderS
     case 'session-idle':
       if (s.kind === 'SessionIdle' && s.session.txId !== null) return beginStop(fx, s.session, 'idle-timeout');
       break;
+    case 'session-refresh':
+      // C,STOP now; the VMC's ENABLED that follows opens a fresh session (maybeOpenVirtualSession).
+      if (s.kind === 'SessionIdle' && s.session.txId === null) return beginStop(fx, s.session, 'reader-cancel');
+      break;
     case 'vend-result':
       if (s.kind === 'Vend' && s.vend.phase === 'awaiting-result') {
         const v = s.vend;

@@ -5,7 +5,8 @@
  */
 import type { ReaderStatus } from '../../ipc/messages.js';
 import { onLine } from './board-input.js';
-import { abandon, beginStart, beginStop, configure, Fx } from './common.js';
+import { abandon, beginStart, beginStop, Fx } from './common.js';
+import { configure, onConfigUnanswered } from './configure.js';
 import { onPayment, onTimeout } from './payment-input.js';
 import type { ReaderConfig, ReaderInput, ReaderModel, ReaderState, Transition } from './types.js';
 
@@ -20,6 +21,9 @@ export function initialModel(): ReaderModel {
     lastApproved: null,
     outOfService: false,
     hostDisabled: false,
+    configuring: null,
+    configRefused: null,
+    held: null,
   };
 }
 
@@ -35,16 +39,21 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
   switch (input.kind) {
     case 'link.up': {
       if (model.state.kind !== 'Offline') abandon(fx, model.state, linkLost('the link was reopened'));
-      return { ...model, state: configure(fx), versionAsked: true };
+      return configure(fx, model);
     }
     case 'link.down':
       if (model.state.kind === 'Offline') return model;
       abandon(fx, model.state, linkLost(`serial link lost: ${input.reason}`));
-      return { ...model, state: { kind: 'Offline' }, versionAsked: false };
+      return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
     case 'link.silent':
+      // Disabled (C,0), the board relays no POLLs: an unanswered SETCONF shows up as silence first.
+      if (model.configuring !== null && model.configuring.length > 0) {
+        const key = model.configuring[0]!;
+        fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: 'no answer before the link watchdog expired' });
+      }
       abandon(fx, model.state, linkLost('no line from the board within the link watchdog'));
       fx.list.push({ kind: 'link.restart', reason: 'link watchdog expired' });
-      return { ...model, state: { kind: 'Offline' }, versionAsked: false };
+      return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
     case 'line':
       return onLine(fx, model, input.line);
     case 'payment':
@@ -54,21 +63,13 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
       return { ...model, state: onTimeout(fx, model, input.timer) };
     case 'shutdown':
       return { ...model, shuttingDown: true, state: onShutdown(fx, model.state) };
+    case 'hold':
+      return { ...model, held: input.reason };
     case 'shutdown.force':
       abandon(fx, model.state, { sessionReason: 'reader-cancel', vendOutcome: 'timeout', detail: 'the agent stopped before the vend result' });
       if (model.state.kind !== 'Offline') fx.send({ kind: 'enable', enabled: false });
       return { ...model, shuttingDown: true, state: { kind: 'Offline' } };
   }
-}
-
-function onConfigUnanswered(fx: Fx, model: ReaderModel): ReaderModel {
-  if (!model.versionAsked || model.state.kind === 'Offline') {
-    fx.refuse('timeout config-answer', `stale in state ${model.state.kind}`);
-    return model;
-  }
-  abandon(fx, model.state, linkLost('the board did not answer the configuration'));
-  fx.list.push({ kind: 'link.restart', reason: 'the board did not answer the configuration' });
-  return { ...model, state: { kind: 'Offline' }, versionAsked: false };
 }
 
 function linkLost(detail: string) {
@@ -103,11 +104,15 @@ function onShutdown(fx: Fx, s: ReaderState): ReaderState {
 function applyOutOfService(fx: Fx, model: ReaderModel): ReaderModel {
   const s = model.state;
   if (s.kind === 'Offline') return model.hostDisabled ? { ...model, hostDisabled: false } : model;
-  if (model.outOfService) {
+  // Configuring, or the board refused a key: C,1 comes from configure.ts, never from here.
+  if (model.configuring !== null || model.configRefused !== null) return model;
+  if (model.outOfService || model.held !== null) {
     // A virtual-credit session holds no payment: end it first, the C,0 follows once it closed.
     if (s.kind === 'SessionIdle' && s.session.txId === null) return { ...model, state: beginStop(fx, s.session, 'reader-cancel') };
-    // Enabled again (the board or the VMC restarted and set the reader up): disable it again.
-    if (s.kind !== 'Enabled') return model;
+    // Enabled again (the board or the VMC restarted and set the reader up): disable it again. A
+    // hold (reset loop) disables at once, before the VMC enables: the point is to drop off its bus.
+    const quiet = s.kind === 'Enabled' || (model.held !== null && !model.hostDisabled && (s.kind === 'Inactive' || s.kind === 'Disabled'));
+    if (!quiet) return model;
     fx.send({ kind: 'enable', enabled: false });
     return { ...model, hostDisabled: true, state: { kind: 'Disabled' } };
   }
@@ -123,7 +128,7 @@ function maybeOpenVirtualSession(fx: Fx, model: ReaderModel): ReaderModel {
   const s = model.state;
   const credit = fx.cfg.virtualCreditMinor;
   if (s.kind !== 'Enabled' || s.holdVirtual || credit === null || fx.cfg.alwaysIdle) return model;
-  if (!model.sessionsAllowed || model.shuttingDown) return model;
+  if (!model.sessionsAllowed || model.shuttingDown || model.outOfService || model.held !== null) return model;
   return { ...model, state: beginStart(fx, { kind: 'virtual', creditMinor: credit }) };
 }
 

@@ -13,7 +13,8 @@ export type TimerName =
   | 'vend-result' // approved vend without success/failure for mdb.vendResultTimeoutMs
   | 'payment-wait' // dynamic QR vend request the payment side has not answered in time
   | 'board-answer' // C,START or C,STOP the board has not confirmed
-  | 'config-answer'; // the configuration sequence (up to V) the board has not answered
+  | 'config-answer' // the configuration sequence (every SETCONF answer, then V) the board has not answered
+  | 'session-refresh'; // an idle virtual-credit session is closed and reopened before the VMC drops it
 
 export interface ReaderConfig {
   decimalPlaces: number;
@@ -22,6 +23,10 @@ export interface ReaderConfig {
   virtualCreditMinor: number | null;
   sessionIdleTimeoutMs: number;
   vendResultTimeoutMs: number;
+  /** Close and reopen an idle virtual-credit session this often (mdb.sessionRefreshMs); null = never. */
+  sessionRefreshMs: number | null;
+  /** Several vends in one virtual-credit session (mdb.multiVend); false = end it after each vend. */
+  multiVend: boolean;
   /** Backstop for a dynamic QR vend request; below the advertised maximum response time. */
   paymentWaitMs: number;
   boardAnswerMs: number;
@@ -97,6 +102,17 @@ export interface ReaderModel {
   outOfService: boolean;
   /** C,0 was written for outOfService and the reader has not been re-enabled since (C,1). */
   hostDisabled: boolean;
+  /** SETCONF lines written whose answer (c,SET,OK) has not come yet, oldest first; null = not configuring. */
+  configuring: readonly SetconfLine[] | null;
+  /** The board refused (or never answered) a SETCONF: the reader stays disabled until the next link open. */
+  configRefused: { key: string; value: string; answer: string } | null;
+  /** The machine loop holds the reader disabled (a VMC reset loop backing off); the reason, or null. */
+  held: string | null;
+}
+
+export interface SetconfLine {
+  key: string;
+  value: string;
 }
 
 export type ReaderInput =
@@ -110,7 +126,9 @@ export type ReaderInput =
   /** Graceful stop: no new session, let the vend in progress finish. */
   | { kind: 'shutdown' }
   /** Stop now: fail what is left cleanly and disable the reader (C,0). */
-  | { kind: 'shutdown.force' };
+  | { kind: 'shutdown.force' }
+  /** Hold the reader disabled (C,0) for this reason once nothing is in flight; null releases it (C,1). */
+  | { kind: 'hold'; reason: string | null };
 
 export type ReaderEffect =
   | { kind: 'send'; command: BoardCommand }
@@ -120,11 +138,15 @@ export type ReaderEffect =
   /** An input that made no sense in this state: logged and counted, never thrown. */
   | { kind: 'refused'; what: string; reason: string }
   /** Close the link and open it again (after pulsing the board's reset line when there is one). */
-  | { kind: 'link.restart'; reason: string };
+  | { kind: 'link.restart'; reason: string }
+  /** The board refused a SETCONF line (or did not answer it): logged, alarmed, shown by doctor. */
+  | { kind: 'config.refused'; key: string; value: string; answer: string }
+  /** Every SETCONF line was accepted and the reader enabled (C,1): clears the alarm. */
+  | { kind: 'config.done' };
 
 export interface Transition {
   model: ReaderModel;
   effects: ReaderEffect[];
 }
 
-export const ALL_TIMERS: readonly TimerName[] = ['session-idle', 'vend-result', 'payment-wait', 'board-answer', 'config-answer'];
+export const ALL_TIMERS: readonly TimerName[] = ['session-idle', 'vend-result', 'payment-wait', 'board-answer', 'config-answer', 'session-refresh'];

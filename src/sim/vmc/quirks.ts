@@ -1,6 +1,8 @@
 /**
- * VMC behaviours played on top of the simulator's public surface (issue 29 items 1 and 7), kept
- * out of simulator.ts: what real VMCs and boards send that the idealized VMC does not.
+ * How the simulated VMC and board differ from the idealized ones (issue 29 item 8): which
+ * cashless addresses the VMC polls, a card reader at the other address, VMC quirks seen in the
+ * field, and a board firmware that knows only some SETCONF keys; and the lines real VMCs and
+ * boards send that the idealized VMC does not (issue 29 items 1 and 7).
  */
 import type { VmcSimulator } from './simulator.js';
 
@@ -23,3 +25,38 @@ export function resetSeenAsInactive(sim: VmcSimulator): void {
   sim.spew({ kind: 'status', status: 'INACTIVE' }, 1);
   sim.resetReader();
 }
+
+export interface VmcQuirks {
+  /** Cashless addresses the VMC polls (its menu's "cashless 1/2 enabled"). Default both. */
+  slots?: readonly ('0x10' | '0x60')[];
+  /** A card reader answers at this address (it may win selections: cardSale()). Default none. */
+  cardReader?: '0x10' | '0x60' | null;
+  /** The VMC resets the reader right after enabling it, this many times (-1: forever). Default 0. */
+  resetAfterSetup?: number;
+  /** The VMC never polls this reader (and never sets it up). */
+  neverPolls?: boolean;
+  /** The VMC ends a funded session nobody used after this long; null = never. */
+  dropIdleSessionMs?: number | null;
+  /** The VMC sends vend requests without a session even with always-idle off (some level 1/2 VMCs). */
+  vendOutsideSession?: boolean;
+}
+
+export interface BoardFirmware {
+  /** SETCONF keys this firmware knows; others are answered c,ERR,... Default: every key. */
+  knownKeys?: readonly string[] | null;
+  /** The key this firmware reads the address from. Default mdb-address. */
+  addressKey?: string;
+  /** The key it reads always-idle from. Default mdb-always-idle. */
+  alwaysIdleKey?: string;
+  /** SETCONF lines left unanswered (a firmware that ignores a key without a word). */
+  silentKeys?: readonly string[];
+}
+
+export interface CardSaleRecord {
+  item: number;
+  price: number;
+  /** Our reader had a selection pending that the VMC cancelled. */
+  tookOurSelection: boolean;
+}
+
+export const DEFAULT_ADDRESS = '0x10';

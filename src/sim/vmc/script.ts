@@ -3,6 +3,7 @@
  *
  *   enable | disable                the VMC enables / disables the reader
  *   select <item> <price>           the consumer selects item <item> at <price> (e.g. select 12 1.50)
+ *   card <item> <price>             the consumer pays at the card reader at the other address (quirks.cardReader)
  *   success | fail [code]           the approved vend is dispensed / fails (code 3 by default)
  *   cancel                          the consumer cancels (selection and session)
  *   end                             session complete
@@ -23,6 +24,7 @@ import { reportCashSale, resetSeenAsInactive } from './quirks.js';
 export type ScriptStep =
   | { op: 'enable' | 'disable' | 'success' | 'cancel' | 'end' | 'reset' | 'inactive' | 'board-reset' | 'status' | 'records' }
   | { op: 'select' | 'cash-sale'; item: number; price: number }
+  | { op: 'card'; item: number; price: number }
   | { op: 'fail'; code: number }
   | { op: 'silent' | 'wait'; ms: number }
   | { op: 'noise'; count: number }
@@ -53,7 +55,8 @@ export function parseStep(raw: string, lineNo = 1): ScriptStep | null {
   }
   switch (op) {
     case 'select':
-    case 'cash-sale': {
+    case 'cash-sale':
+    case 'card': {
       arity(2);
       const item = int(args[0], 'item', 65535);
       if (!/^\d{1,7}(\.\d{1,3})?$/.test(args[1]!)) fail('price must be a decimal amount such as 1.50');
@@ -98,6 +101,8 @@ export async function runStep(sim: VmcSimulator, step: ScriptStep, signal?: Abor
       return did(sim.disable());
     case 'select':
       return did(sim.select(step.item, step.price));
+    case 'card':
+      return did(sim.cardSale(step.item, step.price));
     case 'success':
       return did(sim.vendSuccess());
     case 'fail':

@@ -4,14 +4,16 @@
  * selections, dispensing, cancels, resets. Tests, the demo, chaos runs and technicians drive it
  * through this class (or `qrvend sim vmc` and its line script).
  *
- * It speaks over any ByteLink: one end of a pty pair, or the in-memory wire's VMC end.
+ * It speaks over any ByteLink: one end of a pty pair, or the in-memory wire's VMC end. The wire
+ * (framing, writes, silence, noise) is board-wire.ts; the board's SETCONF store board-config.ts;
+ * VMCs and boards as they are in the field (slots, a card reader, quirks) quirks.ts.
  */
-import { EventEmitter } from 'node:events';
-import { encodeBoardLine, parseCommand, type BoardCommand, type BoardLine } from '../../mdb/codec/index.js';
-import { LineFramer, type ByteLink } from '../../mdb/transport/index.js';
-import { noiseLine, NOISE_KINDS, type NoiseKind } from './noise.js';
-import { seededRandom } from '../seeded-random.js';
+import type { BoardCommand } from '../../mdb/codec/index.js';
+import type { ByteLink } from '../../mdb/transport/index.js';
+import { BoardWire } from './board-wire.js';
 import type { SimSessionEnd, SimSessionRecord, SimVendOutcome, SimVendRecord } from './record.js';
+import type { BoardFirmware, CardSaleRecord, VmcQuirks } from './quirks.js';
+import { BoardConfig } from './board-config.js';
 
 export type VendPolicy = 'manual' | 'success' | 'fail';
 
@@ -32,6 +34,10 @@ export interface VmcSimulatorOptions {
   seed?: number;
   /** Host lines kept for inspection (default 10,000). */
   keepCommands?: number;
+  /** The VMC's slots, a card reader beside us, field quirks (src/sim/vmc/quirks.ts). */
+  quirks?: VmcQuirks;
+  /** What the board's firmware knows of SETCONF. */
+  firmwareKeys?: BoardFirmware;
 }
 
 export type SimReaderState = 'inactive' | 'disabled' | 'enabled';
@@ -42,26 +48,25 @@ interface CurrentVend {
 }
 
 /** Events: 'command' (BoardCommand, raw line) for each host command; 'sent' (line) for each line sent. */
-export class VmcSimulator extends EventEmitter {
-  private link: ByteLink | null = null;
+export class VmcSimulator extends BoardWire {
   private hostEnabled = false;
-  private readonly config = new Map<string, string>();
   private reader: SimReaderState = 'inactive';
   private vmcWantsEnabled: boolean;
   private session: SimSessionRecord | null = null;
   private vend: CurrentVend | null = null;
-  private silentUntil = 0;
   private readonly sessions: SimSessionRecord[] = [];
-  private readonly commands: string[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
   private pollTimer: NodeJS.Timeout | null = null;
-  private readonly random: () => number;
   private nextSessionId = 1;
   private vendPolicy: VendPolicy;
-  private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable'>>;
+  private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable' | 'quirks' | 'firmwareKeys'>>;
+  private readonly quirks: Required<VmcQuirks>;
+  private readonly config: BoardConfig;
+  private resetsAfterSetupLeft: number;
+  private readonly cardSales: CardSaleRecord[] = [];
+  private idleDropTimer: NodeJS.Timeout | null = null;
 
   constructor(options: VmcSimulatorOptions = {}) {
-    super();
+    super({ decimalPlaces: options.decimalPlaces ?? 2, keepCommands: options.keepCommands ?? 10_000, seed: options.seed });
     this.o = {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       firmware: options.firmware ?? 'qrvend-sim-1.0',
@@ -70,42 +75,30 @@ export class VmcSimulator extends EventEmitter {
       vendDelayMs: options.vendDelayMs ?? 20,
       keepCommands: options.keepCommands ?? 10_000,
     };
+    this.quirks = {
+      slots: options.quirks?.slots ?? ['0x10', '0x60'],
+      cardReader: options.quirks?.cardReader ?? null,
+      resetAfterSetup: options.quirks?.resetAfterSetup ?? 0,
+      neverPolls: options.quirks?.neverPolls ?? false,
+      dropIdleSessionMs: options.quirks?.dropIdleSessionMs ?? null,
+      vendOutsideSession: options.quirks?.vendOutsideSession ?? false,
+    };
+    this.config = new BoardConfig(options.firmwareKeys);
+    this.resetsAfterSetupLeft = this.quirks.resetAfterSetup;
     this.vmcWantsEnabled = options.autoEnable ?? true;
     this.vendPolicy = options.vendPolicy ?? 'manual';
-    this.random = seededRandom(options.seed ?? Date.now());
     this.pollTimer = setInterval(() => {
-      if (this.hostEnabled) this.send({ kind: 'poll' });
+      if (this.hostEnabled && this.vmcTalksToUs()) this.send({ kind: 'poll' });
     }, this.o.pollIntervalMs);
     if (options.link) this.attach(options.link);
-  }
-
-  // ---- wiring ----------------------------------------------------------------------------
-
-  /** Connects to a link (a fresh framer each time, like the agent). */
-  attach(link: ByteLink): void {
-    this.link = link;
-    const framer = new LineFramer(1024, { onLine: (line) => this.onHostLine(line), onOverlong: () => {} });
-    link.onData((chunk) => {
-      if (this.link === link) framer.push(chunk);
-    });
-    link.onClose(() => {
-      if (this.link === link) this.link = null;
-    });
-  }
-
-  get attached(): boolean {
-    return this.link !== null;
   }
 
   /** Stops timers and closes the link. */
   async close(): Promise<void> {
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = null;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
-    const link = this.link;
-    this.link = null;
-    await link?.close();
+    this.clearIdleDrop();
+    await this.closeWire();
   }
 
   // ---- the VMC's side (what a consumer or the machine does) --------------------------------
@@ -133,23 +126,15 @@ export class VmcSimulator extends EventEmitter {
   select(item: number, price: number): boolean {
     if (this.reader !== 'enabled' || this.vend !== null) return false;
     if (this.session === null) {
-      if (this.config.get('mdb-always-idle') !== '1') return false;
+      if (!this.config.alwaysIdle && !this.quirks.vendOutsideSession) return false;
       this.session = this.openRecord('always-idle', null);
     }
+    this.clearIdleDrop();
     const record: SimVendRecord = { item, price, approved: null, outcome: 'pending' };
     this.session.vends.push(record);
     this.vend = { record, phase: 'requested' };
     this.send({ kind: 'vend-request', price, item });
     return true;
-  }
-
-  /**
-   * A broken board: sends `line` `count` times whatever the state (out of sequence as a rule), in
-   * one write. For tests of what a noisy board does to the reader and the journal.
-   */
-  spew(line: BoardLine, count: number): void {
-    const text = `${encodeBoardLine(line, this.o.decimalPlaces)}\r\n`;
-    this.writeRaw(Buffer.from(text.repeat(count), 'latin1'));
   }
 
   /** The approved product came out. */
@@ -221,25 +206,29 @@ export class VmcSimulator extends EventEmitter {
     this.send({ kind: 'version', firmware: this.o.firmware, boardId: this.o.boardId });
   }
 
-  /** Nothing leaves the board for `ms` (no r,ACK, no answers); commands meanwhile are lost. */
-  silent(ms: number): void {
-    this.silentUntil = Date.now() + ms;
+  /**
+   * The consumer pays at the card reader at the other address: the VMC serves the selection there.
+   * A selection of ours still waiting for payment is cancelled (c,ERR,VEND 1), our reader is
+   * disabled while the other device vends and enabled again after. False without a card reader.
+   */
+  cardSale(item: number, price: number): boolean {
+    if (this.quirks.cardReader === null || this.vend?.phase === 'approved') return false;
+    const tookOurSelection = this.vend !== null;
+    if (this.vend !== null) {
+      this.vend.record.outcome = 'cancelled';
+      this.vend = null;
+      this.send({ kind: 'vend-error', code: 1 });
+    }
+    const wasEnabled = this.reader === 'enabled';
+    if (wasEnabled) this.disable();
+    this.cardSales.push({ item, price, tookOurSelection });
+    if (wasEnabled) this.later(30, () => this.enable());
+    return true;
   }
 
-  /** Sends `count` noise lines in batches, interleaved with normal traffic. */
-  async noise(count: number, kinds: readonly NoiseKind[] = NOISE_KINDS, maxLineLength = 256): Promise<void> {
-    let left = count;
-    while (left > 0) {
-      const batch = Math.min(left, 50);
-      const chunks: Buffer[] = [];
-      for (let i = 0; i < batch; i++) chunks.push(noiseLine(kinds[Math.floor(this.random() * kinds.length)]!, this.random, maxLineLength));
-      this.writeRaw(Buffer.concat(chunks));
-      left -= batch;
-      // Pace the flood by what the line carries, so polls and protocol lines interleave with it
-      // as they would on a real wire instead of queueing behind megabytes.
-      await (this.link?.drain() ?? Promise.resolve());
-      await new Promise((r) => setImmediate(r));
-    }
+  /** Sales the card reader made. */
+  cardSaleRecords(): CardSaleRecord[] {
+    return structuredClone(this.cardSales);
   }
 
   setVendPolicy(policy: VendPolicy): void {
@@ -253,37 +242,19 @@ export class VmcSimulator extends EventEmitter {
     return structuredClone(this.sessions);
   }
 
-  /** Host lines received, oldest first. */
-  received(): string[] {
-    return [...this.commands];
-  }
-
   state(): { hostEnabled: boolean; reader: SimReaderState; session: boolean; vend: 'none' | 'requested' | 'approved'; config: Record<string, string> } {
     return {
       hostEnabled: this.hostEnabled,
       reader: this.reader,
       session: this.session !== null,
       vend: this.vend?.phase ?? 'none',
-      config: Object.fromEntries(this.config),
+      config: this.config.snapshot(),
     };
   }
 
   // ---- the board's side: answering host commands --------------------------------------------
 
-  private onHostLine(line: string): void {
-    if (Date.now() < this.silentUntil) return; // a hung board hears nothing either
-    this.commands.push(line);
-    if (this.commands.length > this.o.keepCommands) this.commands.shift();
-    const parsed = parseCommand(line);
-    if (!parsed.ok) {
-      this.send({ kind: 'error', text: `CMD ${parsed.reason}` });
-      return;
-    }
-    this.emit('command', parsed.value, line);
-    this.onCommand(parsed.value);
-  }
-
-  private onCommand(cmd: BoardCommand): void {
+  protected onCommand(cmd: BoardCommand): void {
     switch (cmd.kind) {
       case 'version':
         return this.send({ kind: 'version', firmware: this.o.firmware, boardId: this.o.boardId });
@@ -291,11 +262,20 @@ export class VmcSimulator extends EventEmitter {
         return cmd.enabled ? this.hostEnable() : this.hostDisable();
       case 'setconf':
         if (this.hostEnabled) return this.send({ kind: 'error', text: 'SETCONF -1' }); // only while disabled
-        this.config.set(cmd.key, cmd.value);
-        return this.send({ kind: 'set-ok' });
+        switch (this.config.set(cmd.key, cmd.value)) {
+          case 'silent':
+            return;
+          case 'refused':
+            // The board's documentation gives no text for an unknown key; any c,ERR answer is a refusal.
+            return this.send({ kind: 'error', text: `SETCONF ${cmd.key}` });
+          case 'ok':
+            return this.send({ kind: 'set-ok' });
+        }
+        return;
       case 'start':
         if (!this.hostEnabled || this.reader !== 'enabled' || this.session !== null) return this.send({ kind: 'error', text: 'START -3' });
         this.session = this.openRecord('funded', cmd.funds);
+        this.armIdleDrop();
         return this.send({ kind: 'session-idle', funds: cmd.funds });
       case 'vend-approve':
         if (this.vend?.phase !== 'requested') return this.send({ kind: 'error', text: 'CMD VEND' });
@@ -338,9 +318,37 @@ export class VmcSimulator extends EventEmitter {
 
   /** The VMC's SETUP after a reset: the reader becomes disabled, then enabled if the VMC wants it. */
   private setUp(): void {
-    if (!this.hostEnabled || this.reader !== 'inactive') return;
+    if (!this.hostEnabled || this.reader !== 'inactive' || !this.vmcTalksToUs()) return;
     this.setReader('disabled');
-    if (this.vmcWantsEnabled) this.setReader('enabled');
+    if (!this.vmcWantsEnabled) return;
+    this.setReader('enabled');
+    if (this.resetsAfterSetupLeft !== 0) {
+      // A VMC that does not like what SETUP told it starts over (seen with level mismatches).
+      if (this.resetsAfterSetupLeft > 0) this.resetsAfterSetupLeft -= 1;
+      this.later(20, () => this.resetReader());
+    }
+  }
+
+  /** The board answers at the configured address; the VMC talks to it only in an enabled slot, and never where a card reader answers too. */
+  private vmcTalksToUs(): boolean {
+    const address = this.config.address;
+    if (this.quirks.neverPolls) return false;
+    return (this.quirks.slots as readonly string[]).includes(address) && this.quirks.cardReader !== address;
+  }
+
+  private armIdleDrop(): void {
+    const ms = this.quirks.dropIdleSessionMs;
+    if (ms === null) return;
+    this.clearIdleDrop();
+    this.idleDropTimer = setTimeout(() => {
+      this.idleDropTimer = null;
+      if (this.session !== null && this.vend === null && this.session.vends.length === 0) this.endSession();
+    }, ms);
+  }
+
+  private clearIdleDrop(): void {
+    if (this.idleDropTimer) clearTimeout(this.idleDropTimer);
+    this.idleDropTimer = null;
   }
 
   private setReader(state: SimReaderState): void {
@@ -368,24 +376,5 @@ export class VmcSimulator extends EventEmitter {
     if (this.session === null) return;
     this.session.end = end;
     this.session = null;
-  }
-
-  private send(line: BoardLine): void {
-    const text = encodeBoardLine(line, this.o.decimalPlaces);
-    if (this.writeRaw(Buffer.from(`${text}\r\n`, 'latin1')) && line.kind !== 'poll') this.emit('sent', text);
-  }
-
-  private writeRaw(bytes: Buffer): boolean {
-    if (this.link === null || Date.now() < this.silentUntil) return false;
-    this.link.write(bytes);
-    return true;
-  }
-
-  private later(ms: number, fn: () => void): void {
-    const t = setTimeout(() => {
-      this.timers.delete(t);
-      fn();
-    }, ms);
-    this.timers.add(t);
   }
 }

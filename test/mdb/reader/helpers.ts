@@ -19,8 +19,15 @@ import type { MainToPayment, PaymentToMain } from '../../../src/ipc/messages.js'
 export const mdbDefaults = {
   port: 'sim',
   baudRate: 115200 as const,
+  device: 'cashless1' as const,
+  profile: 'level3-always-idle' as const,
   alwaysIdle: true,
   virtualCredit: null,
+  sessionRefreshMs: null,
+  multiVend: true,
+  cashSale: false,
+  boardTimeouts: { idleS: null, messageS: null },
+  boardKeys: {},
   maxResponseTimeS: 60,
   sessionIdleTimeoutMs: 60_000,
   vendResultTimeoutMs: 60_000,
@@ -37,6 +44,8 @@ export function readerConfig(over: Partial<ReaderConfig> = {}): ReaderConfig {
     virtualCreditMinor: null,
     sessionIdleTimeoutMs: 60_000,
     vendResultTimeoutMs: 60_000,
+    sessionRefreshMs: null,
+    multiVend: true,
     paymentWaitMs: 59_000,
     boardAnswerMs: 5000,
     setconf: setconfCommands({ mdb: mdbDefaults, decimalPlaces: 2, currencyNumeric: '978' }),
@@ -118,7 +127,11 @@ export function armed(effects: ReaderEffect[]): TimerName[] {
 /** Named reader situations, each reached through real transitions from power-up. */
 export const reach = {
   Offline: () => new Harness(),
-  Inactive: (cfg?: ReaderConfig) => withFeed(new Harness(cfg), linkUp, line('v,1.0,B1')),
+  Inactive: (cfg?: ReaderConfig) => {
+    const h = new Harness(cfg);
+    // Every SETCONF line answered c,SET,OK, then C,1 and V: the version answer completes the sequence.
+    return withFeed(h, linkUp, ...h.cfg.setconf.map(() => line('c,SET,OK')), line('v,1.0,B1'));
+  },
   Disabled: (cfg?: ReaderConfig) => withFeed(reach.Inactive(cfg), line('c,STATUS,DISABLED')),
   Enabled: (cfg?: ReaderConfig) => withFeed(reach.Disabled(cfg), line('c,STATUS,ENABLED')),
   Starting: (cfg?: ReaderConfig) => withFeed(reach.Enabled(cfg), pay({ type: 'session.begin', txId: 'T1', funds: 5 })),

@@ -37,7 +37,8 @@ test('lifting it enables the reader again (C,1); the VMC then sets it up as afte
 test('a board that restarts and enables the reader while out of service is disabled again', T, () => {
   const h = reach.Enabled();
   h.feed(outOfService(true));
-  h.feed(line('v,1.0,B1')); // an unasked version line: the board restarted, the configuration (with C,1) is sent again
+  h.feed(line('v,1.0,B1')); // an unasked version line: the board restarted, the configuration is sent again
+  h.feed(...h.cfg.setconf.map(() => line('c,SET,OK'))); // every key taken: C,1 and V follow
   assert.deepEqual(sent(h.feed(line('c,STATUS,DISABLED'), line('c,STATUS,ENABLED'))), ['C,0']);
   assert.equal(h.state, 'Disabled');
 });

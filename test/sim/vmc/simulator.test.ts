@@ -27,6 +27,8 @@ async function host() {
   const enable = async (...setconf: string[]) => {
     await send('C,0', ...setconf, 'C,1');
     await waitFor('reader enabled', () => sim.state().reader === 'enabled', 2000);
+    // The state flips before its lines cross the wire: take them once they are here.
+    await waitFor('c,STATUS,ENABLED received', () => lines.includes('c,STATUS,ENABLED'), 2000);
     await take();
   };
   /** Sends an approval and waits until the VMC has taken it. */
@@ -190,5 +192,51 @@ test('the script is parsed strictly, with the line number in the error', () => {
     ['auto maybe', /success, fail or manual/],
   ] as const) {
     assert.throws(() => parseScript(bad), (e: unknown) => isQrvendError(e, 'CLI_USAGE') && why.test(e.message));
+  }
+});
+
+test('field boards and VMCs: unknown and ignored SETCONF keys, the address, a card reader that wins a selection', { timeout: 10_000 }, async () => {
+  const wire = new MemoryWire();
+  const link: ByteLink = await wire.openAgent();
+  const lines: string[] = [];
+  const framer = new LineFramer(4096, { onLine: (l) => l !== 'r,ACK' && lines.push(l), onOverlong: () => {} });
+  link.onData((c) => framer.push(c));
+  const sim = new VmcSimulator({
+    link: wire.vmcEnd,
+    pollIntervalMs: 1000,
+    firmwareKeys: { knownKeys: ['mdb-addr', 'mdb-always-idle'], addressKey: 'mdb-addr', silentKeys: ['mdb-timeout'] },
+    quirks: { slots: ['0x10', '0x60'], cardReader: '0x10' },
+  });
+  try {
+    for (const c of ['C,0', 'C,SETCONF,mdb-address=0x60', 'C,SETCONF,mdb-timeout=5', 'C,SETCONF,mdb-addr=0x60', 'C,SETCONF,mdb-always-idle=1', 'C,1']) link.write(`${c}\r\n`);
+    await waitFor('enabled at 0x60', () => sim.state().reader === 'enabled', 2000);
+    await waitFor('lines', () => lines.includes('c,STATUS,ENABLED'), 2000);
+    assert.deepEqual(lines.slice(0, 4), ['c,0', 'c,ERR,SETCONF mdb-address', 'c,SET,OK', 'c,SET,OK'], 'refused, silent (no line), then taken');
+    assert.ok(sim.select(4, 1));
+    assert.ok(sim.cardSale(4, 1), 'the card reader takes the selection');
+    await waitFor('re-enabled', () => sim.state().reader === 'enabled' && lines.filter((l) => l === 'c,STATUS,ENABLED').length === 2, 2000);
+    assert.ok(lines.includes('c,ERR,VEND 1') && lines.includes('c,STATUS,DISABLED'));
+    assert.deepEqual(sim.cardSaleRecords(), [{ item: 4, price: 1, tookOurSelection: true }]);
+    assert.deepEqual(parseScript('card 7 2.00'), [{ op: 'card', item: 7, price: 2 }]);
+  } finally {
+    await sim.close();
+  }
+});
+
+test('a VMC that has only slot #1 never sets up a board at 0x60', { timeout: 10_000 }, async () => {
+  const wire = new MemoryWire();
+  const link: ByteLink = await wire.openAgent();
+  const sim = new VmcSimulator({ link: wire.vmcEnd, pollIntervalMs: 20, quirks: { slots: ['0x10'] } });
+  let polls = 0;
+  const framer = new LineFramer(4096, { onLine: (l) => l === 'r,ACK' && (polls += 1), onOverlong: () => {} });
+  link.onData((c) => framer.push(c));
+  try {
+    for (const c of ['C,0', 'C,SETCONF,mdb-address=0x60', 'C,1']) link.write(`${c}\r\n`);
+    await waitFor('host-enabled', () => sim.state().hostEnabled, 2000);
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(sim.state().reader, 'inactive');
+    assert.equal(polls, 0, 'no POLL reaches a device the VMC does not know');
+  } finally {
+    await sim.close();
   }
 });

@@ -1,0 +1,71 @@
+/**
+ * Configuring the board at every link open and board restart: C,0, then each C,SETCONF line, and
+ * only when the board accepted every one of them (c,SET,OK, in order) C,1 and V.
+ *
+ * The board loses its configuration at power-up, and a firmware that does not know a key answers
+ * `c,ERR,...` instead of c,SET,OK. Enabling the reader anyway would leave it at the wrong MDB address
+ * or mode without a word (issue 29 item 3), so a refused or unanswered key keeps it disabled and
+ * says which key and what the board answered; the machine loop alarms and logs it.
+ */
+import type { BoardCommand } from '../codec/types.js';
+import { abandon, type Fx } from './common.js';
+import type { ReaderModel, SetconfLine } from './types.js';
+
+function setconfLines(commands: readonly BoardCommand[]): SetconfLine[] {
+  return commands.flatMap((c) => (c.kind === 'setconf' ? [{ key: c.key, value: c.value }] : []));
+}
+
+/** Starts the sequence; the reader is Inactive (disabled on the board) until it completes. */
+export function configure(fx: Fx, model: ReaderModel): ReaderModel {
+  fx.send({ kind: 'enable', enabled: false });
+  for (const c of fx.cfg.setconf) fx.send(c);
+  const pending = setconfLines(fx.cfg.setconf);
+  // One deadline for the whole sequence: no answer means the lines were lost (board hung or still
+  // booting) or the firmware ignores a key, and the link is restarted to send them again.
+  fx.arm('config-answer', fx.cfg.boardAnswerMs);
+  const next: ReaderModel = { ...model, state: { kind: 'Inactive' }, configuring: pending, configRefused: null, versionAsked: false, hostDisabled: false };
+  return pending.length === 0 ? enableAfterConfig(fx, next) : next;
+}
+
+function enableAfterConfig(fx: Fx, model: ReaderModel): ReaderModel {
+  fx.send({ kind: 'enable', enabled: true });
+  fx.send({ kind: 'version' }); // its answer shows the board took the whole sequence
+  fx.arm('config-answer', fx.cfg.boardAnswerMs);
+  fx.list.push({ kind: 'config.done' });
+  return { ...model, configuring: null, versionAsked: true };
+}
+
+/** c,SET,OK: the oldest pending key was taken. */
+export function onSetOk(fx: Fx, model: ReaderModel): ReaderModel {
+  const pending = model.configuring;
+  if (pending === null || pending.length === 0) {
+    fx.refuse('c,SET,OK', 'no SETCONF line is waiting for an answer');
+    return model;
+  }
+  const rest = pending.slice(1);
+  return rest.length === 0 ? enableAfterConfig(fx, model) : { ...model, configuring: rest };
+}
+
+/** c,ERR,<text> while a SETCONF line waits: the board refused that key. */
+export function onSetRefused(fx: Fx, model: ReaderModel, answer: string): ReaderModel {
+  const key = model.configuring![0]!;
+  fx.cancel('config-answer');
+  fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer });
+  return { ...model, configuring: null, configRefused: { ...key, answer } };
+}
+
+/** The config-answer deadline passed. */
+export function onConfigUnanswered(fx: Fx, model: ReaderModel): ReaderModel {
+  const waiting = model.configuring !== null && model.configuring.length > 0;
+  if ((!model.versionAsked && !waiting) || model.state.kind === 'Offline') {
+    fx.refuse('timeout config-answer', `stale in state ${model.state.kind}`);
+    return model;
+  }
+  if (waiting) {
+    const key = model.configuring![0]!;
+    fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: `no answer within ${fx.cfg.boardAnswerMs} ms` });
+  }
+  abandon(fx, model.state, { sessionReason: 'link-lost', vendOutcome: 'timeout', detail: 'the board did not answer the configuration' });
+  fx.list.push({ kind: 'link.restart', reason: 'the board did not answer the configuration' });
+  return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
+}

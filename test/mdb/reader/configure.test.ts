@@ -1,0 +1,90 @@
+/**
+ * The configuration sequence checks every SETCONF answer (issue 29 item 3): C,1 only after each
+ * key was taken; a refused or unanswered key keeps the reader disabled and says which key.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Harness, line, linkUp, readerConfig, sent, timeout } from './helpers.js';
+import { setconfCommands } from '../../../src/mdb/reader/index.js';
+import { mdbDefaults } from './helpers.js';
+
+const T = { timeout: 10_000 };
+
+function refusedOf(h: Harness) {
+  return h.effects.flatMap((e) => (e.kind === 'config.refused' ? [e] : []));
+}
+
+test('C,1 and V are sent only when every SETCONF line was answered c,SET,OK', T, () => {
+  const h = new Harness();
+  const first = h.feed(linkUp);
+  assert.deepEqual(sent(first)[0], 'C,0');
+  assert.equal(sent(first).filter((l) => l.startsWith('C,SETCONF,')).length, h.cfg.setconf.length);
+  assert.ok(!sent(first).includes('C,1'));
+  const all = h.cfg.setconf.map(() => line('c,SET,OK'));
+  assert.deepEqual(sent(h.feed(...all.slice(0, -1))), [], 'nothing before the last answer');
+  assert.deepEqual(sent(h.feed(all.at(-1)!)), ['C,1', 'V']);
+  assert.ok(h.effects.some((e) => e.kind === 'config.done'));
+});
+
+test('a refused key keeps the reader disabled and names the key and the answer', T, () => {
+  const h = new Harness();
+  h.feed(linkUp, line('c,0'), line('c,ERR,SETCONF -1'));
+  const refused = refusedOf(h);
+  assert.equal(refused.length, 1);
+  assert.deepEqual({ key: refused[0]!.key, answer: refused[0]!.answer }, { key: 'mdb-address', answer: 'c,ERR,SETCONF -1' });
+  // The other answers, the VMC's statuses, a fleet enable: none of them may enable the reader.
+  const later = h.feed(...h.cfg.setconf.map(() => line('c,SET,OK')), line('c,STATUS,DISABLED'), line('c,STATUS,ENABLED'), { kind: 'payment', message: { type: 'reader.service', outOfService: false } });
+  assert.ok(!sent(later).includes('C,1'), `no C,1 after a refusal: ${sent(later)}`);
+  assert.notEqual(h.model.configRefused, null);
+});
+
+test('the refusal names the key the answer belongs to (the third key here)', T, () => {
+  const h = new Harness();
+  h.feed(linkUp, line('c,SET,OK'), line('c,SET,OK'), line('c,ERR,UNKNOWN PARAM'));
+  assert.equal(refusedOf(h)[0]!.key, h.cfg.setconf[2]!.kind === 'setconf' ? h.cfg.setconf[2]!.key : '');
+});
+
+test('an unanswered key is reported with the time waited, and the link restarted', T, () => {
+  const h = new Harness();
+  h.feed(linkUp, line('c,SET,OK'));
+  const out = h.feed(timeout('config-answer'));
+  const refused = refusedOf(h);
+  assert.equal(refused.length, 1);
+  assert.match(refused[0]!.answer, /no answer within 5000 ms/);
+  assert.equal(refused[0]!.key, 'mdb-always-idle');
+  assert.ok(out.some((e) => e.kind === 'link.restart'));
+  assert.equal(h.state, 'Offline');
+});
+
+test('a site can rename board keys (mdb.boardKeys) and pick cashless #2', T, () => {
+  const cmds = setconfCommands({ mdb: { ...mdbDefaults, device: 'cashless2', boardKeys: { address: 'mdb-addr' } }, decimalPlaces: 2, currencyNumeric: '978' });
+  assert.deepEqual(cmds[0], { kind: 'setconf', key: 'mdb-addr', value: '0x60' });
+  const plain = setconfCommands({ mdb: mdbDefaults, decimalPlaces: 2, currencyNumeric: '978' });
+  assert.deepEqual(plain[0], { kind: 'setconf', key: 'mdb-address', value: '0x10' });
+  assert.ok(!plain.some((c) => c.kind === 'setconf' && c.key === 'mdb-cashsale-enabled'), 'optional keys are not sent unless set');
+  const cash = setconfCommands({ mdb: { ...mdbDefaults, cashSale: true, boardTimeouts: { idleS: 40, messageS: null } }, decimalPlaces: 2, currencyNumeric: '978' });
+  assert.deepEqual(cash.slice(-2), [{ kind: 'setconf', key: 'mdb-cashsale-enabled', value: '1' }, { kind: 'setconf', key: 'mdb-timeout-idle', value: '40' }]);
+});
+
+test('a hold (VMC reset loop) disables the reader at once and releases it with C,1', T, () => {
+  const h = new Harness();
+  h.feed(linkUp, ...h.cfg.setconf.map(() => line('c,SET,OK')), line('v,1,B'), line('c,STATUS,DISABLED'));
+  assert.deepEqual(sent(h.feed({ kind: 'hold', reason: 'VMC reset loop' })), ['C,0']);
+  assert.deepEqual(sent(h.feed(line('c,STATUS,INACTIVE'), line('c,STATUS,DISABLED'))), [], 'held: nothing re-enables it');
+  assert.deepEqual(sent(h.feed({ kind: 'hold', reason: null })), ['C,1']);
+});
+
+test('session profiles: an unused virtual session is refreshed; without multi-vend it ends after a vend', T, () => {
+  const cfg = readerConfig({ alwaysIdle: false, virtualCreditMinor: 1000, sessionRefreshMs: 20_000, multiVend: false });
+  const h = new Harness(cfg);
+  h.feed(linkUp, ...cfg.setconf.map(() => line('c,SET,OK')), line('v,1,B'), line('c,STATUS,DISABLED'));
+  assert.deepEqual(sent(h.feed(line('c,STATUS,ENABLED'))), ['C,START,10.00']);
+  const opened = h.feed(line('c,STATUS,IDLE,10.00'));
+  assert.ok(opened.some((e) => e.kind === 'timer.arm' && e.timer === 'session-refresh' && e.ms === 20_000));
+  assert.deepEqual(sent(h.feed(timeout('session-refresh'))), ['C,STOP']);
+  assert.deepEqual(sent(h.feed(line('c,STATUS,ENABLED'))), ['C,START,10.00'], 'a fresh session');
+  h.feed(line('c,STATUS,IDLE,10.00'), line('c,STATUS,VEND,1.00,3'));
+  const approved = h.feed({ kind: 'payment', message: { type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 1 } });
+  assert.deepEqual(sent(approved), ['C,VEND,1.00']);
+  assert.deepEqual(sent(h.feed(line('c,VEND,SUCCESS'))), ['C,STOP'], 'single vend: the session ends');
+});
