@@ -23,6 +23,14 @@ export const DEFAULT_BOARD_KEYS: Readonly<Record<BoardKeyName, string>> = {
   cashSale: 'mdb-cashsale-enabled',
 };
 
+/**
+ * The other spelling tried once when the board refuses a default key name (not when the site named
+ * the key in mdb.boardKeys: then the site's word stands). `mdb-addr` is what the design and several
+ * clients send; a firmware that knows only it still ends at the right address, and one that knows
+ * neither stays disabled with the alarm.
+ */
+export const BOARD_KEY_ALIASES: Readonly<Partial<Record<BoardKeyName, string>>> = { address: 'mdb-addr' };
+
 /** MDB 4.2 section 7: cashless device #1 answers at 0x10, #2 at 0x60. */
 export const DEVICE_ADDRESS = { cashless1: '0x10', cashless2: '0x60' } as const;
 export type CashlessDevice = keyof typeof DEVICE_ADDRESS;

@@ -331,6 +331,9 @@ export class MachineLoop extends EventEmitter {
         this.safePost({ type: 'fleet.observe', code: 'BOARD_CONFIG_REFUSED', active: true, detail });
         return;
       }
+      case 'config.alias':
+        this.log.warn({ event: 'mdb.config.alias', key: e.key, alias: e.alias, answer: e.answer }, `MDB: the board refused C,SETCONF key ${e.key} (answer: ${e.answer}); trying its other spelling ${e.alias} (mdb.boardKeys names the key for good)`);
+        return;
       case 'config.done':
         this.safePost({ type: 'fleet.observe', code: 'BOARD_CONFIG_REFUSED', active: false, detail: null });
         return;

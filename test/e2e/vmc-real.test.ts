@@ -49,25 +49,38 @@ test('cashless #2 beside a card reader at #1: configured at 0x60, QR sales work 
   });
 });
 
-test('cashless #2 on a board that does not know the address key: kept disabled, logged, doctor FAIL; mdb.boardKeys fixes it', T, async () => {
+test('cashless #2 on a board that knows the address key only as mdb-addr: the other spelling is tried, the reader comes up at 0x60', T, async () => {
   const firmware = { knownKeys: ALL_KEYS_BUT_ADDRESS, addressKey: 'mdb-addr' };
+  await withBench({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2' } } }, async ({ rig }) => {
+    await vmcIdle(rig);
+    assert.equal(rig.vmc.state().config['mdb-addr'], '0x60');
+    const alias = rig.agent!.logs.find((l) => l.event === 'mdb.config.alias');
+    assert.deepEqual(alias && { key: alias.key, alias: alias.alias }, { key: 'mdb-address', alias: 'mdb-addr' });
+    assert.ok(!rig.agent!.logs.some((l) => l.event === 'mdb.config.refused'));
+    await until(() => rigFacts(rig)?.configRefused === null, 10_000, 'facts without a refusal');
+  });
+});
+
+test('cashless #2 on a board that knows the address key under neither name: kept disabled, logged, doctor FAIL; mdb.boardKeys fixes it', T, async () => {
+  const keys = ALL_KEYS_BUT_ADDRESS.filter((k) => k !== 'mdb-addr').concat('mdb-slave-address');
+  const firmware = { knownKeys: keys, addressKey: 'mdb-slave-address' };
   await withRefusingBoard({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2' } } }, async (rig) => {
     const line = await rig.agent!.waitForLog((l) => l.event === 'mdb.config.refused', 10_000, 'the refusal log line');
-    assert.equal(line.key, 'mdb-address');
-    assert.equal(line.answer, 'c,ERR,SETCONF mdb-address');
+    assert.equal(line.key, 'mdb-addr', 'refused after both spellings were tried');
+    assert.equal(line.answer, 'c,ERR,SETCONF mdb-addr');
     assert.equal(line.code, 'BOARD_CONFIG_REFUSED');
-    await until(() => rigFacts(rig)?.configRefused?.key === 'mdb-address', 10_000, 'the refusal in the doctor facts');
+    await until(() => rigFacts(rig)?.configRefused?.key === 'mdb-addr', 10_000, 'the refusal in the doctor facts');
     assert.ok(!rig.vmc.received().includes('C,1'), 'the reader was never enabled');
     assert.equal(rig.vmc.state().hostEnabled, false);
     // `qrvend doctor`, a separate process, reads what the running daemon saw.
     const doctor = await vmcDoctorCli(rig);
     assert.equal(doctor.status, 'FAIL');
-    assert.match(doctor.summary, /refused C,SETCONF,mdb-address=0x60 \(answer: c,ERR,SETCONF mdb-address\)/);
+    assert.match(doctor.summary, /refused C,SETCONF,mdb-addr=0x60 \(answer: c,ERR,SETCONF mdb-addr\)/);
     assert.match(doctor.action!, /mdb\.boardKeys/);
   });
-  await withBench({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2', boardKeys: { address: 'mdb-addr' } } } }, async ({ rig }) => {
+  await withBench({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2', boardKeys: { address: 'mdb-slave-address' } } } }, async ({ rig }) => {
     await vmcIdle(rig);
-    assert.equal(rig.vmc.state().config['mdb-addr'], '0x60');
+    assert.equal(rig.vmc.state().config['mdb-slave-address'], '0x60');
     await until(() => rigFacts(rig)?.configRefused === null, 10_000, 'facts without a refusal');
   });
 });

@@ -34,5 +34,5 @@ test('the documented always-idle sale ends with the reader enabled and nothing i
 test('a refused key: the reader is never enabled, whatever the board says next', T, () => {
   const r = replay('khoover-mdbserver-refused-key.txt', readFileSync(DIR + 'khoover-mdbserver-refused-key.txt', 'utf8'));
   assert.ok(!r.sent.includes('C,1'));
-  assert.deepEqual(r.model.configRefused, { key: 'mdb-address', value: '0x60', answer: 'c,ERR,SETCONF -1' });
+  assert.deepEqual(r.model.configRefused, { key: 'mdb-addr', value: '0x60', answer: 'c,ERR,SETCONF -1' });
 });

@@ -5,7 +5,7 @@ import type { QrvendConfig } from '../../config/schema.js';
 import { toMinor } from '../codec/amount.js';
 import type { BoardCommand } from '../codec/types.js';
 import type { ReaderConfig } from './types.js';
-import { DEFAULT_BOARD_KEYS, DEVICE_ADDRESS, type BoardKeyName } from '../../config/board-keys.js';
+import { BOARD_KEY_ALIASES, DEFAULT_BOARD_KEYS, DEVICE_ADDRESS, type BoardKeyName } from '../../config/board-keys.js';
 
 export interface ReaderSetup {
   mdb: QrvendConfig['mdb'];
@@ -59,6 +59,15 @@ export function setconfCommands(s: Pick<ReaderSetup, 'mdb' | 'decimalPlaces' | '
   return out;
 }
 
+/** Default key name -> its other spelling, for the keys the site did not name itself. */
+export function setconfAliases(siteKeys: Partial<Record<BoardKeyName, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, alias] of Object.entries(BOARD_KEY_ALIASES) as Array<[BoardKeyName, string]>) {
+    if (siteKeys[name] === undefined) out[DEFAULT_BOARD_KEYS[name]] = alias;
+  }
+  return out;
+}
+
 export function readerConfigFrom(s: ReaderSetup): ReaderConfig {
   const maxResponseMs = s.mdb.maxResponseTimeS * 1000;
   return {
@@ -74,6 +83,7 @@ export function readerConfigFrom(s: ReaderSetup): ReaderConfig {
     paymentWaitMs: Math.max(1000, maxResponseMs - 1000),
     boardAnswerMs: s.boardAnswerMs ?? 5000,
     setconf: setconfCommands(s),
+    setconfAliases: setconfAliases(s.mdb.boardKeys),
     requestIdPrefix: s.requestIdPrefix,
     ageDeniedItems: s.ageDeniedItems ?? {},
   };

@@ -46,9 +46,21 @@ export function onSetOk(fx: Fx, model: ReaderModel): ReaderModel {
   return rest.length === 0 ? enableAfterConfig(fx, model) : { ...model, configuring: rest };
 }
 
-/** c,ERR,<text> while a SETCONF line waits: the board refused that key. */
+/**
+ * c,ERR,<text> while a SETCONF line waits: the board refused that key. A key with another spelling
+ * (fx.cfg.setconfAliases) is tried once more under it; its answer comes after those of the lines
+ * already sent, so it waits at the end of the queue. The alias has no alias: a second refusal stops.
+ */
 export function onSetRefused(fx: Fx, model: ReaderModel, answer: string): ReaderModel {
-  const key = model.configuring![0]!;
+  const pending = model.configuring!;
+  const key = pending[0]!;
+  const alias = fx.cfg.setconfAliases[key.key];
+  if (alias !== undefined) {
+    fx.list.push({ kind: 'config.alias', key: key.key, alias, answer });
+    fx.send({ kind: 'setconf', key: alias, value: key.value });
+    fx.arm('config-answer', fx.cfg.boardAnswerMs);
+    return { ...model, configuring: [...pending.slice(1), { key: alias, value: key.value }] };
+  }
   fx.cancel('config-answer');
   fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer });
   return { ...model, configuring: null, configRefused: { ...key, answer } };

@@ -32,6 +32,11 @@ export interface ReaderConfig {
   boardAnswerMs: number;
   /** C,SETCONF commands sent between C,0 and C,1 at every (re)configuration. */
   setconf: readonly BoardCommand[];
+  /**
+   * A second spelling of a SETCONF key, tried once when the board refuses the first (key -> alias):
+   * sources disagree on the address key's name (src/config/board-keys.ts).
+   */
+  setconfAliases: Readonly<Record<string, string>>;
   /** Makes requestIds unique across restarts of the agent. */
   requestIdPrefix: string;
   /**
@@ -141,6 +146,8 @@ export type ReaderEffect =
   | { kind: 'link.restart'; reason: string }
   /** The board refused a SETCONF line (or did not answer it): logged, alarmed, shown by doctor. */
   | { kind: 'config.refused'; key: string; value: string; answer: string }
+  /** The board refused a key and its other spelling is being tried: logged. */
+  | { kind: 'config.alias'; key: string; alias: string; answer: string }
   /** Every SETCONF line was accepted and the reader enabled (C,1): clears the alarm. */
   | { kind: 'config.done' };
 

@@ -26,16 +26,34 @@ test('C,1 and V are sent only when every SETCONF line was answered c,SET,OK', T,
   assert.ok(h.effects.some((e) => e.kind === 'config.done'));
 });
 
-test('a refused key keeps the reader disabled and names the key and the answer', T, () => {
+const oks = (n: number) => Array.from({ length: n }, () => line('c,SET,OK'));
+
+test('the address key refused under both spellings keeps the reader disabled and names the key and the answer', T, () => {
   const h = new Harness();
-  h.feed(linkUp, line('c,0'), line('c,ERR,SETCONF -1'));
+  const out = h.feed(linkUp, line('c,0'), line('c,ERR,SETCONF -1'), ...oks(h.cfg.setconf.length - 1));
+  assert.ok(sent(out).includes('C,SETCONF,mdb-addr=0x10'), 'the other spelling is tried');
+  assert.equal(refusedOf(h).length, 0, 'not refused while the other spelling is pending');
+  h.feed(line('c,ERR,SETCONF -1'));
   const refused = refusedOf(h);
   assert.equal(refused.length, 1);
-  assert.deepEqual({ key: refused[0]!.key, answer: refused[0]!.answer }, { key: 'mdb-address', answer: 'c,ERR,SETCONF -1' });
+  assert.deepEqual({ key: refused[0]!.key, answer: refused[0]!.answer }, { key: 'mdb-addr', answer: 'c,ERR,SETCONF -1' });
   // The other answers, the VMC's statuses, a fleet enable: none of them may enable the reader.
   const later = h.feed(...h.cfg.setconf.map(() => line('c,SET,OK')), line('c,STATUS,DISABLED'), line('c,STATUS,ENABLED'), { kind: 'payment', message: { type: 'reader.service', outOfService: false } });
   assert.ok(!sent(later).includes('C,1'), `no C,1 after a refusal: ${sent(later)}`);
   assert.notEqual(h.model.configRefused, null);
+});
+
+test('a firmware that knows only mdb-addr: the address is set under that name, then C,1; a site that names the key gets no second try', T, () => {
+  const h = new Harness();
+  h.feed(linkUp, line('c,ERR,SETCONF -1'), ...oks(h.cfg.setconf.length - 1));
+  assert.deepEqual(sent(h.feed(line('c,SET,OK'))), ['C,1', 'V']);
+  assert.ok(h.effects.some((e) => e.kind === 'config.alias' && e.key === 'mdb-address' && e.alias === 'mdb-addr'));
+  assert.equal(refusedOf(h).length, 0);
+
+  const named = new Harness(readerConfig({ setconfAliases: {} }));
+  const out = named.feed(linkUp, line('c,ERR,SETCONF -1'));
+  assert.ok(!sent(out).some((l) => l.startsWith('C,SETCONF,mdb-addr=')));
+  assert.equal(refusedOf(named)[0]!.key, 'mdb-address');
 });
 
 test('the refusal names the key the answer belongs to (the third key here)', T, () => {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { encodeCommand, parseBoardLine } from '../../../src/mdb/codec/index.js';
 import {
   initialModel,
+  setconfAliases,
   setconfCommands,
   transition,
   type ReaderConfig,
@@ -49,6 +50,7 @@ export function readerConfig(over: Partial<ReaderConfig> = {}): ReaderConfig {
     paymentWaitMs: 59_000,
     boardAnswerMs: 5000,
     setconf: setconfCommands({ mdb: mdbDefaults, decimalPlaces: 2, currencyNumeric: '978' }),
+    setconfAliases: setconfAliases({}),
     requestIdPrefix: 'rq',
     ageDeniedItems: {},
     ...over,
