@@ -17,6 +17,7 @@ import { createRig } from '../src/sim/rig.js';
 import { startAedesBroker, startTcpGate } from '../src/sim/broker/index.js';
 import { EchoFloor } from './pty-floor.js';
 import { interleave, ratioFigure } from './vend-latency.js';
+import { commandTraffic } from './support/command-traffic.js';
 
 const VENDS = 1000;
 const BASE = {
@@ -24,6 +25,17 @@ const BASE = {
   what: 'Vend approval in a static QR session while the fleet broker is stalled (TCP up, nothing answered), p99 over the floor p99',
   unit: 'x floor',
   target: { text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)", checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }] },
+};
+
+/**
+ * The vend path with operator commands flowing (issue 31): signed and forged commands at
+ * COMMANDS_PER_S each while the vends run, the broker answering. Judged like every vend figure.
+ */
+const COMMANDS_PER_S = 20;
+const SIGNED = {
+  ...BASE,
+  id: 'vend-latency-signed-commands',
+  what: `Vend approval in a static QR session while an operator sends ${COMMANDS_PER_S} signed and ${COMMANDS_PER_S} forged commands a second over the fleet link, p99 over the floor p99`,
 };
 
 /** The control of the same run: the broker answering (a reference, judged against the same target). */
@@ -39,6 +51,7 @@ export async function benchFleetBrokerStall(budget: Budget, gateway: GatewayProc
   const gate = await startTcpGate({ port: broker.port });
   let rig: Awaited<ReturnType<typeof createRig>> | null = null;
   let floor: EchoFloor | null = null;
+  const traffic = commandTraffic();
   try {
     rig = await createRig({
       vmc: { vendPolicy: 'manual' },
@@ -46,7 +59,7 @@ export async function benchFleetBrokerStall(budget: Budget, gateway: GatewayProc
         gateway: { baseUrl: gateway.url },
         staticQr: { preauthAmount: 100_000 },
         mdb: { alwaysIdle: false, sessionIdleTimeoutMs: 600_000 },
-        fleet: { url: gate.url, protocolVersion: 4, machineId: 'BENCH-FLEET-1', healthIntervalS: 5, keepaliveS: 5 },
+        fleet: { url: gate.url, protocolVersion: 4, machineId: 'BENCH-FLEET-1', healthIntervalS: 5, keepaliveS: 5, trustFile: traffic.trustFile },
       },
     });
     const agent = await rig.startAgent(30_000);
@@ -57,15 +70,19 @@ export async function benchFleetBrokerStall(budget: Budget, gateway: GatewayProc
     // The control: the same rig and the same interleaving with the broker answering, so a
     // difference between the two figures is the stall's, not this rig's.
     const up = await interleave(floor.sim, rig.vmc, agent.child.pid!, budget, 5, VENDS / 5);
+    await traffic.start(broker.url, 'qrvend', 'BENCH-FLEET-1', COMMANDS_PER_S);
+    const signed = await interleave(floor.sim, rig.vmc, agent.child.pid!, budget, 5, VENDS / 5);
+    const commands = await traffic.stop();
     gate.setMode('stalled');
     await sleep(1_000); // the fleet worker's next publishes (status, health) go into the stall
     const run = await interleave(floor.sim, rig.vmc, agent.child.pid!, budget, 5, VENDS / 5);
     endSession(rig.vmc);
     const keepaliveLost = agent.logs.some((l) => l.msg === 'fleet link lost; reconnecting');
-    return [ratioFigure(UP, up), ratioFigure(BASE, run, { fleetLinkDroppedDuringStall: keepaliveLost })];
+    return [ratioFigure(UP, up), ratioFigure(SIGNED, signed, { commandsSent: commands.sent, commandsAnswered: commands.answered, commandsRefused: commands.refused }), ratioFigure(BASE, run, { fleetLinkDroppedDuringStall: keepaliveLost })];
   } catch (err) {
     return [notMeasured(BASE, 'error', (err as Error).message)];
   } finally {
+    await traffic.stop();
     await floor?.stop();
     await rig?.close();
     await gate.close();

@@ -245,6 +245,13 @@ export const ConfigSchema = z
         boardTimeouts: z
           .strictObject({ idleS: int(0, 86_400).nullable().default(null), messageS: int(1, 86_400).nullable().default(null) })
           .default({ idleS: null, messageS: null }),
+        /**
+         * A VMC that resets the reader `count` times within `windowS` is in a reset loop: the reader is
+         * held off the bus (30 s, doubling up to 15 min) and VMC_RESET_LOOP raised (src/mdb/vmc-watch.ts).
+         */
+        resetLoop: z
+          .strictObject({ count: int(2, 1000).default(3), windowS: int(10, 86_400).default(600) })
+          .default({ count: 3, windowS: 600 }),
         /** The board firmware's names for its SETCONF keys, where they differ from src/config/board-keys.ts. */
         boardKeys: z.partialRecord(z.enum(BOARD_KEY_NAMES), z.string().regex(/^[a-z0-9-]{1,40}$/, 'board key names are lowercase letters, digits and -')).default({}),
         /** No line from the board for this long means the link is suspect (the board sends r,ACK on every poll). */

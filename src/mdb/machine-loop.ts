@@ -139,6 +139,7 @@ export class MachineLoop extends EventEmitter {
       device: o.mdb.device,
       address: DEVICE_ADDRESS[o.mdb.device],
       cfg: this.cfg,
+      resetLoop: { count: o.mdb.resetLoop.count, windowMs: o.mdb.resetLoop.windowS * 1000 },
       now: mono,
     });
     this.link = new LinkSupervisor({

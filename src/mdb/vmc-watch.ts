@@ -8,7 +8,7 @@
 import type { BoardLine } from './codec/types.js';
 import type { ReaderConfig, ReaderEffect, ReaderState } from './reader/types.js';
 
-/** A VMC that resets the reader this many times within the window is in a loop. */
+/** A VMC that resets the reader this many times within the window is in a loop (defaults of mdb.resetLoop). */
 export const RESET_LOOP_COUNT = 3;
 export const RESET_LOOP_WINDOW_MS = 10 * 60_000;
 /** The reader is held disabled this long after a loop is seen, doubling on each further loop. */
@@ -46,6 +46,8 @@ export interface WatchOptions {
   device: string;
   address: string;
   cfg: ReaderConfig;
+  /** mdb.resetLoop: this many resets within windowMs are a loop. Default RESET_LOOP_COUNT / RESET_LOOP_WINDOW_MS. */
+  resetLoop?: { count: number; windowMs: number };
   /** Monotonic ms. */
   now(): number;
   wallNow?(): Date;
@@ -64,7 +66,13 @@ export class VmcWatch {
   private changed = true;
   private neverPollsSeen = false;
 
-  constructor(private readonly o: WatchOptions) {}
+  private readonly loopCount: number;
+  private readonly loopWindowMs: number;
+
+  constructor(private readonly o: WatchOptions) {
+    this.loopCount = o.resetLoop?.count ?? RESET_LOOP_COUNT;
+    this.loopWindowMs = o.resetLoop?.windowMs ?? RESET_LOOP_WINDOW_MS;
+  }
 
   poll(): void {
     this.polls += 1;
@@ -92,7 +100,7 @@ export class VmcWatch {
     if (line === null) return;
     if (line.kind === 'status' && line.status === 'INACTIVE' && (before.kind !== 'Offline' && before.kind !== 'Inactive')) {
       const now = this.o.now();
-      this.resets = [...this.resets.filter((t) => now - t < RESET_LOOP_WINDOW_MS), now];
+      this.resets = [...this.resets.filter((t) => now - t < this.loopWindowMs), now];
       this.resetsTotal += 1;
       this.changed = true;
     }
@@ -113,10 +121,10 @@ export class VmcWatch {
   resetLoopHold(): number | null {
     const now = this.o.now();
     if (this.heldUntil !== null && now < this.heldUntil) return null;
-    this.resets = this.resets.filter((t) => now - t < RESET_LOOP_WINDOW_MS);
-    if (this.resets.length < RESET_LOOP_COUNT) {
+    this.resets = this.resets.filter((t) => now - t < this.loopWindowMs);
+    if (this.resets.length < this.loopCount) {
       // A quiet window after the last hold: the loop is over and the next one starts short again.
-      if (this.heldUntil !== null && this.resets.length === 0 && now - this.heldUntil > RESET_LOOP_WINDOW_MS) {
+      if (this.heldUntil !== null && this.resets.length === 0 && now - this.heldUntil > this.loopWindowMs) {
         this.heldUntil = null;
         this.backoffMs = 0;
         this.changed = true;
@@ -137,7 +145,7 @@ export class VmcWatch {
   /** The advice that goes with VMC_RESET_LOOP. */
   resetLoopAdvice(): string {
     const other = this.o.cfg.alwaysIdle ? 'a session profile (mdb.profile "level2-session" with mdb.virtualCredit)' : 'mdb.profile "level1-session"';
-    return `the VMC reset the reader ${this.resetsTotal} times (${RESET_LOOP_COUNT} within ${RESET_LOOP_WINDOW_MS / 60_000} min) right after setting it up; the reader is held off the bus for ${Math.round(this.backoffMs / 1000)} s. Try ${other}, a lower MDB level in the VMC's menu for this cashless device, or mdb.alwaysIdle false`;
+    return `the VMC reset the reader ${this.resetsTotal} times (${this.loopCount} within ${Math.round(this.loopWindowMs / 1000)} s) right after setting it up; the reader is held off the bus for ${Math.round(this.backoffMs / 1000)} s. Try ${other}, a lower MDB level in the VMC's menu for this cashless device, or mdb.alwaysIdle false`;
   }
 
   /** Returns the facts when they changed since the last call (for the doctor's file), else null. */

@@ -28,7 +28,8 @@ before(async () => {
     vmc: { vendPolicy: 'manual' },
     config: {
       gateway: { timeoutMs: 1000 },
-      mdb: { alwaysIdle: true, maxResponseTimeS: 6 },
+      // This file resets the VMC in test after test: not a reset loop to hold the reader off for.
+      mdb: { alwaysIdle: true, maxResponseTimeS: 6, resetLoop: { count: 1000, windowS: 600 } },
       dynamicQr: { paymentTimeoutMs: 1500, pollIntervalMs: 100 },
       log: { statsIntervalMs: 250 },
     },

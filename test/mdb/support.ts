@@ -21,6 +21,7 @@ export function testMdb(over: Partial<QrvendConfig['mdb']> = {}): QrvendConfig['
     cashSale: false,
     boardTimeouts: { idleS: null, messageS: null },
     boardKeys: {},
+    resetLoop: { count: 3, windowS: 600 },
     maxResponseTimeS: 60,
     sessionIdleTimeoutMs: 60_000,
     vendResultTimeoutMs: 60_000,

@@ -29,6 +29,7 @@ export const mdbDefaults = {
   cashSale: false,
   boardTimeouts: { idleS: null, messageS: null },
   boardKeys: {},
+  resetLoop: { count: 3, windowS: 600 },
   maxResponseTimeS: 60,
   sessionIdleTimeoutMs: 60_000,
   vendResultTimeoutMs: 60_000,
