@@ -63,15 +63,18 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
   // A damaged overlay is what the daemon set aside at its start; the change starts afresh.
   const overlay = layer(current.kind === 'object' ? (current.value as Json) : {}, set as Json);
   const base = layer(defaults, site ?? {});
+  const parsed = ConfigSchema.safeParse(layer(base, overlay));
+  const problems = parsed.success ? [] : problemsOf(parsed.error);
   // First what the fleet may set at all (src/config/remote-keys.ts), so a key that is not the
-  // fleet's is named as such whatever the schema would say of its value.
+  // fleet's is refused as such whatever the schema says of its value; a key no configuration has
+  // (a typo) is named as unknown, which helps the operator more.
   const notAllowed = remoteKeyProblems(overlay as Record<string, unknown>, base);
   if (notAllowed.length > 0) {
-    return { ok: false, code: 'BAD_ARGS', message: notAllowed.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000), paths: notAllowed.map((p) => p.path) };
+    const unknown = new Map(problems.filter((p) => p.reason.startsWith('unknown key')).map((p) => [p.path, p.reason]));
+    const text = notAllowed.map((p) => `args.set.${p.path}: ${unknown.get(p.path) ?? p.reason}`).join('; ').slice(0, 1000);
+    return { ok: false, code: 'BAD_ARGS', message: text, paths: notAllowed.map((p) => p.path) };
   }
-  const parsed = ConfigSchema.safeParse(layer(base, overlay));
   if (!parsed.success) {
-    const problems = problemsOf(parsed.error);
     return { ok: false, code: 'CONFIG_INVALID', message: problemsText(problems), paths: problems.map((p) => p.path) };
   }
   // What the next start would refuse (the daemon's own start checks): answered now, not found out by a dead agent.

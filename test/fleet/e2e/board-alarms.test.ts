@@ -40,7 +40,7 @@ async function withFleetRig(machineId: string, vmc: RigOptions['vmc'], body: (wa
 test('a refused SETCONF key is an alarm on the fleet link, naming the key and the answer', T, async () => {
   await withFleetRig('M-BOARD-1', { firmwareKeys: { knownKeys: ['mdb-always-idle', 'mdb-currency-code', 'mdb-decimal-places', 'mdb-scale-factor', 'mdb-timeout-vend'] } }, async (watcher) => {
     const alarm = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'BOARD_CONFIG_REFUSED' && e.state === 'raised', 20_000, 'the BOARD_CONFIG_REFUSED alarm');
-    assert.match(JSON.stringify(alarm), /mdb-address=0x10 \(answer: c,ERR,SETCONF mdb-address\)/);
+    assert.match(JSON.stringify(alarm), /mdb-addr=0x10 \(answer: c,ERR,SETCONF mdb-addr\)/);
   });
 });
 

@@ -262,9 +262,9 @@ test('reader.disable takes the reader out of service after the running session; 
 
 test('a bad config.set is refused naming the key path; neither the site file nor the overlay is written', T, async () => {
   const before = readFileSync(rig.configFile);
-  const wrongType = await watcher.command('config.set', { set: { gateway: { timeoutMs: 'soon' } } });
+  const wrongType = await watcher.command('config.set', { set: { dynamicQr: { pollIntervalMs: 'soon' } } });
   assert.equal(!wrongType.ok && wrongType.error.code, 'CONFIG_INVALID');
-  assert.match(!wrongType.ok ? wrongType.error.message : '', /gateway\.timeoutMs/);
+  assert.match(!wrongType.ok ? wrongType.error.message : '', /dynamicQr\.pollIntervalMs/);
   const unknownKey = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeotMs: 30_000 } } });
   assert.match(!unknownKey.ok ? unknownKey.error.message : '', /mdb\.sessionIdleTimeotMs: unknown key/);
   const badArgs = await watcher.command('config.set', { sett: {} });

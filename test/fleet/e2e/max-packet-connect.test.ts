@@ -13,6 +13,7 @@ import { MAX_PACKET_BYTES } from '../../../src/fleet/packet-bound.js';
 import { createRig, until } from '../../../src/sim/rig.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { startRelay, validateRelayConfig } from '../../../src/relay/index.js';
+import { createTrustKit } from '../../../src/sim/relay/trust-kit.js';
 import { runCli } from '../operator/run-cli.js';
 
 interface ConnectTap {
@@ -61,7 +62,9 @@ test('MQTT 5 CONNECT of the device, the relay and the CLI carries Maximum Packet
   assert.equal(fromCli?.protocolVersion, 5);
   assert.equal(fromCli?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
 
-  const relay = await startRelay(validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: tap.url, protocolVersion: 5 } } }, 'test'), silentLogger());
+  const kit = createTrustKit({ machines: [] });
+  t.after(() => kit.remove());
+  const relay = await startRelay(validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: tap.url, protocolVersion: 5 }, ...kit.relayConfig() } }, 'test'), silentLogger());
   try {
     await until(() => announced(tap.connects, /^qrvend-relay-/) !== undefined, 10_000, "the relay's CONNECT");
   } finally {
