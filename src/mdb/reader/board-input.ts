@@ -8,7 +8,7 @@ import type { BoardLine, VmcReaderStatus } from '../codec/types.js';
 import { VendErrorCodes } from '../codec/types.js';
 import type { VendOutcome } from '../../ipc/messages.js';
 import { abandon, afterVend, beginStart, beginStop, chargeVend, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
-import { configure, onSetOk, onSetRefused } from './configure.js';
+import { awaitsSetconfAnswer, configure, onDisableEcho, onSetOk, onSetRefused } from './configure.js';
 import { isChargedVend } from '../../ipc/vend-outcome.js';
 import type { ReaderModel, ReaderState, Session } from './types.js';
 
@@ -20,8 +20,9 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
   }
   switch (line.kind) {
     case 'poll':
-    case 'enable-echo':
       return model;
+    case 'enable-echo':
+      return line.enabled ? model : onDisableEcho(model);
     case 'set-ok':
       return onSetOk(fx, model);
     case 'version':
@@ -37,7 +38,11 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
     case 'vend-error':
       return { ...model, state: onVendError(fx, model, line.code) };
     case 'error':
-      if (model.configuring !== null && model.configuring.length > 0) return onSetRefused(fx, model, `c,ERR,${line.text}`);
+      if (awaitsSetconfAnswer(model)) return onSetRefused(fx, model, `c,ERR,${line.text}`);
+      if (model.configuring !== null) {
+        fx.refuse(`c,ERR,${line.text.slice(0, 60)}`, 'before the board confirmed C,0: the answer to a line it had before ours');
+        return model;
+      }
       return { ...model, state: onBoardError(fx, model, line.text) };
     case 'cash-sale':
       // Another device was paid (coins, bills, the other reader): nothing for this reader to do

@@ -23,7 +23,7 @@ export function configure(fx: Fx, model: ReaderModel): ReaderModel {
   // One deadline for the whole sequence: no answer means the lines were lost (board hung or still
   // booting) or the firmware ignores a key, and the link is restarted to send them again.
   fx.arm('config-answer', fx.cfg.boardAnswerMs);
-  const next: ReaderModel = { ...model, state: { kind: 'Inactive' }, configuring: pending, configRefused: null, versionAsked: false, hostDisabled: false };
+  const next: ReaderModel = { ...model, state: { kind: 'Inactive' }, configuring: pending, disableEchoed: false, configRefused: null, versionAsked: false, hostDisabled: false };
   return pending.length === 0 ? enableAfterConfig(fx, next) : next;
 }
 
@@ -35,11 +35,25 @@ function enableAfterConfig(fx: Fx, model: ReaderModel): ReaderModel {
   return { ...model, configuring: null, versionAsked: true };
 }
 
+/** c,0 (or c,STATUS,OFFLINE): the board took the C,0 that opens the configuration. */
+export function onDisableEcho(model: ReaderModel): ReaderModel {
+  return model.configuring !== null && !model.disableEchoed ? { ...model, disableEchoed: true } : model;
+}
+
+/** Whether a SETCONF answer (c,SET,OK or c,ERR) can be one now: configuring, and after the C,0 echo. */
+export function awaitsSetconfAnswer(model: ReaderModel): boolean {
+  return model.configuring !== null && model.configuring.length > 0 && model.disableEchoed;
+}
+
 /** c,SET,OK: the oldest pending key was taken. */
 export function onSetOk(fx: Fx, model: ReaderModel): ReaderModel {
   const pending = model.configuring;
   if (pending === null || pending.length === 0) {
     fx.refuse('c,SET,OK', 'no SETCONF line is waiting for an answer');
+    return model;
+  }
+  if (!model.disableEchoed) {
+    fx.refuse('c,SET,OK', 'before the board confirmed C,0: not an answer to our SETCONF lines');
     return model;
   }
   const rest = pending.slice(1);
@@ -73,11 +87,15 @@ export function onConfigUnanswered(fx: Fx, model: ReaderModel): ReaderModel {
     fx.refuse('timeout config-answer', `stale in state ${model.state.kind}`);
     return model;
   }
-  if (waiting) {
+  // C,0 never confirmed: it was lost on the way (garbled into a line the board had half-received),
+  // so nothing can be said of any key: the link is opened again and the whole sequence resent.
+  const disableLost = waiting && !model.disableEchoed;
+  if (waiting && !disableLost) {
     const key = model.configuring![0]!;
     fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: `no answer within ${fx.cfg.boardAnswerMs} ms` });
   }
-  abandon(fx, model.state, { sessionReason: 'link-lost', vendOutcome: 'timeout', detail: 'the board did not answer the configuration' });
-  fx.list.push({ kind: 'link.restart', reason: 'the board did not answer the configuration' });
+  const why = disableLost ? 'the board did not confirm C,0 (a garbled line at link open?)' : 'the board did not answer the configuration';
+  abandon(fx, model.state, { sessionReason: 'link-lost', vendOutcome: 'timeout', detail: why });
+  fx.list.push({ kind: 'link.restart', reason: why });
   return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
 }

@@ -22,6 +22,7 @@ export function initialModel(): ReaderModel {
     outOfService: false,
     hostDisabled: false,
     configuring: null,
+    disableEchoed: false,
     configRefused: null,
     held: null,
   };

@@ -109,6 +109,13 @@ export interface ReaderModel {
   hostDisabled: boolean;
   /** SETCONF lines written whose answer (c,SET,OK) has not come yet, oldest first; null = not configuring. */
   configuring: readonly SetconfLine[] | null;
+  /**
+   * The board echoed the C,0 that opens the configuration. Answers before the echo belong to what
+   * the board had before it: a line half-received when the link opened (at boot a tty echoes the
+   * board's own polls back to it until the port is set raw) swallows our C,0, so the SETCONFs
+   * behind it are refused because the reader is still enabled, not because of their keys.
+   */
+  disableEchoed: boolean;
   /** The board refused (or never answered) a SETCONF: the reader stays disabled until the next link open. */
   configRefused: { key: string; value: string; answer: string } | null;
   /** The machine loop holds the reader disabled (a VMC reset loop backing off); the reason, or null. */

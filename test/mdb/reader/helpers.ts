@@ -133,7 +133,7 @@ export const reach = {
   Inactive: (cfg?: ReaderConfig) => {
     const h = new Harness(cfg);
     // Every SETCONF line answered c,SET,OK, then C,1 and V: the version answer completes the sequence.
-    return withFeed(h, linkUp, ...h.cfg.setconf.map(() => line('c,SET,OK')), line('v,1.0,B1'));
+    return withFeed(h, linkUp, line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK')), line('v,1.0,B1'));
   },
   Disabled: (cfg?: ReaderConfig) => withFeed(reach.Inactive(cfg), line('c,STATUS,DISABLED')),
   Enabled: (cfg?: ReaderConfig) => withFeed(reach.Disabled(cfg), line('c,STATUS,ENABLED')),

@@ -38,7 +38,7 @@ test('a board that restarts and enables the reader while out of service is disab
   const h = reach.Enabled();
   h.feed(outOfService(true));
   h.feed(line('v,1.0,B1')); // an unasked version line: the board restarted, the configuration is sent again
-  h.feed(...h.cfg.setconf.map(() => line('c,SET,OK'))); // every key taken: C,1 and V follow
+  h.feed(line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK'))); // every key taken: C,1 and V follow
   assert.deepEqual(sent(h.feed(line('c,STATUS,DISABLED'), line('c,STATUS,ENABLED'))), ['C,0']);
   assert.equal(h.state, 'Disabled');
 });

@@ -67,7 +67,7 @@ for (const name of situations) {
     check(posted(out), inFlight[name], name);
     assert.deepEqual(sent(out).slice(0, 1), ['C,0'], 'the configuration is sent again');
     assert.ok(!sent(out).includes('C,1'), 'C,1 waits for every SETCONF answer');
-    const answered = h.feed(...h.cfg.setconf.map(() => line('c,SET,OK')));
+    const answered = h.feed(line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK')));
     assert.deepEqual(sent(answered), ['C,1', 'V']);
   });
 

@@ -16,7 +16,7 @@ test('link up sends the configuration: C,0, every C,SETCONF; C,1 and V once all 
     'C,SETCONF,mdb-scale-factor=1',
     'C,SETCONF,mdb-timeout-vend=60',
   ]);
-  assert.deepEqual(sent(h.feed(...h.cfg.setconf.map(() => line('c,SET,OK')))), ['C,1', 'V']);
+  assert.deepEqual(sent(h.feed(line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK')))), ['C,1', 'V']);
   assert.equal(h.state, 'Inactive');
 });
 
@@ -28,13 +28,13 @@ test('configuration not answered (no v line) in time: the link is restarted', ()
   assert.deepEqual(out.filter((e) => e.kind === 'link.restart').length, 1);
   assert.equal(h.state, 'Offline');
   const answered = new Harness();
-  answered.feed(linkUp, ...answered.cfg.setconf.map(() => line('c,SET,OK')), line('v,1,2'));
+  answered.feed(linkUp, line('c,0'), ...answered.cfg.setconf.map(() => line('c,SET,OK')), line('v,1,2'));
   assert.equal(refusals(answered.feed(timeout('config-answer'))).length, 1, 'answered: the timer is stale');
 });
 
 test('the answer to V is posted as board.info', () => {
   const h = new Harness();
-  h.feed(linkUp, ...h.cfg.setconf.map(() => line('c,SET,OK')));
+  h.feed(linkUp, line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK')));
   const out = h.feed(line('v,2.1.0,MDB-42'));
   assert.deepEqual(posted(out), [{ type: 'board.info', firmware: '2.1.0', boardId: 'MDB-42' }]);
   assert.equal(h.model.versionAsked, false);
