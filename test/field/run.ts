@@ -523,7 +523,7 @@ async function main(): Promise<number> {
       const left = await powerCut(`right after a signed config.set of mdb.sessionIdleTimeoutMs ${idleMs}: the ok reply in, the agent exiting to restart into the trial`, {}, TRIAL_FILES);
       if (left.verdict.startsWith('lost')) throw new Error(`the config.set cut left a lost ledger: ${left.verdict}`);
       // The ok reply says the change is on disk: the overlay and its trial mark were written durably before it.
-      if (!left.shown[FLEET_OVERLAY]?.includes(`"sessionIdleTimeoutMs":${idleMs}`)) throw new Error(`the cut left the overlay ${left.shown[FLEET_OVERLAY]}, not the change the ok reply promised`);
+      if (idleOf(left.shown[FLEET_OVERLAY]) !== idleMs) throw new Error(`the cut left the overlay ${left.shown[FLEET_OVERLAY]}, not the change the ok reply promised`);
       if (left.shown[`${FLEET_OVERLAY}.pending.json`] === 'missing') throw new Error('the cut left the changed overlay without its trial mark (.pending.json): it would never be judged');
       const enabled = waitEnable((EMULATION_START_TIMEOUT_S + 300) * 1000, 'C,1 after the config.set cut');
       enabled.catch(() => {});
@@ -531,8 +531,10 @@ async function main(): Promise<number> {
       results.timings.bootAfterConfigSetCutToSshS = again.toSshS;
       await enabled;
       await activeAgain((EMULATION_START_TIMEOUT_S + 60) * 1000);
+      const t0 = performance.now();
       // The trial ends by itself: confirmed over the probe's round trip, or rolled back (by the agent or qrvend-trial).
       await waitFor('the trial to end (the trial mark removed)', (TRIAL_HEALTHY_WITHIN_S + 120) * 1000, async () => ((await g().sh(`test -e ${FLEET_OVERLAY}.pending.json && echo on || echo over`, 20_000)).stdout.trim() === 'over' ? true : undefined), 3000);
+      results.timings.readyToTrialEndAfterConfigSetCutS = secondsSince(t0);
       const files = (await g().sh(`for f in ${TRIAL_FILES.join(' ')}; do if [ -e "$f" ]; then printf '%s: %s\n' "$f" "$(head -c 300 "$f" | tr '\n' ' ')"; else printf '%s: missing\n' "$f"; fi; done`, 20_000)).stdout.trim();
       const journal = (await g().sh(`journalctl -u qrvend -b --no-pager -o cat | grep -E 'fleet.config.confirmed|fleet.config.rolled-back|fleet.probe.returned|qrvend-trial' | cut -c1-300 || true`, 30_000)).stdout.trim();
       writeFileSync(join(runDir, 'trial-after-cut.txt'), `${files}\n--- journal\n${journal}\n`);
@@ -545,7 +547,7 @@ async function main(): Promise<number> {
       if (!got.reply.ok) throw new Error(`config.get refused: ${got.reply.error.code}: ${got.reply.error.message}`);
       const running = (got.reply.result as { value?: unknown }).value;
       if (confirmed) {
-        if (!state[FLEET_OVERLAY]?.includes(`"sessionIdleTimeoutMs":${idleMs}`) || running !== idleMs) throw new Error(`confirmed, yet the overlay is ${state[FLEET_OVERLAY]} and the agent runs with ${String(running)}`);
+        if (idleOf(state[FLEET_OVERLAY]) !== idleMs || running !== idleMs) throw new Error(`confirmed, yet the overlay is ${state[FLEET_OVERLAY]} and the agent runs with ${String(running)}`);
       } else {
         // Rolled back cleanly: no overlay before the change, none after; the alarm's mark says why.
         if (state[FLEET_OVERLAY] !== 'missing' || state[`${FLEET_OVERLAY}.rolled-back.json`] === 'missing' || running === idleMs) throw new Error(`neither confirmed nor rolled back cleanly:\n${files}\nrunning value ${String(running)}`);
@@ -611,6 +613,15 @@ async function main(): Promise<number> {
     print(`[field] facts: ${JSON.stringify({ security: results.facts.securityExposure, powerCut: results.facts.powerCutClosing, doctorExit: results.facts.doctorExit })}`);
     for (const c of (results.facts.powerCuts as Array<{ moment: string; left: LeftOnDisk; outcome?: string }> | undefined) ?? []) print(`[field] cut ${c.moment}: ${c.left.verdict}; ${c.outcome ?? 'no outcome (failed)'}`);
     print(`[field] results: ${join(runDir, 'results.json')} ${results.ok ? 'PASS' : 'FAIL'}`);
+  }
+}
+
+/** mdb.sessionIdleTimeoutMs in an overlay's text (as read off the disk), or undefined. */
+function idleOf(overlayText: string | undefined): unknown {
+  try {
+    return (JSON.parse(overlayText ?? '') as { mdb?: { sessionIdleTimeoutMs?: unknown } }).mdb?.sessionIdleTimeoutMs;
+  } catch {
+    return undefined;
   }
 }
 
