@@ -31,6 +31,7 @@ import { connectUart } from './uart-link.js';
 import { Steps, round1 } from './steps.js';
 import { DYNAMIC_POLL_MS, DYNAMIC_PRICE, FIELD_IDENTITY, FLEET_CA_FILE, FLEET_OVERLAY, FLEET_PASSWORD_FILE, FLEET_TRUST_FILE, GATEWAY_CA_FILE, siteConfig } from './config.js';
 import { startFieldFleet } from './fleet-broker.js';
+import { MOSQUITTO_BIN_DEFAULT } from '../../src/sim/broker/mosquitto-broker.js';
 import { makeGatewayCert } from './gateway-cert.js';
 import { whatTheCutLeft, type LeftOnDisk } from './power-cut.js';
 import { freePort } from './ports.js';
@@ -81,7 +82,10 @@ async function main(): Promise<number> {
   try {
     // ---- host side ---------------------------------------------------------------------------
     await steps.run('host tools', 60_000, async () => {
-      const missing = ['qemu-system-aarch64', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs'].filter((t) => !onPath(t));
+      const missing = ['qemu-system-aarch64', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs', 'openssl'].filter((t) => !onPath(t));
+      // The fleet broker (fleet-broker.ts): Debian's mosquitto, where src/sim/broker looks for it.
+      const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
+      if (!existsSync(mosquitto)) missing.push(`mosquitto (${mosquitto})`);
       if (missing.length > 0) throw new Error(`missing on the host: ${missing.join(', ')} (docs/field-test.md: host tools)`);
     });
     const imageDir = await steps.run('image (cached or built)', 45 * 60_000, async () => {
