@@ -10,7 +10,7 @@
  * for the technician's provisioning; the passwords and the private key never reach the console.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startMosquitto, type MosquittoBroker } from '../../src/sim/broker/mosquitto-broker.js';
@@ -68,6 +68,8 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
       { url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' },
       { purpose: 'field-test' },
     );
+    // Read at the connect only: the run directory is kept, the password is not.
+    rmSync(passwordFile, { force: true });
     const key: TestKey = testKey('field-operator', OPERATOR_SCOPES);
     const trust = readFileSync(writeTrustFile(runDir, [key], 'fleet-trust.json'), 'utf8');
     const conn = connection;
