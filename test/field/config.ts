@@ -3,7 +3,7 @@
  * rest are the defaults) and the identity the wallet simulator uses. Values that tie the guest
  * to the host's simulators are the guestfwd address and the forwarded Start port.
  */
-import { GUEST_GATEWAY, GUEST_START_PORT } from './qemu.js';
+import { GUEST_BROKER, GUEST_GATEWAY, GUEST_START_PORT } from './qemu.js';
 
 export const FIELD_IDENTITY = {
   integratorName: 'field-wallet',
@@ -17,6 +17,13 @@ export const DYNAMIC_POLL_MS = 3000;
 
 /** Where the technician puts the gateway's private CA on the machine. */
 export const GATEWAY_CA_FILE = '/etc/qrvend/gateway-ca.pem';
+
+/** The fleet link's files on the machine (docs/fleet.md): the broker's CA, the machine's broker password, the operators' keys. */
+export const FLEET_CA_FILE = '/etc/qrvend/fleet-ca.pem';
+export const FLEET_PASSWORD_FILE = '/etc/qrvend/fleet-password';
+export const FLEET_TRUST_FILE = '/etc/qrvend/fleet-trust.json';
+/** The fleet's overlay (fleet.configOverlay, its default) and what a config.set leaves beside it. */
+export const FLEET_OVERLAY = '/var/lib/qrvend/fleet-config.json';
 
 export function siteConfig(): Record<string, unknown> {
   return {
@@ -34,6 +41,17 @@ export function siteConfig(): Record<string, unknown> {
     dynamicQr: { pollIntervalMs: DYNAMIC_POLL_MS, paymentTimeoutMs: 40_000 },
     display: { framebuffer: '/dev/fb0' },
     gpio: { mode: 'off' },
+    // The machine's own broker account (the documented ACL names the machineId as user name).
+    fleet: {
+      url: `mqtts://${GUEST_BROKER.host}:${GUEST_BROKER.port}`,
+      topicPrefix: 'qrvend',
+      machineId: FIELD_IDENTITY.terminalId,
+      protocolVersion: 5,
+      caFile: FLEET_CA_FILE,
+      username: FIELD_IDENTITY.terminalId,
+      passwordFile: FLEET_PASSWORD_FILE,
+      trustFile: FLEET_TRUST_FILE,
+    },
     log: { level: 'info' },
   };
 }

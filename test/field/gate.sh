@@ -17,6 +17,9 @@ skip() { echo "field-test: SKIPPED: $*"; exit 1; }
 for tool in qemu-system-aarch64 qemu-img ssh zbarimg dpkg-deb openssl e2fsck debugfs; do
   command -v "$tool" >/dev/null 2>&1 || skip "$tool is not installed (apt-get install qemu-system-arm qemu-utils openssh-client zbar-tools openssl e2fsprogs)"
 done
+# The fleet broker of the config.set power cut (test/field/fleet-broker.ts).
+[ -x "${QRVEND_MOSQUITTO_BIN:-/usr/sbin/mosquitto}" ] || skip "mosquitto is not installed (apt-get install mosquitto)"
+
 load=$(cut -d' ' -f1 /proc/loadavg)
 factor=1
 # With the machine's other core busy, everything under TCG takes about twice as long.

@@ -1,5 +1,6 @@
 /**
- * One guest connection to the gateway, carried to the simulator on the host's loopback. QEMU runs
+ * One guest connection to the gateway (or the fleet broker), carried to the simulator (or
+ * mosquitto) on the host's loopback. QEMU runs
  * this per connection (`guestfwd=...-cmd:node gateway-bridge.js PORT`) with the guest's TCP stream
  * on stdin/stdout. A `tcp:` guestfwd target would be a single chardev connection made once at QEMU
  * start: the first HTTP connection works, every later one hangs.

@@ -29,10 +29,15 @@ export interface LeftOnDisk {
   transactions: string[];
   /** Every outbox row: operation, transaction, status, attempts. */
   outbox: string[];
+  /** Guest path -> its text (up to 300 characters) or `missing`: files that hold no secret (the fleet's overlay and its trial markers). */
+  shown: Record<string, string>;
 }
 
-/** `expected`: guest path -> the content the technician wrote (only compared, never stored). */
-export async function whatTheCutLeft(overlay: string, workDir: string, expected: Record<string, string> = {}): Promise<LeftOnDisk> {
+/**
+ * `expected`: guest path -> the content the technician wrote (only compared, never stored).
+ * `show`: guest paths of files that hold no secret, recorded as they are.
+ */
+export async function whatTheCutLeft(overlay: string, workDir: string, expected: Record<string, string> = {}, show: readonly string[] = []): Promise<LeftOnDisk> {
   mkdirSync(workDir, { recursive: true });
   const raw = join(workDir, 'disk.raw');
   try {
@@ -66,6 +71,12 @@ export async function whatTheCutLeft(overlay: string, workDir: string, expected:
       files[guestPath] = bytes.length === 0 ? 'empty' : sha256(bytes) === sha256(Buffer.from(content)) ? 'whole' : `differs (${bytes.length} bytes)`;
     }
 
+    const shown: Record<string, string> = {};
+    for (const guestPath of show) {
+      const to = join(workDir, guestPath.slice(guestPath.lastIndexOf('/') + 1));
+      shown[guestPath] = (await dump(guestPath, to)) ? readFileSync(to, 'utf8').trim().slice(0, 300) || '(empty)' : 'missing';
+    }
+
     const m = readMarker(copy);
     const marker = m.kind === 'id' ? `qrvend-ledger ${m.id}` : m.kind === 'torn' ? `torn: ${m.why}` : 'none';
     const transactions: string[] = [];
@@ -87,7 +98,7 @@ export async function whatTheCutLeft(overlay: string, workDir: string, expected:
         outbox.push(...outboxRows(copy));
       }
     }
-    return { files, marker, verdict, transactions, outbox };
+    return { files, marker, verdict, transactions, outbox, shown };
   } finally {
     rmSync(raw, { force: true });
   }

@@ -21,14 +21,17 @@ import { startGatewaySimulator, type GatewaySimulator } from '../../src/sim/gate
 import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import { sendStart } from '../../src/sim/wallet/index.js';
 import { nextCommand } from '../../src/sim/wait.js';
-import type { BoardCommand } from '../../src/mdb/codec/index.js';
+import { parseCommand, type BoardCommand } from '../../src/mdb/codec/index.js';
+import { LineFramer, type ByteLink } from '../../src/mdb/transport/index.js';
 import type { TxRecord } from '../../src/sim/gateway/ledger.js';
 import { run, waitFor, secondsSince } from './proc.js';
 import { guestSsh, q, type Guest } from './ssh.js';
 import { GUEST_GATEWAY, startQemu, type Qemu } from './qemu.js';
 import { connectUart } from './uart-link.js';
 import { Steps, round1 } from './steps.js';
-import { DYNAMIC_POLL_MS, DYNAMIC_PRICE, FIELD_IDENTITY, GATEWAY_CA_FILE, siteConfig } from './config.js';
+import { DYNAMIC_POLL_MS, DYNAMIC_PRICE, FIELD_IDENTITY, FLEET_CA_FILE, FLEET_OVERLAY, FLEET_PASSWORD_FILE, FLEET_TRUST_FILE, GATEWAY_CA_FILE, siteConfig } from './config.js';
+import { startFieldFleet } from './fleet-broker.js';
+import { MOSQUITTO_BIN_DEFAULT } from '../../src/sim/broker/mosquitto-broker.js';
 import { makeGatewayCert } from './gateway-cert.js';
 import { whatTheCutLeft, type LeftOnDisk } from './power-cut.js';
 import { freePort } from './ports.js';
@@ -37,6 +40,13 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMAGE_SCRIPTS = join(REPO, 'test/field/image');
 const WATCHDOG_SEC = 20; // systemd/qrvend.service
 const EMULATION_START_TIMEOUT_S = 300;
+/**
+ * healthyWithinS of the fleet's config.set (at most 600): the trial's clock runs from the agent's
+ * start, and under TCG on a busy host READY alone comes 60-80 s after it (a Pi: a few seconds).
+ */
+const TRIAL_HEALTHY_WITHIN_S = 300;
+/** What a config.set leaves beside the overlay (src/fleet/device/config-change.ts), read after the cut. */
+const TRIAL_FILES = ['', '.pending.json', '.previous', '.trial-run', '.rolled-back.json'].map((suffix) => FLEET_OVERLAY + suffix);
 const print = (line: string) => process.stdout.write(`${line}\n`);
 
 interface Results {
@@ -72,7 +82,10 @@ async function main(): Promise<number> {
   try {
     // ---- host side ---------------------------------------------------------------------------
     await steps.run('host tools', 60_000, async () => {
-      const missing = ['qemu-system-aarch64', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs'].filter((t) => !onPath(t));
+      const missing = ['qemu-system-aarch64', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs', 'openssl'].filter((t) => !onPath(t));
+      // The fleet broker (fleet-broker.ts): Debian's mosquitto, where src/sim/broker looks for it.
+      const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
+      if (!existsSync(mosquitto)) missing.push(`mosquitto (${mosquitto})`);
       if (missing.length > 0) throw new Error(`missing on the host: ${missing.join(', ')} (docs/field-test.md: host tools)`);
     });
     const imageDir = await steps.run('image (cached or built)', 45 * 60_000, async () => {
@@ -98,11 +111,30 @@ async function main(): Promise<number> {
     const gatewayTls = makeGatewayCert(runDir, GUEST_GATEWAY.host);
     const gateway = await startGatewaySimulator({ host: '127.0.0.1', port: 0, seed: 13, tls: gatewayTls });
     steps.onTeardown('gateway simulator', () => gateway.close());
+    const fleet = await startFieldFleet(runDir, FIELD_IDENTITY.terminalId);
+    steps.onTeardown('fleet broker', () => fleet.close());
     const vmc = new VmcSimulator({ pollIntervalMs: 100, vendPolicy: 'manual' });
     steps.onTeardown('VMC simulator', () => vmc.close());
     const commandLog: string[] = [];
     vmc.on('command', (_c, line: string) => commandLog.push(`${new Date().toISOString()} < ${line}`));
     steps.onTeardown('VMC command log', () => writeFileSync(join(runDir, 'vmc-commands.log'), commandLog.join('\n') + '\n'));
+    // Every line from the guest the board could not parse, as it came (JSON-escaped), beside the
+    // commands it took: what reached the board when the agent opened the line at a start.
+    const refusedLines: string[] = [];
+    results.facts.boardRefusedLines = refusedLines;
+    const watchGuestLines = (link: ByteLink, label: string) => {
+      commandLog.push(`${new Date().toISOString()} -- the UART connected (${label})`);
+      const framer = new LineFramer(1024, {
+        onLine: (line) => {
+          const parsed = parseCommand(line);
+          if (parsed.ok) return;
+          commandLog.push(`${new Date().toISOString()} <? ${JSON.stringify(line)} (${parsed.reason})`);
+          if (refusedLines.length < 60) refusedLines.push(`${label}: ${JSON.stringify(line.slice(0, 200))} (${parsed.reason})`);
+        },
+        onOverlong: (head) => commandLog.push(`${new Date().toISOString()} <? overlong line ${JSON.stringify(head)}`),
+      });
+      link.onData((chunk) => framer.push(chunk));
+    };
     const sshPort = await freePort();
     const startPort = await freePort();
     const overlay = join(runDir, 'overlay.qcow2');
@@ -115,10 +147,11 @@ async function main(): Promise<number> {
 
     const boot = async (label: string): Promise<{ toSshS: number }> => {
       const t0 = performance.now();
-      qemu = startQemu({ imageDir, runDir, overlay, sshPort, startPort, gatewayPort: gateway.port });
+      qemu = startQemu({ imageDir, runDir, overlay, sshPort, startPort, gatewayPort: gateway.port, brokerPort: fleet.broker.port });
       const thisQemu = qemu;
       steps.onTeardown(`qemu (${label})`, () => thisQemu.kill());
       const link = await connectUart(qemu.uartSocket, 20_000);
+      watchGuestLines(link, label);
       vmc.attach(link);
       guest = guestSsh({ port: sshPort, key, runDir });
       const g = guest;
@@ -178,13 +211,12 @@ async function main(): Promise<number> {
     // ---- power cuts (issue 28): kill -9 of qemu, what the disk holds read before the next boot ----
     const cuts: Array<{ moment: string; left: LeftOnDisk; outcome?: string }> = [];
     results.facts.powerCuts = cuts;
-    results.facts.powerCutsNotCovered = ['right after a fleet config.set: the field guest has no broker (docs/field-test.md, "Power cuts")'];
-    const powerCut = async (moment: string, expected: Record<string, string> = {}): Promise<LeftOnDisk> => {
+    const powerCut = async (moment: string, expected: Record<string, string> = {}, show: readonly string[] = []): Promise<LeftOnDisk> => {
       await qemu!.kill();
       await guest!.close();
-      const left = await whatTheCutLeft(overlay, join(runDir, `cut-${cuts.length + 1}`), expected);
+      const left = await whatTheCutLeft(overlay, join(runDir, `cut-${cuts.length + 1}`), expected, show);
       cuts.push({ moment, left });
-      print(`[field] power cut ${moment}: marker ${left.marker}; ${left.verdict}; outbox [${left.outbox.join('; ')}]; files ${JSON.stringify(left.files)}`);
+      print(`[field] power cut ${moment}: marker ${left.marker}; ${left.verdict}; outbox [${left.outbox.join('; ')}]; files ${JSON.stringify(left.files)}${show.length > 0 ? `; shown ${JSON.stringify(left.shown)}` : ''}`);
       return left;
     };
     const outcome = (text: string) => {
@@ -205,6 +237,9 @@ async function main(): Promise<number> {
       '/etc/qrvend/config.json': `${config}\n`,
       [GATEWAY_CA_FILE]: gatewayTls.cert.toString('utf8'),
       '/etc/qrvend/secret-token': `${secretToken}\n`,
+      [FLEET_CA_FILE]: fleet.guestFiles.ca,
+      [FLEET_PASSWORD_FILE]: fleet.guestFiles.password,
+      [FLEET_TRUST_FILE]: fleet.guestFiles.trust,
     };
     const provision = async () => {
       // As docs/install.md tells a technician: the config, the token (mode 0640 root:qrvend), doctor, restart.
@@ -213,6 +248,11 @@ async function main(): Promise<number> {
       await g().sh(`cat > ${GATEWAY_CA_FILE} && chmod 0644 ${GATEWAY_CA_FILE}`, 30_000, false, provisioned[GATEWAY_CA_FILE]);
       // The token goes over stdin, never on a command line.
       await g().sh('umask 0137 && cat > /etc/qrvend/secret-token && chown root:qrvend /etc/qrvend/secret-token && chmod 0640 /etc/qrvend/secret-token', 30_000, false, provisioned['/etc/qrvend/secret-token']);
+      // The fleet link (docs/fleet.md): the broker's CA, the machine's broker password (a secret,
+      // like the token), the operators' public keys (root-owned, world-readable: loadKeyring).
+      await g().sh(`cat > ${FLEET_CA_FILE} && chmod 0644 ${FLEET_CA_FILE}`, 30_000, false, provisioned[FLEET_CA_FILE]);
+      await g().sh(`umask 0137 && cat > ${FLEET_PASSWORD_FILE} && chown root:qrvend ${FLEET_PASSWORD_FILE} && chmod 0640 ${FLEET_PASSWORD_FILE}`, 30_000, false, provisioned[FLEET_PASSWORD_FILE]);
+      await g().sh(`cat > ${FLEET_TRUST_FILE} && chown root:root ${FLEET_TRUST_FILE} && chmod 0644 ${FLEET_TRUST_FILE}`, 30_000, false, provisioned[FLEET_TRUST_FILE]);
     };
     await steps.run('emulation allowance: a start timeout drop-in (synced, not provisioning)', 120_000, async () => {
       // Emulation allowance, not a product setting: under TCG on a busy 2-core host Node alone takes
@@ -476,6 +516,52 @@ async function main(): Promise<number> {
       outcome(`the outbox delivered the Settlement 2.50 after the boot, accepted once (duplicates ${t.duplicates.Settlement})`);
     });
 
+    await steps.run('power cut right after a fleet config.set (the ok reply in), boot again', (TRIAL_HEALTHY_WITHIN_S + 600) * 1000, async () => {
+      await waitFor('the VMC idle with the reader enabled', 120_000, () => (vmc.state().reader === 'enabled' && !vmc.state().session ? true : undefined), 200);
+      // The operator reaches the machine first (a signed ping through the broker and the guestfwd).
+      await waitFor('a signed ping answered over the fleet link', 240_000, async () => ((await fleet.command('ping', undefined, 20_000).catch(() => null))?.reply.ok === true ? true : undefined), 2000);
+      const idleMs = 45_000;
+      const { reply } = await fleet.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: idleMs } }, healthyWithinS: TRIAL_HEALTHY_WITHIN_S }, 60_000);
+      if (!reply.ok) throw new Error(`config.set refused: ${reply.error.code}: ${reply.error.message}`);
+      // At once: the agent is exiting 75 to restart into the trial (systemd's RestartSec=3s).
+      const left = await powerCut(`right after a signed config.set of mdb.sessionIdleTimeoutMs ${idleMs}: the ok reply in, the agent exiting to restart into the trial`, {}, TRIAL_FILES);
+      if (left.verdict.startsWith('lost')) throw new Error(`the config.set cut left a lost ledger: ${left.verdict}`);
+      // The ok reply says the change is on disk: the overlay and its trial mark were written durably before it.
+      if (idleOf(left.shown[FLEET_OVERLAY]) !== idleMs) throw new Error(`the cut left the overlay ${left.shown[FLEET_OVERLAY]}, not the change the ok reply promised`);
+      if (left.shown[`${FLEET_OVERLAY}.pending.json`] === 'missing') throw new Error('the cut left the changed overlay without its trial mark (.pending.json): it would never be judged');
+      const enabled = waitEnable((EMULATION_START_TIMEOUT_S + 300) * 1000, 'C,1 after the config.set cut');
+      enabled.catch(() => {});
+      const again = await boot('after the config.set cut');
+      results.timings.bootAfterConfigSetCutToSshS = again.toSshS;
+      await enabled;
+      await activeAgain((EMULATION_START_TIMEOUT_S + 60) * 1000);
+      const t0 = performance.now();
+      // The trial ends by itself: confirmed over the probe's round trip, or rolled back (by the agent or qrvend-trial).
+      await waitFor('the trial to end (the trial mark removed)', (TRIAL_HEALTHY_WITHIN_S + 120) * 1000, async () => ((await g().sh(`test -e ${FLEET_OVERLAY}.pending.json && echo on || echo over`, 20_000)).stdout.trim() === 'over' ? true : undefined), 3000);
+      results.timings.readyToTrialEndAfterConfigSetCutS = secondsSince(t0);
+      const files = (await g().sh(`for f in ${TRIAL_FILES.join(' ')}; do if [ -e "$f" ]; then printf '%s: %s\n' "$f" "$(head -c 300 "$f" | tr '\n' ' ')"; else printf '%s: missing\n' "$f"; fi; done`, 20_000)).stdout.trim();
+      const journal = (await g().sh(`journalctl -u qrvend -b --no-pager -o cat | grep -E 'fleet.config.confirmed|fleet.config.rolled-back|fleet.probe.returned|qrvend-trial' | cut -c1-300 || true`, 30_000)).stdout.trim();
+      writeFileSync(join(runDir, 'trial-after-cut.txt'), `${files}\n--- journal\n${journal}\n`);
+      const confirmed = journal.includes('fleet.config.confirmed');
+      const state = Object.fromEntries(files.split('\n').map((l) => [l.slice(0, l.indexOf(': ')), l.slice(l.indexOf(': ') + 2)]));
+      const leftovers = ['.pending.json', '.previous', '.trial-run'].filter((suffix) => state[FLEET_OVERLAY + suffix] !== 'missing');
+      if (leftovers.length > 0) throw new Error(`the trial ended with ${leftovers.join(', ')} left beside the overlay:\n${files}`);
+      // The running agent's value, asked over the fleet: the fleet link is back after the cut.
+      const got = await fleet.command('config.get', { key: 'mdb.sessionIdleTimeoutMs' }, 60_000);
+      if (!got.reply.ok) throw new Error(`config.get refused: ${got.reply.error.code}: ${got.reply.error.message}`);
+      const running = (got.reply.result as { value?: unknown }).value;
+      if (confirmed) {
+        if (idleOf(state[FLEET_OVERLAY]) !== idleMs || running !== idleMs) throw new Error(`confirmed, yet the overlay is ${state[FLEET_OVERLAY]} and the agent runs with ${String(running)}`);
+      } else {
+        // Rolled back cleanly: no overlay before the change, none after; the alarm's mark says why.
+        if (state[FLEET_OVERLAY] !== 'missing' || state[`${FLEET_OVERLAY}.rolled-back.json`] === 'missing' || running === idleMs) throw new Error(`neither confirmed nor rolled back cleanly:\n${files}\nrunning value ${String(running)}`);
+      }
+      results.facts.configSetCutTrial = confirmed ? `confirmed (${journal.includes('fleet.probe.returned') ? 'over the probe\'s round trip' : 'no probe line seen'})` : `rolled back: ${state[`${FLEET_OVERLAY}.rolled-back.json`]}`;
+      const view = gateway.ledger();
+      if (view.summary.closedMoreThanOnce.length > 0 || view.summary.conflicts !== 0) throw new Error(`gateway ledger after the config.set cut: ${JSON.stringify(view.summary)}`);
+      outcome(`the trial ${results.facts.configSetCutTrial as string}; the agent runs with mdb.sessionIdleTimeoutMs ${String(running)} (config.get over the fleet); no sale closed twice at the gateway`);
+    });
+
     await steps.run('a new sale settles after the power cuts', 180_000, async () => {
       await waitFor('the VMC idle with the reader enabled', 120_000, () => (vmc.state().reader === 'enabled' && !vmc.state().session ? true : undefined), 200);
       const txId = await openStatic();
@@ -531,6 +617,15 @@ async function main(): Promise<number> {
     print(`[field] facts: ${JSON.stringify({ security: results.facts.securityExposure, powerCut: results.facts.powerCutClosing, doctorExit: results.facts.doctorExit })}`);
     for (const c of (results.facts.powerCuts as Array<{ moment: string; left: LeftOnDisk; outcome?: string }> | undefined) ?? []) print(`[field] cut ${c.moment}: ${c.left.verdict}; ${c.outcome ?? 'no outcome (failed)'}`);
     print(`[field] results: ${join(runDir, 'results.json')} ${results.ok ? 'PASS' : 'FAIL'}`);
+  }
+}
+
+/** mdb.sessionIdleTimeoutMs in an overlay's text (as read off the disk), or undefined. */
+function idleOf(overlayText: string | undefined): unknown {
+  try {
+    return (JSON.parse(overlayText ?? '') as { mdb?: { sessionIdleTimeoutMs?: unknown } }).mdb?.sessionIdleTimeoutMs;
+  } catch {
+    return undefined;
   }
 }
 

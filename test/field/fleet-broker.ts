@@ -1,0 +1,92 @@
+/**
+ * The fleet side of the field test (issue 28 item 3, "right after a fleet config.set"): Debian's
+ * mosquitto with a TLS listener on the host's loopback, the documented ACL loaded as it is
+ * (docs/fleet/mosquitto-acl.conf), one account for the machine (its machineId, as the ACL wants)
+ * and one for the operator; the guest reaches it through a guestfwd (qemu.ts). The operator is
+ * the host: an Ed25519 key in memory, whose public half is the machine's trust file, signing
+ * commands sent with the operator module (`qrvend fleet cmd`'s own code).
+ *
+ * What goes into the guest (the CA, the machine's password, the trust file) is returned as text
+ * for the technician's provisioning; the passwords and the private key never reach the console.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startMosquitto, type MosquittoBroker } from '../../src/sim/broker/mosquitto-broker.js';
+import { connectFleet, sendFleetCommand, type CommandOutcome, type FleetConnection } from '../../src/fleet/operator/index.js';
+import { OPERATOR_SCOPES, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
+import { makeServerCert } from './gateway-cert.js';
+import { GUEST_BROKER } from './qemu.js';
+
+const ACL_FILE = fileURLToPath(new URL('../../../docs/fleet/mosquitto-acl.conf', import.meta.url));
+const OPERATOR_USER = 'qrvend-operator';
+const PREFIX = 'qrvend';
+
+export interface FieldFleet {
+  broker: MosquittoBroker;
+  /** For the guest: the broker's certificate (its CA), the machine's password line, the trust file. */
+  guestFiles: { ca: string; password: string; trust: string };
+  /** A signed command to the machine, on the operator's connection; the reply or a FLEET_NO_REPLY error. */
+  command(name: string, args: unknown, timeoutMs: number): Promise<CommandOutcome>;
+  close(): Promise<void>;
+}
+
+export async function startFieldFleet(runDir: string, machineId: string): Promise<FieldFleet> {
+  // One certificate for both ends: the guest dials 10.0.2.101, the host's operator 127.0.0.1.
+  const tls = makeServerCert(runDir, 'broker', [GUEST_BROKER.host, '127.0.0.1']);
+  const machine = { username: machineId, password: randomBytes(18).toString('hex') };
+  const operator = { username: OPERATOR_USER, password: randomBytes(18).toString('hex') };
+  const broker = await startMosquitto({
+    users: [machine, operator],
+    acl: readFileSync(ACL_FILE, 'utf8'),
+    files: { 'broker-cert.pem': tls.cert, 'broker-key.pem': tls.key },
+    config: ({ port, dir, user }) =>
+      [
+        'per_listener_settings false',
+        `listener ${port} 127.0.0.1`,
+        `certfile ${join(dir, 'broker-cert.pem')}`,
+        `keyfile ${join(dir, 'broker-key.pem')}`,
+        'allow_anonymous false',
+        `password_file ${join(dir, 'passwd')}`,
+        `acl_file ${join(dir, 'acl')}`,
+        'persistence false',
+        'log_dest stderr',
+        'log_type error',
+        'log_type warning',
+        'connection_messages false',
+        `user ${user}`,
+        'set_tcp_nodelay true',
+        '',
+      ].join('\n'),
+  });
+  let connection: FleetConnection | null = null;
+  try {
+    const passwordFile = join(runDir, 'fleet-operator-password');
+    writeFileSync(passwordFile, `${operator.password}\n`, { mode: 0o600 });
+    connection = await connectFleet(
+      { url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' },
+      { purpose: 'field-test' },
+    );
+    // Read at the connect only: the run directory is kept, the password is not.
+    rmSync(passwordFile, { force: true });
+    const key: TestKey = testKey('field-operator', OPERATOR_SCOPES);
+    const trust = readFileSync(writeTrustFile(runDir, [key], 'fleet-trust.json'), 'utf8');
+    const conn = connection;
+    return {
+      broker,
+      guestFiles: { ca: tls.cert.toString('utf8'), password: `${machine.password}\n`, trust },
+      command: (name, args, timeoutMs) =>
+        // Two minutes of validity: the guest's clock is the host's through the emulated RTC, the margin is for TCG.
+        sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: key.keyId, key: key.key, lifetimeMs: 120_000 } }),
+      async close() {
+        await conn.client.endAsync(true).catch(() => undefined);
+        await broker.close();
+      },
+    };
+  } catch (err) {
+    await connection?.client.endAsync(true).catch(() => undefined);
+    await broker.close();
+    throw err;
+  }
+}
