@@ -33,6 +33,8 @@ export interface GatewaySimulatorOptions {
   port?: number;
   /** PEM certificate and key: serve HTTPS. */
   tls?: { cert: string | Buffer; key: string | Buffer };
+  /** How long an idle keep-alive connection is kept before the server closes it (Node's default: 5 s). */
+  keepAliveTimeoutMs?: number;
   faults?: FaultSpec[];
   /** Seed of the fault PRNG (default 1). */
   seed?: number;
@@ -225,6 +227,7 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
   };
 
   const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener) : http.createServer(listener);
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
