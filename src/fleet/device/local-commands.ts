@@ -3,6 +3,7 @@
  * config.set, service.restart. The others go to the payment worker; null means "not mine".
  */
 import type { Logger } from '../../core/log.js';
+import { withoutCredentials } from '../../core/url-credentials.js';
 import type { QrvendConfig } from '../../config/schema.js';
 import { ConfigGetArgs, ConfigSetArgs } from '../contract/commands.js';
 import type { CommandName } from '../contract/topics.js';
@@ -60,17 +61,7 @@ export function redactConfig(value: unknown, key = ''): unknown {
   }
   if (value === null) return null;
   if (PATH_KEY.test(key)) return REDACTED;
-  if (key === 'url' && typeof value === 'string') {
-    try {
-      const u = new URL(value);
-      if (u.username === '' && u.password === '') return value;
-      u.username = '';
-      u.password = '';
-      return u.toString();
-    } catch {
-      return REDACTED;
-    }
-  }
+  if (key === 'url' && typeof value === 'string') return withoutCredentials(value) ?? REDACTED;
   return value;
 }
 

@@ -25,6 +25,7 @@ import { CommandBudgets } from './rate-bound.js';
 import { serveLocalCommand, type LocalCommandContext, type Served } from './local-commands.js';
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
+import { withoutCredentials } from '../../core/url-credentials.js';
 import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
 import { readFleetCredentials } from './credentials.js';
 import { createProbe, probeTopic } from './probe.js';
@@ -58,16 +59,7 @@ const topics = machineTopics(fleet.topicPrefix, data.machineId);
 const v5 = fleet.protocolVersion === 5;
 
 /** The URL without credentials, for the log. */
-function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString();
-  } catch {
-    return '(unparsable url)';
-  }
-}
+const safeUrl = (url: string): string => withoutCredentials(url) ?? '(unparsable url)';
 
 function clientOptions(): IClientOptions {
   const options: IClientOptions = {
