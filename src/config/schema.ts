@@ -393,6 +393,36 @@ export const ConfigSchema = z
         })
         .default({ maxPreauthAmount: null }),
     }),
+    /** Remote updates (design section 12, docs/updates.md). */
+    updates: z
+      .strictObject({
+        /** Where downloads and update state are kept; null = an `updates` folder beside store.path. */
+        dir: AbsolutePath.nullable().default(null),
+        /** CA bundle (PEM) for the artifact server's certificate; null = system CAs (the gateway's TLS rules). */
+        caFile: AbsolutePath.nullable().default(null),
+        /** Data cap per update: bytes fetched (including retries after cuts) beyond which the download is abandoned. */
+        maxDownloadBytes: int(1024 * 1024, 2 * 1024 * 1024 * 1024).default(512 * 1024 * 1024),
+        /** How long a downloaded update may wait for an idle machine before UPDATE_DEFERRED is raised (it keeps waiting). */
+        maxDeferralS: int(60, 30 * 86_400).default(86_400),
+        /** How long the new version's trial has to report healthy before it is rolled back. */
+        healthyWithinS: int(30, 3_600).default(180),
+      })
+      .default({ dir: null, caFile: null, maxDownloadBytes: 512 * 1024 * 1024, maxDeferralS: 86_400, healthyWithinS: 180 }),
+    /** The VMC's own audit over its DEX jack (design section 13, docs/dex.md): off while port is null. */
+    dex: z
+      .strictObject({
+        /** Serial device wired to the DEX jack (a USB-RS232 adapter or a UART with a level shifter); null = no audit. */
+        port: MdbPort.refine((s) => s !== 'sim', 'must be an absolute device path like /dev/ttyUSB0').nullable().default(null),
+        /** Which protocol the VMC speaks; auto = detect at the first read and remember it. */
+        protocol: z.enum(['auto', 'dex-ucs', 'ddcmp']).default('auto'),
+        /** Scheduled reads every this many seconds; 0 = on demand only (dex.read, `qrvend dex read`). */
+        intervalS: int(0, 7 * 86_400).default(86_400),
+        /** Largest audit file accepted, bytes. */
+        maxFileBytes: int(1024, 4 * 1024 * 1024).default(1024 * 1024),
+        /** Cashless vends by which the VMC's DA/DB count and the ledger may differ over one interval before AUDIT_MISMATCH. */
+        reconcileToleranceVends: int(0, 1_000).default(0),
+      })
+      .default({ port: null, protocol: 'auto', intervalS: 86_400, maxFileBytes: 1024 * 1024, reconcileToleranceVends: 0 }),
     log: z.strictObject({
       level: z.enum(LOG_LEVELS),
       /** How often the daemon logs a `stats` line (event-loop delay, reader counters, memory); 0 = never. */

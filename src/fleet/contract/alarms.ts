@@ -23,6 +23,14 @@ export const ALARM_CODES = [
   'BOARD_CONFIG_REFUSED',
   /** A config.set left the agent unhealthy and was rolled back (raised once, cleared by the next good config.set). */
   'CONFIG_ROLLED_BACK',
+  /** An update's trial failed and the previous release is running again (the detail says why; cleared by the next healthy update). */
+  'UPDATE_ROLLED_BACK',
+  /** A downloaded update has waited past its maximum deferral for the machine to be idle; it still waits, never forcing a restart. */
+  'UPDATE_DEFERRED',
+  /** The VMC's audit could not be read over the DEX line (no answer, CRC errors, timeouts); the detail says which. */
+  'DEX_READ_FAILED',
+  /** The VMC's cashless counter (DA or DB) and qrvend's ledger disagree beyond dex.reconcileTolerance over one audit interval. */
+  'AUDIT_MISMATCH',
 ] as const;
 
 export type AlarmCode = (typeof ALARM_CODES)[number];

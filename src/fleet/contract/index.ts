@@ -4,3 +4,5 @@ export * from './alarms.js';
 export * from './messages.js';
 export * from './commands.js';
 export * from './scopes.js';
+export * from './updates.js';
+export * from './audit.js';

@@ -6,6 +6,8 @@
  */
 import { z } from 'zod';
 import { ALARM_CODES } from './alarms.js';
+import { UpdateEvent, UpdateStatus } from './updates.js';
+import { AuditEvent } from './audit.js';
 
 /** Largest payload either side accepts; bigger messages are counted and dropped. */
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -31,6 +33,8 @@ export const StatusMessage = z.union([
     alarms: z.array(z.enum(ALARM_CODES)).max(ALARM_CODES.length),
     /** Whether this machine takes relayed Starts (fleet link up, Start relay enabled on the device). */
     acceptsRelayedStart: z.boolean(),
+    /** The last update this machine heard of (design section 12); absent on machines without one. */
+    update: UpdateStatus.optional(),
     at: Iso,
   }),
   z.object({ online: z.literal(false) }),
@@ -86,7 +90,7 @@ export const CashSaleEvent = z.object({
 });
 export type CashSaleEvent = z.infer<typeof CashSaleEvent>;
 
-export const FleetEvent = z.discriminatedUnion('kind', [SaleEvent, AlarmEvent, CashSaleEvent]);
+export const FleetEvent = z.discriminatedUnion('kind', [SaleEvent, AlarmEvent, CashSaleEvent, UpdateEvent, AuditEvent]);
 export type FleetEvent = z.infer<typeof FleetEvent>;
 
 /** QoS 0 on `health`: the figures of the daemon's stats log line, as they are. */

@@ -24,6 +24,10 @@ export const COMMAND_NAMES = [
   'start',
   /** The relay wrote the machine's Approved answer to the wallet in time: authorize it. */
   'start.confirm',
+  /** A signed update manifest and where to fetch it (design section 12, contract/updates.ts). */
+  'update.offer',
+  /** Read the VMC's EVA-DTS audit now (design section 13, contract/audit.ts). */
+  'dex.read',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];
 

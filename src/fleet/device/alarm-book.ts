@@ -24,6 +24,10 @@ export const ALARM_TIMING: Record<AlarmCode, AlarmTiming> = {
   VMC_RESET_LOOP: { raiseAfterMs: 0, clearAfterMs: 300_000 },
   BOARD_CONFIG_REFUSED: { raiseAfterMs: 0, clearAfterMs: 0 },
   CONFIG_ROLLED_BACK: { raiseAfterMs: 0, clearAfterMs: 0 },
+  UPDATE_ROLLED_BACK: { raiseAfterMs: 0, clearAfterMs: 0 },
+  UPDATE_DEFERRED: { raiseAfterMs: 0, clearAfterMs: 0 },
+  DEX_READ_FAILED: { raiseAfterMs: 0, clearAfterMs: 0 },
+  AUDIT_MISMATCH: { raiseAfterMs: 0, clearAfterMs: 0 },
 };
 
 interface AlarmSlot {

@@ -114,6 +114,13 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
   if (event.kind === 'cash-sale') {
     return `${shortTime(event.at)}  ${id}  cash   ${escapeForTerminal(event.price)} ${escapeForTerminal(event.currency)}  item ${event.item} (paid to another device, not charged by qrvend)`;
   }
+  if (event.kind === 'update') {
+    const progress = event.progress ? `  ${event.progress.bytes}/${event.progress.size} bytes` : '';
+    return `${shortTime(event.at)}  ${id}  update ${event.state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+  }
+  if (event.kind === 'audit') {
+    return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)} part ${event.part + 1}/${event.parts}`;
+  }
   const state = event.state === 'raised' ? 'RAISED ' : 'cleared';
   return `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
 }
