@@ -28,7 +28,7 @@ test('every command has a scope; start is the relayed-Start code\'s', T, () => {
   for (const name of COMMAND_NAMES) assert.ok(COMMAND_SCOPES[name] !== undefined, name);
   assert.deepEqual(
     Object.entries(COMMAND_SCOPES).map(([n, s]) => `${n}:${s}`).sort(),
-    ['config.get:read', 'config.set:configure', 'doctor:read', 'outbox.list:read', 'outbox.retry:operate', 'ping:read', 'reader.disable:operate', 'reader.enable:operate', 'service.restart:operate', 'start.confirm:start', 'start:start'],
+    ['config.get:read', 'config.set:configure', 'dex.read:operate', 'doctor:read', 'outbox.list:read', 'outbox.retry:operate', 'ping:read', 'reader.disable:operate', 'reader.enable:operate', 'service.restart:operate', 'start.confirm:start', 'start:start', 'update.offer:update'],
   );
   // Relayed Starts pass through untouched, signed or not: the relay vouches for them, not an operator.
   assert.equal(decide('start', {}, undefined).kind, 'relayed-start');
