@@ -253,6 +253,21 @@ test('a vend with no result when the session ends is not charged: Cancel, Reason
   assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
 });
 
+test('the VMC ends the session: Cancel ReasonCode 2 when nothing was approved, 3 when an approved vend failed', async () => {
+  await openSession();
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
+  assert.equal(outboxBody('Cancel').ReasonCode, 2, 'no selection: the consumer walked away');
+
+  ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+  setUp();
+  await openSession();
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.15, item: 4 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'failed', detail: 'c,ERR,VEND 3' });
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
+  assert.equal(outboxBody('Cancel').ReasonCode, 3, 'the approved vend was not dispensed: the machine\'s doing');
+});
+
 test('a vend reset after its approval (MDB 4.2 7.4.7) is in the Settlement; a failed one is not', async () => {
   await openSession();
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 0.29, item: 7 });
