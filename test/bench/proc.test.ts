@@ -1,7 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { cpuTicks, parseCtxtSwitches, parseIoField, parseSchedstatRunNs, parseStatTicks, threadSwitches, threadsRunNs, writeBytes } from '../../bench/support/proc.js';
+import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuTicks, parseCtxtSwitches, parseIoField, parseSchedstatRunNs, parseStatTicks, threadSwitches, threadsRunNs, USER_HZ, writeBytes } from '../../bench/support/proc.js';
+
+/** statfs f_type of tmpfs (linux/magic.h). */
+const TMPFS_MAGIC = 0x01021994;
 
 const T = { timeout: 10_000 };
 
@@ -27,13 +32,47 @@ test('context switches and io fields are read by name', T, () => {
 });
 
 test('the readers agree with this process own /proc files', T, () => {
-  assert.ok(cpuTicks(process.pid) >= 0);
   const s = threadSwitches(process.pid);
   assert.ok(s.threads >= 1);
   assert.ok(s.voluntary + s.nonvoluntary > 0);
   const own = parseCtxtSwitches(readFileSync(`/proc/${process.pid}/task/${process.pid}/status`, 'utf8'));
   assert.ok(s.voluntary >= own.voluntary);
-  assert.ok(writeBytes(process.pid) >= 0);
+});
+
+test('cpuTicks counts the CPU this process burns: 100 ms of it is about 10 ticks', T, () => {
+  // The kernel's own account of this process (getrusage) says when 100 ms of CPU were spent;
+  // utime + stime must have grown by about as much (USER_HZ ticks, rounded either way).
+  const cpuMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const ticksBefore = cpuTicks(process.pid);
+  const from = cpuMs();
+  let spin = 0;
+  while (cpuMs() - from < 100) spin += 1;
+  const ticks = cpuTicks(process.pid) - ticksBefore;
+  assert.ok(spin > 0);
+  assert.ok(ticks >= (100 / 1000) * USER_HZ - 3, `${ticks} ticks for 100 ms of CPU`);
+});
+
+test('writeBytes counts what this process sends to storage: 1 MiB written and synced', T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-proc-'));
+  try {
+    // tmpfs has no storage layer: nothing there is ever counted in write_bytes.
+    if (statfsSync(dir).type === TMPFS_MAGIC) return t.skip(`${tmpdir()} is tmpfs, which write_bytes does not count`);
+    const before = writeBytes(process.pid);
+    const fd = openSync(join(dir, 'written'), 'w');
+    try {
+      writeSync(fd, Buffer.alloc(1 << 20, 0x5a));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    const written = writeBytes(process.pid) - before;
+    assert.ok(written >= 1 << 20, `${written} bytes counted for 1 MiB written and synced`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('schedstat: the first field is the time on a CPU in ns', T, () => {

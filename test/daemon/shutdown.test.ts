@@ -24,13 +24,18 @@ test('SIGTERM during a vend: the vend finishes, the session is settled, exit 0',
     await approved;
 
     // The vend is being dispensed when the stop arrives: the agent must wait for its outcome.
+    // C,0 is also the first command at link-up: only what the board hears after SIGTERM counts.
+    const beforeStop = rig.vmc.received().length;
     agent.child.kill('SIGTERM');
     await agent.waitForLog((l) => l.msg === 'stopping', 5000, 'the stop to begin');
     rig.vmc.vendSuccess();
     const exit = await agent.exited;
     assert.deepEqual(exit, { code: 0, signal: null });
     assert.ok(agent.logs.some((l) => l.msg === 'payment worker stopped'), 'the payment worker closed the ledger');
-    assert.ok(rig.vmc.received().includes('C,0'), 'the reader was disabled before exit');
+    const afterStop = rig.vmc.received().slice(beforeStop);
+    const heard = `after SIGTERM the board heard ${afterStop.join(' | ')}`;
+    assert.equal(afterStop.at(-1), 'C,0', `the reader was disabled last, before exit; ${heard}`);
+    assert.ok(afterStop.includes('C,STOP'), `the session was ended once the vend finished; ${heard}`);
 
     // The session's Settlement was written before exit; it is delivered (now or after restart).
     await rig.startAgent();

@@ -1,7 +1,8 @@
 /**
  * End to end, money and conformance in Static QR (issue 14): the real daemon over a pty, the
  * gateway simulator behind the recording proxy, and the exact bytes the gateway received.
- * - amounts written with the currency's decimals (10.00, 3.50, 1.50);
+ * - amounts written with the currency's decimals (10.00, 5.50, 4.35), summed exactly from prices
+ *   that binary floating point holds just below their value (1.15, 4.35, 0.29);
  * - PaymentInfo sent back byte for byte as the Authorization answer carried it (10.00 stays 10.00);
  * - staticQr.verifyAge (default on): the Authorization carries the catalog's highest ageLimit, and
  *   the Settlement or Cancel repeats it;
@@ -52,15 +53,15 @@ test('amounts with decimals, PaymentInfo byte for byte, AgeLimitation of the cat
 
   // A second later, so that a Settlement stamped with its own time would differ.
   await sleep(1100);
-  await buy(rig, 12, 1.5);
-  await buy(rig, 30, 2); // age-restricted: sold, the Authorization carried AgeLimitation 18
+  await buy(rig, 12, 1.15);
+  await buy(rig, 30, 4.35); // age-restricted: sold, the Authorization carried AgeLimitation 18
   assert.ok(rig.vmc.endSession());
   await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
 
   const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
   assert.equal(member(settle, 'PaymentInfo'), issued, 'PaymentInfo byte for byte as the Authorization answer had it');
-  assert.equal(member(settle, 'BasicInfo', 'Amount'), '3.50');
-  assert.match(settle, /"Products":\[\{"Code":12,"Price":1\.50,"Name":"Sparkling water","Measurement":500,"UnitOfMeasurement":"ml"\},\{"Code":30,"Price":2\.00,"Name":"Beer"/);
+  assert.equal(member(settle, 'BasicInfo', 'Amount'), '5.50');
+  assert.match(settle, /"Products":\[\{"Code":12,"Price":1\.15,"Name":"Sparkling water","Measurement":500,"UnitOfMeasurement":"ml"\},\{"Code":30,"Price":4\.35,"Name":"Beer"/);
   assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'), 'the time of the authorization it closes');
   assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18', 'the Settlement repeats the AgeLimitation of the Authorization');
   assertLedgerClean(rig);
@@ -87,10 +88,10 @@ test('nothing sold: the Cancel carries the same PaymentInfo bytes, MachineAuTime
 test('after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time', { timeout: 60_000 }, async () => {
   const { rig, proxy } = bench;
   const session = await openSession(rig);
-  await buy(rig, 31, 1.2);
+  await buy(rig, 31, 0.29);
   // Kill once the daemon's own ledger holds the sale (read from outside, read-only) and before the session ends.
   const ledgerPath = join(rig.dir, 'ledger.sqlite');
-  await until(() => readAgentTransactions(ledgerPath).find((t) => t.txId === session.txId)?.recordedSoldMinor === 120, 5000, 'the vend success in the ledger');
+  await until(() => readAgentTransactions(ledgerPath).find((t) => t.txId === session.txId)?.recordedSoldMinor === 29, 5000, 'the vend success in the ledger');
   await rig.stopAgent('SIGKILL');
   await sleep(1100); // the restarted daemon's clock is past the Authorization's second
   await rig.startAgent(20_000);
@@ -101,6 +102,6 @@ test('after a crash, recovery builds the Settlement with the recorded PaymentInf
   assert.equal(member(settle, 'PaymentInfo'), member(auth.responseText, 'PaymentInfo'), 'recovered from the ledger byte for byte');
   assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
   assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18');
-  assert.equal(member(settle, 'BasicInfo', 'Amount'), '1.20');
+  assert.equal(member(settle, 'BasicInfo', 'Amount'), '0.29');
   assertLedgerClean(rig);
 });

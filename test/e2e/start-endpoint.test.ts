@@ -58,7 +58,7 @@ test('a Start naming another machine (TerminalId or UniQR) is declined 50; one n
   await endEmptySession(ok.transactionId);
 });
 
-test('a replayed TransactionId is declined 996, also after the daemon restarted', T, async () => {
+test('a replayed TransactionId is declined 996, also after the daemon restarted, also while the machine is busy', { timeout: 40_000 }, async () => {
   const { rig } = bench;
   const session = await openSession(rig);
   await endEmptySession(session.txId);
@@ -66,11 +66,23 @@ test('a replayed TransactionId is declined 996, also after the daemon restarted'
   declinedWith(await rig.start({ transactionId: session.txId }), 996);
   assert.equal(rig.vmc.records().length, before);
 
-  // The ledger remembers it across a restart (not only the endpoint's memory).
+  // The ledger remembers it across a restart: the endpoint's memory is gone, and the answer must
+  // come from the TransactionId check itself (its reason in the log), not from the payment side's
+  // unique insert further on, which would answer 996 too.
   await rig.stopAgent('SIGTERM');
-  await rig.startAgent();
+  const agent = await rig.startAgent();
   declinedWith(await rig.start({ transactionId: session.txId }), 996);
+  const answered = await agent.waitForLog((l) => l.msg === 'Start declined' && l.txId === session.txId, 5000, 'the log of the replay');
+  assert.equal(answered.reason, 'replayed TransactionId', 'declined by the TransactionId check, before the payment side');
   assert.equal(rig.vmc.records().length, before);
+
+  // While another session runs, the replay still gets 996 (the TransactionId is checked before
+  // busy, design section 2), not 30: only the ledger can know it after the restart.
+  const running = await openSession(rig);
+  const replay = await rig.start({ transactionId: session.txId });
+  declinedWith(replay, 996);
+  assert.equal(rig.vmc.state().session, true, 'the running session is not disturbed');
+  await endEmptySession(running.txId);
   assert.equal(rig.gateway.ledger().transactions[session.txId]!.requests.Authorization, 1, 'authorized once only');
 });
 

@@ -95,13 +95,14 @@ test('Settlement through HTTP 500 twice and a reset after processing: delivered 
     { kind: 'http500', rate: 1, ops: ['Settlement'], times: 2 },
     { kind: 'reset-after', rate: 1, ops: ['Settlement'], times: 1 },
   ]);
-  await buy(rig, 12, 1.5);
-  await buy(rig, 7, 2);
+  // Prices just below their decimal value in binary (1.15 * 100 = 114.99999999999999).
+  await buy(rig, 12, 1.15);
+  await buy(rig, 7, 4.35);
   assert.ok(rig.vmc.endSession());
   const t = await waitTx(rig, session.txId, (x) => x.duplicates.Settlement === 1, 'the retry after the lost answer');
   assert.equal(t.state, 'settled');
   assert.equal(t.accepted.Settlement, 1);
-  assert.equal(t.settlement?.amount, 3.5);
+  assert.equal(t.settlement?.amount, 5.5);
 
   // The gateway counts the duplicate before its answer has passed back through the proxy.
   await until(() => proxy.of('Settlement', session.txId).every((e) => e.fate !== 'pending'), 5000, 'the last answer through the proxy');

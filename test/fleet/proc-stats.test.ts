@@ -8,9 +8,27 @@ test('/proc parsing: CPU from utime+stime (a command name with spaces and parent
   assert.equal(parseCpuMs(stat), 3250);
   assert.deepEqual(parseMemoryKiB('Name:\tmosquitto\nVmHWM:\t   12400 kB\nVmRSS:\t   11800 kB\n'), { rssKiB: 11800, hwmKiB: 12400 });
   assert.throws(() => parseCpuMs('1 (x) S'), /unreadable/);
-  // This process, for real: some CPU used, some memory resident.
-  assert.ok(processCpuMs(process.pid) > 0);
-  assert.ok(processMemoryKiB(process.pid).rssKiB > 1000);
+});
+
+test('the readers follow this process: CPU it burns, memory it touches', { timeout: 10_000 }, () => {
+  // getrusage (process.cpuUsage) says when 100 ms of CPU were spent; /proc must show about as
+  // much (10 ms ticks, rounded either way).
+  const rusageMs = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const cpuBefore = processCpuMs(process.pid);
+  const from = rusageMs();
+  while (rusageMs() - from < 100);
+  const cpu = processCpuMs(process.pid) - cpuBefore;
+  assert.ok(cpu >= 70, `${cpu} ms of CPU read for 100 ms burnt`);
+
+  const memBefore = processMemoryKiB(process.pid);
+  const touched = Buffer.alloc(64 << 20, 1); // every page written, so resident
+  const memAfter = processMemoryKiB(process.pid);
+  assert.ok(touched.length > 0);
+  assert.ok(memAfter.rssKiB - memBefore.rssKiB >= 48 << 10, `RSS ${memBefore.rssKiB} KiB, then ${memAfter.rssKiB} KiB after touching 64 MiB`);
+  assert.ok(memAfter.hwmKiB >= memAfter.rssKiB, 'the high-water mark is at least the resident size');
 });
 
 test('percentiles by nearest rank; the publish instant travels in a simulated eventId', { timeout: 5_000 }, () => {

@@ -22,6 +22,21 @@ const issued = new RawJson(ISSUED_TEXT);
 /** What a closing request repeats from its authorization. */
 const closes = { machineAuTime: '010326090000', ageLimit: null };
 
+/**
+ * Runs `fn` with the process in time zone `tz` (Node re-reads TZ when it is assigned), so an
+ * offset can be checked against a known value instead of the function that computes it.
+ */
+function inTimeZone<T>(tz: string, fn: () => T): T {
+  const was = process.env.TZ;
+  process.env.TZ = tz;
+  try {
+    return fn();
+  } finally {
+    if (was === undefined) delete process.env.TZ;
+    else process.env.TZ = was;
+  }
+}
+
 /** The body as sent on the wire validates against the operation's schema. */
 function valid(op: GatewayOperation, body: object): void {
   const r = validateRequest(op, JSON.parse(encodeRequest(body)));
@@ -66,7 +81,7 @@ describe('request builders', () => {
     assert.equal(auth.MachineInfo?.TerminalId, DEVICE.hwSerial, 'TerminalId falls back to the HwSerial');
     assert.equal(auth.MachineInfo?.DecimalPlace, 2);
     assert.equal(auth.MachineInfo?.Id, 4711);
-    assert.equal(auth.MachineInfo?.Offset, utcOffset(FIXED_NOW()));
+    assert.equal(inTimeZone('Europe/Vienna', () => b.authorization({ txId: 't', amount: 1 }).MachineInfo?.Offset), '+01:00', 'Vienna in March (no summer time yet)');
     assert.deepEqual(auth.MachineInfo?.Country, { Alpha2Code: 'AT', Alpha3Code: 'AUT', NumericCode: '040', Name: 'Austria', Intra: 'EU' });
     assert.deepEqual(auth.ActorInfo, { Id: 42, MerchantId: 'M-1', Name: 'Snacks Ltd', OperatorId: 7, MCC: 5814 });
     assert.deepEqual(auth.DeviceInfo, { FWVersion: DEVICE.fwVersion, HwSerial: DEVICE.hwSerial, Type: 'qrvend' });
@@ -155,7 +170,27 @@ describe('request builders', () => {
     assert.deepEqual(buildCustomData({ ...config, customData: { Actor: '{}', Operator: '"op"' } }), { Actor: '{}', Operator: '"op"' });
   });
 
-  it('utcOffset formats the local offset', () => {
-    assert.match(utcOffset(new Date()), /^[+-]\d{2}:\d{2}$/);
+  it('MachineInfo.Offset is the local UTC offset at that instant, summer time and odd zones included', () => {
+    const cases: Array<[tz: string, at: string, offset: string]> = [
+      ['UTC', '2026-03-05T14:07:09Z', '+00:00'],
+      ['Europe/Vienna', '2026-03-05T14:07:09Z', '+01:00'],
+      ['Europe/Vienna', '2026-07-01T12:00:00Z', '+02:00'],
+      ['America/Los_Angeles', '2026-07-01T12:00:00Z', '-07:00'],
+      ['America/St_Johns', '2026-03-05T14:07:09Z', '-03:30'],
+      ['Asia/Kolkata', '2026-03-05T14:07:09Z', '+05:30'],
+      ['Asia/Kathmandu', '2026-03-05T14:07:09Z', '+05:45'],
+      ['Pacific/Chatham', '2026-03-05T14:07:09Z', '+13:45'],
+    ];
+    for (const [tz, at, offset] of cases) {
+      const now = () => new Date(at);
+      assert.equal(inTimeZone(tz, () => utcOffset(now())), offset, `${tz} at ${at}`);
+      const built = inTimeZone(tz, () => createRequestBuilders(config, DEVICE, now).authorization({ txId: 't', amount: 1 }));
+      assert.equal(built.MachineInfo?.Offset, offset, `MachineInfo.Offset in ${tz} at ${at}`);
+    }
+  });
+
+  it('a configured machine.offset is sent as it is, whatever the local zone', () => {
+    const fixed = createRequestBuilders({ ...config, machine: { ...config.machine, offset: '+03:00' } }, DEVICE, FIXED_NOW);
+    assert.equal(inTimeZone('America/Los_Angeles', () => fixed.authorization({ txId: 't', amount: 1 }).MachineInfo?.Offset), '+03:00');
   });
 });

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRig } from '../../src/sim/rig.js';
+import { connect, createServer, type AddressInfo } from 'node:net';
+import { createRig, until } from '../../src/sim/rig.js';
 import { openSession } from '../e2e/support/static-session.js';
 import { runCli, scratchDir } from './support.js';
 
@@ -105,10 +106,31 @@ test('10. a relative store.path (or any path key) is refused at start with exit 
   }
 });
 
+/** A loopback port free now (the daemon is given it, so a test can knock on it before it is told). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Whether a TCP connection to 127.0.0.1:`port` is refused (nothing listens). */
+function connectionRefused(port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.setTimeout(5000, () => socket.destroy(new Error(`no answer from 127.0.0.1:${port} in 5 s`)));
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' ? resolve(true) : reject(err)));
+  });
+}
+
 test('11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, sessions refused until `qrvend ledger acknowledge-loss`', { timeout: 90_000 }, async () => {
-  const rig = await createRig();
+  const port = await freePort();
+  const rig = await createRig({ config: { start: { listen: `127.0.0.1:${port}` } } });
   try {
     await rig.startAgent();
+    assert.equal(rig.agent!.startOrigin, `http://127.0.0.1:${port}`);
     await openSession(rig);
     await rig.stopAgent('SIGKILL');
     const ledger = join(rig.dir, 'ledger.sqlite');
@@ -116,15 +138,24 @@ test('11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, sessions 
     for (const suffix of ['-wal', '-shm']) if (existsSync(ledger + suffix)) truncateSync(ledger + suffix, 0);
 
     const agent = await rig.startAgentProcessOnly();
+    const lostLines = () => agent.logs.filter((l) => l.code === 'LEDGER_CORRUPT' && /ledger lost/.test(l.msg));
     const lost = await agent.waitForLog((l) => l.code === 'LEDGER_CORRUPT' && /ledger lost/.test(l.msg), 20_000, 'the ledger-lost alarm');
     assert.match(String(lost.err), /empty \(truncated\)/);
-    assert.equal(agent.logs.some((l) => l.msg === 'payment worker ready'), false, 'no Start endpoint while the loss is unacknowledged');
+    // Not only at the first alarm: through every retry of the open, nothing listens on the Start
+    // port and the payment side never says it is ready.
+    const ready = () => agent.logs.some((l) => l.msg === 'payment worker ready');
+    for (let retry = 1; retry <= 3; retry++) {
+      await until(() => lostLines().length >= retry || ready(), 20_000, `ledger-lost alarm number ${retry}`);
+      assert.equal(ready(), false, `no Start endpoint while the loss is unacknowledged (alarm ${retry})`);
+      assert.equal(await connectionRefused(port), true, `a Start connection is refused at alarm ${retry}`);
+    }
     assert.equal(statSync(ledger).size, 0, 'the empty file was not silently turned into a fresh ledger');
 
     const ack = await runCli(['ledger', 'acknowledge-loss', '--config', rig.configFile]);
     assert.equal(ack.code, 0, ack.stderr);
     assert.match(ack.stdout, /ledger loss acknowledged/);
     await agent.waitForLog((l) => l.msg === 'payment worker ready', 30_000, 'the daemon to start a new ledger after the acknowledgement');
+    assert.equal(await connectionRefused(port), false, 'the Start endpoint listens once the loss is acknowledged');
     assert.ok(readdirSync(rig.dir).some((f) => f.startsWith('ledger.sqlite.identity.lost-')), 'the old marker is kept as a record');
     const again = await runCli(['ledger', 'acknowledge-loss', '--config', rig.configFile]);
     assert.notEqual(again.code, 0, 'nothing to acknowledge on a healthy ledger');

@@ -293,10 +293,33 @@ test('the seed\'s media types are accepted: application/json, application/*+json
   assert.equal(fx.payment.accepted.length, 4);
 });
 
-test('stats count answers by HTTP status and decline code', T, async () => {
-  const stats = fx.endpoint.stats();
-  assert.ok(stats.accepted >= 1);
-  assert.ok((stats.declinedByCode['9'] ?? 0) >= 9);
-  assert.ok((stats.byHttpStatus['405'] ?? 0) >= 5);
-  assert.equal(stats.requests, Object.values(stats.byHttpStatus).reduce((a, b) => a + b, 0) + stats.aborted);
+test('stats count answers by HTTP status and decline code, each answer once', T, async () => {
+  // Its own endpoint: the counts are exact, whatever the tests before it sent.
+  const own = await startFixture({ start: { rateLimit: { perSecond: 10_000, burst: 100_000 } } });
+  try {
+    const first = validStart();
+    const sent = [
+      await post(own.endpoint, first),
+      await post(own.endpoint, validStart()),
+      await post(own.endpoint, first), // replay: 996
+      await post(own.endpoint, validStart({ SecretToken: 'y'.repeat(64) })), // wrong token: 9
+      await post(own.endpoint, validStart({ SecretToken: 'short' })), // 9, the same answer
+      await post(own.endpoint, validStart(), { method: 'GET' }), // 405, 998
+      await post(own.endpoint, validStart(), { headers: { 'Content-Type': 'text/plain' } }), // 415
+    ];
+    own.payment.busy = 'vend in progress';
+    sent.push(await post(own.endpoint, validStart())); // 30
+    assert.deepEqual(
+      sent.map((r) => [r.status, r.json.Status.Code ?? r.json.Status.Verdict]),
+      [[200, 'Approved'], [200, 'Approved'], [200, 996], [200, 9], [200, 9], [405, 998], [415, 998], [200, 30]],
+    );
+    const stats = own.endpoint.stats();
+    assert.equal(stats.accepted, 2);
+    assert.deepEqual(stats.declinedByCode, { '9': 2, '30': 1, '996': 1, '998': 2 });
+    assert.deepEqual(stats.byHttpStatus, { '200': 6, '405': 1, '415': 1 });
+    assert.equal(stats.aborted, 0);
+    assert.equal(stats.requests, 8);
+  } finally {
+    await own.close();
+  }
 });

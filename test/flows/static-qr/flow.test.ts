@@ -22,9 +22,16 @@ import { StartDeclined } from '../../../src/start/index.js';
 import type { PaymentToMain, Screen } from '../../../src/ipc/messages.js';
 import type { StartRequest } from '../../../src/gateway/protocol/index.js';
 
-const { config } = loadConfig({ env: {} });
 const TX = 'STATIC-TX-0001';
 const PAYMENT_INFO = { SrvTranId: 'SRV-1', AuthAmount: 5, AuthCode: 'A1' };
+
+interface Currency {
+  decimalPlaces: number;
+  currencyCode: string;
+  currencyNumeric: string;
+  preauthAmount: number;
+}
+const EUR: Currency = { decimalPlaces: 2, currencyCode: 'EUR', currencyNumeric: '978', preauthAmount: 5 };
 
 let dir: string;
 let ledger: Ledger;
@@ -70,11 +77,13 @@ function outboxBody(op: string): Record<string, any> {
   return JSON.parse(row.body);
 }
 
-beforeEach(() => {
+/** A fresh ledger, stub gateway and flow, in euros unless told another currency. */
+function setUp({ decimalPlaces, currencyCode, currencyNumeric, preauthAmount }: Currency = EUR): void {
   dir = mkdtempSync(join(tmpdir(), 'qrvend-flow-'));
-  ledger = openLedger({ path: join(dir, 'ledger.sqlite'), decimalPlaces: 2 });
+  ledger = openLedger({ path: join(dir, 'ledger.sqlite'), decimalPlaces });
   failing = new Set();
   sent = [];
+  const { config } = loadConfig({ env: {}, overrides: { machine: { decimalPlaces, currencyCode, currencyNumeric } } });
   const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' });
   authRequests = [];
   shown = [];
@@ -86,27 +95,29 @@ beforeEach(() => {
       inquiry: async () => assert.fail('no Inquiry in a static session'),
     } as unknown as FlowContext['gateway'],
     builders: () => builders,
-    bodies: outboxBodies(() => builders, { preauthAmount: 5, decimalPlaces: 2 }),
+    bodies: outboxBodies(() => builders, { preauthAmount, decimalPlaces }),
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
     outboxChanged: () => {},
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null },
+    settings: { preauthAmount, decimalPlaces, currencyCode, paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null },
     log: silentLogger(),
     now: Date.now,
     timers: realTimers,
   };
   flow = new StaticQrFlow(ctx);
-});
+}
+
+beforeEach(() => setUp());
 
 afterEach(() => {
   ledger.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function openSession(): Promise<void> {
+async function openSession(funds = 5): Promise<void> {
   await flow.accept(start());
   await waitFor(() => sent.find((m) => m.type === 'session.begin'), 'session.begin');
-  flow.handle({ type: 'session.started', txId: TX, funds: 5 });
+  flow.handle({ type: 'session.started', txId: TX, funds });
 }
 
 test('the authorization amount is the pre-auth capped by the balance, rounded down, never above it', () => {
@@ -242,6 +253,21 @@ test('a vend with no result when the session ends is not charged: Cancel, Reason
   assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
 });
 
+test('the VMC ends the session: Cancel ReasonCode 2 when nothing was approved, 3 when an approved vend failed', async () => {
+  await openSession();
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
+  assert.equal(outboxBody('Cancel').ReasonCode, 2, 'no selection: the consumer walked away');
+
+  ledger.close();
+  rmSync(dir, { recursive: true, force: true });
+  setUp();
+  await openSession();
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.15, item: 4 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'failed', detail: 'c,ERR,VEND 3' });
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
+  assert.equal(outboxBody('Cancel').ReasonCode, 3, 'the approved vend was not dispensed: the machine\'s doing');
+});
+
 test('a vend reset after its approval (MDB 4.2 7.4.7) is in the Settlement; a failed one is not', async () => {
   await openSession();
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 0.29, item: 7 });
@@ -255,3 +281,30 @@ test('a vend reset after its approval (MDB 4.2 7.4.7) is in the Settlement; a fa
   assert.deepEqual(body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]), [[12, 1.15]]);
   assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: 1.15, currencyCode: 'EUR', decimalPlaces: 2, txId: TX });
 });
+
+// Prices whose binary value falls just below the decimal one (0.29 * 100 = 28.999999999999996,
+// 1.005 * 1000 = 1004.9999999999999): a sum that truncates instead of rounding loses a cent.
+const settlements: Array<{ currency: Currency; prices: number[]; total: number }> = [
+  { currency: EUR, prices: [0.29, 1.15, 4.35], total: 5.79 },
+  { currency: { decimalPlaces: 0, currencyCode: 'JPY', currencyNumeric: '392', preauthAmount: 1000 }, prices: [130, 150, 320], total: 600 },
+  { currency: { decimalPlaces: 3, currencyCode: 'KWD', currencyNumeric: '414', preauthAmount: 10 }, prices: [0.295, 1.005, 4.35], total: 5.65 },
+];
+for (const { currency, prices, total } of settlements) {
+  test(`${currency.currencyCode} (${currency.decimalPlaces} decimals): the Settlement of ${prices.join(' + ')} is ${total}, every price as sold`, async () => {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+    setUp(currency);
+    await openSession(currency.preauthAmount);
+    prices.forEach((price, i) => {
+      flow.handle({ type: 'vend.approved', txId: TX, vendSeq: i + 1, price, item: 10 + i });
+      flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: i + 1, outcome: 'success', detail: null });
+    });
+    flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: prices.length, amountVended: total });
+    assert.equal(ledger.getTransaction(TX)?.state, 'settling');
+    const body = outboxBody('Settlement');
+    assert.equal(body.BasicInfo.Amount, total);
+    assert.deepEqual([body.BasicInfo.CurrencyCode, body.BasicInfo.CurrencyNumeric, body.MachineInfo.DecimalPlace], [currency.currencyCode, currency.currencyNumeric, currency.decimalPlaces]);
+    assert.deepEqual(body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]), prices.map((price, i) => [10 + i, price]));
+    assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: total, currencyCode: currency.currencyCode, decimalPlaces: currency.decimalPlaces, txId: TX });
+  });
+}

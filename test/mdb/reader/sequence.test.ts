@@ -139,29 +139,101 @@ const anyInput: fc.Arbitrary<ReaderInput> = fc.oneof(
   fc.boolean().map((allowed) => pay({ type: 'sessions.allowed', allowed, reason: allowed ? null : 'p' })),
 );
 
+/**
+ * Whole steps a reader meets in the field: single random inputs alone almost never get through
+ * the configuration sequence (C,0 echo, every SETCONF answered, V answered) and ENABLED, so the
+ * bookkeeping below would never meet a session or a vend.
+ */
+const configured: ReaderInput[] = [
+  { kind: 'link.up' },
+  line('c,0'),
+  ...new Harness().cfg.setconf.map(() => line('c,SET,OK')),
+  line('v,1.0,B1'),
+  line('c,STATUS,DISABLED'),
+  line('c,STATUS,ENABLED'),
+];
+/** A dynamic answer to the vend request the reader posted last (its requestId is only known then). */
+type Step = ReaderInput | 'approve-last-request' | 'deny-last-request';
+const anyStep: fc.Arbitrary<Step[]> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant(configured) },
+  { weight: 4, arbitrary: fc.record({ tx: fc.constantFrom('T1', 'T2'), funds: fc.constantFrom(5, 2) }).map(({ tx, funds }) => [pay({ type: 'session.begin', txId: tx, funds }), line(`c,STATUS,IDLE,${funds}.00`)]) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .record({
+        price: fc.constantFrom('1.50', '4.00', '9.00'),
+        item: fc.integer({ min: 1, max: 3 }),
+        answer: fc.constantFrom<Step[]>([], ['approve-last-request'], ['deny-last-request']),
+        end: fc.constantFrom('c,VEND,SUCCESS', 'c,ERR,VEND 1', 'c,ERR,VEND 3', null),
+      })
+      .map(({ price, item, answer, end }) => [line(`c,STATUS,VEND,${price},${item}`), ...answer, ...(end === null ? [] : [line(end)])]),
+  },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }).map((n) => [pay({ type: 'vend.approve', requestId: `rq-${n}`, txId: `D${n}`, amount: 1.5 })]) },
+  { weight: 4, arbitrary: anyInput.map((i) => [i]) },
+);
+
+function feedStep(h: Harness, step: Step): void {
+  if (typeof step !== 'string') {
+    h.feed(step);
+    return;
+  }
+  const last = posted(h.effects).filter((m) => m.type === 'vend.requested').at(-1);
+  if (last === undefined || last.type !== 'vend.requested') return;
+  const requestId = last.requestId;
+  h.feed(pay(step === 'deny-last-request' ? { type: 'vend.deny', requestId, reason: 'p' } : { type: 'vend.approve', requestId, txId: `D-${requestId}`, amount: last.price }));
+}
+
 test('property: every started session ends once, every approved vend gets one result', () => {
+  // How many runs met each thing the bookkeeping is about: a run that never meets one checks nothing.
+  const reached = { 'session.started': 0, 'vend.approved': 0, 'vend.requested': 0, 'dynamic vend.result': 0, 'two sessions': 0 };
+  const numRuns = 400;
   for (const virtualCreditMinor of [null, 200]) {
     fc.assert(
-      fc.property(fc.array(anyInput, { maxLength: 60 }), (inputs) => {
+      fc.property(fc.array(anyStep, { minLength: 4, maxLength: 40, size: 'max' }), (steps) => {
         const h = new Harness({ ...new Harness().cfg, virtualCreditMinor, alwaysIdle: virtualCreditMinor === null });
-        h.feed({ kind: 'link.up' }, ...inputs, { kind: 'shutdown.force' });
+        h.feed({ kind: 'link.up' });
+        for (const step of steps.flat()) feedStep(h, step);
+        h.feed({ kind: 'shutdown.force' });
         const msgs: MainToPayment[] = posted(h.effects);
         const count = (pred: (m: MainToPayment) => boolean) => msgs.filter(pred).length;
+        // Walked in order: a txId may come back in a later session (the generator reuses T1/T2).
+        let open: string | null = null;
+        const awaitingResult = new Set<string>();
         for (const m of msgs) {
           if (m.type === 'session.started') {
-            assert.equal(count((x) => x.type === 'session.ended' && x.txId === m.txId), count((x) => x.type === 'session.started' && x.txId === m.txId));
+            assert.equal(open, null, `session ${m.txId} started while ${open} was still open`);
+            open = m.txId;
+          }
+          if (m.type === 'session.ended') {
+            assert.equal(m.txId, open, `session.ended for ${m.txId}, open: ${open}`);
+            open = null;
           }
           if (m.type === 'vend.approved') {
-            assert.equal(count((x) => x.type === 'vend.result' && x.txId === m.txId && x.vendSeq === m.vendSeq), 1, JSON.stringify(m));
+            assert.equal(m.txId, open, 'a static vend is approved inside its session');
+            const key = `${m.txId}#${m.vendSeq}`;
+            assert.ok(!awaitingResult.has(key), `vend ${key} approved twice`);
+            awaitingResult.add(key);
+          }
+          if (m.type === 'vend.result' && m.vendSeq !== null) {
+            const key = `${m.txId}#${m.vendSeq}`;
+            assert.ok(awaitingResult.delete(key), `vend.result for ${key}, which is not awaiting one`);
           }
           if (m.type === 'vend.requested') {
             // Answered at most once with a real outcome (expired answers are for unusable approvals).
             assert.ok(count((x) => x.type === 'vend.result' && x.requestId === m.requestId && x.outcome !== 'expired') <= 1);
           }
         }
+        assert.equal(open, null, 'every started session ended');
+        assert.deepEqual([...awaitingResult], [], 'every approved vend got its result');
         assert.equal(h.state, 'Offline');
+        for (const k of ['session.started', 'vend.approved', 'vend.requested'] as const) if (count((x) => x.type === k) > 0) reached[k] += 1;
+        if (count((x) => x.type === 'vend.result' && x.requestId !== null && x.outcome !== 'expired') > 0) reached['dynamic vend.result'] += 1;
+        if (count((x) => x.type === 'session.started') > 1) reached['two sessions'] += 1;
       }),
-      { numRuns: 400, seed: 20240611 },
+      { numRuns, seed: 20240611 },
     );
+  }
+  for (const [what, runs] of Object.entries(reached)) {
+    assert.ok(runs >= numRuns / 4, `only ${runs} of ${2 * numRuns} runs met ${what}: the generator no longer reaches it`);
   }
 });
