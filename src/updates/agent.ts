@@ -95,6 +95,15 @@ export class UpdateAgent {
   }
 
   offer(args: unknown): OfferOutcome {
+    const raw = (typeof args === 'object' && args !== null ? (args as { manifest?: unknown }).manifest : null) as Record<string, unknown> | null;
+    if (typeof raw === 'object' && raw !== null && raw.signature === undefined) {
+      // Said as what it is, not as a schema path: the operator offered an unsigned manifest.
+      const version = typeof raw.version === 'string' ? raw.version.slice(0, 64) : 'unknown';
+      const rolloutId = typeof (args as { rolloutId?: unknown }).rolloutId === 'string' ? ((args as { rolloutId: string }).rolloutId.slice(0, 64)) : null;
+      const detail = 'UPDATE_SIGNATURE_REFUSED: the update manifest is unsigned';
+      this.o.emit({ version, state: 'refused', rolloutId, progress: null, detail });
+      return { ok: false, code: 'BAD_ARGS', message: `update refused: ${detail}` };
+    }
     const parsed = UpdateOfferArgs.safeParse(args);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
