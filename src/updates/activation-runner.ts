@@ -11,6 +11,7 @@ import { removeDurably } from '../core/durable-file.js';
 import type { MainToPayment } from '../ipc/messages.js';
 import { initialActivation, stepActivation, type ActivationEffect, type ActivationEvent, type ActivationRequest, type ActivationState } from './activation.js';
 import { readSmallJson, updateFiles, writeActivationRequest } from './files.js';
+import { publishUpdateEvent } from './events.js';
 
 const TICK_MS = 1_000;
 const HOLD_TIMEOUT_MS = 10_000;
@@ -66,7 +67,7 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
     try {
       if (request.kind === 'update') {
         writeActivationRequest(o.dir, request, new Date());
-        o.toPayment({ type: 'update.event', event: { version: request.version, state: 'activating', rolloutId: request.rolloutId, progress: null, detail: null } });
+        publishUpdateEvent(o.toPayment, 'activating', request.version, null, { rolloutId: request.rolloutId });
       }
       removeDurably(files.restart);
     } catch (err) {
