@@ -79,8 +79,18 @@ export class UpdateAgent {
         return;
       }
     }
-    // Running the offered version: the trial (or its end) is the root side's and the new agent's.
-    if (compareVersions(this.o.running, c.version) >= 0) return;
+    // Running the offered version: the trial (or its end) is the root side's and the new agent's,
+    // which publish its events; the status follows quietly (refresh()).
+    if (compareVersions(this.o.running, c.version) >= 0) {
+      if (c.state === 'activating') this.set('trial', null, null, false);
+      this.refresh();
+      return;
+    }
+    const back = readSmallJson(files.rolledBack) as { version?: unknown; reason?: unknown } | null;
+    if (back !== null && back.version === c.version) {
+      this.set('rolled-back', typeof back.reason === 'string' ? back.reason.slice(0, 300) : null, null, false);
+      return;
+    }
     if (c.state === 'activating') {
       // Asked for and restarted, yet still the old version with no refusal left: the activator did not run (a power cut, a hand start): ask again.
       this.set('waiting', 'the activation did not happen; waiting for an idle moment again');
@@ -142,12 +152,21 @@ export class UpdateAgent {
     return { ok: true, result: { accepted: true, ...(replaces ? { replaces } : {}) } };
   }
 
+  /** The trial's end, as the files of the root side and the trial say it (called now and then): the status follows. */
+  refresh(): void {
+    const c = this.current;
+    if (c === null || c.state !== 'trial') return;
+    const healthy = readSmallJson(updateFiles(this.o.dir).healthy) as { version?: unknown } | null;
+    if (healthy !== null && healthy.version === c.version) this.set('healthy', null, null, false);
+  }
+
   /** Stops a download under way (the worker is stopping); the part stays for the next start. */
   stop(): void {
     this.abort?.abort();
   }
 
-  private set(state: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null = null): void {
+  /** Moves to `state`: durably in state.json, in the status, and (unless `announce` is false: another part publishes it) as an event. */
+  private set(state: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null = null, announce = true): void {
     const c = this.current;
     if (c === null) return;
     this.current = { ...c, state, detail, at: new Date(this.o.wallNow()).toISOString() };
@@ -156,7 +175,7 @@ export class UpdateAgent {
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message, dir: this.o.dir }, 'update state could not be written');
     }
-    this.o.emit({ version: c.version, state, rolloutId: c.rolloutId, progress, detail });
+    if (announce) this.o.emit({ version: c.version, state, rolloutId: c.rolloutId, progress, detail });
     this.o.statusChanged();
   }
 

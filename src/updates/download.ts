@@ -210,7 +210,7 @@ export async function downloadArtifact(o: DownloadOptions): Promise<string> {
   const partPath = join(o.dir, PART_FILE);
   const part = openPart(partPath, o.manifest.size);
   fsyncDir(o.dir);
-  const counter = { fetched: o.fetchedBefore, sinceSync: 0, lastProgress: -Infinity };
+  const counter = { fetched: o.fetchedBefore, sinceSync: 0, lastProgress: o.monotonicNow() };
   let stalled = 0;
   try {
     while (part.have < o.manifest.size) {

@@ -20,6 +20,8 @@ export const updateFiles = (dir: string) => ({
   activate: join(dir, 'activate.json'),
   restart: join(dir, 'restart.json'),
   activationRefused: join(dir, 'activation-refused.json'),
+  healthy: join(dir, 'healthy.json'),
+  rolledBack: join(dir, 'rolled-back.json'),
   downloads: join(dir, 'downloads'),
   download: (version: string) => join(dir, 'downloads', version),
 });

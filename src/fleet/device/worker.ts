@@ -187,6 +187,7 @@ function publishStatus(force: boolean): void {
 }
 
 function publishHealth(): void {
+  updates?.refresh();
   if (!connected) return;
   const health = {
     machineId: data.machineId,
