@@ -11,9 +11,8 @@
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { isQrvendError, QrvendError } from '../core/errors.js';
-import { removeDurably } from '../core/durable-file.js';
-import { writeFileAtomic } from '../core/durable-file.js';
+import { isQrvendError } from '../core/errors.js';
+import { removeDurably, writeFileAtomic } from '../core/durable-file.js';
 import type { UpdateEventFacts } from '../ipc/messages.js';
 import type { Keyring } from '../trust/keys.js';
 import { UpdateOfferArgs, type UpdateState, type UpdateStatus } from '../fleet/contract/updates.js';
@@ -234,5 +233,3 @@ export class UpdateAgent {
     })();
   }
 }
-
-export { QrvendError };

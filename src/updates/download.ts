@@ -19,7 +19,7 @@ import { QrvendError } from '../core/errors.js';
 import { fsyncDir, removeDurably, renameDurably } from '../core/durable-file.js';
 import { isLoopbackHost } from '../config/schema.js';
 import type { UpdateManifest } from './manifest-schema.js';
-import { hashFile, verifyArtifactFile } from './manifest.js';
+import { verifyArtifactFile } from './manifest.js';
 
 export const PART_FILE = 'artifact.part';
 export const ARTIFACT_FILE = 'artifact.tar.gz';
@@ -242,5 +242,3 @@ export async function downloadArtifact(o: DownloadOptions): Promise<string> {
   verifyArtifactFile(artifact, o.manifest);
   return artifact;
 }
-
-export { hashFile };

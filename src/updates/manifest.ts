@@ -11,7 +11,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { QrvendError } from '../core/errors.js';
 import type { Keyring } from '../trust/keys.js';
 import { MAX_DOCUMENT_LIFETIME_MS, signStatement, verifyStatement } from '../trust/signed.js';
-import { MAX_MANIFEST_BYTES, UPDATE_ARCHES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifestBody, type UpdateArch } from './manifest-schema.js';
+import { MAX_MANIFEST_BYTES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifestBody, type UpdateArch } from './manifest-schema.js';
 import { compareVersions, isReleaseVersion } from './version-order.js';
 
 /** This machine's architecture by its Debian name (what a manifest's `arch` says), or null for one no release is built for. */
@@ -137,8 +137,6 @@ export function verifyArtifactFile(path: string, manifest: Pick<UpdateManifest, 
     throw new QrvendError('UPDATE_ARTIFACT_MISMATCH', `the artifact's sha256 is ${sha256}, the manifest says ${manifest.sha256}`, { hint: 'the file was altered or damaged: it is not the signed release' });
   }
 }
-
-export { UPDATE_ARCHES };
 
 /** Reads a manifest file as JSON, refusing one larger than MAX_MANIFEST_BYTES (it is hostile until checked). */
 export function readManifestFile(path: string): unknown {
