@@ -15,7 +15,7 @@ import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, 
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
-import { QrvendError } from '../core/errors.js';
+import { isQrvendError, QrvendError } from '../core/errors.js';
 import { fsyncDir, removeDurably, renameDurably } from '../core/durable-file.js';
 import { isLoopbackHost } from '../config/schema.js';
 import type { UpdateManifest } from './manifest-schema.js';
@@ -52,6 +52,9 @@ export interface DownloadOptions {
 }
 
 const FSYNC_EVERY_BYTES = 4 * 1024 * 1024;
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Redirects followed for one request; every attempt starts again from the offered URL (signed links expire). */
+const MAX_REDIRECTS = 3;
 
 function failed(message: string, hint?: string): QrvendError {
   return new QrvendError('UPDATE_DOWNLOAD_FAILED', message, hint === undefined ? {} : { hint });
@@ -102,12 +105,15 @@ function restartPart(part: Part): void {
   part.hash = createHash('sha256');
 }
 
-/** One GET from `part.have` on; resolves when the response ended or was cut (the caller looks at part.have). */
-function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOptions, counter: { fetched: number; sinceSync: number; lastProgress: number }): Promise<void> {
+/**
+ * One GET from `part.have` on; resolves when the response ended or was cut (the caller looks at
+ * part.have), or with the target of a redirect.
+ */
+function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOptions, counter: { fetched: number; sinceSync: number; lastProgress: number }): Promise<URL | null> {
   const size = o.manifest.size;
   const idle = o.idleTimeoutMs ?? 30_000;
   const total = o.requestTimeoutMs ?? 30 * 60_000;
-  return new Promise<void>((resolve, reject) => {
+  return new Promise<URL | null>((resolve, reject) => {
     const headers: Record<string, string> = { 'user-agent': 'qrvend-update', accept: 'application/octet-stream' };
     if (part.have > 0) headers.range = `bytes=${part.have}-`;
     const options = { method: 'GET', headers, timeout: idle, ...(url.protocol === 'https:' ? { rejectUnauthorized: true, ...(ca ? { ca } : {}) } : {}) };
@@ -116,13 +122,13 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
     const deadline = setTimeout(() => req.destroy(new Error(`no end within ${total / 1000} s`)), total);
     const onAbort = () => req.destroy(new Error('aborted'));
     o.signal?.addEventListener('abort', onAbort);
-    const done = (err: Error | null) => {
+    const done = (err: Error | null, redirect: URL | null = null) => {
       if (settled) return;
       settled = true;
       clearTimeout(deadline);
       o.signal?.removeEventListener('abort', onAbort);
       if (err) reject(err);
-      else resolve();
+      else resolve(redirect);
     };
     req.on('timeout', () => req.destroy(new Error(`no data for ${idle / 1000} s`)));
     // A cut mid-body surfaces as an error on the request or the response: both end this attempt, not the download.
@@ -137,6 +143,16 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
         }
       } else if (status === 200) {
         if (part.have > 0) restartPart(part); // Range ignored: the whole file again, counted against the cap
+      } else if (REDIRECTS.has(status)) {
+        res.resume();
+        let target: URL;
+        try {
+          // A repository's redirect (a CDN, a signed link) obeys the same rules as the offered URL.
+          target = checkDownloadUrl(new URL(String(res.headers.location ?? ''), url).href);
+        } catch (err) {
+          return done(isQrvendError(err) ? failed(`the artifact server redirected to a URL that is refused: ${err.message}`) : failed('the artifact server redirected without a usable Location'));
+        }
+        return done(null, target);
       } else if (status === 416 && part.have > 0) {
         restartPart(part); // what we hold is not a prefix the server knows
         res.resume();
@@ -219,7 +235,11 @@ export async function downloadArtifact(o: DownloadOptions): Promise<string> {
       }
       if (o.signal?.aborted) throw failed('the download was stopped');
       const before = counter.fetched;
-      await fetchOnce(url, ca, part, o, counter);
+      let target: URL | null = url;
+      for (let hops = 0; target !== null; hops += 1) {
+        if (hops > MAX_REDIRECTS) throw failed(`the artifact server redirected more than ${MAX_REDIRECTS} times`, 'give the final URL of the artifact');
+        target = await fetchOnce(target, ca, part, o, counter);
+      }
       fsyncSync(part.fd);
       o.onFetched(counter.fetched);
       if (counter.fetched > before) stalled = 0;

@@ -133,6 +133,20 @@ test('https with the CA file; without it the self-signed server is refused', T, 
   await assert.rejects(downloadArtifact(options(join(dir, 'dl2'), server.url, { maxStalledAttempts: 2 })), (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED'));
 });
 
+test('redirects are followed (relative or absolute, within the same rules), at most 3 hops, from the offered URL at every attempt', T, async (t) => {
+  const dir = tmp(t);
+  const server = await startArtifactServer({ body: BODY, path: PATH, redirectChain: ['/a', '/b'], cutAfter: 100_000 });
+  t.after(() => server.close());
+  const origin = new URL(server.url).origin;
+  const o = options(join(dir, 'dl'), `${origin}/a`);
+  assert.deepEqual(readFileSync(await downloadArtifact(o)), BODY);
+  // Attempt 1: /a -> /b -> PATH (cut); attempt 2 again from /a, resuming at PATH.
+  assert.deepEqual(server.ranges.map((r) => r !== null), [false, false, false, true, true, true]);
+  const loop = await startArtifactServer({ body: BODY, path: PATH, redirectChain: ['/1', '/2', '/3', '/4', '/5'] });
+  t.after(() => loop.close());
+  await assert.rejects(downloadArtifact(options(join(dir, 'dl2'), `${new URL(loop.url).origin}/1`)), (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED') && /more than 3/.test(err.message));
+});
+
 test('only https, or http to loopback; no credentials in the URL', T, () => {
   assert.equal(checkDownloadUrl('https://repo.example/a').hostname, 'repo.example');
   assert.equal(checkDownloadUrl('http://127.0.0.1:8080/a').port, '8080');

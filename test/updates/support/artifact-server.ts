@@ -15,6 +15,8 @@ export interface ArtifactServerOptions {
   cutAfter?: number;
   cuts?: number;
   ignoreRange?: boolean;
+  /** Answer every request for each of these paths with a 302 to the next one (after the last: `path`). */
+  redirectChain?: string[];
 }
 
 export interface ArtifactServer {
@@ -29,6 +31,11 @@ export async function startArtifactServer(o: ArtifactServerOptions): Promise<Art
   let cutsLeft = o.cuts ?? (o.cutAfter !== undefined ? 1 : 0);
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     ranges.push(req.headers.range ?? null);
+    const hop = o.redirectChain?.indexOf(req.url ?? '') ?? -1;
+    if (hop >= 0) {
+      res.writeHead(302, { location: o.redirectChain![hop + 1] ?? o.path }).end();
+      return;
+    }
     if (req.url !== o.path) {
       res.writeHead(404).end();
       return;
