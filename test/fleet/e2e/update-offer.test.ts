@@ -27,6 +27,7 @@ import { makeRelease, type TestRelease } from '../../updates/support/release-fix
 import { startArtifactServer, type ArtifactServer } from '../../updates/support/artifact-server.js';
 import { makeSelfSignedCert, type TlsFixture } from '../../gateway/tls-fixture.js';
 import { openSession } from '../../e2e/support/static-session.js';
+import { waitTx } from '../../e2e/support/e2e-rig.js';
 
 const MACHINE = 'M-UPDATE-1';
 const T = { timeout: 90_000 };
@@ -46,6 +47,8 @@ let cert: TlsFixture | null;
 let good: TestRelease;
 let server: ArtifactServer;
 let updatesDir: string;
+/** The session that ran while the update was offered (its Cancel is checked after the restart). */
+let sessionTx = '';
 
 before(async () => {
   cert = makeSelfSignedCert();
@@ -94,9 +97,10 @@ function refused(reply: CommandReply, code: string): void {
 test('refused before anything is fetched: unsigned, a key without the update scope, a downgrade, another architecture', T, async (t) => {
   if (skipWithoutTls(t)) return;
   const before = server.ranges.length;
-  const { signature, ...unsigned } = good.manifest;
+  // The machine reads machine-trust.json; each makeRelease below writes a fleet-trust.json it never reads.
+  const { signature: _signature, ...unsigned } = good.manifest;
   refused(await offer(unsigned), 'UPDATE_SIGNATURE_REFUSED');
-  const wrongScope = makeRelease(join(scratch), { version: '9.1.1', arch: ARCH, key: ops });
+  const wrongScope = makeRelease(scratch, { version: '9.1.1', arch: ARCH, key: ops });
   refused(await offer(wrongScope.manifest), 'UPDATE_SIGNATURE_REFUSED');
   const older = makeRelease(scratch, { version: '0.0.9', arch: ARCH, key: release });
   refused(await offer(older.manifest), 'UPDATE_DOWNGRADE');
@@ -109,8 +113,6 @@ test('refused before anything is fetched: unsigned, a key without the update sco
   await watcher.waitForEvent((e) => e.kind === 'update' && e.version === '9.1.2' && e.state === 'refused', 10_000, 'the refused event of the other architecture');
   assert.ok(updateEvents('0.0.9').some((e) => e.state === 'refused' && /UPDATE_DOWNGRADE/.test(e.detail ?? '')));
   assert.equal(existsSync(join(updatesDir, 'activate.json')), false);
-  // makeRelease rewrote the trust file beside it; the machine's is its own (machine-trust.json).
-  void signature;
 });
 
 test('a tampered artifact: fetched, refused by its sha256, nothing to activate', T, async (t) => {
@@ -158,9 +160,8 @@ test('an offer during a session: the cut download resumes, activation waits for 
   const request = JSON.parse(readFileSync(join(updatesDir, 'activate.json'), 'utf8')) as { version: string; rolloutId: string | null; requestedAt: string };
   assert.equal(request.version, '9.1.0');
   assert.equal(request.rolloutId, 'roll-1');
-  // The sale of the session is not lost: its event was queued before the exit (published at the next start).
   assert.ok(agent.logs.some((l) => l.event === 'update.activate'), 'the activation was logged');
-  void session;
+  sessionTx = session.txId;
 });
 
 test('the next start: a refused activation is reported failed; restart.json restarts the agent at an idle moment', T, async (t) => {
@@ -172,6 +173,10 @@ test('the next start: a refused activation is reported failed; restart.json rest
   const failed = await watcher.waitForEvent((e) => e.kind === 'update' && e.version === '9.1.0' && e.state === 'failed', 30_000, 'failed after a refused activation');
   assert.match((failed as UpdateEvent).detail ?? '', /refused by the test/);
   assert.equal(existsSync(join(updatesDir, 'activation-refused.json')), false);
+  // The session that ran during the offer ended once, cleanly: one Cancel (nothing was sold), before or after the restart.
+  const closed = await waitTx(rig, sessionTx, (x) => x.state === 'cancelled', 'the Cancel of the session that ran during the offer', 30_000);
+  assert.equal(closed.accepted.Cancel, 1);
+  assert.equal(closed.accepted.Settlement, 0);
   // A hand-installed package asks for its restart.
   writeFileSync(join(updatesDir, 'restart.json'), JSON.stringify({ version: '9.2.0' }));
   const end = await agent.exited;
