@@ -15,6 +15,8 @@ import { publishUpdateEvent } from './events.js';
 
 const TICK_MS = 1_000;
 const HOLD_TIMEOUT_MS = 10_000;
+/** After an activation request that could not be written (a full or read-only disk), the next try waits this long. */
+const RETRY_AFTER_FAILURE_MS = 60_000;
 
 export interface ActivationRunnerOptions {
   dir: string;
@@ -38,6 +40,7 @@ export interface ActivationRunner {
 export function startActivationRunner(o: ActivationRunnerOptions): ActivationRunner {
   const files = updateFiles(o.dir);
   let state: ActivationState = initialActivation;
+  let pausedUntil = -Infinity;
   const limits = { maxDeferralMs: o.maxDeferralMs, holdTimeoutMs: HOLD_TIMEOUT_MS };
   // A deferral raised before the last restart is over: this run starts without a pending activation.
   o.toPayment({ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: false, detail: null });
@@ -75,6 +78,7 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
       o.log.error({ err: (err as Error).message, dir: o.dir }, 'the activation request could not be written; sessions go on');
       o.toPayment({ type: 'update.hold', hold: false });
       state = { phase: 'waiting', request, sinceMs: o.monotonicNow(), deferred: false, waitingFor: 'the activation request could not be written' };
+      pausedUntil = o.monotonicNow() + RETRY_AFTER_FAILURE_MS;
       return;
     }
     o.log.info({ event: 'update.activate', kind: request.kind, version: request.version }, request.kind === 'update' ? `machine idle, sessions held: activating ${request.version} (restart)` : 'machine idle, sessions held: restarting for the installed package');
@@ -89,7 +93,7 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
       if (state.phase === 'none') o.log.info({ event: 'update.restart-requested', version }, 'the installed package asks for a restart: at the next idle moment');
       if (state.phase === 'none' || (state.phase !== 'activating' && state.request.kind !== 'update')) feed({ type: 'request', request: { kind: 'restart', version, rolloutId: null }, nowMs: now });
     }
-    if (state.phase === 'waiting' || state.phase === 'holding') {
+    if ((state.phase === 'waiting' || state.phase === 'holding') && now >= pausedUntil) {
       o.toPayment({ type: 'update.hold', hold: state.phase === 'holding' });
       feed({ type: 'tick', nowMs: now });
     }
