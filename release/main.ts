@@ -25,7 +25,7 @@ import { secondsSince } from './run.js';
 import { signReleaseTarball } from './sign.js';
 import { RELEASE_VERSION } from '../src/updates/manifest-schema.js';
 import { MAX_DOCUMENT_LIFETIME_MS } from '../src/trust/signed.js';
-import { KEY_ID } from '../src/trust/keys.js';
+import { KEY_ID, loadPrivateKey } from '../src/trust/keys.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     if (opts.keyId === undefined || !KEY_ID.test(opts.keyId)) throw new Error('--sign needs --key-id, the key\'s id in the trust file (letters, digits and . _ : -)');
     if (!Number.isInteger(expiresDays) || expiresDays < 1 || expiresDays > maxDays) throw new Error(`--expires-days '${opts.expiresDays}' is not a whole number from 1 to ${maxDays}`);
     if (opts.minVersion !== undefined && !RELEASE_VERSION.test(opts.minVersion)) throw new Error(`--min-version '${opts.minVersion}' is not MAJOR.MINOR.PATCH`);
+    loadPrivateKey(opts.sign); // an unreadable key is said now, not after the build
   }
   if (!existsSync(join(REPO, 'dist/src/cli/main.js'))) throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
 
