@@ -8,6 +8,7 @@
  * whole, never an empty or half-written one.
  */
 import { closeSync, copyFileSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open as openAsync, rename as renameAsync, rm as rmAsync } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /** Makes the directory's entries (a rename, a removal, a new file) durable. */
@@ -36,6 +37,32 @@ export function writeFileAtomic(path: string, text: string | Uint8Array, mode = 
   closeSync(fd);
   renameSync(tmp, path);
   fsyncDir(dirname(path));
+}
+
+/**
+ * writeFileAtomic on libuv's thread pool: the caller's thread never waits for the disk. For the
+ * machine loop (design section 5), where an fsync on a slow SD card would delay an MDB answer.
+ * Callers keep one write in flight at a time (two would race for the same temporary file).
+ */
+export async function writeFileAtomicAsync(path: string, text: string | Uint8Array, mode = 0o640): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  const file = await openAsync(tmp, 'w', mode);
+  try {
+    await file.writeFile(text);
+    await file.sync();
+  } catch (err) {
+    await file.close();
+    await rmAsync(tmp, { force: true });
+    throw err;
+  }
+  await file.close();
+  await renameAsync(tmp, path);
+  const dir = await openAsync(dirname(path), 'r');
+  try {
+    await dir.sync();
+  } finally {
+    await dir.close();
+  }
 }
 
 /** Removes `path` (if there) and makes the removal durable. */

@@ -70,6 +70,13 @@ export interface GatewayClient {
   close(): void;
 }
 
+/**
+ * Longest a kept-alive connection to the gateway sits idle before it is closed on our side, when
+ * the server announces no shorter keep-alive: under the idle timeouts of common servers and load
+ * balancers (nginx 75 s, cloud load balancers 60 s and more).
+ */
+export const IDLE_SOCKET_MS = 15_000;
+
 export function readCa(caFile: string): Buffer {
   try {
     return readFileSync(caFile);
@@ -84,11 +91,18 @@ export function readCa(caFile: string): Buffer {
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   const base = options.baseUrl.replace(/\/+$/, '');
   const ca = options.caFile ? readCa(options.caFile) : undefined;
+  // An idle kept-alive connection is dropped before the server drops it: a request written on a
+  // socket the server is closing is reset, and an Authorization cannot safely be sent twice (seen
+  // in the field test: ECONNRESET 6 s after the last call, against a server's 5 s keep-alive).
+  // With `timeout` set, Node also honours the server's `Keep-Alive: timeout=N` hint and drops the
+  // idle socket a second before N; without it the hint is ignored. The timeout touches idle
+  // sockets only: a call in progress is bounded by gateway.timeoutMs alone.
+  const keepAlive = { keepAlive: true, timeout: IDLE_SOCKET_MS };
   const agents = {
-    http: new http.Agent({ keepAlive: true }),
+    http: new http.Agent(keepAlive),
     // Certificate verification is never optional (design section 3): stated here so that not even
     // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment can turn it off.
-    https: new https.Agent({ keepAlive: true, rejectUnauthorized: true, ...(ca ? { ca } : {}) }),
+    https: new https.Agent({ ...keepAlive, rejectUnauthorized: true, ...(ca ? { ca } : {}) }),
   };
   const connect = options.connectTimeoutMs;
   const maxResponseBytes = options.maxResponseBytes ?? MAX_RESPONSE_BYTES;

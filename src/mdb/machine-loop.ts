@@ -15,7 +15,7 @@ import type { Logger } from '../core/log.js';
 import type { MainToPayment, PaymentToMain, ReaderStatus } from '../ipc/messages.js';
 import { encodeCommand, NoiseCounter, parseBoardLine } from './codec/index.js';
 import { LinkSupervisor, type LinkStats, type OpenLink } from './transport/index.js';
-import { writeFileAtomic } from '../core/durable-file.js';
+import { writeFileAtomic, writeFileAtomicAsync } from '../core/durable-file.js';
 import { DEVICE_ADDRESS } from '../config/board-keys.js';
 import { overridesOf, PROFILES } from '../config/mdb-profiles.js';
 import { VmcWatch, type VmcFacts } from './vmc-watch.js';
@@ -118,6 +118,8 @@ export class MachineLoop extends EventEmitter {
   private factsTimer: NodeJS.Timeout | null = null;
   private holdTimer: NodeJS.Timeout | null = null;
   private factsWriteFailed = false;
+  /** The facts write on the thread pool, while one runs. */
+  private factsWriting: Promise<unknown> | null = null;
 
   constructor(private readonly o: MachineLoopOptions) {
     super();
@@ -219,7 +221,8 @@ export class MachineLoop extends EventEmitter {
     this.timers.clear();
     if (this.factsTimer) clearInterval(this.factsTimer);
     if (this.holdTimer) clearTimeout(this.holdTimer);
-    this.writeFacts();
+    await this.factsWriting;
+    this.writeFacts(true);
     this.refusalLog.flush();
     await this.link.stop();
   }
@@ -360,19 +363,34 @@ export class MachineLoop extends EventEmitter {
     this.holdTimer.unref();
   }
 
-  private writeFacts(): void {
+  /**
+   * The VMC facts for `qrvend doctor`, when they changed. On the timer the write runs on libuv's
+   * thread pool (the machine loop never waits for an fsync); at stop it is written at once, the
+   * vend loop being over. One write at a time: facts that change meanwhile go at the next tick.
+   */
+  private writeFacts(atStop = false): void {
     const path = this.o.factsPath;
-    if (!path) return;
+    if (!path || this.factsWriting !== null) return;
     this.watch.markTick();
     const facts = this.watch.takeChanged();
     if (facts === null) return;
-    try {
-      writeFileAtomic(path, `${JSON.stringify(facts, null, 2)}\n`, 0o644);
-      this.factsWriteFailed = false;
-    } catch (err) {
+    const text = `${JSON.stringify(facts, null, 2)}\n`;
+    const failed = (err: unknown) => {
       if (!this.factsWriteFailed) this.log.warn({ err: (err as Error).message, path }, 'MDB: could not write the VMC facts for qrvend doctor');
       this.factsWriteFailed = true;
+    };
+    if (atStop) {
+      try {
+        writeFileAtomic(path, text, 0o644);
+        this.factsWriteFailed = false;
+      } catch (err) {
+        failed(err);
+      }
+      return;
     }
+    this.factsWriting = writeFileAtomicAsync(path, text, 0o644)
+      .then(() => (this.factsWriteFailed = false), failed)
+      .finally(() => (this.factsWriting = null));
   }
 
   private async restartLink(reason: string): Promise<void> {

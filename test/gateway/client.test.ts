@@ -4,6 +4,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import net from 'node:net';
 import { createGatewayClient, type GatewayClient } from '../../src/gateway/client.js';
 import { createRequestBuilders, paymentInfoFromGenerateQR } from '../../src/gateway/envelope.js';
@@ -155,6 +156,45 @@ describe('gateway client against the simulator (HTTP)', () => {
     dead.close();
     assert.equal(o.kind, 'transport');
     if (o.kind === 'transport') assert.equal(o.failure, 'refused', o.detail);
+  });
+});
+
+describe('gateway client: kept-alive connections', () => {
+  // A server that announces (Keep-Alive: timeout=2) and keeps idle connections 2 s, counting the
+  // connections it accepts. A call after 1.5 s idle must not go out on the old connection: that
+  // socket is within a second of being closed by the server, the window in which a request is
+  // reset (ECONNRESET) and an Authorization is lost to doubt.
+  it('never reuses a connection the server announced it is about to close; a call in progress outlives the idle timeout', TEST_TIMEOUT, async () => {
+    let connections = 0;
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        // A decline is the smallest valid answer: what matters is that an answer came back.
+        const answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ Status: { Verdict: 'Declined', Code: 5 } }));
+        // The third call is slower than the announced keep-alive: it must still complete.
+        if (connections >= 2 && body.includes('"Amount":7')) setTimeout(answer, 2_500);
+        else answer();
+      });
+    });
+    server.keepAliveTimeout = 2_000;
+    server.on('connection', () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const client = createGatewayClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 5_000, connectTimeoutMs: 1_000 });
+    try {
+      await client.authorization(b.authorization({ txId: newTx(), amount: 5 }));
+      await client.authorization(b.authorization({ txId: newTx(), amount: 5 }));
+      assert.equal(connections, 1, 'back-to-back calls share the kept-alive connection');
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const late = await client.authorization(b.authorization({ txId: newTx(), amount: 7 }));
+      assert.equal(connections, 2, 'after 1.5 s idle against a 2 s keep-alive, a new connection');
+      assert.equal(late.kind, 'declined', JSON.stringify(late));
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
