@@ -41,6 +41,8 @@ export const ErrorCodes = {
   FLEET_BROKER_UNREACHABLE: 'FLEET_BROKER_UNREACHABLE',
   FLEET_BROKER_REFUSED: 'FLEET_BROKER_REFUSED',
   FLEET_NO_REPLY: 'FLEET_NO_REPLY',
+  /** `qrvend fleet update`: its rollout file cannot be read or written, or is not a rollout this version reads. */
+  FLEET_ROLLOUT_FILE: 'FLEET_ROLLOUT_FILE',
 
   START_REJECTED: 'START_REJECTED',
   START_LISTEN_FAILED: 'START_LISTEN_FAILED',
