@@ -38,11 +38,12 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
   let state = initial;
   let dirty = false;
   const version = state.manifest.version;
-  const shown = new Map<string, string>();
+  const shown = new Map<string, { state: string; bytes: number | null }>();
+  // A state is shown once per machine, whether its event or its retained status says it first; download progress each time it moves.
   const show = (record: Extract<RolloutRecord, { type: 'state' }>) => {
-    const key = `${record.state}${record.progress ? ` ${record.progress.bytes}` : ''}`;
-    if (shown.get(record.machineId) === key) return;
-    shown.set(record.machineId, key);
+    const last = shown.get(record.machineId);
+    if (last !== undefined && last.state === record.state && (record.progress === null || record.progress.bytes === last.bytes)) return;
+    shown.set(record.machineId, { state: record.state, bytes: record.progress?.bytes ?? last?.bytes ?? null });
     o.report(record);
   };
   const take = (machineId: string, reported: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null) => {
