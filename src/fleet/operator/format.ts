@@ -135,7 +135,9 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
   }
   if (event.kind === 'update') {
     const progress = event.progress ? `  ${event.progress.bytes}/${event.progress.size} bytes` : '';
-    return `${shortTime(event.at)}  ${id}  update ${event.state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+    const state = UPDATE_FAILED.has(event.state) ? event.state.toUpperCase() : event.state;
+    const rollout = event.rolloutId !== null ? `  rollout ${escapeForTerminal(event.rolloutId)}` : '';
+    return `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${rollout}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
   }
   if (event.kind === 'audit') {
     return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)} part ${event.part + 1}/${event.parts}`;

@@ -56,6 +56,12 @@ test('event lines: a sale and an alarm, device text escaped so it cannot drive t
   assert.match(formatPresenceLine('M1', onlineStatus('M1')), /M1 {12}online  version 0\.1\.0, reader enabled$/);
 });
 
+test('update event lines: the state (failures in capitals), versions, progress, rollout and detail, escaped', { timeout: 5_000 }, () => {
+  const base = { kind: 'update' as const, eventId: 'u1', at: '2026-11-23T04:05:00Z', machineId: 'M1', version: '1.5.0', running: '1.4.0', rolloutId: 'r1', progress: null, detail: null };
+  assert.equal(formatEventLine('M1', { ...base, state: 'downloading', progress: { bytes: 10, size: 40 } }), '2026-11-23 04:05:00Z  M1            update downloading 1.5.0 (running 1.4.0)  10/40 bytes  rollout r1');
+  assert.equal(formatEventLine('M1', { ...base, state: 'rolled-back', rolloutId: null, detail: 'not healthy\x1b[2J' }), '2026-11-23 04:05:00Z  M1            update ROLLED-BACK 1.5.0 (running 1.4.0)  not healthy\\x1b[2J');
+});
+
 test('a reply: ok with its result, or the error code and message', { timeout: 5_000 }, () => {
   assert.equal(
     formatReply({ ok: true, machineId: 'M1', command: 'config.get', correlationId: 'c', result: { v: 'a\u202eb\nc\\x0a' } }, 1),
