@@ -29,6 +29,7 @@ import { withoutCredentials } from '../../core/url-credentials.js';
 import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
 import { readFleetCredentials } from './credentials.js';
 import { createProbe, probeTopic } from './probe.js';
+import { releaseArch } from '../../device/release-arch.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -135,6 +136,8 @@ function publishEvents(events: FleetQueuedEvent[]): void {
 }
 
 // --- status and health ------------------------------------------------------------------------
+const ARCH = releaseArch();
+
 function statusMessage(): StatusMessage | null {
   if (facts === null) return null;
   return {
@@ -143,6 +146,7 @@ function statusMessage(): StatusMessage | null {
     terminalId: data.terminalId,
     uniQr: config.machine.uniQr,
     version: data.version,
+    ...(ARCH !== undefined ? { arch: ARCH } : {}),
     startedAt: data.startedAt,
     reader: facts.reader,
     readerDisabledRemotely: facts.readerDisabledRemotely,
