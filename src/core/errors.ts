@@ -44,6 +44,16 @@ export const ErrorCodes = {
   /** `qrvend fleet update`: its rollout file cannot be read or written, or is not a rollout this version reads. */
   FLEET_ROLLOUT_FILE: 'FLEET_ROLLOUT_FILE',
 
+  /** A remote update (design section 12) refused: the manifest, its signature, version, architecture or artifact. */
+  UPDATE_MANIFEST_INVALID: 'UPDATE_MANIFEST_INVALID',
+  UPDATE_SIGNATURE_REFUSED: 'UPDATE_SIGNATURE_REFUSED',
+  UPDATE_DOWNGRADE: 'UPDATE_DOWNGRADE',
+  UPDATE_WRONG_ARCH: 'UPDATE_WRONG_ARCH',
+  UPDATE_TOO_OLD: 'UPDATE_TOO_OLD',
+  UPDATE_ARTIFACT_MISMATCH: 'UPDATE_ARTIFACT_MISMATCH',
+  UPDATE_DOWNLOAD_FAILED: 'UPDATE_DOWNLOAD_FAILED',
+  UPDATE_DATA_CAP: 'UPDATE_DATA_CAP',
+
   START_REJECTED: 'START_REJECTED',
   START_LISTEN_FAILED: 'START_LISTEN_FAILED',
 

@@ -1,7 +1,7 @@
 /**
  * The simulated machines refuse what a machine refuses (src/sim/fleet/update-answers.ts): an
  * unsigned or replayed offer, a manifest whose signature does not hold (altered, or signed by a key
- * without the scope update), a manifest for another architecture, the version already running.
+ * the machine does not trust), a manifest for another architecture, the version already running.
  * Over a real broker, with the operator library's sendFleetCommand.
  */
 import { test } from 'node:test';
@@ -35,11 +35,11 @@ test('simulated machines check the offer and the manifest as a machine does', { 
   assert.match(refusal(await offer('s1', fleet.manifest, null)), /^UNAUTHORIZED: refused \(unsigned\)/);
   const reader = testKey('reader', ['read']);
   assert.match(refusal(await offer('s1', fleet.manifest, reader)), /^UNAUTHORIZED: refused \(unknown-key\)/);
-  assert.match(refusal(await offer('s1', { ...fleet.manifest, size: fleet.manifest.size + 1 })), /^BAD_ARGS: update refused: the manifest's signature is refused \(bad-signature\)/);
+  assert.match(refusal(await offer('s1', { ...fleet.manifest, size: fleet.manifest.size + 1 })), /^BAD_ARGS: update refused: the update manifest's signature is refused \(bad-signature\)/);
   const outsider = testKey('outsider', ['update']);
-  assert.match(refusal(await offer('s1', signManifest(outsider, RELEASE))), /^BAD_ARGS: update refused: the manifest's signature is refused \(unknown-key\)/);
-  assert.match(refusal(await offer('s2', fleet.manifest)), /^BAD_ARGS: update refused: the manifest is for arm64, this machine is armhf$/);
-  assert.match(refusal(await offer('s3', fleet.manifest)), /^BAD_ARGS: update refused: already runs 1\.1\.0$/);
+  assert.match(refusal(await offer('s1', signManifest(outsider, RELEASE))), /^BAD_ARGS: update refused: the update manifest's signature is refused \(unknown-key\)/);
+  assert.match(refusal(await offer('s2', fleet.manifest)), /^BAD_ARGS: update refused: the update is built for arm64, this machine is armhf$/);
+  assert.match(refusal(await offer('s3', fleet.manifest)), /^BAD_ARGS: update refused: the update's version 1\.1\.0 is not newer than the running 1\.1\.0$/);
   assert.equal(fleet.machines.get('s2')!.status.update?.state, 'refused');
 
   // The same signed request twice: the second is a replay.

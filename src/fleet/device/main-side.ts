@@ -25,6 +25,8 @@ export interface FleetMainOptions {
   toPayment(message: MainToPayment): void;
   /** Restart the agent (exit with RESTART_EXIT_CODE). */
   restart(reason: string): void;
+  /** An update is downloaded and verified: activate it at the next idle moment (src/updates/activation-runner.ts). */
+  onUpdateReady?(version: string, rolloutId: string | null): void;
 }
 
 export interface FleetMain {
@@ -80,6 +82,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         if (message.type === 'fleet.restart') o.restart(message.reason);
         else if (message.type === 'fleet.link') fleetConnected = message.connected;
         else if (message.type === 'fleet.probe.returned') probeReturned = true;
+        else if (message.type === 'update.ready') o.onUpdateReady?.(message.version, message.rolloutId);
         else if (message.type === 'stopped') stopped?.();
       });
       // The fleet link is not on the vend path: a failure ends the link, never the payments.

@@ -29,7 +29,9 @@ import { withoutCredentials } from '../../core/url-credentials.js';
 import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
 import { readFleetCredentials } from './credentials.js';
 import { createProbe, probeTopic } from './probe.js';
-import { releaseArch } from '../../device/release-arch.js';
+import { UpdateAgent } from '../../updates/agent.js';
+import { updatesDir } from '../../updates/files.js';
+import { machineArch } from '../../updates/manifest.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -136,7 +138,7 @@ function publishEvents(events: FleetQueuedEvent[]): void {
 }
 
 // --- status and health ------------------------------------------------------------------------
-const ARCH = releaseArch();
+const ARCH = machineArch();
 
 function statusMessage(): StatusMessage | null {
   if (facts === null) return null;
@@ -146,7 +148,7 @@ function statusMessage(): StatusMessage | null {
     terminalId: data.terminalId,
     uniQr: config.machine.uniQr,
     version: data.version,
-    ...(ARCH !== undefined ? { arch: ARCH } : {}),
+    ...(ARCH !== null ? { arch: ARCH } : {}),
     startedAt: data.startedAt,
     reader: facts.reader,
     readerDisabledRemotely: facts.readerDisabledRemotely,
@@ -154,6 +156,7 @@ function statusMessage(): StatusMessage | null {
     outbox: facts.outbox,
     alarms: facts.alarms as AlarmCode[],
     acceptsRelayedStart: fleet.acceptRelayedStart,
+    ...(updates?.status() ? { update: updates.status()! } : {}),
     at: new Date().toISOString(),
   };
 }
@@ -262,6 +265,28 @@ function nonceBook(): NonceBook {
   }
   return nonces;
 }
+/** update.offer (design section 12): checks, downloads, verifies, and hands the version to the main thread. */
+const updates: UpdateAgent | null = (() => {
+  try {
+    return new UpdateAgent({
+      dir: updatesDir(config),
+      keyring: trust.keyring,
+      running: data.version,
+      caFile: config.updates.caFile,
+      maxDownloadBytes: config.updates.maxDownloadBytes,
+      emit: (event) => toPayment({ type: 'fleet.update.event', event }),
+      ready: (version, rolloutId) => toMain({ type: 'update.ready', version, rolloutId }),
+      statusChanged: () => publishStatus(false),
+      log,
+      wallNow,
+      monotonicNow,
+    });
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'update agent off: its state cannot be read; update.offer is refused');
+    return null;
+  }
+})();
+
 const refusalLog = new RepeatedLog({
   intervalMs: 60_000,
   write: (fields, repeated) => log.warn({ event: 'fleet.command.refused', ...fields, repeated }, `fleet command refused: ${String(fields.why)}`),
@@ -343,6 +368,10 @@ async function onCommand(topic: string, payload: Buffer, packet: IPublishPacket)
 
 /** Runs an admitted command: the fleet worker's own, or the payment side's. */
 async function serve(name: CommandName, args: unknown): Promise<Served> {
+  if (name === 'update.offer') {
+    if (updates === null) return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'the update agent is off on this machine (see its log)' } };
+    return { outcome: updates.offer(args) };
+  }
   const served = await serveLocalCommand(local, name, args);
   if (served !== null) return served;
   if (name === 'start' && !fleet.acceptRelayedStart) {
@@ -393,6 +422,7 @@ async function shutdown(): Promise<void> {
   stopping = true;
   clearInterval(healthTimer);
   probe?.stop();
+  updates?.stop();
   if (statusTimer !== null) clearTimeout(statusTimer);
   const c = client;
   if (c !== null && connected) {
@@ -461,3 +491,4 @@ function start(): void {
 const healthTimer = setInterval(publishHealth, fleet.healthIntervalS * 1000);
 healthTimer.unref();
 start();
+updates?.resume();

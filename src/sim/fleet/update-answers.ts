@@ -1,17 +1,17 @@
 /**
  * How a simulated machine answers `update.offer` (design section 12), so `qrvend fleet update` can
  * be tested end to end without a real agent: the command's signature goes through the device's own
- * command gate (decideCommand) and the manifest's through the same statement check and schema a
- * machine uses, so a forged or unsigned offer is refused here as it would be there. Then, instead of
+ * command gate (decideCommand) and the manifest through the agent's own verifyManifest
+ * (src/updates/manifest.ts), so a forged or unsigned offer is refused here as it would be there. Then, instead of
  * downloading and restarting, the machine plays a scripted behaviour as `update` events and its
  * retained status: healthy, refused, fails, rolls back, never answers, or held until the test lets
  * it go on (for interruption tests).
  */
 import type { Keyring } from '../../trust/keys.js';
-import { verifyStatement, MAX_DOCUMENT_LIFETIME_MS } from '../../trust/signed.js';
 import { decideCommand, refusalText } from '../../fleet/device/command-gate.js';
 import { UpdateOfferArgs, type UpdateState } from '../../fleet/contract/index.js';
-import { UPDATE_MANIFEST_KIND } from '../../updates/manifest-schema.js';
+import { verifyManifest } from '../../updates/manifest.js';
+import { isReleaseVersion } from '../../updates/version-order.js';
 import type { CommandHandler, CommandOutcome, SimulatedMachine } from './machine.js';
 
 export type UpdateBehaviour =
@@ -57,15 +57,17 @@ export function updateOfferHandler(options: UpdateAnswerOptions): CommandHandler
     const parsed = UpdateOfferArgs.safeParse(args);
     if (!parsed.success) return { ok: false, code: 'BAD_ARGS', message: `update.offer: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
     const { manifest, rolloutId } = parsed.data;
-    const { signature: manifestSignature, ...body } = manifest;
     const refuse = async (detail: string): Promise<CommandOutcome> => {
       await machine.updateEvent({ version: manifest.version, state: 'refused', rolloutId: rolloutId ?? null, progress: null, detail });
       return { ok: false, code: 'BAD_ARGS', message: `update refused: ${detail}` };
     };
-    const checked = verifyStatement({ kind: UPDATE_MANIFEST_KIND, body, signature: manifestSignature, scope: 'update', keyring: options.keyring, nowMs, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
-    if (!checked.ok) return refuse(`the manifest's signature is refused (${checked.reason}): ${checked.message}`);
-    if (machine.status.arch !== undefined && machine.status.arch !== manifest.arch) return refuse(`the manifest is for ${manifest.arch}, this machine is ${machine.status.arch}`);
-    if (machine.status.version === manifest.version) return refuse(`already runs ${manifest.version}`);
+    try {
+      // A simulated machine without a release version or an architecture (the fleet simulation's) takes any.
+      const running = isReleaseVersion(machine.status.version) ? machine.status.version : '0.0.0';
+      verifyManifest({ manifest, keyring: options.keyring, nowMs, running, arch: machine.status.arch ?? manifest.arch });
+    } catch (err) {
+      return refuse((err as Error).message);
+    }
     if (behaviour.kind === 'refuse') return refuse('refused by the simulation (behaviour refuse)');
 
     // A repeated offer of what is already under way (a resumed rollout re-sends) starts nothing new.

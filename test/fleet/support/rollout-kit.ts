@@ -12,8 +12,8 @@ import { startTestBroker, type TestBroker } from '../../../src/sim/broker/index.
 import { SimulatedMachine } from '../../../src/sim/fleet/machine.js';
 import { updateOfferHandler, type UpdateBehaviour } from '../../../src/sim/fleet/update-answers.js';
 import { loadKeyring } from '../../../src/trust/keys.js';
-import { signStatement, MAX_DOCUMENT_LIFETIME_MS } from '../../../src/trust/signed.js';
-import { UPDATE_MANIFEST_KIND, type UpdateArch, type UpdateManifest, type UpdateManifestBody } from '../../../src/updates/manifest-schema.js';
+import { signManifest as sign } from '../../../src/updates/manifest.js';
+import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/updates/manifest-schema.js';
 import { testKey, writeTrustFile, type TestKey } from './operator-keys.js';
 
 export interface RolloutFleet {
@@ -39,8 +39,7 @@ export interface MachineSpec {
 
 /** A manifest for `body`, signed as `npm run release -- --sign` signs one (a document valid 30 days). */
 export function signManifest(key: TestKey, body: UpdateManifestBody, nowMs = Date.now()): UpdateManifest {
-  const signature = signStatement(UPDATE_MANIFEST_KIND, body, { keyId: key.keyId, key: key.key, nowMs, lifetimeMs: 30 * 24 * 3600_000, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
-  return { ...body, signature };
+  return sign(body, { keyId: key.keyId, key: key.key, nowMs, lifetimeMs: 30 * 24 * 3600_000 });
 }
 
 export const RELEASE: UpdateManifestBody = {

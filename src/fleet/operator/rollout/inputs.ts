@@ -1,7 +1,7 @@
 /** The operator's inputs to `qrvend fleet update`, checked before anything is offered. */
-import { readFileSync, statSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../../../core/errors.js';
-import { MAX_MANIFEST_BYTES, UpdateManifest } from '../../../updates/manifest-schema.js';
+import { UpdateManifest } from '../../../updates/manifest-schema.js';
+import { readManifestFile as readManifestJson } from '../../../updates/manifest.js';
 import { TOPIC_LEVEL } from '../../contract/index.js';
 
 /**
@@ -10,26 +10,14 @@ import { TOPIC_LEVEL } from '../../contract/index.js';
  * counts as a failure, which is why the first batch is small.
  */
 export function readManifestFile(path: string, nowMs: number): UpdateManifest {
-  let text: string;
-  try {
-    if (statSync(path).size > MAX_MANIFEST_BYTES) throw Object.assign(new Error(), { code: `larger than ${MAX_MANIFEST_BYTES} bytes` });
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `the manifest ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `the manifest ${path} is not JSON`, { hint: 'give the .manifest.json file `npm run release -- --sign` wrote' });
-  }
+  const value = readManifestJson(path);
   const parsed = UpdateManifest.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `the manifest ${path} is refused: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, { hint: 'is it signed? `npm run release -- --sign KEY` makes a signed manifest' });
+    throw new QrvendError(ErrorCodes.UPDATE_MANIFEST_INVALID, `the manifest ${path} is refused: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, { hint: 'is it signed? `npm run release -- --sign KEY` makes a signed manifest' });
   }
   if (parsed.data.signature.expiresAt <= nowMs) {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `the manifest ${path} expired at ${new Date(parsed.data.signature.expiresAt).toISOString()}: every machine would refuse it`, { hint: 'sign the release again' });
+    throw new QrvendError(ErrorCodes.UPDATE_SIGNATURE_REFUSED, `the manifest ${path} expired at ${new Date(parsed.data.signature.expiresAt).toISOString()}: every machine would refuse it`, { hint: 'sign the release again' });
   }
   return parsed.data;
 }
