@@ -85,6 +85,7 @@ export function registerUpdate(fleet: Command): void {
       }
       file = flags.resume!;
       state = rollout.readRolloutFile(file);
+      if (flags.prefix !== state.prefix) process.stderr.write(`qrvend fleet update: the rollout was planned under the prefix ${state.prefix}; --prefix ${flags.prefix} is not used\n`);
     } else {
       if (flags.manifest === undefined || flags.artifactUrl === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'give --manifest and --artifact-url (or --resume FILE)');
       if ((flags.machines === undefined) === (flags.all !== true)) throw new QrvendError(ErrorCodes.CLI_USAGE, 'give either --machines a,b,c or --all');
@@ -110,7 +111,7 @@ export function registerUpdate(fleet: Command): void {
         const { view } = await collectFleetStatus(client, { prefix: flags.prefix, settleMs, maxWaitMs });
         const statuses = new Map([...view.machines.values()].map((row) => [row.machineId, row.status] as const));
         const selection = rollout.selectTargets(statuses, wanted, manifest);
-        state = rollout.newRollout({ rolloutId, manifest, url, policy, selection, nowIso: new Date().toISOString() });
+        state = rollout.newRollout({ rolloutId, prefix: flags.prefix, manifest, url, policy, selection, nowIso: new Date().toISOString() });
       } finally {
         await client.endAsync(true);
       }
@@ -136,7 +137,7 @@ export function registerUpdate(fleet: Command): void {
       const result = await rollout.runRollout(state, {
         client,
         protocol,
-        prefix: flags.prefix,
+        prefix: state.prefix,
         file,
         signer,
         replyTimeoutMs,

@@ -50,6 +50,19 @@ test('every machine healthy: batches grow, each offered once, skipped machines u
   assert.match(status.stdout, /^a7 +yes +1\.0\.0 +enabled +online +- +0\/0 +- +-$/m);
   assert.match(status.stdout, /^versions: 1\.1\.0 x6, 1\.0\.0 x1$/m);
 
+  // A damaged rollout file is refused (exit 74), and so are contradictory options (exit 64), before anything is offered.
+  const damaged = join(fleet.dir, 'damaged.json');
+  writeFileSync(damaged, JSON.stringify({ ...saved, targets: 'all' }));
+  const bad = await runCli(['fleet', 'update', '--resume', damaged, ...fleet.baseArgs]);
+  assert.equal(bad.code, 74, bad.stderr);
+  assert.match(bad.stderr, /FLEET_ROLLOUT_FILE: the rollout file .*damaged\.json is not a rollout: targets: /);
+  const both = await runCli(['fleet', 'update', '--manifest', fleet.manifestFile, '--artifact-url', ARTIFACT_URL, '--all', '--machines', 'a1', ...fleet.baseArgs]);
+  assert.equal(both.code, 64, both.stderr);
+  assert.match(both.stderr, /give either --machines a,b,c or --all/);
+  const plain = await runCli(['fleet', 'update', '--manifest', fleet.manifestFile, '--artifact-url', 'http://updates.example.com/a.tar.gz', '--all', ...fleet.baseArgs]);
+  assert.equal(plain.code, 64, plain.stderr);
+  assert.match(plain.stderr, /--artifact-url must be https:\/\//);
+
   // Done is done: running the file again offers nothing.
   const again = await runCli(['fleet', 'update', '--resume', stateFile, ...fleet.baseArgs]);
   assert.equal(again.code, 0, again.stderr);

@@ -32,6 +32,7 @@ const MANIFEST: UpdateManifest = {
 function rollout(ids: string[], policy: Partial<RolloutPolicy> = {}): RolloutState {
   return newRollout({
     rolloutId: 'r1',
+    prefix: 'qrvend',
     manifest: MANIFEST,
     url: 'https://example.invalid/a',
     policy: { first: 1, growth: 2, maxFailures: { kind: 'count', n: 0 }, batchTimeoutMs: 60_000, ...policy },

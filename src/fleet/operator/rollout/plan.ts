@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { UPDATE_STATES, type UpdateState } from '../../contract/updates.js';
-import type { StatusMessage } from '../../contract/index.js';
+import { TOPIC_PREFIX, type StatusMessage } from '../../contract/index.js';
 import { UpdateManifest } from '../../../updates/manifest-schema.js';
 
 export const FailureLimit = z.union([
@@ -51,6 +51,8 @@ export type Target = z.infer<typeof Target>;
 export const RolloutState = z.strictObject({
   v: z.literal(1),
   rolloutId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/),
+  /** The fleet's topic prefix the machines were chosen under (a resume uses it, whatever --prefix says). */
+  prefix: z.string().regex(TOPIC_PREFIX),
   manifest: UpdateManifest,
   url: z.string().min(8).max(2048),
   policy: RolloutPolicy,
@@ -114,10 +116,11 @@ export function selectTargets(statuses: ReadonlyMap<string, StatusMessage | null
   return { targets, skipped };
 }
 
-export function newRollout(input: { rolloutId: string; manifest: UpdateManifest; url: string; policy: RolloutPolicy; selection: Selection; nowIso: string }): RolloutState {
+export function newRollout(input: { rolloutId: string; prefix: string; manifest: UpdateManifest; url: string; policy: RolloutPolicy; selection: Selection; nowIso: string }): RolloutState {
   return {
     v: 1,
     rolloutId: input.rolloutId,
+    prefix: input.prefix,
     manifest: input.manifest,
     url: input.url,
     policy: input.policy,
