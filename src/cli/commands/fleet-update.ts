@@ -132,7 +132,10 @@ export function registerUpdate(fleet: Command): void {
     };
     process.once('SIGINT', interrupt);
     process.once('SIGTERM', interrupt);
-    const { client, protocol } = await connect(flags, 'update');
+    // Reconnects after a broker blip: the subscriptions come back and the retained statuses with them, so no outcome is missed.
+    const { client, protocol } = await connect(flags, 'update', 2_000);
+    client.on('offline', () => process.stderr.write('qrvend fleet update: broker connection lost; reconnecting\n'));
+    client.on('connect', () => process.stderr.write('qrvend fleet update: connected again\n'));
     try {
       const result = await rollout.runRollout(state, {
         client,
