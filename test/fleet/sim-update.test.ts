@@ -35,11 +35,11 @@ test('simulated machines check the offer and the manifest as a machine does', { 
   assert.match(refusal(await offer('s1', fleet.manifest, null)), /^UNAUTHORIZED: refused \(unsigned\)/);
   const reader = testKey('reader', ['read']);
   assert.match(refusal(await offer('s1', fleet.manifest, reader)), /^UNAUTHORIZED: refused \(unknown-key\)/);
-  assert.match(refusal(await offer('s1', { ...fleet.manifest, size: fleet.manifest.size + 1 })), /^BAD_ARGS: update refused: the update manifest's signature is refused \(bad-signature\)/);
+  assert.match(refusal(await offer('s1', { ...fleet.manifest, size: fleet.manifest.size + 1 })), /^BAD_ARGS: update refused: UPDATE_SIGNATURE_REFUSED: the update manifest's signature is refused \(bad-signature\)/);
   const outsider = testKey('outsider', ['update']);
-  assert.match(refusal(await offer('s1', signManifest(outsider, RELEASE))), /^BAD_ARGS: update refused: the update manifest's signature is refused \(unknown-key\)/);
-  assert.match(refusal(await offer('s2', fleet.manifest)), /^BAD_ARGS: update refused: the update is built for arm64, this machine is armhf$/);
-  assert.match(refusal(await offer('s3', fleet.manifest)), /^BAD_ARGS: update refused: the update's version 1\.1\.0 is not newer than the running 1\.1\.0$/);
+  assert.match(refusal(await offer('s1', signManifest(outsider, RELEASE))), /^BAD_ARGS: update refused: UPDATE_SIGNATURE_REFUSED: the update manifest's signature is refused \(unknown-key\)/);
+  assert.match(refusal(await offer('s2', fleet.manifest)), /^BAD_ARGS: update refused: UPDATE_WRONG_ARCH: the update is built for arm64, this machine is armhf$/);
+  assert.match(refusal(await offer('s3', fleet.manifest)), /^BAD_ARGS: update refused: UPDATE_DOWNGRADE: the update's version 1\.1\.0 is not newer than the running 1\.1\.0$/);
   assert.equal(fleet.machines.get('s2')!.status.update?.state, 'refused');
 
   // The same signed request twice: the second is a replay.

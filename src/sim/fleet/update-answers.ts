@@ -8,6 +8,7 @@
  * it go on (for interruption tests).
  */
 import type { Keyring } from '../../trust/keys.js';
+import { isQrvendError } from '../../core/errors.js';
 import { decideCommand, refusalText } from '../../fleet/device/command-gate.js';
 import { UpdateOfferArgs, type UpdateState } from '../../fleet/contract/index.js';
 import { verifyManifest } from '../../updates/manifest.js';
@@ -66,7 +67,8 @@ export function updateOfferHandler(options: UpdateAnswerOptions): CommandHandler
       const running = isReleaseVersion(machine.status.version) ? machine.status.version : '0.0.0';
       verifyManifest({ manifest, keyring: options.keyring, nowMs, running, arch: machine.status.arch ?? manifest.arch });
     } catch (err) {
-      return refuse((err as Error).message);
+      // Worded as the agent words it (src/updates/agent.ts): the code, then why.
+      return refuse(isQrvendError(err) ? `${err.code}: ${err.message}` : (err as Error).message);
     }
     if (behaviour.kind === 'refuse') return refuse('refused by the simulation (behaviour refuse)');
 
