@@ -76,6 +76,8 @@ export function exitCodeFor(err: unknown): number {
       case ErrorCodes.FLEET_BROKER_REFUSED:
       case ErrorCodes.FLEET_NO_REPLY:
         return ExitCodes.UNAVAILABLE;
+      case ErrorCodes.FLEET_ROLLOUT_FILE:
+        return ExitCodes.IO;
       default:
         return ExitCodes.FAILURE;
     }

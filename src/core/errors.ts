@@ -41,6 +41,8 @@ export const ErrorCodes = {
   FLEET_BROKER_UNREACHABLE: 'FLEET_BROKER_UNREACHABLE',
   FLEET_BROKER_REFUSED: 'FLEET_BROKER_REFUSED',
   FLEET_NO_REPLY: 'FLEET_NO_REPLY',
+  /** `qrvend fleet update`: its rollout file cannot be read or written, or is not a rollout this version reads. */
+  FLEET_ROLLOUT_FILE: 'FLEET_ROLLOUT_FILE',
 
   /** A remote update (design section 12) refused: the manifest, its signature, version, architecture or artifact. */
   UPDATE_MANIFEST_INVALID: 'UPDATE_MANIFEST_INVALID',

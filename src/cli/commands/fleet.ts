@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
+import { registerUpdate } from './fleet-update.js';
 
 /** Connection options of every `qrvend fleet` subcommand; each also reads a QRVEND_FLEET_* variable. */
-interface ConnectionFlags {
+export interface ConnectionFlags {
   url?: string;
   prefix: string;
   ca?: string;
@@ -43,7 +44,7 @@ interface KeygenFlags {
   comment?: string;
 }
 
-function addConnectionOptions(cmd: Command): Command {
+export function addConnectionOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--url <url>', 'the broker: mqtt://HOST:PORT or mqtts://HOST:PORT').env('QRVEND_FLEET_URL'))
     .addOption(new Option('--prefix <prefix>', 'topic prefix of the fleet (fleet.topicPrefix on the machines)').env('QRVEND_FLEET_PREFIX').default('qrvend'))
@@ -56,14 +57,14 @@ function addConnectionOptions(cmd: Command): Command {
     .addOption(new Option('--connect-timeout <ms>', 'how long to wait for the broker').default('10000'));
 }
 
-function wholeNumber(value: string, what: string, min: number, max: number): number {
+export function wholeNumber(value: string, what: string, min: number, max: number): number {
   if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) {
     throw new Error(`${what} must be a whole number from ${min} to ${max}, got "${value.slice(0, 32)}"`);
   }
   return Number(value);
 }
 
-async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: number, more: { session?: string; beforeConnect?: (client: import('mqtt').MqttClient) => void } = {}) {
+export async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: number, more: { session?: string; beforeConnect?: (client: import('mqtt').MqttClient) => void } = {}) {
   const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
   const { connectFleet } = await import('../../fleet/operator/index.js');
   if (flags.url === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'no broker: give --url or set QRVEND_FLEET_URL');
@@ -89,7 +90,7 @@ async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: nu
   );
 }
 
-async function usage<T>(make: () => T): Promise<T> {
+export async function usage<T>(make: () => T): Promise<T> {
   try {
     return make();
   } catch (err) {
@@ -99,7 +100,7 @@ async function usage<T>(make: () => T): Promise<T> {
 }
 
 /** The signing key of `fleet cmd`, when one is given: both flags or neither. */
-async function signerOf(flags: CmdFlags, ttlS: number) {
+export async function signerOf(flags: Pick<CmdFlags, 'signKey' | 'keyId'>, ttlS: number) {
   const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
   if (flags.signKey === undefined && flags.keyId === undefined) return undefined;
   if (flags.signKey === undefined || flags.keyId === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--sign-key and --key-id go together');
@@ -113,7 +114,7 @@ async function signerOf(flags: CmdFlags, ttlS: number) {
 }
 
 export function register(parent: Command): void {
-  const fleet = parent.command('fleet').description("the operator's view of the fleet over its MQTT broker: status, live events, remote commands");
+  const fleet = parent.command('fleet').description("the operator's view of the fleet over its MQTT broker: status, live events, remote commands, staged updates");
 
   addConnectionOptions(
     fleet
@@ -232,12 +233,14 @@ export function register(parent: Command): void {
     }
   });
 
+  registerUpdate(fleet);
+
   fleet
     .command('keygen')
     .description('make an operator signing key (Ed25519): writes the private key (mode 0600) and prints the entry for the machines\' trust file (public key only)')
     .requiredOption('--out <file>', 'where the private key goes (refused if it exists); keep it on the operator\'s workstation or signing host, never on a machine')
     .option('--id <id>', 'the key\'s id in the trust file (default: key-YYYYMMDD)')
-    .option('--scopes <list>', 'what it may sign, comma-separated: read, operate, configure (update, start, registry are for other tools)', 'read')
+    .option('--scopes <list>', 'what it may sign, comma-separated: read, operate, configure, update (`qrvend fleet update`, `npm run release -- --sign`); start, registry are for the relay', 'read')
     .option('--comment <text>', 'free text in the trust-file entry (who holds it)')
     .action(async (flags: KeygenFlags) => {
       const { ErrorCodes, QrvendError } = await import('../../core/errors.js');

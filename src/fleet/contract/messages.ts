@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ALARM_CODES } from './alarms.js';
 import { UpdateEvent, UpdateStatus } from './updates.js';
 import { AuditEvent } from './audit.js';
+import { UPDATE_ARCHES } from '../../updates/manifest-schema.js';
 
 /** Largest payload either side accepts; bigger messages are counted and dropped. */
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -24,6 +25,8 @@ export const StatusMessage = z.union([
     terminalId: Id,
     uniQr: z.string().max(255).nullable(),
     version: z.string().max(64),
+    /** The release architecture (Debian name), so a rollout offers a manifest only to machines it fits; absent on older agents. */
+    arch: z.enum(UPDATE_ARCHES).optional(),
     startedAt: Iso,
     reader: ReaderState,
     /** Out of service from afar (reader.disable); takes effect after a running session. */

@@ -31,6 +31,7 @@ import { readFleetCredentials } from './credentials.js';
 import { createProbe, probeTopic } from './probe.js';
 import { UpdateAgent } from '../../updates/agent.js';
 import { updatesDir } from '../../updates/files.js';
+import { machineArch } from '../../updates/manifest.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -137,6 +138,8 @@ function publishEvents(events: FleetQueuedEvent[]): void {
 }
 
 // --- status and health ------------------------------------------------------------------------
+const ARCH = machineArch();
+
 function statusMessage(): StatusMessage | null {
   if (facts === null) return null;
   return {
@@ -145,6 +148,7 @@ function statusMessage(): StatusMessage | null {
     terminalId: data.terminalId,
     uniQr: config.machine.uniQr,
     version: data.version,
+    ...(ARCH !== null ? { arch: ARCH } : {}),
     startedAt: data.startedAt,
     reader: facts.reader,
     readerDisabledRemotely: facts.readerDisabledRemotely,

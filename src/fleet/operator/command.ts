@@ -18,6 +18,7 @@ import {
   OutboxRetryArgs,
   RelayedStartArgs,
   TOPIC_LEVEL,
+  UpdateOfferArgs,
   isCommandName,
   machineTopics,
   type CommandName,
@@ -33,6 +34,7 @@ const ARGS: Partial<Record<CommandName, z.ZodType>> = {
   'config.get': ConfigGetArgs,
   'config.set': ConfigSetArgs,
   start: RelayedStartArgs,
+  'update.offer': UpdateOfferArgs,
 };
 
 /** Checks a command before it leaves: a known name, a safe machine id, arguments the contract allows. */

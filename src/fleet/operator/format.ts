@@ -31,10 +31,27 @@ function statusCells(row: MachineRow): string[] {
   const s = row.status;
   const sale = row.lastSale ? `${shortTime(row.lastSale.at)} ${escapeForTerminal(row.lastSale.amount)} ${escapeForTerminal(row.lastSale.currency)}${row.lastSale.verdict === 'dead-letter' ? ' DEAD' : ''}` : '-';
   const id = escapeForTerminal(row.machineId);
-  if (s === null) return [id, '?', '-', '-', sale, '-', '(no status yet)'];
-  if (!s.online) return [id, 'NO', '-', '-', sale, '-', '(offline: last will)'];
+  if (s === null) return [id, '?', '-', '-', '-', sale, '-', '-', '(no status yet)'];
+  if (!s.online) return [id, 'NO', '-', '-', '-', sale, '-', '-', '(offline: last will)'];
   const reader = s.readerDisabledRemotely && s.reader !== 'disabled' ? `${s.reader} (disable pending)` : s.readerDisabledRemotely ? 'disabled (remote)' : s.reader;
-  return [id, 'yes', reader, s.gateway, sale, `${s.outbox.pending}/${s.outbox.dead}`, s.alarms.length > 0 ? s.alarms.join(',') : '-'];
+  return [id, 'yes', escapeForTerminal(s.version), reader, s.gateway, sale, `${s.outbox.pending}/${s.outbox.dead}`, updateCell(s.update), s.alarms.length > 0 ? s.alarms.join(',') : '-'];
+}
+
+const UPDATE_FAILED = new Set(['refused', 'failed', 'rolled-back']);
+
+/** The last update a machine heard of: its state (failures in capitals) and the version on offer. */
+function updateCell(update: Extract<StatusMessage, { online: true }>['update']): string {
+  if (update === undefined) return '-';
+  return `${UPDATE_FAILED.has(update.state) ? update.state.toUpperCase() : update.state} ${escapeForTerminal(update.version)}`;
+}
+
+/** `versions: 1.4.0 x12, 1.5.0 x3`: what the online machines run, most common first. */
+function versionsLine(rows: readonly MachineRow[]): string | null {
+  const counts = new Map<string, number>();
+  for (const row of rows) if (row.status?.online === true) counts.set(row.status.version, (counts.get(row.status.version) ?? 0) + 1);
+  if (counts.size === 0) return null;
+  const sorted = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  return `versions: ${sorted.map(([v, n]) => `${escapeForTerminal(v)} x${n}`).join(', ')}`;
 }
 
 export interface StatusSummary {
@@ -76,10 +93,12 @@ export function formatStatusTable(rows: readonly MachineRow[], bad: BadCounts): 
   if (rows.length === 0) {
     lines.push('no machine has a retained status under this prefix');
   } else {
-    lines.push(alignTable(['MACHINE', 'ONLINE', 'READER', 'GATEWAY', 'LAST SALE', 'OUTBOX p/d', 'ALARMS'], rows.map(statusCells)));
+    lines.push(alignTable(['MACHINE', 'ONLINE', 'VERSION', 'READER', 'GATEWAY', 'LAST SALE', 'OUTBOX p/d', 'UPDATE', 'ALARMS'], rows.map(statusCells)));
     const s = summarize(rows);
     lines.push('');
     lines.push(`${s.machines} machine${s.machines === 1 ? '' : 's'}: ${s.online} online, ${s.offline} offline, ${s.withAlarms} with alarms, ${s.deadLetters} dead-lettered payment${s.deadLetters === 1 ? '' : 's'}`);
+    const versions = versionsLine(rows);
+    if (versions !== null) lines.push(versions);
   }
   for (const shared of sharedIdentifiers(rows)) {
     // A device's own text: escaped like every other.
@@ -116,7 +135,9 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
   }
   if (event.kind === 'update') {
     const progress = event.progress ? `  ${event.progress.bytes}/${event.progress.size} bytes` : '';
-    return `${shortTime(event.at)}  ${id}  update ${event.state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+    const state = UPDATE_FAILED.has(event.state) ? event.state.toUpperCase() : event.state;
+    const rollout = event.rolloutId !== null ? `  rollout ${escapeForTerminal(event.rolloutId)}` : '';
+    return `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${rollout}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
   }
   if (event.kind === 'audit') {
     return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)} part ${event.part + 1}/${event.parts}`;

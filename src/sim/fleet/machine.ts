@@ -23,13 +23,20 @@ import {
   type MachineTopics,
   type SaleEvent,
   type StatusMessage,
+  type UpdateEvent,
 } from '../../fleet/contract/index.js';
+import type { UpdateArch } from '../../updates/manifest-schema.js';
 
 type CommandErrorCode = Extract<CommandReply, { ok: false }>['error']['code'];
 
-export type CommandOutcome = { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string };
+/** `noReply`: the machine stays silent, as one whose agent hangs or drops the command. */
+export type CommandOutcome = { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string } | { noReply: true };
 
-export type CommandHandler = (args: unknown, context: { machineId: string; name: string; machine: SimulatedMachine }) => CommandOutcome | Promise<CommandOutcome>;
+/** `signature`: the request's signature as received (unchecked), for handlers that verify it as the device's command gate does. */
+export type CommandHandler = (
+  args: unknown,
+  context: { machineId: string; name: string; machine: SimulatedMachine; signature: unknown },
+) => CommandOutcome | Promise<CommandOutcome>;
 
 export interface SimulatedMachineOptions {
   url: string;
@@ -45,6 +52,9 @@ export interface SimulatedMachineOptions {
   /** eventId of the n-th event of this machine (default `<machineId>-<n>`). */
   eventId?: (seq: number) => string;
   keepaliveS?: number;
+  /** The version and architecture its status reports (default `sim`, no architecture). */
+  version?: string;
+  arch?: UpdateArch;
 }
 
 type OnlineStatus = Extract<StatusMessage, { online: true }>;
@@ -81,7 +91,8 @@ export class SimulatedMachine {
       machineId: options.machineId,
       terminalId: options.machineId,
       uniQr: null,
-      version: 'sim',
+      version: options.version ?? 'sim',
+      ...(options.arch !== undefined ? { arch: options.arch } : {}),
       startedAt: now,
       reader: 'enabled',
       readerDisabledRemotely: false,
@@ -156,7 +167,17 @@ export class SimulatedMachine {
     await this.client.publishAsync(this.topics.health, JSON.stringify({ machineId: this.machineId, at: new Date().toISOString(), stats }), { qos: 0 });
   }
 
-  private async publishEvent(event: SaleEvent | AlarmEvent): Promise<void> {
+  /** An update event (its eventId given here) with the status's `update` member following it. */
+  async updateEvent(event: Omit<UpdateEvent, 'kind' | 'eventId' | 'at' | 'machineId' | 'running'>, statusChange: Partial<OnlineStatus> = {}): Promise<UpdateEvent> {
+    this.seq += 1;
+    const at = new Date().toISOString();
+    const full: UpdateEvent = { kind: 'update', eventId: this.eventIdFor(this.seq), at, machineId: this.machineId, running: statusChange.version ?? this.status.version, ...event };
+    await this.publishEvent(full);
+    await this.publishStatus({ update: { state: event.state, version: event.version, rolloutId: event.rolloutId, at }, ...statusChange });
+    return full;
+  }
+
+  private async publishEvent(event: SaleEvent | AlarmEvent | UpdateEvent): Promise<void> {
     await this.client.publishAsync(this.topics.events, JSON.stringify(event), { qos: 1 });
   }
 
@@ -188,11 +209,12 @@ export class SimulatedMachine {
     else if (handler === undefined) outcome = { ok: false, code: 'UNKNOWN_COMMAND', message: `no command "${name}" on this machine` };
     else {
       try {
-        outcome = await handler(request.args, { machineId: this.machineId, name, machine: this });
+        outcome = await handler(request.args, { machineId: this.machineId, name, machine: this, signature: request.signature });
       } catch (err) {
         outcome = { ok: false, code: 'INTERNAL', message: (err as Error).message.slice(0, 200) };
       }
     }
+    if ('noReply' in outcome) return;
     const reply: CommandReply = outcome.ok
       ? { ok: true, machineId: this.machineId, command: name.slice(0, 64), correlationId, result: outcome.result }
       : { ok: false, machineId: this.machineId, command: name.slice(0, 64), correlationId, error: { code: outcome.code, message: outcome.message } };

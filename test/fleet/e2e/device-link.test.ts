@@ -24,6 +24,7 @@ import { buy, openSession } from '../../e2e/support/static-session.js';
 import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile } from '../support/operator-keys.js';
+import { machineArch } from '../../../src/updates/manifest.js';
 
 const MACHINE = 'M-E2E-1';
 const T = { timeout: 30_000 };
@@ -107,6 +108,9 @@ test('the retained status says who the machine is and what state it is in', T, a
   assert.equal(status.uniQr, rig.uniQr);
   assert.equal(status.readerDisabledRemotely, false);
   assert.ok(Array.isArray(status.alarms));
+  // The release architecture, so `qrvend fleet update` offers a manifest only where it fits.
+  assert.equal(status.arch, machineArch() ?? undefined);
+  assert.ok(status.arch !== undefined, `a release architecture for ${process.arch}`);
 });
 
 test('health carries the stats figures and the link\'s own counters', T, async () => {

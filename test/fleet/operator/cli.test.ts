@@ -57,9 +57,9 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     const r = await runCli(['fleet', 'status', ...url]);
     assert.equal(r.code, 0, r.stderr);
     const lines = r.stdout.split('\n');
-    assert.match(lines[0] ?? '', /^MACHINE +ONLINE +READER +GATEWAY +LAST SALE +OUTBOX p\/d +ALARMS$/);
-    assert.match(r.stdout, /^vm-0001 +yes +enabled +online +- +0\/0 +-$/m);
-    assert.match(r.stdout, /^vm-0002 +yes +enabled +offline +- +4\/1 +GATEWAY_UNREACHABLE$/m);
+    assert.match(lines[0] ?? '', /^MACHINE +ONLINE +VERSION +READER +GATEWAY +LAST SALE +OUTBOX p\/d +UPDATE +ALARMS$/);
+    assert.match(r.stdout, /^vm-0001 +yes +sim +enabled +online +- +0\/0 +- +-$/m);
+    assert.match(r.stdout, /^vm-0002 +yes +sim +enabled +offline +- +4\/1 +- +GATEWAY_UNREACHABLE$/m);
     assert.match(r.stdout, /^vm-0003 +NO +.*\(offline: last will\)$/m);
     assert.doesNotMatch(r.stdout, /vm-066[67]/);
     assert.match(r.stdout, /^3 machines: 2 online, 1 offline, 1 with alarms, 1 dead-lettered payment$/m);

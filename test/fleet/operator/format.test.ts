@@ -13,7 +13,7 @@ function viewOf(messages: [string, unknown][]): FleetView {
 
 test('the status table is aligned, one line per machine, with a summary and the malformed count', { timeout: 5_000 }, () => {
   const view = viewOf([
-    ['qrvend/vm-0002/status', onlineStatus('vm-0002', { alarms: ['GATEWAY_UNREACHABLE', 'OUTBOX_DEAD_LETTER'], gateway: 'offline', outbox: { pending: 3, dead: 1 } })],
+    ['qrvend/vm-0002/status', onlineStatus('vm-0002', { alarms: ['GATEWAY_UNREACHABLE', 'OUTBOX_DEAD_LETTER'], gateway: 'offline', outbox: { pending: 3, dead: 1 }, update: { state: 'rolled-back', version: '0.2.0', rolloutId: 'r1', at: '2026-11-23T04:00:00Z' } })],
     ['qrvend/vm-0001/status', onlineStatus('vm-0001')],
     ['qrvend/vm-0003/status', { online: false }],
     ['qrvend/vm-0001/events', sale('vm-0001', 'e1')],
@@ -23,12 +23,13 @@ test('the status table is aligned, one line per machine, with a summary and the 
   assert.equal(
     text,
     [
-      'MACHINE  ONLINE  READER   GATEWAY  LAST SALE                      OUTBOX p/d  ALARMS',
-      'vm-0001  yes     enabled  online   2026-11-23 04:01:02Z 1.50 ILS  0/0         -',
-      'vm-0002  yes     enabled  offline  -                              3/1         GATEWAY_UNREACHABLE,OUTBOX_DEAD_LETTER',
-      'vm-0003  NO      -        -        -                              -           (offline: last will)',
+      'MACHINE  ONLINE  VERSION  READER   GATEWAY  LAST SALE                      OUTBOX p/d  UPDATE             ALARMS',
+      'vm-0001  yes     0.1.0    enabled  online   2026-11-23 04:01:02Z 1.50 ILS  0/0         -                  -',
+      'vm-0002  yes     0.1.0    enabled  offline  -                              3/1         ROLLED-BACK 0.2.0  GATEWAY_UNREACHABLE,OUTBOX_DEAD_LETTER',
+      'vm-0003  NO      -        -        -        -                              -           -                  (offline: last will)',
       '',
       '3 machines: 2 online, 1 offline, 1 with alarms, 1 dead-lettered payment',
+      'versions: 0.1.0 x2',
       '1 malformed message skipped (not-json 1)',
       '',
     ].join('\n'),
@@ -42,7 +43,7 @@ test('the status table is aligned, one line per machine, with a summary and the 
 test('an empty fleet says so; a remote disable still waiting for the session end shows as pending', { timeout: 5_000 }, () => {
   assert.equal(formatStatusTable([], new FleetView().bad), 'no machine has a retained status under this prefix\n');
   const view = viewOf([['qrvend/M1/status', onlineStatus('M1', { reader: 'session', readerDisabledRemotely: true })]]);
-  assert.match(formatStatusTable(view.rows(), view.bad), /^M1 +yes +session \(disable pending\) /m);
+  assert.match(formatStatusTable(view.rows(), view.bad), /^M1 +yes +0\.1\.0 +session \(disable pending\) /m);
 });
 
 test('event lines: a sale and an alarm, device text escaped so it cannot drive the terminal', { timeout: 5_000 }, () => {
@@ -53,6 +54,12 @@ test('event lines: a sale and an alarm, device text escaped so it cannot drive t
   assert.equal(shortTime('not a time\r'), 'not a time\\x0d');
   assert.match(formatPresenceLine('M1', { online: false }), /M1 {12}OFFLINE \(last will\)$/);
   assert.match(formatPresenceLine('M1', onlineStatus('M1')), /M1 {12}online  version 0\.1\.0, reader enabled$/);
+});
+
+test('update event lines: the state (failures in capitals), versions, progress, rollout and detail, escaped', { timeout: 5_000 }, () => {
+  const base = { kind: 'update' as const, eventId: 'u1', at: '2026-11-23T04:05:00Z', machineId: 'M1', version: '1.5.0', running: '1.4.0', rolloutId: 'r1', progress: null, detail: null };
+  assert.equal(formatEventLine('M1', { ...base, state: 'downloading', progress: { bytes: 10, size: 40 } }), '2026-11-23 04:05:00Z  M1            update downloading 1.5.0 (running 1.4.0)  10/40 bytes  rollout r1');
+  assert.equal(formatEventLine('M1', { ...base, state: 'rolled-back', rolloutId: null, detail: 'not healthy\x1b[2J' }), '2026-11-23 04:05:00Z  M1            update ROLLED-BACK 1.5.0 (running 1.4.0)  not healthy\\x1b[2J');
 });
 
 test('a reply: ok with its result, or the error code and message', { timeout: 5_000 }, () => {
