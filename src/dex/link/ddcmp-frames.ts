@@ -64,7 +64,9 @@ export function scanDdcmp(scan: DdcmpScan, bytes: Uint8Array): { scan: DdcmpScan
   let { mode, len } = scan;
   const header = Buffer.from(scan.header.length ? scan.header : Buffer.alloc(8));
   let body = Buffer.from(scan.body);
-  for (const b of bytes) {
+  let input = bytes;
+  for (let i = 0; i < input.length; i++) {
+    const b = input[i]!;
     if (mode === 'hunt') {
       if (b !== CONTROL && b !== DATA) continue; // noise between frames
       mode = 'header';
@@ -77,6 +79,10 @@ export function scanDdcmp(scan: DdcmpScan, bytes: Uint8Array): { scan: DdcmpScan
       mode = 'hunt';
       if (crc16(header.subarray(0, 6)) !== header.readUInt16LE(6)) {
         events.push({ kind: 'bad-header' });
+        // Hunt again from the header's second byte: a frame cut short (bytes lost to an
+        // overrun or a speed change) must not keep every following frame out of step.
+        input = Buffer.concat([header.subarray(1, 8), input.subarray(i + 1)]);
+        i = -1;
         continue;
       }
       if (header[0] === CONTROL) {
