@@ -4,6 +4,7 @@
  * damaged or foreign file means "not known yet": detection runs again and rewrites it.
  */
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../core/durable-file.js';
 import type { DexProtocol } from './index.js';
 
@@ -31,4 +32,9 @@ export function readFacts(path: string): DexFacts | null {
 
 export function writeFacts(path: string, facts: DexFacts): void {
   writeFileAtomic(path, `${JSON.stringify(facts)}\n`, 0o640);
+}
+
+/** Where the daemon and `qrvend dex read` keep the facts: beside the ledger (store.path). */
+export function dexFactsPathFor(storePath: string): string {
+  return join(dirname(storePath), 'dex-facts.json');
 }

@@ -42,3 +42,4 @@ export interface DexLink {
 }
 
 export { openDexLink } from './link.js';
+export { dexFactsPathFor } from './facts.js';
