@@ -21,6 +21,8 @@ import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
 import * as relay from './commands/relay.js';
 import * as update from './commands/update.js';
+import * as dexRead from './commands/dex-read.js';
+import * as simDex from './commands/sim-dex.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -44,6 +46,10 @@ export function buildProgram(): Command {
   simGateway.register(sim);
   simVmc.register(sim);
   simWallet.register(sim);
+  simDex.register(sim);
+
+  const dex = program.command('dex').description("the vending machine's own audit over its DEX jack (docs/dex.md)").exitOverride();
+  dexRead.register(dex);
 
   const config = program.command('config').description('configuration tools').exitOverride();
   configCheck.register(config);
