@@ -20,6 +20,7 @@ import * as configResetRemote from './commands/config-reset-remote.js';
 import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
 import * as relay from './commands/relay.js';
+import * as dexParse from './commands/dex-parse.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -42,6 +43,9 @@ export function buildProgram(): Command {
   simGateway.register(sim);
   simVmc.register(sim);
   simWallet.register(sim);
+
+  const dex = program.command('dex').description("the vending machine's own audit (EVA-DTS over the DEX jack, docs/dex.md)").exitOverride();
+  dexParse.register(dex);
 
   const config = program.command('config').description('configuration tools').exitOverride();
   configCheck.register(config);
