@@ -20,7 +20,9 @@ import * as configResetRemote from './commands/config-reset-remote.js';
 import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
 import * as relay from './commands/relay.js';
+import * as dexRead from './commands/dex-read.js';
 import * as dexParse from './commands/dex-parse.js';
+import * as simDex from './commands/sim-dex.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -43,8 +45,10 @@ export function buildProgram(): Command {
   simGateway.register(sim);
   simVmc.register(sim);
   simWallet.register(sim);
+  simDex.register(sim);
 
-  const dex = program.command('dex').description("the vending machine's own audit (EVA-DTS over the DEX jack, docs/dex.md)").exitOverride();
+  const dex = program.command('dex').description("the vending machine's own audit over its DEX jack (docs/dex.md)").exitOverride();
+  dexRead.register(dex);
   dexParse.register(dex);
 
   const config = program.command('config').description('configuration tools').exitOverride();

@@ -3,7 +3,7 @@
  * stable code (greppable in logs, documented in the README) and a message that says what to do.
  *
  * Codes are grouped by layer: CONFIG_*, SERIAL_*, MDB_*, GATEWAY_*, LEDGER_*, START_*, DISPLAY_*,
- * DEVICE_*, CLI_*. Add codes here, never inline strings elsewhere, so the list stays the reference.
+ * DEVICE_*, DEX_*, CLI_*. Add codes here, never inline strings elsewhere, so the list stays the reference.
  */
 export const ErrorCodes = {
   CONFIG_INVALID: 'CONFIG_INVALID',
@@ -48,6 +48,19 @@ export const ErrorCodes = {
   DISPLAY_UNAVAILABLE: 'DISPLAY_UNAVAILABLE',
   DISPLAY_QR_TOO_LONG: 'DISPLAY_QR_TOO_LONG',
   DEVICE_UNAVAILABLE: 'DEVICE_UNAVAILABLE',
+
+  /**
+   * The DEX link to the VMC's audit jack (src/dex/link, docs/dex.md): the VMC never answered the
+   * handshake, stopped answering mid-read, kept sending blocks with bad CRCs, a read was asked
+   * while one runs, the port cannot be opened or is held by another process, the file outgrew
+   * dex.maxFileBytes.
+   */
+  DEX_NO_ANSWER: 'DEX_NO_ANSWER',
+  DEX_TIMEOUT: 'DEX_TIMEOUT',
+  DEX_CRC: 'DEX_CRC',
+  DEX_BUSY: 'DEX_BUSY',
+  DEX_PORT: 'DEX_PORT',
+  DEX_TOO_LARGE: 'DEX_TOO_LARGE',
 
   CLI_USAGE: 'CLI_USAGE',
   INTERNAL: 'INTERNAL',

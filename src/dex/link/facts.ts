@@ -1,0 +1,40 @@
+/**
+ * The protocol a VMC answered in, remembered beside the ledger so the next read starts with it
+ * (a DDCMP machine would otherwise sit through three DEX/UCS ENQs at every read). A missing,
+ * damaged or foreign file means "not known yet": detection runs again and rewrites it.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../../core/durable-file.js';
+import type { DexProtocol } from './index.js';
+
+const MAX_FACTS_BYTES = 4096;
+
+export interface DexFacts {
+  protocol: DexProtocol;
+  /** The device it was learnt on: a different dex.port is a different VMC until it answers. */
+  port: string;
+}
+
+export function readFacts(path: string): DexFacts | null {
+  try {
+    const text = readFileSync(path, 'utf8');
+    if (text.length > MAX_FACTS_BYTES) return null;
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null) return null;
+    const { protocol, port } = parsed as Record<string, unknown>;
+    if ((protocol !== 'dex-ucs' && protocol !== 'ddcmp') || typeof port !== 'string') return null;
+    return { protocol, port };
+  } catch {
+    return null;
+  }
+}
+
+export function writeFacts(path: string, facts: DexFacts): void {
+  writeFileAtomic(path, `${JSON.stringify(facts)}\n`, 0o640);
+}
+
+/** Where the daemon and `qrvend dex read` keep the facts: beside the ledger (store.path). */
+export function dexFactsPathFor(storePath: string): string {
+  return join(dirname(storePath), 'dex-facts.json');
+}

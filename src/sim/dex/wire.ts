@@ -1,0 +1,84 @@
+/**
+ * The simulator's side of the line: a serial device (a pty pair's VMC end), decoded into the
+ * events of one protocol, taken one at a time by the VMC script with a deadline.
+ */
+import { SerialPort } from 'serialport';
+
+export class Wire<E> {
+  private readonly events: E[] = [];
+  private waiter: ((e: E | null) => void) | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly port: SerialPort,
+    scan: (bytes: Buffer) => E[],
+  ) {
+    port.on('data', (chunk: Buffer) => {
+      for (const e of scan(chunk)) this.push(e);
+    });
+  }
+
+  static open<E>(path: string, baudRate: number, scan: (bytes: Buffer) => E[]): Promise<Wire<E>> {
+    const port = new SerialPort({ path, baudRate, lock: false, autoOpen: false });
+    return new Promise((resolve, reject) => port.open((err) => (err ? reject(err) : resolve(new Wire(port, scan)))));
+  }
+
+  private push(e: E): void {
+    const w = this.waiter;
+    if (w) {
+      this.waiter = null;
+      w(e);
+    } else this.events.push(e);
+  }
+
+  /** The next event, or null after `timeoutMs` (or when closed). */
+  next(timeoutMs: number): Promise<E | null> {
+    const e = this.events.shift();
+    if (e !== undefined || this.closed) return Promise.resolve(e ?? null);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiter = null;
+        resolve(null);
+      }, timeoutMs);
+      this.waiter = (ev) => {
+        clearTimeout(timer);
+        resolve(ev);
+      };
+    });
+  }
+
+  /** Waits for an event that `match` accepts, skipping others; null on timeout. */
+  async expect(match: (e: E) => boolean, timeoutMs: number): Promise<E | null> {
+    for (;;) {
+      const e = await this.next(timeoutMs);
+      if (e === null || match(e)) return e;
+    }
+  }
+
+  drop(): void {
+    this.events.length = 0;
+  }
+
+  async send(bytes: Buffer, delayMs: number): Promise<void> {
+    if (delayMs > 0) await sleep(delayMs);
+    if (this.closed) return;
+    await new Promise<void>((resolve) => this.port.write(bytes, () => this.port.drain(() => resolve())));
+  }
+
+  setBaud(rate: number): Promise<void> {
+    return new Promise((resolve) => this.port.update({ baudRate: rate }, () => resolve()));
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.waiter?.(null);
+    this.waiter = null;
+    return new Promise((resolve) => (this.port.isOpen ? this.port.close(() => resolve()) : resolve()));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

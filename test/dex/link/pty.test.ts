@@ -1,0 +1,122 @@
+/**
+ * The link against the simulated VMC over a real pty pair, both protocols: whole reads, and
+ * every failure ending with its own code.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { isQrvendError } from '../../../src/core/errors.js';
+import { auditFile, dexRig } from './support.js';
+
+const T = { timeout: 90_000 };
+
+for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
+  test(`${protocol}: a read returns the file byte for byte, and the next read of a resetting VMC the next file`, T, async () => {
+    const files = [auditFile('FIRST'), auditFile('SECOND', 30)];
+    const rig = await dexRig({ protocol, files });
+    try {
+      const one = await rig.link.read();
+      assert.equal(one.protocol, protocol);
+      assert.deepEqual(one.bytes, files[0]);
+      assert.ok(one.durationMs >= 0);
+      const two = await rig.link.read();
+      assert.deepEqual(two.bytes, files[1]);
+      assert.equal(rig.sim.served, 2);
+    } finally {
+      await rig.close();
+    }
+  });
+
+  test(`${protocol}: one damaged block is asked again and the file arrives whole`, T, async () => {
+    const rig = await dexRig({ protocol, behaviour: 'crc-once' });
+    try {
+      assert.deepEqual((await rig.link.read()).bytes, auditFile('A'));
+    } finally {
+      await rig.close();
+    }
+  });
+
+  test(`${protocol}: a slow VMC (late, within the timers) is read whole`, T, async () => {
+    const rig = await dexRig({ protocol, behaviour: 'slow', files: [auditFile('S', 3)] });
+    try {
+      assert.deepEqual((await rig.link.read()).bytes, auditFile('S', 3));
+    } finally {
+      await rig.close();
+    }
+  });
+
+  for (const [behaviour, code] of [
+    ['crc-errors', 'DEX_CRC'],
+    ['stall-mid-block', 'DEX_TIMEOUT'],
+    ['silent', 'DEX_NO_ANSWER'],
+  ] as const) {
+    test(`${protocol}: a VMC that ${behaviour} ends the read with ${code}, and the port is released`, T, async () => {
+      const rig = await dexRig({ protocol, behaviour });
+      try {
+        await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, code) && typeof err.hint === 'string');
+        assert.equal(rig.sim.served, 0);
+        // Released: another opener (a second link, as `qrvend dex read` would be) can take the port.
+        const { openDexPort } = await import('../../../src/dex/link/port.js');
+        const port = await openDexPort(rig.pty.agentPath, 9600);
+        await port.close();
+      } finally {
+        await rig.close();
+      }
+    });
+  }
+
+  test(`${protocol}: a file larger than dex.maxFileBytes ends with DEX_TOO_LARGE`, T, async () => {
+    const rig = await dexRig({ protocol, maxFileBytes: 1024, files: [auditFile('BIG', 60)] });
+    try {
+      await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, 'DEX_TOO_LARGE'));
+    } finally {
+      await rig.close();
+    }
+  });
+}
+
+test('dex-ucs: a VMC that leads the first handshake itself is read whole', T, async () => {
+  const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'initiates' });
+  try {
+    assert.deepEqual((await rig.link.read()).bytes, auditFile('A'));
+  } finally {
+    await rig.close();
+  }
+});
+
+test('auto: a DDCMP VMC is found after DEX/UCS gets no answer, remembered, and asked in DDCMP first next time', T, async () => {
+  const rig = await dexRig({ protocol: 'ddcmp', linkProtocol: 'auto' });
+  try {
+    const one = await rig.link.read();
+    assert.equal(one.protocol, 'ddcmp');
+    assert.deepEqual(one.bytes, auditFile('A'));
+    assert.equal(JSON.parse(readFileSync(rig.factsPath, 'utf8')).protocol, 'ddcmp');
+    const two = await rig.link.read();
+    assert.equal(two.protocol, 'ddcmp');
+    // Asked in DDCMP first: no DEX/UCS ENQ rounds (three timer A periods) before it.
+    assert.equal(rig.sim.served, 2);
+  } finally {
+    await rig.close();
+  }
+});
+
+test('auto: a DEX/UCS VMC is read in DEX/UCS and remembered', T, async () => {
+  const rig = await dexRig({ protocol: 'dex-ucs', linkProtocol: 'auto' });
+  try {
+    assert.equal((await rig.link.read()).protocol, 'dex-ucs');
+    assert.equal(JSON.parse(readFileSync(rig.factsPath, 'utf8')).protocol, 'dex-ucs');
+  } finally {
+    await rig.close();
+  }
+});
+
+test('a second read while one runs is refused with DEX_BUSY; a second process finds the port locked (DEX_PORT)', T, async () => {
+  const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('B', 3)] });
+  try {
+    const first = rig.link.read();
+    await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, 'DEX_BUSY'));
+    assert.deepEqual((await first).bytes, auditFile('B', 3));
+  } finally {
+    await rig.close();
+  }
+});
