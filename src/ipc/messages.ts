@@ -69,7 +69,15 @@ export type MainToPayment =
   | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
   | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP'; active: boolean; detail: string | null }
+  /**
+   * A read of the VMC's audit over the DEX line ended (src/dex/main-side.ts): the bytes as read, or
+   * why not. The payment worker checks, parses, stores, reconciles and publishes it. `requestId`
+   * answers a dex.read the payment side asked for; null for a scheduled read.
+   */
+  | { type: 'dex.audit'; requestId: number | null; trigger: 'schedule' | 'command'; atMs: number; read: DexAuditRead }
   | { type: 'shutdown' };
+
+export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
 
 /** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
 export interface ThreadMemory {
@@ -90,6 +98,8 @@ export type PaymentToMain =
   | { type: 'vend.deny'; requestId: string; reason: string }
   /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
+  /** Read the VMC's audit now (the fleet's dex.read); answered with dex.audit of the same requestId. */
+  | { type: 'dex.read'; requestId: number }
   /** Out of service from afar (fleet reader.disable, persisted in the ledger): disable the reader after the running session. */
   | { type: 'reader.service'; outOfService: boolean }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
