@@ -92,3 +92,34 @@ test('a signed dex.read reads the VMC over DEX/UCS, stores the audit, publishes 
     rmSync(scratch, { recursive: true, force: true });
   }
 });
+
+test('scheduled reads (dex.intervalS) read a VMC that resets its interval counters on read: one series, sales from lifetime counters', { timeout: 120_000 }, async () => {
+  const broker = await startTestBroker();
+  const dexPty = await createPtyPair();
+  const files = [fixture('vmc-a1.dex'), fixture('vmc-a2.dex'), fixture('vmc-a3-reset-on-read.dex')];
+  const sim = await startDexSim({ path: dexPty.vmcPath, protocol: 'dex-ucs', files, behaviour: 'normal' });
+  const rig = await createRig({
+    config: {
+      fleet: { url: broker.url, topicPrefix: PREFIX, machineId: 'M-DEX-2', protocolVersion: protocolFor(broker), healthIntervalS: 5 },
+      dex: { port: dexPty.agentPath, protocol: 'dex-ucs', intervalS: 1 },
+    },
+  });
+  const watcher = await startWatcher(broker.url, protocolFor(broker), 'M-DEX-2');
+  try {
+    await rig.startAgent();
+    const audits = () => watcher.events.filter((e): e is Extract<FleetEvent, { kind: 'audit' }> => e.kind === 'audit');
+    await until(() => audits().length >= 3, 60_000, 'three scheduled audit reads');
+    const [a1, a2, a3] = audits().slice(0, 3).map((e) => e.summary as Record<string, any>);
+    assert.deepEqual([a1!.trigger, a2!.trigger, a3!.trigger], ['schedule', 'schedule', 'schedule']);
+    assert.deepEqual([a1!.interval.kind, a2!.interval.kind, a3!.interval.kind], ['first', 'sales', 'sales']);
+    assert.deepEqual([a1!.series, a2!.series, a3!.series], [1, 1, 1]);
+    // a3's "since reset" figures were cleared by the VMC after the second read; its lifetime ones give the day's 3.
+    assert.deepEqual(a3!.interval.sales.cashless1, { value: 390, count: 3 });
+  } finally {
+    await watcher.close();
+    await rig.close();
+    await sim.close();
+    await dexPty.close();
+    await broker.close();
+  }
+});
