@@ -1,7 +1,7 @@
 /**
  * The DEX jack's serial port, opened for one read and closed after it (EVA-DTS 7.3.2: a data
  * carrier left connected must release its transmit line). serialport on the main thread; its
- * exclusive lock (TIOCEXCL) keeps a second process, such as `qrvend dex read` next to the
+ * exclusive lock (flock on the device) keeps a second process, such as `qrvend dex read` next to the
  * daemon, off the port.
  */
 import { SerialPort } from 'serialport';

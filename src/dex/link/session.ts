@@ -8,10 +8,28 @@ import type { Logger } from '../../core/log.js';
 import type { LinkEffect, LinkInput, LinkMachine } from './machine.js';
 import type { DexPort } from './port.js';
 
-export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileBytes: number, log: Logger, now: Date = new Date()): Promise<Buffer> {
+/**
+ * A bound on the whole read, whatever the VMC does: the protocols' own timers are re-armed by
+ * every answer, so a VMC repeating itself forever would otherwise hold the port forever. A minute
+ * plus the largest file at 100 bytes a second (DDCMP at 2400 baud with its acknowledgements).
+ */
+export function readDeadlineMs(maxFileBytes: number): number {
+  return 60_000 + Math.ceil(maxFileBytes / 100) * 1000;
+}
+
+export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileBytes: number, log: Logger, now: Date = new Date(), deadlineMs = readDeadlineMs(maxFileBytes)): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let state = machine.initial(maxFileBytes);
     let timer: NodeJS.Timeout | undefined;
+    const deadline = setTimeout(
+      () =>
+        finish(
+          new QrvendError(ErrorCodes.DEX_TIMEOUT, `the DEX read did not end within ${Math.round(deadlineMs / 1000)} s (the VMC kept the session going without finishing it)`, {
+            hint: 'power-cycle the VMC if it keeps doing this; check that dex.maxFileBytes is not far larger than its files',
+          }),
+        ),
+      deadlineMs,
+    );
     let writes: Promise<void> = Promise.resolve();
     let ended = false;
 
@@ -19,6 +37,7 @@ export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileByt
       if (ended) return;
       ended = true;
       clearTimeout(timer);
+      clearTimeout(deadline);
       // Whatever was queued (an EOT, a last ACK) goes out before the caller closes the port.
       void writes.then(() => (err ? reject(err) : resolve(file!)), (e: unknown) => reject(e instanceof QrvendError ? e : portLost(String(e))));
     };
@@ -33,6 +52,7 @@ export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileByt
           break;
         case 'baud':
           writes = writes.then(() => port.setBaud(effect.rate));
+          writes.catch((e: unknown) => finish(e instanceof QrvendError ? e : portLost(String(e))));
           log.debug({ baud: effect.rate }, 'dex: baud rate changed');
           break;
         case 'timer':

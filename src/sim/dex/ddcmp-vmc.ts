@@ -70,7 +70,9 @@ async function session(wire: W, script: Script, delay: number, mbd: number): Pro
   const read = await command();
   if (!read || read[1] !== 0xe2) return false;
   const file = script.file();
-  const accepted = Buffer.from([0x88, 0xe2, 0x01, read[3] ?? 1, 0x01, 0, 0, file.length & 0xff, (file.length >>> 8) & 0xff]);
+  // A file of 64 KiB or more has no length that fits: FFFF, and the select flag marks the last block (3.6.4.1.3 note 6).
+  const length = file.length >= 0xffff ? 0xffff : file.length;
+  const accepted = Buffer.from([0x88, 0xe2, 0x01, read[3] ?? 1, 0x01, 0, 0, length & 0xff, length >>> 8]);
   if (!(await reply(accepted, false))) return false;
   const count = Math.max(1, Math.ceil(file.length / BLOCK));
   for (let i = 0; i < count; i++) {
@@ -81,7 +83,7 @@ async function session(wire: W, script: Script, delay: number, mbd: number): Pro
       return false;
     }
     const damage = script.behaviour === 'crc-errors' || (script.behaviour === 'crc-once' && i === 0);
-    if (!(await reply(payload, damage))) return false;
+    if (!(await reply(payload, damage, length === 0xffff && i === count - 1))) return false;
   }
   const finish = await command();
   return finish !== null && finish[1] === 0xff;

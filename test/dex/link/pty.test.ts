@@ -110,12 +110,24 @@ test('auto: a DEX/UCS VMC is read in DEX/UCS and remembered', T, async () => {
   }
 });
 
-test('a second read while one runs is refused with DEX_BUSY; a second process finds the port locked (DEX_PORT)', T, async () => {
+test('a second read while one runs is refused with DEX_BUSY, and the first one ends whole', T, async () => {
   const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('B', 3)] });
   try {
     const first = rig.link.read();
     await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, 'DEX_BUSY'));
     assert.deepEqual((await first).bytes, auditFile('B', 3));
+  } finally {
+    await rig.close();
+  }
+});
+
+test('while a read runs, another opener of the port (as a second process would be) is refused with DEX_PORT', T, async () => {
+  const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('L', 3)] });
+  try {
+    const first = rig.link.read();
+    const { openDexPort } = await import('../../../src/dex/link/port.js');
+    await assert.rejects(openDexPort(rig.pty.agentPath, 9600), (err: unknown) => isQrvendError(err, 'DEX_PORT') && /another process holds the port/.test(err.hint ?? ''));
+    await first;
   } finally {
     await rig.close();
   }
