@@ -41,10 +41,12 @@ export type Interval =
 export const MIN_SECONDS_PER_VEND = 5;
 export const SLACK_VENDS = 50;
 
+const MAX_SELECTIONS = 1000;
 const EMPTY: Figures = { value: null, count: null };
 
 export function snapshotOf(audit: ParsedAudit): CounterSnapshot {
   const products: Record<string, number> = {};
+  let kept = 0;
   let maxPrice: number | null = null;
   const price = (p: number | null) => {
     if (p !== null && (maxPrice === null || p > maxPrice)) maxPrice = p;
@@ -53,7 +55,11 @@ export function snapshotOf(audit: ParsedAudit): CounterSnapshot {
     price(p.price);
     for (const d of p.byDevice) price(d.price);
     const count = p.paid?.sinceInit.count ?? (p.byDevice.length > 0 && p.byDevice.every((d) => d.totals.sinceInit.count !== null) ? p.byDevice.reduce((s, d) => s + d.totals.sinceInit.count!, 0) : null);
-    if (count !== null) products[p.selection] = count;
+    // A machine has at most a few hundred selections; more is a broken file, not worth storing per read.
+    if (count !== null && kept < MAX_SELECTIONS) {
+      products[p.selection] = count;
+      kept++;
+    }
   }
   return {
     serial: audit.machine.serial,

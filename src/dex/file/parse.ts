@@ -29,6 +29,17 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
     warnings: [],
   };
   const seen = new Set<string>();
+  // By selection: a hostile file with 100,000 PA7 lines must stay linear.
+  const bySelection = new Map<string, Product>();
+  const productFor = (selection: string): Product => {
+    let p = bySelection.get(selection);
+    if (p === undefined) {
+      p = { selection, price: null, productId: null, paid: null, byDevice: [] };
+      bySelection.set(selection, p);
+      audit.products.push(p);
+    }
+    return p;
+  };
   let product: Product | null = null;
 
   for (const seg of segments) {
@@ -90,15 +101,9 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
         if (once()) audit.cashless2 = totals();
         break;
       case 'PA1': {
-        const selection = str(0) ?? `(line ${seg.line})`;
-        product = audit.products.find((p) => p.selection === selection) ?? null;
-        if (product === null) {
-          product = { selection, price: num(1), productId: str(2), paid: null, byDevice: [] };
-          audit.products.push(product);
-        } else {
-          product.price ??= num(1);
-          product.productId ??= str(2);
-        }
+        product = productFor(str(0) ?? `(line ${seg.line})`);
+        product.price ??= num(1);
+        product.productId ??= str(2);
         break;
       }
       case 'PA2':
@@ -107,12 +112,7 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
         else product.paid = { sinceInit: { count: num(0), value: num(1) }, sinceReset: { count: num(2), value: num(3) } };
         break;
       case 'PA7': {
-        const selection = str(0) ?? product?.selection ?? `(line ${seg.line})`;
-        let target = audit.products.find((p) => p.selection === selection);
-        if (target === undefined) {
-          target = { selection, price: null, productId: null, paid: null, byDevice: [] };
-          audit.products.push(target);
-        }
+        const target = productFor(str(0) ?? product?.selection ?? `(line ${seg.line})`);
         target.byDevice.push({
           device: str(1) ?? '',
           priceList: num(2),
