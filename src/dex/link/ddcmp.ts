@@ -36,6 +36,10 @@ export interface DdcmpState {
   readonly badMessages: number;
   /** Record length the slave announced; 0xffff = unknown, the select flag ends the file. */
   readonly length: number;
+  /** File bytes before the current Read Data: its length counts from here. */
+  readonly readBase: number;
+  /** Further Read Data commands the slave asked for in its Who Are You answer (3.6.4.1.1 note 6). */
+  readonly extraReads: number;
   readonly file: Collected;
   readonly max: number;
   readonly now: Date;
@@ -48,7 +52,7 @@ const NOISE = 'the line is noisy: check the cable and its ground, keep it away f
 
 export const ddcmp: LinkMachine<DdcmpState> = {
   baudRate: 2400,
-  initial: (max) => ({ phase: 'new', scan: DDCMP_HUNT, attempts: 0, cmd: 'way', outgoing: Buffer.alloc(0), tx: 0, rx: 0, badMessages: 0, length: 0, file: NOTHING, max, now: new Date(0) }),
+  initial: (max) => ({ phase: 'new', scan: DDCMP_HUNT, attempts: 0, cmd: 'way', outgoing: Buffer.alloc(0), tx: 0, rx: 0, badMessages: 0, length: 0, readBase: 0, extraReads: 0, file: NOTHING, max, now: new Date(0) }),
   step(state, input) {
     if (state.phase === 'over') return { state, effects: [] };
     if (input.kind === 'begin') {
@@ -110,6 +114,9 @@ function whoAreYou(now: Date): Buffer {
   return Buffer.from([0x77, 0xe0, 0x00, 0, 0, 0, 0, ...date, 0, 0, 0x0c]);
 }
 
+/** Extra reads a slave may ask for; more is not a VMC we know of (and the whole-read bound holds anyway). */
+export const MAX_EXTRA_READS = 8;
+
 /** Read Data, list 1 (audit collection), record 1, offset 0, length 0 = the whole record (3.6.4.1.3). */
 const READ_AUDIT = Buffer.from([0x77, 0xe2, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00]);
 const FINISH = Buffer.from([0x77, 0xff]);
@@ -167,16 +174,17 @@ function acknowledged(s: DdcmpState): Step<DdcmpState> {
 function response(s: DdcmpState, ack: LinkEffect, p: Buffer): Step<DdcmpState> {
   if (s.cmd === 'way') {
     if (p[0] === 0x88 && p[1] === 0xe0 && p[2] === 0x01) {
-      const r = command(s, 'read', READ_AUDIT);
+      // 88 E0 01, security and pass code (4), serial number (8), version, manufacturer, then rd.
+      const r = command({ ...s, extraReads: Math.min(p[17] ?? 0, MAX_EXTRA_READS) }, 'read', READ_AUDIT);
       return { state: r.state, effects: [ack, ...r.effects] };
     }
     return over(s, [ack, { kind: 'fail', code: 'DEX_NO_ANSWER', message: 'the VMC refused our DDCMP Who Are You (its security or pass code is set)', hint: 'clear the DDCMP security code in the VMC menu (qrvend sends code 0)' }]);
   }
   if (s.cmd === 'read' && p[0] === 0x88 && p[1] === 0xe2 && p[2] === 0x01 && p.length >= 9) {
     const length = p.readUInt16LE(7);
-    if (length !== 0xffff && length > s.max) return over(s, [ack, tooLarge(length, s.max)]);
-    if (length === 0) return finish(s, ack);
-    return { state: { ...s, phase: 'data', length }, effects: [ack, timer(T.readTimeoutMs)] };
+    if (length !== 0xffff && s.file.bytes + length > s.max) return over(s, [ack, tooLarge(s.file.bytes + length, s.max)]);
+    if (length === 0) return nextRead(s, ack);
+    return { state: { ...s, phase: 'data', length, readBase: s.file.bytes }, effects: [ack, timer(T.readTimeoutMs)] };
   }
   return over(s, [ack, { kind: 'fail', code: 'DEX_NO_ANSWER', message: 'the VMC refused to read its audit over DDCMP (Read Data of list 1 rejected)', hint: 'see the VMC manual for its DDCMP audit settings' }]);
 }
@@ -186,11 +194,12 @@ function dataBlock(s: DdcmpState, ack: LinkEffect, p: Buffer, select: boolean): 
   const file = collect(s.file, p.subarray(2));
   if (file.bytes > s.max) return over(s, [ack, tooLarge(file.bytes, s.max)]);
   const next = { ...s, file };
-  if (select || (s.length !== 0xffff && file.bytes >= s.length)) return finish(next, ack);
+  if (select || (s.length !== 0xffff && file.bytes - s.readBase >= s.length)) return nextRead(next, ack);
   return { state: next, effects: [ack, timer(T.readTimeoutMs)] };
 }
 
-function finish(s: DdcmpState, ack: LinkEffect): Step<DdcmpState> {
-  const r = command(s, 'finish', FINISH);
+/** This read is complete: the next one the slave asked for, or Finish. */
+function nextRead(s: DdcmpState, ack: LinkEffect): Step<DdcmpState> {
+  const r = s.extraReads > 0 ? command({ ...s, extraReads: s.extraReads - 1 }, 'read', READ_AUDIT) : command(s, 'finish', FINISH);
   return { state: r.state, effects: [ack, ...r.effects] };
 }

@@ -11,7 +11,7 @@
  * is relaxed to D: a USB adapter delivers bytes in bursts, and a block cut short still ends the
  * read at D.
  */
-import { collect, NOTHING, tooLarge, type Collected, type LinkEffect, type LinkInput, type LinkMachine, type Step } from './machine.js';
+import { collect, NOTHING, tooLarge, type Collected, type LinkEffect, type LinkMachine, type Step } from './machine.js';
 import { ACK0, ACK1, encodeBlock, ENQ, EOT, inBlock, NAK, scanUcs, SCAN_IDLE, type UcsEvent, type UcsScan } from './ucs-frames.js';
 
 export const UCS_TIMING = { timerAMs: 1000, timerDMs: 2200, responseDelayMs: 10, intersessionMs: 100, wackWaitMs: 200 };
@@ -208,4 +208,3 @@ function responseRefusal(text: string): string | null {
   return `response code ${JSON.stringify(code)}${meaning[code] ? ` (${meaning[code]})` : ''}`;
 }
 
-export type { LinkInput };

@@ -3,7 +3,7 @@
  * (a DDCMP machine would otherwise sit through three DEX/UCS ENQs at every read). A missing,
  * damaged or foreign file means "not known yet": detection runs again and rewrites it.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../core/durable-file.js';
 import type { DexProtocol } from './index.js';
@@ -18,8 +18,16 @@ export interface DexFacts {
 
 export function readFacts(path: string): DexFacts | null {
   try {
-    const text = readFileSync(path, 'utf8');
-    if (text.length > MAX_FACTS_BYTES) return null;
+    const fd = openSync(path, 'r');
+    // At most this much is read: a longer file (not one we wrote) is cut and fails to parse.
+    const buf = Buffer.alloc(MAX_FACTS_BYTES);
+    let n: number;
+    try {
+      n = readSync(fd, buf, 0, buf.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+    const text = buf.toString('utf8', 0, n);
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null) return null;
     const { protocol, port } = parsed as Record<string, unknown>;

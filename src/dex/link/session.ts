@@ -13,6 +13,9 @@ import type { DexPort } from './port.js';
  * every answer, so a VMC repeating itself forever would otherwise hold the port forever. A minute
  * plus the largest file at 100 bytes a second (DDCMP at 2400 baud with its acknowledgements).
  */
+/** How long the last queued bytes may take to go out once the read has ended. */
+const FLUSH_WAIT_MS = 1000;
+
 export function readDeadlineMs(maxFileBytes: number): number {
   return 60_000 + Math.ceil(maxFileBytes / 100) * 1000;
 }
@@ -38,8 +41,11 @@ export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileByt
       ended = true;
       clearTimeout(timer);
       clearTimeout(deadline);
-      // Whatever was queued (an EOT, a last ACK) goes out before the caller closes the port.
-      void writes.then(() => (err ? reject(err) : resolve(file!)), (e: unknown) => reject(e instanceof QrvendError ? e : portLost(String(e))));
+      // Whatever was queued (an EOT, a last ACK) goes out before the caller closes the port;
+      // a device that stopped taking bytes must not hold the result up.
+      let wait: NodeJS.Timeout | undefined;
+      const flushed = Promise.race([writes.finally(() => clearTimeout(wait)), new Promise<void>((r) => (wait = setTimeout(r, FLUSH_WAIT_MS)))]);
+      void flushed.then(() => (err ? reject(err) : resolve(file!)), (e: unknown) => reject(err ?? (e instanceof QrvendError ? e : portLost(String(e)))));
     };
     const apply = (effect: LinkEffect): void => {
       switch (effect.kind) {

@@ -9,32 +9,48 @@ const BLOCK = 200;
 const WAIT_MS = 6000;
 type W = Wire<DdcmpEvent>;
 
+/** A START in the middle of a session: 3.5.2.2 says to drop everything and begin again. */
+class Restart {
+  constructor(readonly mbd: number) {}
+}
+
 export async function serveDdcmp(wire: W, script: Script): Promise<void> {
   const delay = script.behaviour === 'slow' ? 150 : 40;
   while (!wire.isClosed) {
     const e = await wire.next(60_000);
     if (!e || e.kind !== 'control' || e.type !== START || script.behaviour === 'silent') continue;
-    await wire.setBaud(2400);
-    if (await session(wire, script, delay, e.b5)) script.served();
+    let mbd: number | null = e.b5;
+    while (mbd !== null) {
+      try {
+        if (await session(wire, script, delay, mbd)) script.served();
+        mbd = null;
+      } catch (err) {
+        if (!(err instanceof Restart)) throw err;
+        mbd = err.mbd;
+      }
+    }
     wire.drop();
   }
+}
+
+/** Waits for what `match` accepts; a START on the way restarts the session. */
+async function expect(wire: W, match: (e: DdcmpEvent) => boolean, timeoutMs: number): Promise<DdcmpEvent | null> {
+  const e = await wire.expect((m) => match(m) || (m.kind === 'control' && m.type === START), timeoutMs);
+  if (e?.kind === 'control' && e.type === START && !match(e)) throw new Restart(e.b5);
+  return e;
 }
 
 async function session(wire: W, script: Script, delay: number, mbd: number): Promise<boolean> {
   const code = mbd === 0 ? 0 : Math.min(mbd, SLAVE_BAUD_CODE);
   await wire.send(control(STACK, SLAVE_BAUD_CODE, code), delay);
-  if (code !== 0) {
-    await wire.setBaud(BAUD_CODES[code]!);
-    const again = await wire.expect((e) => e.kind === 'control' && e.type === START, WAIT_MS);
-    if (!again) return false;
-    await wire.send(control(STACK, SLAVE_BAUD_CODE, 0), delay);
-  }
+  // The next START comes at the agreed rate; it restarts the session with mbd 0 (throws Restart).
+  if (code !== 0) await wire.setBaud(BAUD_CODES[code]!);
   let rx = 0;
   let tx = 0;
   /** Waits for the master's next command; ACKs it. */
   const command = async (): Promise<Buffer | null> => {
     for (;;) {
-      const e = await wire.expect((m) => m.kind === 'data', WAIT_MS);
+      const e = await expect(wire, (m) => m.kind === 'data', WAIT_MS);
       if (!e || e.kind !== 'data') return null;
       if (!e.crcOk) {
         await wire.send(control(NACK, rx, 0, 2), delay);
@@ -56,7 +72,7 @@ async function session(wire: W, script: Script, delay: number, mbd: number): Pro
       const msg = dataMessage(payload, rx, tx, last);
       if (damage) msg[msg.length - 1]! ^= 0x5a;
       await wire.send(msg, delay);
-      const e = await wire.expect((m) => m.kind === 'control' && (m.type === ACK || m.type === NACK), 1000);
+      const e = await expect(wire, (m) => m.kind === 'control' && (m.type === ACK || m.type === NACK), 1000);
       if (e?.kind === 'control' && e.type === ACK && e.b4 === tx) return true;
       if (script.behaviour === 'crc-once') damage = false;
     }

@@ -1,5 +1,5 @@
 /** The DEX/UCS side of the simulated VMC (EVA-DTS 6.1.1 4.5-4.6, the VMD's part). */
-import { ACK0, ACK1, encodeBlock, ENQ, EOT, NAK, type UcsEvent } from '../../dex/link/ucs-frames.js';
+import { ACK0, ACK1, encodeBlock, ENQ, EOT, type UcsEvent } from '../../dex/link/ucs-frames.js';
 import type { Script } from './vmc.js';
 import { sleep, type Wire } from './wire.js';
 
@@ -85,4 +85,3 @@ function corrupt(block: Buffer): Buffer {
   return copy;
 }
 
-export { NAK };

@@ -164,3 +164,25 @@ test('DDCMP: a file of unknown length (FFFF) ends at the data message with the s
   assert.deepEqual(sent(effects)[1]!.subarray(8, 10), Buffer.from([0x77, 0xff]));
   assert.deepEqual(last(ddcmp.step(s, bytes(control(ACK, 3, 0))).effects), { kind: 'done', file: Buffer.from('ABC') });
 });
+
+test('DDCMP: a slave asking for one extra Read Data in its Who Are You answer gets it; the file is both parts', () => {
+  let s = run(ddcmp, [begin, bytes(control(STACK, 0, 0)), bytes(control(ACK, 1, 0))]).state;
+  const feed = (i: LinkInput) => {
+    const r = ddcmp.step(s, i);
+    s = r.state;
+    return r.effects;
+  };
+  const way = Buffer.concat([Buffer.from([0x88, 0xe0, 0x01, 0, 0, 0, 0]), Buffer.from('00012345'), Buffer.from([1, 1, /* rd */ 1, 0, 0, 0])]);
+  feed(bytes(dataMessage(way, 1, 1)));
+  feed(bytes(control(ACK, 2, 0)));
+  feed(bytes(dataMessage(Buffer.from([0x88, 0xe2, 0x01, 1, 1, 0, 0, 2, 0]), 2, 2)));
+  const afterFirst = feed(bytes(dataMessage(Buffer.from([0x99, 0x00, 0x41, 0x42]), 2, 3)));
+  assert.deepEqual(sent(afterFirst)[1]!.subarray(8, 10), Buffer.from([0x77, 0xe2]), 'a second Read Data, not Finish');
+  feed(bytes(control(ACK, 3, 0)));
+  feed(bytes(dataMessage(Buffer.from([0x88, 0xe2, 0x01, 1, 1, 0, 0, 2, 0]), 3, 4)));
+  // The second read's length counts from its own start: one byte in, it is not over.
+  assert.equal(sent(feed(bytes(dataMessage(Buffer.from([0x99, 0x00, 0x43]), 3, 5)))).length, 1, 'only the ACK');
+  const afterSecond = feed(bytes(dataMessage(Buffer.from([0x99, 0x01, 0x44]), 3, 6)));
+  assert.deepEqual(sent(afterSecond)[1]!.subarray(8, 10), Buffer.from([0x77, 0xff]), 'then Finish');
+  assert.deepEqual(last(ddcmp.step(s, bytes(control(ACK, 4, 0))).effects), { kind: 'done', file: Buffer.from('ABCD') });
+});

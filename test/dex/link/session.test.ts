@@ -47,3 +47,17 @@ test('a port that fails mid-read ends it with DEX_PORT', { timeout: 30_000 }, as
   port.lose('the port closed (adapter unplugged?)');
   await assert.rejects(read, (err: unknown) => isQrvendError(err, 'DEX_PORT') && /unplugged/.test(err.message));
 });
+
+test('a device that stops taking bytes cannot hold the result up: the read ends with its failure', { timeout: 30_000 }, async () => {
+  const port = fakePort();
+  port.write = () => new Promise(() => {}); // the write never completes
+  const failing: LinkMachine<number> = {
+    baudRate: 9600,
+    initial: () => 0,
+    step: (n, input) =>
+      input.kind === 'begin'
+        ? { state: 1, effects: [{ kind: 'send', bytes: Buffer.from([5]), delayMs: 0 }, { kind: 'timer', ms: 50 }] }
+        : { state: 2, effects: [{ kind: 'fail', code: 'DEX_NO_ANSWER', message: 'no answer', hint: 'check the cable' }] },
+  };
+  await assert.rejects(runSession(failing, port, 1024, silentLogger()), (err: unknown) => isQrvendError(err, 'DEX_NO_ANSWER'));
+});
