@@ -22,6 +22,7 @@ import * as fleet from './commands/fleet.js';
 import * as relay from './commands/relay.js';
 import * as update from './commands/update.js';
 import * as dexRead from './commands/dex-read.js';
+import * as dexParse from './commands/dex-parse.js';
 import * as simDex from './commands/sim-dex.js';
 
 export function buildProgram(): Command {
@@ -50,6 +51,7 @@ export function buildProgram(): Command {
 
   const dex = program.command('dex').description("the vending machine's own audit over its DEX jack (docs/dex.md)").exitOverride();
   dexRead.register(dex);
+  dexParse.register(dex);
 
   const config = program.command('config').description('configuration tools').exitOverride();
   configCheck.register(config);

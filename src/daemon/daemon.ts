@@ -25,7 +25,10 @@ import { startFleetLink } from '../fleet/device/main-side.js';
 import { RESTART_EXIT_CODE } from '../fleet/device/config-change.js';
 import { startActivationRunner } from '../updates/activation-runner.js';
 import { updatesDir } from '../updates/files.js';
-import { monotonicNow } from '../core/clock.js';
+import { dexFactsPathFor, openDexLink } from '../dex/link/index.js';
+import { startDexReads, type DexReads } from '../dex/main-side.js';
+import { monotonicNow, wallNow } from '../core/clock.js';
+import { ErrorCodes } from '../core/errors.js';
 
 export interface DaemonOptions {
   config: QrvendConfig;
@@ -54,6 +57,8 @@ export interface Daemon {
 }
 
 const STOP_WORKER_TIMEOUT_MS = 20_000;
+/** A DEX read under way at stop is not cut short (the VMC would be left mid-session), but not waited for beyond this. */
+const STOP_DEX_TIMEOUT_MS = 10_000;
 /** Quiet time before the main thread's between-sessions collection (see quietCollector). */
 const MAIN_COLLECT_QUIET_MS = 2_000;
 
@@ -155,6 +160,18 @@ export function startDaemon(options: DaemonOptions): Daemon {
     factsPath: vmcFactsPath(config.store.path),
   });
 
+  // The VMC's audit (design section 13): its own serial line, read here, processed by the payment worker.
+  const dexReads: DexReads | null =
+    config.dex.port === null
+      ? null
+      : startDexReads({
+          dex: config.dex,
+          link: openDexLink({ port: config.dex.port, protocol: config.dex.protocol, factsPath: dexFactsPathFor(config.store.path), maxFileBytes: config.dex.maxFileBytes, log }),
+          post: toPayment,
+          log,
+          wallNow,
+        });
+
   let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0, starts: { requests: 0, accepted: 0, relayed: 0, relayedTooLate: 0, relayedDropped: 0, relayedUnvouched: 0 } };
   let paymentMemory: ThreadMemory | null = null;
   const heapLimit = heapLimitReport();
@@ -196,6 +213,10 @@ export function startDaemon(options: DaemonOptions): Daemon {
         return;
       case 'update.activity':
         activation.activity(message.busy, message.held);
+        return;
+      case 'dex.read':
+        if (dexReads) dexReads.request(message.requestId);
+        else toPayment({ type: 'dex.audit', requestId: message.requestId, trigger: 'command', atMs: wallNow(), read: { ok: false, code: ErrorCodes.DEX_PORT, message: 'dex.port is not set' } });
         return;
       default:
         machineLoop.handle(message);
@@ -271,6 +292,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       // In parallel with the machine loop's stop: a stalled broker must not delay the end of sessions.
       const fleetStopped = fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));
       await machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
+      if (dexReads) await Promise.race([dexReads.stop(), new Promise((r) => setTimeout(r, STOP_DEX_TIMEOUT_MS).unref())]);
       const stopped = workerGone ? Promise.resolve() : new Promise<void>((r) => (workerStopped = r));
       toPayment({ type: 'shutdown' });
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_WORKER_TIMEOUT_MS).unref());

@@ -25,6 +25,7 @@ import { PaymentService } from '../flows/payment-service.js';
 import { quietCollector, threadMemory } from './heap-limits.js';
 import { notifyHandler } from './notify-relay.js';
 import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
+import { DexAuditService, DexCommandError } from '../dex/audit/service.js';
 
 export interface PaymentWorkerData {
   config: QrvendConfig;
@@ -136,10 +137,17 @@ async function main(): Promise<void> {
   };
   const notify = notifyHandler(log);
   let fleet: FleetPaymentSide | null = null;
+  let dex: DexAuditService | null = null;
+  const earlyAudits: Extract<MainToPayment, { type: 'dex.audit' }>[] = [];
   let lastReader: MainToPayment | null = null;
   let deliveriesInFlight = () => 0;
   port.on('message', (message: MainToPayment) => {
     collector.touch();
+    if (message.type === 'dex.audit') {
+      if (dex === null) earlyAudits.push(message);
+      else dex.handle(message);
+      return;
+    }
     if (message.type === 'reader.status') lastReader = message;
     if (message.type === 'reader.status' || message.type === 'fleet.observe' || message.type === 'update.event') {
       fleet?.fromMain(message);
@@ -227,6 +235,16 @@ async function main(): Promise<void> {
     timers: realTimers,
   };
   service = new PaymentService(ctx);
+  dex = new DexAuditService({
+    ledger,
+    device: config.mdb.device,
+    tolerance: config.dex.reconcileToleranceVends,
+    configured: config.dex.port !== null,
+    toMain,
+    observe: (code, active, detail) => fleet?.observeAudit(code, active, detail),
+    log,
+  });
+  const dexService = dex;
   if (data.fleetPort !== null) {
     ledger.fleetEvents.enable({ machineId: data.machineId, currencyCode: config.machine.currencyCode, maxQueuedAlarms: config.fleet.maxQueuedEvents });
     fleet = new FleetPaymentSide({
@@ -243,6 +261,11 @@ async function main(): Promise<void> {
         if (!o.ok) throw new CommandFailure(o.error.code, o.error.message);
         return o.result;
       },
+      dexRead: () =>
+        dexService.command().catch((err: unknown) => {
+          if (!(err instanceof DexCommandError)) throw err;
+          throw new CommandFailure(err.code === 'FAILED' ? 'UNAVAILABLE' : err.code, err.message);
+        }),
     });
     if (lastReader !== null) fleet.fromMain(lastReader);
   }
@@ -257,6 +280,7 @@ async function main(): Promise<void> {
   // Always say where we stand: an earlier "refused" (the open had to be retried) must be lifted.
   toMain({ type: 'sessions.allowed', allowed: ledger.writable, reason: ledger.writable ? null : ledger.unwritableReason });
   for (const message of early.splice(0)) service.handle(message);
+  for (const message of earlyAudits.splice(0)) dex.handle(message);
 
   // One set of Start decisions for the endpoint and for Starts relayed over the fleet link.
   const startCore = createStartCore({
@@ -305,6 +329,7 @@ async function main(): Promise<void> {
     // Nothing will confirm them now: closed with nothing owed (recovery would send a Cancel instead).
     relayedStart?.dropAll('the agent stopped before the relay confirmed');
     fleet?.close();
+    dex?.close();
     service?.stop();
     await endpoint?.close();
     await drainer.stop();

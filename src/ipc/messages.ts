@@ -76,6 +76,12 @@ export type MainToPayment =
   | { type: 'update.hold'; hold: boolean }
   /** Queue an `update` fleet event (durably, like alarms); the payment side adds the ids and times. */
   | { type: 'update.event'; event: UpdateEventFacts }
+  /**
+   * A read of the VMC's audit over the DEX line ended (src/dex/main-side.ts): the bytes as read, or
+   * why not. The payment worker checks, parses, stores, reconciles and publishes it. `requestId`
+   * answers a dex.read the payment side asked for; null for a scheduled read.
+   */
+  | { type: 'dex.audit'; requestId: number | null; trigger: 'schedule' | 'command'; atMs: number; read: DexAuditRead }
   | { type: 'shutdown' };
 
 /** What an `update` fleet event says (src/fleet/contract/updates.ts UpdateEvent, less what the ledger side fills in). */
@@ -86,6 +92,8 @@ export interface UpdateEventFacts {
   progress: { bytes: number; size: number } | null;
   detail: string | null;
 }
+
+export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
 
 /** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
 export interface ThreadMemory {
@@ -106,6 +114,8 @@ export type PaymentToMain =
   | { type: 'vend.deny'; requestId: string; reason: string }
   /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
+  /** Read the VMC's audit now (the fleet's dex.read); answered with dex.audit of the same requestId. */
+  | { type: 'dex.read'; requestId: number }
   /** Out of service from afar (fleet reader.disable, persisted in the ledger): disable the reader after the running session. */
   | { type: 'reader.service'; outOfService: boolean }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { LedgerConnection } from './connection.js';
 import type { TxRecord } from './types.js';
 import { isChargedVend } from '../ipc/vend-outcome.js';
+import { AUDIT_PART_BYTES } from '../fleet/contract/audit.js';
 
 /** What a sale event says beyond the transaction: who we are, in which currency. */
 export interface FleetSaleFacts {
@@ -130,6 +131,31 @@ export class FleetEventLog {
       currency: facts.currencyCode,
     };
     this.insert(body.eventId, 'sale', JSON.stringify(body), sale.atMs);
+  }
+
+  /**
+   * Inside a ledger write: the `audit` events of one DEX read (src/fleet/contract/audit.ts), the raw
+   * file in parts of AUDIT_PART_BYTES, the summary on part 0. Queued as 'sale' rows: an audit is
+   * never dropped when the broker is away, and each part leaves only on its acknowledgement.
+   */
+  recordAuditInTransaction(audit: { auditId: string; atMs: number; raw: Buffer; summary: Record<string, unknown> }): void {
+    const facts = this.facts;
+    if (facts === null) return;
+    const parts = Math.max(1, Math.ceil(audit.raw.length / AUDIT_PART_BYTES));
+    for (let part = 0; part < parts; part++) {
+      const body = {
+        kind: 'audit',
+        eventId: randomUUID(),
+        at: new Date(audit.atMs).toISOString(),
+        machineId: facts.machineId,
+        auditId: audit.auditId,
+        part,
+        parts,
+        raw: audit.raw.subarray(part * AUDIT_PART_BYTES, (part + 1) * AUDIT_PART_BYTES).toString('base64'),
+        summary: part === 0 ? audit.summary : null,
+      };
+      this.insert(body.eventId, 'sale', JSON.stringify(body), audit.atMs);
+    }
   }
 
   /** An alarm raised or cleared: its own transaction; the oldest alarm rows beyond the bound go. */

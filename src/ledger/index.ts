@@ -22,3 +22,4 @@ export {
   type RecoveryAction,
 } from './states.js';
 export type * from './types.js';
+export { DexAuditLog, KEEP_AUDITS, type AuditRow, type AuditTrigger } from './dex-audits.js';

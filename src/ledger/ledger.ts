@@ -18,6 +18,7 @@ import { isChargedVend } from '../ipc/vend-outcome.js';
 import { LedgerOutbox } from './outbox.js';
 import { FleetEventLog } from './fleet-events.js';
 import { CashSaleLog } from './cash-sales.js';
+import { DexAuditLog } from './dex-audits.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
 import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
 import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
@@ -91,6 +92,8 @@ export class Ledger {
   readonly fleetEvents: FleetEventLog;
   /** Sales another device was paid for, as the VMC reported them (never charged). */
   readonly cashSales: CashSaleLog;
+  /** The VMC's own audits read over its DEX jack (design section 13). */
+  readonly dexAudits: DexAuditLog;
   private readonly enqueuedListeners = new Set<(outboxId: number, txId: string) => void>();
 
   constructor(
@@ -104,6 +107,7 @@ export class Ledger {
     this.fleetEvents = new FleetEventLog(conn, now);
     this.outbox = new LedgerOutbox(conn, now, this.fleetEvents);
     this.cashSales = new CashSaleLog(conn, now, this.fleetEvents, decimalPlaces);
+    this.dexAudits = new DexAuditLog(conn, this.fleetEvents);
   }
 
   // --- health -------------------------------------------------------------------------------

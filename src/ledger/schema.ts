@@ -202,6 +202,28 @@ const MIGRATIONS: readonly string[] = [
     decimal_places  INTEGER NOT NULL
   ) STRICT;
   `,
+  // 7: the VMC's own audit (EVA-DTS over its DEX jack, issue 26): a new table only, so a qrvend
+  // that knows 6 steps can still read every table it knows. The raw file is kept as the VMC sent
+  // it, parsed or not (a file that fails its check keeps its reason); `counters` is set only on a
+  // file whose figures can be trusted, and is what the next read's interval is computed from.
+  // Audit fleet events go to fleet_events as kind 'sale' (a delivery class: never dropped), the
+  // body saying "audit", so that table is not rebuilt.
+  `
+  CREATE TABLE dex_audits (
+    id              INTEGER PRIMARY KEY,
+    audit_id        TEXT NOT NULL UNIQUE,
+    read_at_ms      INTEGER NOT NULL,
+    trigger         TEXT NOT NULL,    -- schedule | command | technician
+    protocol        TEXT NOT NULL,    -- dex-ucs | ddcmp
+    duration_ms     INTEGER NOT NULL,
+    raw             BLOB NOT NULL,
+    check_ok        INTEGER NOT NULL, -- 1: G85, SE counts and envelope held
+    reason          TEXT,             -- why the figures are not used (null when check_ok)
+    series          INTEGER NOT NULL, -- counters are comparable within one series only
+    counters        TEXT,             -- JSON: the lifetime counters the next interval starts from
+    summary         TEXT NOT NULL     -- JSON: what was parsed, the interval and its reconciliation
+  ) STRICT;
+  `,
 ];
 
 /** The schema version this build writes. */

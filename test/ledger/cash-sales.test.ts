@@ -62,7 +62,7 @@ test('a schema-5 ledger gets the cash_sales table (migration 6) and keeps its ro
     ledger.acceptStart({ txId: 'S-v5-aaaaaa', appUserId: 'u', balance: null });
     ledger.close();
     const db = new Database(tmp.path);
-    db.exec('DROP TABLE cash_sales');
+    db.exec('DROP TABLE cash_sales; DROP TABLE dex_audits');
     db.pragma('user_version = 5');
     db.close();
     ledger = openTest(tmp.path, clock);

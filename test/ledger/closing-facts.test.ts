@@ -69,7 +69,7 @@ test('a ledger from before machine_au_time/age_limit is migrated; its open trans
     const db = new Database(tmp.path);
     db.exec(
       'ALTER TABLE transactions DROP COLUMN machine_au_time; ALTER TABLE transactions DROP COLUMN age_limit; DROP TABLE IF EXISTS used_tx_ids; DROP TABLE IF EXISTS fleet_events;' +
-        ' ALTER TABLE transactions DROP COLUMN first_event_id; ALTER TABLE transactions DROP COLUMN last_event_id; DROP TABLE IF EXISTS cash_sales;',
+        ' ALTER TABLE transactions DROP COLUMN first_event_id; ALTER TABLE transactions DROP COLUMN last_event_id; DROP TABLE IF EXISTS cash_sales; DROP TABLE IF EXISTS dex_audits;',
     );
     db.pragma('user_version = 1');
     db.close();

@@ -133,7 +133,7 @@ test('a schema-4 ledger is migrated to schema 5 in place: every row kept, ids in
     const db = new Database(tmp.path, { readonly: true });
     try {
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
-      assert.equal(SCHEMA_VERSION, 6, 'v4 -> v5 (this file) -> v6 (cash_sales, test/ledger/cash-sales.test.ts)');
+      assert.equal(SCHEMA_VERSION, 7, 'v4 -> v5 (this file) -> v6 (cash_sales, test/ledger/cash-sales.test.ts) -> v7 (dex_audits, test/dex/audit/process.test.ts)');
       assert.equal(db.pragma('page_size', { simple: true }), 4096, 'an existing ledger keeps its page size');
       assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
       const names = (db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);

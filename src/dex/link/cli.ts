@@ -6,6 +6,8 @@ import { createLogger } from '../../core/log.js';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { escapeForTerminal } from '../../core/terminal-text.js';
 import { dexFactsPathFor, openDexLink } from './index.js';
+import { examineAuditFile } from '../file/index.js';
+import { formatAuditText } from '../file/format.js';
 
 export interface DexReadOptions {
   config?: string;
@@ -33,4 +35,6 @@ export async function runDexRead(opts: DexReadOptions): Promise<void> {
   writeFileSync(out, read.bytes, { mode: 0o640 });
   const name = read.protocol === 'dex-ucs' ? 'DEX/UCS' : 'DDCMP';
   process.stdout.write(`read ${read.bytes.length} bytes over ${name} from ${escapeForTerminal(port)} in ${(read.durationMs / 1000).toFixed(1)} s; written to ${escapeForTerminal(out)}\n`);
+  // What the file says, as `qrvend dex parse` prints it (src/dex/file).
+  process.stdout.write(formatAuditText(examineAuditFile(read.bytes)));
 }

@@ -16,6 +16,7 @@ import type { FleetFacts, FleetToPayment, MainToPayment, PaymentToFleet, Payment
 import { VERSION } from '../../core/version.js';
 import { ALARM_CODES, type AlarmCode } from '../contract/alarms.js';
 import { OutboxRetryArgs } from '../contract/commands.js';
+import { DexReadArgs } from '../contract/audit.js';
 import { emptyAlarmBook, observe, raisedCodes, settle, withRaised, type AlarmBook } from './alarm-book.js';
 
 const TICK_MS = 1_000;
@@ -46,6 +47,8 @@ export interface FleetPaymentSideOptions {
   relayedStart?: RelayedStartHandler | null;
   /** `cmd/start.confirm`: the relay wrote the Approved answer to the wallet in time (src/start/relayed.ts). */
   relayedConfirm?: RelayedStartHandler | null;
+  /** `cmd/dex.read`: read the VMC's audit now (src/dex/audit/service.ts); null when the build has no DEX. */
+  dexRead?: (() => Promise<unknown>) | null;
 }
 
 export class FleetPaymentSide {
@@ -122,6 +125,11 @@ export class FleetPaymentSide {
 
   close(): void {
     clearInterval(this.timer);
+  }
+
+  /** What the machine's audit found (src/dex/audit/service.ts): a read failing again and again, a reconciliation off. */
+  observeAudit(code: 'DEX_READ_FAILED' | 'AUDIT_MISMATCH', active: boolean, detail: string | null): void {
+    this.observe(code, active, detail);
   }
 
   private observe(code: AlarmCode, active: boolean, detail: string | null): void {
@@ -258,6 +266,12 @@ export class FleetPaymentSide {
         this.o.toMain({ type: 'reader.service', outOfService: disabled });
         this.pushFacts(true);
         return { readerDisabledRemotely: disabled, takesEffect: this.reader === 'session' || this.reader === 'vend' ? 'after the running session' : 'now' };
+      }
+      case 'dex.read': {
+        const parsed = DexReadArgs.safeParse(args);
+        if (!parsed.success) throw new CommandFailure('BAD_ARGS', 'dex.read takes no arguments: args must be {}');
+        if (!this.o.dexRead) throw new CommandFailure('UNAVAILABLE', 'the machine audit is not available in this build');
+        return this.o.dexRead();
       }
       case 'start':
         if (!this.o.relayedStart) throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');

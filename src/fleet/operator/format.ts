@@ -4,6 +4,7 @@
  * from a device goes through escapeForTerminal (a txId or an alarm detail could carry escape
  * sequences), and the JSON forms through jsonForTerminal (valid JSON, controls escaped). Pure: no I/O.
  */
+import { auditSummaryText } from './audit-line.js';
 import { escapeForTerminal, jsonForTerminal } from '../../core/terminal-text.js';
 import { sharedIdentifiers } from './shared-ids.js';
 import type { CommandReply, FleetEvent, StatusMessage } from '../contract/index.js';
@@ -140,7 +141,8 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
     return `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${rollout}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
   }
   if (event.kind === 'audit') {
-    return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)} part ${event.part + 1}/${event.parts}`;
+    const said = auditSummaryText(event.summary);
+    return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)} part ${event.part + 1}/${event.parts}${said ? `  ${said}` : ''}`;
   }
   const state = event.state === 'raised' ? 'RAISED ' : 'cleared';
   return `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;

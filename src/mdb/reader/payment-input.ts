@@ -29,6 +29,7 @@ export function onPayment(fx: Fx, model: ReaderModel, msg: PaymentToMain): Reade
     case 'fatal':
     case 'stopped':
     case 'update.activity':
+    case 'dex.read': // the daemon hands it to the DEX reads (src/dex/main-side.ts), never to the reader
       return model; // the machine loop logs these; they do not move the reader
   }
 }

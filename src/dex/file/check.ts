@@ -1,0 +1,111 @@
+/**
+ * Is this audit file whole and unaltered? EVA-DTS 6.1.1 section 2.4: the G85 CRC over each
+ * transaction set (from the S of ST to the line end before G85, written most significant byte
+ * first; before version 6.0 many machines wrote it the other way round, and the standard says to
+ * accept both there), the SE segment count, and the DXS/DXE envelope.
+ *
+ * An `error` means the figures cannot be trusted (altered or cut short): the file is kept raw but
+ * not used for sales or reconciliation. A `warning` is a deviation real machines commonly make.
+ */
+import { crc16 } from '../crc16.js';
+import type { Envelope } from './blocks.js';
+
+export type CheckCode =
+  | 'empty'
+  | 'no-dxs'
+  | 'no-dxe'
+  | 'no-st'
+  | 'no-se'
+  | 'se-count'
+  | 'se-control'
+  | 'dxe-sets'
+  | 'g85-missing'
+  | 'g85-mismatch'
+  | 'g85-malformed'
+  | 'outside-set'
+  | 'several-blocks';
+
+export interface CheckIssue {
+  severity: 'error' | 'warning';
+  code: CheckCode;
+  /** 1-based line in the file, null for the file as a whole. */
+  line: number | null;
+  message: string;
+}
+
+/** How each transaction set's G85 compared: `swapped` = matched with the bytes reversed (pre-6.0 writers). */
+export type G85Result = 'ok' | 'swapped' | 'missing' | 'mismatch' | 'malformed';
+
+export interface FileCheck {
+  ok: boolean;
+  issues: CheckIssue[];
+  g85: G85Result[];
+}
+
+const hex4 = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');
+
+export function checkFile(bytes: Uint8Array, env: Envelope): FileCheck {
+  const issues: CheckIssue[] = [];
+  const g85: G85Result[] = [];
+  const error = (code: CheckCode, line: number | null, message: string) => issues.push({ severity: 'error', code, line, message });
+  const warn = (code: CheckCode, line: number | null, message: string) => issues.push({ severity: 'warning', code, line, message });
+
+  if (bytes.length === 0) error('empty', null, 'the file is empty: the VMC sent no audit data');
+  else if (env.blocks.length === 0) error('no-dxs', null, 'no DXS line: this is not an EVA-DTS audit file (or its start was lost)');
+  if (env.blocks.length > 1) warn('several-blocks', env.blocks[1]!.dxs.line, `${env.blocks.length} DXS blocks: the one with a VA1 line is read as the machine's audit, the others are kept as they are`);
+
+  for (const block of env.blocks) {
+    if (block.dxe === null) error('no-dxe', block.dxs.line, `the DXS block of line ${block.dxs.line} has no DXE: the file was cut short`);
+    if (block.sets.length === 0) error('no-st', block.dxs.line, `the DXS block of line ${block.dxs.line} has no ST transaction set`);
+    for (const seg of block.loose) warn('outside-set', seg.line, `line ${seg.line} (${seg.tag}) is outside any ST ... SE transaction set; kept, not covered by G85`);
+    if (block.dxe !== null) {
+      const declared = block.dxe.elements[1];
+      if (declared !== undefined && declared !== '' && Number(declared) !== block.sets.length) {
+        warn('dxe-sets', block.dxe.line, `DXE says ${declared} transaction set(s), the block has ${block.sets.length}`);
+      }
+    }
+    // Before 6.0 the version was V1/1 (or VEND2); only V0/6 writers are held to the documented byte order.
+    const modern = block.version === 'V0/6';
+    for (const set of block.sets) {
+      if (set.se === null) {
+        error('no-se', set.st.line, `the transaction set of line ${set.st.line} has no SE: the file was cut short`);
+      } else {
+        const counted = set.body.length + (set.g85 ? 1 : 0) + 2;
+        const declared = set.se.elements[0] ?? '';
+        if (!/^\d{1,6}$/.test(declared) || Number(declared) !== counted) {
+          error('se-count', set.se.line, `SE says ${declared || '(nothing)'} segments, the set from line ${set.st.line} has ${counted}: lines were lost or added`);
+        }
+        const control = set.se.elements[1] ?? '';
+        if (control !== (set.st.elements[1] ?? '')) warn('se-control', set.se.line, `SE control number ${control || '(none)'} differs from ST's ${set.st.elements[1] || '(none)'}`);
+      }
+      // A set cut short has already said so; a missing G85 there is not news.
+      g85.push(set.se === null && set.g85 === null ? 'missing' : checkG85(bytes, set, modern, error, warn));
+    }
+  }
+  return { ok: !issues.some((i) => i.severity === 'error'), issues, g85 };
+}
+
+function checkG85(
+  bytes: Uint8Array,
+  set: Envelope['blocks'][number]['sets'][number],
+  modern: boolean,
+  error: (code: CheckCode, line: number | null, message: string) => void,
+  warn: (code: CheckCode, line: number | null, message: string) => void,
+): G85Result {
+  if (set.g85 === null) {
+    // Mandatory from the VMD since 6.0, absent from some older machines: not proof of damage, but nothing is verified.
+    warn('g85-missing', set.st.line, `the transaction set of line ${set.st.line} has no G85: its integrity cannot be checked`);
+    return 'missing';
+  }
+  const given = (set.g85.elements[0] ?? '').toUpperCase();
+  if (!/^[0-9A-F]{4}$/.test(given)) {
+    error('g85-malformed', set.g85.line, `G85 "${given}" is not four hex digits`);
+    return 'malformed';
+  }
+  const crc = crc16(bytes.subarray(set.st.start, set.g85.start));
+  if (given === hex4(crc)) return 'ok';
+  const swapped = ((crc & 0xff) << 8) | (crc >>> 8);
+  if (!modern && given === hex4(swapped)) return 'swapped';
+  error('g85-mismatch', set.g85.line, `G85 says ${given}, the data from line ${set.st.line} computes ${hex4(crc)}${modern ? '' : ` (or ${hex4(swapped)} in the old byte order)`}: the file was altered or damaged on the way`);
+  return 'mismatch';
+}

@@ -1,0 +1,67 @@
+/**
+ * What `qrvend dex parse` prints: the check, the machine, the totals and the per-product table.
+ * Every string from the file goes through escapeForTerminal: an audit file is outside input.
+ */
+import { escapeForTerminal, jsonForTerminal } from '../../core/terminal-text.js';
+import type { AuditFile, Figures, Totals } from './index.js';
+
+/** Minor units with the implied decimal point placed (EVA-DTS Nc: ID401 places, 2 by default). */
+export function formatMinor(minor: number | null, decimals: number): string {
+  if (minor === null) return '-';
+  if (decimals === 0) return String(minor);
+  const s = String(minor).padStart(decimals + 1, '0');
+  return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
+}
+
+export function formatAuditJson(file: AuditFile): string {
+  return `${jsonForTerminal(file, 2)}\n`;
+}
+
+export function formatAuditText(file: AuditFile): string {
+  const out: string[] = [];
+  const t = escapeForTerminal;
+  out.push(file.check.ok ? `check: ok (G85 ${file.check.g85.join(', ') || 'none'})` : `check: FAILED, figures not to be trusted: ${t(file.reason ?? '')}`);
+  for (const issue of file.check.issues) out.push(`  ${issue.severity === 'error' ? 'ERROR' : 'warn '} ${issue.line === null ? '' : `line ${issue.line}: `}${t(issue.message)}`);
+  const a = file.audit;
+  if (a === null) return `${out.join('\n')}\n`;
+  const d = a.currency.decimals;
+  const cur = a.currency.alpha ? ` ${t(a.currency.alpha)}` : '';
+  const money = (f: Figures | undefined) => (f === undefined ? '-' : `${formatMinor(f.value, d)}${cur} in ${f.count ?? '-'} vends`);
+  const row = (label: string, totals: Totals | null) =>
+    out.push(`${label.padEnd(14)}${totals === null ? 'not in the file' : `${money(totals.sinceInit)} (lifetime); ${money(totals.sinceReset)} since the last reset`}`);
+  out.push(`machine: serial ${t(a.machine.serial ?? '-')}, model ${t(a.machine.model ?? '-')}${a.machine.location ? `, at ${t(a.machine.location)}` : ''}; sender ${t(a.sender ?? '-')}, EVA-DTS ${t(a.version ?? '-')}`);
+  row('paid vends', a.paid);
+  row('cash', a.cash.sales);
+  row('cashless #1', a.cashless1);
+  row('cashless #2', a.cashless2);
+  if (a.free) row('free vends', a.free);
+  if (a.test) row('test vends', a.test);
+  if (a.products.length > 0) {
+    out.push('', `${'selection'.padEnd(10)} ${'product'.padEnd(12)} ${'price'.padStart(9)} ${'vends'.padStart(7)} ${'value'.padStart(11)}  by device (lifetime vends)`);
+    for (const p of a.products) {
+      const count = p.paid?.sinceInit.count ?? sumOrNull(p.byDevice.map((x) => x.totals.sinceInit.count));
+      const value = p.paid?.sinceInit.value ?? sumOrNull(p.byDevice.map((x) => x.totals.sinceInit.value));
+      const devices = p.byDevice.map((x) => `${t(x.device)}${x.priceList ? `/${x.priceList}` : ''} ${x.totals.sinceInit.count ?? '-'}`).join(', ');
+      out.push(`${t(p.selection).padEnd(10)} ${t(p.productId ?? '-').padEnd(12)} ${formatMinor(p.price, d).padStart(9)} ${String(count ?? '-').padStart(7)} ${formatMinor(value, d).padStart(11)}  ${devices || '-'}`);
+    }
+  }
+  if (a.events.length > 0) {
+    out.push('', 'events:');
+    for (const e of a.events) {
+      out.push(
+        e.record === 'EA1'
+          ? `  ${t(e.id).padEnd(6)} on ${t(e.date ?? '-')} ${t(e.time ?? '')}${e.durationMin === null ? '' : `, ${e.durationMin} min`}`
+          : `  ${t(e.id).padEnd(6)} ${e.sinceReset ?? '-'} since reset, ${e.sinceInit ?? '-'} lifetime${e.active ? ', ACTIVE now' : ''}`,
+      );
+    }
+  }
+  if (a.reads) out.push(`reads: ${a.reads.total ?? '-'} in all, ${a.reads.resets ?? '-'} resets; this read ${t(a.reads.date ?? '-')} ${t(a.reads.time ?? '')}`);
+  if (a.other.length > 0) out.push(`other segments kept as written: ${a.other.length} (${[...new Set(a.other.map((o) => t(o.text.split('*')[0]!)))].join(', ')})`);
+  for (const w of a.warnings) out.push(`warn  ${t(w)}`);
+  if (file.preamble.length > 0) out.push(`lines before DXS kept: ${file.preamble.length}`);
+  return `${out.join('\n')}\n`;
+}
+
+function sumOrNull(values: (number | null)[]): number | null {
+  return values.length === 0 || values.some((v) => v === null) ? null : values.reduce<number>((s, v) => s + v!, 0);
+}

@@ -1,0 +1,67 @@
+/** `qrvend dex parse` as a technician runs it: the real CLI as a child process over the fixtures. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
+const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
+
+function qrvend(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('qrvend dex parse', { timeout: 60_000 }, () => {
+  it('prints the serial, the totals with the implied decimals and the product table', async () => {
+    const { code, stdout } = await qrvend(['dex', 'parse', fixture('vmc-a1.dex')]);
+    assert.equal(code, 0);
+    assert.match(stdout, /^check: ok \(G85 ok\)$/m);
+    assert.match(stdout, /serial VM2024001, model SNACK-8/);
+    assert.match(stdout, /^paid vends +1554\.00 EUR in 1032 vends \(lifetime\); 18\.10 EUR in 13 vends since the last reset$/m);
+    assert.match(stdout, /^cash +506\.00 EUR in 335 vends/m);
+    assert.match(stdout, /^cashless #1 +744\.00 EUR in 497 vends/m);
+    assert.match(stdout, /^cashless #2 +304\.00 EUR in 200 vends/m);
+    assert.match(stdout, /^12 +WATER50 +1\.50 +380 +570\.00 +CA 120, DA 180, DB 80$/m);
+  });
+
+  it('--json gives the check and the parsed audit', async () => {
+    const { code, stdout } = await qrvend(['dex', 'parse', '--json', fixture('vmc-a2.dex')]);
+    assert.equal(code, 0);
+    const out = JSON.parse(stdout);
+    assert.equal(out.check.ok, true);
+    assert.deepEqual(out.audit.cashless1.sinceInit, { value: 76200, count: 509 });
+    assert.equal(out.audit.products.length, 3);
+  });
+
+  it('a file that fails its check is printed with the reason and exits 1', async () => {
+    const { code, stdout } = await qrvend(['dex', 'parse', fixture('bad-g85.dex')]);
+    assert.equal(code, 1);
+    assert.match(stdout, /^check: FAILED, figures not to be trusted: G85 says/m);
+  });
+
+  it('a missing file is a usage error naming it', async () => {
+    const { code, stderr } = await qrvend(['dex', 'parse', '/nonexistent/audit.dex']);
+    assert.equal(code, 64);
+    assert.match(stderr, /CLI_USAGE: cannot open the audit file "\/nonexistent\/audit\.dex": ENOENT/);
+  });
+
+  it('control characters from the file reach the terminal escaped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qrvend-dex-parse-'));
+    try {
+      const path = join(dir, 'hostile.dex');
+      writeFileSync(path, 'DXS*XYZ1234567*VA*V0/6*1\r\nST*001*0001\r\nID1*VM\x1b[2J1\r\nVA1*1*1\r\nSE*4*0001\r\nDXE*1*1\r\n');
+      const { stdout } = await qrvend(['dex', 'parse', path]);
+      assert.doesNotMatch(stdout, /\x1b/);
+      assert.match(stdout, /serial VM\\x1b\[2J1/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
