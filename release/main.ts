@@ -4,7 +4,7 @@
  * script before this runs (dist is the same JavaScript for every architecture).
  *
  * Output (stable; the field test relies on it): <out>/qrvend_<version>_<arch>.deb and
- * <out>/qrvend-<version>-linux-<arch>.tar.gz, default <out> = out/release. The paths of the
+ * <out>/qrvend_<version>_<arch>.tar.gz, default <out> = out/release. The paths of the
  * files made are printed on stdout, one a line; progress and timings go to stderr.
  */
 import { Command, Option } from 'commander';
