@@ -68,7 +68,7 @@ export type MainToPayment =
   /** The VMC reported a sale another device was paid for (MDB CASH SALE): recorded, never charged. */
   | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
-  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP'; active: boolean; detail: string | null }
+  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'UPDATE_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP'; active: boolean; detail: string | null }
   | { type: 'shutdown' };
 
 /** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
