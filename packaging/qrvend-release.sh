@@ -123,7 +123,8 @@ roll_back() {
     return 1
   fi
   if [ "$(json_field "$upd/rolled-back.json" version 2>/dev/null)" != "$trial_version" ]; then
-    write_for_agent "$upd/rolled-back.json" "{\"version\":\"$trial_version\",\"previous\":\"$trial_previous\",\"at\":\"$(now)\",\"reason\":\"$1\"}" || return 1
+    write_for_agent "$upd/rolled-back.json" "{\"version\":\"$trial_version\",\"previous\":\"$trial_previous\",\"at\":\"$(now)\",\"reason\":\"$1\"}" ||
+      say "could not write $upd/rolled-back.json: the agent will not raise UPDATE_ROLLED_BACK"
   fi
   set_link current "$trial_previous" || return 1
   rm -f -- "$OPT/previous" "$TRIAL" "$upd/healthy.json" && sync -- "$STATE" "$OPT" || return 1
@@ -225,14 +226,15 @@ case $action in
 esac
 upd=${2:-}
 case $upd in /*) ;; *) usage ;; esac
-[ -d "$upd" ] || exit 0
 healthy_within=180
 if [ "$action" = start ]; then
   healthy_within=${3:-180}
   case $healthy_within in '' | *[!0-9]*) usage ;; esac
   if [ "$healthy_within" -lt 30 ] || [ "$healthy_within" -gt 3600 ]; then usage; fi
 fi
-mkdir -p -- "$STATE" && chmod 0755 "$STATE" || exit 1
+# What runs around every start: nothing on trial, nothing asked: nothing to do, nothing written.
+[ -e "$TRIAL" ] || [ -e "$upd/activate.json" ] || exit 0
+if [ ! -d "$STATE" ]; then mkdir -p -- "$STATE" && chmod 0755 "$STATE" || exit 1; fi
 
 trial_version=
 if [ -e "$TRIAL" ]; then

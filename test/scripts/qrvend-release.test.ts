@@ -112,8 +112,23 @@ test('nothing asked, nothing on trial: start and stop write nothing', T, async (
     assert.equal((await m.start()).code, 0);
     assert.equal((await m.stop(ENDED.killed)).code, 0);
     assert.equal(m.current(), 'releases/0.1.0');
-    assert.equal(existsSync(join(m.state, 'trial.json')), false);
+    assert.equal(existsSync(m.state), false, 'not even its state directory (SD-card wear)');
     assert.equal(existsSync(join(m.opt, 'previous')), false);
+  } finally {
+    m.done();
+  }
+});
+
+test('a rollback happens even when the report cannot be written (the updates directory is gone)', T, async () => {
+  const m = machine();
+  try {
+    await activated(m);
+    rmSync(m.upd, { recursive: true, force: true });
+    const run = await m.stop(ENDED.killed);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(m.current(), 'releases/0.1.0');
+    assert.match(run.stderr, /could not write .*rolled-back\.json/);
+    assert.equal(existsSync(join(m.state, 'trial.json')), false);
   } finally {
     m.done();
   }
