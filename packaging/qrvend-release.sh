@@ -21,6 +21,9 @@
 # Also `installed VERSION` (the .deb's postinst: make VERSION current, keep the previous one).
 # Paths honour $DPKG_ROOT, which is also how the tests run this script.
 set -u
+# The unit's UMask=0077 applies to this script too: the releases, the links' targets and the trial
+# state must be readable by the agent (user qrvend). Nothing written here is secret.
+umask 022
 
 MAX_CUT=3
 R=${DPKG_ROOT:-}
@@ -185,7 +188,7 @@ activate() {
     return 0
   fi
   # Only this version's tree: a signed artifact of another version does not carry it.
-  if ! tar -xzf "$incoming" -C "$tmp" --no-same-permissions "opt/qrvend/releases/$version" 2>/dev/null ||
+  if ! tar -xzf "$incoming" -C "$tmp" "opt/qrvend/releases/$version" 2>/dev/null ||
     [ ! -x "$tmp/opt/qrvend/releases/$version/bin/qrvend" ]; then
     refuse "$version" "the artifact does not carry release $version"
     return 0

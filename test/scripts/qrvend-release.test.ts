@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -63,7 +63,8 @@ function machine(): Machine {
     opt,
     upd,
     state: join(root, 'var/lib/qrvend-release'),
-    start: () => runScript(SCRIPT, ['start', upd, '60'], { env }),
+    // Under the unit's UMask=0077, as systemd runs it.
+    start: () => runScript('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', SCRIPT, 'start', upd, '60'], { env }),
     stop: (ended) => runScript(SCRIPT, ['stop', upd], { env: { ...env, ...ended } }),
     deadline: (version) => runScript(SCRIPT, ['deadline', upd, version], { env }),
     current: () => readlinkSync(join(opt, 'current')),
@@ -142,6 +143,11 @@ test('activation: verified by the running release on root\'s copies, only the re
     assert.equal(readFileSync(join(m.opt, 'releases/0.2.0/bin/qrvend'), 'utf8'), '#!/bin/sh\necho 0.2.0\n');
     assert.equal(existsSync(join(m.opt, 'bin/qrvend-release')), false, 'nothing outside releases/<version> is taken from the tarball');
     assert.deepEqual(m.json(join(m.state, 'trial.json')), { version: '0.2.0', previous: '0.1.0', runs: 1 });
+    // The agent (user qrvend) runs the release and reads the trial state, whatever the unit's umask.
+    assert.equal(statSync(join(m.opt, 'releases/0.2.0/bin/qrvend')).mode & 0o777, 0o755);
+    assert.equal(statSync(join(m.opt, 'releases/0.2.0')).mode & 0o777, 0o755);
+    assert.equal(statSync(join(m.state, 'trial.json')).mode & 0o044, 0o044);
+    assert.equal(statSync(m.state).mode & 0o777, 0o755);
     assert.equal(existsSync(join(m.upd, 'activate.json')), false, 'the request is consumed');
     const call = readFileSync(join(m.opt, 'releases/0.1.0/verify-calls'), 'utf8').trim();
     assert.equal(call, `update verify --manifest ${m.state}/incoming.manifest.json --artifact ${m.state}/incoming.tar.gz --trust ${m.root}/etc/qrvend/fleet-trust.json --installed 0.1.0`);
