@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { RELEASE_ARCHES, TARGETS, isReleaseArch, type ReleaseArch } from './targets.js';
 import { fetchNodeRuntime } from './node-runtime.js';
 import { buildProductionModules } from './native-modules.js';
-import { buildDeb, buildTarball, readVersion, stageTree } from './package-tree.js';
+import { buildDeb, buildTarball, readVersion, releaseDir, stageTree } from './package-tree.js';
 import { checkArtifact } from './check.js';
 import { smokeTest } from './smoke.js';
 import { secondsSince } from './run.js';
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
     try {
       const t1 = process.hrtime.bigint();
       await stageTree(stage);
-      log(`${arch}: native modules load: ${await smokeTest(join(root, 'opt/qrvend'), target)}`);
+      log(`${arch}: native modules load: ${await smokeTest(join(root, releaseDir(version)), target)}`);
       const tgz = await buildTarball(stage, out);
       const deb = await buildDeb(stage, out, opts.compress);
       log(`${arch}: packed in ${secondsSince(t1)} s`);
