@@ -112,8 +112,9 @@ healthy() {
   [ "$(json_field "$upd/healthy.json" version 2>/dev/null)" = "$1" ]
 }
 
+# healthy.json stays: the agent's update status reads it too; the next activation removes it.
 confirm() {
-  rm -f -- "$TRIAL" "$upd/healthy.json" && sync -- "$STATE"
+  rm -f -- "$TRIAL" && sync -- "$STATE"
   say "release $trial_version passed its trial (previous: $trial_previous, kept)"
 }
 

@@ -6,6 +6,9 @@
  * Output (stable; the field test relies on it): <out>/qrvend_<version>_<arch>.deb and
  * <out>/qrvend_<version>_<arch>.tar.gz, default <out> = out/release. The paths of the
  * files made are printed on stdout, one a line; progress and timings go to stderr.
+ *
+ * With `--sign KEY --key-id ID [--expires-days N] [--min-version V]`, each tarball also gets a
+ * signed update manifest, <out>/qrvend_<version>_<arch>.manifest.json (release/sign.ts).
  */
 import { Command, Option } from 'commander';
 import { existsSync, mkdirSync, rmSync } from 'node:fs';
@@ -19,6 +22,10 @@ import { buildDeb, buildTarball, readVersion, releaseDir, stageTree } from './pa
 import { checkArtifact } from './check.js';
 import { smokeTest } from './smoke.js';
 import { secondsSince } from './run.js';
+import { signReleaseTarball } from './sign.js';
+import { RELEASE_VERSION } from '../src/updates/manifest-schema.js';
+import { MAX_DOCUMENT_LIFETIME_MS } from '../src/trust/signed.js';
+import { KEY_ID } from '../src/trust/keys.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -28,6 +35,10 @@ interface Options {
   cache: string;
   jobs: string;
   compress: 'xz' | 'gzip';
+  sign?: string;
+  keyId?: string;
+  expiresDays: string;
+  minVersion?: string;
 }
 
 function parseArches(values: string[]): ReleaseArch[] {
@@ -48,11 +59,22 @@ async function main(): Promise<void> {
     .option('--cache <dir>', 'downloaded Node packages and built node_modules', process.env.QRVEND_RELEASE_CACHE ?? join(homedir(), '.cache/qrvend-release'))
     .option('--jobs <n>', 'parallel compiler jobs', '2')
     .addOption(new Option('--compress <kind>', 'package compression').choices(['gzip', 'xz']).default('gzip'))
+    .option('--sign <key>', 'sign an update manifest for each tarball with this private key (PEM, `qrvend fleet keygen --scopes update`)')
+    .option('--key-id <id>', 'the id of that key in the machines\' trust file (with --sign)')
+    .option('--expires-days <n>', 'how long the signed manifest may be offered, in days', '90')
+    .option('--min-version <v>', 'the oldest installed version the update applies to (default: <major>.0.0 of this release)')
     .parse();
   const opts = program.opts<Options>();
   const arches = parseArches(opts.arch);
   const jobs = Number(opts.jobs);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new Error(`--jobs '${opts.jobs}' is not a whole number from 1 to 64`);
+  const maxDays = MAX_DOCUMENT_LIFETIME_MS / 86_400_000;
+  const expiresDays = Number(opts.expiresDays);
+  if (opts.sign !== undefined) {
+    if (opts.keyId === undefined || !KEY_ID.test(opts.keyId)) throw new Error('--sign needs --key-id, the key\'s id in the trust file (letters, digits and . _ : -)');
+    if (!Number.isInteger(expiresDays) || expiresDays < 1 || expiresDays > maxDays) throw new Error(`--expires-days '${opts.expiresDays}' is not a whole number from 1 to ${maxDays}`);
+    if (opts.minVersion !== undefined && !RELEASE_VERSION.test(opts.minVersion)) throw new Error(`--min-version '${opts.minVersion}' is not MAJOR.MINOR.PATCH`);
+  }
   if (!existsSync(join(REPO, 'dist/src/cli/main.js'))) throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
 
   const out = resolve(opts.out);
@@ -85,6 +107,11 @@ async function main(): Promise<void> {
           for (const p of problems) log(`${arch}: CHECK FAILED ${file}: ${p}`);
         }
         made.push(file);
+      }
+      if (opts.sign !== undefined) {
+        const signed = signReleaseTarball(tgz, version, arch, { keyFile: opts.sign, keyId: opts.keyId!, expiresDays, minVersion: opts.minVersion ?? null, nowMs: Date.now() });
+        log(`${arch}: update manifest signed by ${opts.keyId}, valid ${expiresDays} days`);
+        made.push(signed.artifact, signed.manifest);
       }
     } finally {
       rmSync(root, { recursive: true, force: true });

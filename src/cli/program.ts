@@ -20,6 +20,7 @@ import * as configResetRemote from './commands/config-reset-remote.js';
 import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
 import * as relay from './commands/relay.js';
+import * as update from './commands/update.js';
 
 export function buildProgram(): Command {
   const program = new Command('qrvend')
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   serialTap.register(program);
   fleet.register(program);
   relay.register(program);
+  update.register(program);
 
   const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
   simGateway.register(sim);

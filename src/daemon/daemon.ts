@@ -23,6 +23,9 @@ import { raiseThisThread } from './thread-priority.js';
 import type { PaymentWorkerData } from './payment-worker.js';
 import { startFleetLink } from '../fleet/device/main-side.js';
 import { RESTART_EXIT_CODE } from '../fleet/device/config-change.js';
+import { startActivationRunner } from '../updates/activation-runner.js';
+import { updatesDir } from '../updates/files.js';
+import { monotonicNow } from '../core/clock.js';
 
 export interface DaemonOptions {
   config: QrvendConfig;
@@ -88,6 +91,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     log,
     toPayment: (message) => postToWorker(message),
     restart: (reason) => void stop(reason, RESTART_EXIT_CODE),
+    onUpdateReady: (version, rolloutId) => activation.request({ kind: 'update', version, rolloutId }),
   });
   const workerData: PaymentWorkerData = {
     config,
@@ -122,6 +126,20 @@ export function startDaemon(options: DaemonOptions): Daemon {
     }
     worker.postMessage(message);
   };
+
+  // Activation of an update, or the restart an installed package asks for, waits for an idle machine (design section 12).
+  const activation = startActivationRunner({
+    dir: updatesDir(config),
+    maxDeferralMs: config.updates.maxDeferralS * 1000,
+    readerBusy: () => {
+      const status = machineLoop.stats().status;
+      return status === 'session' || status === 'vend' ? `reader ${status}` : null;
+    },
+    toPayment: (message) => worker.postMessage(message),
+    restart: (reason) => void stop(reason, RESTART_EXIT_CODE),
+    log,
+    monotonicNow,
+  });
 
   const machineLoop = new MachineLoop({
     mdb: config.mdb,
@@ -175,6 +193,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
         return;
       case 'stopped':
         workerStopped?.();
+        return;
+      case 'update.activity':
+        activation.activity(message.busy, message.held);
         return;
       default:
         machineLoop.handle(message);
@@ -245,6 +266,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       log.info({ reason }, 'stopping');
       notifier.stopping();
       if (trialTimer) clearInterval(trialTimer);
+      activation.stop();
       if (fleetStatsTimer) clearInterval(fleetStatsTimer);
       // In parallel with the machine loop's stop: a stalled broker must not delay the end of sessions.
       const fleetStopped = fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));

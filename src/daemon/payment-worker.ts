@@ -137,12 +137,19 @@ async function main(): Promise<void> {
   const notify = notifyHandler(log);
   let fleet: FleetPaymentSide | null = null;
   let lastReader: MainToPayment | null = null;
+  let deliveriesInFlight = () => 0;
   port.on('message', (message: MainToPayment) => {
     collector.touch();
     if (message.type === 'reader.status') lastReader = message;
-    if (message.type === 'reader.status' || message.type === 'fleet.observe') {
+    if (message.type === 'reader.status' || message.type === 'fleet.observe' || message.type === 'update.event') {
       fleet?.fromMain(message);
-      if (message.type === 'fleet.observe') return;
+      if (message.type === 'fleet.observe' || message.type === 'update.event') return;
+    }
+    if (message.type === 'update.hold') {
+      // Before the flows are up nothing is in flight, but nothing can be held either: not yet.
+      if (service === null) toMain({ type: 'update.activity', busy: 'the payment worker is starting', held: false });
+      else toMain({ type: 'update.activity', ...service.holdForUpdate(message.hold, deliveriesInFlight()), held: message.hold });
+      return;
     }
     if (message.type === 'notify') {
       notify(message.what, message.text);
@@ -194,6 +201,8 @@ async function main(): Promise<void> {
     onClockStep: (step, rows) =>
       log.warn({ event: 'clock.step', code: ErrorCodes.CLOCK_STEP, stepMs: step.stepMs, outboxRowsRebased: rows, steps: clockSteps.steps }, 'wall clock stepped: durations continue on the monotonic clock, outbox due times re-based'),
   });
+
+  deliveriesInFlight = () => drainer.inFlightCount;
 
   const ctx: FlowContext = {
     ledger,

@@ -44,9 +44,25 @@ export class PaymentService {
     this.staticQr.retryUnclosed();
   }
 
+  /** New sessions held off while an update (or a restart) is switched in (src/updates/activation.ts). */
+  private heldForUpdate = false;
+
+  /**
+   * Holds new sessions off (or lets them go) and says what is in flight: a session, a payment, an
+   * outbox delivery on the wire. A pending vend is inside a session or a payment.
+   */
+  holdForUpdate(hold: boolean, deliveriesInFlight: number): { busy: string | null } {
+    this.heldForUpdate = hold;
+    if (this.staticQr.activeTxId !== null) return { busy: 'session running' };
+    if (this.dynamicQr.activeCount > 0) return { busy: 'payment running' };
+    if (deliveriesInFlight > 0) return { busy: 'outbox delivery in flight' };
+    return { busy: null };
+  }
+
   /** Why a Static QR session cannot start now, or null when it can (design section 2, Start checks). */
   busyReason(): string | null {
     if (this.stopping) return 'shutting down';
+    if (this.heldForUpdate) return 'restarting for an update';
     if (!this.ctx.ledger.writable) return 'sessions refused: storage unavailable';
     if (this.reader !== 'enabled') return this.reader === 'session' || this.reader === 'vend' ? 'session running' : 'reader not enabled';
     if (this.staticQr.activeTxId !== null) return 'session running';

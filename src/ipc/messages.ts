@@ -68,8 +68,24 @@ export type MainToPayment =
   /** The VMC reported a sale another device was paid for (MDB CASH SALE): recorded, never charged. */
   | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
-  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'UPDATE_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP'; active: boolean; detail: string | null }
+  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP' | 'UPDATE_DEFERRED' | 'UPDATE_ROLLED_BACK'; active: boolean; detail: string | null }
+  /**
+   * An activation waits (src/updates/activation.ts): hold off new sessions (the Start endpoint
+   * answers busy) or let them go again; answered at once with `update.activity`.
+   */
+  | { type: 'update.hold'; hold: boolean }
+  /** Queue an `update` fleet event (durably, like alarms); the payment side adds the ids and times. */
+  | { type: 'update.event'; event: UpdateEventFacts }
   | { type: 'shutdown' };
+
+/** What an `update` fleet event says (src/fleet/contract/updates.ts UpdateEvent, less what the ledger side fills in). */
+export interface UpdateEventFacts {
+  version: string;
+  state: 'offered' | 'refused' | 'downloading' | 'verified' | 'waiting' | 'activating' | 'trial' | 'healthy' | 'failed' | 'rolled-back';
+  rolloutId: string | null;
+  progress: { bytes: number; size: number } | null;
+  detail: string | null;
+}
 
 /** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
 export interface ThreadMemory {
@@ -111,7 +127,9 @@ export type PaymentToMain =
   | { type: 'ready'; startUrl: string | null }
   | { type: 'fatal'; code: string; message: string }
   /** Shutdown finished: Start endpoint closed, outbox sends settled, ledger closed. */
-  | { type: 'stopped' };
+  | { type: 'stopped' }
+  /** Answer to update.hold: what is in flight on the payment side (null: nothing), and whether new sessions are held off. */
+  | { type: 'update.activity'; busy: string | null; held: boolean };
 
 /** Why a payment did not go through, in words a shopper understands (src/display/catalog). */
 export type DeclineReason =
@@ -195,7 +213,9 @@ export type FleetToPayment =
   | { type: 'fleet.events.want'; afterSeq: number; max: number }
   /** The broker acknowledged (PUBACK) these events: delete them. */
   | { type: 'fleet.events.acked'; seqs: number[] }
-  | { type: 'fleet.link'; connected: boolean };
+  | { type: 'fleet.link'; connected: boolean }
+  /** Queue an `update` fleet event (the fleet worker's update agent, src/updates/agent.ts). */
+  | { type: 'fleet.update.event'; event: UpdateEventFacts };
 
 /** Payment worker -> fleet worker. */
 export type PaymentToFleet =
@@ -216,4 +236,6 @@ export type FleetToMain =
   | { type: 'fleet.link'; connected: boolean }
   /** A configuration trial's probe came back over the machine's own command topic (probe.ts). */
   | { type: 'fleet.probe.returned' }
+  /** An update is downloaded and verified: activate it at the next idle moment (src/updates/activation.ts). */
+  | { type: 'update.ready'; version: string; rolloutId: string | null }
   | { type: 'stopped' };

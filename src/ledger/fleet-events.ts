@@ -161,6 +161,32 @@ export class FleetEventLog {
     return eventId;
   }
 
+  /**
+   * An `update` event (src/fleet/contract/updates.ts): its own transaction, queued in the 'sale'
+   * delivery class, never dropped (a handful per update, and the operator's rollout waits on them).
+   */
+  recordUpdate(event: { version: string; running: string; state: string; rolloutId: string | null; progress: { bytes: number; size: number } | null; detail: string | null }): string | null {
+    const facts = this.facts;
+    if (facts === null) return null;
+    const atMs = this.now();
+    const eventId = randomUUID();
+    const text = JSON.stringify({
+      kind: 'update',
+      eventId,
+      at: new Date(atMs).toISOString(),
+      machineId: facts.machineId,
+      version: event.version.slice(0, 64),
+      running: event.running.slice(0, 64),
+      state: event.state,
+      rolloutId: event.rolloutId,
+      progress: event.progress,
+      detail: event.detail === null ? null : event.detail.slice(0, 512),
+    });
+    this.conn.write(() => this.insert(eventId, 'sale', text, atMs));
+    this.flush();
+    return eventId;
+  }
+
   /** Queued events after `afterSeq`, oldest first. */
   pending(afterSeq: number, limit: number): QueuedFleetEvent[] {
     return this.conn.read(() =>

@@ -123,3 +123,17 @@ test('a board spewing cash-sale lines costs at most 20 writes a minute; the rest
   for (let i = 0; i < 500; i++) service.handle({ type: 'cash.sale', price: 1.15, item: 12 });
   assert.deepEqual(ledger.cashSales.totals(), { count: 20, sumMinor: 2300 });
 });
+
+test('an update holds new Starts off (busy) and reports what is in flight: a payment, a delivery; let go, Starts are taken again', async () => {
+  service.handle({ type: 'reader.status', status: 'enabled', txId: null });
+  const hooks = service.startHooks();
+  assert.equal(hooks.readerBusy(), null);
+  assert.deepEqual(service.holdForUpdate(true, 0), { busy: null });
+  assert.equal(hooks.readerBusy(), 'restarting for an update');
+  assert.deepEqual(service.holdForUpdate(true, 2), { busy: 'outbox delivery in flight' });
+  assert.deepEqual(service.holdForUpdate(false, 0), { busy: null });
+  assert.equal(hooks.readerBusy(), null);
+  service.handle({ type: 'vend.requested', requestId: 'rq-9', price: 1, item: 3 });
+  await settle();
+  assert.deepEqual(service.holdForUpdate(false, 0), { busy: 'payment running' });
+});

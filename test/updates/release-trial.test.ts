@@ -16,11 +16,11 @@ import {
   readReleaseRolledBack,
   readReleaseTrial,
   releaseTrialFile,
-  resolveUpdatesDir,
   rolledBackFile,
   rolledBackReportedFile,
   writeHealthy,
 } from '../../src/updates/trial/release-trial.js';
+import { updatesDir } from '../../src/updates/files.js';
 
 const T = { timeout: 10_000 };
 
@@ -32,8 +32,8 @@ function scratch(): { dir: string; done: () => void } {
 test('where the files are: the root side\'s state directory, updates.dir or `updates` beside the ledger', T, () => {
   assert.equal(releaseTrialFile({}), '/var/lib/qrvend-release/trial.json');
   assert.equal(releaseTrialFile({ [RELEASE_STATE_DIR_ENV]: '/tmp/r' }), '/tmp/r/trial.json');
-  assert.equal(resolveUpdatesDir({ updates: { dir: null }, store: { path: '/var/lib/qrvend/ledger.sqlite' } }), '/var/lib/qrvend/updates');
-  assert.equal(resolveUpdatesDir({ updates: { dir: '/data/upd' }, store: { path: '/var/lib/qrvend/ledger.sqlite' } }), '/data/upd');
+  assert.equal(updatesDir({ updates: { dir: null }, store: { path: '/var/lib/qrvend/ledger.sqlite' } }), '/var/lib/qrvend/updates');
+  assert.equal(updatesDir({ updates: { dir: '/data/upd' }, store: { path: '/var/lib/qrvend/ledger.sqlite' } }), '/data/upd');
 });
 
 test('the trial is this start\'s only when it names the running version; anything else, damaged or oversized, is no trial', T, () => {
@@ -60,9 +60,13 @@ test('healthy.json names the version, durably; it ends an earlier rollback\'s re
     const fresh = readReleaseRolledBack(s.dir);
     assert.equal(fresh?.reported, false);
     assert.equal(fresh?.reason, 'the trial start ended before it was confirmed healthy (signal, killed KILL)');
-    markRolledBackReported(s.dir);
-    assert.equal(existsSync(rolledBackFile(s.dir)), false);
+    markRolledBackReported(s.dir, fresh!);
+    assert.equal(existsSync(rolledBackFile(s.dir)), true, 'the report stays: the update agent reads it too');
     assert.equal(readReleaseRolledBack(s.dir)?.reported, true);
+    // A later rollback (another time) is a new report.
+    writeFileSync(rolledBackFile(s.dir), '{"version":"0.2.1","previous":"0.1.0","at":"2026-11-27T05:00:00Z","reason":"later"}\n');
+    assert.equal(readReleaseRolledBack(s.dir)?.reported, false);
+    markRolledBackReported(s.dir, readReleaseRolledBack(s.dir)!);
 
     writeHealthy(s.dir, '0.3.0');
     assert.deepEqual(JSON.parse(readFileSync(healthyFile(s.dir), 'utf8')), { version: '0.3.0' });

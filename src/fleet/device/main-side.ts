@@ -13,8 +13,8 @@ import type { FleetToMain, MainToFleet, MainToPayment } from '../../ipc/messages
 import { TOPIC_LEVEL } from '../contract/topics.js';
 import { confirmChange, readPendingChange, readRolledBack, rollBack, type PendingChange } from './config-change.js';
 import type { FleetWorkerData } from './worker.js';
-import type { UpdateState } from '../contract/updates.js';
-import { resolveUpdatesDir } from '../../updates/trial/release-trial.js';
+import { updatesDir } from '../../updates/files.js';
+import { publishUpdateEvent } from '../../updates/events.js';
 import { watchReleaseTrial } from '../../updates/trial/agent-trial.js';
 
 const FLEET_WORKER_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 };
@@ -28,8 +28,8 @@ export interface FleetMainOptions {
   toPayment(message: MainToPayment): void;
   /** Restart the agent (exit with RESTART_EXIT_CODE). */
   restart(reason: string): void;
-  /** An update event (trial, healthy, rolled-back) for the fleet link's durable event queue. */
-  publishUpdateEvent?(state: UpdateState, version: string, detail: string | null): void;
+  /** An update is downloaded and verified: activate it at the next idle moment (src/updates/activation-runner.ts). */
+  onUpdateReady?(version: string, rolloutId: string | null): void;
 }
 
 export interface FleetMain {
@@ -63,10 +63,10 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   // A new release's trial is judged by the root side (qrvend-release); the agent says when it is healthy.
   const release = watchReleaseTrial({
     version: VERSION,
-    updatesDir: resolveUpdatesDir(config),
+    updatesDir: updatesDir(config),
     log,
     alarm: (active, detail) => o.toPayment({ type: 'fleet.observe', code: 'UPDATE_ROLLED_BACK', active, detail }),
-    publish: (state, version, detail) => o.publishUpdateEvent?.(state, version, detail),
+    publish: (state, version, detail) => publishUpdateEvent(o.toPayment, state, version, detail),
   });
 
   let worker: Worker | null = null;
@@ -93,6 +93,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         if (message.type === 'fleet.restart') o.restart(message.reason);
         else if (message.type === 'fleet.link') fleetConnected = message.connected;
         else if (message.type === 'fleet.probe.returned') probeReturned = true;
+        else if (message.type === 'update.ready') o.onUpdateReady?.(message.version, message.rolloutId);
         else if (message.type === 'stopped') stopped?.();
       });
       // The fleet link is not on the vend path: a failure ends the link, never the payments.

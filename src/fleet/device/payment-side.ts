@@ -12,7 +12,8 @@ import type { MessagePort } from 'node:worker_threads';
 import { isQrvendError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { Ledger } from '../../ledger/index.js';
-import type { FleetFacts, FleetToPayment, MainToPayment, PaymentToFleet, PaymentToMain, ReaderStatus } from '../../ipc/messages.js';
+import type { FleetFacts, FleetToPayment, MainToPayment, PaymentToFleet, PaymentToMain, ReaderStatus, UpdateEventFacts } from '../../ipc/messages.js';
+import { VERSION } from '../../core/version.js';
 import { ALARM_CODES, type AlarmCode } from '../contract/alarms.js';
 import { OutboxRetryArgs } from '../contract/commands.js';
 import { emptyAlarmBook, observe, raisedCodes, settle, withRaised, type AlarmBook } from './alarm-book.js';
@@ -93,6 +94,18 @@ export class FleetPaymentSide {
       this.pushFacts();
     } else if (message.type === 'fleet.observe') {
       this.observe(message.code, message.active, message.detail);
+    } else if (message.type === 'update.event') {
+      this.recordUpdate(message.event);
+    }
+  }
+
+  /** Queues an `update` fleet event (durably; published like the others). */
+  recordUpdate(event: UpdateEventFacts): void {
+    try {
+      this.o.ledger.fleetEvents.recordUpdate({ ...event, running: VERSION });
+      this.o.log.info({ event: 'update.state', state: event.state, version: event.version, rolloutId: event.rolloutId, detail: event.detail }, `update ${event.version}: ${event.state}`);
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message, state: event.state }, 'update event could not be written');
     }
   }
 
@@ -187,6 +200,9 @@ export class FleetPaymentSide {
           return;
         case 'fleet.command':
           void this.answer(message.id, message.name, message.args);
+          return;
+        case 'fleet.update.event':
+          this.recordUpdate(message.event);
           return;
       }
     } catch (err) {

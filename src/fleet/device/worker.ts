@@ -29,6 +29,8 @@ import { withoutCredentials } from '../../core/url-credentials.js';
 import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
 import { readFleetCredentials } from './credentials.js';
 import { createProbe, probeTopic } from './probe.js';
+import { UpdateAgent } from '../../updates/agent.js';
+import { updatesDir } from '../../updates/files.js';
 
 export interface FleetWorkerData {
   config: QrvendConfig;
@@ -150,6 +152,7 @@ function statusMessage(): StatusMessage | null {
     outbox: facts.outbox,
     alarms: facts.alarms as AlarmCode[],
     acceptsRelayedStart: fleet.acceptRelayedStart,
+    ...(updates?.status() ? { update: updates.status()! } : {}),
     at: new Date().toISOString(),
   };
 }
@@ -184,6 +187,7 @@ function publishStatus(force: boolean): void {
 }
 
 function publishHealth(): void {
+  updates?.refresh();
   if (!connected) return;
   const health = {
     machineId: data.machineId,
@@ -258,6 +262,28 @@ function nonceBook(): NonceBook {
   }
   return nonces;
 }
+/** update.offer (design section 12): checks, downloads, verifies, and hands the version to the main thread. */
+const updates: UpdateAgent | null = (() => {
+  try {
+    return new UpdateAgent({
+      dir: updatesDir(config),
+      keyring: trust.keyring,
+      running: data.version,
+      caFile: config.updates.caFile,
+      maxDownloadBytes: config.updates.maxDownloadBytes,
+      emit: (event) => toPayment({ type: 'fleet.update.event', event }),
+      ready: (version, rolloutId) => toMain({ type: 'update.ready', version, rolloutId }),
+      statusChanged: () => publishStatus(false),
+      log,
+      wallNow,
+      monotonicNow,
+    });
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'update agent off: its state cannot be read; update.offer is refused');
+    return null;
+  }
+})();
+
 const refusalLog = new RepeatedLog({
   intervalMs: 60_000,
   write: (fields, repeated) => log.warn({ event: 'fleet.command.refused', ...fields, repeated }, `fleet command refused: ${String(fields.why)}`),
@@ -339,6 +365,10 @@ async function onCommand(topic: string, payload: Buffer, packet: IPublishPacket)
 
 /** Runs an admitted command: the fleet worker's own, or the payment side's. */
 async function serve(name: CommandName, args: unknown): Promise<Served> {
+  if (name === 'update.offer') {
+    if (updates === null) return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'the update agent is off on this machine (see its log)' } };
+    return { outcome: updates.offer(args) };
+  }
   const served = await serveLocalCommand(local, name, args);
   if (served !== null) return served;
   if (name === 'start' && !fleet.acceptRelayedStart) {
@@ -389,6 +419,7 @@ async function shutdown(): Promise<void> {
   stopping = true;
   clearInterval(healthTimer);
   probe?.stop();
+  updates?.stop();
   if (statusTimer !== null) clearTimeout(statusTimer);
   const c = client;
   if (c !== null && connected) {
@@ -457,3 +488,4 @@ function start(): void {
 const healthTimer = setInterval(publishHealth, fleet.healthIntervalS * 1000);
 healthTimer.unref();
 start();
+updates?.resume();

@@ -28,6 +28,7 @@ export function onPayment(fx: Fx, model: ReaderModel, msg: PaymentToMain): Reade
     case 'ready':
     case 'fatal':
     case 'stopped':
+    case 'update.activity':
       return model; // the machine loop logs these; they do not move the reader
   }
 }

@@ -36,7 +36,7 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
       log.error({ event: 'update.rolled-back', code: 'UPDATE_ROLLED_BACK', version: rolledBack.version, previous: rolledBack.previous }, detail);
       o.publish('rolled-back', rolledBack.version, rolledBack.reason);
       try {
-        markRolledBackReported(o.updatesDir);
+        markRolledBackReported(o.updatesDir, rolledBack);
       } catch (err) {
         log.warn({ err, code: 'INTERNAL' }, 'could not mark the rollback as reported: its event may be sent again at the next start');
       }

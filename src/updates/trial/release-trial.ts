@@ -7,14 +7,17 @@
  *     the ledger open for writing, the fleet link's own round trip), writes
  *     <updates.dir>/healthy.json {version} durably: the root side ends the trial on it;
  *   - after a rollback (the previous release runs again), reads <updates.dir>/rolled-back.json
- *     {version, previous, at, reason} to raise UPDATE_ROLLED_BACK and report it once.
+ *     {version, previous, at, reason} to raise UPDATE_ROLLED_BACK and report it once (the update
+ *     agent, src/updates/agent.ts, reads it too, for the offer's status).
+ * The file names are the update agent's (src/updates/files.ts).
  * Both files the root side reads or writes are small JSON: bounded in size, checked like any input.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { z } from 'zod';
-import { removeDurably, renameDurably, writeFileAtomic } from '../../core/durable-file.js';
+import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
 import { RELEASE_VERSION } from '../manifest-schema.js';
+import { readSmallJson, updateFiles } from '../files.js';
 
 /** The root side's state directory; tests run the daemon against another one. */
 export const RELEASE_STATE_DIR_ENV = 'QRVEND_RELEASE_STATE_DIR';
@@ -31,34 +34,27 @@ export function releaseTrialFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(env[RELEASE_STATE_DIR_ENV] || DEFAULT_RELEASE_STATE_DIR, 'trial.json');
 }
 
-/** updates.dir, or an `updates` folder beside the ledger (src/config/schema.ts). */
-export function resolveUpdatesDir(config: { updates: { dir: string | null }; store: { path: string } }): string {
-  return config.updates.dir ?? join(dirname(config.store.path), 'updates');
-}
+export const healthyFile = (dir: string): string => updateFiles(dir).healthy;
+export const rolledBackFile = (dir: string): string => updateFiles(dir).rolledBack;
+/**
+ * Which rollback was reported (its version and time): the alarm stays raised from rolled-back.json,
+ * which the update agent reads too, while its event is not sent twice.
+ */
+export const rolledBackReportedFile = (dir: string): string => join(dir, 'rolled-back.reported');
 
-export const healthyFile = (updatesDir: string): string => join(updatesDir, 'healthy.json');
-export const rolledBackFile = (updatesDir: string): string => join(updatesDir, 'rolled-back.json');
-/** rolled-back.json once its event is queued: the alarm stays, the event is not sent twice. */
-export const rolledBackReportedFile = (updatesDir: string): string => join(updatesDir, 'rolled-back.reported.json');
-
-function readSmallJson<T>(file: string, schema: z.ZodType<T>): T | null {
-  try {
-    if (!existsSync(file) || statSync(file).size > MAX_FILE_BYTES) return null;
-    const parsed = schema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
-    return parsed.success ? parsed.data : null;
-  } catch {
-    return null;
-  }
+function readChecked<T>(file: string, schema: z.ZodType<T>): T | null {
+  const parsed = schema.safeParse(readSmallJson(file, MAX_FILE_BYTES));
+  return parsed.success ? parsed.data : null;
 }
 
 /** The trial the root side counts, when it is this version's; null otherwise (or unreadable). */
 export function readReleaseTrial(version: string, file: string = releaseTrialFile()): ReleaseTrial | null {
-  const trial = readSmallJson(file, ReleaseTrial);
+  const trial = readChecked(file, ReleaseTrial);
   return trial !== null && trial.version === version ? trial : null;
 }
 
 export function readHealthy(updatesDir: string): string | null {
-  return readSmallJson(healthyFile(updatesDir), z.object({ version: Version }))?.version ?? null;
+  return readChecked(healthyFile(updatesDir), z.object({ version: Version }))?.version ?? null;
 }
 
 /** The trial start is healthy: the root side ends the trial; an earlier rollback's alarm is over. */
@@ -69,14 +65,21 @@ export function writeHealthy(updatesDir: string, version: string): void {
 }
 
 export function readReleaseRolledBack(updatesDir: string): ReleaseRolledBack | null {
-  const fresh = readSmallJson(rolledBackFile(updatesDir), RolledBack);
-  if (fresh !== null) return { ...fresh, reported: false };
-  const reported = readSmallJson(rolledBackReportedFile(updatesDir), RolledBack);
-  return reported !== null ? { ...reported, reported: true } : null;
+  const report = readChecked(rolledBackFile(updatesDir), RolledBack);
+  if (report === null) return null;
+  let reported = false;
+  try {
+    reported = readFileSync(rolledBackReportedFile(updatesDir), 'utf8') === reportedMark(report);
+  } catch {
+    // not reported yet
+  }
+  return { ...report, reported };
 }
 
-export function markRolledBackReported(updatesDir: string): void {
-  renameDurably(rolledBackFile(updatesDir), rolledBackReportedFile(updatesDir));
+const reportedMark = (r: { version: string; at: string }) => `${r.version} ${r.at}\n`;
+
+export function markRolledBackReported(updatesDir: string, report: { version: string; at: string }): void {
+  writeFileAtomic(rolledBackReportedFile(updatesDir), reportedMark(report), 0o640);
 }
 
 /** The alarm's detail: what a technician reads in `qrvend fleet status`. */
