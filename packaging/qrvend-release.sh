@@ -180,7 +180,9 @@ activate() {
   if ! out=$(timeout 300 "$OPT/current/bin/qrvend" update verify --manifest "$STATE/incoming.manifest.json" \
     --artifact "$incoming" --trust "$TRUST" --installed "$current" 2>&1); then
     say "$out"
-    refuse "$version" "qrvend update verify refused the manifest or the artifact (journalctl -u qrvend says why)"
+    # Only the error's code goes into the agent's file (capitals and _: safe in JSON as it is).
+    code=$(printf '%s\n' "$out" | sed -n 's/^qrvend: \([A-Z][A-Z_]*\): .*/\1/p' | head -n 1)
+    refuse "$version" "qrvend update verify refused the manifest or the artifact (${code:-no code}; journalctl -u qrvend says why)"
     return 0
   fi
   tmp=$OPT/releases/.incoming-$version
