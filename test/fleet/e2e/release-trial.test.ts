@@ -65,6 +65,8 @@ function onTrial(): void {
   }
   mkdirSync(join(root, 'var/lib/qrvend-release'), { recursive: true });
   writeFileSync(trialFile(), `${JSON.stringify({ version: VERSION, previous: PREVIOUS, runs: 1 })}\n`);
+  // An activation starts a fresh trial: an earlier trial's healthy mark and rollback report go.
+  for (const f of [healthyFile(updatesDir), rolledBackFile(updatesDir)]) rmSync(f, { force: true });
 }
 
 /** The unit's ExecStopPost line for qrvend-release, installed paths mapped to the checkout and the rig. */
@@ -90,6 +92,10 @@ test('a healthy trial start (reader enabled, payment side ready, own command top
   const returned = agent.logs.findIndex((l) => l.event === 'fleet.probe.returned');
   const healthy = agent.logs.findIndex((l) => l.event === 'update.healthy');
   assert.ok(trial >= 0 && returned > trial && healthy > returned, 'on trial, the probe came back, then healthy');
+  // The update events, through the fleet link's durable event queue.
+  for (const state of ['trial', 'healthy']) {
+    await watcher.waitForEvent((e) => e.kind === 'update' && e.state === state && e.version === VERSION, 20_000, `update event ${state}`);
+  }
   await rig.stopAgent('SIGTERM');
   const post = await stopPost(agent);
   assert.equal(post.code, 0, post.stderr);
@@ -100,7 +106,6 @@ test('a healthy trial start (reader enabled, payment side ready, own command top
 
 test('a trial start that crashes before it is healthy is rolled back by the stop hook; the previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 120_000 }, async () => {
   onTrial();
-  rmSync(healthyFile(updatesDir), { force: true });
   const agent = await rig.startAgentProcessOnly();
   agent.child.kill('SIGKILL');
   const post = await stopPost(agent);
@@ -114,6 +119,8 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   assert.match(JSON.stringify(raised), new RegExp(`release ${VERSION.replaceAll('.', '\\.')} was rolled back to ${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`));
   assert.ok(watcher.events.indexOf(raised) >= events);
   assert.equal(back.logs.filter((l) => l.event === 'update.rolled-back').length, 1);
+  const event = await watcher.waitForEvent((e) => e.kind === 'update' && e.state === 'rolled-back' && e.version === VERSION, 20_000, 'update event rolled-back');
+  assert.match(String((event as { detail?: unknown }).detail), /signal, killed KILL/);
   await until(() => existsSync(rolledBackReportedFile(updatesDir)), 10_000, 'the rollback marked as reported');
   assert.equal(existsSync(rolledBackFile(updatesDir)), true, 'the report stays for the update agent; the alarm with it');
 
@@ -123,6 +130,7 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   const again = await rig.startAgent(30_000);
   await until(() => watcher.statuses.slice(statuses).some((st) => st.online === true && ((st.alarms as string[] | undefined) ?? []).includes('UPDATE_ROLLED_BACK')), 30_000, 'online again with UPDATE_ROLLED_BACK still raised');
   assert.equal(again.logs.filter((l) => l.event === 'update.rolled-back').length, 0);
+  assert.equal(watcher.events.filter((e) => e.kind === 'update' && e.state === 'rolled-back').length, 1, 'reported once');
   await rig.stopAgent('SIGTERM');
 });
 
