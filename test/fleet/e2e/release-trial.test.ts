@@ -56,8 +56,9 @@ after(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-/** What qrvend-release leaves once it activated this version after PREVIOUS. */
-function onTrial(): void {
+/** What qrvend-release leaves once it activated this version after PREVIOUS (no agent running). */
+async function onTrial(): Promise<void> {
+  if (rig.agent !== null) await rig.stopAgent('SIGKILL');
   for (const v of [PREVIOUS, VERSION]) mkdirSync(join(root, 'opt/qrvend/releases', v, 'bin'), { recursive: true });
   for (const [link, v] of [['current', VERSION], ['previous', PREVIOUS]] as const) {
     rmSync(join(root, 'opt/qrvend', link), { force: true });
@@ -84,9 +85,10 @@ async function stopPost(agent: AgentProcess): Promise<ScriptRun> {
 }
 
 test('a healthy trial start (reader enabled, payment side ready, own command topic round trip) writes healthy.json; the stop hook then keeps the release', { timeout: 90_000 }, async () => {
-  onTrial();
+  await onTrial();
   const agent = await rig.startAgent(30_000);
-  await until(() => existsSync(healthyFile(updatesDir)), 30_000, 'healthy.json');
+  // The line comes after the file (written durably first): once it is in, so is the file.
+  await agent.waitForLog((l) => l.event === 'update.healthy', 30_000, 'the release confirmed healthy');
   assert.deepEqual(JSON.parse(readFileSync(healthyFile(updatesDir), 'utf8')), { version: VERSION });
   const trial = agent.logs.findIndex((l) => l.event === 'update.trial');
   const returned = agent.logs.findIndex((l) => l.event === 'fleet.probe.returned');
@@ -105,7 +107,7 @@ test('a healthy trial start (reader enabled, payment side ready, own command top
 });
 
 test('a trial start that crashes before it is healthy is rolled back by the stop hook; the previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 120_000 }, async () => {
-  onTrial();
+  await onTrial();
   const agent = await rig.startAgentProcessOnly();
   agent.child.kill('SIGKILL');
   const post = await stopPost(agent);
@@ -118,6 +120,7 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   const raised = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'UPDATE_ROLLED_BACK' && e.state === 'raised', 30_000, 'UPDATE_ROLLED_BACK raised');
   assert.match(JSON.stringify(raised), new RegExp(`release ${VERSION.replaceAll('.', '\\.')} was rolled back to ${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`));
   assert.ok(watcher.events.indexOf(raised) >= events);
+  await back.waitForLog((l) => l.event === 'update.rolled-back', 10_000, 'the rollback in the journal');
   assert.equal(back.logs.filter((l) => l.event === 'update.rolled-back').length, 1);
   const event = await watcher.waitForEvent((e) => e.kind === 'update' && e.state === 'rolled-back' && e.version === VERSION, 20_000, 'update event rolled-back');
   assert.match(String((event as { detail?: unknown }).detail), /signal, killed KILL/);
@@ -135,7 +138,7 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
 });
 
 test('a trial start its start checks refuse (SecretToken file gone) exits 75, not 78, so that systemd restarts it on the previous release', { timeout: 90_000 }, async () => {
-  onTrial();
+  await onTrial();
   const tokenFile = join(rig.dir, 'secret-token');
   const token = readFileSync(tokenFile);
   rmSync(tokenFile);
