@@ -1,9 +1,14 @@
 #!/bin/sh
-# /opt/qrvend/bin/qrvend: the installed `qrvend` command (systemd's ExecStart, /usr/bin/qrvend).
+# bin/qrvend of a release: the installed `qrvend` command (through /opt/qrvend/bin/qrvend, the
+# launcher, from systemd's ExecStart and /usr/bin/qrvend; directly with scripts/install.sh).
 # `exec` keeps the PID, so the node process is the unit's main process and the watchdog's target.
-# Node: QRVEND_NODE when set; else the release's bundled one (/opt/qrvend/node/bin/node, which the
+# QRVEND_HOME: the release this script belongs to (/opt/qrvend/releases/<version> from the .deb,
+# set by the launcher; /opt/qrvend for a checkout installed with scripts/install.sh).
+# Node: QRVEND_NODE when set; else the release's bundled one ($QRVEND_HOME/node/bin/node, which the
 # native modules were built for); else `node` on PATH (a checkout installed with scripts/install.sh).
-QRVEND_HOME=${QRVEND_HOME:-/opt/qrvend}
+if [ -z "${QRVEND_HOME:-}" ]; then
+  QRVEND_HOME=$(readlink -f "$0") && QRVEND_HOME=${QRVEND_HOME%/bin/*}
+fi
 if [ -z "${QRVEND_NODE:-}" ] && [ -x "$QRVEND_HOME/node/bin/node" ]; then
   QRVEND_NODE="$QRVEND_HOME/node/bin/node"
 fi

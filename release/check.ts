@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { ELF_HEADER_BYTES, machineName, readElfIdentity } from './elf.js';
 import { DEB_DEPENDS, TARGETS, isReleaseArch, type ReleaseTarget } from './targets.js';
-import { CONFFILES, MAINTAINER_SCRIPTS } from './package-tree.js';
+import { CONFFILES, MAINTAINER_SCRIPTS, releaseDir } from './package-tree.js';
 import { run } from './run.js';
 
 export interface FileHead {
@@ -18,18 +18,29 @@ export interface FileHead {
   head: Uint8Array;
 }
 
-/** Files every release carries, as paths inside the package. */
-export const REQUIRED_FILES = [
-  'opt/qrvend/node/bin/node',
-  'opt/qrvend/bin/qrvend',
+/** Files every release carries in its own tree, opt/qrvend/releases/<version>/ (docs/releases.md). */
+export const RELEASE_FILES = [
+  'node/bin/node',
+  'bin/qrvend',
+  'dist/src/cli/main.js',
+  'dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
+  'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+] as const;
+
+/** Files outside every release: they outlive any one of them. */
+export const STABLE_FILES = [
+  'opt/qrvend/bin/qrvend', // the launcher, through /opt/qrvend/current
   'opt/qrvend/bin/qrvend-trial', // the unit's ExecStartPre/ExecStopPost
-  'opt/qrvend/dist/src/cli/main.js',
-  'opt/qrvend/dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
-  'opt/qrvend/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+  'opt/qrvend/bin/qrvend-release',
   'usr/lib/systemd/system/qrvend.service',
   'usr/lib/systemd/system/qrvend-relay.service',
   'usr/lib/sysusers.d/qrvend.conf',
 ] as const;
+
+/** Every file a release of this version must carry, as paths inside the package. */
+export function requiredFiles(version: string): string[] {
+  return [...RELEASE_FILES.map((f) => `${releaseDir(version)}/${f}`), ...STABLE_FILES];
+}
 
 /** Every ELF file must be for the target's machine and word size; at least Node itself must be there. */
 export function elfProblems(files: readonly FileHead[], target: ReleaseTarget): string[] {
@@ -106,35 +117,39 @@ export function debProblems(deb: DebFacts, fileName: string): string[] {
   for (const s of MAINTAINER_SCRIPTS) {
     if (!deb.controlMembers.includes(s)) problems.push(`maintainer script ${s} is missing`);
   }
-  problems.push(...treeProblems(deb.paths));
+  problems.push(...treeProblems(deb.paths, deb.fields.Version ?? '?'));
   if (deb.paths.includes('etc/qrvend/secret-token')) problems.push('ships /etc/qrvend/secret-token: the secret is provisioned on the machine, never packaged');
   return problems;
 }
 
 /** Rules for the file list shared by the .deb and the tarball. */
-export function treeProblems(paths: readonly string[]): string[] {
+export function treeProblems(paths: readonly string[], version: string): string[] {
   const problems: string[] = [];
   const set = new Set(paths);
-  for (const f of REQUIRED_FILES) if (!set.has(f)) problems.push(`${f} is missing`);
+  for (const f of requiredFiles(version)) if (!set.has(f)) problems.push(`${f} is missing`);
+  const release = `${releaseDir(version)}/`;
   for (const p of paths) {
     if (/(^|\/)node_modules\/(typescript|fast-check|jsqr)(\/|$)/.test(p)) {
       problems.push(`${p}: a development dependency is shipped`);
       break;
     }
-    if (p.startsWith('opt/qrvend/dist/test/')) {
-      problems.push('tests are shipped (opt/qrvend/dist/test)');
+    if (p.startsWith(`${release}dist/test/`)) {
+      problems.push(`tests are shipped (${release}dist/test)`);
       break;
     }
   }
+  // Side by side: outside the release's own tree, /opt/qrvend holds only the stable entry points.
+  const stray = paths.find((p) => p.startsWith('opt/qrvend/') && !p.startsWith(release) && p !== releaseDir(version) && !/^opt\/qrvend\/(bin(\/qrvend(-trial|-release)?)?|releases|current)$/.test(p));
+  if (stray !== undefined) problems.push(`${stray}: outside ${release} (a release's files live in its own tree, docs/releases.md)`);
   return problems;
 }
 
-/** The target a tarball is for, from its name (qrvend-<version>-linux-<arch>.tar.gz). */
-export function tarballTarget(fileName: string): ReleaseTarget | null {
-  const m = /^qrvend-.+-linux-([a-z0-9]+)\.tar\.gz$/.exec(fileName);
+/** The target and version of a tarball, from its name (qrvend_<version>_<arch>.tar.gz). */
+export function tarballTarget(fileName: string): { target: ReleaseTarget; version: string } | null {
+  const m = /^qrvend_(.+)_([a-z0-9]+)\.tar\.gz$/.exec(fileName);
   if (m === null) return null;
-  const arch = m[1]!;
-  return isReleaseArch(arch) ? TARGETS[arch] : null;
+  const arch = m[2]!;
+  return isReleaseArch(arch) ? { target: TARGETS[arch], version: m[1]! } : null;
 }
 
 /** Reads the first bytes of every regular file under `dir`. */
@@ -182,11 +197,16 @@ export async function checkArtifact(file: string): Promise<string[]> {
       await run('dpkg-deb', ['--extract', file, join(tmp, 'data')], { timeoutMs: 600_000 });
       return [...problems, ...elfProblems(readHeads(join(tmp, 'data')), TARGETS[arch])];
     }
-    const target = tarballTarget(name);
-    if (target === null) return [`${name}: not a qrvend .deb or qrvend-<version>-linux-<arch>.tar.gz`];
+    const tarball = tarballTarget(name);
+    if (tarball === null) return [`${name}: not a qrvend .deb or qrvend_<version>_<arch>.tar.gz`];
+    const { target, version } = tarball;
     const listing = await run('tar', ['-tvzf', file], { capture: true });
     const paths = parseContents(listing);
-    const problems = treeProblems(paths);
+    const problems = treeProblems(paths, version);
+    // What the root side of a remote update extracts, and what an image builder's `current` is.
+    if (!listing.split('\n').some((line) => line.trimEnd().endsWith(` opt/qrvend/current -> releases/${version}`))) {
+      problems.push(`opt/qrvend/current does not link to releases/${version}`);
+    }
     if (paths.some((p) => p.startsWith('etc/'))) problems.push('the tarball carries /etc: configuration is the image builder\'s, never overwritten');
     await run('tar', ['-xzf', file, '-C', tmp], { timeoutMs: 600_000 });
     return [...problems, ...elfProblems(readHeads(tmp), target)];

@@ -4,7 +4,7 @@
  * script before this runs (dist is the same JavaScript for every architecture).
  *
  * Output (stable; the field test relies on it): <out>/qrvend_<version>_<arch>.deb and
- * <out>/qrvend-<version>-linux-<arch>.tar.gz, default <out> = out/release. The paths of the
+ * <out>/qrvend_<version>_<arch>.tar.gz, default <out> = out/release. The paths of the
  * files made are printed on stdout, one a line; progress and timings go to stderr.
  *
  * With `--sign KEY --key-id ID [--expires-days N] [--min-version V]`, each tarball also gets a
@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { RELEASE_ARCHES, TARGETS, isReleaseArch, type ReleaseArch } from './targets.js';
 import { fetchNodeRuntime } from './node-runtime.js';
 import { buildProductionModules } from './native-modules.js';
-import { buildDeb, buildTarball, readVersion, stageTree } from './package-tree.js';
+import { buildDeb, buildTarball, readVersion, releaseDir, stageTree } from './package-tree.js';
 import { checkArtifact } from './check.js';
 import { smokeTest } from './smoke.js';
 import { secondsSince } from './run.js';
@@ -97,7 +97,7 @@ async function main(): Promise<void> {
     try {
       const t1 = process.hrtime.bigint();
       await stageTree(stage);
-      log(`${arch}: native modules load: ${await smokeTest(join(root, 'opt/qrvend'), target)}`);
+      log(`${arch}: native modules load: ${await smokeTest(join(root, releaseDir(version)), target)}`);
       const tgz = await buildTarball(stage, out);
       const deb = await buildDeb(stage, out, opts.compress);
       log(`${arch}: packed in ${secondsSince(t1)} s`);

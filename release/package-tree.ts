@@ -1,7 +1,13 @@
 /**
  * The installed file tree of a release, staged under a directory that stands for `/`, and the
- * two artifacts made from it: the .deb (dpkg-deb) and the tarball (the same tree without the
- * conffile, for image builders that do not run dpkg).
+ * two artifacts made from it: the .deb (dpkg-deb) and the tarball (the same tree without /etc,
+ * for image builders that do not run dpkg, and the artifact of a remote update).
+ *
+ * Side by side (docs/releases.md): everything of one version lives in
+ * /opt/qrvend/releases/<version>; /opt/qrvend/current links to the one that runs. Outside the
+ * releases sit only what must outlive any one of them: the launcher (bin/qrvend, through
+ * `current`), and the root-side scripts around every start (bin/qrvend-trial, bin/qrvend-release),
+ * which a remote update never replaces, so that a bad release cannot break its own rollback.
  */
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,8 +16,15 @@ import type { NodeRuntime } from './node-runtime.js';
 import { run } from './run.js';
 
 export const TECHNICIAN_SCRIPTS = ['qrvend-logs', 'qrvend-serial-trace', 'qrvend-test-vend'] as const;
-export const CONFFILES = ['/etc/qrvend/config.json'] as const;
-export const MAINTAINER_SCRIPTS = ['postinst', 'prerm', 'postrm'] as const;
+export const CONFFILES = ['/etc/qrvend/config.json', '/etc/needrestart/conf.d/qrvend.conf'] as const;
+export const MAINTAINER_SCRIPTS = ['preinst', 'postinst', 'prerm', 'postrm'] as const;
+/** Where a version's tree lives, relative to the staged root (and to `/` on the machine). */
+export const releaseDir = (version: string): string => `opt/qrvend/releases/${version}`;
+
+/** The maintainer scripts name the version they install: `@VERSION@` in packaging/debian. */
+export function renderMaintainerScript(text: string, version: string): string {
+  return text.replaceAll('@VERSION@', version);
+}
 
 export interface StageOptions {
   repo: string;
@@ -24,8 +37,10 @@ export interface StageOptions {
 
 export async function stageTree(o: StageOptions): Promise<void> {
   rmSync(o.root, { recursive: true, force: true });
-  const opt = join(o.root, 'opt/qrvend');
+  const opt = join(o.root, releaseDir(o.version));
+  const stable = join(o.root, 'opt/qrvend/bin');
   mkdirSync(join(opt, 'bin'), { recursive: true });
+  mkdirSync(stable, { recursive: true });
   // Compiled once for every architecture: dist is plain JavaScript.
   cpSync(join(o.repo, 'dist/src'), join(opt, 'dist/src'), { recursive: true, filter: (src) => !src.endsWith('.map') });
   // ...except the project's own C (the pty relay behind the serial trace): compiled for the target.
@@ -52,9 +67,13 @@ export async function stageTree(o: StageOptions): Promise<void> {
 
   copyFileSync(join(o.repo, 'packaging/qrvend-wrapper.sh'), join(opt, 'bin/qrvend'));
   chmodSync(join(opt, 'bin/qrvend'), 0o755);
-  // The unit's ExecStartPre/ExecStopPost: the trial of a configuration change from the fleet.
-  copyFileSync(join(o.repo, 'packaging/qrvend-trial.sh'), join(opt, 'bin/qrvend-trial'));
-  chmodSync(join(opt, 'bin/qrvend-trial'), 0o755);
+  // Outside the releases: the launcher through `current`, and the unit's ExecStartPre/ExecStopPost
+  // (the trial of a configuration change, the activation and trial of a new release).
+  const stableFiles = { qrvend: 'qrvend-launcher.sh', 'qrvend-trial': 'qrvend-trial.sh', 'qrvend-release': 'qrvend-release.sh' };
+  for (const [name, from] of Object.entries(stableFiles)) {
+    copyFileSync(join(o.repo, 'packaging', from), join(stable, name));
+    chmodSync(join(stable, name), 0o755);
+  }
   mkdirSync(join(opt, 'scripts'));
   for (const s of TECHNICIAN_SCRIPTS) {
     copyFileSync(join(o.repo, 'scripts', s), join(opt, 'scripts', s));
@@ -66,7 +85,7 @@ export async function stageTree(o: StageOptions): Promise<void> {
 
   mkdirSync(join(o.root, 'usr/bin'), { recursive: true });
   symlinkSync('/opt/qrvend/bin/qrvend', join(o.root, 'usr/bin/qrvend'));
-  for (const s of TECHNICIAN_SCRIPTS) symlinkSync(`/opt/qrvend/scripts/${s}`, join(o.root, 'usr/bin', s));
+  for (const s of TECHNICIAN_SCRIPTS) symlinkSync(`/opt/qrvend/current/scripts/${s}`, join(o.root, 'usr/bin', s));
   const sysd = (from: string, to: string) => {
     mkdirSync(join(o.root, to, '..'), { recursive: true });
     copyFileSync(join(o.repo, from), join(o.root, to));
@@ -83,17 +102,22 @@ export async function stageTree(o: StageOptions): Promise<void> {
 
 /** dpkg-deb of the staged tree; returns the package's path. */
 export async function buildDeb(o: StageOptions, outDir: string, compression: 'xz' | 'gzip'): Promise<string> {
-  // The conffile lives only in the .deb (the tarball leaves /etc to the image builder).
+  // The conffiles live only in the .deb (the tarball leaves /etc to the image builder).
   mkdirSync(join(o.root, 'etc/qrvend'), { recursive: true });
   copyFileSync(join(o.repo, 'packaging/config.json.template'), join(o.root, 'etc/qrvend/config.json'));
   chmodSync(join(o.root, 'etc/qrvend/config.json'), 0o644);
+  // A stock needrestart must not restart the agent after an upgrade: the agent restarts itself
+  // when the machine is idle (postinst's restart request).
+  mkdirSync(join(o.root, 'etc/needrestart/conf.d'), { recursive: true });
+  copyFileSync(join(o.repo, 'packaging/needrestart.conf'), join(o.root, 'etc/needrestart/conf.d/qrvend.conf'));
+  chmodSync(join(o.root, 'etc/needrestart/conf.d/qrvend.conf'), 0o644);
   const control = join(o.root, 'DEBIAN');
   mkdirSync(control, { mode: 0o755 });
   const installedKb = Math.ceil(treeBytes(o.root) / 1024);
   writeFileSync(join(control, 'control'), controlFile(o.target, o.version, installedKb));
   writeFileSync(join(control, 'conffiles'), `${CONFFILES.join('\n')}\n`);
   for (const s of MAINTAINER_SCRIPTS) {
-    copyFileSync(join(o.repo, 'packaging/debian', s), join(control, s));
+    writeFileSync(join(control, s), renderMaintainerScript(readFileSync(join(o.repo, 'packaging/debian', s), 'utf8'), o.version));
     chmodSync(join(control, s), 0o755);
   }
   const deb = join(outDir, `qrvend_${o.version}_${o.target.deb}.deb`);
@@ -103,11 +127,26 @@ export async function buildDeb(o: StageOptions, outDir: string, compression: 'xz
   return deb;
 }
 
-/** The same tree as a tarball (opt/, usr/), owned by root, for images built without dpkg. */
+/**
+ * The same tree as a tarball (opt/, usr/), owned by root: for images built without dpkg (with the
+ * `current` link the .deb's postinst would make), and the artifact of a remote update, of which
+ * the root side extracts only opt/qrvend/releases/<version>.
+ */
 export async function buildTarball(o: StageOptions, outDir: string): Promise<string> {
-  const tgz = join(outDir, `qrvend-${o.version}-linux-${o.target.tarArch}.tar.gz`);
-  await run('tar', ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-czf', tgz, '-C', o.root, 'opt', 'usr'], { timeoutMs: 900_000 });
+  const tgz = join(outDir, tarballName(o.version, o.target));
+  const current = join(o.root, 'opt/qrvend/current');
+  symlinkSync(`releases/${o.version}`, current);
+  try {
+    await run('tar', ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-czf', tgz, '-C', o.root, 'opt', 'usr'], { timeoutMs: 900_000 });
+  } finally {
+    rmSync(current, { force: true });
+  }
   return tgz;
+}
+
+/** The update manifest's artifact name (src/updates/manifest-schema.ts ARTIFACT_NAME). */
+export function tarballName(version: string, target: ReleaseTarget): string {
+  return `qrvend_${version}_${target.deb}.tar.gz`;
 }
 
 export function controlFile(target: ReleaseTarget, version: string, installedKb: number): string {

@@ -73,6 +73,9 @@ cp -a "$src/node_modules" "$stage/node_modules"
 install -m 0755 "$src/packaging/qrvend-wrapper.sh" "$stage/bin/qrvend"
 # The unit's ExecStartPre/ExecStopPost: the trial of a configuration change from the fleet.
 install -m 0755 "$src/packaging/qrvend-trial.sh" "$stage/bin/qrvend-trial"
+# ...and the root side of remote updates, which refuses them on this flat layout (the .deb's
+# releases side by side are what it activates; docs/releases.md).
+install -m 0755 "$src/packaging/qrvend-release.sh" "$stage/bin/qrvend-release"
 # The .deb's postinst creates /etc/qrvend/config.json from this copy.
 install -m 0644 "$src/packaging/config.json.template" "$stage/share/config.json.template"
 for s in qrvend-logs qrvend-serial-trace qrvend-test-vend; do

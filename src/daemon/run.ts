@@ -6,6 +6,11 @@
  * ends with 75 (RESTART_EXIT_CODE), so that systemd restarts the agent and the unit's
  * ExecStopPost (packaging/qrvend-trial.sh) brings the previous overlay back. A 78 there would stop
  * systemd with the bad overlay in place, and the machine would stay off.
+ *
+ * The same in the trial of a new release (docs/releases.md): a 78 or a failed start there ends
+ * with 75, so that systemd restarts the agent once the unit's ExecStopPost
+ * (packaging/qrvend-release.sh) has brought the previous release back. A configuration the new
+ * release refuses is the new release's failure: the previous one ran on it.
  */
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/load.js';
@@ -17,6 +22,8 @@ import { startDaemon } from './daemon.js';
 import { assertStartable } from './start-checks.js';
 import { RESTART_EXIT_CODE, settleRejectedOverlay } from '../fleet/device/config-change.js';
 import type { ConfigProblem } from '../config/load.js';
+import { VERSION } from '../core/version.js';
+import { readReleaseTrial } from '../updates/trial/release-trial.js';
 
 /** sysexits EX_CONFIG: the unit's RestartPreventExitStatus. */
 const CONFIG_REFUSED_EXIT_CODE = 78;
@@ -24,6 +31,20 @@ const CONFIG_REFUSED_EXIT_CODE = 78;
 const overlayProblemsText = (problems: ConfigProblem[]) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 300);
 
 export async function runDaemonProcess(options: { configFile?: string | undefined }): Promise<number> {
+  if (readReleaseTrial(VERSION) === null) return runDaemon(options);
+  const failed = (why: string): number => {
+    process.stderr.write(`qrvend: the trial start of release ${VERSION} failed (${why}): exiting ${RESTART_EXIT_CODE} so that the previous release comes back and the agent restarts on it\n`);
+    return RESTART_EXIT_CODE;
+  };
+  try {
+    const code = await runDaemon(options);
+    return code === CONFIG_REFUSED_EXIT_CODE ? failed(`exit ${code}, configuration refused`) : code;
+  } catch (err) {
+    return failed(isQrvendError(err) ? err.describe() : String(err));
+  }
+}
+
+async function runDaemon(options: { configFile?: string | undefined }): Promise<number> {
   // Problems of the defaults or the site file end the start with 78; the fleet's overlay cannot (see load.ts).
   let loaded = loadConfig({ file: options.configFile, setRejectedOverlayAside: true });
   const rejected = loaded.overlay.status === 'rejected' ? loaded.overlay : null;

@@ -68,7 +68,7 @@ export type MainToPayment =
   /** The VMC reported a sale another device was paid for (MDB CASH SALE): recorded, never charged. */
   | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
-  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP' | 'UPDATE_DEFERRED'; active: boolean; detail: string | null }
+  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP' | 'UPDATE_DEFERRED' | 'UPDATE_ROLLED_BACK'; active: boolean; detail: string | null }
   /**
    * An activation waits (src/updates/activation.ts): hold off new sessions (the Start endpoint
    * answers busy) or let them go again; answered at once with `update.activity`.

@@ -9,7 +9,7 @@ import { silentLogger } from '../core/log.js';
 import { LedgerConnection, realTimers } from './connection.js';
 import { applyDurabilityPragmas, closeQuietly } from './db.js';
 import { LedgerOutbox } from './outbox.js';
-import { SCHEMA_VERSION, schemaVersionOf } from './schema.js';
+import { SCHEMA_VERSION, schemaVersionOf, usableByThisBuild } from './schema.js';
 import { describeError } from './sqlite-errors.js';
 import type { OutboxCounts, OutboxRow, OutboxStatus } from './types.js';
 
@@ -24,7 +24,8 @@ function openExisting(path: string, readonly: boolean): Database.Database {
     db = new Database(path, { readonly, fileMustExist: true });
     db.pragma('busy_timeout = 5000');
     const version = schemaVersionOf(db);
-    if (version !== SCHEMA_VERSION) {
+    // A newer release's file that this one can use (a rollback: src/ledger/schema.ts) is read too.
+    if (!usableByThisBuild(db)) {
       throw new QrvendError(ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED, `ledger ${path} has schema version ${version}, this qrvend reads version ${SCHEMA_VERSION}`, {
         hint: version === 0 ? 'this file is not a qrvend ledger, or qrvend run has not started on it yet' : 'use the qrvend version that matches the running daemon',
       });

@@ -3,6 +3,14 @@
  * (doctor, `qrvend outbox`) learns it without knowing any table. Migrations only ever append: a
  * released step is never edited, a new one is added with the next number.
  *
+ * Rollback of a release (docs/releases.md, "Ledger migrations"): the release before may have to
+ * open a ledger a newer one migrated, with the sales the newer one recorded during its trial. So
+ * every step says whether it is additive (new tables, indexes, columns that are nullable or have a
+ * default: code of an older schema reads and writes such a file as if the step were not there)
+ * or not. The file keeps, in meta, the lowest schema version whose code can still read and write
+ * it (COMPATIBLE_FROM); a build opens a newer file when its own version is within that bound, as it
+ * is, migrating nothing, and refuses it otherwise.
+ *
  * Times are epoch milliseconds (INTEGER): the drainer compares them with an injectable clock and
  * the CLI renders them. Amounts are integer minor units with the decimal places stored beside
  * them on each transaction, so a later change of `machine.decimalPlaces` cannot rescale history.
@@ -226,8 +234,34 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
+/**
+ * Steps older code cannot use a file after: 1-5 (before the rule, and 5 rebuilt tables with new
+ * constraints). Every later step is additive unless it is listed here, with the reason. A step
+ * listed here makes a rollback to a release of an older schema impossible: that release refuses
+ * the file (docs/releases.md says what to do instead).
+ */
+const NOT_ADDITIVE: ReadonlySet<number> = new Set([1, 2, 3, 4, 5]);
+
 /** The schema version this build writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The lowest schema version whose code can read and write a file of SCHEMA_VERSION. */
+export const COMPATIBLE_FROM = Math.max(...[...NOT_ADDITIVE].filter((v) => v <= SCHEMA_VERSION));
+
+/** Where the file keeps its COMPATIBLE_FROM (the meta table exists from step 1). */
+export const COMPATIBLE_FROM_KEY = 'schema.compatibleFrom';
+
+/** What an additive step may not do: drop, rename or rebuild what older code uses. */
+export function additiveProblems(sql: string): string[] {
+  const problems: string[] = [];
+  if (/\bDROP\s+(TABLE|COLUMN|INDEX|TRIGGER|VIEW)\b/i.test(sql)) problems.push('drops something older code may use');
+  if (/\bRENAME\b/i.test(sql)) problems.push('renames something older code may use');
+  if (/\bADD\s+(COLUMN\s+)?\w+\s+[^,;]*\bNOT\s+NULL\b(?![^,;]*\bDEFAULT\b)/i.test(sql)) problems.push('adds a NOT NULL column without a default: older code cannot insert a row');
+  return problems;
+}
+
+/** Every step after the rule's first ones: additive unless NOT_ADDITIVE lists it (test/ledger/schema-compat.test.ts). */
+export const MIGRATION_STEPS: ReadonlyArray<{ version: number; sql: string; additive: boolean }> = MIGRATIONS.map((sql, i) => ({ version: i + 1, sql, additive: !NOT_ADDITIVE.has(i + 1) }));
 
 export function schemaVersionOf(db: Database.Database): number {
   return db.pragma('user_version', { simple: true }) as number;
@@ -237,13 +271,20 @@ export function schemaVersionOf(db: Database.Database): number {
 export function migrate(db: Database.Database, path: string): void {
   const current = schemaVersionOf(db);
   if (current > SCHEMA_VERSION) {
+    // A newer release migrated it (a rollback, or a downgrade by hand): usable as it is when every
+    // step since ours was additive, as the file says; never migrated down.
+    if (usableByThisBuild(db)) return;
+    const from = compatibleFromOf(db);
     throw new QrvendError(
       ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED,
-      `ledger ${path} has schema version ${current}, newer than this qrvend understands (${SCHEMA_VERSION})`,
-      { hint: 'install the qrvend version that wrote this ledger, or move the file aside (it holds unsettled sales: keep it)' },
+      `ledger ${path} has schema version ${current}, newer than this qrvend understands (${SCHEMA_VERSION}), and ${from === null ? 'does not say which older versions can use it' : `needs code of schema ${from} or later`}`,
+      { hint: 'install the qrvend version that wrote this ledger (or a later one); never move the file aside to start without it: it holds the sales not yet settled' },
     );
   }
-  if (current === SCHEMA_VERSION) return;
+  if (current === SCHEMA_VERSION) {
+    if (!db.readonly && compatibleFromOf(db) !== COMPATIBLE_FROM) writeCompatibleFrom(db);
+    return;
+  }
   // A step that rebuilds a table copies its rows as they are: foreign keys are not enforced while
   // migrating (SQLite's own procedure for schema changes; the pragma is a no-op inside a
   // transaction, so it is set around them), so no row can make the upgrade fail or be left behind.
@@ -256,7 +297,30 @@ export function migrate(db: Database.Database, path: string): void {
         db.pragma(`user_version = ${version + 1}`);
       }).immediate();
     }
+    writeCompatibleFrom(db);
   } finally {
     if (enforced) db.pragma('foreign_keys = ON');
   }
+}
+
+/** This build reads and writes the file: its schema, or a newer one every step since was additive to. */
+export function usableByThisBuild(db: Database.Database): boolean {
+  const version = schemaVersionOf(db);
+  if (version === SCHEMA_VERSION) return true;
+  const from = version > SCHEMA_VERSION ? compatibleFromOf(db) : null;
+  return from !== null && from <= SCHEMA_VERSION;
+}
+
+/** The file's COMPATIBLE_FROM; null when a build before the rule wrote it, or it is unreadable. */
+export function compatibleFromOf(db: Database.Database): number | null {
+  try {
+    const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(COMPATIBLE_FROM_KEY) as { value: string } | undefined;
+    return row !== undefined && /^\d{1,6}$/.test(row.value) ? Number(row.value) : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeCompatibleFrom(db: Database.Database): void {
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(COMPATIBLE_FROM_KEY, String(COMPATIBLE_FROM));
 }

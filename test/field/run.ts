@@ -578,20 +578,40 @@ async function main(): Promise<number> {
     await steps.run('upgrade in place with a higher version', 600_000, async () => {
       const keep = 'sha256sum /etc/qrvend/config.json /etc/qrvend/secret-token; stat -c %i /var/lib/qrvend/ledger.sqlite';
       const before = (await g().sh(keep, 60_000)).stdout;
+      const pidBefore = (await g().sh('systemctl show -p MainPID --value qrvend', 20_000)).stdout.trim();
+      const since = (await g().sh('date +%s', 20_000)).stdout.trim();
       await g().copyTo(upgradeDeb, `/root/${basename(upgradeDeb)}`, 180_000);
-      const enabled = waitEnable(400_000, 'C,1 after the upgrade');
-      enabled.catch(() => {});
       const t0 = performance.now();
       const r = await g().sh(`cd /root && DEBIAN_FRONTEND=noninteractive apt-get install -y ./${q(basename(upgradeDeb))}`, 400_000);
       results.timings.upgradeS = secondsSince(t0);
       writeFileSync(join(runDir, 'apt-upgrade.log'), r.stdout + r.stderr);
+      // Side by side (docs/releases.md): the new release current, the replaced one kept, and the
+      // agent asked to restart at its next idle moment instead of being restarted by the package.
+      const layout = (await g().sh('readlink /opt/qrvend/current /opt/qrvend/previous; ls /opt/qrvend/releases; cat /var/lib/qrvend/updates/restart.json', 20_000, true)).stdout;
+      writeFileSync(join(runDir, 'layout-after-upgrade.txt'), layout);
+      const lines = layout.trim().split('\n');
+      if (lines[0] !== `releases/${basename(upgradeDeb).split('_')[1]}` || !lines[1]?.startsWith('releases/')) throw new Error(`after the upgrade, current/previous: ${layout}`);
+      if (!/"version":"[^"]+-field1"/.test(layout)) throw new Error(`no restart request after the upgrade: ${layout}`);
+      const enabled = waitEnable(400_000, 'C,1 after the upgrade');
+      enabled.catch(() => {});
+      // The idle machine restarts itself on the request (the agent's side, docs/updates-on-the-machine.md);
+      // an agent that does not honour it yet is restarted here by hand, and the run says so.
+      const honoured = await waitFor('the agent restarting on the request', 60_000, async () => {
+        const pid = (await g().sh('systemctl show -p MainPID --value qrvend', 20_000, true)).stdout.trim();
+        return pid !== pidBefore && pid !== '0' ? true : undefined;
+      }, 2000).catch(() => false);
+      results.facts.restartRequestHonoured = honoured;
+      // A stop job is systemd stopping the unit (the package, needrestart); the agent's own restart is an exit 75.
+      const stops = (await g().sh(`journalctl -u qrvend --since=@${q(since)} --no-pager -o cat | grep -c '^Stopping ' || true`, 20_000, true)).stdout.trim();
+      if (stops !== '0') throw new Error(`the package restarted the agent (${stops} stop job(s) since the upgrade began)`);
+      if (!honoured) await g().sh('systemctl restart --no-block qrvend', 20_000);
       await enabled;
       const v = await waitFor('qrvend active after the upgrade', 150_000, async () => {
         const r = (await g().sh(`dpkg-query -W -f '\${Version}' qrvend; echo; systemctl is-active qrvend`, 20_000, true)).stdout.trim().split('\n');
         return r[1] === 'active' ? r : undefined;
       }, 2000);
       results.facts.upgradedVersion = v[0];
-      if (!v[0]?.includes('+field') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
+      if (!v[0]?.endsWith('-field1') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
       const after = (await g().sh(keep, 60_000)).stdout;
       if (after !== before) throw new Error(`config, token or ledger changed across the upgrade:\n--- before\n${before}\n--- after\n${after}`);
       // The ledger still knows the run's sales: the outbox lists their closing operations.
@@ -675,16 +695,28 @@ async function findOrBuildDeb(): Promise<string> {
   return deb;
 }
 
-/** The same package with a higher version (<v>+field1): what an upgrade looks like to dpkg. */
+/**
+ * The same package as a higher version (<major>.<minor>.<patch+1>-field1, higher for dpkg and for
+ * the agent's own comparison): its release tree renamed and its maintainer scripts made for that
+ * version, as `npm run release` would make them; what an upgrade looks like to dpkg.
+ */
 async function bumpVersion(deb: string, runDir: string): Promise<string> {
   const tree = join(runDir, 'upgrade-tree');
   await run('dpkg-deb', ['-R', deb, tree], { timeoutMs: 180_000 });
   const control = join(tree, 'DEBIAN/control');
   const text = readFileSync(control, 'utf8');
   const version = /^Version: (.+)$/m.exec(text)?.[1];
-  if (!version) throw new Error(`no Version in ${deb}`);
-  const next = `${version}+field1`;
+  const parts = version !== undefined ? /^(\d+)\.(\d+)\.(\d+)$/.exec(version) : null;
+  if (!version || parts === null) throw new Error(`no plain MAJOR.MINOR.PATCH Version in ${deb}: ${version ?? 'none'}`);
+  const next = `${parts[1]}.${parts[2]}.${Number(parts[3]) + 1}-field1`;
   writeFileSync(control, text.replace(/^Version: .+$/m, `Version: ${next}`));
+  await run('mv', [join(tree, 'opt/qrvend/releases', version), join(tree, 'opt/qrvend/releases', next)], { timeoutMs: 60_000 });
+  const pkg = join(tree, 'opt/qrvend/releases', next, 'package.json');
+  writeFileSync(pkg, readFileSync(pkg, 'utf8').replace(`"version": "${version}"`, `"version": "${next}"`));
+  for (const script of ['preinst', 'postinst']) {
+    const file = join(tree, 'DEBIAN', script);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(new RegExp(`^(NEW|VERSION)=${version.replaceAll('.', '\\.')}$`, 'gm'), `$1=${next}`));
+  }
   const arch = /^Architecture: (.+)$/m.exec(text)?.[1] ?? 'arm64';
   const out = join(runDir, `qrvend_${next}_${arch}.deb`);
   await run('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z1', '--build', tree, out], { timeoutMs: 180_000 });

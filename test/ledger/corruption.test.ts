@@ -128,9 +128,11 @@ test('a ledger written by a newer qrvend is refused, not moved aside', () => {
   const clock = new ManualClock();
   try {
     openTest(tmp.path, clock).close();
-    // Bump the version with a plain connection, as a future release would.
+    // Bump the version with a plain connection, as a future release would with a step that is not
+    // additive (one that is, this build opens: test/ledger/schema-compat.test.ts).
     const db = new Database(tmp.path);
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'schema.compatibleFrom'").run(String(SCHEMA_VERSION + 1));
     db.close();
     assert.throws(() => openTest(tmp.path, clock), (e) => isQrvendError(e, 'LEDGER_SCHEMA_UNSUPPORTED'));
     assert.equal(readdirSync(tmp.dir).some((f) => f.includes('.corrupt-')), false);

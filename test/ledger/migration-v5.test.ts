@@ -110,7 +110,8 @@ function dump(path: string): Record<string, Row[]> {
       outbox: q('SELECT * FROM outbox ORDER BY id'),
       fleet_events: q('SELECT * FROM fleet_events ORDER BY seq'),
       used_tx_ids: q('SELECT * FROM used_tx_ids ORDER BY tx_id'),
-      meta: q("SELECT * FROM meta WHERE key NOT LIKE 'last_probe%' ORDER BY key"),
+      // schema.compatibleFrom is the migration's own (test/ledger/schema-compat.test.ts).
+      meta: q("SELECT * FROM meta WHERE key NOT LIKE 'last_probe%' AND key <> 'schema.compatibleFrom' ORDER BY key"),
     };
   } finally {
     db.close();

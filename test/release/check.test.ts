@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readElfIdentity } from '../../release/elf.js';
-import { debProblems, elfProblems, parseContents, parseControl, tarballTarget, treeProblems, REQUIRED_FILES, type DebFacts } from '../../release/check.js';
+import { debProblems, elfProblems, parseContents, parseControl, tarballTarget, treeProblems, requiredFiles, type DebFacts } from '../../release/check.js';
 import { DEB_DEPENDS, ELF_MACHINE, TARGETS } from '../../release/targets.js';
 
 /** The first 20 bytes of an ELF file: e_ident (16 bytes), e_type (2), e_machine (2). */
@@ -70,15 +70,16 @@ Description: QR-payment agent for vending machines
 const LISTING = [
   'drwxr-xr-x root/root         0 2026-11-23 01:14 ./',
   '-rw-r--r-- root/root       378 2026-11-23 01:14 ./etc/qrvend/config.json',
-  ...REQUIRED_FILES.map((f) => `-rwxr-xr-x root/root      1431 2026-11-23 01:14 ./${f}`),
+  '-rw-r--r-- root/root       301 2026-11-23 01:14 ./etc/needrestart/conf.d/qrvend.conf',
+  ...requiredFiles('0.1.0').map((f) => `-rwxr-xr-x root/root      1431 2026-11-23 01:14 ./${f}`),
   'lrwxrwxrwx root/root         0 2026-11-23 01:14 ./usr/bin/qrvend -> /opt/qrvend/bin/qrvend',
 ].join('\n');
 
 function facts(overrides: Partial<DebFacts> = {}): DebFacts {
   return {
     fields: parseControl(FIELDS),
-    conffiles: ['/etc/qrvend/config.json'],
-    controlMembers: ['control', 'conffiles', 'postinst', 'prerm', 'postrm'],
+    conffiles: ['/etc/qrvend/config.json', '/etc/needrestart/conf.d/qrvend.conf'],
+    controlMembers: ['control', 'conffiles', 'preinst', 'postinst', 'prerm', 'postrm'],
     paths: parseContents(LISTING),
     ...overrides,
   };
@@ -106,19 +107,32 @@ test('debProblems: a well-formed package passes; each broken promise is named', 
   assert.ok(debProblems(facts({ conffiles: [] }), name).some((p) => /conffiles does not list \/etc\/qrvend\/config\.json/.test(p)));
   assert.ok(debProblems(facts({ conffiles: ['/etc/qrvend/config.json', '/etc/qrvend/other'] }), name).some((p) => /conffile \/etc\/qrvend\/other is not in the package/.test(p)));
   assert.ok(debProblems(facts({ controlMembers: ['control', 'conffiles', 'postinst', 'prerm'] }), name).some((p) => /postrm is missing/.test(p)));
+  // The previous release is kept by preinst; a stock needrestart is told to leave the agent alone.
+  assert.ok(debProblems(facts({ controlMembers: ['control', 'conffiles', 'postinst', 'prerm', 'postrm'] }), name).some((p) => /preinst is missing/.test(p)));
+  assert.ok(debProblems(facts({ conffiles: ['/etc/qrvend/config.json'] }), name).some((p) => /conffiles does not list \/etc\/needrestart\/conf\.d\/qrvend\.conf/.test(p)));
   assert.ok(debProblems(facts(), 'qrvend_0.1.0_amd64.deb').some((p) => /its fields say qrvend_0\.1\.0_arm64\.deb/.test(p)));
   const secret = facts({ paths: [...parseContents(LISTING), 'etc/qrvend/secret-token'] });
   assert.ok(debProblems(secret, name).some((p) => /secret-token/.test(p)));
   assert.deepEqual(debProblems(facts({ fields: { ...parseControl(FIELDS), Architecture: 'i386' } }), name), ["Architecture 'i386' is not a release architecture"]);
 });
 
-test('treeProblems and tarballTarget: required files, no development dependencies or tests, arch from the name', { timeout: 5_000 }, () => {
+test('treeProblems and tarballTarget: required files in the release\'s own tree, nothing else in /opt/qrvend, no development dependencies or tests, version and arch from the name', { timeout: 5_000 }, () => {
   const paths = parseContents(LISTING);
-  assert.deepEqual(treeProblems(paths), []);
-  assert.ok(treeProblems(paths.filter((p) => p !== 'opt/qrvend/node/bin/node')).some((p) => /node\/bin\/node is missing/.test(p)));
-  assert.ok(treeProblems([...paths, 'opt/qrvend/node_modules/typescript/lib/tsc.js']).some((p) => /development dependency/.test(p)));
-  assert.ok(treeProblems([...paths, 'opt/qrvend/dist/test/x.test.js']).some((p) => /tests are shipped/.test(p)));
-  assert.equal(tarballTarget('qrvend-0.1.0-linux-armhf.tar.gz'), TARGETS.armhf);
-  assert.equal(tarballTarget('qrvend-0.1.0-linux-x64.tar.gz'), null);
+  assert.deepEqual(treeProblems(paths, '0.1.0'), []);
+  const node = 'opt/qrvend/releases/0.1.0/node/bin/node';
+  assert.ok(paths.includes(node));
+  assert.ok(treeProblems(paths.filter((p) => p !== node), '0.1.0').some((p) => p === `${node} is missing`));
+  // The tree of another version is not this release's.
+  assert.ok(treeProblems(paths, '0.2.0').some((p) => p === 'opt/qrvend/releases/0.2.0/bin/qrvend is missing'));
+  assert.ok(treeProblems(paths.filter((p) => p !== 'opt/qrvend/bin/qrvend-release'), '0.1.0').some((p) => /qrvend-release is missing/.test(p)));
+  // The flat layout of before: a release's files directly under /opt/qrvend.
+  assert.ok(treeProblems([...paths, 'opt/qrvend/dist/src/cli/main.js'], '0.1.0').some((p) => /^opt\/qrvend\/dist\/src\/cli\/main\.js: outside opt\/qrvend\/releases\/0\.1\.0\//.test(p)));
+  assert.deepEqual(treeProblems([...paths, 'opt/qrvend', 'opt/qrvend/bin', 'opt/qrvend/releases', 'opt/qrvend/releases/0.1.0', 'opt/qrvend/current'], '0.1.0'), []);
+  assert.ok(treeProblems([...paths, 'opt/qrvend/releases/0.1.0/node_modules/typescript/lib/tsc.js'], '0.1.0').some((p) => /development dependency/.test(p)));
+  assert.ok(treeProblems([...paths, 'opt/qrvend/releases/0.1.0/dist/test/x.test.js'], '0.1.0').some((p) => /tests are shipped/.test(p)));
+  assert.deepEqual(tarballTarget('qrvend_0.1.0_armhf.tar.gz'), { target: TARGETS.armhf, version: '0.1.0' });
+  assert.deepEqual(tarballTarget('qrvend_0.2.0-rc.1_arm64.tar.gz'), { target: TARGETS.arm64, version: '0.2.0-rc.1' });
+  assert.equal(tarballTarget('qrvend_0.1.0_x64.tar.gz'), null);
+  assert.equal(tarballTarget('qrvend-0.1.0-linux-armhf.tar.gz'), null);
   assert.equal(tarballTarget('other.tar.gz'), null);
 });

@@ -6,28 +6,26 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO, runScript } from './helpers.js';
+import { REPO } from './helpers.js';
+import { debPackage, type Package } from './deb-support.js';
 
-const SCRIPTS = join(REPO, 'packaging/debian');
 const WANTS = 'etc/systemd/system/multi-user.target.wants/qrvend.service';
 
-/** What dpkg has unpacked before postinst runs: the template in /opt and the conffile in /etc. */
-function unpacked(root: string): void {
-  mkdirSync(join(root, 'opt/qrvend/share'), { recursive: true });
-  copyFileSync(join(REPO, 'packaging/config.json.template'), join(root, 'opt/qrvend/share/config.json.template'));
-  mkdirSync(join(root, 'etc/qrvend'), { recursive: true });
-  copyFileSync(join(REPO, 'packaging/config.json.template'), join(root, 'etc/qrvend/config.json'));
+/** What dpkg has unpacked before postinst runs: the release tree, the stable scripts, the conffile. */
+function unpacked(root: string): Package {
+  const pkg = debPackage(root, '0.1.0');
+  pkg.unpack();
+  return pkg;
 }
 
 test('maintainer scripts: install enables and creates the token; upgrade keeps config, token and the admin\'s disable; remove keeps state; purge removes it', { timeout: 60_000 }, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-'));
   try {
-    const env = { DPKG_ROOT: root };
-    const script = (name: string, ...args: string[]) => runScript(join(SCRIPTS, name), args, { env });
-    unpacked(root);
+    const pkg = unpacked(root);
+    const script = (name: 'postinst' | 'prerm' | 'postrm', ...args: string[]) => pkg.script(name, ...args);
 
     // First install: unit enabled, an empty private token, state dir, a hint for the technician.
     const install = await script('postinst', 'configure');
@@ -81,9 +79,9 @@ test('maintainer scripts: install enables and creates the token; upgrade keeps c
 test('postinst brings back a config.json deleted by hand (dpkg does not restore a deleted conffile)', { timeout: 30_000 }, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-conf-'));
   try {
-    unpacked(root);
+    const pkg = unpacked(root);
     rmSync(join(root, 'etc/qrvend/config.json'));
-    const run = await runScript(join(SCRIPTS, 'postinst'), ['configure', '0.0.9'], { env: { DPKG_ROOT: root } });
+    const run = await pkg.script('postinst', 'configure', '0.1.0');
     assert.equal(run.code, 0, run.stderr);
     assert.equal(readFileSync(join(root, 'etc/qrvend/config.json'), 'utf8'), readFileSync(join(REPO, 'packaging/config.json.template'), 'utf8'));
   } finally {

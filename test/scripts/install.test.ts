@@ -46,6 +46,7 @@ test('install.sh --root builds the image tree, enables the unit, and a second ru
     assert.ok(existsSync(join(opt, 'node_modules/serialport')));
     assert.equal(mode(join(opt, 'bin/qrvend')), 0o755);
     assert.equal(mode(join(opt, 'bin/qrvend-trial')), 0o755, 'the unit\'s ExecStartPre/ExecStopPost');
+    assert.equal(mode(join(opt, 'bin/qrvend-release')), 0o755, 'the unit\'s ExecStartPre/ExecStopPost (remote updates)');
     for (const s of ['qrvend-logs', 'qrvend-serial-trace', 'qrvend-test-vend']) {
       assert.equal(mode(join(opt, 'scripts', s)), 0o755);
       assert.equal(readlinkSync(join(root, 'usr/bin', s)), `/opt/qrvend/scripts/${s}`);

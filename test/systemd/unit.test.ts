@@ -9,6 +9,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ConfigSchema } from '../../src/config/schema.js';
 
 const UNIT = fileURLToPath(new URL('../../../systemd/qrvend.service', import.meta.url));
 const text = readFileSync(UNIT, 'utf8');
@@ -36,14 +37,14 @@ test('systemd-analyze verify passes with no warnings', { timeout: 60_000 }, (t) 
   // so the copy under test points ExecStart at a stand-in. Everything else is verified verbatim.
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-unit-'));
   try {
-    for (const name of ['qrvend', 'qrvend-trial']) {
+    for (const name of ['qrvend', 'qrvend-trial', 'qrvend-release']) {
       writeFileSync(join(dir, name), '#!/bin/sh\n');
       chmodSync(join(dir, name), 0o755);
     }
     const copy = join(dir, 'qrvend.service');
-    const rewritten = text.replace(/^(Exec\w+=-?)\/opt\/qrvend\/bin\//gm, `$1${dir}/`);
+    const rewritten = text.replace(/^(Exec\w+=[-+]*)\/opt\/qrvend\/bin\//gm, `$1${dir}/`);
     assert.notEqual(rewritten, text, 'ExecStart no longer starts with /opt/qrvend/bin/qrvend: update this test and install.sh together');
-    assert.equal(/^Exec\w+=-?\/opt\//m.test(rewritten), false, 'every Exec line runs a program of /opt/qrvend/bin');
+    assert.equal(/^Exec\w+=[-+]*\/opt\//m.test(rewritten), false, 'every Exec line runs a program of /opt/qrvend/bin');
     writeFileSync(copy, rewritten);
     const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: 30_000 });
     assert.equal(run.status, 0, run.stderr);
@@ -70,11 +71,16 @@ test('the unit keeps the decisions the daemon and the README rely on', () => {
   assert.deepEqual(values('ExecStart'), ['/opt/qrvend/bin/qrvend run --config /etc/qrvend/config.json']);
   // The trial of a config.set is judged outside the agent, before and after every start; a failing
   // script ("-") must never keep the agent from starting (test/scripts/qrvend-trial.test.ts).
-  assert.deepEqual(values('ExecStartPre'), ['-/opt/qrvend/bin/qrvend-trial start /var/lib/qrvend/fleet-config.json']);
-  assert.deepEqual(values('ExecStopPost'), ['-/opt/qrvend/bin/qrvend-trial stop /var/lib/qrvend/fleet-config.json']);
+  // The root side of remote updates runs with full privileges ("+"), outside every release, and
+  // never keeps the agent from starting either ("-"; test/scripts/qrvend-release.test.ts).
+  assert.deepEqual(values('ExecStartPre'), ['-/opt/qrvend/bin/qrvend-trial start /var/lib/qrvend/fleet-config.json', '-+/opt/qrvend/bin/qrvend-release start /var/lib/qrvend/updates 180']);
+  assert.deepEqual(values('ExecStopPost'), ['-/opt/qrvend/bin/qrvend-trial stop /var/lib/qrvend/fleet-config.json', '-+/opt/qrvend/bin/qrvend-release stop /var/lib/qrvend/updates']);
   assert.deepEqual(values('RestartPreventExitStatus'), ['78']);
   const defaults = JSON.parse(readFileSync(fileURLToPath(new URL('../../../config/default.json', import.meta.url)), 'utf8')) as { fleet: { configOverlay: string } };
   assert.ok(values('ExecStartPre')[0]!.endsWith(` ${defaults.fleet.configOverlay}`), 'the trial script is given the default fleet.configOverlay');
+  // updates.dir defaults to `updates` beside store.path; the deadline is updates.healthyWithinS.
+  const updates = (JSON.parse(readFileSync(fileURLToPath(new URL('../../../packaging/config.json.template', import.meta.url)), 'utf8')) as { store: { path: string } }).store.path.replace(/[^/]+$/, 'updates');
+  assert.equal(values('ExecStartPre')[1], `-+/opt/qrvend/bin/qrvend-release start ${updates} ${ConfigSchema.shape.updates.parse(undefined).healthyWithinS}`);
   assert.deepEqual(values('User'), ['qrvend']);
   assert.deepEqual(values('SupplementaryGroups'), ['dialout gpio video']);
   assert.deepEqual(values('Restart'), ['always']);

@@ -13,6 +13,9 @@ import type { FleetToMain, MainToFleet, MainToPayment } from '../../ipc/messages
 import { TOPIC_LEVEL } from '../contract/topics.js';
 import { confirmChange, readPendingChange, readRolledBack, rollBack, type PendingChange } from './config-change.js';
 import type { FleetWorkerData } from './worker.js';
+import { updatesDir } from '../../updates/files.js';
+import { publishUpdateEvent } from '../../updates/events.js';
+import { watchReleaseTrial } from '../../updates/trial/agent-trial.js';
 
 const FLEET_WORKER_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 };
 const STOP_TIMEOUT_MS = 5_000;
@@ -33,12 +36,12 @@ export interface FleetMain {
   /** The payment worker's end of the channel (transfer it in its workerData). */
   readonly paymentPort: MessagePort | null;
   readonly machineId: string;
-  /** This start is the trial of a configuration changed from the fleet (checkTrial decides). */
+  /** This start is the trial of a configuration changed from the fleet or of a new release (checkTrial decides). */
   readonly inTrial: boolean;
   /** The machine loop's link changed. */
   onLink(change: { up: boolean; silent: boolean; reason: string | null }): void;
   stats(stats: Record<string, unknown>): void;
-  /** Called once a second with what "healthy" needs; confirms or rolls back a trial config. */
+  /** Called once a second with what "healthy" needs; confirms or rolls back a trial config, confirms a trial release. */
   checkTrial(healthy: { paymentReady: boolean; readerUp: boolean }): void;
   stop(): Promise<void>;
 }
@@ -57,6 +60,14 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   if (rolledBack !== null) {
     o.toPayment({ type: 'fleet.observe', code: 'CONFIG_ROLLED_BACK', active: true, detail: `a configuration change from the fleet was rolled back at ${rolledBack.at}: ${rolledBack.reason}` });
   }
+  // A new release's trial is judged by the root side (qrvend-release); the agent says when it is healthy.
+  const release = watchReleaseTrial({
+    version: VERSION,
+    updatesDir: updatesDir(config),
+    log,
+    alarm: (active, detail) => o.toPayment({ type: 'fleet.observe', code: 'UPDATE_ROLLED_BACK', active, detail }),
+    publish: (state, version, detail) => publishUpdateEvent(o.toPayment, state, version, detail),
+  });
 
   let worker: Worker | null = null;
   let paymentPort: MessagePort | null = null;
@@ -75,7 +86,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         version: VERSION,
         startedAt: new Date().toISOString(),
         paymentPort: channel.port2,
-        probe: trial !== null,
+        probe: trial !== null || release.inTrial,
       };
       worker = new Worker(new URL('./worker.js', import.meta.url), { workerData, transferList: [channel.port2], resourceLimits: FLEET_WORKER_LIMITS });
       worker.on('message', (message: FleetToMain) => {
@@ -100,7 +111,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   return {
     paymentPort,
     machineId,
-    inTrial: trial !== null,
+    inTrial: trial !== null || release.inTrial,
     onLink(change) {
       o.toPayment({ type: 'fleet.observe', code: 'READER_OFFLINE', active: !change.up && !change.silent, detail: change.reason });
       o.toPayment({ type: 'fleet.observe', code: 'BOARD_SILENT', active: change.silent, detail: change.silent ? change.reason : null });
@@ -109,9 +120,10 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
       post({ type: 'fleet.stats', stats });
     },
     checkTrial(h) {
-      if (trialOver || trial === null || overlayFile === null) return;
       // With the fleet link on, the fleet must still be able to reach the machine on the change.
       const healthy = h.paymentReady && h.readerUp && (config.fleet.url === null || (fleetConnected && probeReturned));
+      if (healthy) release.healthy();
+      if (trialOver || trial === null || overlayFile === null) return;
       if (healthy) {
         trialOver = true;
         confirmChange(overlayFile);
