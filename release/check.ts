@@ -25,6 +25,7 @@ export const REQUIRED_FILES = [
   'opt/qrvend/bin/qrvend-trial', // the unit's ExecStartPre/ExecStopPost
   'opt/qrvend/dist/src/cli/main.js',
   'opt/qrvend/dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
+  'opt/qrvend/dist/src/native/qrvend-notify', // the daemon's sd_notify helper, built for the target
   'opt/qrvend/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
   'usr/lib/systemd/system/qrvend.service',
   'usr/lib/systemd/system/qrvend-relay.service',

@@ -28,12 +28,15 @@ export async function stageTree(o: StageOptions): Promise<void> {
   mkdirSync(join(opt, 'bin'), { recursive: true });
   // Compiled once for every architecture: dist is plain JavaScript.
   cpSync(join(o.repo, 'dist/src'), join(opt, 'dist/src'), { recursive: true, filter: (src) => !src.endsWith('.map') });
-  // ...except the project's own C (the pty relay behind the serial trace): compiled for the target.
+  // ...except the project's own C (the pty relay behind the serial trace, the daemon's sd_notify
+  // helper): compiled for the target.
   const cc = o.target.toolchainPrefix === null ? 'cc' : `${o.target.toolchainPrefix}-gcc`;
-  const relay = join(opt, 'dist/src/native/qrvend-pty');
-  rmSync(relay, { force: true });
   mkdirSync(join(opt, 'dist/src/native'), { recursive: true });
-  await run(cc, ['-O2', '-Wall', '-Wextra', '-o', relay, join(o.repo, 'native/pty-relay.c')], { timeoutMs: 120_000 });
+  for (const [source, binary] of [['pty-relay.c', 'qrvend-pty'], ['notify-helper.c', 'qrvend-notify']] as const) {
+    const out = join(opt, 'dist/src/native', binary);
+    rmSync(out, { force: true });
+    await run(cc, ['-O2', '-Wall', '-Wextra', '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
+  }
   cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
   mkdirSync(join(opt, 'docs'), { recursive: true });

@@ -23,7 +23,6 @@ import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { quietCollector, threadMemory } from './heap-limits.js';
-import { notifyHandler } from './notify-relay.js';
 import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
 
 export interface PaymentWorkerData {
@@ -134,7 +133,6 @@ async function main(): Promise<void> {
     shutdownNow = () => toMain({ type: 'stopped' });
     if (shutdownAsked) shutdownNow();
   };
-  const notify = notifyHandler(log);
   let fleet: FleetPaymentSide | null = null;
   let lastReader: MainToPayment | null = null;
   port.on('message', (message: MainToPayment) => {
@@ -143,10 +141,6 @@ async function main(): Promise<void> {
     if (message.type === 'reader.status' || message.type === 'fleet.observe') {
       fleet?.fromMain(message);
       if (message.type === 'fleet.observe') return;
-    }
-    if (message.type === 'notify') {
-      notify(message.what, message.text);
-      return;
     }
     if (message.type === 'board.info') {
       boardFirmware = message.firmware;

@@ -39,6 +39,11 @@ import { freePort } from './ports.js';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMAGE_SCRIPTS = join(REPO, 'test/field/image');
 const WATCHDOG_SEC = 20; // systemd/qrvend.service
+/**
+ * How long the harness waits for a start under emulation (its own patience, not the unit's: the
+ * unit runs as shipped, with no drop-in; the main thread extends TimeoutStartSec=60s while the
+ * start progresses, docs/operations.md).
+ */
 const EMULATION_START_TIMEOUT_S = 300;
 /**
  * healthyWithinS of the fleet's config.set (at most 600): the trial's clock runs from the agent's
@@ -258,14 +263,8 @@ async function main(): Promise<number> {
       await g().sh(`umask 0137 && cat > ${FLEET_PASSWORD_FILE} && chown root:qrvend ${FLEET_PASSWORD_FILE} && chmod 0640 ${FLEET_PASSWORD_FILE}`, 30_000, false, provisioned[FLEET_PASSWORD_FILE]);
       await g().sh(`cat > ${FLEET_TRUST_FILE} && chown root:root ${FLEET_TRUST_FILE} && chmod 0644 ${FLEET_TRUST_FILE}`, 30_000, false, provisioned[FLEET_TRUST_FILE]);
     };
-    await steps.run('emulation allowance: a start timeout drop-in (synced, not provisioning)', 120_000, async () => {
-      // Emulation allowance, not a product setting: under TCG on a busy 2-core host Node alone takes
-      // 10-30 s to start and the service reaches READY after the unit's TimeoutStartSec=60s (seen
-      // here: READY at 80 s). A Pi runs natively; the emulated guest gets a drop-in, recorded below.
-      // Synced so the power cuts below test the agent and the technician's files, not the harness's.
-      await g().sh(`mkdir -p /etc/systemd/system/qrvend.service.d && printf '[Service]\\nTimeoutStartSec=${EMULATION_START_TIMEOUT_S}s\\n' > /etc/systemd/system/qrvend.service.d/emulation.conf && systemctl daemon-reload && sync`, 60_000);
-      results.facts.emulationDropIn = `TimeoutStartSec=${EMULATION_START_TIMEOUT_S}s`;
-    });
+    // No drop-in: the unit is tested exactly as shipped (issue 27; the TimeoutStartSec=300s allowance is gone).
+    results.facts.emulationDropIn = 'none';
 
     let etcSurvived = false;
     await steps.run('power cut during provisioning (files written, restart issued), boot again', 600_000, async () => {
@@ -307,9 +306,10 @@ async function main(): Promise<number> {
     await steps.run('service READY and C,1: the unit as installed', 120_000, async () => {
       const active = (await g().sh('systemctl is-active qrvend', 20_000, true)).stdout.trim();
       if (active !== 'active') throw new Error(`systemctl is-active qrvend: ${active}`);
-      const show = (await g().sh('systemctl show qrvend -p Type -p NotifyAccess -p WatchdogUSec -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic', 20_000)).stdout;
-      const props = Object.fromEntries(show.trim().split('\n').map((l) => l.split('=') as [string, string]));
+      const show = (await g().sh('systemctl show qrvend -p Type -p NotifyAccess -p WatchdogUSec -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic -p DropInPaths -p NRestarts', 20_000)).stdout;
+      const props = Object.fromEntries(show.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as [string, string]));
       if (props.Type !== 'notify') throw new Error(`the unit is Type=${props.Type}`);
+      if ((props.DropInPaths ?? '') !== '') throw new Error(`the unit is not as shipped: drop-ins ${props.DropInPaths}`);
       results.timings.execToReadyInGuestS = round1((Number(props.ActiveEnterTimestampMonotonic) - Number(props.ExecMainStartTimestampMonotonic)) / 1e6);
       results.facts.unit = props;
     });
