@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { got, type Got } from 'got';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { assertPem } from '../core/pem-file.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
 import { checkAnswerCurrency } from './currency-check.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
@@ -71,14 +72,18 @@ export interface GatewayClient {
 }
 
 export function readCa(caFile: string): Buffer {
+  let ca: Buffer;
   try {
-    return readFileSync(caFile);
+    ca = readFileSync(caFile);
   } catch (err) {
     throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `gateway.caFile ${caFile} cannot be read: ${(err as Error).message}`, {
       hint: 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs',
+      details: { file: caFile },
       cause: err,
     });
   }
+  assertPem(ca, 'certificates', 'gateway.caFile', caFile);
+  return ca;
 }
 
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
