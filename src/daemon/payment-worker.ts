@@ -11,6 +11,7 @@ import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
 import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig } from '../gateway/client.js';
+import { GatewayReachability } from '../gateway/reachability.js';
 import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
@@ -168,7 +169,9 @@ async function main(): Promise<void> {
   if (ledger.corruptionAlarm !== null) {
     log.error({ code: 'LEDGER_CORRUPT', ...ledger.corruptionAlarm }, 'ledger was damaged: moved aside and replaced; reconcile the old file by hand');
   }
-  const gateway = gatewayClientFromConfig(config.gateway, log);
+  // The journal's account of the gateway going away and coming back (retries are at debug).
+  const reachability = new GatewayReachability({ log });
+  const gateway = gatewayClientFromConfig(config.gateway, log, (op, outcome) => reachability.observe(op, outcome));
   const bodies = outboxBodies(() => builders, { preauthAmount: config.staticQr.preauthAmount, decimalPlaces: config.machine.decimalPlaces });
   const recovery = recoverLedger(ledger, bodies, log);
   if (recovery.recovered.length > 0 || recovery.failed.length > 0) {

@@ -46,6 +46,8 @@ export interface GatewayClientOptions {
   logger?: Logger;
   /** Longest answer read (tests lower it); default MAX_RESPONSE_BYTES. */
   maxResponseBytes?: number;
+  /** Told every call's outcome (the daemon's GatewayReachability logs the gateway going and coming back). */
+  onOutcome?: (op: GatewayOperation, outcome: GatewayOutcome<unknown>) => void;
 }
 
 /**
@@ -148,6 +150,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       { op, outcome: outcome.kind, ...(outcome.kind === 'transport' ? { failure: outcome.failure, detail: outcome.detail } : {}), ...(outcome.kind === 'declined' ? { code: outcome.code } : {}), elapsedMs: outcome.elapsedMs },
       'gateway call',
     );
+    options.onOutcome?.(op, outcome);
     return outcome;
   }
 
@@ -170,6 +173,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 }
 
 /** A client from the configuration's `gateway` section. */
-export function gatewayClientFromConfig(gateway: { baseUrl: string; timeoutMs: number; connectTimeoutMs: number; caFile: string | null }, logger?: Logger): GatewayClient {
-  return createGatewayClient({ ...gateway, ...(logger ? { logger } : {}) });
+export function gatewayClientFromConfig(
+  gateway: { baseUrl: string; timeoutMs: number; connectTimeoutMs: number; caFile: string | null },
+  logger?: Logger,
+  onOutcome?: GatewayClientOptions['onOutcome'],
+): GatewayClient {
+  return createGatewayClient({ ...gateway, ...(logger ? { logger } : {}), ...(onOutcome ? { onOutcome } : {}) });
 }
