@@ -208,6 +208,7 @@ async function main(): Promise<void> {
       pollIntervalMs: config.dynamicQr.pollIntervalMs,
       uniQr: config.machine.uniQr,
       staticAgeLimit: config.staticQr.verifyAge ? highestAgeLimit(config) : null,
+      readerGraceMs: config.display.readerGraceS * 1000,
     },
     log,
     now: wallNow,

@@ -143,6 +143,8 @@ export type Screen =
       expiresAtMs: number;
     }
   | { kind: 'authorizing' }
+  /** The reader is not enabled yet and its grace period runs (a normal start): neutral, no fault shown. */
+  | { kind: 'waiting' }
   | { kind: 'session'; amount: number; currencyCode: string; decimalPlaces: number }
   | { kind: 'vending'; amount: number | null; currencyCode: string; decimalPlaces: number; item: number | null }
   /** After a sale; `txId` fills display.receiptUrl's {txId} for the receipt QR. */
