@@ -19,6 +19,7 @@ import { buildDeb, buildTarball, readVersion, stageTree } from './package-tree.j
 import { checkArtifact } from './check.js';
 import { smokeTest } from './smoke.js';
 import { secondsSince } from './run.js';
+import { missingTools, missingToolsMessage } from './build-tools.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -54,6 +55,9 @@ async function main(): Promise<void> {
   const jobs = Number(opts.jobs);
   if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new Error(`--jobs '${opts.jobs}' is not a whole number from 1 to 64`);
   if (!existsSync(join(REPO, 'dist/src/cli/main.js'))) throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
+  // Before any download or compile: a missing compiler is named with its apt package, not found by node-gyp.
+  const missing = missingTools(arches.map((a) => TARGETS[a]), process.env.PATH);
+  if (missing.length > 0) throw new Error(missingToolsMessage(missing));
 
   const out = resolve(opts.out);
   const cache = resolve(opts.cache);
