@@ -8,6 +8,8 @@
 # Writes: OUTDIR/{disk.img,vmlinuz,initrd.img,id_ed25519,id_ed25519.pub,kernel-version}
 # QRVEND_FIELD_ARCH: arm64 (default; Debian's arm64 kernel, qemu-system-aarch64) or armhf (32-bit:
 # the armmp-lpae kernel for QEMU's virt board with a Cortex-A15, qemu-system-arm).
+# QRVEND_FIELD_MIRROR: apt sources lines (one per line) instead of mmdebstrap's defaults, e.g.
+# without the security suite when the mirror serves an inconsistent index of it (seen for armhf).
 set -euo pipefail
 arch=${QRVEND_FIELD_ARCH:-arm64}
 case "$arch" in
@@ -44,7 +46,7 @@ mmdebstrap --arch="$arch" --variant=minbase --include="$include" \
   --customize-hook='chroot "$1" sh -c "cd /tmp && kpkg=\$(apt-cache depends '"$kernel_meta"' | sed -n \"s/.*Depends: \\(linux-image-[0-9].*\\)/\\1/p\" | head -n1) && apt-get download -q \$kpkg busybox-static"' \
   --customize-hook="mv \"\$1\"/tmp/*.deb $debs/" \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
-  bookworm "$rootfs"
+  bookworm "$rootfs" ${QRVEND_FIELD_MIRROR:+"$QRVEND_FIELD_MIRROR"}
 
 # --- kernel and modules, on the host ---
 kx=$work/kernel
