@@ -5,7 +5,7 @@
  */
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEB_DEPENDS, type ReleaseTarget } from './targets.js';
+import { debDepends, type ReleaseTarget } from './targets.js';
 import type { NodeRuntime } from './node-runtime.js';
 import { run } from './run.js';
 
@@ -122,7 +122,7 @@ export function controlFile(target: ReleaseTarget, version: string, installedKb:
     'Section: misc',
     'Priority: optional',
     `Installed-Size: ${installedKb}`,
-    `Depends: ${DEB_DEPENDS}`,
+    `Depends: ${debDepends(target)}`,
     'Description: QR-payment agent for vending machines',
     ' An MDB cashless reader (through an MDB adapter board) that takes Static QR and',
     ' Dynamic QR payments and settles every sale with the payment gateway, offline-safe.',

@@ -36,6 +36,9 @@ ssh-keygen -q -t ed25519 -N '' -C qrvend-field-test -f "$out/id_ed25519"
 
 # Packages a stock Debian bookworm / Raspberry Pi OS Lite image has and the scenario needs.
 include=systemd,systemd-sysv,udev,dbus,openssh-server,iproute2,ca-certificates,kmod,procps,adduser,libstdc++6,curl,less
+# The armhf .deb depends on libatomic1 (its Node links it); a board's apt fetches it, the guest has
+# no network, so the image carries it.
+[ "$arch" = armhf ] && include=$include,libatomic1
 
 # The hook downloads (does not install) the kernel and a static busybox with the chroot's own apt,
 # so the host's dpkg needs no foreign architecture.
