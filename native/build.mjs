@@ -5,7 +5,9 @@
  * and `npm test`; a target newer than its source is left alone.
  *
  *   native/pty-relay.c     -> dist/src/native/qrvend-pty            the pty pair (simulators, tests, serial trace)
+ *   native/notify-helper.c -> dist/src/native/qrvend-notify         sd_notify for the main thread (daemon)
  *   test/native/fail-io.c  -> dist/test/native/libqrvend-failio.so  write/sync failure shim (tests only)
+ *   test/native/notify-sink.c -> dist/test/native/notify-sink       systemd's end of NOTIFY_SOCKET (tests only)
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
@@ -16,6 +18,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cc = process.env.CC || 'cc';
 const targets = [
   { src: 'native/pty-relay.c', out: 'dist/src/native/qrvend-pty', flags: [] },
+  { src: 'native/notify-helper.c', out: 'dist/src/native/qrvend-notify', flags: [] },
+  { src: 'test/native/notify-sink.c', out: 'dist/test/native/notify-sink', flags: [] },
   { src: 'test/native/fail-io.c', out: 'dist/test/native/libqrvend-failio.so', flags: ['-shared', '-fPIC', '-ldl'] },
 ];
 

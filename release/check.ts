@@ -8,7 +8,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { ELF_HEADER_BYTES, machineName, readElfIdentity } from './elf.js';
-import { DEB_DEPENDS, TARGETS, isReleaseArch, type ReleaseTarget } from './targets.js';
+import { TARGETS, debDepends, isReleaseArch, type ReleaseTarget } from './targets.js';
 import { CONFFILES, MAINTAINER_SCRIPTS, releaseDir } from './package-tree.js';
 import { run } from './run.js';
 
@@ -24,6 +24,7 @@ export const RELEASE_FILES = [
   'bin/qrvend',
   'dist/src/cli/main.js',
   'dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
+  'dist/src/native/qrvend-notify', // the daemon's sd_notify helper, built for the target
   'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
 ] as const;
 
@@ -106,7 +107,8 @@ export function debProblems(deb: DebFacts, fileName: string): string[] {
   if (deb.fields.Package !== 'qrvend') problems.push(`Package is '${deb.fields.Package ?? ''}', not qrvend`);
   const expectedName = `qrvend_${deb.fields.Version ?? '?'}_${arch}.deb`;
   if (fileName !== expectedName) problems.push(`file is named ${fileName}, its fields say ${expectedName}`);
-  if (deb.fields.Depends !== DEB_DEPENDS) problems.push(`Depends is '${deb.fields.Depends ?? ''}', expected '${DEB_DEPENDS}'`);
+  const depends = debDepends(TARGETS[arch]);
+  if (deb.fields.Depends !== depends) problems.push(`Depends is '${deb.fields.Depends ?? ''}', expected '${depends}'`);
   if (/\bnodejs\b/.test(deb.fields.Depends ?? '') || /\bnodejs\b/.test(deb.fields['Pre-Depends'] ?? '')) problems.push('depends on nodejs: Node is bundled');
   for (const c of CONFFILES) {
     if (!deb.conffiles.includes(c)) problems.push(`conffiles does not list ${c}`);

@@ -26,6 +26,7 @@ import { signReleaseTarball } from './sign.js';
 import { RELEASE_VERSION } from '../src/updates/manifest-schema.js';
 import { MAX_DOCUMENT_LIFETIME_MS } from '../src/trust/signed.js';
 import { KEY_ID, loadPrivateKey } from '../src/trust/keys.js';
+import { missingTools, missingToolsMessage } from './build-tools.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -77,6 +78,9 @@ async function main(): Promise<void> {
     loadPrivateKey(opts.sign); // an unreadable key is said now, not after the build
   }
   if (!existsSync(join(REPO, 'dist/src/cli/main.js'))) throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
+  // Before any download or compile: a missing compiler is named with its apt package, not found by node-gyp.
+  const missing = missingTools(arches.map((a) => TARGETS[a]), process.env.PATH);
+  if (missing.length > 0) throw new Error(missingToolsMessage(missing));
 
   const out = resolve(opts.out);
   const cache = resolve(opts.cache);

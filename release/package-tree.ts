@@ -11,7 +11,7 @@
  */
 import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEB_DEPENDS, type ReleaseTarget } from './targets.js';
+import { debDepends, type ReleaseTarget } from './targets.js';
 import type { NodeRuntime } from './node-runtime.js';
 import { run } from './run.js';
 
@@ -43,12 +43,15 @@ export async function stageTree(o: StageOptions): Promise<void> {
   mkdirSync(stable, { recursive: true });
   // Compiled once for every architecture: dist is plain JavaScript.
   cpSync(join(o.repo, 'dist/src'), join(opt, 'dist/src'), { recursive: true, filter: (src) => !src.endsWith('.map') });
-  // ...except the project's own C (the pty relay behind the serial trace): compiled for the target.
+  // ...except the project's own C (the pty relay behind the serial trace, the daemon's sd_notify
+  // helper): compiled for the target.
   const cc = o.target.toolchainPrefix === null ? 'cc' : `${o.target.toolchainPrefix}-gcc`;
-  const relay = join(opt, 'dist/src/native/qrvend-pty');
-  rmSync(relay, { force: true });
   mkdirSync(join(opt, 'dist/src/native'), { recursive: true });
-  await run(cc, ['-O2', '-Wall', '-Wextra', '-o', relay, join(o.repo, 'native/pty-relay.c')], { timeoutMs: 120_000 });
+  for (const [source, binary] of [['pty-relay.c', 'qrvend-pty'], ['notify-helper.c', 'qrvend-notify']] as const) {
+    const out = join(opt, 'dist/src/native', binary);
+    rmSync(out, { force: true });
+    await run(cc, ['-O2', '-Wall', '-Wextra', '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
+  }
   cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
   mkdirSync(join(opt, 'docs'), { recursive: true });
@@ -158,7 +161,7 @@ export function controlFile(target: ReleaseTarget, version: string, installedKb:
     'Section: misc',
     'Priority: optional',
     `Installed-Size: ${installedKb}`,
-    `Depends: ${DEB_DEPENDS}`,
+    `Depends: ${debDepends(target)}`,
     'Description: QR-payment agent for vending machines',
     ' An MDB cashless reader (through an MDB adapter board) that takes Static QR and',
     ' Dynamic QR payments and settles every sale with the payment gateway, offline-safe.',

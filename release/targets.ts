@@ -54,6 +54,15 @@ export const TARGETS: Record<ReleaseArch, ReleaseTarget> = {
 /** The .deb's Depends: what a stock bookworm / Raspberry Pi OS has (Node is bundled; native modules are built against bookworm's glibc 2.36 and libstdc++ 12). */
 export const DEB_DEPENDS = 'libc6 (>= 2.36), libgcc-s1, libstdc++6 (>= 12), systemd';
 
+/**
+ * The .deb's Depends for one target. The armv7l Node binary also links libatomic.so.1, which a
+ * minimal bookworm armhf system lacks: the field test's 32-bit guest failed every start with
+ * "error while loading shared libraries: libatomic.so.1" (issue 27 item 2).
+ */
+export function debDepends(target: ReleaseTarget): string {
+  return target.deb === 'armhf' ? `libatomic1, ${DEB_DEPENDS}` : DEB_DEPENDS;
+}
+
 export function isReleaseArch(value: string): value is ReleaseArch {
   return (RELEASE_ARCHES as readonly string[]).includes(value);
 }

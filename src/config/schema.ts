@@ -299,6 +299,11 @@ export const ConfigSchema = z
         .refine((tag) => isSupportedLocale(tag), 'display.locale must be a BCP 47 locale this Node knows, e.g. de-DE')
         .nullable()
         .default(null),
+      /**
+       * How long the reader may stay not enabled (at a start, before the VMC enables it; or when
+       * the VMC disables it) with a neutral "One moment" screen before "Out of order" shows.
+       */
+      readerGraceS: int(0, 600).default(30),
       /** Panel mounted turned by this many degrees clockwise. */
       rotate: z.union([z.literal(0), z.literal(90), z.literal(180), z.literal(270)]).default(0),
       /** Operator logo on the idle screen (PNG or SVG file); null = none. */

@@ -17,8 +17,7 @@ import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.j
 import { ageDeniedItems } from '../mdb/reader/index.js';
 import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
 import { heapLimitReport, PAYMENT_WORKER_LIMITS, quietCollector, threadMemory } from './heap-limits.js';
-import type { Notifier } from './systemd-notify.js';
-import { relayNotifier } from './notify-relay.js';
+import { createNotifier, type Notifier } from './systemd-notify.js';
 import { raiseThisThread } from './thread-priority.js';
 import type { PaymentWorkerData } from './payment-worker.js';
 import { startFleetLink } from '../fleet/device/main-side.js';
@@ -68,6 +67,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const secretToken = readSecretToken(config.start.secretTokenFile);
   const hwSerial = readHwSerial({ override: config.device.hwSerial, root: options.hardwareRoot, log }).serial;
   const terminalId = terminalIdFor(config, hwSerial);
+  // First, while the process is small and no VMC is being answered: the one fork the main thread
+  // waits for (systemd-notify.ts); every notification after it is a write to a pipe.
+  const notifier = options.notifier ?? createNotifier(log);
 
   // Every tick wakes the machine loop: fine sampling is for benchmarks, not for an idle machine.
   const loopTickMs = options.loopDelayResolutionMs ?? config.log.loopDelayResolutionMs;
@@ -116,15 +118,13 @@ export function startDaemon(options: DaemonOptions): Daemon {
   for (const message of beforeWorker.splice(0)) worker.postMessage(message);
   // After the workers exist (threads inherit their creator's priority): only the machine loop is raised.
   const priority = raiseThisThread(log);
-  // systemd-notify is spawned by the payment worker, never by the machine loop (notify-relay.ts).
-  const notifier = options.notifier ?? relayNotifier((message) => worker.postMessage(message));
   let lastAvailability: string | null = null;
   const collector = quietCollector(MAIN_COLLECT_QUIET_MS);
   const toPayment = (message: MainToPayment) => {
     collector.touch();
     // Out of a session (ended, or the reader enabled at start-up): collect once the thread is quiet.
     if (message.type === 'reader.status' && message.status !== 'session' && message.status !== 'vend') collector.arm();
-    // Each STATUS costs a systemd-notify process (in the payment worker): only on availability changes, never per vend.
+    // STATUS only on availability changes, never per vend: systemd logs nothing for it, but it is a wake-up there.
     if (message.type === 'reader.status') {
       const availability = message.status === 'session' || message.status === 'vend' ? 'enabled' : message.status;
       if (availability !== lastAvailability) notifier.status(`reader ${(lastAvailability = availability)}`);
@@ -155,7 +155,10 @@ export function startDaemon(options: DaemonOptions): Daemon {
     post: toPayment,
     log,
     boardReset: gpio.boardReset,
-    onEnableWritten: () => notifier.ready('reader enabled'),
+    onEnableWritten: () => {
+      readerEnabled = true;
+      readyWhenBoth();
+    },
     ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
     factsPath: vmcFactsPath(config.store.path),
   });
@@ -180,6 +183,18 @@ export function startDaemon(options: DaemonOptions): Daemon {
   }
   const updateLed = () => gpio.statusLed.set(statusLedStateFor(health));
 
+  // READY means the agent can take a payment: the VMC enabled the reader (so it polls us and will
+  // offer sessions) and the payment worker is ready (ledger open, recovery done, Start listening).
+  // Whichever comes last sends it; until then the watchdog pings extend the start timeout.
+  let readerEnabled = false;
+  let paymentReady = false;
+  let readySent = false;
+  function readyWhenBoth(): void {
+    if (readySent || !readerEnabled || !paymentReady) return;
+    readySent = true;
+    notifier.ready('reader enabled, payments ready');
+  }
+
   let resolveReady!: (v: { startUrl: string | null }) => void;
   let rejectReady!: (err: Error) => void;
   const ready = new Promise<{ startUrl: string | null }>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
@@ -194,6 +209,8 @@ export function startDaemon(options: DaemonOptions): Daemon {
     if (message.type !== 'health') collector.touch();
     switch (message.type) {
       case 'ready':
+        paymentReady = true;
+        readyWhenBoth();
         resolveReady({ startUrl: message.startUrl });
         return;
       case 'health':
@@ -237,11 +254,6 @@ export function startDaemon(options: DaemonOptions): Daemon {
   });
 
   machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => fleet.onLink(change));
-  let paymentReady = false;
-  void ready.then(
-    () => (paymentReady = true),
-    () => {},
-  );
   // Only on the start after a config.set from the fleet: confirms it, or rolls it back.
   const trialTimer = fleet.inTrial
     ? setInterval(() => {

@@ -11,6 +11,7 @@ import type { QrvendConfig } from '../config/schema.js';
 import { createLogger } from '../core/log.js';
 import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig } from '../gateway/client.js';
+import { GatewayReachability } from '../gateway/reachability.js';
 import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
@@ -23,7 +24,6 @@ import { outboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { quietCollector, threadMemory } from './heap-limits.js';
-import { notifyHandler } from './notify-relay.js';
 import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
 import { DexAuditService, DexCommandError } from '../dex/audit/service.js';
 
@@ -135,7 +135,6 @@ async function main(): Promise<void> {
     shutdownNow = () => toMain({ type: 'stopped' });
     if (shutdownAsked) shutdownNow();
   };
-  const notify = notifyHandler(log);
   let fleet: FleetPaymentSide | null = null;
   let dex: DexAuditService | null = null;
   const earlyAudits: Extract<MainToPayment, { type: 'dex.audit' }>[] = [];
@@ -157,10 +156,6 @@ async function main(): Promise<void> {
       // Before the flows are up nothing is in flight, but nothing can be held either: not yet.
       if (service === null) toMain({ type: 'update.activity', busy: 'the payment worker is starting', held: false });
       else toMain({ type: 'update.activity', ...service.holdForUpdate(message.hold, deliveriesInFlight()), held: message.hold });
-      return;
-    }
-    if (message.type === 'notify') {
-      notify(message.what, message.text);
       return;
     }
     if (message.type === 'board.info') {
@@ -189,7 +184,9 @@ async function main(): Promise<void> {
   if (ledger.corruptionAlarm !== null) {
     log.error({ code: 'LEDGER_CORRUPT', ...ledger.corruptionAlarm }, 'ledger was damaged: moved aside and replaced; reconcile the old file by hand');
   }
-  const gateway = gatewayClientFromConfig(config.gateway, log);
+  // The journal's account of the gateway going away and coming back (retries are at debug).
+  const reachability = new GatewayReachability({ log });
+  const gateway = gatewayClientFromConfig(config.gateway, log, (op, outcome) => reachability.observe(op, outcome));
   const bodies = outboxBodies(() => builders, { preauthAmount: config.staticQr.preauthAmount, decimalPlaces: config.machine.decimalPlaces });
   const recovery = recoverLedger(ledger, bodies, log);
   if (recovery.recovered.length > 0 || recovery.failed.length > 0) {
@@ -228,6 +225,7 @@ async function main(): Promise<void> {
       pollIntervalMs: config.dynamicQr.pollIntervalMs,
       uniQr: config.machine.uniQr,
       staticAgeLimit: config.staticQr.verifyAge ? highestAgeLimit(config) : null,
+      readerGraceMs: config.display.readerGraceS * 1000,
     },
     log,
     now: wallNow,

@@ -14,7 +14,7 @@ import { ErrorCodes, QrvendError, isQrvendError } from '../core/errors.js';
 import { readSecretToken } from '../start/secret-file.js';
 import { parseListen, readTlsFiles } from '../start/listen.js';
 import { readCa } from '../gateway/client.js';
-import { readFleetCredentials } from '../fleet/device/credentials.js';
+import { readFleetCredentials, readFleetTlsFiles } from '../fleet/device/credentials.js';
 
 /** A refusal: the key at fault, why (never a file's content), and the error the daemon raises for it. */
 export interface StartProblem extends ConfigProblem {
@@ -30,7 +30,20 @@ const START_CHECKS: Check[] = [
   { keys: ['start.listen'], when: (c) => c.start.listen !== null, run: (c) => parseListen(c.start.listen!) },
   { keys: ['start.certFile', 'start.keyFile'], when: (c) => c.start.certFile !== null && c.start.keyFile !== null, run: (c) => readTlsFiles(c.start.certFile!, c.start.keyFile!) },
   { keys: ['gateway.caFile'], when: (c) => c.gateway.caFile !== null, run: (c) => readCa(c.gateway.caFile!) },
+  // An empty or damaged fleet CA, certificate or key is a provisioning accident (a power cut before
+  // the sync) that only a technician fixes: refused at start like the gateway's. A file that cannot
+  // be read at all stays a change check below (the link is off, payments go on).
+  { keys: ['fleet.caFile', 'fleet.certFile', 'fleet.keyFile'], when: (c) => c.fleet.url !== null, run: (c) => fleetTlsContent(c) },
 ];
+
+function fleetTlsContent(config: QrvendConfig): void {
+  try {
+    readFleetTlsFiles(config.fleet);
+  } catch (err) {
+    if (isQrvendError(err) && err.details?.errno !== undefined) return;
+    throw err;
+  }
+}
 
 /**
  * Also needed by a configuration change, though not by a start: with unreadable fleet credentials

@@ -1,24 +1,28 @@
 /**
- * sd_notify for the daemon: READY, WATCHDOG, STOPPING and STATUS messages to systemd.
+ * sd_notify for the daemon: READY, WATCHDOG, EXTEND_TIMEOUT_USEC, STOPPING and STATUS, sent from
+ * the main thread (the machine loop's) without waiting for anything.
  *
- * Node cannot send on a unix datagram socket, and the `sd-notify` package needs libsystemd
- * headers to build, so messages go through the `systemd-notify` command (the unit sets
- * NotifyAccess=all so systemd accepts them from that child). Since systemd 246 the command waits
- * until systemd has read the message (a barrier), which closes the race where the child exits
- * before systemd can attribute it to the unit; `--no-block` would reopen it, so it is never used.
- * READY also carries `--pid=<our pid>` (MAINPID=) so systemd tracks the agent itself as the main
- * process even when a wrapper started it.
+ * Node cannot send on a unix datagram socket, and starting a process per message stalls the
+ * calling thread for the fork of a large process. So one helper, `qrvend-notify`
+ * (native/notify-helper.c), is started when the notifier is made, before the machine loop runs,
+ * and lives as long as the daemon: each message is one NUL-ended record written to its stdin.
+ * Writing to a pipe never blocks the thread (libuv writes what the pipe takes, queues the rest and
+ * returns), so neither a slow systemd nor a busy payment worker can delay the machine loop or a
+ * notification. The helper sends each record as one datagram to $NOTIFY_SOCKET, as sd_notify does,
+ * and makes sure systemd has read READY and STOPPING (BARRIER=1) before it could exit; the unit
+ * keeps NotifyAccess=all because the sender is the helper, a child of the main PID.
  *
- * This runs on the main thread, which must never block: the child is spawned asynchronously with
- * its output ignored, at most one is in flight, and messages that arrive meanwhile are merged into
- * the next call (a watchdog ping while one is pending is simply coalesced). Outside systemd
- * (NOTIFY_SOCKET unset) or without the command, everything is a no-op after one log line.
+ * Outside systemd (NOTIFY_SOCKET unset) everything is a no-op. A helper that cannot start or dies
+ * is logged once at error: without it systemd hears nothing, so the start or the watchdog times
+ * out and systemd restarts the agent, which is the right outcome for a broken installation.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/log.js';
+import { RepeatedLog } from '../core/log-limiter.js';
 
 export interface Notifier {
-  /** The service is up (send at reader enabled). Before it, `watchdog()` also extends the start timeout. */
+  /** The agent can take a payment. Before it, `watchdog()` also extends the start timeout. */
   ready(status?: string): void;
   /** The main loop is alive; call every `watchdogIntervalMs` from the main thread's own timer. */
   watchdog(): void;
@@ -28,20 +32,23 @@ export interface Notifier {
   status(text: string): void;
   /** WATCHDOG_USEC/2 in ms when systemd expects pings from this process, else null. */
   readonly watchdogIntervalMs: number | null;
-  /** Whether messages are sent at all (NOTIFY_SOCKET set and the command not found missing). */
+  /** Whether messages are sent at all (NOTIFY_SOCKET set and the helper running). */
   readonly enabled: boolean;
 }
 
 export interface NotifierOptions {
-  /** Environment to read NOTIFY_SOCKET / WATCHDOG_USEC / WATCHDOG_PID / PATH from; default process.env. */
+  /** Environment to read NOTIFY_SOCKET / WATCHDOG_USEC / WATCHDOG_PID from; default process.env. */
   env?: NodeJS.ProcessEnv;
-  /** The command to run; default `systemd-notify` looked up on PATH. */
-  command?: string;
-  /** Our PID (WATCHDOG_PID must match it); default process.pid. */
+  /** The helper to run; default the qrvend-notify built beside this module (dist/src/native). */
+  helper?: string;
+  /** Our PID (MAINPID=, and WATCHDOG_PID must match it); default process.pid. */
   pid?: number;
-  /** A child still running after this long is killed, so one stuck call cannot stop later ones. */
-  childTimeoutMs?: number;
 }
+
+export const NOTIFY_HELPER = fileURLToPath(new URL('../native/qrvend-notify', import.meta.url));
+
+/** Beyond this much unwritten, a stuck helper gets no more pings or STATUS (READY/STOPPING still queue). */
+const MAX_QUEUED_BYTES = 16 * 1024;
 
 /** The watchdog interval systemd asks for, or null when no watchdog applies to this process. */
 export function watchdogIntervalFrom(env: NodeJS.ProcessEnv, pid: number): number | null {
@@ -53,109 +60,72 @@ export function watchdogIntervalFrom(env: NodeJS.ProcessEnv, pid: number): numbe
   return Math.max(1, Math.floor(usec / 2000));
 }
 
-/** STATUS= is one line in systemd's view; keep it short and single-line. */
+/** STATUS= is one line in systemd's view; keep it short, single-line and free of the record separator. */
 function oneLine(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').slice(0, 200);
+  return text.replace(/[\r\n\0]+/g, ' ').slice(0, 200);
 }
 
 export function createNotifier(log: Logger, options: NotifierOptions = {}): Notifier {
   const env = options.env ?? process.env;
-  const command = options.command ?? 'systemd-notify';
+  const helper = options.helper ?? NOTIFY_HELPER;
   const pid = options.pid ?? process.pid;
-  const childTimeoutMs = options.childTimeoutMs ?? 5_000;
   const watchdogIntervalMs = watchdogIntervalFrom(env, pid);
-
-  let enabled = Boolean(env.NOTIFY_SOCKET);
-  if (!enabled) log.debug('NOTIFY_SOCKET is not set: not running under systemd, notifications are off');
-
   let isReady = false;
-  // Calls of systemd-notify still running: normally at most one (later messages merge into the next).
-  let inFlight = 0;
-  // Assignments waiting for the next call; a later value for the same key replaces the earlier.
-  const pending = new Map<string, string>();
-  let pendingMainPid = false;
-  let failuresLogged = 0;
-  // Set when the pending READY/STOPPING are a second attempt after a failed call.
-  let pendingIsRetry = false;
+  let child: ChildProcess | null = null;
 
-  // `urgent` starts a call even while one is in flight: STOPPING=1 must be on its way before the
-  // process exits, and the daemon exits without waiting for a slow watchdog ping to return.
-  const flush = (urgent = false): void => {
-    if (!enabled || (inFlight > 0 && !urgent) || pending.size === 0) return;
-    const sent = new Map(pending);
-    const sentMainPid = pendingMainPid;
-    const isRetry = pendingIsRetry;
-    const args: string[] = [];
-    if (sentMainPid) args.push(`--pid=${pid}`);
-    for (const [key, value] of sent) args.push(`${key}=${value}`);
-    pending.clear();
-    pendingMainPid = false;
-    pendingIsRetry = false;
-    inFlight++;
-
-    let child;
-    try {
-      child = spawn(command, args, { env, stdio: 'ignore', timeout: childTimeoutMs, killSignal: 'SIGKILL' });
-    } catch (err) {
-      inFlight--;
-      enabled = false;
-      log.warn({ err: (err as Error).message }, 'systemd-notify could not be started: systemd notifications are off');
-      return;
-    }
-    // Never keep the daemon alive for a notification (e.g. STOPPING=1 during exit).
-    child.unref();
-    // 'error' (spawn failure) and 'close' may both fire for one child; only the first settles it.
-    let settled = false;
-    const settle = (problem: string | null, missing = false): void => {
-      if (settled) return;
-      settled = true;
-      inFlight--;
-      if (missing) {
-        enabled = false;
-        log.warn(
-          `${command} is not installed: systemd cannot be told the agent is ready or alive, so the unit will ` +
-            'time out and restart it; install the systemd package',
-        );
-        return;
-      }
-      if (problem !== null) {
-        if (failuresLogged++ === 0) log.warn({ problem }, 'systemd-notify failed; READY/STOPPING are retried once');
-        // A lost READY would make systemd time the start out: give the state changes one more try.
-        if (!isRetry) {
-          for (const key of ['READY', 'STOPPING']) {
-            const value = sent.get(key);
-            if (value !== undefined && !pending.has(key)) {
-              pending.set(key, value);
-              pendingIsRetry = true;
-            }
-          }
-          if (sentMainPid) pendingMainPid = true;
-        }
-      }
-      flush();
-    };
-    child.once('error', (err: NodeJS.ErrnoException) => settle(err.message, err.code === 'ENOENT'));
-    child.once('close', (code, signal) => settle(code === 0 ? null : `exit code ${code ?? signal}`));
+  const gone = (why: string): void => {
+    if (child === null) return;
+    child = null;
+    log.error({ helper, problem: why }, 'systemd notifications stopped: the qrvend-notify helper is gone, so systemd will time the agent out and restart it; if this repeats, reinstall the qrvend package');
   };
 
-  const send = (assignments: Record<string, string>, withMainPid = false, urgent = false): void => {
-    if (!enabled) return;
-    for (const [key, value] of Object.entries(assignments)) pending.set(key, value);
-    if (withMainPid) pendingMainPid = true;
-    flush(urgent);
+  if (env.NOTIFY_SOCKET) {
+    const complaints = new RepeatedLog({
+      intervalMs: 60_000,
+      write: (fields, repeated) => log.warn({ ...fields, ...(repeated > 0 ? { repeated } : {}) }, 'systemd notification trouble'),
+    });
+    try {
+      // Measured here because this is the one moment the main thread waits for a fork.
+      const startedAt = performance.now();
+      child = spawn(helper, [], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+      log.debug({ spawnMs: Math.round((performance.now() - startedAt) * 100) / 100 }, 'qrvend-notify helper started');
+    } catch (err) {
+      log.error({ helper, problem: (err as Error).message }, 'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package (or run `npm run build` in a checkout)');
+    }
+    const c = child;
+    if (c !== null) {
+      c.on('error', (err: Error) => gone(err.message));
+      c.on('exit', (code, signal) => gone(`exited with ${code ?? signal}`));
+      c.stdin?.on('error', () => {}); // EPIPE after the helper died: 'exit' says so
+      c.stderr?.setEncoding('utf8');
+      c.stderr?.on('data', (text: string) => {
+        for (const line of text.split('\n')) if (line.trim() !== '') complaints.add({ helperSays: line.trim().slice(0, 200) });
+      });
+      // Never keep the daemon alive for the helper: at our exit its stdin closes and it ends.
+      c.unref();
+      for (const stream of [c.stdin, c.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+    }
+  } else {
+    log.debug('NOTIFY_SOCKET is not set: not running under systemd, notifications are off');
+  }
+
+  const send = (assignments: Record<string, string>, essential: boolean): void => {
+    const stdin = child?.stdin;
+    if (!stdin || stdin.destroyed) return;
+    if (!essential && stdin.writableLength > MAX_QUEUED_BYTES) return;
+    const text = Object.entries(assignments).map(([key, value]) => `${key}=${value}`).join('\n');
+    stdin.write(`${text}\0`);
   };
 
   return {
-    get watchdogIntervalMs() {
-      return watchdogIntervalMs;
-    },
+    watchdogIntervalMs,
     get enabled() {
-      return enabled;
+      return child !== null;
     },
     ready(status?: string) {
       isReady = true;
-      pending.delete('EXTEND_TIMEOUT_USEC');
-      send(status === undefined ? { READY: '1' } : { READY: '1', STATUS: oneLine(status) }, true);
+      // MAINPID: systemd tracks the agent itself as the main process even when a wrapper started it.
+      send({ READY: '1', MAINPID: String(pid), ...(status === undefined ? {} : { STATUS: oneLine(status) }) }, true);
     },
     watchdog() {
       if (watchdogIntervalMs === null) return;
@@ -163,14 +133,13 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
       // that stops pinging is then caught by TimeoutStartSec just as the watchdog would.
       const message: Record<string, string> = { WATCHDOG: '1' };
       if (!isReady) message.EXTEND_TIMEOUT_USEC = String(watchdogIntervalMs * 4 * 1000);
-      send(message);
+      send(message, false);
     },
     stopping() {
-      // spawn() returns once the child runs, so the message survives the daemon's exit.
-      send({ STOPPING: '1' }, false, true);
+      send({ STOPPING: '1' }, true);
     },
     status(text: string) {
-      send({ STATUS: oneLine(text) });
+      send({ STATUS: oneLine(text) }, false);
     },
   };
 }

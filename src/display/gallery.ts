@@ -23,6 +23,7 @@ export const SAMPLE_CATALOG: LayoutContext['catalog'] = {
 
 export const SAMPLE_SCREENS: readonly { name: string; screen: Screen }[] = [
   { name: 'idle', screen: { kind: 'idle', qrText: SAMPLE_UNIQR } },
+  { name: 'waiting', screen: { kind: 'waiting' } },
   { name: 'dynamic-qr', screen: { kind: 'dynamic-qr', qrText: SAMPLE_DYNAMIC_QR, amount: 1.5, currencyCode: 'EUR', decimalPlaces: 2, item: 12, expiresAtMs: SHOWN_AT + 45_000 } },
   { name: 'authorizing', screen: { kind: 'authorizing' } },
   { name: 'session', screen: { kind: 'session', amount: 5, currencyCode: 'EUR', decimalPlaces: 2 } },

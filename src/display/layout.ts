@@ -117,6 +117,8 @@ export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext =
     }
     case 'authorizing':
       return { ...base, headline: t('authorizingTitle'), lines: [t('authorizingDetail')] };
+    case 'waiting':
+      return { ...base, headline: t('waitingTitle') };
     case 'session':
       return { ...base, title: t('sessionTitle'), headline: money(screen), lines: [t('sessionDetail')] };
     case 'vending': {

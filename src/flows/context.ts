@@ -20,6 +20,8 @@ export interface FlowSettings {
   uniQr: string;
   /** AgeLimitation of every static QR Authorization: the catalog's highest ageLimit when staticQr.verifyAge is on, else null. */
   staticAgeLimit: number | null;
+  /** How long the reader may stay unusable (a start, the VMC's own pauses) before the screen says out of order. */
+  readerGraceMs: number;
 }
 
 export interface FlowTimers {

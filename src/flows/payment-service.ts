@@ -10,6 +10,7 @@ import { idleScreen } from '../display/layout.js';
 import { tryWrite, type FlowContext } from './context.js';
 import { StaticQrFlow } from './static-qr/flow.js';
 import { DynamicQrPayments } from './dynamic-qr/runner.js';
+import { isUsable, readerScreen } from './reader-screen.js';
 
 export class PaymentService {
   readonly staticQr: StaticQrFlow;
@@ -23,10 +24,20 @@ export class PaymentService {
    */
   private takenElsewhere = false;
   private cashSaleWindow = { startMs: Number.NEGATIVE_INFINITY, count: 0, dropped: 0 };
+  /** Monotonic ms since when the reader has not been usable: the start, or when it last stopped being. */
+  private unusableSinceMs: number;
+  private recheck: unknown = null;
 
   constructor(private readonly ctx: FlowContext) {
     this.staticQr = new StaticQrFlow(ctx);
     this.dynamicQr = new DynamicQrPayments(ctx, () => this.showIdleSoon());
+    this.unusableSinceMs = this.monotonic();
+    // Until the VMC has had its chance to enable the reader: neutral, never "out of order".
+    this.showReaderScreen();
+  }
+
+  private monotonic(): number {
+    return this.ctx.monotonicNow?.() ?? this.ctx.now();
   }
 
   /** No static session and no dynamic payment is running: the idle screen may show. */
@@ -154,14 +165,31 @@ export class PaymentService {
     // Whether Starts can be taken changed (reader offline/inactive/disabled <-> usable): worth a
     // line in the journal for a technician; session/vend steps are too frequent to log here.
     if (isUsable(status) !== isUsable(was)) this.ctx.log.info({ status, was }, 'reader availability changed');
+    if (isUsable(was) && !isUsable(status)) this.unusableSinceMs = this.monotonic();
     if (status === 'enabled' && this.noPayment) {
-      this.ctx.show(idleScreen(this.ctx.settings.uniQr));
-    } else if (status === 'offline') {
-      this.ctx.show({ kind: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' });
+      this.showReaderScreen();
     } else if (this.takenElsewhere) {
       this.showIdleSoon(); // and again when the abandoned payment ends, if it is still running
-    } else if (status === 'disabled' || status === 'inactive') {
-      this.ctx.show({ kind: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
+    } else if (!isUsable(status)) {
+      this.showReaderScreen();
+    }
+  }
+
+  /** The idle QR, or while the reader is not usable: waiting through the grace period, then out of order. */
+  private showReaderScreen(): void {
+    if (this.recheck !== null) this.ctx.timers.clearTimeout(this.recheck);
+    this.recheck = null;
+    const choice = readerScreen(this.reader, this.monotonic() - this.unusableSinceMs, this.ctx.settings.readerGraceMs);
+    if (choice.show === 'idle') {
+      this.ctx.show(idleScreen(this.ctx.settings.uniQr));
+    } else if (choice.show === 'waiting') {
+      this.ctx.show({ kind: 'waiting' });
+      this.recheck = this.ctx.timers.setTimeout(() => {
+        this.recheck = null;
+        if (!isUsable(this.reader) && !this.takenElsewhere) this.showReaderScreen();
+      }, choice.recheckInMs);
+    } else {
+      this.ctx.show({ kind: 'out-of-order', reason: choice.reason, code: choice.code });
     }
   }
 
@@ -179,7 +207,3 @@ export class PaymentService {
 const CASH_SALES_PER_WINDOW = 20;
 const CASH_SALE_WINDOW_MS = 60_000;
 
-/** The reader can take a payment (or is in one): the VMC has it set up and enabled. */
-function isUsable(status: ReaderStatus): boolean {
-  return status === 'enabled' || status === 'session' || status === 'vend';
-}

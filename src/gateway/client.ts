@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { got, type Got } from 'got';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { assertPem } from '../core/pem-file.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
 import { checkAnswerCurrency } from './currency-check.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
@@ -45,6 +46,8 @@ export interface GatewayClientOptions {
   logger?: Logger;
   /** Longest answer read (tests lower it); default MAX_RESPONSE_BYTES. */
   maxResponseBytes?: number;
+  /** Told every call's outcome (the daemon's GatewayReachability logs the gateway going and coming back). */
+  onOutcome?: (op: GatewayOperation, outcome: GatewayOutcome<unknown>) => void;
 }
 
 /**
@@ -78,14 +81,18 @@ export interface GatewayClient {
 export const IDLE_SOCKET_MS = 15_000;
 
 export function readCa(caFile: string): Buffer {
+  let ca: Buffer;
   try {
-    return readFileSync(caFile);
+    ca = readFileSync(caFile);
   } catch (err) {
     throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `gateway.caFile ${caFile} cannot be read: ${(err as Error).message}`, {
       hint: 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs',
+      details: { file: caFile },
       cause: err,
     });
   }
+  assertPem(ca, 'certificates', 'gateway.caFile', caFile);
+  return ca;
 }
 
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
@@ -157,6 +164,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       { op, outcome: outcome.kind, ...(outcome.kind === 'transport' ? { failure: outcome.failure, detail: outcome.detail } : {}), ...(outcome.kind === 'declined' ? { code: outcome.code } : {}), elapsedMs: outcome.elapsedMs },
       'gateway call',
     );
+    options.onOutcome?.(op, outcome);
     return outcome;
   }
 
@@ -179,6 +187,10 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 }
 
 /** A client from the configuration's `gateway` section. */
-export function gatewayClientFromConfig(gateway: { baseUrl: string; timeoutMs: number; connectTimeoutMs: number; caFile: string | null }, logger?: Logger): GatewayClient {
-  return createGatewayClient({ ...gateway, ...(logger ? { logger } : {}) });
+export function gatewayClientFromConfig(
+  gateway: { baseUrl: string; timeoutMs: number; connectTimeoutMs: number; caFile: string | null },
+  logger?: Logger,
+  onOutcome?: GatewayClientOptions['onOutcome'],
+): GatewayClient {
+  return createGatewayClient({ ...gateway, ...(logger ? { logger } : {}), ...(onOutcome ? { onOutcome } : {}) });
 }

@@ -30,12 +30,8 @@ export type VendOutcome =
   | 'timeout' // no result within mdb.vendResultTimeoutMs; treated as failed (consumer not charged)
   | 'expired'; // an approval arrived after the vend request had already been answered or dropped
 
-/** systemd notifications the main thread asks the payment worker to send (src/daemon/notify-relay.ts). */
-export type NotifyWhat = 'ready' | 'watchdog' | 'stopping' | 'status';
-
 /** Main thread -> payment worker. */
 export type MainToPayment =
-  | { type: 'notify'; what: NotifyWhat; text: string | null }
   | { type: 'reader.status'; status: ReaderStatus; txId: string | null }
   | { type: 'board.info'; firmware: string; boardId: string }
   /** The board confirmed the session that session.begin asked for. */
@@ -175,6 +171,8 @@ export type Screen =
       expiresAtMs: number;
     }
   | { kind: 'authorizing' }
+  /** The reader is not enabled yet and its grace period runs (a normal start): neutral, no fault shown. */
+  | { kind: 'waiting' }
   | { kind: 'session'; amount: number; currencyCode: string; decimalPlaces: number }
   | { kind: 'vending'; amount: number | null; currencyCode: string; decimalPlaces: number; item: number | null }
   /** After a sale; `txId` fills display.receiptUrl's {txId} for the receipt QR. */

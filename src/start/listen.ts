@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { refuseExposedSecret } from '../config/file-modes.js';
+import { assertPem } from '../core/pem-file.js';
 
 /** `127.0.0.1:8091` or `[::1]:8091` -> host and port (the config schema checked the shape). */
 export function parseListen(listen: string): { host: string; port: number } {
@@ -32,7 +33,11 @@ export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer;
     }
   };
   refuseExposedSecret(keyFile, 'Start endpoint TLS key', ErrorCodes.CONFIG_UNREADABLE, 'start.keyFile');
-  return { cert: read(certFile, 'certificate'), key: read(keyFile, 'key') };
+  const cert = read(certFile, 'certificate');
+  assertPem(cert, 'certificates', 'start.certFile', certFile);
+  const key = read(keyFile, 'key');
+  assertPem(key, 'private key', 'start.keyFile', keyFile);
+  return { cert, key };
 }
 
 export function listenError(listen: string, err: unknown): QrvendError {

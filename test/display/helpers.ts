@@ -73,6 +73,7 @@ export function displayConfig(over: Partial<DisplayConfig> = {}): DisplayConfig 
     height: 240,
     language: 'en',
     locale: null,
+    readerGraceS: 30,
     rotate: 0,
     logo: null,
     receiptUrl: null,

@@ -1,5 +1,5 @@
 /**
- * The emulated Pi: qemu-system-aarch64 (-M virt, TCG) booting the cached image through a
+ * The emulated Pi: qemu-system-aarch64 or qemu-system-arm (-M virt, TCG; arch.ts) booting the cached image through a
  * copy-on-write overlay. The PL011 (the MDB board's line, /dev/ttyAMA0 in the guest) is a unix
  * socket the VMC simulator connects to; the console is virtio (hvc0) into serial.log; the display
  * is virtio-gpu (/dev/fb0), read back with the monitor's screendump. Network: QEMU user net with
@@ -11,6 +11,7 @@ import { openSync, closeSync, readFileSync, existsSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { FieldArch } from './arch.js';
 
 /** Run by QEMU for each guest connection to the gateway or the broker (a `tcp:` target takes only one). */
 const BRIDGE = fileURLToPath(new URL('./gateway-bridge.js', import.meta.url));
@@ -23,6 +24,7 @@ export const GUEST_BROKER = { host: '10.0.2.101', port: 8883 };
 export const GUEST_START_PORT = 8091;
 
 export interface QemuOptions {
+  arch: FieldArch;
   imageDir: string;
   runDir: string;
   overlay: string;
@@ -57,7 +59,7 @@ export function startQemu(o: QemuOptions): Qemu {
     `guestfwd=tcp:${GUEST_BROKER.host}:${GUEST_BROKER.port}-cmd:${process.execPath} ${BRIDGE} ${o.brokerPort}`,
   ].join(',');
   const args = [
-    '-M', 'virt', '-cpu', 'cortex-a72', '-smp', '2', '-m', '1024',
+    ...o.arch.machine, '-smp', '2', '-m', '1024',
     '-nodefaults', '-no-user-config', '-display', 'none',
     '-kernel', join(o.imageDir, 'vmlinuz'),
     '-initrd', join(o.imageDir, 'initrd.img'),
@@ -79,7 +81,7 @@ export function startQemu(o: QemuOptions): Qemu {
   ];
   // Never the caller's stdout: a background qemu holding it keeps a pipe open forever.
   const out = openSync(join(o.runDir, 'qemu.log'), 'a');
-  const child = spawn('qemu-system-aarch64', args, { stdio: ['ignore', out, out], detached: false });
+  const child = spawn(o.arch.qemu, args, { stdio: ['ignore', out, out], detached: false });
   closeSync(out);
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('error', () => {});

@@ -2,7 +2,9 @@
  * The payment side's front door (src/flows/payment-service.ts), issue 29 items 6 and 7:
  * - the VMC disables the reader in the middle of a dynamic QR vend request (its card reader or
  *   cash took the selection): the payment is abandoned and the idle screen comes back, not
- *   "out of order"; a plain disable still shows "out of order";
+ *   "out of order"; a plain disable still shows "out of order" once the grace period is over;
+ * - at a start the screen is neutral ("One moment") until the VMC enables the reader, and out of
+ *   order only when it has not within display.readerGraceS (issue 27 item 7);
  * - a cash sale the reader reports is recorded in the ledger and charges nothing.
  */
 import { test, beforeEach, afterEach } from 'node:test';
@@ -30,8 +32,11 @@ let inquiries: number;
 /** Answers the last Inquiry (held until the test lets it through). */
 let releaseLast: (() => void) | null;
 let service: PaymentService;
+/** The monotonic clock the service reads (the grace period runs on it). */
+let clock: number;
 
 beforeEach(() => {
+  clock = 1_000;
   dir = mkdtempSync(join(tmpdir(), 'qrvend-service-'));
   ledger = openLedger({ path: join(dir, 'ledger.sqlite'), decimalPlaces: 2 });
   sent = [];
@@ -58,9 +63,10 @@ beforeEach(() => {
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
     outboxChanged: () => {},
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 60_000, pollIntervalMs: 60_000, uniQr: 'U', staticAgeLimit: null },
+    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 60_000, pollIntervalMs: 60_000, uniQr: 'U', staticAgeLimit: null, readerGraceMs: 30_000 },
     log: silentLogger(),
     now: Date.now,
+    monotonicNow: () => clock,
     // Timers run only when the test says so: the idle screen's delay, the poll schedule.
     timers: { setTimeout: (fn: () => void) => (timers.push(fn), timers.length), clearTimeout: () => {} },
   };
@@ -105,10 +111,47 @@ test('the VMC disables the reader while a dynamic QR waits: the payment ends unp
   assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
 });
 
-test('a plain disable (no vend request running) still shows out of order', () => {
+test('a plain disable (no vend request running) still shows out of order, after the grace period', () => {
   service.handle({ type: 'reader.status', status: 'enabled', txId: null });
+  clock += 600_000;
   service.handle({ type: 'reader.status', status: 'disabled', txId: null });
-  assert.equal(shown.at(-1)?.kind, 'out-of-order');
+  assert.deepEqual(shown.at(-1), { kind: 'waiting' }, 'the VMC pauses the reader in normal operation too');
+  clock += 29_999;
+  runTimers();
+  clock += 1;
+  runTimers();
+  assert.deepEqual(shown.at(-1), { kind: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
+});
+
+test('a normal start: neutral until the VMC enables the reader, never out of order', () => {
+  assert.deepEqual(shown, [{ kind: 'waiting' }], 'the first screen');
+  // The board comes up and the VMC sets the reader up: inactive, then disabled, then enabled.
+  clock += 2_000;
+  service.handle({ type: 'reader.status', status: 'inactive', txId: null });
+  clock += 5_000;
+  service.handle({ type: 'reader.status', status: 'disabled', txId: null });
+  clock += 10_000;
+  service.handle({ type: 'reader.status', status: 'enabled', txId: null });
+  clock += 60_000;
+  runTimers(); // the grace timers armed on the way, long due, change nothing
+  assert.ok(!shown.some((s) => s.kind === 'out-of-order'), JSON.stringify(shown));
+  assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
+});
+
+test('a start where the VMC never enables the reader: out of order once the grace period from the start is over', () => {
+  service.handle({ type: 'reader.status', status: 'inactive', txId: null });
+  clock += 20_000;
+  service.handle({ type: 'reader.status', status: 'disabled', txId: null });
+  assert.deepEqual(shown.at(-1), { kind: 'waiting' }, 'the grace period runs from the start, not from each status');
+  clock += 10_000;
+  runTimers();
+  assert.deepEqual(shown.at(-1), { kind: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
+});
+
+test('a reader that stays offline at a start: E-RDR-OFF after the grace period', () => {
+  clock += 30_000;
+  runTimers();
+  assert.deepEqual(shown.at(-1), { kind: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' });
 });
 
 test('a cash sale is recorded in the ledger and charges nothing', () => {

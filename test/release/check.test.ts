@@ -116,6 +116,13 @@ test('debProblems: a well-formed package passes; each broken promise is named', 
   assert.deepEqual(debProblems(facts({ fields: { ...parseControl(FIELDS), Architecture: 'i386' } }), name), ["Architecture 'i386' is not a release architecture"]);
 });
 
+test('debProblems: the armhf package also depends on libatomic1 (its Node links libatomic.so.1), the others do not', { timeout: 5_000 }, () => {
+  const armhf = (depends: string) => facts({ fields: { ...parseControl(FIELDS), Architecture: 'armhf', Depends: depends } });
+  assert.deepEqual(debProblems(armhf(`libatomic1, ${DEB_DEPENDS}`), 'qrvend_0.1.0_armhf.deb'), []);
+  assert.ok(debProblems(armhf(DEB_DEPENDS), 'qrvend_0.1.0_armhf.deb').some((p) => /expected 'libatomic1, libc6/.test(p)));
+  assert.ok(debProblems(facts({ fields: { ...parseControl(FIELDS), Depends: `libatomic1, ${DEB_DEPENDS}` } }), 'qrvend_0.1.0_arm64.deb').length > 0);
+});
+
 test('treeProblems and tarballTarget: required files in the release\'s own tree, nothing else in /opt/qrvend, no development dependencies or tests, version and arch from the name', { timeout: 5_000 }, () => {
   const paths = parseContents(LISTING);
   assert.deepEqual(treeProblems(paths, '0.1.0'), []);

@@ -67,7 +67,7 @@ test('systemd-analyze security scores the unit at 2.0 or better (documented: 1.8
 
 test('the unit keeps the decisions the daemon and the README rely on', () => {
   assert.deepEqual(values('Type'), ['notify']);
-  assert.deepEqual(values('NotifyAccess'), ['all'], 'systemd-notify runs as a child: NotifyAccess=all');
+  assert.deepEqual(values('NotifyAccess'), ['all'], 'the qrvend-notify helper is a child: NotifyAccess=all');
   assert.deepEqual(values('ExecStart'), ['/opt/qrvend/bin/qrvend run --config /etc/qrvend/config.json']);
   // The trial of a config.set is judged outside the agent, before and after every start; a failing
   // script ("-") must never keep the agent from starting (test/scripts/qrvend-trial.test.ts).

@@ -6,6 +6,7 @@ export const de: Messages = {
   secondsLeft: 'Noch {seconds} s',
   authorizingTitle: 'Bitte warten',
   authorizingDetail: 'Ihre Zahlung wird autorisiert',
+  waitingTitle: 'Einen Moment',
   sessionTitle: 'Ihr Guthaben',
   sessionDetail: 'Bitte wählen Sie ein Produkt',
   vendingTitle: 'Bezahlt',

@@ -5,6 +5,8 @@ export const en = {
   secondsLeft: '{seconds} s left',
   authorizingTitle: 'Please wait',
   authorizingDetail: 'Authorizing your payment',
+  /** While the VMC has not yet enabled the reader (a start): neutral, not a fault. */
+  waitingTitle: 'One moment',
   sessionTitle: 'Your credit',
   sessionDetail: 'Select a product',
   vendingTitle: 'Paid',

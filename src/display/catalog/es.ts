@@ -6,6 +6,7 @@ export const es: Messages = {
   secondsLeft: 'Quedan {seconds} s',
   authorizingTitle: 'Espere, por favor',
   authorizingDetail: 'Autorizando su pago',
+  waitingTitle: 'Un momento',
   sessionTitle: 'Su saldo',
   sessionDetail: 'Elija un producto',
   vendingTitle: 'Pagado',

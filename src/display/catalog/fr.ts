@@ -7,6 +7,7 @@ export const fr: Messages = {
   secondsLeft: 'Encore {seconds} s',
   authorizingTitle: 'Veuillez patienter',
   authorizingDetail: 'Autorisation de votre paiement',
+  waitingTitle: 'Un instant',
   sessionTitle: 'Votre crédit',
   sessionDetail: 'Choisissez un produit',
   vendingTitle: 'Payé',

@@ -7,6 +7,7 @@ export const he: Messages = {
   secondsLeft: 'נותרו {seconds} שניות',
   authorizingTitle: 'נא להמתין',
   authorizingDetail: 'מאשרים את התשלום שלכם',
+  waitingTitle: 'רגע אחד',
   sessionTitle: 'היתרה שלכם',
   sessionDetail: 'בחרו מוצר',
   vendingTitle: 'שולם',

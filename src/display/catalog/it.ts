@@ -6,6 +6,7 @@ export const it: Messages = {
   secondsLeft: 'Ancora {seconds} s',
   authorizingTitle: 'Attendere prego',
   authorizingDetail: 'Autorizzazione del pagamento',
+  waitingTitle: 'Un momento',
   sessionTitle: 'Il tuo credito',
   sessionDetail: 'Scegli un prodotto',
   vendingTitle: 'Pagato',

@@ -6,6 +6,7 @@ export const nl: Messages = {
   secondsLeft: 'Nog {seconds} s',
   authorizingTitle: 'Even geduld',
   authorizingDetail: 'Je betaling wordt geautoriseerd',
+  waitingTitle: 'Een moment',
   sessionTitle: 'Je tegoed',
   sessionDetail: 'Kies een product',
   vendingTitle: 'Betaald',

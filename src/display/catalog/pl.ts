@@ -6,6 +6,7 @@ export const pl: Messages = {
   secondsLeft: 'Pozostało {seconds} s',
   authorizingTitle: 'Proszę czekać',
   authorizingDetail: 'Autoryzacja płatności',
+  waitingTitle: 'Chwileczkę',
   sessionTitle: 'Twoje środki',
   sessionDetail: 'Wybierz produkt',
   vendingTitle: 'Zapłacono',

@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Builds the field test's emulated Pi: a Debian bookworm arm64 root filesystem (mmdebstrap, package
-# scripts run under qemu-user), a Debian arm64 kernel and a tiny busybox initramfs made on the
+# Builds the field test's emulated Pi: a Debian bookworm root filesystem (mmdebstrap, package
+# scripts run under qemu-user), a Debian kernel and a tiny busybox initramfs made on the
 # host (installing the kernel inside the emulated chroot costs 17-33 min of emulated mkinitramfs),
 # and a raw ext4 disk image made with `mkfs.ext4 -d` (no loop mount, no privileges beyond root).
 #
 # Usage: build-image.sh OUTDIR   (OUTDIR must not exist; written atomically by the caller)
 # Writes: OUTDIR/{disk.img,vmlinuz,initrd.img,id_ed25519,id_ed25519.pub,kernel-version}
+# QRVEND_FIELD_ARCH: arm64 (default; Debian's arm64 kernel, qemu-system-aarch64) or armhf (32-bit:
+# the armmp-lpae kernel for QEMU's virt board with a Cortex-A15, qemu-system-arm).
+# QRVEND_FIELD_MIRROR: apt sources lines (one per line) instead of mmdebstrap's defaults, e.g.
+# without the security suite when the mirror serves an inconsistent index of it (seen for armhf).
 set -euo pipefail
+arch=${QRVEND_FIELD_ARCH:-arm64}
+case "$arch" in
+  arm64) kernel_meta=linux-image-arm64; binfmt=qemu-aarch64 ;;
+  armhf) kernel_meta=linux-image-armmp-lpae; binfmt=qemu-arm ;;
+  *) echo "build-image.sh: QRVEND_FIELD_ARCH=$arch: use arm64 or armhf" >&2; exit 1 ;;
+esac
 
 out=${1:?usage: build-image.sh OUTDIR}
 [ "$(id -u)" = 0 ] || { echo "build-image.sh: must run as root (mmdebstrap, mkfs.ext4 -d with owners)" >&2; exit 1; }
 for tool in mmdebstrap mkfs.ext4 cpio depmod modprobe dpkg-deb ssh-keygen arch-test; do
   command -v "$tool" >/dev/null || { echo "build-image.sh: $tool is missing (see docs/field-test.md: host tools)" >&2; exit 1; }
 done
-arch-test arm64 >/dev/null || { echo "build-image.sh: this host cannot run arm64 binaries: mount binfmt_misc and enable qemu-aarch64 (docs/field-test.md)" >&2; exit 1; }
+arch-test "$arch" >/dev/null || { echo "build-image.sh: this host cannot run $arch binaries: mount binfmt_misc and enable $binfmt (docs/field-test.md)" >&2; exit 1; }
 
 mkdir -p "$out"
 work=$(mktemp -d "${out%/}.work.XXXXXX")
@@ -26,17 +36,20 @@ ssh-keygen -q -t ed25519 -N '' -C qrvend-field-test -f "$out/id_ed25519"
 
 # Packages a stock Debian bookworm / Raspberry Pi OS Lite image has and the scenario needs.
 include=systemd,systemd-sysv,udev,dbus,openssh-server,iproute2,ca-certificates,kmod,procps,adduser,libstdc++6,curl,less
+# The armhf .deb depends on libatomic1 (its Node links it); a board's apt fetches it, the guest has
+# no network, so the image carries it.
+[ "$arch" = armhf ] && include=$include,libatomic1
 
 # The hook downloads (does not install) the kernel and a static busybox with the chroot's own apt,
 # so the host's dpkg needs no foreign architecture.
-mmdebstrap --arch=arm64 --variant=minbase --include="$include" \
+mmdebstrap --arch="$arch" --variant=minbase --include="$include" \
   --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='force-unsafe-io' \
   --aptopt='Acquire::Languages "none"' \
-  --customize-hook='chroot "$1" sh -c "cd /tmp && kpkg=\$(apt-cache depends linux-image-arm64 | sed -n \"s/.*Depends: \\(linux-image-[0-9].*\\)/\\1/p\" | head -n1) && apt-get download -q \$kpkg busybox-static"' \
+  --customize-hook='chroot "$1" sh -c "cd /tmp && kpkg=\$(apt-cache depends '"$kernel_meta"' | sed -n \"s/.*Depends: \\(linux-image-[0-9].*\\)/\\1/p\" | head -n1) && apt-get download -q \$kpkg busybox-static"' \
   --customize-hook="mv \"\$1\"/tmp/*.deb $debs/" \
   --customize-hook='rm -rf "$1"/var/lib/apt/lists/* "$1"/var/cache/apt/*.bin' \
-  bookworm "$rootfs"
+  bookworm "$rootfs" ${QRVEND_FIELD_MIRROR:+"$QRVEND_FIELD_MIRROR"}
 
 # --- kernel and modules, on the host ---
 kx=$work/kernel

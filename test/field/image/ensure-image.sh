@@ -4,12 +4,19 @@
 # recipe and the next run builds a new image; old ones are removed once the new one is ready.
 #
 # Cache root: $QRVEND_FIELD_CACHE, default /var/cache/qrvend-field-test (outside the checkout, so a
-# fresh clone on the same machine finds it warm).
+# fresh clone on the same machine finds it warm). QRVEND_FIELD_ARCH (arm64, default, or armhf)
+# picks the image: arm64 in image-<key>, armhf in image-armhf-<key>; each keeps its own.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${QRVEND_FIELD_CACHE:-/var/cache/qrvend-field-test}
+arch=${QRVEND_FIELD_ARCH:-arm64}
 key=$(sha256sum "$here/build-image.sh" | cut -c1-16)
-dir=$cache/image-$key
+case "$arch" in
+  arm64) prefix=image- ;;
+  armhf) prefix=image-armhf- ;;
+  *) echo "ensure-image.sh: QRVEND_FIELD_ARCH=$arch: use arm64 or armhf" >&2; exit 1 ;;
+esac
+dir=$cache/$prefix$key
 case "${1:-}" in
   --path) echo "$dir"; exit 0 ;;
   --check) [ -f "$dir/READY" ] && exit 0 || exit 1 ;;
@@ -26,6 +33,11 @@ if [ ! -f "$dir/READY" ]; then
   touch "$dir.tmp/READY"
   rm -rf "$dir"
   mv "$dir.tmp" "$dir"
-  for old in "$cache"/image-*; do [ "$old" = "$dir" ] || rm -rf "$old"; done
+  # Older images of this architecture only (arm64's names are image-<hex>, armhf's image-armhf-<hex>).
+  for old in "$cache/$prefix"*; do
+    [ "$old" = "$dir" ] && continue
+    [ "$arch" = arm64 ] && case "$old" in "$cache"/image-armhf-*) continue ;; esac
+    rm -rf "$old"
+  done
 fi
 echo "$dir"

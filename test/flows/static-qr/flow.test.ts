@@ -99,7 +99,7 @@ function setUp({ decimalPlaces, currencyCode, currencyNumeric, preauthAmount }: 
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
     outboxChanged: () => {},
-    settings: { preauthAmount, decimalPlaces, currencyCode, paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null },
+    settings: { preauthAmount, decimalPlaces, currencyCode, paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null, readerGraceMs: 30_000 },
     log: silentLogger(),
     now: Date.now,
     timers: realTimers,

@@ -90,7 +90,7 @@ export async function createTestMachine(options: TestMachineOptions): Promise<Te
     toMain: (m) => sent.push(m),
     show: () => {},
     outboxChanged: () => {},
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: options.uniQr, staticAgeLimit: null },
+    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: options.uniQr, staticAgeLimit: null, readerGraceMs: 30_000 },
     log,
     now: Date.now,
     timers: realTimers,
