@@ -40,7 +40,7 @@ export default {
     // and the Start endpoint's HTTP limits, connection guard and secrecy tests.
     testFiles: [
       'dist/test/flows/**/*.test.js',
-      'dist/test/ledger/{backoff,closing-facts,drainer,ledger,outbox-cli,recovery,transition-table,write-failures}.test.js',
+      'dist/test/ledger/{backoff,closing-facts,drainer,ledger,outbox-cli,outbox-clock,recovery,transition-table,write-failures}.test.js',
       'dist/test/ledger/*money*.test.js',
       'dist/test/start/{endpoint,fuzz,relayed,units}.test.js',
       'dist/test/start/*checks*.test.js',
