@@ -67,7 +67,10 @@ test('a closing that needs the approving PaymentInfo and has none is refused, na
   assert.throws(() => bodies.settlement(none, [vend(1, 1, 'success')]), refused);
   // A Void before any approval carries IsGatewayTimeout instead (design 3).
   assert.deepEqual(JSON.parse(bodies.void(tx({ flow: 'dynamic', paymentInfoText: null, amount: 1.5 }), 3, 'unknown')).PaymentInfo, { IsGatewayTimeout: true });
-  assert.deepEqual(JSON.parse(bodies.void(tx({ flow: 'dynamic', amount: 1.5 }), 3, 'x')).PaymentInfo, { SrvTranId: 'S1', AuthAmount: 5 });
+  const paidVoid = JSON.parse(bodies.void(tx({ flow: 'dynamic', amount: 1.15 }), 3, 'x'));
+  assert.deepEqual(paidVoid.PaymentInfo, { SrvTranId: 'S1', AuthAmount: 5 });
+  assert.equal(paidVoid.BasicInfo.Amount, 1.15, 'a Void carries the price');
+  assert.equal(JSON.parse(bodies.void(tx({ flow: 'dynamic', amount: null }), 3, 'x')).BasicInfo.Amount, 0);
 });
 
 test('closedAuthorization: the recorded MachineAuTime, or the creation time when none was kept', () => {
