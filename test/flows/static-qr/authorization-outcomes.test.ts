@@ -174,3 +174,14 @@ test('Cancel reason: 2 when the consumer ended a session with no vend, 3 for eve
     assert.equal(cancelReasonCode(reason, 0), 3, reason);
   }
 });
+
+test('a vend denied in the session for its age limit says so on the screen; any other denial shows nothing', T, async () => {
+  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
+  flow.handle({ type: 'session.started', txId: TX, funds: 5 });
+  const before = shown.length;
+  flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'over the funds', ageLimit: null });
+  assert.equal(shown.length, before);
+  flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'age', ageLimit: 18 });
+  assert.deepEqual(shown.slice(before), [{ kind: 'declined', reason: 'age-restricted', code: null }]);
+  assert.equal(flow.activeTxId, TX, 'the session goes on');
+});
