@@ -31,6 +31,10 @@ test('paid against the price: short below it by a cent, not short at or above it
   assert.deepEqual(at('{"AuthAmount":119}', 120, 0), { short: true, paidMinor: 119 });
   assert.deepEqual(at('{"AuthAmount":120}', 120, 0), { short: false, paidMinor: 120 });
   assert.deepEqual(at('{"SrvTranId":"S1"}'), { short: false, paidMinor: null });
+  // Nothing, or less than nothing, is short; a negative AuthAmount has no paid amount to record.
+  assert.deepEqual(at('{"AuthAmount":0}'), { short: true, paidMinor: 0 });
+  assert.deepEqual(at('{"AuthAmount":-1}'), { short: true, paidMinor: null });
+  assert.deepEqual(at('{"AuthAmount":90071992547409.91}'), { short: false, paidMinor: Number.MAX_SAFE_INTEGER });
   // Beyond what a double holds exactly: still compared exactly, but no paidMinor to record.
   assert.deepEqual(at('{"AuthAmount":900719925474099.93}'), { short: false, paidMinor: null });
 });

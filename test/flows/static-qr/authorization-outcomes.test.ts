@@ -34,6 +34,8 @@ let flow: StaticQrFlow;
 /** The next Authorization's answer. */
 let answer: GatewayOutcome<unknown>;
 let authorized: Promise<void>;
+/** Authorization requests sent. */
+let authorizations: number;
 
 function approvedWith(paymentInfo: string): GatewayOutcome<unknown> {
   const bodyText = `{"PaymentInfo":${paymentInfo},"Status":{"Verdict":"Approved"}}`;
@@ -45,13 +47,14 @@ beforeEach(() => {
   ledger = openLedger({ path: join(dir, 'ledger.sqlite'), decimalPlaces: 2 });
   sent = [];
   shown = [];
+  authorizations = 0;
   const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' });
   let done: () => void;
   authorized = new Promise((resolve) => (done = resolve));
   const ctx: FlowContext = {
     ledger,
     gateway: {
-      authorization: async () => (setImmediate(done), answer),
+      authorization: async () => (authorizations++, setImmediate(done), answer),
       generateQR: async () => assert.fail('no GenerateQR in a static session'),
       inquiry: async () => assert.fail('no Inquiry in a static session'),
     } as unknown as FlowContext['gateway'],
@@ -184,4 +187,20 @@ test('a vend denied in the session for its age limit says so on the screen; any 
   flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'age', ageLimit: 18 });
   assert.deepEqual(shown.slice(before), [{ kind: 'declined', reason: 'age-restricted', code: null }]);
   assert.equal(flow.activeTxId, TX, 'the session goes on');
+});
+
+test('a held (relayed) Start never confirmed: closed as declined 30, no Authorization, the slot free; another id changes nothing', T, async () => {
+  answer = approvedWith('{"SrvTranId":"S1","AuthAmount":5}');
+  const start = { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX };
+  await flow.accept(start as StartRequest, { held: true });
+  flow.dropped('STATIC-AUTH-OTHER', 'not ours');
+  assert.equal(flow.activeTxId, TX, 'a drop for another id leaves the held Start alone');
+  flow.dropped(TX, 'relay deadline passed');
+  assert.equal(ledger.getTransaction(TX)?.state, 'declined');
+  assert.equal(ledger.getTransaction(TX)?.declineCode, 30);
+  assert.equal(flow.activeTxId, null);
+  assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
+  flow.answered(TX);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(authorizations, 0, 'no Authorization after the drop');
 });
