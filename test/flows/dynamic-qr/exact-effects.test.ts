@@ -182,3 +182,53 @@ test('the PaymentInfo composed from the QR before any approval carries its ids a
   assert.deepEqual(JSON.parse(paymentInfoFromQr(qr, 0.29, 2).text), { SrvTranId: 'S9', RRN: 'RRN9', AuthAmount: 0.29 });
   assert.deepEqual(JSON.parse(paymentInfoFromQr({ ...qr, rrn: null, srvTranId: null }, 0.29, 2).text), { AuthAmount: 0.29 });
 });
+
+const lastPoll = (nowMs = 9_500) => [generated, { tag: 'poll-due', nowMs } as DynamicQrInput];
+const declinedWith = (code: number): DynamicQrInput => ({ tag: 'inquired', outcome: { kind: 'declined', code, message: null, response: {}, elapsedMs: 1 } });
+const unanswered: DynamicQrInput = { tag: 'inquired', outcome: { kind: 'transport', failure: 'timeout', detail: 'x', httpStatus: null, elapsedMs: 1 } };
+
+test('a final decline on the last poll is declined, not expired; pending on the last poll is expired', () => {
+  const declined = run([...lastPoll(), declinedWith(5)]);
+  assert.deepEqual(declined.state, { tag: 'closed', ctx, result: 'declined' });
+  assert.deepEqual(declined.last, [
+    { tag: 'record', record: { tag: 'closed-unpaid', result: 'declined', code: 5, detail: 'payment declined (code 5)' } },
+    { tag: 'main', message: { type: 'vend.deny', requestId: 'rq-9', reason: 'payment declined (code 5)' } },
+    { tag: 'show', screen: { kind: 'declined', reason: 'declined', code: 5 } },
+  ]);
+  const expired = run([...lastPoll(), pending]);
+  assert.deepEqual(expired.state, { tag: 'closed', ctx, result: 'expired' });
+  assert.deepEqual(expired.last.at(-1), { tag: 'show', screen: { kind: 'declined', reason: 'timed-out', code: 993 } });
+});
+
+test('insufficient funds (1) says so on the screen', () => {
+  const { last } = run([generated, { tag: 'poll-due', nowMs: 1 }, declinedWith(1)]);
+  assert.deepEqual(last.at(-1), { tag: 'show', screen: { kind: 'declined', reason: 'insufficient-funds', code: 1 } });
+});
+
+test('the last poll unanswered: Void with IsGatewayTimeout, reason 3, the vend denied, code null on screen', () => {
+  const { state, last } = run([...lastPoll(), unanswered]);
+  const reasonText = 'payment outcome unknown: the last Inquiry brought no verdict';
+  assert.deepEqual(last, [
+    { tag: 'void', paymentInfo: 'PI:{"IsGatewayTimeout":true}', reason: { reasonCode: 3, reasonText } },
+    { tag: 'main', message: { type: 'vend.deny', requestId: 'rq-9', reason: reasonText } },
+    { tag: 'show', screen: { kind: 'declined', reason: 'timed-out', code: null } },
+  ]);
+  assert.deepEqual(state, { tag: 'closed', ctx, result: 'voided' });
+});
+
+test('the request ended during a poll, the last poll unanswered: Void with the cause, nothing denied', () => {
+  const { state, steps, last } = run([generated, { tag: 'poll-due', nowMs: 1 }, { tag: 'request-ended', reason: 'cancel pressed', byConsumer: true }, pending, unanswered]);
+  assert.deepEqual(steps[2], [], 'the answer in flight is awaited');
+  assert.deepEqual(steps[3], [{ tag: 'inquire', attempt: 2, isLast: true, qr }]);
+  assert.deepEqual(last, [
+    { tag: 'void', paymentInfo: 'PI:{"IsGatewayTimeout":true}', reason: { reasonCode: 2, reasonText: 'vend request ended, payment outcome unknown: cancel pressed' } },
+    { tag: 'show', screen: { kind: 'declined', reason: 'cancelled', code: null } },
+  ]);
+  assert.deepEqual(state, { tag: 'closed', ctx, result: 'voided' });
+});
+
+test('paid a negative AuthAmount: short, told as "paid less"', () => {
+  const neg = '{"SrvTranId":"S9","AuthAmount":-1}';
+  const { last } = run([generated, { tag: 'poll-due', nowMs: 1 }, { tag: 'inquired', outcome: { kind: 'approved', response: {}, bodyText: `{"PaymentInfo":${neg}}`, elapsedMs: 1 } }]);
+  assert.deepEqual(last[2], { tag: 'void', paymentInfo: `PI:${neg}`, reason: { reasonCode: 3, reasonText: 'amount paid below price: paid less, price 0.29' } });
+});

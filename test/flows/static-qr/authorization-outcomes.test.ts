@@ -19,6 +19,7 @@ import { readOutbox } from '../../../src/ledger/admin.js';
 import { outboxBodies } from '../../../src/flows/bodies.js';
 import { realTimers, type FlowContext } from '../../../src/flows/context.js';
 import { cancelReasonCode, StaticQrFlow } from '../../../src/flows/static-qr/flow.js';
+import { StartDeclined } from '../../../src/start/index.js';
 import type { PaymentToMain, Screen } from '../../../src/ipc/messages.js';
 import type { StartRequest } from '../../../src/gateway/protocol/index.js';
 
@@ -203,4 +204,24 @@ test('a held (relayed) Start never confirmed: closed as declined 30, no Authoriz
   flow.answered(TX);
   await new Promise((r) => setImmediate(r));
   assert.equal(authorizations, 0, 'no Authorization after the drop');
+});
+
+test('accept: the balance recorded as sent (or none), the authorizing screen, the transaction owned while open', T, async () => {
+  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":4.35}'), 4.35);
+  assert.deepEqual(ledger.getTransaction(TX)?.startData, { appUserId: 'user-1', balance: 4.35 });
+  assert.deepEqual(shown[0], { kind: 'authorizing' });
+  assert.equal(flow.owns(TX), true);
+  assert.equal(flow.owns('STATIC-AUTH-OTHER'), false);
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'consumer-cancel', vendsSucceeded: 0, amountVended: 0 });
+  assert.equal(flow.owns(TX), false, 'closed and written: recovery may have it');
+  assert.equal(outboxRows()[0]!.body.ReasonCode, 2);
+  // The same TransactionId again, once the slot is free: 996, and the closed transaction untouched.
+  await assert.rejects(flow.accept({ AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX } as StartRequest), (err) => err instanceof StartDeclined && err.declineCode === 996);
+  assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
+  assert.equal(flow.activeTxId, null);
+});
+
+test('accept without a Balance records none', T, async () => {
+  await startWith(approvedWith('{"SrvTranId":"S1"}'));
+  assert.deepEqual(ledger.getTransaction(TX)?.startData, { appUserId: 'user-1', balance: null });
 });
