@@ -37,6 +37,8 @@ let answer: GatewayOutcome<unknown>;
 let authorized: Promise<void>;
 /** Authorization requests sent. */
 let authorizations: number;
+/** outboxChanged() calls: the drainer is woken for each request written. */
+let wakes: number;
 
 function approvedWith(paymentInfo: string): GatewayOutcome<unknown> {
   const bodyText = `{"PaymentInfo":${paymentInfo},"Status":{"Verdict":"Approved"}}`;
@@ -49,6 +51,7 @@ beforeEach(() => {
   sent = [];
   shown = [];
   authorizations = 0;
+  wakes = 0;
   const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' });
   let done: () => void;
   authorized = new Promise((resolve) => (done = resolve));
@@ -63,7 +66,7 @@ beforeEach(() => {
     bodies: outboxBodies(() => builders, { preauthAmount: 5, decimalPlaces: 2 }),
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
-    outboxChanged: () => {},
+    outboxChanged: () => void wakes++,
     settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null },
     log: silentLogger(),
     now: Date.now,
@@ -121,6 +124,7 @@ test('approved in another currency: no session, a Cancel (machine cause) with th
   assert.equal(rows[0]!.body.ReasonText, 'currency USD, asked EUR');
   assert.deepEqual(rows[0]!.body.PaymentInfo, { SrvTranId: 'S9', AuthAmount: 5 });
   assert.deepEqual(shown.at(-1), { kind: 'declined', reason: 'declined', code: 95 });
+  assert.equal(wakes, 1, 'the drainer is woken for the Cancel');
   assert.equal(flow.activeTxId, null, 'the slot is free');
 });
 
@@ -156,6 +160,7 @@ test('no answer: a Cancel with IsGatewayTimeout for the amount asked, reason 3',
   assert.equal(rows[0]!.body.ReasonCode, 3);
   assert.equal(rows[0]!.body.BasicInfo.Amount, 1.15);
   assert.deepEqual(shown.at(-1), { kind: 'declined', reason: 'no-answer', code: null });
+  assert.equal(wakes, 1, 'the drainer is woken for the Cancel');
   assert.equal(flow.activeTxId, null);
 });
 
@@ -224,4 +229,28 @@ test('accept: the balance recorded as sent (or none), the authorizing screen, th
 test('accept without a Balance records none', T, async () => {
   await startWith(approvedWith('{"SrvTranId":"S1"}'));
   assert.deepEqual(ledger.getTransaction(TX)?.startData, { appUserId: 'user-1', balance: null });
+});
+
+test('approved with a negative AuthAmount: the machine is offered nothing, never a negative amount', T, async () => {
+  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":-1.15}'));
+  assert.equal(fundsOffered(), 0);
+});
+
+test('messages for another session, or for a vend never approved, change nothing and throw nothing', T, async () => {
+  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
+  flow.handle({ type: 'session.started', txId: 'STATIC-AUTH-OTHER', funds: 5 });
+  flow.handle({ type: 'vend.approved', txId: 'STATIC-AUTH-OTHER', vendSeq: 1, price: 1, item: 1 });
+  flow.handle({ type: 'vend.result', txId: 'STATIC-AUTH-OTHER', requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  flow.handle({ type: 'vend.result', txId: null, requestId: 'rq-1', vendSeq: null, outcome: 'success', detail: null });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 9, outcome: 'success', detail: null });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: null, outcome: 'success', detail: null });
+  assert.equal(ledger.getTransaction(TX)?.state, 'authorized');
+  assert.deepEqual(ledger.vendsOf(TX), []);
+  // The session itself goes on: a vend approved and dispensed is settled.
+  flow.handle({ type: 'session.started', txId: TX, funds: 5 });
+  flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.15, item: 3 });
+  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  assert.equal(ledger.getTransaction(TX)?.state, 'session_open');
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 1.15 });
+  assert.equal(outboxRows()[0]!.body.BasicInfo.Amount, 1.15);
 });
