@@ -220,6 +220,7 @@ test('accept: the balance recorded as sent (or none), the authorizing screen, th
   flow.handle({ type: 'session.ended', txId: TX, reason: 'consumer-cancel', vendsSucceeded: 0, amountVended: 0 });
   assert.equal(flow.owns(TX), false, 'closed and written: recovery may have it');
   assert.equal(outboxRows()[0]!.body.ReasonCode, 2);
+  assert.deepEqual(shown.at(-1), { kind: 'session-ended' });
   // The same TransactionId again, once the slot is free: 996, and the closed transaction untouched.
   await assert.rejects(flow.accept({ AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX } as StartRequest), (err) => err instanceof StartDeclined && err.declineCode === 996);
   assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
@@ -246,6 +247,11 @@ test('messages for another session, or for a vend never approved, change nothing
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: null, outcome: 'success', detail: null });
   assert.equal(ledger.getTransaction(TX)?.state, 'authorized');
   assert.deepEqual(ledger.vendsOf(TX), []);
+  // A session that is not this one ends: this one keeps its slot, nothing is written.
+  flow.handle({ type: 'session.ended', txId: 'STATIC-AUTH-OTHER', reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
+  flow.handle({ type: 'session.refused', txId: 'STATIC-AUTH-OTHER', reason: 'stale' });
+  assert.equal(flow.activeTxId, TX);
+  assert.deepEqual(outboxRows(), []);
   // The session itself goes on: a vend approved and dispensed is settled.
   flow.handle({ type: 'session.started', txId: TX, funds: 5 });
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.15, item: 3 });
@@ -253,4 +259,9 @@ test('messages for another session, or for a vend never approved, change nothing
   assert.equal(ledger.getTransaction(TX)?.state, 'session_open');
   flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 1.15 });
   assert.equal(outboxRows()[0]!.body.BasicInfo.Amount, 1.15);
+  assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: 1.15, currencyCode: 'EUR', decimalPlaces: 2, txId: TX });
+  // The end reported twice: one Settlement, never a second request.
+  flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 1.15 });
+  assert.deepEqual(outboxRows().map((r) => r.op), ['Settlement']);
+  assert.equal(ledger.getTransaction(TX)?.state, 'settling');
 });
