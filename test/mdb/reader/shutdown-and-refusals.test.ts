@@ -55,3 +55,23 @@ test("the payment side's health and lifecycle messages do not move the reader", 
     assert.deepEqual(h.model, before, message.type);
   }
 });
+
+test('the link lost with a Dynamic QR vend waiting for payment: the request ends as the machine\'s doing, not the consumer\'s', () => {
+  const h = reach.DynamicAwaitingPayment();
+  const out = h.feed({ kind: 'link.down', reason: 'unplugged' });
+  const ended = posted(out).filter((m) => m.type === 'vend.request.ended');
+  assert.equal(ended.length, 1);
+  assert.equal(ended[0]!.type === 'vend.request.ended' && ended[0]!.byConsumer, false);
+});
+
+test('a denied Dynamic QR vend cancels its payment wait', () => {
+  const h = reach.DynamicAwaitingPayment();
+  const out = h.feed({ kind: 'shutdown' });
+  assert.ok(out.some((e) => e.kind === 'timer.cancel' && e.timer === 'payment-wait'), 'the payment-wait timer is cancelled');
+});
+
+test('a static vend dispensed with funds left: the session stays open for the next one', () => {
+  const h = reach.VendStatic();
+  h.feed(line('c,VEND,SUCCESS'));
+  assert.equal(h.state, 'SessionIdle');
+});
