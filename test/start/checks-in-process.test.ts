@@ -80,3 +80,16 @@ test('a hook that throws synchronously: 999 for the wallet, the error to onError
   throwing = false;
   assert.equal(await decide(validStart()), 'approved');
 });
+
+test('a body that is not valid UTF-8 is 998, even where JSON.parse would take the replacement characters', { timeout: 10_000 }, async () => {
+  const { c, decide, accepted } = checks();
+  const text = JSON.stringify(validStart({ AppUserId: 'user-XX' }));
+  const at = text.indexOf('XX');
+  const body = Buffer.from(text);
+  body[at] = 0xff; // a byte that never occurs in UTF-8
+  const answer = await c.decide(INTEGRATOR, body);
+  assert.equal(answer.body.Status.Code, 998);
+  assert.deepEqual(accepted, []);
+  assert.equal(c.accepting, null, 'nothing is being accepted');
+  assert.equal(await decide(validStart()), 'approved');
+});
