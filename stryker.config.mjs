@@ -62,8 +62,8 @@ export default {
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
-  // Results are kept in reports/stryker-incremental.json: a second run re-tests only the mutants
-  // whose code or covering tests changed (`npm run mutation -- --force` re-tests everything).
+  // Results are kept in reports/stryker-incremental.json and reused for mutants whose code and
+  // covering test files did not change (`npm run mutation -- --force` re-tests everything).
   incremental: true,
   incrementalFile: 'reports/stryker-incremental.json',
   thresholds: { high: 90, low: 85, break: null },
