@@ -199,6 +199,8 @@ test('a held (relayed) Start never confirmed: closed as declined 30, no Authoriz
   answer = approvedWith('{"SrvTranId":"S1","AuthAmount":5}');
   const start = { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX };
   await flow.accept(start as StartRequest, { held: true });
+  await new Promise((r) => setImmediate(r));
+  assert.equal(authorizations, 0, 'a held Start waits for its confirmation');
   flow.dropped('STATIC-AUTH-OTHER', 'not ours');
   assert.equal(flow.activeTxId, TX, 'a drop for another id leaves the held Start alone');
   flow.dropped(TX, 'relay deadline passed');
@@ -207,6 +209,7 @@ test('a held (relayed) Start never confirmed: closed as declined 30, no Authoriz
   assert.equal(flow.activeTxId, null);
   assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
   flow.answered(TX);
+  flow.dropped(TX, 'dropped twice');
   await new Promise((r) => setImmediate(r));
   assert.equal(authorizations, 0, 'no Authorization after the drop');
 });
