@@ -66,14 +66,46 @@ test('out of service during configuration: C,1 and C,0 are left to the configura
   assert.equal(h.model.hostDisabled, false);
 });
 
-test('out of service after the board refused a key: the reader stays as the refusal left it', () => {
+test('a hold after the board refused a key writes nothing, and its release does not enable the reader', () => {
+  // The refused key left the reader disabled (C,0, no C,1); a C,1 now would let the VMC use a misconfigured reader.
   const h = new Harness();
   h.feed(linkUp, line('c,0'));
   for (let i = 0; i < 3 && h.model.configRefused === null; i++) h.feed(line('c,ERR,SETCONF'));
   assert.ok(h.model.configRefused !== null, 'the board refused a key');
-  h.feed(pay({ type: 'reader.service', outOfService: true }));
-  const back = h.feed(pay({ type: 'reader.service', outOfService: false }));
-  assert.ok(!sent(back).includes('C,1'), 'no C,1 while a key is refused');
+  assert.deepEqual(sent(h.feed({ kind: 'hold', reason: 'reset loop' })), []);
+  assert.deepEqual(sent(h.feed({ kind: 'hold', reason: null })), [], 'no C,1');
+});
+
+test('a hold during configuration: no C,0 among the SETCONF lines, the reader disabled once they are all answered', () => {
+  const h = new Harness();
+  h.feed(linkUp, line('c,0'));
+  assert.deepEqual(sent(h.feed({ kind: 'hold', reason: 'reset loop' })), []);
+  const answers = h.cfg.setconf.map(() => line('c,SET,OK'));
+  const out = h.feed(...answers);
+  assert.deepEqual(sent(out), ['C,1', 'V', 'C,0']);
+  assert.equal(h.model.hostDisabled, true);
+});
+
+test('a hold during a paid session waits for the session to end before disabling the reader', () => {
+  const h = reach.SessionIdle();
+  const out = h.feed({ kind: 'hold', reason: 'reset loop' });
+  assert.deepEqual(sent(out), [], 'no C,0 under an open paid session');
+  assert.equal(h.state, 'SessionIdle');
+  h.feed(pay({ type: 'session.cancel', txId: 'T1', reason: 'test' }));
+  assert.deepEqual(sent(h.feed(line('c,STATUS,ENABLED'))), ['C,0']);
+});
+
+test('shutdown with a Dynamic QR vend waiting for payment: its request ends as the machine\'s doing, not the consumer\'s', () => {
+  // byConsumer decides the reason code of the Void downstream.
+  const h = reach.DynamicAwaitingPayment();
+  const ended = posted(h.feed({ kind: 'shutdown' }));
+  assert.deepEqual(ended.map((m) => m.type === 'vend.request.ended' && m.byConsumer), [false]);
+});
+
+test('always-idle off and no virtual credit configured: ENABLED opens no session', () => {
+  const h = reach.Disabled(readerConfig({ alwaysIdle: false, virtualCreditMinor: null }));
+  assert.deepEqual(sent(h.feed(line('c,STATUS,ENABLED'))), []);
+  assert.deepEqual(h.model.state, { kind: 'Enabled', holdVirtual: false });
 });
 
 test('out of service with a virtual-credit session open: the session is stopped first, C,0 once it closed', () => {

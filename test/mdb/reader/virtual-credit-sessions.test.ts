@@ -144,3 +144,11 @@ test('no virtual session opens while sessions are refused, out of service, held 
     assert.ok(!sent(out).some((c) => c.startsWith('C,START')), name);
   }
 });
+
+test('mdb.multiVend off applies to virtual sessions only: a paid session with funds left stays open after a vend', () => {
+  const h = reach.SessionIdle(readerConfig({ multiVend: false })); // T1, funds 5.00
+  h.feed(line('c,STATUS,VEND,1.50,12'));
+  const out = h.feed(line('c,VEND,SUCCESS'));
+  assert.equal(h.state, 'SessionIdle');
+  assert.ok(!sent(out).includes('C,STOP'));
+});
