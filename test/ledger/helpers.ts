@@ -48,6 +48,19 @@ export function openTest(path: string, clock: ManualClock, extra: { timers?: Led
   return openLedger({ path, decimalPlaces: 2, now: clock.now, timers: extra.timers ?? new ManualTimers(), logger: extra.logger });
 }
 
+/** Runs `fn` on a fresh test ledger in a temporary file with a manual clock; closes and removes it after. */
+export function withLedger(fn: (ledger: Ledger, clock: ManualClock) => void): void {
+  const tmp = tempLedgerPath();
+  const clock = new ManualClock();
+  const ledger = openTest(tmp.path, clock);
+  try {
+    fn(ledger, clock);
+  } finally {
+    ledger.close();
+    tmp.cleanup();
+  }
+}
+
 /** Minimal request bodies with the members the ledger checks (the flows build the real ones). */
 export function settlementBody(txId: string, amount: number, products: number): string {
   return JSON.stringify({ BasicInfo: { TransactionId: txId, Amount: amount, CurrencyCode: 'EUR', CurrencyNumeric: '978' }, Products: Array.from({ length: products }, (_, i) => ({ Code: i })) });

@@ -7,19 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cancelBody, ManualClock, openTest, tempLedgerPath } from './helpers.js';
+import { cancelBody, openTest, withLedger } from './helpers.js';
 
-function withLedger(fn: (l: ReturnType<typeof openTest>, clock: ManualClock) => void): void {
-  const tmp = tempLedgerPath();
-  const clock = new ManualClock();
-  const ledger = openTest(tmp.path, clock);
-  try {
-    fn(ledger, clock);
-  } finally {
-    ledger.close();
-    tmp.cleanup();
-  }
-}
 
 function enqueue(ledger: ReturnType<typeof openTest>, txId: string): number {
   ledger.acceptStart({ txId, appUserId: 'u', balance: null });

@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import { FleetEvent, MAX_PAYLOAD_BYTES } from '../../../src/fleet/contract/index.js';
 import { processAuditRead, type ProcessDeps } from '../../../src/dex/audit/process.js';
 import { KEEP_AUDITS, type Ledger } from '../../../src/ledger/index.js';
-import { ManualClock, openStaticSession, openTest, tempLedgerPath } from '../../ledger/helpers.js';
+import { ManualClock, openStaticSession, openTest, tempLedgerPath, withLedger } from '../../ledger/helpers.js';
 
 const T = { timeout: 30_000 };
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
@@ -33,17 +33,6 @@ function sell(ledger: Ledger, txId: string, count: number): void {
   }
 }
 
-function withLedger(fn: (ledger: Ledger, clock: ManualClock) => void): void {
-  const tmp = tempLedgerPath();
-  const clock = new ManualClock();
-  const ledger = openTest(tmp.path, clock);
-  try {
-    fn(ledger, clock);
-  } finally {
-    ledger.close();
-    tmp.cleanup();
-  }
-}
 
 test('a1 then a2 with the ledger agreeing (12 cashless vends between): sales, a match, both stored', T, () => {
   withLedger((ledger, clock) => {
