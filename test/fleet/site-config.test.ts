@@ -59,7 +59,7 @@ test('the documented site config: TLS, password file and ACL, with a machine and
 
   const status = await runCli(['fleet', 'status', ...auth]);
   assert.equal(status.code, 0, status.stderr);
-  assert.match(status.stdout, /^lobby-01 +yes +enabled +online /m);
+  assert.match(status.stdout, /^lobby-01 +yes +sim +enabled +online /m);
 
   const ping = await runCli(['fleet', 'cmd', 'lobby-01', 'ping', ...auth]);
   assert.equal(ping.code, 0, ping.stderr);
