@@ -6,6 +6,7 @@
  * same OpenSSL that will load the file. Never puts the file's content in a message.
  */
 import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from './errors.js';
 
 export type PemKind = 'certificates' | 'private key';
@@ -37,4 +38,20 @@ export function assertPem(content: Buffer, kind: PemKind, key: string, file: str
       throw refuse(`certificate ${i + 1} of ${blocks.length} cannot be parsed (damaged)`);
     }
   });
+}
+
+/**
+ * Reads the PEM file that config key `key` names and checks it (assertPem). A file that cannot be
+ * read is CONFIG_UNREADABLE naming the key, the file and the errno, never its content.
+ */
+export function readPemFile(file: string, kind: PemKind, key: string, hint = `check ${key} and that the qrvend user can read the file`): Buffer {
+  let content: Buffer;
+  try {
+    content = readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException | null)?.code ?? 'unreadable';
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${key} ${file} cannot be read (${code})`, { hint, details: { file, errno: code }, cause: err });
+  }
+  assertPem(content, kind, key, file);
+  return content;
 }

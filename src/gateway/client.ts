@@ -3,14 +3,13 @@
  * never throwing for anything the network or the gateway does. No automatic retry of POST: the
  * outbox owns retries, and `sendRaw` lets it replay a recorded body byte for byte.
  */
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { got, type Got } from 'got';
-import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { assertPem } from '../core/pem-file.js';
+import { readPemFile } from '../core/pem-file.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
 import { checkAnswerCurrency } from './currency-check.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
@@ -81,18 +80,7 @@ export interface GatewayClient {
 export const IDLE_SOCKET_MS = 15_000;
 
 export function readCa(caFile: string): Buffer {
-  let ca: Buffer;
-  try {
-    ca = readFileSync(caFile);
-  } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `gateway.caFile ${caFile} cannot be read: ${(err as Error).message}`, {
-      hint: 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs',
-      details: { file: caFile },
-      cause: err,
-    });
-  }
-  assertPem(ca, 'certificates', 'gateway.caFile', caFile);
-  return ca;
+  return readPemFile(caFile, 'certificates', 'gateway.caFile', 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs');
 }
 
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {

@@ -1,10 +1,9 @@
 /**
  * Turning `start.listen` and the TLS files into something `listen()` and `https` take.
  */
-import { readFileSync } from 'node:fs';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { refuseExposedSecret } from '../config/file-modes.js';
-import { assertPem } from '../core/pem-file.js';
+import { readPemFile } from '../core/pem-file.js';
 
 /** `127.0.0.1:8091` or `[::1]:8091` -> host and port (the config schema checked the shape). */
 export function parseListen(listen: string): { host: string; port: number } {
@@ -21,23 +20,8 @@ export function parseListen(listen: string): { host: string; port: number } {
 
 /** Reads the PEM certificate and key; an unreadable file is named, its content never shown. */
 export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
-  const read = (file: string, what: string): Buffer => {
-    try {
-      return readFileSync(file);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException | null)?.code ?? 'unknown error';
-      throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `Start endpoint TLS ${what} ${file} cannot be read (${code})`, {
-        hint: `check start.${what === 'certificate' ? 'certFile' : 'keyFile'} and that the qrvend user can read the file`,
-        details: { file },
-      });
-    }
-  };
   refuseExposedSecret(keyFile, 'Start endpoint TLS key', ErrorCodes.CONFIG_UNREADABLE, 'start.keyFile');
-  const cert = read(certFile, 'certificate');
-  assertPem(cert, 'certificates', 'start.certFile', certFile);
-  const key = read(keyFile, 'key');
-  assertPem(key, 'private key', 'start.keyFile', keyFile);
-  return { cert, key };
+  return { cert: readPemFile(certFile, 'certificates', 'start.certFile'), key: readPemFile(keyFile, 'private key', 'start.keyFile') };
 }
 
 export function listenError(listen: string, err: unknown): QrvendError {

@@ -11,13 +11,14 @@
  * Runs in the fleet worker, never on the machine loop.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { isQrvendError, QrvendError } from '../core/errors.js';
 import { fsyncDir, removeDurably, renameDurably } from '../core/durable-file.js';
 import { isLoopbackHost } from '../config/schema.js';
+import { readPemFile } from '../core/pem-file.js';
 import type { UpdateManifest } from './manifest-schema.js';
 import { verifyArtifactFile } from './manifest.js';
 
@@ -205,14 +206,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** Fetches and checks the artifact; resolves with its path (`<dir>/artifact.tar.gz`). */
 export async function downloadArtifact(o: DownloadOptions): Promise<string> {
   const url = checkDownloadUrl(o.url);
-  let ca: Buffer | undefined;
-  if (o.caFile !== null) {
-    try {
-      ca = readFileSync(o.caFile);
-    } catch (err) {
-      throw new QrvendError('CONFIG_UNREADABLE', `updates.caFile ${o.caFile} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { hint: 'point updates.caFile at a readable PEM file, or null for the system CAs' });
-    }
-  }
+  const ca = o.caFile === null ? undefined : readPemFile(o.caFile, 'certificates', 'updates.caFile', 'point updates.caFile at a readable PEM file, or null for the system CAs');
   mkdirSync(o.dir, { recursive: true, mode: 0o750 });
   const artifact = join(o.dir, ARTIFACT_FILE);
   if (existsSync(artifact)) {

@@ -154,3 +154,13 @@ test('only https, or http to loopback; no credentials in the URL', T, () => {
     assert.throws(() => checkDownloadUrl(bad), (err: unknown) => isQrvendError(err, 'UPDATE_MANIFEST_INVALID'), bad);
   }
 });
+
+test('an empty or missing updates.caFile is refused before anything is fetched, naming the key and the file', T, async (t) => {
+  const dir = tmp(t);
+  const empty = join(dir, 'empty-ca.pem');
+  writeFileSync(empty, '');
+  // No server: a refusal must come from the CA file, not from a connection.
+  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), 'https://127.0.0.1:1/a.tar.gz', { caFile: empty })), (err: unknown) => isQrvendError(err) && err.code === 'CONFIG_UNREADABLE' && /updates\.caFile .*empty-ca\.pem is empty/.test(err.message));
+  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), 'https://127.0.0.1:1/a.tar.gz', { caFile: join(dir, 'missing.pem') })), (err: unknown) => isQrvendError(err) && err.code === 'CONFIG_UNREADABLE' && /updates\.caFile .*missing\.pem cannot be read \(ENOENT\)/.test(err.message));
+  assert.equal(existsSync(join(dir, 'dl')), false, 'nothing written');
+});

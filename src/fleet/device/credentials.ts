@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { QrvendConfig } from '../../config/schema.js';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
-import { assertPem } from '../../core/pem-file.js';
+import { readPemFile } from '../../core/pem-file.js';
 
 export interface FleetCredentials {
   ca?: Buffer;
@@ -31,10 +31,10 @@ function read(file: string, key: string): Buffer {
 /** The PEM files alone, each checked for content (an empty CA after a power cut is refused at start). */
 export function readFleetTlsFiles(fleet: QrvendConfig['fleet']): Pick<FleetCredentials, 'ca' | 'cert' | 'key'> {
   const out: Pick<FleetCredentials, 'ca' | 'cert' | 'key'> = {};
-  if (fleet.caFile !== null) assertPem((out.ca = read(fleet.caFile, 'fleet.caFile')), 'certificates', 'fleet.caFile', fleet.caFile);
+  if (fleet.caFile !== null) out.ca = readPemFile(fleet.caFile, 'certificates', 'fleet.caFile');
   if (fleet.certFile !== null && fleet.keyFile !== null) {
-    assertPem((out.cert = read(fleet.certFile, 'fleet.certFile')), 'certificates', 'fleet.certFile', fleet.certFile);
-    assertPem((out.key = read(fleet.keyFile, 'fleet.keyFile')), 'private key', 'fleet.keyFile', fleet.keyFile);
+    out.cert = readPemFile(fleet.certFile, 'certificates', 'fleet.certFile');
+    out.key = readPemFile(fleet.keyFile, 'private key', 'fleet.keyFile');
   }
   return out;
 }
