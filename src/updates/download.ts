@@ -11,7 +11,7 @@
  * Runs in the fleet worker, never on the machine loop.
  */
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
@@ -20,7 +20,7 @@ import { fsyncDir, removeDurably, renameDurably } from '../core/durable-file.js'
 import { isLoopbackHost } from '../config/schema.js';
 import { readPemFile } from '../core/pem-file.js';
 import type { UpdateManifest } from './manifest-schema.js';
-import { verifyArtifactFile } from './manifest.js';
+import { hashFd, verifyArtifactFile } from './manifest.js';
 
 export const PART_FILE = 'artifact.part';
 export const ARTIFACT_FILE = 'artifact.tar.gz';
@@ -90,13 +90,7 @@ function openPart(path: string, size: number): Part {
     have = 0;
   }
   const hash = createHash('sha256');
-  const buf = Buffer.allocUnsafe(1024 * 1024);
-  for (let at = 0; at < have; ) {
-    const n = readSync(fd, buf, 0, Math.min(buf.length, have - at), at);
-    if (n === 0) break;
-    hash.update(buf.subarray(0, n));
-    at += n;
-  }
+  hashFd(fd, hash, have);
   return { fd, have, hash };
 }
 

@@ -6,7 +6,7 @@
  * the same), the running version against minVersion. The artifact is checked apart
  * (verifyArtifactFile), once its bytes are on disk.
  */
-import { createHash, type KeyObject } from 'node:crypto';
+import { createHash, type Hash, type KeyObject } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { QrvendError } from '../core/errors.js';
 import type { Keyring } from '../trust/keys.js';
@@ -98,22 +98,26 @@ export function verifyManifest(input: ManifestCheck): UpdateManifest {
 
 const CHUNK = 1024 * 1024;
 
+/** Feeds the first `end` bytes of the open file `fd` to `hash` in chunks; returns how many were read (fewer at end of file). */
+export function hashFd(fd: number, hash: Hash, end: number): number {
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let at = 0;
+  while (at < end) {
+    const n = readSync(fd, buf, 0, Math.min(CHUNK, end - at), at);
+    if (n === 0) break;
+    hash.update(buf.subarray(0, n));
+    at += n;
+  }
+  return at;
+}
+
 /** sha256 (hex) and size of a file, read in chunks (an artifact is tens of MB). */
 export function hashFile(path: string, limitBytes = Number.MAX_SAFE_INTEGER): { size: number; sha256: string } {
   const fd = openSync(path, 'r');
   try {
-    const size = fstatSync(fd).size;
     const hash = createHash('sha256');
-    const buf = Buffer.allocUnsafe(CHUNK);
-    let at = 0;
-    const end = Math.min(size, limitBytes);
-    while (at < end) {
-      const n = readSync(fd, buf, 0, Math.min(CHUNK, end - at), at);
-      if (n === 0) break;
-      hash.update(buf.subarray(0, n));
-      at += n;
-    }
-    return { size: at, sha256: hash.digest('hex') };
+    const size = hashFd(fd, hash, Math.min(fstatSync(fd).size, limitBytes));
+    return { size, sha256: hash.digest('hex') };
   } finally {
     closeSync(fd);
   }
