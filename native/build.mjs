@@ -6,6 +6,8 @@
  *
  *   native/pty-relay.c     -> dist/src/native/qrvend-pty            the pty pair (simulators, tests, serial trace)
  *   native/notify-helper.c -> dist/src/native/qrvend-notify         sd_notify for the main thread (daemon)
+ *   native/malloc-trim.c   -> dist/src/native/qrvend-trim.node      malloc_trim for the daemon (Node-API addon,
+ *                                                                    with the running Node's headers)
  *   test/native/fail-io.c  -> dist/test/native/libqrvend-failio.so  write/sync failure shim (tests only)
  *   test/native/notify-sink.c -> dist/test/native/notify-sink       systemd's end of NOTIFY_SOCKET (tests only)
  */
@@ -16,9 +18,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cc = process.env.CC || 'cc';
+// Node-API's headers come with Node (include/node beside bin/node); node_api.h is the same C for every architecture.
+const nodeInclude = join(dirname(process.execPath), '..', 'include', 'node');
 const targets = [
   { src: 'native/pty-relay.c', out: 'dist/src/native/qrvend-pty', flags: [] },
   { src: 'native/notify-helper.c', out: 'dist/src/native/qrvend-notify', flags: [] },
+  // The daemon runs without it (no trimming, more resident memory) where Node came without its headers.
+  { src: 'native/malloc-trim.c', out: 'dist/src/native/qrvend-trim.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h') },
   { src: 'test/native/notify-sink.c', out: 'dist/test/native/notify-sink', flags: [] },
   { src: 'test/native/fail-io.c', out: 'dist/test/native/libqrvend-failio.so', flags: ['-shared', '-fPIC', '-ldl'] },
 ];
@@ -27,6 +33,10 @@ for (const t of targets) {
   const src = join(root, t.src);
   const out = join(root, t.out);
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) continue;
+  if (t.needs !== undefined && !existsSync(t.needs)) {
+    console.error(`native/build.mjs: ${t.out} not built: ${t.needs} is missing (Node's headers; the agent runs without malloc trimming)`);
+    continue;
+  }
   mkdirSync(dirname(out), { recursive: true });
   const args = ['-O2', '-Wall', '-Wextra', '-o', out, src, ...t.flags];
   try {

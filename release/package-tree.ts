@@ -52,6 +52,10 @@ export async function stageTree(o: StageOptions): Promise<void> {
     rmSync(out, { force: true });
     await run(cc, ['-O2', '-Wall', '-Wextra', '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
   }
+  // The daemon's malloc_trim (a Node-API addon), against the headers of the Node the release carries.
+  const trimAddon = join(opt, 'dist/src/native/qrvend-trim.node');
+  rmSync(trimAddon, { force: true });
+  await run(cc, ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-I', join(o.runtime.dir, 'include/node'), '-o', trimAddon, join(o.repo, 'native/malloc-trim.c')], { timeoutMs: 120_000 });
   cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
   mkdirSync(join(opt, 'docs'), { recursive: true });

@@ -20,7 +20,10 @@ db.close();
 require('rpio');
 const bindings = require('@serialport/bindings-cpp');
 if (typeof bindings.autoDetect !== 'function') throw new Error('serialport bindings incomplete');
-console.log(process.arch + ' node ' + process.version + ' abi ' + process.versions.modules + ' sqlite ' + sqlite);
+// The project's own addon (native/malloc-trim.c), by its path in the release as the daemon loads it.
+const trimmed = require('./dist/src/native/qrvend-trim.node').trim();
+if (typeof trimmed !== 'boolean') throw new Error('qrvend-trim.node: trim() did not answer');
+console.log(process.arch + ' node ' + process.version + ' abi ' + process.versions.modules + ' sqlite ' + sqlite + ' malloc_trim ok');
 `;
 
 export async function smokeTest(optDir: string, target: ReleaseTarget): Promise<string> {

@@ -17,6 +17,7 @@ import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.j
 import { ageDeniedItems } from '../mdb/reader/index.js';
 import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
 import { heapLimitReport, PAYMENT_WORKER_LIMITS, quietCollector, threadMemory } from './heap-limits.js';
+import { mallocTrimAvailable } from './malloc-trim.js';
 import { createNotifier, type Notifier } from './systemd-notify.js';
 import { raiseThisThread } from './thread-priority.js';
 import type { PaymentWorkerData } from './payment-worker.js';
@@ -180,6 +181,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const heapLimit = heapLimitReport();
   if (!heapLimit.limited) {
     log.info({ heapLimitMb: heapLimit.heapLimitMb }, 'main thread heap is not capped: resident memory grows with garbage; start `qrvend run` through the installed qrvend command (it passes the heap flags)');
+  }
+  if (!mallocTrimAvailable()) {
+    log.info({ addon: 'dist/src/native/qrvend-trim.node' }, 'malloc trimming is off (the addon was not built: Node without its headers): resident memory keeps what malloc freed; rebuild with `npm run build` where include/node/node_api.h is installed');
   }
   const updateLed = () => gpio.statusLed.set(statusLedStateFor(health));
 

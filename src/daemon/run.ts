@@ -13,12 +13,12 @@
  * release refuses is the new release's failure: the previous one ran on it.
  */
 import { existsSync } from 'node:fs';
-import { loadConfig } from '../config/load.js';
+import { loadConfigOffThread } from '../config/load-off-thread.js';
 import { pendingFile } from '../config/overlay.js';
 import { createLogger } from '../core/log.js';
 import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { TEST_CLOCK_ENV } from '../core/clock.js';
-import { startDaemon } from './daemon.js';
+import type { startDaemon } from './daemon.js';
 import { assertStartable } from './start-checks.js';
 import { RESTART_EXIT_CODE, settleRejectedOverlay } from '../fleet/device/config-change.js';
 import type { ConfigProblem } from '../config/load.js';
@@ -46,7 +46,11 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
 
 async function runDaemon(options: { configFile?: string | undefined }): Promise<number> {
   // Problems of the defaults or the site file end the start with 78; the fleet's overlay cannot (see load.ts).
-  let loaded = loadConfig({ file: options.configFile, setRejectedOverlayAside: true });
+  // Validated in a short-lived worker (the schema and zod never load in this thread), while this
+  // thread loads the daemon's own modules.
+  const daemonModule = import('./daemon.js');
+  daemonModule.catch(() => {}); // awaited below; a refused configuration must not leave it unhandled
+  let loaded = await loadConfigOffThread({ file: options.configFile, setRejectedOverlayAside: true });
   const rejected = loaded.overlay.status === 'rejected' ? loaded.overlay : null;
   if (rejected !== null && rejected.file !== null) {
     const reason = `the fleet overlay ${rejected.file} was rejected (${overlayProblemsText(rejected.problems)})`;
@@ -57,7 +61,7 @@ async function runDaemon(options: { configFile?: string | undefined }): Promise<
       // The state directory refuses writes: the alarm is lost, the start is not.
       process.stderr.write(`qrvend: cannot record the rejected fleet overlay: ${(err as Error).message}\n`);
     }
-    loaded = loadConfig({ file: options.configFile, setRejectedOverlayAside: true });
+    loaded = await loadConfigOffThread({ file: options.configFile, setRejectedOverlayAside: true });
   }
   const { config, file, warnings } = loaded;
   const log = createLogger({ level: config.log.level, name: 'qrvend' });
@@ -82,6 +86,7 @@ async function runDaemon(options: { configFile?: string | undefined }): Promise<
   let daemon: ReturnType<typeof startDaemon>;
   try {
     assertStartable(config);
+    const { startDaemon } = await daemonModule;
     daemon = startDaemon({ config, log, statsIntervalMs: config.log.statsIntervalMs, configFile: file ?? null });
   } catch (err) {
     if (!inTrial) throw err;

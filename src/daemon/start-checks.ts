@@ -13,7 +13,7 @@ import type { ConfigProblem } from '../config/load.js';
 import { ErrorCodes, QrvendError, isQrvendError } from '../core/errors.js';
 import { readSecretToken } from '../start/secret-file.js';
 import { parseListen, readTlsFiles } from '../start/listen.js';
-import { readCa } from '../gateway/client.js';
+import { readCa } from '../gateway/ca-file.js';
 import { readFleetCredentials, readFleetTlsFiles } from '../fleet/device/credentials.js';
 
 /** A refusal: the key at fault, why (never a file's content), and the error the daemon raises for it. */

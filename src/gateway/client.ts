@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { got, type Got } from 'got';
 import { ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { readPemFile } from '../core/pem-file.js';
+import { readCa } from './ca-file.js';
 import { classifyError, classifyResponse, transportFailure } from './classify.js';
 import { checkAnswerCurrency } from './currency-check.js';
 import type { GatewayOperation, GatewayOutcome } from './outcome.js';
@@ -78,10 +78,6 @@ export interface GatewayClient {
  * balancers (nginx 75 s, cloud load balancers 60 s and more).
  */
 export const IDLE_SOCKET_MS = 15_000;
-
-export function readCa(caFile: string): Buffer {
-  return readPemFile(caFile, 'certificates', 'gateway.caFile', 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs');
-}
 
 export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
   const base = options.baseUrl.replace(/\/+$/, '');

@@ -20,7 +20,8 @@ import { downloadArtifact, checkDownloadUrl, type DownloadOptions } from './down
 import { machineArch, verifyManifest } from './manifest.js';
 import { compareVersions } from './version-order.js';
 import type { UpdateManifest } from './manifest-schema.js';
-import { readSmallJson, readUpdateState, updateFiles, writeUpdateState, type UpdateStateFile } from './files.js';
+import { readSmallJson, updateFiles } from './files.js';
+import { readUpdateState, writeUpdateState, type UpdateStateFile } from './state-file.js';
 
 export interface UpdateAgentOptions {
   dir: string;

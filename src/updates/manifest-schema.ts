@@ -10,6 +10,9 @@
  */
 import { z } from 'zod';
 import { SignatureSchema } from '../trust/signed.js';
+import { RELEASE_VERSION } from './release-version.js';
+
+export { RELEASE_VERSION };
 
 export const UPDATE_MANIFEST_KIND = 'update-manifest';
 
@@ -17,8 +20,6 @@ export const UPDATE_MANIFEST_KIND = 'update-manifest';
 export const UPDATE_ARCHES = ['arm64', 'armhf', 'amd64'] as const;
 export type UpdateArch = (typeof UPDATE_ARCHES)[number];
 
-/** A release version as package.json and the .deb carry it: MAJOR.MINOR.PATCH, optional -pre.N. */
-export const RELEASE_VERSION = /^(0|[1-9]\d{0,5})\.(0|[1-9]\d{0,5})\.(0|[1-9]\d{0,5})(-[0-9A-Za-z.]{1,32})?$/;
 /** The artifact's file name: the release tarball, never a path. */
 export const ARTIFACT_NAME = /^qrvend_[0-9A-Za-z.~+-]{1,64}_(arm64|armhf|amd64)\.tar\.gz$/;
 /** Largest artifact a machine downloads (a release tarball with Node is about 60 MB). */

@@ -80,3 +80,37 @@ test('healthy.json names the version, durably; it ends an earlier rollback\'s re
     s.done();
   }
 });
+
+test('each member is checked (the main thread reads these files without zod): versions, counts, lengths; unknown members are dropped', T, () => {
+  const s = scratch();
+  try {
+    const file = join(s.dir, 'trial.json');
+    const trial = (value: unknown) => (writeFileSync(file, JSON.stringify(value)), readReleaseTrial('0.2.0', file));
+    assert.deepEqual(trial({ version: '0.2.0', previous: '0.1.0-rc.1', runs: 0, extra: 'x' }), { version: '0.2.0', previous: '0.1.0-rc.1', runs: 0 });
+    for (const bad of [
+      { version: '0.2.0', previous: 'v0.1.0', runs: 1 },
+      { version: '0.2.0', previous: '0.1.0', runs: -1 },
+      { version: '0.2.0', previous: '0.1.0', runs: 1.5 },
+      { version: '0.2.0', previous: '0.1.0', runs: '1' },
+      { version: '0.2.0', previous: '0.1.0' },
+      [{ version: '0.2.0', previous: '0.1.0', runs: 1 }],
+      null,
+    ]) {
+      assert.equal(trial(bad), null, JSON.stringify(bad));
+    }
+
+    const rolledBack = (value: unknown) => (writeFileSync(rolledBackFile(s.dir), JSON.stringify(value)), readReleaseRolledBack(s.dir));
+    const good = { version: '0.2.0', previous: '0.1.0', at: '2026-11-26T05:00:00Z', reason: 'r'.repeat(300) };
+    assert.deepEqual(rolledBack({ ...good, extra: 1 }), { ...good, reported: false });
+    for (const bad of [{ ...good, at: 'a'.repeat(41) }, { ...good, reason: 'r'.repeat(301) }, { ...good, previous: '0.1' }, { ...good, reason: 7 }, { version: '0.2.0', previous: '0.1.0', at: 'now' }]) {
+      assert.equal(rolledBack(bad), null, JSON.stringify(bad).slice(0, 80));
+    }
+
+    const healthy = (value: unknown) => (writeFileSync(healthyFile(s.dir), JSON.stringify(value)), readHealthy(s.dir));
+    assert.equal(healthy({ version: '0.2.0', extra: true }), '0.2.0');
+    assert.equal(healthy({ version: '0.2' }), null);
+    assert.equal(healthy({ version: 2 }), null);
+  } finally {
+    s.done();
+  }
+});

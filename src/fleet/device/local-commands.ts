@@ -8,7 +8,8 @@ import type { QrvendConfig } from '../../config/schema.js';
 import { ConfigGetArgs, ConfigSetArgs } from '../contract/commands.js';
 import type { CommandName } from '../contract/topics.js';
 import type { CommandErrorCode } from './command-request.js';
-import { applyConfigSet, checkConfigSet } from './config-change.js';
+import { applyConfigSet } from './config-change.js';
+import { checkConfigSet } from './config-set-check.js';
 import { readOverlay } from '../../config/overlay.js';
 
 export interface LocalCommandContext {

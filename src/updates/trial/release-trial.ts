@@ -11,12 +11,13 @@
  *     agent, src/updates/agent.ts, reads it too, for the offer's status).
  * The file names are the update agent's (src/updates/files.ts).
  * Both files the root side reads or writes are small JSON: bounded in size, checked like any input.
+ * Checked by hand, not with zod: this runs in the daemon's main thread, which does not load zod
+ * (about 3 MB of heap per isolate; BENCHMARKS.md, memory).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
 import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
-import { RELEASE_VERSION } from '../manifest-schema.js';
+import { RELEASE_VERSION } from '../release-version.js';
 import { readSmallJson, updateFiles } from '../files.js';
 
 /** The root side's state directory; tests run the daemon against another one. */
@@ -24,11 +25,29 @@ export const RELEASE_STATE_DIR_ENV = 'QRVEND_RELEASE_STATE_DIR';
 const DEFAULT_RELEASE_STATE_DIR = '/var/lib/qrvend-release';
 const MAX_FILE_BYTES = 4096;
 
-const Version = z.string().regex(RELEASE_VERSION);
-const ReleaseTrial = z.object({ version: Version, previous: Version, runs: z.number().int().min(0) });
-export type ReleaseTrial = z.infer<typeof ReleaseTrial>;
-const RolledBack = z.object({ version: Version, previous: Version, at: z.string().max(40), reason: z.string().max(300) });
-export type ReleaseRolledBack = z.infer<typeof RolledBack> & { reported: boolean };
+export interface ReleaseTrial {
+  version: string;
+  previous: string;
+  runs: number;
+}
+interface RolledBack {
+  version: string;
+  previous: string;
+  at: string;
+  reason: string;
+}
+export type ReleaseRolledBack = RolledBack & { reported: boolean };
+
+const isVersion = (v: unknown): v is string => typeof v === 'string' && RELEASE_VERSION.test(v);
+const isText = (v: unknown, max: number): v is string => typeof v === 'string' && v.length <= max;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Each reader keeps the members it knows (others are ignored) or returns null when one is missing or wrong. */
+const readTrial = (v: unknown): ReleaseTrial | null =>
+  isObject(v) && isVersion(v.version) && isVersion(v.previous) && Number.isSafeInteger(v.runs) && (v.runs as number) >= 0 ? { version: v.version, previous: v.previous, runs: v.runs as number } : null;
+const readRolledBack = (v: unknown): RolledBack | null =>
+  isObject(v) && isVersion(v.version) && isVersion(v.previous) && isText(v.at, 40) && isText(v.reason, 300) ? { version: v.version, previous: v.previous, at: v.at, reason: v.reason } : null;
+const readVersionOnly = (v: unknown): { version: string } | null => (isObject(v) && isVersion(v.version) ? { version: v.version } : null);
 
 export function releaseTrialFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(env[RELEASE_STATE_DIR_ENV] || DEFAULT_RELEASE_STATE_DIR, 'trial.json');
@@ -42,19 +61,18 @@ export const rolledBackFile = (dir: string): string => updateFiles(dir).rolledBa
  */
 export const rolledBackReportedFile = (dir: string): string => join(dir, 'rolled-back.reported');
 
-function readChecked<T>(file: string, schema: z.ZodType<T>): T | null {
-  const parsed = schema.safeParse(readSmallJson(file, MAX_FILE_BYTES));
-  return parsed.success ? parsed.data : null;
+function readChecked<T>(file: string, check: (value: unknown) => T | null): T | null {
+  return check(readSmallJson(file, MAX_FILE_BYTES));
 }
 
 /** The trial the root side counts, when it is this version's; null otherwise (or unreadable). */
 export function readReleaseTrial(version: string, file: string = releaseTrialFile()): ReleaseTrial | null {
-  const trial = readChecked(file, ReleaseTrial);
+  const trial = readChecked(file, readTrial);
   return trial !== null && trial.version === version ? trial : null;
 }
 
 export function readHealthy(updatesDir: string): string | null {
-  return readChecked(healthyFile(updatesDir), z.object({ version: Version }))?.version ?? null;
+  return readChecked(healthyFile(updatesDir), readVersionOnly)?.version ?? null;
 }
 
 /** The trial start is healthy: the root side ends the trial; an earlier rollback's alarm is over. */
@@ -65,7 +83,7 @@ export function writeHealthy(updatesDir: string, version: string): void {
 }
 
 export function readReleaseRolledBack(updatesDir: string): ReleaseRolledBack | null {
-  const report = readChecked(rolledBackFile(updatesDir), RolledBack);
+  const report = readChecked(rolledBackFile(updatesDir), readRolledBack);
   if (report === null) return null;
   let reported = false;
   try {

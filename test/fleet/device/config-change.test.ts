@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import {
   applyConfigSet,
-  checkConfigSet,
   confirmChange,
   pendingFile,
   previousOverlayFile,
@@ -21,6 +20,7 @@ import {
   settleRejectedOverlay,
   trialRunFile,
 } from '../../../src/fleet/device/config-change.js';
+import { checkConfigSet } from '../../../src/fleet/device/config-set-check.js';
 import { ConfigSchema, isAllowedFleetUrl } from '../../../src/config/schema.js';
 import { loadConfig } from '../../../src/config/load.js';
 
