@@ -653,8 +653,9 @@ async function main(): Promise<number> {
       if (!v[0]?.endsWith('-field1') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
       const after = (await g().sh(keep, 60_000)).stdout;
       if (after !== before) throw new Error(`config, token or ledger changed across the upgrade:\n--- before\n${before}\n--- after\n${after}`);
-      // The ledger still knows the run's sales: the outbox lists their closing operations.
-      const outbox = (await g().sh('qrvend outbox --config /etc/qrvend/config.json --recent 50', 60_000)).stdout;
+      // The ledger still knows the run's sales: the outbox lists their closing operations (the
+      // memory step's 100 sales came after the first of them).
+      const outbox = (await g().sh('qrvend outbox --config /etc/qrvend/config.json --recent 500', 60_000)).stdout;
       writeFileSync(join(runDir, 'outbox-after-upgrade.txt'), outbox);
       for (const id of [results.facts.staticTx as string, cutTx, inFlightTx]) if (!outbox.includes(id)) throw new Error(`the outbox after the upgrade does not list transaction ${id}`);
       // Every sale of the run, still exactly once.
