@@ -23,11 +23,18 @@ import { BrokerProcess } from './support/broker.js';
 import { daemonBuilt } from './support/daemon.js';
 import type { GatewayProcess } from './support/gateway.js';
 import { DaemonRig } from './support/rig.js';
-import { endSession, openStaticSession } from './support/vmc.js';
+import { endSession, openStaticSession, runVends } from './support/vmc.js';
 import { EchoFloor } from './pty-floor.js';
 import { interleave, ratioFigure } from './vend-latency.js';
 
 const VENDS = 1000;
+/**
+ * Vends before the first window: the daemon's first thousand or so vends after its start cost its
+ * main thread more (the JIT, the start's garbage): 5.1-6.1 % of a core in a first window of 1,000
+ * against 3.8-4.7 % in the next, link on or off (BENCHMARKS.md). A machine vends for days after a
+ * start; the control must not be the only figure that pays the warm-up.
+ */
+const DAEMON_WARM_UP_VENDS = 1000;
 const PREAUTH = 100_000;
 const MACHINE_ID = 'BENCH-FLEET-1';
 const BASE = {
@@ -77,6 +84,7 @@ export async function benchFleetBrokerStall(budget: Budget, gateway: GatewayProc
     if (!(await waitFor(() => connected.seen() > 0, 15_000, 50))) throw new Error(`the fleet link did not connect within 15 s: ${rig.daemon.describeProblems()}`);
     await openStaticSession(rig.sim, rig.files, Math.min(30_000, budget.leftMs));
     floor = await EchoFloor.start();
+    await runVends(rig.sim, DAEMON_WARM_UP_VENDS, { price: 1, gapMs: 5, budget });
     const pid = rig.daemon.pid;
     // The control: the same rig and the same interleaving with the broker answering, so a
     // difference between the figures is the stall's or the commands', not this rig's.
