@@ -23,13 +23,16 @@ export class EchoFloor {
     return this.child.pid ?? -1;
   }
 
-  /** pty-echo on a fresh pty pair, reader enabled and a session open with `funds`. */
-  static async start(funds = 1_000_000): Promise<EchoFloor> {
+  /**
+   * pty-echo on a fresh pty pair, reader enabled and a session open with `funds`. `attach` makes
+   * the VMC simulator on the pty's other end (a diagnostic compares ways of reading it).
+   */
+  static async start(funds = 1_000_000, attach: (vmcPath: string) => Promise<VmcSimulator> = attachVmc): Promise<EchoFloor> {
     const pty = await createPtyPair();
     let sim: VmcSimulator | null = null;
     let child: ChildProcess | null = null;
     try {
-      sim = await attachVmc(pty.vmcPath);
+      sim = await attach(pty.vmcPath);
       child = fork(fileURLToPath(new URL('./support/pty-echo.js', import.meta.url)), [pty.agentPath], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
       const c = child;
       await new Promise<void>((resolve, reject) => {

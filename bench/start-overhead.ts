@@ -3,9 +3,13 @@
  * daemon: a timing proxy in front of the gateway simulator (which answers at once), the VMC end of
  * the pty, and the framebuffer file.
  *
- * Static QR (target p99 of the sum <= 5 ms): Start sent by the wallet -> Authorization arrived at
- * the gateway, plus Authorization answer handed back -> `C,START` read on the VMC end. The Start is
- * a plain POST over a fresh loopback connection, so the first figure includes the connection.
+ * Static QR: Start sent by the wallet -> Authorization arrived at the gateway, plus Authorization
+ * answer handed back -> `C,START` read on the VMC end (`start-overhead-static`, reported as it is).
+ * Two ledger commits, each fsynced, must come before those effects; what a sync costs is the disk's,
+ * so the target (p99 <= 2 ms) applies beyond them: `start-overhead-static-beyond-fsync` is the p99
+ * of the sum minus the p99 of two commits of the same kind on the same disk (support/fsync-floor.ts),
+ * one pair taken between each two Starts. The Start is a plain POST over a fresh loopback
+ * connection, so the first figure includes the connection.
  * Dynamic QR (target p99 of the sum <= 25 ms): vend request line written -> GenerateQR arrived,
  * plus GenerateQR answer handed back -> the framebuffer file changed to a frame holding the QR
  * (display.framebuffer is a regular file; inotify says when it changed, jsQR confirms the pixels
@@ -15,7 +19,7 @@ import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import jsqr from 'jsqr';
-import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
+import { measured, notMeasured, DAEMON_PENDING, type Figure, type Target } from './figure.js';
 import { fakeFramebuffer } from './qr-render.js';
 import { Budget, sleep, waitFor } from './support/budget.js';
 import { daemonBuilt } from './support/daemon.js';
@@ -27,15 +31,26 @@ import { endSession, nextCommand } from './support/vmc.js';
 import { buildStartBody, newWalletTransactionId, startEndpoint } from '../src/sim/wallet/index.js';
 import { round, summarize } from './stats.js';
 import { BENCH_GEOMETRY } from '../src/display/timing.js';
+import { FsyncFloor } from './support/fsync-floor.js';
+import { beyondFloor } from './ratio.js';
 
-export const STATIC_SALES = 40;
+/** With 200 Starts the p99 is the 198th of 200, not the worst one. */
+export const STATIC_SALES = 200;
 const DYNAMIC_SALES = 25;
 
 const STATIC = {
   id: 'start-overhead-static',
   what: 'Agent share of a Static QR Start: Start sent -> Authorization at the gateway, + Authorization answer -> C,START on the VMC end',
   unit: 'ms',
-  target: { text: 'p99 <= 5 ms (sum of both)', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 5 }] },
+  target: { text: 'reference: two fsyncs included (judged beyond them: start-overhead-static-beyond-fsync)', checks: [] as Target['checks'] },
+};
+/** The design's target (section 7): the agent's own share, the two syncs the disk takes left out. */
+const BEYOND_FSYNC_LIMIT_MS = 2;
+const BEYOND = {
+  id: 'start-overhead-static-beyond-fsync',
+  what: 'Static QR Start overhead beyond its two fsyncs: p99 of start-overhead-static minus p99 of two ledger-like commits on the same disk (same run, a pair between each two Starts)',
+  unit: 'ms',
+  target: { text: `p99 <= ${BEYOND_FSYNC_LIMIT_MS} ms beyond the fsync floor of the same disk (same run)`, checks: [{ stat: 'value' as const, op: '<=' as const, limit: BEYOND_FSYNC_LIMIT_MS }] },
 };
 const DYNAMIC = {
   id: 'start-overhead-dynamic',
@@ -92,9 +107,32 @@ interface Split {
   sum: number[];
   /** Static only: the wallet's connect before t0 (not in the figure; in its context). */
   connect?: number[];
+  /** Static only: two fsync-floor commits (ms, their sum) taken between each two Starts. */
+  floor?: number[];
+  /** Static only: WAL frames each floor commit appended on average. */
+  floorFramesPerCommit?: number;
 }
 
-function splitFigure(base: typeof STATIC, s: Split, names: [string, string], extra: Figure['context'] = {}): Figure {
+/** The judged figure of a static run with its floor; null when no floor was taken. */
+function beyondFigure(s: Split): Figure | null {
+  if (s.floor === undefined || s.floor.length === 0) return null;
+  const b = beyondFloor(s.sum, s.floor);
+  const all = summarize(s.sum);
+  const context = {
+    startP50Ms: round(all.p50),
+    startP99Ms: round(all.p99),
+    floorPairP50Ms: round(b.floorP50),
+    floorPairP99Ms: round(b.floorP99),
+    floorPairs: s.floor.length,
+    beyondP50Ms: round(b.p50),
+    floorFramesPerCommit: round(s.floorFramesPerCommit ?? Number.NaN, 1),
+    floor: 'two commits (IMMEDIATE, WAL, synchronous=FULL, the ledger pragmas) in a file beside the daemon ledger, a pair between each two Starts',
+  };
+  const detail = `Start p50/p99 ${round(all.p50, 2)}/${round(all.p99, 2)} ms; two fsync-floor commits p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms (${s.floor.length} pairs, ${round(s.floorFramesPerCommit ?? Number.NaN, 1)} WAL frames a commit); beyond the floor p50 ${round(b.p50, 2)} ms`;
+  return measured({ ...BEYOND, context, detail }, { samples: s.sum.length, value: b.p99 });
+}
+
+function splitFigure(base: { id: string; what: string; unit: string; target: Target }, s: Split, names: [string, string], extra: Figure['context'] = {}): Figure {
   const a = summarize(s.first);
   const b = summarize(s.second);
   const c = s.connect !== undefined && s.connect.length > 0 ? summarize(s.connect) : null;
@@ -105,9 +143,13 @@ function splitFigure(base: typeof STATIC, s: Split, names: [string, string], ext
   return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });
 }
 
-/** Static QR Starts against `rig` (whose gateway is `proxy`), each session ended at once (Cancel). */
-export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget): Promise<Split> {
-  const out: Split = { first: [], second: [], sum: [], connect: [] };
+/**
+ * Static QR Starts against `rig` (whose gateway is `proxy`), each session ended at once (Cancel).
+ * Each next Start waits until the Cancel was delivered (a real machine's sales are seconds apart);
+ * with `floor`, a pair of its commits is taken then, while the daemon is quiet.
+ */
+export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget, floor: FsyncFloor | null = null): Promise<Split> {
+  const out: Split = { first: [], second: [], sum: [], connect: [], ...(floor !== null ? { floor: [] } : {}) };
   const endpoint = startEndpoint(rig.files.startUrl, rig.files.integratorName);
   // One C,START listener per sample, kept across the retries of a refused Start.
   let started: ReturnType<typeof nextCommand> | null = null;
@@ -148,20 +190,28 @@ export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: nu
     out.sum.push(auth.receivedAtMs - t0 + (t3 - auth.answeredAtMs));
     endSession(rig.sim);
     await waitFor(() => !rig.sim.state().session, 5000);
+    // The Cancel's delivery, then its commit: not in the next Start's way, nor in the floor's.
+    await proxy.answered((e) => e.op === 'Cancel' && e.txId === txId, 5000, `the Cancel of ${txId}`);
     await sleep(20);
+    if (floor !== null) out.floor!.push(floor.pair());
   }
+  if (floor !== null) out.floorFramesPerCommit = floor.framesPerCommit;
   return out;
 }
 
-async function staticRun(gateway: GatewayProcess, budget: Budget): Promise<Figure> {
+async function staticRun(gateway: GatewayProcess, budget: Budget): Promise<Figure[]> {
   const proxy = await startTimingProxy(gateway.url);
   try {
     const rig = await DaemonRig.start({ gatewayUrl: proxy.url, preauthAmount: 10 });
+    let floor: FsyncFloor | null = null;
     try {
-      await staticStarts(rig, proxy, 3, budget); // warm-up
-      const s = await staticStarts(rig, proxy, STATIC_SALES, budget);
-      return splitFigure(STATIC, s, ['Start -> Authorization', 'answer -> C,START']);
+      floor = FsyncFloor.open(rig.dir);
+      await staticStarts(rig, proxy, 3, budget, floor); // warm-up
+      const s = await staticStarts(rig, proxy, STATIC_SALES, budget, floor);
+      const raw = splitFigure(STATIC, s, ['Start -> Authorization', 'answer -> C,START']);
+      return [raw, beyondFigure(s) ?? notMeasured(BEYOND, 'error', 'no fsync-floor pair was taken')];
     } finally {
+      floor?.close();
       await rig.stop();
     }
   } finally {
@@ -245,12 +295,12 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
 }
 
 export async function benchStartOverhead(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
-  if (!daemonBuilt()) return [notMeasured(STATIC, 'pending', DAEMON_PENDING), notMeasured(DYNAMIC, 'pending', DAEMON_PENDING)];
+  if (!daemonBuilt()) return [STATIC, BEYOND, DYNAMIC].map((b) => notMeasured(b, 'pending', DAEMON_PENDING));
   const figures: Figure[] = [];
   try {
-    figures.push(await staticRun(gateway, budget.slice(budget.leftMs / 2)));
+    figures.push(...(await staticRun(gateway, budget.slice(budget.leftMs / 2))));
   } catch (err) {
-    figures.push(notMeasured(STATIC, 'error', (err as Error).message));
+    figures.push(notMeasured(STATIC, 'error', (err as Error).message), notMeasured(BEYOND, 'error', (err as Error).message));
   }
   try {
     figures.push(await dynamicRun(gateway, budget));

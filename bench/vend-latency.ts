@@ -87,7 +87,16 @@ export async function interleave(floor: VmcSimulator, daemon: VmcSimulator, daem
     pairs.push({ floor: f.latencies, subject: d.latencies });
     stoppedByBudget = a.stoppedByBudget || c.stoppedByBudget;
   }
-  return { pairs, stoppedByBudget, context: { blocks: pairs.length, blockVends, vendGapMs: GAP_MS, warmUpVends: WARM_UP_VENDS, budgetStopped: stoppedByBudget, ...window.end() } };
+  const cpu = window.end();
+  // Per daemon vend, the floor's blocks (the daemon idle, polled) included: comparable between
+  // figures of the same rig whatever the machine's load, where the latencies are not.
+  const vends = pairs.reduce((n, p) => n + p.subject.length, 0) || 1;
+  const perVend = {
+    daemonMainThreadCpuUsPerVend: Math.round((cpu.daemonMainThreadCpuMs! * 1000) / vends),
+    daemonAllThreadsCpuUsPerVend: Math.round((cpu.daemonAllThreadsCpuMs! * 1000) / vends),
+    daemonWakeupsPerVend: Math.round((cpu.daemonWakeups! / vends) * 10) / 10,
+  };
+  return { pairs, stoppedByBudget, context: { blocks: pairs.length, blockVends, vendGapMs: GAP_MS, warmUpVends: WARM_UP_VENDS, budgetStopped: stoppedByBudget, ...cpu, ...perVend } };
 }
 
 /** The ratio figure of an interleaved run: value = pooled p99 ratio, the ms figures and the spread beside it. */

@@ -4,6 +4,7 @@
  * and how busy the machine was, steal included (/proc/stat; this may be a VM whose host takes time).
  */
 import { readFileSync } from 'node:fs';
+import { threadSwitches, threadsRunNs } from './proc.js';
 
 interface CpuTimes {
   busy: number;
@@ -35,13 +36,21 @@ export interface CpuWindow {
 export function cpuWindow(pid: number): CpuWindow {
   const m0 = machineTimes();
   const [run0, wait0] = threadSched(pid, pid);
+  const all0 = threadsRunNs(pid);
+  const switches0 = threadSwitches(pid);
   const t0 = Date.now();
   return {
     end() {
       const m1 = machineTimes();
       const [run1, wait1] = threadSched(pid, pid);
+      const all1 = threadsRunNs(pid);
+      const switches1 = threadSwitches(pid);
       const total = m1.total - m0.total || 1;
       return {
+        // Every thread of the daemon (workers, V8's and libuv's helpers), and how often they slept
+        // and were woken: what the daemon costs the machine, whoever waits for it.
+        daemonAllThreadsCpuMs: Math.round((all1 - all0) / 1e6),
+        daemonWakeups: switches1.voluntary - switches0.voluntary,
         windowS: Math.round((Date.now() - t0) / 100) / 10,
         machineCpuBusyPct: Math.round(((m1.busy - m0.busy) / total) * 1000) / 10,
         machineCpuStealPct: Math.round(((m1.steal - m0.steal) / total) * 1000) / 10,

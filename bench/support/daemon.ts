@@ -127,6 +127,8 @@ export class DaemonProcess {
   readonly spawnedAt: number;
   /** Bytes the daemon wrote to stdout (its log lines: what journald would store). */
   stdoutBytes = 0;
+  /** Log messages watched for (watch()): how many lines carried each so far. */
+  private readonly watched = new Map<string, number>();
   private readonly exited: Promise<number | null>;
 
   private constructor(readonly child: ChildProcess) {
@@ -199,7 +201,17 @@ export class DaemonProcess {
     clearTimeout(timer);
   }
 
+  /**
+   * Counts the log lines whose message is `msg` from now on (e.g. "fleet link connected");
+   * `seen()` says how many so far. Cheap: one substring test per line.
+   */
+  watch(msg: string): { seen(): number } {
+    if (!this.watched.has(msg)) this.watched.set(msg, 0);
+    return { seen: () => this.watched.get(msg) ?? 0 };
+  }
+
   private onLine(line: string): void {
+    for (const [msg, n] of this.watched) if (line.includes(`"msg":${JSON.stringify(msg)}`)) this.watched.set(msg, n + 1);
     if (line.includes('eventLoopDelay')) {
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;

@@ -22,6 +22,8 @@ export interface RigOptions {
   extraEnv?: (scratchDir: string) => NodeJS.ProcessEnv;
   /** A cgroup.procs file the daemon is started in (CPU budget). */
   cgroupProcs?: string;
+  /** Log messages to count from the daemon's first line on (DaemonProcess.watch), e.g. "fleet link connected". */
+  watchLogs?: string[];
 }
 
 export class DaemonRig {
@@ -52,6 +54,8 @@ export class DaemonRig {
       const enabled = nextCommand(sim, (c) => c.kind === 'enable' && c.enabled, o.enableTimeoutMs ?? 30_000, 'C,1');
       enabled.catch(() => {});
       daemon = DaemonProcess.spawn(files.configPath, { ...(o.extraEnv ? { extraEnv: o.extraEnv(scratch.dir) } : {}), ...(o.cgroupProcs !== undefined ? { cgroupProcs: o.cgroupProcs } : {}) });
+      // Before any of its output is read (that happens on a later turn).
+      for (const msg of o.watchLogs ?? []) daemon.watch(msg);
       const exited = new Promise<never>((_, reject) => daemon!.child.once('exit', (code) => reject(new Error(`the daemon exited (${code}) before enabling the reader: ${daemon!.describeProblems()}`))));
       exited.catch(() => {});
       const { atMs } = await Promise.race([enabled, exited]);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ratioSpread } from '../../bench/ratio.js';
+import { beyondFloor, ratioSpread } from '../../bench/ratio.js';
 
 const T = { timeout: 10_000 };
 const range = (from: number, n: number, step = 1) => Array.from({ length: n }, (_, i) => from + i * step);
@@ -41,4 +41,14 @@ test('no samples at all gives NaN, never a made-up ratio', T, () => {
   assert.ok(Number.isNaN(r.pooled));
   assert.ok(Number.isNaN(r.median));
   assert.deepEqual(r.blocks, []);
+});
+
+test('beyond the floor: each percentile of the subject minus the same percentile of the floor, not of per-sample differences', T, () => {
+  const floor = range(1, 100); // p50 50, p99 99
+  const subject = range(1, 100).map((x) => x + 3).reverse(); // p50 53, p99 102: pairwise differences range from -95 to 101
+  const b = beyondFloor(subject, floor);
+  assert.equal(b.p99, 3);
+  assert.equal(b.p50, 3);
+  assert.equal(b.floorP99, 99);
+  assert.equal(b.floorP50, 50);
 });

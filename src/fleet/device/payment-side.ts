@@ -20,6 +20,14 @@ import { DexReadArgs } from '../contract/audit.js';
 import { emptyAlarmBook, observe, raisedCodes, settle, withRaised, type AlarmBook } from './alarm-book.js';
 
 const TICK_MS = 1_000;
+/**
+ * Inside a session the reader goes session -> vend -> session at every vend. Those changes wait
+ * for the next tick (one fleet.facts a second at most, always the latest) instead of costing the
+ * fleet worker two messages and wake-ups per vend, on the cores the machine loop needs at that
+ * very moment (issue 27: counted with bench/thread-tally.ts). The fleet's status is coalesced to
+ * one publish a second anyway (worker.ts); every other change of the reader goes at once.
+ */
+const IN_SESSION: ReadonlySet<ReaderStatus> = new Set<ReaderStatus>(['session', 'vend']);
 /** CLOCK_UNSYNCED stays while the last wall-clock step is this recent. */
 const CLOCK_UNSYNCED_FOR_MS = 10 * 60_000;
 const OUTBOX_LIST_MAX = 100;
@@ -54,7 +62,8 @@ export interface FleetPaymentSideOptions {
 export class FleetPaymentSide {
   private book: AlarmBook;
   private reader: ReaderStatus = 'offline';
-  private readerWas: ReaderStatus = 'offline';
+  /** A change inside a session not sent yet (IN_SESSION): the tick sends it. */
+  private readerPending = false;
   private lastClockSteps = 0;
   private lastClockStepAt: number | null = null;
   private gatewayOnline = true;
@@ -90,11 +99,12 @@ export class FleetPaymentSide {
   /** A message from the machine loop the fleet link cares about (the flows see it too). */
   fromMain(message: MainToPayment): void {
     if (message.type === 'reader.status') {
-      this.readerWas = this.reader;
+      const was = this.reader;
       this.reader = message.status;
       // VMC_RESET_LOOP comes from the machine loop (src/mdb/vmc-watch.ts) as fleet.observe: it sees
       // the board's lines, holds the reader off the bus and knows what to advise.
-      this.pushFacts();
+      if (IN_SESSION.has(was) && IN_SESSION.has(message.status)) this.readerPending = true;
+      else this.pushFacts();
     } else if (message.type === 'fleet.observe') {
       this.observe(message.code, message.active, message.detail);
     } else if (message.type === 'update.event') {
@@ -142,7 +152,10 @@ export class FleetPaymentSide {
     this.observe('CLOCK_UNSYNCED', this.lastClockStepAt !== null && now - this.lastClockStepAt < CLOCK_UNSYNCED_FOR_MS, 'the wall clock stepped (CLOCK_STEP): check time synchronisation');
     const { book, changes } = settle(this.book, now);
     this.book = book;
-    if (changes.length === 0) return;
+    if (changes.length === 0) {
+      if (this.readerPending) this.pushFacts();
+      return;
+    }
     try {
       for (const change of changes) {
         this.o.ledger.fleetEvents.recordAlarm({ code: change.code, state: change.state, detail: change.detail });
@@ -183,6 +196,7 @@ export class FleetPaymentSide {
 
   /** Sends the facts when something the status shows changed (queued counts alone do not count). */
   private pushFacts(force = false): void {
+    this.readerPending = false;
     const facts = this.facts();
     const key = JSON.stringify({ ...facts, queued: null });
     if (!force && key === this.lastFacts) return;

@@ -128,3 +128,35 @@ test('a dead-lettered outbox row raises OUTBOX_DEAD_LETTER: an alarm event and t
     tmp.cleanup();
   }
 });
+
+test('inside a session, the reader going vend and back is not sent per vend: the tick sends the latest; other changes go at once', T, async () => {
+  const tmp = tempLedgerPath();
+  const h = harness(tmp.path);
+  try {
+    // What is posted, seen synchronously (a message on the port arrives a turn later).
+    const posted: PaymentToFleet[] = [];
+    const port = (h.side as unknown as { port: MessagePort }).port;
+    const post = port.postMessage.bind(port);
+    port.postMessage = (m: PaymentToFleet) => (posted.push(m), post(m));
+    const TX = 'tx-1';
+    const facts = () => posted.filter((m): m is Extract<PaymentToFleet, { type: 'fleet.facts' }> => m.type === 'fleet.facts').map((m) => m.facts.reader);
+
+    h.side.fromMain({ type: 'reader.status', status: 'enabled', txId: null });
+    h.side.fromMain({ type: 'reader.status', status: 'session', txId: TX });
+    assert.deepEqual(facts(), ['enabled', 'session'], 'the reader enabled and the session begun: sent at once');
+    for (let vend = 0; vend < 3; vend++) {
+      h.side.fromMain({ type: 'reader.status', status: 'vend', txId: TX });
+      h.side.fromMain({ type: 'reader.status', status: 'session', txId: TX });
+    }
+    h.side.fromMain({ type: 'reader.status', status: 'vend', txId: TX });
+    assert.deepEqual(facts(), ['enabled', 'session'], 'no fleet.facts per vend');
+    // The next tick (within a second) sends the latest.
+    await h.next('fleet.facts', (m) => m.facts.reader === 'vend');
+    h.side.fromMain({ type: 'reader.status', status: 'session', txId: TX });
+    h.side.fromMain({ type: 'reader.status', status: 'enabled', txId: null });
+    assert.deepEqual(facts().slice(-2), ['vend', 'enabled'], 'the session over: sent at once, the vend in between left to the tick');
+  } finally {
+    h.close();
+    tmp.cleanup();
+  }
+});
