@@ -14,7 +14,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startMosquitto, type MosquittoBroker } from '../../src/sim/broker/mosquitto-broker.js';
-import { connectFleet, sendFleetCommand, type CommandOutcome, type FleetConnection } from '../../src/fleet/operator/index.js';
+import { connectFleet, sendFleetCommand, watchFleet, type CommandOutcome, type CommandSigner, type FleetConnection, type FleetView } from '../../src/fleet/operator/index.js';
+import type { FleetEvent } from '../../src/fleet/contract/index.js';
 import { OPERATOR_SCOPES, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
 import { makeServerCert } from './gateway-cert.js';
 import { GUEST_BROKER } from './qemu.js';
@@ -27,8 +28,17 @@ export interface FieldFleet {
   broker: MosquittoBroker;
   /** For the guest: the broker's certificate (its CA), the machine's password line, the trust file. */
   guestFiles: { ca: string; password: string; trust: string };
-  /** A signed command to the machine, on the operator's connection; the reply or a FLEET_NO_REPLY error. */
-  command(name: string, args: unknown, timeoutMs: number): Promise<CommandOutcome>;
+  /**
+   * The release key (scope `update`, in the machine's trust file beside the operator's, as
+   * docs/updates.md has it): it signs the update manifests and the `update.offer` commands.
+   */
+  releaseKey: TestKey;
+  /** Every event the machine published since the start (`qrvend fleet watch`'s decoding), in order. */
+  events: FleetEvent[];
+  /** The machines' retained statuses as `qrvend fleet status` reads them. */
+  view: FleetView;
+  /** A signed command to the machine, on the operator's connection (signed by the operator's key unless `signer` says otherwise); the reply or a FLEET_NO_REPLY error. */
+  command(name: string, args: unknown, timeoutMs: number, signer?: CommandSigner): Promise<CommandOutcome>;
   close(): Promise<void>;
 }
 
@@ -71,14 +81,20 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
     // Read at the connect only: the run directory is kept, the password is not.
     rmSync(passwordFile, { force: true });
     const key: TestKey = testKey('field-operator', OPERATOR_SCOPES);
-    const trust = readFileSync(writeTrustFile(runDir, [key], 'fleet-trust.json'), 'utf8');
+    const releaseKey: TestKey = testKey('field-release', ['update']);
+    const trust = readFileSync(writeTrustFile(runDir, [key, releaseKey], 'fleet-trust.json'), 'utf8');
     const conn = connection;
+    const events: FleetEvent[] = [];
+    const watch = await watchFleet(conn.client, PREFIX, { onEvent: (_machine, event) => void events.push(event) });
     return {
       broker,
       guestFiles: { ca: tls.cert.toString('utf8'), password: `${machine.password}\n`, trust },
-      command: (name, args, timeoutMs) =>
+      releaseKey,
+      events,
+      view: watch.view,
+      command: (name, args, timeoutMs, signer = key) =>
         // Two minutes of validity: the guest's clock is the host's through the emulated RTC, the margin is for TCG.
-        sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: key.keyId, key: key.key, lifetimeMs: 120_000 } }),
+        sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: signer.keyId, key: signer.key, lifetimeMs: 120_000 } }),
       async close() {
         await conn.client.endAsync(true).catch(() => undefined);
         await broker.close();
