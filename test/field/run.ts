@@ -660,7 +660,7 @@ async function main(): Promise<number> {
 
     // ---- remote updates (issue 25 item 6) ----------------------------------------------------
     await runUpdateScenarios({
-      steps, runDir, deb, timings: results.timings, facts: results.facts, print, g, fleet, artifacts, vmc, gateway,
+      steps, runDir, deb, arch: ARCH.deb, timings: results.timings, facts: results.facts, print, g, fleet, artifacts, vmc, gateway,
       boot, powerCut, outcome, waitEnable, activeAgain, openStatic, buy, tx, waitTx, exactlyOnce,
     });
 

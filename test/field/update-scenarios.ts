@@ -11,10 +11,11 @@
  *    one working release, the download resumes, the update ends healthy;
  * 4. a tampered artifact, an unsigned and a wrongly signed manifest: refused, nothing activated.
  */
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FleetEvent } from '../../src/fleet/contract/index.js';
-import type { UpdateManifest } from '../../src/updates/manifest-schema.js';
+import type { UpdateArch, UpdateManifest } from '../../src/updates/manifest-schema.js';
 import type { TxRecord } from '../../src/sim/gateway/ledger.js';
 import type { VmcSimulator } from '../../src/sim/vmc/index.js';
 import type { GatewaySimulator } from '../../src/sim/gateway/index.js';
@@ -41,6 +42,8 @@ export interface UpdateContext {
   steps: Steps;
   runDir: string;
   deb: string;
+  /** The machine's architecture (the manifests are for it). */
+  arch: UpdateArch;
   timings: Record<string, number>;
   facts: Record<string, unknown>;
   print(line: string): void;
@@ -81,8 +84,12 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
 
   const releases = await steps.run('update releases repacked and signed on the host', 10 * 60_000, async () => {
     const t0 = performance.now();
-    const made = await buildUpdateReleases(c.deb, 'arm64', [{ version: v(1) }, { version: v(2), exitsAtStart: true }, { version: v(3) }, { version: v(4) }], fleet.releaseKey, c.runDir);
+    const made = await buildUpdateReleases(c.deb, c.arch, [{ version: v(1) }, { version: v(2), exitsAtStart: true }, { version: v(3) }, { version: v(4) }], fleet.releaseKey, c.runDir);
     for (const r of made) artifacts.publish(`/releases/${r.name}`, r.file);
+    // About 70 MB each: kept with the run only on request, like the overlay.
+    steps.onTeardown('the update tarballs', () => {
+      if (process.env.QRVEND_FIELD_KEEP !== '1') for (const r of made) rmSync(r.file, { force: true });
+    });
     c.timings.updateReleasesBuildS = secondsSince(t0);
     facts.artifactBytes = made[0]!.manifest.size;
     return made;
@@ -126,6 +133,17 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     fleet.command('update.offer', { manifest, url, rolloutId }, 60_000, signer);
   const idle = () => waitFor('the VMC idle with the reader enabled', 180_000, () => (c.vmc.state().reader === 'enabled' && !c.vmc.state().session ? true : undefined), 200);
   const fleetUp = () => waitFor('a signed ping answered over the fleet link', 240_000, async () => ((await fleet.command('ping', undefined, 20_000).catch(() => null))?.reply.ok === true ? true : undefined), 2000);
+  /**
+   * Seconds from systemd's `Starting` to the root side's "is current" in this boot: the activation
+   * runs in ExecStartPre, inside the unit's TimeoutStartSec=60s (NaN: not found in this boot).
+   */
+  const activationSeconds = async (version: string): Promise<number> => {
+    const lines = (await sh(`journalctl -b -u qrvend -o short-monotonic --no-pager | grep -E 'Starting qrvend.service|release ${version.replaceAll('.', '\\.')} is current'`)).split('\n');
+    const at = (l: string | undefined) => Number(/^\[\s*([\d.]+)\]/.exec(l ?? '')?.[1] ?? NaN);
+    const done = lines.findLastIndex((l) => l.includes('is current'));
+    const started = lines.slice(0, Math.max(done, 0)).findLastIndex((l) => l.includes('Starting qrvend'));
+    return done < 0 || started < 0 ? NaN : Math.round((at(lines[done]) - at(lines[started])) * 10) / 10;
+  };
   /** The new release's start after an activation: C,1, READY, the trial healthy; events and status say so. */
   const healthyOn = async (r: UpdateRelease, from: number, enabled: Promise<unknown>) => {
     await enabled;
@@ -137,7 +155,7 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       const st = status();
       return st?.version === r.version && st.update?.state === 'healthy' && st.update.version === r.version ? st : undefined;
     });
-    return { layout: l, status: { version: s.version, update: s.update } };
+    return { layout: l, status: { version: s.version, update: s.update }, activationInStartPreS: await activationSeconds(r.version) };
   };
 
   // ---- 1. offered during a sale ----------------------------------------------------------------
@@ -293,7 +311,9 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     });
     const fromTampered = fleet.events.length;
     // The tampered artifact: a manifest that passes every check, bytes that do not match it.
-    artifacts.publish(`/tampered/${refused.name}`, tamperedCopy(refused.file, join(c.runDir, `tampered-${refused.name}`)));
+    const tampered = tamperedCopy(refused.file, join(c.runDir, `tampered-${refused.name}`));
+    steps.onTeardown('the tampered tarball', () => rmSync(tampered, { force: true }));
+    artifacts.publish(`/tampered/${refused.name}`, tampered);
     const { reply } = await offer(refused, refused.manifest, urlOf(refused, 'tampered'), 'field-tampered');
     if (!reply.ok) throw new Error(`the offer of the tampered artifact was refused before the download: ${reply.error.code}: ${reply.error.message}`);
     const failed = await waitUpdate(refused.version, 'failed', fromTampered, 600_000);
