@@ -37,6 +37,9 @@ export interface FieldFleet {
   events: FleetEvent[];
   /** The machines' retained statuses as `qrvend fleet status` reads them. */
   view: FleetView;
+  prefix: string;
+  /** Another operator connection (e.g. for `qrvend fleet update`'s rollout, which unsubscribes when it ends); the caller ends it. */
+  connectOperator(purpose: string): Promise<FleetConnection>;
   /** A signed command to the machine, on the operator's connection (signed by the operator's key unless `signer` says otherwise); the reply or a FLEET_NO_REPLY error. */
   command(name: string, args: unknown, timeoutMs: number, signer?: CommandSigner): Promise<CommandOutcome>;
   close(): Promise<void>;
@@ -73,13 +76,16 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
   let connection: FleetConnection | null = null;
   try {
     const passwordFile = join(runDir, 'fleet-operator-password');
-    writeFileSync(passwordFile, `${operator.password}\n`, { mode: 0o600 });
-    connection = await connectFleet(
-      { url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' },
-      { purpose: 'field-test' },
-    );
-    // Read at the connect only: the run directory is kept, the password is not.
-    rmSync(passwordFile, { force: true });
+    const connectOperator = async (purpose: string): Promise<FleetConnection> => {
+      writeFileSync(passwordFile, `${operator.password}\n`, { mode: 0o600 });
+      try {
+        return await connectFleet({ url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' }, { purpose });
+      } finally {
+        // Read at the connect only: the run directory is kept, the password is not.
+        rmSync(passwordFile, { force: true });
+      }
+    };
+    connection = await connectOperator('field-test');
     const key: TestKey = testKey('field-operator', OPERATOR_SCOPES);
     const releaseKey: TestKey = testKey('field-release', ['update']);
     const trust = readFileSync(writeTrustFile(runDir, [key, releaseKey], 'fleet-trust.json'), 'utf8');
@@ -92,6 +98,8 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
       releaseKey,
       events,
       view: watch.view,
+      prefix: PREFIX,
+      connectOperator,
       command: (name, args, timeoutMs, signer = key) =>
         // Two minutes of validity: the guest's clock is the host's through the emulated RTC, the margin is for TCG.
         sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: signer.keyId, key: signer.key, lifetimeMs: 120_000 } }),

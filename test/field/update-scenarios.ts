@@ -15,6 +15,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FleetEvent } from '../../src/fleet/contract/index.js';
+import { RolloutPolicy, newRollout, parseFailureLimit, runRollout, selectTargets, writeRolloutFile, type RolloutRecord, type RolloutState } from '../../src/fleet/operator/rollout/index.js';
 import type { UpdateArch, UpdateManifest } from '../../src/updates/manifest-schema.js';
 import type { TxRecord } from '../../src/sim/gateway/ledger.js';
 import type { VmcSimulator } from '../../src/sim/vmc/index.js';
@@ -124,6 +125,39 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     }, 500).catch((err: Error) => {
       throw new Error(`${err.message}; events so far: ${statesOf(version, from).join(', ') || 'none'}`);
     });
+  /**
+   * `qrvend fleet update`'s own rollout (src/fleet/operator/rollout) to this one machine, on a
+   * connection of its own: offers the release and follows the machine's events and status until
+   * its outcome. Stopped at teardown if the step fails first.
+   */
+  const rollout = async (r: UpdateRelease, rolloutId: string) => {
+    const statuses = new Map(fleet.view.rows().map((row) => [row.machineId, row.status] as const));
+    const selection = selectTargets(statuses, null, r.manifest);
+    if (selection.targets.length !== 1) throw new Error(`the rollout of ${r.version} selects ${JSON.stringify(selection)}`);
+    const policy = RolloutPolicy.parse({ first: 1, growth: 2, maxFailures: parseFailureLimit('0'), batchTimeoutMs: 25 * 60_000 });
+    const state = newRollout({ rolloutId, prefix: fleet.prefix, manifest: r.manifest, url: urlOf(r), policy, selection, nowIso: new Date().toISOString() });
+    const file = join(c.runDir, `rollout-${rolloutId}.json`);
+    writeRolloutFile(file, state);
+    const conn = await fleet.connectOperator(`field-rollout-${rolloutId}`);
+    let stop = false;
+    steps.onTeardown(`rollout ${rolloutId}`, async () => {
+      stop = true;
+      await conn.client.endAsync(true).catch(() => undefined);
+    });
+    const records: RolloutRecord[] = [];
+    const done: Promise<{ state: RolloutState; how: string }> = runRollout(state, {
+      client: conn.client,
+      protocol: conn.protocol,
+      prefix: fleet.prefix,
+      file,
+      signer: { keyId: fleet.releaseKey.keyId, key: fleet.releaseKey.key, lifetimeMs: 120_000 },
+      replyTimeoutMs: 60_000,
+      report: (record) => void records.push(record),
+      interrupted: () => stop,
+    }).finally(() => conn.client.endAsync(true).catch(() => undefined));
+    done.catch(() => {});
+    return { done, records, states: () => records.flatMap((x) => (x.type === 'state' ? [x.state] : [])) };
+  };
   /** The machine's retained status while it is online (its last will says only `online: false`). */
   const status = () => {
     const st = c.fleet.view.rows()[0]?.status ?? null;
@@ -170,8 +204,7 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     let vends = 0;
     await c.buy(11, 1);
     vends += 1;
-    const { reply } = await offer(session, session.manifest, urlOf(session), 'field-session');
-    if (!reply.ok) throw new Error(`update.offer refused: ${reply.error.code}: ${reply.error.message}`);
+    const operator = await rollout(session, 'field-session');
     // The consumer goes on buying (one vend every 15 s keeps the session from its idle timeout)
     // while the release downloads and is verified: the machine is not idle, the update waits.
     let lastVend = performance.now();
@@ -202,8 +235,12 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     // The restart into the new release sent nothing twice.
     c.exactlyOnce(c.tx(txId) ?? settled, 'Settlement');
     if (settled.settlement?.amount !== vends) throw new Error(`Settlement ${JSON.stringify(settled.settlement)}, ${vends} vends of 1.00`);
+    // The operator's rollout saw the outcome: complete, the machine healthy.
+    const ended = await waitFor('the rollout to end', 180_000, async () => (await Promise.race([operator.done, new Promise<undefined>((r) => setTimeout(r, 1000, undefined))])));
+    const target = ended.state.targets[0];
+    if (ended.how !== 'complete' || target?.outcome !== 'healthy') throw new Error(`the rollout ended ${ended.how}, the machine ${target?.outcome ?? 'no outcome'}: ${operator.states().join(' > ')}`);
     c.timings.updateDuringSessionS = secondsSince(t0);
-    facts.duringSession = { version: session.version, txId, vends, settlement: settled.settlement.amount, states: statesOf(session.version, from), ...result };
+    facts.duringSession = { version: session.version, txId, vends, settlement: settled.settlement.amount, states: statesOf(session.version, from), rollout: { how: ended.how, outcome: target.outcome, states: operator.states() }, ...result };
     c.print(`[field] update ${session.version} during a session: states ${statesOf(session.version, from).join(' > ')}; Settlement ${settled.settlement.amount} once`);
   });
 
@@ -215,8 +252,7 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     const t0 = performance.now();
     const enabled = c.waitEnable(600_000, `C,1 after the rollback of ${exits.version}`);
     enabled.catch(() => {});
-    const { reply } = await offer(exits, exits.manifest, urlOf(exits), 'field-exits');
-    if (!reply.ok) throw new Error(`update.offer refused: ${reply.error.code}: ${reply.error.message}`);
+    const operator = await rollout(exits, 'field-exits');
     const back = await waitUpdate(exits.version, 'rolled-back', from, 900_000);
     if (!statesOf(exits.version, from).includes('activating')) throw new Error(`rolled back without an activation: ${statesOf(exits.version, from).join(', ')}`);
     const alarm = await waitFor('the alarm UPDATE_ROLLED_BACK raised at the broker', 120_000, () =>
@@ -231,6 +267,10 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     });
     const journal = await sh(`journalctl -u qrvend -b --no-pager -o cat | grep -E 'qrvend-release|exits at start on purpose' | tail -n 8 | cut -c1-300`);
     c.timings.updateRolledBackS = secondsSince(t0);
+    // The operator's rollout stops on it (no failure allowed): the machine rolled back.
+    const ended = await waitFor('the rollout to end', 180_000, async () => (await Promise.race([operator.done, new Promise<undefined>((r) => setTimeout(r, 1000, undefined))])));
+    if (ended.how !== 'stopped' || ended.state.targets[0]?.outcome !== 'rolled-back') throw new Error(`the rollout ended ${ended.how}, the machine ${ended.state.targets[0]?.outcome ?? 'no outcome'}: ${operator.states().join(' > ')}`);
+    facts.exitAtStartRollout = { how: ended.how, outcome: ended.state.targets[0]?.outcome, states: operator.states() };
     facts.exitAtStart = { version: exits.version, states: statesOf(exits.version, from), rolledBackDetail: back.detail, alarmDetail: alarm.detail, current: l.current, statusAlarms: st.alarms, journal: journal.split('\n') };
     if (!/exited|exit-code|ended before/i.test(`${back.detail ?? ''} ${alarm.detail ?? ''}`)) throw new Error(`the rollback's reason does not say the release ended at start: ${back.detail} / ${alarm.detail}`);
     c.print(`[field] update ${exits.version} rolled back: ${alarm.detail ?? ''}`);
