@@ -101,9 +101,9 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
   // ---- helpers over the guest and the broker ---------------------------------------------------
   const sh = async (cmd: string, timeoutMs = 30_000) => (await c.g().sh(cmd, timeoutMs, true)).stdout.trim();
   const layout = async (): Promise<Layout> => {
-    const lines = (await sh('readlink /opt/qrvend/current; echo; readlink /opt/qrvend/previous; echo; ls -A /opt/qrvend/releases')).split('\n');
+    const lines = (await sh(`printf '%s\\n' "$(readlink /opt/qrvend/current)" "$(readlink /opt/qrvend/previous)"; ls -A /opt/qrvend/releases`)).split('\n');
     const strip = (l: string | undefined) => (l ?? '').replace(/^releases\//, '').trim();
-    return { current: strip(lines[0]), previous: strip(lines[2]), releases: lines.slice(4).filter((l) => l !== '') };
+    return { current: strip(lines[0]), previous: strip(lines[1]), releases: lines.slice(2).filter((l) => l !== '') };
   };
   /** `current` leads to a whole release: its entry runs and says the version the link names. */
   const oneWorkingRelease = async (what: string): Promise<Layout> => {
@@ -116,15 +116,18 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
   const mainPid = () => sh('systemctl show -p MainPID --value qrvend');
   const updates = (version: string, from = 0): UpdateEventOf[] => fleet.events.slice(from).filter((e): e is UpdateEventOf => e.kind === 'update' && e.version === version);
   const statesOf = (version: string, from = 0) => updates(version, from).map((e) => e.state);
-  const waitUpdate = (version: string, state: string, from: number, timeoutMs: number) =>
-    waitFor(`the update event ${state} of ${version} at the broker`, timeoutMs, () => {
+  const ENDS = ['refused', 'failed', 'rolled-back'];
+  /** The update event `state` of `version` since `from`; an error as soon as the update ended otherwise. */
+  const waitUpdate = async (version: string, state: string, from: number, timeoutMs: number): Promise<UpdateEventOf> => {
+    const found = await waitFor(`the update event ${state} of ${version} at the broker`, timeoutMs, () => {
       const evs = updates(version, from);
-      const end = evs.find((e) => e.state !== state && ['refused', 'failed', 'rolled-back'].includes(e.state));
-      if (end !== undefined && end.state !== state) throw new Error(`update ${version} ended ${end.state}: ${end.detail ?? ''}`);
-      return evs.find((e) => e.state === state);
+      return evs.find((e) => e.state === state) ?? evs.find((e) => ENDS.includes(e.state));
     }, 500).catch((err: Error) => {
       throw new Error(`${err.message}; events so far: ${statesOf(version, from).join(', ') || 'none'}`);
     });
+    if (found.state !== state) throw new Error(`update ${version} ended ${found.state} (${found.detail ?? 'no detail'}) instead of reaching ${state}; events: ${statesOf(version, from).join(', ')}`);
+    return found;
+  };
   /**
    * `qrvend fleet update`'s own rollout (src/fleet/operator/rollout) to this one machine, on a
    * connection of its own: offers the release and follows the machine's events and status until
@@ -208,10 +211,10 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     // The consumer goes on buying (one vend every 15 s keeps the session from its idle timeout)
     // while the release downloads and is verified: the machine is not idle, the update waits.
     let lastVend = performance.now();
-    await waitFor(`the update ${session.version} waiting for an idle machine, the session open`, 10 * 60_000, async () => {
-      if (updates(session.version, from).some((e) => e.state === 'waiting')) return true;
-      const end = updates(session.version, from).find((e) => e.state === 'failed' || e.state === 'refused');
-      if (end) throw new Error(`update ${session.version} ${end.state}: ${end.detail ?? ''}`);
+    const reached = await waitFor(`the update ${session.version} waiting for an idle machine, the session open`, 10 * 60_000, async () => {
+      const evs = updates(session.version, from);
+      const seen = evs.find((e) => e.state === 'waiting' || ENDS.includes(e.state));
+      if (seen) return seen;
       if (performance.now() - lastVend > 15_000 && vends < 8) {
         await c.buy(11 + vends, 1);
         vends += 1;
@@ -219,6 +222,7 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       }
       return undefined;
     }, 1000);
+    if (reached.state !== 'waiting') throw new Error(`update ${session.version} ${reached.state}: ${reached.detail ?? ''}`);
     c.timings.updateOfferToWaitingS = secondsSince(t0);
     // A vend while the update waits: the session is served as before.
     await c.buy(20, 1);
