@@ -14,9 +14,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startMosquitto, type MosquittoBroker } from '../../src/sim/broker/mosquitto-broker.js';
-import { connectFleet, sendFleetCommand, watchFleet, type CommandOutcome, type CommandSigner, type FleetConnection, type FleetView } from '../../src/fleet/operator/index.js';
-import type { FleetEvent } from '../../src/fleet/contract/index.js';
-import { OPERATOR_SCOPES, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
+import { connectFleet, decodeFleetMessage, sendFleetCommand, watchFleet, type CommandOutcome, type CommandSigner, type FleetConnection, type FleetView } from '../../src/fleet/operator/index.js';
+import { machineTopics, type CommandName, type CommandReply, type FleetEvent } from '../../src/fleet/contract/index.js';
+import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
 import { makeServerCert } from './gateway-cert.js';
 import { GUEST_BROKER } from './qemu.js';
 
@@ -42,6 +42,12 @@ export interface FieldFleet {
   connectOperator(purpose: string): Promise<FleetConnection>;
   /** A signed command to the machine, on the operator's connection (signed by the operator's key unless `signer` says otherwise); the reply or a FLEET_NO_REPLY error. */
   command(name: string, args: unknown, timeoutMs: number, signer?: CommandSigner): Promise<CommandOutcome>;
+  /**
+   * A command signed by `signer` and sent as given, the operator's own check of its arguments
+   * skipped (`qrvend fleet cmd` refuses, e.g., an unsigned manifest before it leaves): what another
+   * tool could send, for the machine's own refusal. The reply, or an error after `timeoutMs`.
+   */
+  commandUnchecked(name: CommandName, args: unknown, timeoutMs: number, signer: TestKey): Promise<CommandReply>;
   close(): Promise<void>;
 }
 
@@ -103,6 +109,30 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
       command: (name, args, timeoutMs, signer = key) =>
         // Two minutes of validity: the guest's clock is the host's through the emulated RTC, the margin is for TCG.
         sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: signer.keyId, key: signer.key, lifetimeMs: 120_000 } }),
+      async commandUnchecked(name, args, timeoutMs, signer) {
+        const topics = machineTopics(PREFIX, machineId);
+        const correlationId = randomBytes(16).toString('hex');
+        await conn.client.subscribeAsync({ [topics.replies]: { qos: 1 } });
+        let onMessage: (topic: string, payload: Buffer) => void = () => {};
+        const replied = new Promise<CommandReply>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no reply to ${name} within ${timeoutMs} ms`)), timeoutMs);
+          onMessage = (topic, payload) => {
+            const decoded = topic === topics.replies ? decodeFleetMessage(PREFIX, topic, payload) : null;
+            if (decoded?.kind === 'reply' && decoded.reply.correlationId === correlationId) {
+              clearTimeout(timer);
+              resolve(decoded.reply);
+            }
+          };
+          conn.client.on('message', onMessage);
+        });
+        try {
+          const signature = signCommand(signer, machineId, name, args, Date.now(), 120_000);
+          await conn.client.publishAsync(topics.command(name), JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }), { qos: 1 });
+          return await replied;
+        } finally {
+          conn.client.off('message', onMessage);
+        }
+      },
       async close() {
         await conn.client.endAsync(true).catch(() => undefined);
         await broker.close();

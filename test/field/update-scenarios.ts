@@ -343,8 +343,13 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     const { signature: _s, ...body } = refused.manifest;
     const wronglySigned: UpdateManifest = signManifest(body, { keyId: fleet.releaseKey.keyId, key: rogue.key, nowMs: Date.now(), lifetimeMs: 86_400_000 });
     const refusals: Record<string, string> = {};
-    for (const [label, manifest] of [['unsigned', unsigned], ['signed by a key the machine does not trust', wronglySigned]] as const) {
-      const { reply } = await offer(refused, manifest, urlOf(refused), 'field-refusals');
+    // The unsigned one as another tool could send it (qrvend's own operator code refuses it before it leaves).
+    const offers = [
+      ['unsigned', () => fleet.commandUnchecked('update.offer', { manifest: unsigned, url: urlOf(refused), rolloutId: 'field-refusals' }, 60_000, fleet.releaseKey)],
+      ['signed by a key the machine does not trust', async () => (await offer(refused, wronglySigned, urlOf(refused), 'field-refusals')).reply],
+    ] as const;
+    for (const [label, send] of offers) {
+      const reply = await send();
       if (reply.ok) throw new Error(`a manifest ${label} was accepted: ${JSON.stringify(reply.result)}`);
       if (!reply.error.message.includes('UPDATE_SIGNATURE_REFUSED')) throw new Error(`a manifest ${label}: ${reply.error.code}: ${reply.error.message}`);
       refusals[label] = `${reply.error.code}: ${reply.error.message}`;
