@@ -2,14 +2,14 @@
 # Decides whether this machine can run `npm run field-test` now; prints the reason either way.
 # Exit 0: run it. Exit 1: skip it (the reason is printed; CI treats this as a skip, not a failure).
 #
-# QRVEND_FIELD_BUDGET_S: seconds CI can give the field test (default 1800; the remote-update steps
-# of issue 25 item 6 added about 8 minutes of restarts, boots and downloads to a run). A warm run (image
+# QRVEND_FIELD_BUDGET_S: seconds CI can give the field test (default 1200). The remote-update
+# steps (issue 25 item 6) add about 400 s of downloads, restarts and boots to a run. A warm run (image
 # cached) needs about WARM_S; a cold one adds the image build (COLD_BUILD_S). Both are measured on
 # this machine type with the other core idle (docs/field-test.md); a busy second core doubles them.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-budget=${QRVEND_FIELD_BUDGET_S:-1800}
-WARM_S=1400
+budget=${QRVEND_FIELD_BUDGET_S:-1200}
+WARM_S=1100
 COLD_BUILD_S=600
 
 skip() { echo "field-test: SKIPPED: $*"; exit 1; }
