@@ -85,7 +85,9 @@ export function startQemu(o: QemuOptions): Qemu {
   ];
   // Never the caller's stdout: a background qemu holding it keeps a pipe open forever.
   const out = openSync(join(o.runDir, 'qemu.log'), 'a');
-  const child = spawn(o.arch.qemu, args, { stdio: ['ignore', out, out], detached: false });
+  // setpriv --pdeathsig: the kernel kills qemu if the harness dies without its teardown (kill -9,
+  // a crash), so no emulated Pi outlives the run that started it.
+  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', o.arch.qemu, ...args], { stdio: ['ignore', out, out], detached: false });
   closeSync(out);
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('error', () => {});

@@ -41,6 +41,7 @@ import { runUpdateScenarios } from './update-scenarios.js';
 import { whatTheCutLeft, type LeftOnDisk } from './power-cut.js';
 import { freePort } from './ports.js';
 import { fieldArch } from './arch.js';
+import { rssAfterSales } from './memory-step.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMAGE_SCRIPTS = join(REPO, 'test/field/image');
@@ -57,6 +58,8 @@ const EMULATION_START_TIMEOUT_S = 300;
  * start, and under TCG on a busy host READY alone comes 60-80 s after it (a Pi: a few seconds).
  */
 const TRIAL_HEALTHY_WITHIN_S = 300;
+/** Sales before the agent's resident memory is read (issue 27 item 3: steady after 100 sales). */
+const RSS_SALES = 100;
 /** What a config.set leaves beside the overlay (src/fleet/device/config-change.ts), read after the cut. */
 const TRIAL_FILES = ['', '.pending.json', '.previous', '.trial-run', '.rolled-back.json'].map((suffix) => FLEET_OVERLAY + suffix);
 const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -85,17 +88,23 @@ async function main(): Promise<number> {
 
   let qemu: Qemu | null = null;
   let guest: Guest | null = null;
+  // `on`, not `once`: the simulators' last-resort cleanup (src/sim/process-end.ts) delivers a
+  // signal again when no other listener is left, which killed the harness mid-teardown and left
+  // qemu running.
+  let stopping = false;
   const stopSignal = () => {
+    if (stopping) return;
+    stopping = true;
     print('[field] interrupted: tearing down');
     void steps.teardown().then(() => process.exit(130));
   };
-  process.once('SIGINT', stopSignal);
-  process.once('SIGTERM', stopSignal);
+  process.on('SIGINT', stopSignal);
+  process.on('SIGTERM', stopSignal);
 
   try {
     // ---- host side ---------------------------------------------------------------------------
     await steps.run('host tools', 60_000, async () => {
-      const missing = [ARCH.qemu, 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs', 'openssl'].filter((t) => !onPath(t));
+      const missing = [ARCH.qemu, 'setpriv', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs', 'openssl'].filter((t) => !onPath(t));
       // The fleet broker (fleet-broker.ts): Debian's mosquitto, where src/sim/broker looks for it.
       const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
       if (!existsSync(mosquitto)) missing.push(`mosquitto (${mosquitto})`);
@@ -449,6 +458,26 @@ async function main(): Promise<number> {
         results.facts.securityExposure = `${m[1]} ${m[2]}`;
       });
 
+      // ---- memory (issue 27 item 3): the agent's RSS after 100 sales, beside a bare-Node floor --------
+      await steps.run(`agent memory after ${RSS_SALES} sales`, 1_500_000, async () => {
+        const ids: string[] = [];
+        const sale = async (n: number) => {
+          await waitFor('the VMC idle with the reader enabled', 60_000, () => (vmc.state().reader === 'enabled' && !vmc.state().session ? true : undefined), 50);
+          const id = await openStatic();
+          ids.push(id);
+          await buy(20 + (n % 10), 1);
+          if (!vmc.endSession()) throw new Error('the VMC could not end the session');
+          // The next consumer comes once this sale is closed: the agent takes no Start while its session ends.
+          await waitTx(id, (x) => x.state === 'settled', 'the Settlement of a memory-step sale', 120_000);
+        };
+        // The daemon's JS threads here: the payment worker, the display (virtio framebuffer) and the fleet link.
+        const facts = await rssAfterSales({ guest: g(), sale, sales: RSS_SALES, every: 25, restMs: 15_000, floorWorkers: 3 });
+        for (const id of ids) exactlyOnce(tx(id)!, 'Settlement');
+        writeFileSync(join(runDir, 'memory-by-mapping.txt'), facts.byMapping);
+        results.facts.memory = { ...facts, byMapping: 'memory-by-mapping.txt' };
+        print(`[field] agent RSS after ${RSS_SALES} sales, rested: ${facts.steadyMb} MB; bare Node with ${facts.floorWorkers} idle workers: ${facts.floorMb} MB (${facts.ratio}x); samples ${facts.samples.map((s) => `${s.sales}:${s.rssMb}`).join(' ')}`);
+      });
+
       // ---- faults --------------------------------------------------------------------------------
       await steps.run('kill -STOP the daemon: watchdog restart', 360_000, async () => {
         const before = (await g().sh('systemctl show -p MainPID --value qrvend', 20_000)).stdout.trim();
@@ -648,8 +677,9 @@ async function main(): Promise<number> {
         if (!v[0]?.endsWith('-field1') || v[1] !== 'active') throw new Error(`after the upgrade: version ${v[0]}, ${v[1]}`);
         const after = (await g().sh(keep, 60_000)).stdout;
         if (after !== before) throw new Error(`config, token or ledger changed across the upgrade:\n--- before\n${before}\n--- after\n${after}`);
-        // The ledger still knows the run's sales: the outbox lists their closing operations.
-        const outbox = (await g().sh('qrvend outbox --config /etc/qrvend/config.json --recent 50', 60_000)).stdout;
+        // The ledger still knows the run's sales: the outbox lists their closing operations (the
+        // memory step's 100 sales came after the first of them).
+        const outbox = (await g().sh('qrvend outbox --config /etc/qrvend/config.json --recent 500', 60_000)).stdout;
         writeFileSync(join(runDir, 'outbox-after-upgrade.txt'), outbox);
         for (const id of [results.facts.staticTx as string, cutTx, inFlightTx]) if (!outbox.includes(id)) throw new Error(`the outbox after the upgrade does not list transaction ${id}`);
         // Every sale of the run, still exactly once.
