@@ -80,9 +80,10 @@ export class UpdateAgent {
       }
     }
     // Running the offered version: the trial (or its end) is the root side's and the new agent's,
-    // which publish its events; the status follows quietly (refresh()).
+    // which publish its events; the status follows quietly (refresh()). The agent that asked for
+    // the activation left `waiting` (the activation is the main thread's, state.json the worker's).
     if (compareVersions(this.o.running, c.version) >= 0) {
-      if (c.state === 'activating') this.set('trial', null, null, false);
+      if (compareVersions(this.o.running, c.version) === 0 && c.state !== 'trial') this.set('trial', null, null, false);
       this.refresh();
       return;
     }

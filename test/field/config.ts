@@ -22,6 +22,8 @@ export const GATEWAY_CA_FILE = '/etc/qrvend/gateway-ca.pem';
 export const FLEET_CA_FILE = '/etc/qrvend/fleet-ca.pem';
 export const FLEET_PASSWORD_FILE = '/etc/qrvend/fleet-password';
 export const FLEET_TRUST_FILE = '/etc/qrvend/fleet-trust.json';
+/** The update repository's private CA (updates.caFile): the artifact server's self-signed certificate. */
+export const UPDATES_CA_FILE = '/etc/qrvend/updates-ca.pem';
 /** The fleet's overlay (fleet.configOverlay, its default) and what a config.set leaves beside it. */
 export const FLEET_OVERLAY = '/var/lib/qrvend/fleet-config.json';
 
@@ -52,6 +54,8 @@ export function siteConfig(): Record<string, unknown> {
       passwordFile: FLEET_PASSWORD_FILE,
       trustFile: FLEET_TRUST_FILE,
     },
+    // Remote updates (docs/updates-on-the-machine.md): the repository's private CA.
+    updates: { caFile: UPDATES_CA_FILE },
     log: { level: 'info' },
   };
 }

@@ -14,8 +14,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startMosquitto, type MosquittoBroker } from '../../src/sim/broker/mosquitto-broker.js';
-import { connectFleet, sendFleetCommand, type CommandOutcome, type FleetConnection } from '../../src/fleet/operator/index.js';
-import { OPERATOR_SCOPES, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
+import { connectFleet, decodeFleetMessage, sendFleetCommand, watchFleet, type CommandOutcome, type CommandSigner, type FleetConnection, type FleetView } from '../../src/fleet/operator/index.js';
+import { machineTopics, type CommandName, type CommandReply, type FleetEvent } from '../../src/fleet/contract/index.js';
+import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
 import { makeServerCert } from './gateway-cert.js';
 import { GUEST_BROKER } from './qemu.js';
 
@@ -27,8 +28,26 @@ export interface FieldFleet {
   broker: MosquittoBroker;
   /** For the guest: the broker's certificate (its CA), the machine's password line, the trust file. */
   guestFiles: { ca: string; password: string; trust: string };
-  /** A signed command to the machine, on the operator's connection; the reply or a FLEET_NO_REPLY error. */
-  command(name: string, args: unknown, timeoutMs: number): Promise<CommandOutcome>;
+  /**
+   * The release key (scope `update`, in the machine's trust file beside the operator's, as
+   * docs/updates.md has it): it signs the update manifests and the `update.offer` commands.
+   */
+  releaseKey: TestKey;
+  /** Every event the machine published since the start (`qrvend fleet watch`'s decoding), in order. */
+  events: FleetEvent[];
+  /** The machines' retained statuses as `qrvend fleet status` reads them. */
+  view: FleetView;
+  prefix: string;
+  /** Another operator connection (e.g. for `qrvend fleet update`'s rollout, which unsubscribes when it ends); the caller ends it. */
+  connectOperator(purpose: string): Promise<FleetConnection>;
+  /** A signed command to the machine, on the operator's connection (signed by the operator's key unless `signer` says otherwise); the reply or a FLEET_NO_REPLY error. */
+  command(name: string, args: unknown, timeoutMs: number, signer?: CommandSigner): Promise<CommandOutcome>;
+  /**
+   * A command signed by `signer` and sent as given, the operator's own check of its arguments
+   * skipped (`qrvend fleet cmd` refuses, e.g., an unsigned manifest before it leaves): what another
+   * tool could send, for the machine's own refusal. The reply, or an error after `timeoutMs`.
+   */
+  commandUnchecked(name: CommandName, args: unknown, timeoutMs: number, signer: TestKey): Promise<CommandReply>;
   close(): Promise<void>;
 }
 
@@ -63,22 +82,57 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
   let connection: FleetConnection | null = null;
   try {
     const passwordFile = join(runDir, 'fleet-operator-password');
-    writeFileSync(passwordFile, `${operator.password}\n`, { mode: 0o600 });
-    connection = await connectFleet(
-      { url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' },
-      { purpose: 'field-test' },
-    );
-    // Read at the connect only: the run directory is kept, the password is not.
-    rmSync(passwordFile, { force: true });
+    const connectOperator = async (purpose: string): Promise<FleetConnection> => {
+      writeFileSync(passwordFile, `${operator.password}\n`, { mode: 0o600 });
+      try {
+        return await connectFleet({ url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' }, { purpose });
+      } finally {
+        // Read at the connect only: the run directory is kept, the password is not.
+        rmSync(passwordFile, { force: true });
+      }
+    };
+    connection = await connectOperator('field-test');
     const key: TestKey = testKey('field-operator', OPERATOR_SCOPES);
-    const trust = readFileSync(writeTrustFile(runDir, [key], 'fleet-trust.json'), 'utf8');
+    const releaseKey: TestKey = testKey('field-release', ['update']);
+    const trust = readFileSync(writeTrustFile(runDir, [key, releaseKey], 'fleet-trust.json'), 'utf8');
     const conn = connection;
+    const events: FleetEvent[] = [];
+    const watch = await watchFleet(conn.client, PREFIX, { onEvent: (_machine, event) => void events.push(event) });
     return {
       broker,
       guestFiles: { ca: tls.cert.toString('utf8'), password: `${machine.password}\n`, trust },
-      command: (name, args, timeoutMs) =>
+      releaseKey,
+      events,
+      view: watch.view,
+      prefix: PREFIX,
+      connectOperator,
+      command: (name, args, timeoutMs, signer = key) =>
         // Two minutes of validity: the guest's clock is the host's through the emulated RTC, the margin is for TCG.
-        sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: key.keyId, key: key.key, lifetimeMs: 120_000 } }),
+        sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: signer.keyId, key: signer.key, lifetimeMs: 120_000 } }),
+      async commandUnchecked(name, args, timeoutMs, signer) {
+        const topics = machineTopics(PREFIX, machineId);
+        const correlationId = randomBytes(16).toString('hex');
+        await conn.client.subscribeAsync({ [topics.replies]: { qos: 1 } });
+        let onMessage: (topic: string, payload: Buffer) => void = () => {};
+        const replied = new Promise<CommandReply>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no reply to ${name} within ${timeoutMs} ms`)), timeoutMs);
+          onMessage = (topic, payload) => {
+            const decoded = topic === topics.replies ? decodeFleetMessage(PREFIX, topic, payload) : null;
+            if (decoded?.kind === 'reply' && decoded.reply.correlationId === correlationId) {
+              clearTimeout(timer);
+              resolve(decoded.reply);
+            }
+          };
+          conn.client.on('message', onMessage);
+        });
+        try {
+          const signature = signCommand(signer, machineId, name, args, Date.now(), 120_000);
+          await conn.client.publishAsync(topics.command(name), JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }), { qos: 1 });
+          return await replied;
+        } finally {
+          conn.client.off('message', onMessage);
+        }
+      },
       async close() {
         await conn.client.endAsync(true).catch(() => undefined);
         await broker.close();

@@ -4,7 +4,7 @@
  * socket the VMC simulator connects to; the console is virtio (hvc0) into serial.log; the display
  * is virtio-gpu (/dev/fb0), read back with the monitor's screendump. Network: QEMU user net with
  * restrict=on: ssh and the Start endpoint forwarded from 127.0.0.1, the gateway simulator and the
- * fleet broker reached through one guestfwd each (a bridge process per connection), nothing else.
+ * fleet broker and the update repository reached through one guestfwd each (a bridge process per connection), nothing else.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync, rmSync } from 'node:fs';
@@ -13,13 +13,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FieldArch } from './arch.js';
 
-/** Run by QEMU for each guest connection to the gateway or the broker (a `tcp:` target takes only one). */
+/** Run by QEMU for each guest connection to the gateway, the broker or the repository (a `tcp:` target takes only one). */
 const BRIDGE = fileURLToPath(new URL('./gateway-bridge.js', import.meta.url));
 
 /** The gateway as the guest sees it (guestfwd to the simulator on the host). */
 export const GUEST_GATEWAY = { host: '10.0.2.100', port: 8090 };
 /** The fleet broker (mosquitto, TLS) as the guest sees it (guestfwd to its loopback port on the host). */
 export const GUEST_BROKER = { host: '10.0.2.101', port: 8883 };
+/** The update repository (artifact-server.ts, HTTPS) as the guest sees it. */
+export const GUEST_ARTIFACTS = { host: '10.0.2.102', port: 8443 };
 /** The Start endpoint's port inside the guest. */
 export const GUEST_START_PORT = 8091;
 
@@ -32,6 +34,7 @@ export interface QemuOptions {
   startPort: number;
   gatewayPort: number;
   brokerPort: number;
+  artifactPort: number;
 }
 
 export interface Qemu {
@@ -57,6 +60,7 @@ export function startQemu(o: QemuOptions): Qemu {
     `hostfwd=tcp:127.0.0.1:${o.startPort}-:${GUEST_START_PORT}`,
     `guestfwd=tcp:${GUEST_GATEWAY.host}:${GUEST_GATEWAY.port}-cmd:${process.execPath} ${BRIDGE} ${o.gatewayPort}`,
     `guestfwd=tcp:${GUEST_BROKER.host}:${GUEST_BROKER.port}-cmd:${process.execPath} ${BRIDGE} ${o.brokerPort}`,
+    `guestfwd=tcp:${GUEST_ARTIFACTS.host}:${GUEST_ARTIFACTS.port}-cmd:${process.execPath} ${BRIDGE} ${o.artifactPort}`,
   ].join(',');
   const args = [
     ...o.arch.machine, '-smp', '2', '-m', '1024',

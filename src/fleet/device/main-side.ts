@@ -66,7 +66,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
     updatesDir: updatesDir(config),
     log,
     alarm: (active, detail) => o.toPayment({ type: 'fleet.observe', code: 'UPDATE_ROLLED_BACK', active, detail }),
-    publish: (state, version, detail) => publishUpdateEvent(o.toPayment, state, version, detail),
+    publish: (state, version, detail, rolloutId) => publishUpdateEvent(o.toPayment, state, version, detail, { rolloutId }),
   });
 
   let worker: Worker | null = null;

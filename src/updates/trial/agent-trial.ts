@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../../core/log.js';
 import type { UpdateState } from '../../fleet/contract/updates.js';
+import { readUpdateState } from '../files.js';
 import { markRolledBackReported, readHealthy, readReleaseRolledBack, readReleaseTrial, rolledBackDetail, writeHealthy, type ReleaseTrial } from './release-trial.js';
 
 export interface ReleaseTrialOptions {
@@ -15,8 +16,8 @@ export interface ReleaseTrialOptions {
   log: Logger;
   /** UPDATE_ROLLED_BACK raised (detail) or cleared (null). */
   alarm(active: boolean, detail: string | null): void;
-  /** An update event on the fleet link's durable event queue. */
-  publish(state: UpdateState, version: string, detail: string | null): void;
+  /** An update event on the fleet link's durable event queue, with the rollout it belongs to (null: none known). */
+  publish(state: UpdateState, version: string, detail: string | null, rolloutId: string | null): void;
 }
 
 export interface ReleaseTrialWatch {
@@ -28,13 +29,19 @@ export interface ReleaseTrialWatch {
 
 export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
   const { log } = o;
+  // The rollout that offered the version, from the update agent's state: `qrvend fleet update`
+  // follows a machine by its rollout id, and these events are the update's outcome.
+  const rolloutOf = (version: string): string | null => {
+    const state = readUpdateState(o.updatesDir);
+    return state !== null && state.version === version ? state.rolloutId : null;
+  };
   const rolledBack = readReleaseRolledBack(o.updatesDir);
   if (rolledBack !== null) {
     const detail = rolledBackDetail(rolledBack);
     o.alarm(true, detail);
     if (!rolledBack.reported) {
       log.error({ event: 'update.rolled-back', code: 'UPDATE_ROLLED_BACK', version: rolledBack.version, previous: rolledBack.previous }, detail);
-      o.publish('rolled-back', rolledBack.version, rolledBack.reason);
+      o.publish('rolled-back', rolledBack.version, rolledBack.reason, rolloutOf(rolledBack.version));
       try {
         markRolledBackReported(o.updatesDir, rolledBack);
       } catch (err) {
@@ -47,7 +54,7 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
   let pending = trial !== null && readHealthy(o.updatesDir) !== o.version;
   if (pending && trial !== null) {
     log.info({ event: 'update.trial', version: o.version, previous: trial.previous, run: trial.runs }, `release ${o.version} is on trial (previous: ${trial.previous}); it is kept once the reader is enabled, the ledger writable and the fleet link round trip done`);
-    o.publish('trial', o.version, `trial start ${trial.runs} (previous ${trial.previous})`);
+    o.publish('trial', o.version, `trial start ${trial.runs} (previous ${trial.previous})`, rolloutOf(o.version));
   }
   return {
     get inTrial() {
@@ -65,7 +72,7 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
       }
       o.alarm(false, null);
       log.info({ event: 'update.healthy', version: o.version }, `release ${o.version} is healthy: kept`);
-      o.publish('healthy', o.version, null);
+      o.publish('healthy', o.version, null, rolloutOf(o.version));
     },
   };
 }
