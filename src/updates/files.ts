@@ -42,3 +42,19 @@ export function writeActivationRequest(dir: string, request: { version: string; 
   mkdirSync(dir, { recursive: true, mode: 0o750 });
   writeFileAtomic(updateFiles(dir).activate, JSON.stringify({ version: request.version, rolloutId: request.rolloutId, requestedAt: now.toISOString() }), 0o640);
 }
+
+/** What a rollout id may be (the same rule as update.offer's argument). */
+const ROLLOUT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * The rollout that offered `version`, from the update agent's state file, checked by hand (the
+ * main thread's release-trial watcher uses it, and the main thread does not load zod; the
+ * update agent reads the whole file with state-file.ts). Null when the file is missing, damaged,
+ * about another version, or has no valid rollout id.
+ */
+export function rolloutIdOf(dir: string, version: string): string | null {
+  const state = readSmallJson(updateFiles(dir).state, 64 * 1024);
+  if (typeof state !== 'object' || state === null) return null;
+  const { v, version: stateVersion, rolloutId } = state as Record<string, unknown>;
+  return v === 1 && stateVersion === version && typeof rolloutId === 'string' && ROLLOUT_ID.test(rolloutId) ? rolloutId : null;
+}

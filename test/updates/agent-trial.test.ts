@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { watchReleaseTrial } from '../../src/updates/trial/agent-trial.js';
 import { rolledBackFile } from '../../src/updates/trial/release-trial.js';
-import { updateFiles, writeUpdateState } from '../../src/updates/files.js';
+import { updateFiles } from '../../src/updates/files.js';
+import { writeUpdateState } from '../../src/updates/state-file.js';
 import { silentLogger } from '../../src/core/log.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease } from './support/release-fixture.js';
@@ -62,6 +63,20 @@ test('the rolled-back event carries the rollout id too; a version the update sta
     writeFileSync(join(s.dir, 'trial.json'), '{"version":"0.4.0","previous":"0.3.0","runs":1}\n');
     s.watch('0.4.0');
     assert.deepEqual(s.published.at(-1), { state: 'trial', version: '0.4.0', rolloutId: null });
+  } finally {
+    s.done();
+  }
+});
+
+test('a damaged state file, or a rollout id that is not one, gives events with no rollout id (read by hand: the main thread loads no zod)', T, () => {
+  const s = setUp('0.3.0', 'rollout-7');
+  try {
+    writeFileSync(join(s.dir, 'trial.json'), '{"version":"0.3.0","previous":"0.2.0","runs":1}\n');
+    writeFileSync(updateFiles(s.updates).state, JSON.stringify({ v: 1, version: '0.3.0', rolloutId: 'a"b;rm -rf' }));
+    s.watch('0.3.0');
+    writeFileSync(updateFiles(s.updates).state, '{"v":1,"version":"0.3.0","rolloutId":');
+    s.watch('0.3.0');
+    assert.deepEqual(s.published.map((p) => p.rolloutId), [null, null]);
   } finally {
     s.done();
   }

@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../../core/log.js';
 import type { UpdateState } from '../../fleet/contract/updates.js';
-import { readUpdateState } from '../files.js';
+import { rolloutIdOf } from '../files.js';
 import { markRolledBackReported, readHealthy, readReleaseRolledBack, readReleaseTrial, rolledBackDetail, writeHealthy, type ReleaseTrial } from './release-trial.js';
 
 export interface ReleaseTrialOptions {
@@ -31,10 +31,7 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
   const { log } = o;
   // The rollout that offered the version, from the update agent's state: `qrvend fleet update`
   // follows a machine by its rollout id, and these events are the update's outcome.
-  const rolloutOf = (version: string): string | null => {
-    const state = readUpdateState(o.updatesDir);
-    return state !== null && state.version === version ? state.rolloutId : null;
-  };
+  const rolloutOf = (version: string): string | null => rolloutIdOf(o.updatesDir, version);
   const rolledBack = readReleaseRolledBack(o.updatesDir);
   if (rolledBack !== null) {
     const detail = rolledBackDetail(rolledBack);
