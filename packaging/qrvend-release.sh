@@ -155,7 +155,41 @@ schedule_deadline() {
     say "could not start the trial's deadline timer: a trial start that never becomes healthy is rolled back at its end"
 }
 
+# The activation runs inside the unit's start (ExecStartPre), under TimeoutStartSec (60 s), which
+# is meant for the agent's own start: copying, verifying and extracting a release of about 70 MB
+# took 18-36 s on the emulated Pi and can take longer on a slow SD card, and systemd would kill it
+# and try again at every start. So the start is kept alive while it runs, 30 s at a time
+# (EXTEND_TIMEOUT_USEC; NotifyAccess=all lets this control process send it; systemd-notify waits
+# until systemd has read it). Outside systemd (no NOTIFY_SOCKET) there is no timeout to extend.
+keepalive=
+start_keepalive() {
+  [ -n "${NOTIFY_SOCKET:-}" ] && command -v systemd-notify >/dev/null 2>&1 || return 0
+  (
+    nap=
+    trap 'kill $nap 2>/dev/null; exit 0' TERM
+    while :; do
+      systemd-notify EXTEND_TIMEOUT_USEC=30000000 >/dev/null 2>&1 || exit 0
+      sleep 10 &
+      nap=$!
+      wait "$nap"
+    done
+  ) &
+  keepalive=$!
+}
+stop_keepalive() {
+  [ -z "$keepalive" ] || { kill "$keepalive" 2>/dev/null; wait "$keepalive" 2>/dev/null; }
+  keepalive=
+}
+
 activate() {
+  start_keepalive
+  activate_release
+  activated=$?
+  stop_keepalive
+  return "$activated"
+}
+
+activate_release() {
   version=$(json_field "$upd/activate.json" version) || { refuse "" "activate.json is not a request this script can read"; return 0; }
   is_version "$version" || { refuse "" "activate.json names no valid version"; return 0; }
   current=$(link_version current)

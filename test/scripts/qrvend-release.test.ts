@@ -327,3 +327,30 @@ test('a hostile argument is refused with the usage line', T, async () => {
     assert.match(run.stderr, /^usage: qrvend-release/);
   }
 });
+
+test('an activation keeps the unit\'s start alive while it runs (EXTEND_TIMEOUT_USEC through systemd-notify), and only then', T, async () => {
+  const m = machine();
+  try {
+    // systemd's side, played by a systemd-notify on PATH that records what it was asked to send.
+    const bin = join(m.root, 'fake-bin');
+    mkdirSync(bin);
+    const sent = join(m.root, 'notify-sent');
+    writeFileSync(join(bin, 'systemd-notify'), `#!/bin/sh\nprintf '%s\\n' "$*" >>${JSON.stringify(sent)}\n`);
+    chmodSync(join(bin, 'systemd-notify'), 0o755);
+    const env = { DPKG_ROOT: m.root, NOTIFY_SOCKET: '/run/systemd/notify', PATH: `${bin}:${process.env.PATH ?? ''}` };
+    const start = () => runScript(SCRIPT, ['start', m.upd, '60'], { env });
+
+    assert.equal((await start()).code, 0);
+    assert.equal(existsSync(sent), false, 'nothing to activate: no notification');
+
+    requested(m, '0.2.0', tarball(m, '0.2.0'));
+    const run = await start();
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(m.current(), 'releases/0.2.0');
+    const lines = readFileSync(sent, 'utf8').trim().split('\n');
+    assert.ok(lines.length >= 1);
+    for (const line of lines) assert.equal(line, 'EXTEND_TIMEOUT_USEC=30000000');
+  } finally {
+    m.done();
+  }
+});
