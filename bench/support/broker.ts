@@ -1,6 +1,7 @@
 /** Parent side of the broker process (broker-process.ts): start it, stall its gate, run the operator's traffic, stop it. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { stopForkedChild } from './child-stop.js';
 import type { GateMode } from '../../src/sim/broker/index.js';
 
 const REPLY_TIMEOUT_MS = 10_000;
@@ -49,13 +50,8 @@ export class BrokerProcess {
     return (await reply<{ counts: TrafficCounts }>(this.child, 'traffic.stopped', { type: 'traffic.stop' })).counts;
   }
 
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.send({ type: 'stop' });
-    const kill = setTimeout(() => this.child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(kill);
+  stop(): Promise<void> {
+    return stopForkedChild(this.child);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { stopForkedChild } from './child-stop.js';
 import type { QrvendConfig } from '../../src/config/schema.js';
 import { createGatewayClient, type GatewayClient } from '../../src/gateway/client.js';
 import { receivedPaymentInfo } from '../../src/gateway/wire/index.js';
@@ -62,13 +63,8 @@ export class GatewayProcess {
     });
   }
 
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.child.send({ type: 'stop' });
-    const kill = setTimeout(() => this.child.kill('SIGKILL'), 5000);
-    await exited;
-    clearTimeout(kill);
+  stop(): Promise<void> {
+    return stopForkedChild(this.child);
   }
 }
 

@@ -3,25 +3,17 @@
  * so that zod and the schema stay out of it: the answer and the errors must be the in-thread
  * loader's, to the byte, since `qrvend run` turns them into exit 78 naming the key.
  */
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
 import { loadConfigOffThread } from '../../src/config/load-off-thread.js';
+import { siteFiles } from './support/site-file.js';
 import { isQrvendError, QrvendError } from '../../src/core/errors.js';
 
 const T = { timeout: 30_000 };
-const scratch = mkdtempSync(join(tmpdir(), 'qrvend-load-off-thread-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-let files = 0;
-
-function siteFile(content: unknown): string {
-  const file = join(scratch, `site-${(files += 1)}.json`);
-  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
-  return file;
-}
+const { scratch, siteFile } = siteFiles('qrvend-load-off-thread-');
 
 function inThreadError(file: string): QrvendError {
   try {

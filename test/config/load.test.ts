@@ -1,21 +1,10 @@
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadConfig, layer } from '../../src/config/load.js';
+import { siteFiles } from './support/site-file.js';
 import { isQrvendError } from '../../src/core/errors.js';
 
-// One scratch directory for the file's site configs, removed when the file's tests are done.
-const scratch = mkdtempSync(join(tmpdir(), 'qrvend-config-'));
-after(() => rmSync(scratch, { recursive: true, force: true }));
-let files = 0;
-
-function siteFile(content: unknown): string {
-  const file = join(scratch, `site-${(files += 1)}.json`);
-  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
-  return file;
-}
+const { siteFile } = siteFiles('qrvend-config-');
 
 function problemsOf(fn: () => unknown): Array<{ path: string; reason: string }> {
   try {
