@@ -82,8 +82,9 @@ export class UpdateAgent {
     // Running the offered version: the trial (or its end) is the root side's and the new agent's,
     // which publish its events; the status follows quietly (refresh()). The agent that asked for
     // the activation left `waiting` (the activation is the main thread's, state.json the worker's).
-    if (compareVersions(this.o.running, c.version) >= 0) {
-      if (compareVersions(this.o.running, c.version) === 0 && c.state !== 'trial') this.set('trial', null, null, false);
+    const order = compareVersions(this.o.running, c.version);
+    if (order >= 0) {
+      if (order === 0 && c.state !== 'trial') this.set('trial', null, null, false);
       this.refresh();
       return;
     }

@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../core/durable-file.js';
+import { ROLLOUT_ID } from '../fleet/contract/rollout-id.js';
 
 /** `<updates.dir>`, or `updates/` beside the ledger. */
 export function updatesDir(config: { store: { path: string }; updates: { dir: string | null } }): string {
@@ -26,6 +27,8 @@ export const updateFiles = (dir: string) => ({
 });
 
 const MAX_SMALL_FILE_BYTES = 4 * 1024;
+/** The update agent's state file (state-file.ts) holds a whole manifest: a larger bound than the others. */
+export const MAX_UPDATE_STATE_BYTES = 64 * 1024;
 
 /** Reads a small JSON file this agent or the root side wrote; null when absent, damaged or too large. */
 export function readSmallJson(path: string, maxBytes = MAX_SMALL_FILE_BYTES): unknown {
@@ -43,9 +46,6 @@ export function writeActivationRequest(dir: string, request: { version: string; 
   writeFileAtomic(updateFiles(dir).activate, JSON.stringify({ version: request.version, rolloutId: request.rolloutId, requestedAt: now.toISOString() }), 0o640);
 }
 
-/** What a rollout id may be (the same rule as update.offer's argument). */
-const ROLLOUT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-
 /**
  * The rollout that offered `version`, from the update agent's state file, checked by hand (the
  * main thread's release-trial watcher uses it, and the main thread does not load zod; the
@@ -53,7 +53,7 @@ const ROLLOUT_ID = /^[A-Za-z0-9._:-]{1,64}$/;
  * about another version, or has no valid rollout id.
  */
 export function rolloutIdOf(dir: string, version: string): string | null {
-  const state = readSmallJson(updateFiles(dir).state, 64 * 1024);
+  const state = readSmallJson(updateFiles(dir).state, MAX_UPDATE_STATE_BYTES);
   if (typeof state !== 'object' || state === null) return null;
   const { v, version: stateVersion, rolloutId } = state as Record<string, unknown>;
   return v === 1 && stateVersion === version && typeof rolloutId === 'string' && ROLLOUT_ID.test(rolloutId) ? rolloutId : null;

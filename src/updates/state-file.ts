@@ -7,10 +7,8 @@ import { mkdirSync } from 'node:fs';
 import { z } from 'zod';
 import { writeFileAtomic } from '../core/durable-file.js';
 import { UPDATE_STATES } from '../fleet/contract/updates.js';
-import { readSmallJson, updateFiles } from './files.js';
+import { MAX_UPDATE_STATE_BYTES, readSmallJson, updateFiles } from './files.js';
 import { UpdateManifest } from './manifest-schema.js';
-
-const MAX_STATE_BYTES = 64 * 1024;
 
 export const UpdateStateFile = z.strictObject({
   v: z.literal(1),
@@ -27,7 +25,7 @@ export const UpdateStateFile = z.strictObject({
 export type UpdateStateFile = z.infer<typeof UpdateStateFile>;
 
 export function readUpdateState(dir: string): UpdateStateFile | null {
-  const parsed = UpdateStateFile.safeParse(readSmallJson(updateFiles(dir).state, MAX_STATE_BYTES));
+  const parsed = UpdateStateFile.safeParse(readSmallJson(updateFiles(dir).state, MAX_UPDATE_STATE_BYTES));
   return parsed.success ? parsed.data : null;
 }
 

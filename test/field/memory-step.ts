@@ -6,6 +6,7 @@
  * this host; this step gives the figure on the emulated arm64/armhf system, where the binary, the
  * page size and the allocator are the board's.
  */
+import { MAIN_THREAD_NODE_FLAGS, PAYMENT_WORKER_LIMITS } from '../../src/daemon/heap-limits.js';
 import { q, type Guest } from './ssh.js';
 
 export interface RssSample {
@@ -47,14 +48,15 @@ export async function rssByMapping(g: Guest, top = 25): Promise<string> {
  * launcher starts the daemon, with the release's own node binary; its RSS once it has idled 5 s.
  */
 export async function floorRss(g: Guest, workers: number): Promise<number> {
-  // The flags and limits are packaging/qrvend-wrapper.sh's and src/daemon/heap-limits.ts's (a unit test keeps those two equal).
+  // The launcher's flags and the workers' limits, as the daemon and the bench's floor
+  // (bench/support/memory-floor.ts) get them (a unit test keeps the flags equal to qrvend-wrapper.sh's).
   const script = [
     "const { Worker } = require('node:worker_threads');",
     "const idle = \"require('node:worker_threads').parentPort.on('message', () => {});\";",
-    `for (let i = 0; i < ${workers}; i++) new Worker(idle, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 3 } });`,
+    `for (let i = 0; i < ${workers}; i++) new Worker(idle, { eval: true, resourceLimits: ${JSON.stringify(PAYMENT_WORKER_LIMITS)} });`,
     "setTimeout(() => { process.stdout.write(require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8')); process.exit(0); }, 5000);",
   ].join(' ');
-  const out = (await g.sh(`MALLOC_ARENA_MAX=2 /opt/qrvend/current/node/bin/node --max-semi-space-size=1 --max-old-space-size=48 -e "$(cat)"`, 120_000, false, script)).stdout;
+  const out = (await g.sh(`MALLOC_ARENA_MAX=2 /opt/qrvend/current/node/bin/node ${MAIN_THREAD_NODE_FLAGS.join(' ')} -e "$(cat)"`, 120_000, false, script)).stdout;
   return kbOf(out, 'Rss');
 }
 

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { addConnectionOptions, connect, signerOf, usage, wholeNumber, type ConnectionFlags } from './fleet.js';
+import { ROLLOUT_ID } from '../../fleet/contract/rollout-id.js';
 
 interface UpdateFlags extends ConnectionFlags {
   manifest?: string;
@@ -101,7 +102,7 @@ export function registerUpdate(fleet: Command): void {
       );
       const wanted = flags.machines === undefined ? null : await usage(() => rollout.parseMachineList(flags.machines!));
       const rolloutId = flags.rolloutId ?? `${manifest.version}-${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}`;
-      if (!/^[A-Za-z0-9._:-]{1,64}$/.test(rolloutId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--rollout-id: letters, digits and . _ : - only, 1 to 64');
+      if (!ROLLOUT_ID.test(rolloutId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--rollout-id: letters, digits and . _ : - only, 1 to 64');
       file = flags.state ?? `qrvend-rollout-${rolloutId}.json`;
       const { existsSync } = await import('node:fs');
       if (existsSync(file)) throw new QrvendError(ErrorCodes.CLI_USAGE, `${file} exists: resume that rollout with --resume ${file}, or name another file with --state`);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { UpdateManifest } from '../../updates/manifest-schema.js';
+import { ROLLOUT_ID } from './rollout-id.js';
 
 /** `cmd/update.offer` (scope `update`): the signed manifest and where to fetch its artifact. */
 export const UpdateOfferArgs = z.strictObject({
@@ -12,7 +13,7 @@ export const UpdateOfferArgs = z.strictObject({
   /** https:// only (the same TLS rules as the gateway); plain http:// only to a loopback host (tests). */
   url: z.string().min(8).max(2048),
   /** Rollout this offer belongs to (`qrvend fleet update`), echoed in every update event. */
-  rolloutId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/).optional(),
+  rolloutId: z.string().regex(ROLLOUT_ID).optional(),
 });
 export type UpdateOfferArgs = z.infer<typeof UpdateOfferArgs>;
 

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { UPDATE_STATES, type UpdateState } from '../../contract/updates.js';
 import { TOPIC_PREFIX, type StatusMessage } from '../../contract/index.js';
 import { UpdateManifest } from '../../../updates/manifest-schema.js';
+import { ROLLOUT_ID } from '../../contract/rollout-id.js';
 
 export const FailureLimit = z.union([
   z.strictObject({ kind: z.literal('count'), n: z.number().int().min(0).max(1_000_000) }),
@@ -50,7 +51,7 @@ export type Target = z.infer<typeof Target>;
 
 export const RolloutState = z.strictObject({
   v: z.literal(1),
-  rolloutId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/),
+  rolloutId: z.string().regex(ROLLOUT_ID),
   /** The fleet's topic prefix the machines were chosen under (a resume uses it, whatever --prefix says). */
   prefix: z.string().regex(TOPIC_PREFIX),
   manifest: UpdateManifest,
