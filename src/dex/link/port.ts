@@ -30,7 +30,12 @@ export function openDexPort(path: string, baudRate: number): Promise<DexPort> {
       resolve({
         write: (bytes) =>
           new Promise((res, rej) => {
-            port.write(bytes, (e) => (e ? rej(portError(path, e)) : port.drain(() => res())));
+            // drain() on a port that closed meanwhile would wait for an 'open' that never comes.
+            port.write(bytes, (e) => {
+              if (e) return rej(portError(path, e));
+              if (!port.isOpen) return rej(portError(path, new Error('the port closed while writing')));
+              port.drain((de) => (de ? rej(portError(path, de)) : res()));
+            });
           }),
         setBaud: (rate) => new Promise((res, rej) => port.update({ baudRate: rate }, (e) => (e ? rej(portError(path, e)) : res()))),
         onData: (handler) => port.on('data', handler),

@@ -62,7 +62,16 @@ export class Wire<E> {
   async send(bytes: Buffer, delayMs: number): Promise<void> {
     if (delayMs > 0) await sleep(delayMs);
     if (this.closed) return;
-    await new Promise<void>((resolve) => this.port.write(bytes, () => this.port.drain(() => resolve())));
+    // serialport's drain() on a closed port waits for an 'open' that never comes: a send still
+    // under way when the test closes the wire ends with the close instead.
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.port.off('close', done);
+        resolve();
+      };
+      this.port.once('close', done);
+      this.port.write(bytes, (err) => (err || !this.port.isOpen ? done() : this.port.drain(() => done())));
+    });
   }
 
   setBaud(rate: number): Promise<void> {
