@@ -288,7 +288,8 @@ export function startDaemon(options: DaemonOptions): Daemon {
       eventLoopDelayMs: { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max), count: loopDelay.count, tickMs: loopTickMs },
       rssBytes: process.memoryUsage.rss(),
       // Per thread, so a real leak shows where it is (RSS alone mixes the isolates and the binary).
-      memory: { main: threadMemory(), payment: paymentMemory, mainHeapLimitMb: heapLimit.heapLimitMb },
+      // The display and fleet workers answer when asked (their figures are one interval old); null when off.
+      memory: { main: threadMemory(), payment: paymentMemory, display: display?.memory() ?? null, fleet: fleet.memory(), mainHeapLimitMb: heapLimit.heapLimitMb },
       mainThreadNice: priority.nice,
       health,
     };

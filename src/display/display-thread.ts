@@ -10,7 +10,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../config/schema.js';
 import { ErrorCodes } from '../core/errors.js';
 import { LOG_LEVELS, type Logger, type LogLevel } from '../core/log.js';
-import type { FromDisplay, Screen, ToDisplay } from '../ipc/messages.js';
+import type { FromDisplay, Screen, ThreadMemory, ToDisplay } from '../ipc/messages.js';
 import { idleScreen } from './layout.js';
 import type { ProductCatalog } from './context.js';
 import type { DisplayWorkerData } from './worker.js';
@@ -36,6 +36,11 @@ export interface DisplayHandle {
   close(): Promise<void>;
   /** Posting `ToDisplay` here reaches the worker too; transfer it to another worker. */
   port: MessagePort;
+  /**
+   * The worker's heap as it last reported it (null before its first answer), and asks for a
+   * fresh report: the stats line calls this once per line, so it shows the previous line's answer.
+   */
+  memory(): ThreadMemory | null;
 }
 
 const CLOSE_TIMEOUT_MS = 3000;
@@ -69,7 +74,12 @@ export function startDisplay(options: StartDisplayOptions): DisplayHandle {
   let closing = false;
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
 
+  let lastMemory: ThreadMemory | null = null;
   worker.on('message', (event: FromDisplay) => {
+    if (event.type === 'memory') {
+      lastMemory = event.memory;
+      return;
+    }
     if (event.type === 'unavailable') {
       log.warn({ code: ErrorCodes.DISPLAY_UNAVAILABLE, output: event.output, reason: event.reason }, `display output ${event.output} unavailable; payments continue without it`);
     }
@@ -94,6 +104,10 @@ export function startDisplay(options: StartDisplayOptions): DisplayHandle {
   return {
     port: channel.port2,
     show: (screen) => post({ type: 'show', screen }),
+    memory: () => {
+      post({ type: 'memory' });
+      return lastMemory;
+    },
     async close() {
       if (closing) return exited;
       if (alive) worker.postMessage({ type: 'shutdown' } satisfies ToDisplay);

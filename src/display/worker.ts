@@ -9,6 +9,7 @@ import { writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createLogger, type LogLevel } from '../core/log.js';
+import { threadMemory } from '../daemon/heap-limits.js';
 import type { FromDisplay, Screen, ToDisplay } from '../ipc/messages.js';
 import { LatestOnly } from './coalesce.js';
 import type { ProductCatalog } from './context.js';
@@ -84,6 +85,7 @@ function shutdown(): void {
 
 function onMessage(message: ToDisplay): void {
   if (message.type === 'show') screens.push(message.screen);
+  else if (message.type === 'memory') post({ type: 'memory', memory: threadMemory() });
   else if (message.type === 'shutdown') shutdown();
 }
 

@@ -185,12 +185,17 @@ export type Screen =
   | { kind: 'out-of-order'; reason: OutOfOrderReason; code: string };
 
 /** Anyone -> display worker. */
-export type ToDisplay = { type: 'show'; screen: Screen } | { type: 'shutdown' };
+export type ToDisplay =
+  | { type: 'show'; screen: Screen }
+  /** Report the worker's V8 heap (answered with `memory`; the stats line asks once per line). */
+  | { type: 'memory' }
+  | { type: 'shutdown' };
 
 /** Display worker -> its owner. */
 export type FromDisplay =
   | { type: 'rendered'; kind: Screen['kind']; ms: number }
-  | { type: 'unavailable'; output: 'framebuffer' | 'png' | 'terminal'; reason: string };
+  | { type: 'unavailable'; output: 'framebuffer' | 'png' | 'terminal'; reason: string }
+  | { type: 'memory'; memory: ThreadMemory };
 
 // --- Fleet link (design section 10; src/fleet/device) ---------------------------------------
 
@@ -246,4 +251,6 @@ export type FleetToMain =
   | { type: 'fleet.probe.returned' }
   /** An update is downloaded and verified: activate it at the next idle moment (src/updates/activation.ts). */
   | { type: 'update.ready'; version: string; rolloutId: string | null }
+  /** The worker's V8 heap, answered to each `fleet.stats` (for the stats line). */
+  | { type: 'fleet.memory'; memory: ThreadMemory }
   | { type: 'stopped' };

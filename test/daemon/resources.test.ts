@@ -6,8 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os, { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { MAIN_THREAD_NICE } from '../../src/daemon/thread-priority.js';
@@ -189,7 +190,45 @@ test('the stats line shows each thread: main and payment heaps, the main heap li
     assert.ok(stats.memory.mainHeapLimitMb > 0);
     assert.equal(typeof stats.mainThreadNice, 'number');
     assert.ok(stats.rssBytes > stats.memory.main.heapUsedBytes! + stats.memory.payment.heapUsedBytes!);
+    // No display configured and no fleet link: those workers do not exist, and the line says so.
+    assert.equal((stats.memory as Record<string, unknown>).display, null);
+    assert.equal((stats.memory as Record<string, unknown>).fleet, null);
   } finally {
     await rig.close();
+  }
+});
+
+test('with a display and the fleet link on, the stats line shows their workers heaps too', { timeout: 60_000 }, async () => {
+  const { createRig } = await import('../../src/sim/rig.js');
+  const { startTestBroker } = await import('../../src/sim/broker/index.js');
+  const broker = await startTestBroker();
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-stats-'));
+  const rig = await createRig({
+    config: {
+      log: { statsIntervalMs: 500 },
+      display: { png: join(dir, 'screen.png'), terminal: false },
+      fleet: { url: broker.url, machineId: 'M-STATS', healthIntervalS: 5 },
+    },
+  });
+  try {
+    const agent = await rig.startAgent();
+    type Heap = { heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+    // The fleet worker answers each health round (every 4 s here), the display worker each stats line.
+    const line = await agent.waitForLog((l) => {
+      const memory = (l.stats as { memory?: Record<string, unknown> } | undefined)?.memory;
+      return l.msg === 'stats' && memory?.payment != null && memory.display != null && memory.fleet != null;
+    }, 30_000, 'a stats line with the display and fleet worker heaps');
+    const memory = (line.stats as { memory: Record<'main' | 'payment' | 'display' | 'fleet', Heap> }).memory;
+    for (const name of ['main', 'payment', 'display', 'fleet'] as const) {
+      const heap = memory[name];
+      assert.ok(heap.heapUsedBytes > 0 && heap.heapUsedBytes <= heap.heapTotalBytes, `${name}: ${JSON.stringify(heap)}`);
+    }
+    // Four isolates: the display worker holds the canvas, the fleet worker mqtt; no two report one heap.
+    const used = new Set((['main', 'payment', 'display', 'fleet'] as const).map((name) => memory[name].heapUsedBytes));
+    assert.equal(used.size, 4, JSON.stringify(memory));
+  } finally {
+    await rig.close();
+    await broker.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -9,7 +9,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../../config/schema.js';
 import type { Logger } from '../../core/log.js';
 import { VERSION } from '../../core/version.js';
-import type { FleetToMain, MainToFleet, MainToPayment } from '../../ipc/messages.js';
+import type { FleetToMain, MainToFleet, MainToPayment, ThreadMemory } from '../../ipc/messages.js';
 import { TOPIC_LEVEL } from '../contract/topics.js';
 import { confirmChange, readPendingChange, readRolledBack, rollBack, type PendingChange } from './config-change.js';
 import type { FleetWorkerData } from './worker.js';
@@ -17,7 +17,13 @@ import { updatesDir } from '../../updates/files.js';
 import { publishUpdateEvent } from '../../updates/events.js';
 import { watchReleaseTrial } from '../../updates/trial/agent-trial.js';
 
-const FLEET_WORKER_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 };
+/**
+ * The fleet worker's heap caps (see src/daemon/heap-limits.ts for why caps): mqtt, the contract's
+ * schemas, the trust keyring and the update agent, 13-14 MB live (its line in the stats line).
+ * Young generation 3 MB = 1 MB semi-spaces, as the other workers: the link is not on the vend path,
+ * and a few more scavenges in a command flood cost it nothing.
+ */
+const FLEET_WORKER_LIMITS = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 3 };
 const STOP_TIMEOUT_MS = 5_000;
 
 export interface FleetMainOptions {
@@ -41,6 +47,8 @@ export interface FleetMain {
   /** The machine loop's link changed. */
   onLink(change: { up: boolean; silent: boolean; reason: string | null }): void;
   stats(stats: Record<string, unknown>): void;
+  /** The fleet worker's heap as it answered the last `stats` (null without the link or before the first answer). */
+  memory(): ThreadMemory | null;
   /** Called once a second with what "healthy" needs; confirms or rolls back a trial config, confirms a trial release. */
   checkTrial(healthy: { paymentReady: boolean; readerUp: boolean }): void;
   stop(): Promise<void>;
@@ -70,6 +78,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   });
 
   let worker: Worker | null = null;
+  let fleetMemory: ThreadMemory | null = null;
   let paymentPort: MessagePort | null = null;
   let stopped: (() => void) | null = null;
   if (config.fleet.url !== null) {
@@ -94,6 +103,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         else if (message.type === 'fleet.link') fleetConnected = message.connected;
         else if (message.type === 'fleet.probe.returned') probeReturned = true;
         else if (message.type === 'update.ready') o.onUpdateReady?.(message.version, message.rolloutId);
+        else if (message.type === 'fleet.memory') fleetMemory = message.memory;
         else if (message.type === 'stopped') stopped?.();
       });
       // The fleet link is not on the vend path: a failure ends the link, never the payments.
@@ -119,6 +129,7 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
     stats(stats) {
       post({ type: 'fleet.stats', stats });
     },
+    memory: () => (worker === null ? null : fleetMemory),
     checkTrial(h) {
       // With the fleet link on, the fleet must still be able to reach the machine on the change.
       const healthy = h.paymentReady && h.readerUp && (config.fleet.url === null || (fleetConnected && probeReturned));

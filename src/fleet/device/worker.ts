@@ -14,6 +14,7 @@ import type { QrvendConfig } from '../../config/schema.js';
 import { createLogger } from '../../core/log.js';
 import { monotonicNow, wallNow } from '../../core/clock.js';
 import { RepeatedLog } from '../../core/log-limiter.js';
+import { threadMemory } from '../../daemon/heap-limits.js';
 import { loadKeyring, TrustFileError, type Keyring } from '../../trust/keys.js';
 import { NonceBook } from '../../trust/nonce-book.js';
 import type { FleetFacts, FleetQueuedEvent, FleetToMain, FleetToPayment, MainToFleet, PaymentToFleet } from '../../ipc/messages.js';
@@ -26,7 +27,8 @@ import { serveLocalCommand, type LocalCommandContext, type Served } from './loca
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
 import { withoutCredentials } from '../../core/url-credentials.js';
-import { boundInboundPackets, maxPacketProperties } from '../packet-bound.js';
+import { boundInboundPackets } from '../packet-bound.js';
+import { deviceClientOptions } from './client-options.js';
 import { readFleetCredentials } from './credentials.js';
 import { createProbe, probeTopic } from './probe.js';
 import { UpdateAgent } from '../../updates/agent.js';
@@ -65,22 +67,7 @@ const v5 = fleet.protocolVersion === 5;
 const safeUrl = (url: string): string => withoutCredentials(url) ?? '(unparsable url)';
 
 function clientOptions(): IClientOptions {
-  const options: IClientOptions = {
-    protocolVersion: fleet.protocolVersion,
-    clientId: `qrvend-${data.machineId}`.slice(0, 128),
-    clean: true,
-    keepalive: fleet.keepaliveS,
-    // A fleet that lost its broker must not come back in one wave: every machine waits its own while.
-    reconnectPeriod: 1000 + Math.floor(Math.random() * 1000),
-    connectTimeout: 10_000,
-    queueQoSZero: false,
-    // Subscribed again by hand on every connect (clean session): one SUBSCRIBE, not two.
-    resubscribe: false,
-    will: { topic: topics.status, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
-    rejectUnauthorized: true,
-    // MQTT 5: the broker never hands this worker a packet over the bound (issue 31 item 11).
-    properties: maxPacketProperties(fleet.protocolVersion),
-  };
+  const options = deviceClientOptions(fleet, data.machineId, topics.status);
   const credentials = readFleetCredentials(fleet);
   if (fleet.username !== null) options.username = fleet.username;
   return { ...options, ...credentials };
@@ -413,6 +400,7 @@ payment.on('message', (message: PaymentToFleet) => {
 parentPort!.on('message', (message: MainToFleet) => {
   if (message.type === 'fleet.stats') {
     lastStats = message.stats;
+    parentPort!.postMessage({ type: 'fleet.memory', memory: threadMemory() } satisfies FleetToMain);
     return;
   }
   if (message.type === 'shutdown') void shutdown();
