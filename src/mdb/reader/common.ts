@@ -89,7 +89,8 @@ export function abandon(fx: Fx, state: ReaderState, why: AbandonWhy): void {
       refuseStart(fx, state.purpose, why.detail);
       return;
     case 'SessionIdle':
-      postSessionEnded(fx, state.session, state.session.consumerCancelled && why.sessionReason === 'complete' ? 'consumer-cancel' : why.sessionReason);
+      // A session the VMC ends itself is not abandoned (board-input.ts ends it with consumer-cancel or complete).
+      postSessionEnded(fx, state.session, why.sessionReason);
       return;
     case 'Vend': {
       const v = state.vend;
