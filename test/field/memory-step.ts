@@ -26,6 +26,36 @@ export interface RssFacts {
   salesSeconds: number;
   /** rssByMapping's table after the rest (written to memory-by-mapping.txt by the caller). */
   byMapping: string;
+  /** Each thread's V8 heap from the agent's last stats line (lastStatsHeaps), null when none was found. */
+  heapsMb: ThreadHeaps | null;
+}
+
+/** Per thread (main, payment, display, fleet): MB used / committed, null for a worker that is off. */
+export type ThreadHeaps = Record<string, { usedMb: number; committedMb: number } | null>;
+
+/**
+ * The threads' heaps from the agent's last `stats` line in the journal (one a minute; the display
+ * and fleet workers' figures are the ones they answered for the line before). What the RSS is made
+ * of beside the mappings: which isolate holds what.
+ */
+export async function lastStatsHeaps(g: Guest): Promise<ThreadHeaps | null> {
+  const line = (await g.sh(`journalctl -u qrvend -o cat --no-pager | grep '"msg":"stats"' | tail -n 1`, 30_000, true)).stdout.trim();
+  try {
+    const memory = (JSON.parse(line) as { stats?: { memory?: Record<string, unknown> } }).stats?.memory;
+    if (memory === undefined) return null;
+    const mb = (bytes: unknown) => Math.round(Number(bytes) / 104_857.6) / 10;
+    const heaps: ThreadHeaps = {};
+    for (const [thread, heap] of Object.entries(memory)) {
+      if (heap === null) heaps[thread] = null;
+      else if (typeof heap === 'object') {
+        const h = heap as { heapUsedBytes?: unknown; heapTotalBytes?: unknown };
+        heaps[thread] = { usedMb: mb(h.heapUsedBytes), committedMb: mb(h.heapTotalBytes) };
+      }
+    }
+    return heaps;
+  } catch {
+    return null;
+  }
 }
 
 /** VmRSS and the anonymous part of the unit's main process (smaps_rollup), in MB. */
@@ -83,8 +113,9 @@ export async function rssAfterSales(opts: {
   const steady = await daemonRss(opts.guest);
   samples.push({ sales: opts.sales, ...steady });
   const byMapping = await rssByMapping(opts.guest);
+  const heapsMb = await lastStatsHeaps(opts.guest);
   const floorMb = await floorRss(opts.guest, opts.floorWorkers);
-  return { samples, steadyMb: steady.rssMb, floorMb, floorWorkers: opts.floorWorkers, ratio: Math.round((steady.rssMb / floorMb) * 100) / 100, salesSeconds, byMapping };
+  return { samples, steadyMb: steady.rssMb, floorMb, floorWorkers: opts.floorWorkers, ratio: Math.round((steady.rssMb / floorMb) * 100) / 100, salesSeconds, byMapping, heapsMb };
 }
 
 function kbOf(text: string, field: string): number {

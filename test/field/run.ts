@@ -476,7 +476,7 @@ async function main(): Promise<number> {
         for (const id of ids) exactlyOnce(tx(id)!, 'Settlement');
         writeFileSync(join(runDir, 'memory-by-mapping.txt'), facts.byMapping);
         results.facts.memory = { ...facts, byMapping: 'memory-by-mapping.txt' };
-        print(`[field] agent RSS after ${RSS_SALES} sales, rested: ${facts.steadyMb} MB; bare Node with ${facts.floorWorkers} idle workers: ${facts.floorMb} MB (${facts.ratio}x); samples ${facts.samples.map((s) => `${s.sales}:${s.rssMb}`).join(' ')}`);
+        print(`[field] agent RSS after ${RSS_SALES} sales, rested: ${facts.steadyMb} MB; bare Node with ${facts.floorWorkers} idle workers: ${facts.floorMb} MB (${facts.ratio}x); samples ${facts.samples.map((s) => `${s.sales}:${s.rssMb}`).join(' ')}; heaps (MB used/committed) ${facts.heapsMb === null ? 'no stats line' : Object.entries(facts.heapsMb).map(([t, h]) => `${t} ${h === null ? 'off' : `${h.usedMb}/${h.committedMb}`}`).join(', ')}`);
       });
 
       // ---- faults --------------------------------------------------------------------------------
