@@ -91,7 +91,7 @@ export interface UpdateEventFacts {
 
 export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
 
-/** One thread's V8 heap, from process.memoryUsage() inside that thread (rss is process-wide, so left out). */
+/** One thread's V8 heap, from v8.getHeapStatistics() inside that thread (threadMemory(); rss is process-wide, so left out). */
 export interface ThreadMemory {
   heapUsedBytes: number;
   heapTotalBytes: number;
