@@ -13,7 +13,7 @@
  * Settlement is delivered, the daemon rests, RSS is sampled again: the growth is the difference
  * of the two medians.
  */
-import { measured, notMeasured, DAEMON_PENDING, type Figure } from './figure.js';
+import { measured, notMeasured, DAEMON_PENDING, type Figure, type Target } from './figure.js';
 import { fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,13 @@ const STEADY = {
   what: 'Daemon resident memory (VmRSS, all threads) at steady state, over the floor (bare Node, two idle workers, same flags)',
   unit: 'x floor',
   target: { text: '<= 1.25 x the floor measured in the same run', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1.25 }] },
+};
+/** Reference: the daemon over the libraries it is made of (support/memory-stack-floor.ts), same run. */
+const STACK = {
+  id: 'memory-steady-stack-floor',
+  what: 'Daemon resident memory at steady state over the stack floor (the bare floor plus serialport, pino, better-sqlite3, got and zod loaded and used once, none of qrvend\'s code)',
+  unit: 'x stack floor',
+  target: { text: 'reference: what qrvend adds to its libraries (the judged figure is memory-steady)', checks: [] as Target['checks'] },
 };
 const GROWTH = { id: 'memory-growth', what: 'Daemon resident memory growth over 100,000 vends', unit: 'MB', target: { text: '<= 2 MB after 100,000 vends', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 2 }] } };
 
@@ -87,23 +94,24 @@ function rssMbOf(pid: number): number {
 }
 
 /**
- * The floor's resting RSS: support/memory-floor.js started as the launcher starts `qrvend run`
- * (MAIN_THREAD_NODE_FLAGS, MALLOC_ARENA_MAX=2), sampled like the daemon (rest, median of five).
+ * A floor's resting RSS: support/memory-floor.js (or the stack floor) started as the launcher
+ * starts `qrvend run` (MAIN_THREAD_NODE_FLAGS, MALLOC_ARENA_MAX=2), sampled like the daemon (rest,
+ * median of five).
  */
-async function floorRss(): Promise<number> {
-  const child = fork(fileURLToPath(new URL('./support/memory-floor.js', import.meta.url)), [], {
+async function floorRss(script: 'memory-floor' | 'memory-stack-floor' = 'memory-floor'): Promise<number> {
+  const child = fork(fileURLToPath(new URL(`./support/${script}.js`, import.meta.url)), [], {
     execArgv: [...MAIN_THREAD_NODE_FLAGS],
     env: { ...process.env, MALLOC_ARENA_MAX: '2' },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the memory floor did not start within 10 s')), 10_000);
+      const timer = setTimeout(() => reject(new Error(`${script} did not start within 10 s`)), 10_000);
       child.once('message', () => {
         clearTimeout(timer);
         resolve();
       });
-      child.once('exit', (code) => reject(new Error(`the memory floor exited with ${code}`)));
+      child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
     });
     await sleep(6000);
     const samples: number[] = [];
@@ -135,7 +143,7 @@ async function sessions(rig: DaemonRig, gateway: GatewayProcess, count: number, 
 }
 
 export async function benchMemory(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
-  if (!daemonBuilt()) return [notMeasured(STEADY, 'pending', DAEMON_PENDING), notMeasured(GROWTH, 'pending', DAEMON_PENDING)];
+  if (!daemonBuilt()) return [STEADY, STACK, GROWTH].map((f) => notMeasured(f, 'pending', DAEMON_PENDING));
   let rig: DaemonRig | null = null;
   try {
     rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: VENDS_PER_SESSION * PRICE });
@@ -168,6 +176,7 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     const heapsBefore = await threadHeapsMb(rig.daemon);
     const anonBefore = rig.daemon.rssAnonMb();
     const floor = await floorRss();
+    const stackFloor = await floorRss('memory-stack-floor');
     const t0 = Date.now();
     const vends = await sessions(rig, gateway, Math.ceil(TOTAL_VENDS / VENDS_PER_SESSION), budget, track);
     const vendSeconds = (Date.now() - t0) / 1000;
@@ -198,16 +207,18 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     };
     const detail = `daemon ${round(before, 1)} MB / floor ${round(floor, 1)} MB (bare Node + 2 idle workers, the launcher's heap flags and MALLOC_ARENA_MAX=2); the bench's daemon runs one JS worker (payment; no display configured)`;
     const steady = measured({ ...STEADY, context, detail }, { samples: 5, value: before / floor });
+    const stackDetail = `daemon ${round(before, 1)} MB / stack floor ${round(stackFloor, 1)} MB; the stack floor is ${round(stackFloor / floor, 3)}x the bare floor (${round(floor, 1)} MB)`;
+    const stack = measured({ ...STACK, context: { stackFloorRssMb: round(stackFloor, 1), floorRssMb: round(floor, 1), stackFloorOverFloor: round(stackFloor / floor, 3), rssBeforeMb: round(before, 1) }, detail: stackDetail }, { samples: 5, value: before / stackFloor });
     const growth = measured({ ...GROWTH, context }, { samples: vends, value: after - before });
     if (vends < TOTAL_VENDS) {
       growth.status = 'error';
       growth.pass = null;
       growth.reason = `only ${vends} of ${TOTAL_VENDS} vends fitted in the time budget (${round(vendSeconds, 1)} s); the growth shown is over those`;
     }
-    return [steady, growth];
+    return [steady, stack, growth];
   } catch (err) {
     const reason = `${(err as Error).message}${rig ? ` (daemon: ${rig.daemon.describeProblems()})` : ''}`;
-    return [notMeasured(STEADY, 'error', reason), notMeasured(GROWTH, 'error', reason)];
+    return [notMeasured(STEADY, 'error', reason), notMeasured(STACK, 'error', reason), notMeasured(GROWTH, 'error', reason)];
   } finally {
     await rig?.stop();
   }

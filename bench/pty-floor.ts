@@ -5,10 +5,9 @@
  * the floor itself is the cost of the measurement path on this machine at that moment, which is
  * why it is measured in blocks alternating with the daemon's (vend-latency.ts), never once apart.
  */
-import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { createPtyPair, type PtyPair } from '../test/support/pty.js';
-import { waitFor } from './support/budget.js';
+import type { ChildProcess } from 'node:child_process';
+import type { PtyPair } from '../test/support/pty.js';
+import { forkOnPty } from './support/pty-helper.js';
 import { attachVmc, nextCommand } from './support/vmc.js';
 import type { VmcSimulator } from '../src/sim/vmc/index.js';
 
@@ -28,27 +27,15 @@ export class EchoFloor {
    * the VMC simulator on the pty's other end (a diagnostic compares ways of reading it).
    */
   static async start(funds = 1_000_000, attach: (vmcPath: string) => Promise<VmcSimulator> = attachVmc): Promise<EchoFloor> {
-    const pty = await createPtyPair();
-    let sim: VmcSimulator | null = null;
-    let child: ChildProcess | null = null;
+    const { sim, child, pty } = await forkOnPty(new URL('./support/pty-echo.js', import.meta.url), (agentPath) => [agentPath], attach);
     try {
-      sim = await attach(pty.vmcPath);
-      child = fork(fileURLToPath(new URL('./support/pty-echo.js', import.meta.url)), [pty.agentPath], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-      const c = child;
-      await new Promise<void>((resolve, reject) => {
-        c.once('message', () => resolve());
-        c.once('exit', (code) => reject(new Error(`pty-echo exited with ${code}`)));
-      });
-      c.removeAllListeners('exit');
-      const s = sim;
-      if (!(await waitFor(() => s.state().reader === 'enabled', 5000))) throw new Error('the VMC simulator did not enable its reader');
-      const started = nextCommand(s, (cmd) => cmd.kind === 'start', 5000, 'C,START');
-      c.send({ type: 'start', funds });
+      const started = nextCommand(sim, (cmd) => cmd.kind === 'start', 5000, 'C,START');
+      child.send({ type: 'start', funds });
       await started;
-      return new EchoFloor(s, c, pty);
+      return new EchoFloor(sim, child, pty);
     } catch (err) {
-      child?.kill('SIGTERM');
-      await sim?.close();
+      child.kill('SIGTERM');
+      await sim.close();
       await pty.close();
       throw err;
     }

@@ -56,11 +56,11 @@ const BENCHES: Bench[] = [
   { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
   // Fleet link (issue 15): a stalled MQTT broker changes nothing for vends.
   { id: 'vend-latency-broker-stalled', figures: ['vend-latency-broker-up', 'vend-latency-signed-commands', 'vend-latency-broker-stalled'], budgetMs: 150_000, run: async (b, s) => benchFleetBrokerStall(b, await s.gateway()) },
-  { id: 'start-overhead', figures: ['start-overhead-static', 'start-overhead-static-beyond-fsync', 'start-overhead-dynamic'], budgetMs: 90_000, run: async (b, s) => benchStartOverhead(b, await s.gateway()) },
+  { id: 'start-overhead', figures: ['start-overhead-static', 'start-overhead-static-beyond-fsync', 'start-overhead-static-floor', 'start-overhead-static-beyond-floor', 'start-overhead-dynamic'], budgetMs: 90_000, run: async (b, s) => benchStartOverhead(b, await s.gateway()) },
   { id: 'storage-wear', figures: ['storage-per-sale-static', 'storage-per-sale-dynamic'], budgetMs: 300_000, run: async (b, s) => benchStorageWear(b, await s.gateway()) },
   { id: 'idle-cost', figures: ['idle-cpu'], budgetMs: 90_000, run: async (b, s) => benchIdleCost(b, await s.gateway()) },
   { id: 'cpu-budget', figures: ['budget-cold-start', 'budget-vend-latency', 'budget-start-overhead-static'], budgetMs: 120_000, run: async (b, s) => benchCpuBudget(b, await s.gateway()) },
-  { id: 'memory', figures: ['memory-steady', 'memory-growth'], budgetMs: 230_000, long: true, run: async (b, s) => benchMemory(b, await s.gateway()) },
+  { id: 'memory', figures: ['memory-steady', 'memory-steady-stack-floor', 'memory-growth'], budgetMs: 230_000, long: true, run: async (b, s) => benchMemory(b, await s.gateway()) },
 ];
 
 /** Past its budget a benchmark should have stopped by itself; this is the backstop. */

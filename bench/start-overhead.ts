@@ -33,6 +33,8 @@ import { round, summarize } from './stats.js';
 import { BENCH_GEOMETRY } from '../src/display/timing.js';
 import { FsyncFloor } from './support/fsync-floor.js';
 import { beyondFloor } from './ratio.js';
+import { StartFloor } from './start-floor.js';
+import type { VmcSimulator } from '../src/sim/vmc/index.js';
 
 /** With 200 Starts the p99 is the 198th of 200, not the worst one. */
 export const STATIC_SALES = 200;
@@ -51,6 +53,18 @@ const BEYOND = {
   what: 'Static QR Start overhead beyond its two fsyncs: p99 of start-overhead-static minus p99 of two ledger-like commits on the same disk (same run, a pair between each two Starts)',
   unit: 'ms',
   target: { text: `p99 <= ${BEYOND_FSYNC_LIMIT_MS} ms beyond the fsync floor of the same disk (same run)`, checks: [{ stat: 'value' as const, op: '<=' as const, limit: BEYOND_FSYNC_LIMIT_MS }] },
+};
+const FLOOR = {
+  id: 'start-overhead-static-floor',
+  what: 'The same Static QR Start against a bare Node process of the daemon\'s shape (support/start-floor-process.ts: node:http, the two commits, a kept-alive Authorization, C,START), blocks alternating with the daemon\'s',
+  unit: 'ms',
+  target: { text: 'reference: the floor of the Start path on this machine', checks: [] as Target['checks'] },
+};
+const BEYOND_PATH = {
+  id: 'start-overhead-static-beyond-floor',
+  what: 'Static QR Start overhead beyond the bare path: p99 of start-overhead-static minus p99 of start-overhead-static-floor (same run, interleaved blocks)',
+  unit: 'ms',
+  target: { text: 'reference: qrvend\'s own work in the Start (its checks, schemas, got, ledger, log)', checks: [] as Target['checks'] },
 };
 const DYNAMIC = {
   id: 'start-overhead-dynamic',
@@ -132,6 +146,29 @@ function beyondFigure(s: Split): Figure | null {
   return measured({ ...BEYOND, context, detail }, { samples: s.sum.length, value: b.p99 });
 }
 
+/**
+ * The bare path as it is, and beyond its own fsync pairs the way the daemon's Start is judged:
+ * what the judged figure would read for an agent with no work of its own on this machine now.
+ */
+function floorFigure(floor: Split): Figure {
+  const pairs = floor.floor ?? [];
+  if (pairs.length === 0) return splitFigure(FLOOR, floor, ['Start -> Authorization', 'answer -> C,START']);
+  const b = beyondFloor(floor.sum, pairs);
+  const beyond = { beyondFsyncP50Ms: round(b.p50), beyondFsyncP99Ms: round(b.p99), fsyncPairP99Ms: round(b.floorP99) };
+  const figure = splitFigure(FLOOR, floor, ['Start -> Authorization', 'answer -> C,START'], beyond);
+  figure.detail = `${figure.detail ?? ''}; beyond its own fsync pairs (p99 ${round(b.floorP99, 2)} ms) p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`;
+  return figure;
+}
+
+/** The daemon's Starts beyond the bare path's, percentile by percentile. */
+function beyondPathFigure(daemon: Split, floor: Split): Figure {
+  if (floor.sum.length === 0) return notMeasured(BEYOND_PATH, 'error', 'no Start reached the floor');
+  const b = beyondFloor(daemon.sum, floor.sum);
+  const context = { daemonP50Ms: round(summarize(daemon.sum).p50), daemonP99Ms: round(summarize(daemon.sum).p99), floorP50Ms: round(b.floorP50), floorP99Ms: round(b.floorP99), beyondP50Ms: round(b.p50), floorStarts: floor.sum.length };
+  const detail = `daemon p50/p99 ${round(summarize(daemon.sum).p50, 2)}/${round(summarize(daemon.sum).p99, 2)} ms; bare path p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms; beyond it p50 ${round(b.p50, 2)} ms`;
+  return measured({ ...BEYOND_PATH, context, detail }, { samples: daemon.sum.length, value: b.p99 });
+}
+
 function splitFigure(base: { id: string; what: string; unit: string; target: Target }, s: Split, names: [string, string], extra: Figure['context'] = {}): Figure {
   const a = summarize(s.first);
   const b = summarize(s.second);
@@ -143,28 +180,65 @@ function splitFigure(base: { id: string; what: string; unit: string; target: Tar
   return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });
 }
 
+/** What the Starts go to: the daemon, or the floor of the same path (start-floor.ts). */
+interface StartSubject {
+  sim: VmcSimulator;
+  endpoint: string;
+  body(txId: string): string;
+  /** The session `txId` ended on the VMC: resolves when its closing is out of the next Start's way. */
+  closed(txId: string): Promise<void>;
+}
+
+function daemonSubject(rig: DaemonRig, proxy: TimingProxy): StartSubject {
+  const wallet = { url: rig.files.startUrl, integratorName: rig.files.integratorName, secretToken: rig.files.secretToken, uniQr: rig.files.uniQr, timeoutMs: 10_000 };
+  return {
+    sim: rig.sim,
+    endpoint: startEndpoint(rig.files.startUrl, rig.files.integratorName),
+    body: (txId) => JSON.stringify(buildStartBody(wallet, txId)),
+    // The Cancel's delivery, then its commit: not in the next Start's way, nor in the floor's.
+    closed: async (txId) => {
+      await proxy.answered((e) => e.op === 'Cancel' && e.txId === txId, 5000, `the Cancel of ${txId}`);
+      await sleep(20);
+    },
+  };
+}
+
+function floorSubject(floor: StartFloor): StartSubject {
+  return {
+    sim: floor.sim,
+    endpoint: floor.startUrl,
+    body: (txId) => JSON.stringify(buildStartBody({ url: floor.startUrl, integratorName: 'floor', secretToken: 'floor', timeoutMs: 10_000 }, txId)),
+    // The floor closes nothing: the same pause as the daemon's after its Cancel.
+    closed: () => sleep(20),
+  };
+}
+
 /**
  * Static QR Starts against `rig` (whose gateway is `proxy`), each session ended at once (Cancel).
  * Each next Start waits until the Cancel was delivered (a real machine's sales are seconds apart);
- * with `floor`, a pair of its commits is taken then, while the daemon is quiet.
+ * with `fsync`, a pair of its commits is taken then, while the daemon is quiet.
  */
-export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget, floor: FsyncFloor | null = null): Promise<Split> {
-  const out: Split = { first: [], second: [], sum: [], connect: [], ...(floor !== null ? { floor: [] } : {}) };
-  const endpoint = startEndpoint(rig.files.startUrl, rig.files.integratorName);
+export function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget, fsync: FsyncFloor | null = null): Promise<Split> {
+  return startsOn(daemonSubject(rig, proxy), proxy, count, budget, fsync);
+}
+
+async function startsOn(subject: StartSubject, proxy: TimingProxy, count: number, budget: Budget, fsync: FsyncFloor | null): Promise<Split> {
+  const out: Split = { first: [], second: [], sum: [], connect: [], ...(fsync !== null ? { floor: [] } : {}) };
+  const { sim } = subject;
   // One C,START listener per sample, kept across the retries of a refused Start.
   let started: ReturnType<typeof nextCommand> | null = null;
   for (let i = 0; i < count && !budget.spent; i++) {
     const txId = newWalletTransactionId();
-    const body = JSON.stringify(buildStartBody({ url: rig.files.startUrl, integratorName: rig.files.integratorName, secretToken: rig.files.secretToken, uniQr: rig.files.uniQr, timeoutMs: 10_000 }, txId));
+    const body = subject.body(txId);
     if (started === null) {
-      started = nextCommand(rig.sim, (c) => c.kind === 'start', 10_000, 'C,START');
+      started = nextCommand(sim, (c) => c.kind === 'start', 10_000, 'C,START');
       started.catch(() => {});
     }
     let t0: number;
     let connectMs: number;
     let answer: Record<string, unknown>;
     try {
-      ({ t0, connectMs, answer } = await postStart(endpoint, body));
+      ({ t0, connectMs, answer } = await postStart(subject.endpoint, body));
     } catch (err) {
       // The reader may be enabled before the payment worker listens: not a sample, try again.
       if ((err as NodeJS.ErrnoException).code !== 'ECONNREFUSED') throw err;
@@ -188,30 +262,54 @@ export async function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: nu
     out.connect!.push(connectMs);
     out.second.push(t3 - auth.answeredAtMs);
     out.sum.push(auth.receivedAtMs - t0 + (t3 - auth.answeredAtMs));
-    endSession(rig.sim);
-    await waitFor(() => !rig.sim.state().session, 5000);
-    // The Cancel's delivery, then its commit: not in the next Start's way, nor in the floor's.
-    await proxy.answered((e) => e.op === 'Cancel' && e.txId === txId, 5000, `the Cancel of ${txId}`);
-    await sleep(20);
-    if (floor !== null) out.floor!.push(floor.pair());
+    endSession(sim);
+    await waitFor(() => !sim.state().session, 5000);
+    await subject.closed(txId);
+    if (fsync !== null) out.floor!.push(fsync.pair());
   }
-  if (floor !== null) out.floorFramesPerCommit = floor.framesPerCommit;
+  if (fsync !== null) out.floorFramesPerCommit = fsync.framesPerCommit;
   return out;
+}
+
+/** Blocks of Starts, the daemon's and the floor's alternating (the order flipping each block). */
+const START_BLOCKS = 10;
+
+async function interleavedStarts(daemon: StartSubject, floor: StartSubject, proxy: TimingProxy, count: number, budget: Budget, fsync: FsyncFloor): Promise<{ daemon: Split; floor: Split }> {
+  const parts: { daemon: Split[]; floor: Split[] } = { daemon: [], floor: [] };
+  const perBlock = Math.ceil(count / START_BLOCKS);
+  for (let b = 0; b < START_BLOCKS && !budget.spent; b++) {
+    const order: Array<'daemon' | 'floor'> = b % 2 === 0 ? ['floor', 'daemon'] : ['daemon', 'floor'];
+    for (const which of order) parts[which].push(await startsOn(which === 'daemon' ? daemon : floor, proxy, perBlock, budget, fsync));
+  }
+  return { daemon: joinSplits(parts.daemon), floor: joinSplits(parts.floor) };
+}
+
+function joinSplits(splits: Split[]): Split {
+  const all = <K extends 'first' | 'second' | 'sum' | 'connect' | 'floor'>(k: K) => splits.flatMap((s) => s[k] ?? []);
+  const last = splits.at(-1);
+  return { first: all('first'), second: all('second'), sum: all('sum'), connect: all('connect'), floor: all('floor'), ...(last?.floorFramesPerCommit !== undefined ? { floorFramesPerCommit: last.floorFramesPerCommit } : {}) };
 }
 
 async function staticRun(gateway: GatewayProcess, budget: Budget): Promise<Figure[]> {
   const proxy = await startTimingProxy(gateway.url);
   try {
     const rig = await DaemonRig.start({ gatewayUrl: proxy.url, preauthAmount: 10 });
-    let floor: FsyncFloor | null = null;
+    let fsync: FsyncFloor | null = null;
+    let floor: StartFloor | null = null;
     try {
-      floor = FsyncFloor.open(rig.dir);
-      await staticStarts(rig, proxy, 3, budget, floor); // warm-up
-      const s = await staticStarts(rig, proxy, STATIC_SALES, budget, floor);
-      const raw = splitFigure(STATIC, s, ['Start -> Authorization', 'answer -> C,START']);
-      return [raw, beyondFigure(s) ?? notMeasured(BEYOND, 'error', 'no fsync-floor pair was taken')];
+      fsync = FsyncFloor.open(rig.dir);
+      floor = await StartFloor.start(proxy.url, rig.dir);
+      const subjects = { daemon: daemonSubject(rig, proxy), floor: floorSubject(floor) };
+      // Warm-up: both paths compiled and their connections open before anything is kept.
+      await startsOn(subjects.daemon, proxy, 3, budget, fsync);
+      await startsOn(subjects.floor, proxy, 10, budget, fsync);
+      const s = await interleavedStarts(subjects.daemon, subjects.floor, proxy, STATIC_SALES, budget, fsync);
+      const raw = splitFigure(STATIC, s.daemon, ['Start -> Authorization', 'answer -> C,START']);
+      const floorRaw = floorFigure(s.floor);
+      return [raw, beyondFigure(s.daemon) ?? notMeasured(BEYOND, 'error', 'no fsync-floor pair was taken'), floorRaw, beyondPathFigure(s.daemon, s.floor)];
     } finally {
-      floor?.close();
+      await floor?.stop();
+      fsync?.close();
       await rig.stop();
     }
   } finally {
@@ -295,12 +393,12 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
 }
 
 export async function benchStartOverhead(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
-  if (!daemonBuilt()) return [STATIC, BEYOND, DYNAMIC].map((b) => notMeasured(b, 'pending', DAEMON_PENDING));
+  if (!daemonBuilt()) return [STATIC, BEYOND, FLOOR, BEYOND_PATH, DYNAMIC].map((b) => notMeasured(b, 'pending', DAEMON_PENDING));
   const figures: Figure[] = [];
   try {
     figures.push(...(await staticRun(gateway, budget.slice(budget.leftMs / 2))));
   } catch (err) {
-    figures.push(notMeasured(STATIC, 'error', (err as Error).message), notMeasured(BEYOND, 'error', (err as Error).message));
+    figures.push(...[STATIC, BEYOND, FLOOR, BEYOND_PATH].map((b) => notMeasured(b, 'error', (err as Error).message)));
   }
   try {
     figures.push(await dynamicRun(gateway, budget));
