@@ -151,30 +151,30 @@ function beyondFigure(s: Split): Figure | null {
  * what the judged figure would read for an agent with no work of its own on this machine now.
  */
 function floorFigure(floor: Split): Figure {
+  const names: [string, string] = ['Start -> Authorization', 'answer -> C,START'];
   const pairs = floor.floor ?? [];
-  if (pairs.length === 0) return splitFigure(FLOOR, floor, ['Start -> Authorization', 'answer -> C,START']);
+  if (pairs.length === 0) return splitFigure(FLOOR, floor, names);
   const b = beyondFloor(floor.sum, pairs);
   const beyond = { beyondFsyncP50Ms: round(b.p50), beyondFsyncP99Ms: round(b.p99), fsyncPairP99Ms: round(b.floorP99) };
-  const figure = splitFigure(FLOOR, floor, ['Start -> Authorization', 'answer -> C,START'], beyond);
-  figure.detail = `${figure.detail ?? ''}; beyond its own fsync pairs (p99 ${round(b.floorP99, 2)} ms) p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`;
-  return figure;
+  return splitFigure(FLOOR, floor, names, beyond, `; beyond its own fsync pairs (p99 ${round(b.floorP99, 2)} ms) p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`);
 }
 
 /** The daemon's Starts beyond the bare path's, percentile by percentile. */
 function beyondPathFigure(daemon: Split, floor: Split): Figure {
   if (floor.sum.length === 0) return notMeasured(BEYOND_PATH, 'error', 'no Start reached the floor');
+  const d = summarize(daemon.sum);
   const b = beyondFloor(daemon.sum, floor.sum);
-  const context = { daemonP50Ms: round(summarize(daemon.sum).p50), daemonP99Ms: round(summarize(daemon.sum).p99), floorP50Ms: round(b.floorP50), floorP99Ms: round(b.floorP99), beyondP50Ms: round(b.p50), floorStarts: floor.sum.length };
-  const detail = `daemon p50/p99 ${round(summarize(daemon.sum).p50, 2)}/${round(summarize(daemon.sum).p99, 2)} ms; bare path p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms; beyond it p50 ${round(b.p50, 2)} ms`;
+  const context = { daemonP50Ms: round(d.p50), daemonP99Ms: round(d.p99), floorP50Ms: round(b.floorP50), floorP99Ms: round(b.floorP99), beyondP50Ms: round(b.p50), floorStarts: floor.sum.length };
+  const detail = `daemon p50/p99 ${round(d.p50, 2)}/${round(d.p99, 2)} ms; bare path p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms; beyond it p50 ${round(b.p50, 2)} ms`;
   return measured({ ...BEYOND_PATH, context, detail }, { samples: daemon.sum.length, value: b.p99 });
 }
 
-function splitFigure(base: { id: string; what: string; unit: string; target: Target }, s: Split, names: [string, string], extra: Figure['context'] = {}): Figure {
+function splitFigure(base: { id: string; what: string; unit: string; target: Target }, s: Split, names: [string, string], extra: Figure['context'] = {}, moreDetail = ''): Figure {
   const a = summarize(s.first);
   const b = summarize(s.second);
   const c = s.connect !== undefined && s.connect.length > 0 ? summarize(s.connect) : null;
   const beside = c === null ? '' : `; before them, the wallet's connect p50/p99 ${round(c.p50, 2)}/${round(c.p99, 2)} ms (not in the figure)`;
-  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms${beside}`;
+  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms${beside}${moreDetail}`;
   const connect: Record<string, string | number> = c === null ? {} : { walletConnectP50Ms: round(c.p50), walletConnectP99Ms: round(c.p99), walletConnect: 'the fresh connection before the Start is written: not in the figure' };
   const context = { ...extra, firstP50Ms: round(a.p50), firstP99Ms: round(a.p99), secondP50Ms: round(b.p50), secondP99Ms: round(b.p99), first: names[0], second: names[1], ...connect };
   return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });

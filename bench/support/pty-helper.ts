@@ -5,6 +5,7 @@
  * any step fails.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createPtyPair, type PtyPair } from '../../test/support/pty.js';
 import type { VmcSimulator } from '../../src/sim/vmc/index.js';
@@ -24,7 +25,7 @@ export async function forkOnPty<Ready>(
   args: (agentPath: string) => string[],
   attach: (vmcPath: string) => Promise<VmcSimulator> = attachVmc,
 ): Promise<PtyHelper<Ready>> {
-  const name = fileURLToPath(script).split('/').pop();
+  const name = basename(fileURLToPath(script));
   const pty = await createPtyPair();
   let sim: VmcSimulator | null = null;
   let child: ChildProcess | null = null;

@@ -76,7 +76,8 @@ function authorize(txId: string): void {
         post({ kind: 'begin', funds: data.funds });
       }),
   );
-  req.on('error', () => {});
+  // Said, not swallowed: the bench would otherwise only see no C,START and time out.
+  req.on('error', (err) => process.stderr.write(`start-floor: the Authorization of ${txId} failed: ${err.message}\n`));
   req.end(body);
 }
 
