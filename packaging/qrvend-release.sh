@@ -14,7 +14,7 @@
 #     HEALTHY_WITHIN_S (a transient timer runs `qrvend-release deadline`), brings the previous
 #     release back and leaves UPDATES_DIR/rolled-back.json for the agent (UPDATE_ROLLED_BACK);
 #   - a trial start not seen ending (a power cut) or stopped on request is counted; after MAX_CUT
-#     of them in a row the release is rolled back too.
+#     of them in a row the next start rolls the release back too (the fourth, with MAX_CUT 3).
 # Everything in UPDATES_DIR was written by the agent and is untrusted: a version must look like
 # one, paths are never taken from those files, files are copied before they are checked. A refused
 # activation leaves UPDATES_DIR/activation-refused.json ({version, reason}) for the agent.
@@ -146,6 +146,21 @@ refuse() {
   say "activation of ${1:-an unreadable request} refused: $2"
 }
 
+# A request found while a release is on trial. Naming that release, it is the request of the
+# activation that began the trial, cut short after the switch (a power cut): consumed without a
+# word, since refusing it would report a release on trial as failed. Another version waits for
+# the trial's end: refused (the agent reports it; the fleet offers it again).
+leftover_request() {
+  asked=$(json_field "$upd/activate.json" version 2>/dev/null) || asked=
+  if [ "$asked" = "$trial_version" ]; then
+    rm -f -- "$upd/activate.json" "$STATE/incoming.tar.gz" "$STATE/incoming.manifest.json"
+    sync -- "$upd" "$STATE" 2>/dev/null
+    prune
+    return 0
+  fi
+  refuse "$asked" "release $trial_version is on trial"
+}
+
 # The deadline of the trial: a transient timer, so that it is judged outside the agent's process.
 schedule_deadline() {
   [ -z "$R" ] && [ -d /run/systemd/system ] && command -v systemd-run >/dev/null 2>&1 || return 0
@@ -236,11 +251,16 @@ activate_release() {
     refuse "$version" "could not move the release into /opt/qrvend/releases"
     return 0
   fi
+  # An earlier trial's verdicts go before this trial begins: cut short after the switch, a
+  # healthy.json or rolled-back.json naming this version (tried and rolled back before) would be
+  # read as this trial's.
+  rm -f -- "$upd/healthy.json" "$upd/rolled-back.json" && sync -- "$upd" || return 1
   # The trial is written before the switch: cut short between the two, the next start sees a
   # trial of a version that is not current, drops it and activates again.
   write_durably "$TRIAL" "{\"version\":\"$version\",\"previous\":\"$current\",\"runs\":1}" || return 1
   set_link previous "$current" && set_link current "$version" || return 1
-  rm -f -- "$upd/activate.json" "$upd/healthy.json" "$upd/rolled-back.json" "$incoming" "$STATE/incoming.manifest.json"
+  # Cut short here, the next start finds the request naming the release on trial and consumes it.
+  rm -f -- "$upd/activate.json" "$incoming" "$STATE/incoming.manifest.json"
   sync
   prune
   say "release $version is current, on trial (previous: $current)"
@@ -299,7 +319,7 @@ case $action in
         write_durably "$TRIAL" "{\"version\":\"$trial_version\",\"previous\":\"$trial_previous\",\"runs\":$((trial_runs + 1))}" || exit 1
         say "trial start of $trial_version again after $trial_runs cut short"
         schedule_deadline "$trial_version"
-        [ ! -e "$upd/activate.json" ] || refuse "$(json_field "$upd/activate.json" version 2>/dev/null)" "release $trial_version is on trial"
+        [ ! -e "$upd/activate.json" ] || leftover_request
         exit 0
       fi
     fi

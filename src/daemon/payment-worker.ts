@@ -231,6 +231,7 @@ async function main(): Promise<void> {
     now: wallNow,
     monotonicNow,
     timers: realTimers,
+    alarm: (code, active, detail) => fleet?.observePayment(code, active, detail),
   };
   service = new PaymentService(ctx);
   dex = new DexAuditService({

@@ -40,6 +40,11 @@ export function closedAuthorization(tx: Pick<TxRecord, 'machineAuTime' | 'ageLim
 export interface OutboxBodies extends RecoveryBodies {
   /** Cancel of a static session that sold nothing (or never opened). */
   cancel(tx: TxRecord, reasonCode: number, reasonText: string): string;
+  /**
+   * Cancel of an Authorization approved on terms refused here (another currency): the whole hold,
+   * with the Authorization's Amount as it was asked (not the funds offered, which are none).
+   */
+  cancelHeld(tx: TxRecord, reasonCode: number, reasonText: string): string;
   /** Void of a Dynamic QR payment with the PaymentInfo the flow decided on. */
   voidWith(tx: Pick<TxRecord, 'txId' | 'amount' | 'machineAuTime' | 'ageLimit' | 'createdAtMs'>, paymentInfo: RawJson, reasonCode: number, reasonText: string): string;
 }
@@ -79,6 +84,18 @@ export function outboxBodies(builders: () => RequestBuilders, settings: BodySett
     cancel: (tx, reasonCode, reasonText) =>
       encodeRequest(
         builders().cancel({ txId: tx.txId, amount: tx.authAmount ?? tx.amount ?? 0, paymentInfo: paymentInfoOf(tx), reasonCode, reasonText, ...closedAuthorization(tx) }),
+      ),
+    cancelHeld: (tx, reasonCode, reasonText) =>
+      encodeRequest(
+        builders().cancel({
+          txId: tx.txId,
+          amount:
+            tx.amount ?? authorizationAmount(settings.preauthAmount, tx.startData?.balance, settings.decimalPlaces),
+          paymentInfo: paymentInfoOf(tx),
+          reasonCode,
+          reasonText,
+          ...closedAuthorization(tx),
+        }),
       ),
     void: (tx, reasonCode, reasonText) =>
       // Paid (an Inquiry approved): send its PaymentInfo back unchanged. Never approved: the last

@@ -45,6 +45,8 @@ export interface FlowContext {
   /** Monotonic clock for deadlines and polling; unset = `now` (tests drive one fake clock). */
   monotonicNow?: () => number;
   timers: FlowTimers;
+  /** Raises or clears an alarm of the fleet link's book (unset: no fleet link; the log line stays). */
+  alarm?(code: 'GATEWAY_CURRENCY_MISMATCH', active: boolean, detail: string | null): void;
 }
 
 export const realTimers: FlowTimers = {

@@ -18,6 +18,14 @@ function currencyOf(value: unknown): Currency | null {
   return { code: basic.CurrencyCode, numeric: basic.CurrencyNumeric };
 }
 
+/** A currency member as the gateway wrote it, for a log line or a person: letters and digits only, bounded. */
+function shown(value: unknown): string {
+  const text = typeof value === 'string' || typeof value === 'number' ? String(value).replace(/[^A-Za-z0-9]/g, '') : '';
+  return text === '' ? '?' : text.slice(0, 8);
+}
+
+const currencyText = (c: Currency) => `${shown(c.code)}/${shown(c.numeric)}`;
+
 /** The outcome, or a decline when the approved answer names another currency than the request. */
 export function checkAnswerCurrency<R>(requestText: string, outcome: GatewayOutcome<R>): { outcome: GatewayOutcome<R>; mismatch: { asked: Currency; answered: Currency } | null } {
   if (outcome.kind !== 'approved') return { outcome, mismatch: null };
@@ -31,15 +39,17 @@ export function checkAnswerCurrency<R>(requestText: string, outcome: GatewayOutc
   if (asked === null || answered === null) return { outcome, mismatch: null };
   const same = (a: unknown, b: unknown) => a === undefined || a === null || b === undefined || b === null || a === b;
   if (same(asked.code, answered.code) && same(asked.numeric, answered.numeric)) return { outcome, mismatch: null };
+  const currencies = { asked: currencyText(asked), answered: currencyText(answered) };
   return {
     outcome: {
       kind: 'declined',
       code: DeclineCodes.FormatError,
-      message: `answer in another currency (${String(answered.code)}/${String(answered.numeric)}) than asked (${String(asked.code)}/${String(asked.numeric)})`,
+      message: `answer in another currency (${currencies.answered}) than asked (${currencies.asked})`,
       response: outcome.response,
       elapsedMs: outcome.elapsedMs,
       ...(outcome.bodyText !== undefined ? { bodyText: outcome.bodyText } : {}),
       heldFunds: true,
+      currencies,
     },
     mismatch: { asked, answered },
   };

@@ -19,7 +19,17 @@ export type GatewayOutcome<R> =
    * `heldFunds`: the gateway actually approved, but in another currency than asked, so qrvend
    * refuses it; the money it holds must be released (Cancel / Void), unlike a real decline.
    */
-  | { kind: 'declined'; code: number; message: string | null; response: R; elapsedMs: number; bodyText?: string; heldFunds?: true }
+  | {
+      kind: 'declined';
+      code: number;
+      message: string | null;
+      response: R;
+      elapsedMs: number;
+      bodyText?: string;
+      heldFunds?: true;
+      /** With heldFunds: the currencies asked and answered, as `CODE/NUMERIC` (checked characters only). */
+      currencies?: { asked: string; answered: string };
+    }
   | { kind: 'transport'; failure: TransportFailureKind; detail: string; httpStatus: number | null; elapsedMs: number };
 
 /** The gateway operations qrvend calls (Start is served by qrvend, not called). */

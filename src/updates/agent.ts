@@ -71,10 +71,14 @@ export class UpdateAgent {
     const c = this.current;
     if (c === null || ENDED.has(c.state)) return;
     const files = updateFiles(this.o.dir);
+    // What runs first: a refusal found while the offered version already runs is stale (the
+    // activation was cut short after the switch, and a root side of an earlier package refused its
+    // leftover request at the next start): that release is on trial, not failed (docs/releases.md).
+    const order = compareVersions(this.o.running, c.version);
     const refused = readSmallJson(files.activationRefused) as { version?: unknown; reason?: unknown } | null;
     if (refused !== null) {
       removeDurably(files.activationRefused);
-      if (refused.version === c.version) {
+      if (refused.version === c.version && order < 0) {
         this.set('failed', `the activation was refused: ${typeof refused.reason === 'string' ? refused.reason.slice(0, 300) : 'no reason given'}`);
         return;
       }
@@ -82,7 +86,6 @@ export class UpdateAgent {
     // Running the offered version: the trial (or its end) is the root side's and the new agent's,
     // which publish its events; the status follows quietly (refresh()). The agent that asked for
     // the activation left `waiting` (the activation is the main thread's, state.json the worker's).
-    const order = compareVersions(this.o.running, c.version);
     if (order >= 0) {
       if (order === 0 && c.state !== 'trial') this.set('trial', null, null, false);
       this.refresh();

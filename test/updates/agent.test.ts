@@ -132,3 +132,34 @@ test('back on the old version after a rollback: the status says rolled-back; a d
   assert.equal(c.status()?.state, 'rolled-back');
   assert.deepEqual(third.ready, [], 'not asked again');
 });
+
+test('a refusal left for the release that runs (an activation cut short after the switch, an older root side): '
+  + 'not a failure; the rollback is reported as such', T, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-agent-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const r = makeRelease(dir, { version: '9.1.0', arch: ARCH, key });
+  const server = await startArtifactServer({ body: r.artifactBytes, path: '/a.tgz' });
+  t.after(() => server.close());
+  const old = harness(dir, r, '9.0.0');
+  old.agent().offer({ manifest: r.manifest, url: server.url, rolloutId: 'roll-7' });
+  await until(() => old.ready.length === 1, 20_000, 'handed over');
+  const files = updateFiles(old.options.dir);
+  writeFileSync(files.state, JSON.stringify({ ...readUpdateState(old.options.dir)!, state: 'activating' }));
+  // What qrvend-release of earlier packages wrote at the start after such a cut: 9.1.0 runs, on trial.
+  const stale = { version: '9.1.0', at: '2026-11-26T05:00:00Z', reason: 'release 9.1.0 is on trial' };
+  writeFileSync(files.activationRefused, JSON.stringify(stale));
+  const onTrial = harness(dir, r, '9.1.0');
+  const agent = onTrial.agent();
+  agent.resume();
+  assert.equal(agent.status()?.state, 'trial');
+  assert.deepEqual(onTrial.events, [], 'no failed event: the trial publishes its own');
+  assert.equal(existsSync(files.activationRefused), false, 'the stale refusal is consumed');
+  // The trial then fails: the previous release runs again and says rolled-back, not failed.
+  writeFileSync(files.rolledBack, JSON.stringify({ version: '9.1.0', previous: '9.0.0', reason: 'cut short 3 times' }));
+  const back = harness(dir, r, '9.0.0');
+  const previous = back.agent();
+  previous.resume();
+  assert.equal(previous.status()?.state, 'rolled-back');
+  assert.equal(readUpdateState(back.options.dir)?.rolloutId, 'roll-7');
+  assert.deepEqual(back.ready, [], 'not asked again');
+});

@@ -31,6 +31,11 @@ export const ALARM_CODES = [
   'DEX_READ_FAILED',
   /** The VMC's cashless counter (DA or DB) and qrvend's ledger disagree beyond dex.reconcileTolerance over one audit interval. */
   'AUDIT_MISMATCH',
+  /**
+   * The gateway approved an Authorization in another currency than asked (the detail names both);
+   * cleared by the next approval in the asked one.
+   */
+  'GATEWAY_CURRENCY_MISMATCH',
 ] as const;
 
 export type AlarmCode = (typeof ALARM_CODES)[number];

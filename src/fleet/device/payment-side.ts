@@ -142,6 +142,11 @@ export class FleetPaymentSide {
     this.observe(code, active, detail);
   }
 
+  /** What the payment flows found in the gateway's answers (src/flows/static-qr/foreign-currency.ts). */
+  observePayment(code: 'GATEWAY_CURRENCY_MISMATCH', active: boolean, detail: string | null): void {
+    this.observe(code, active, detail);
+  }
+
   private observe(code: AlarmCode, active: boolean, detail: string | null): void {
     this.book = observe(this.book, code, active, this.o.monotonicNow(), detail);
   }

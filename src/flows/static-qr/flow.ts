@@ -25,6 +25,7 @@ import { soldItems } from '../bodies.js';
 import { authorizationAmount, totalOf } from '../amounts.js';
 import { tryWrite, type FlowContext } from '../context.js';
 import { idleScreen } from '../../display/layout.js';
+import { cancelForeignCurrency, currencyAgreed } from './foreign-currency.js';
 
 interface SessionVend {
   item: number;
@@ -130,22 +131,15 @@ export class StaticQrFlow {
         ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
         return;
       }
+      currencyAgreed(ctx);
       ctx.toMain({ type: 'session.begin', txId, funds });
       ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces });
       ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       return;
     }
     if (outcome.kind === 'declined' && outcome.heldFunds === true) {
-      // Approved in another currency: unusable, but the gateway holds the money. Record the
-      // authorization with no funds and close it at once with a Cancel (machine cause).
-      const paymentInfo = receivedPaymentInfo(outcome);
-      const written = tryWrite(ctx, 'cancelForeignCurrency', txId, () => {
-        ctx.ledger.markAuthorized(txId, paymentInfo?.text ?? '{}', 0);
-        const tx = ctx.ledger.getTransaction(txId)!;
-        ctx.ledger.cancelSession(txId, ReasonCodes.CancelledByMachine, ctx.bodies.cancel(tx, ReasonCodes.CancelledByMachine, outcome.message ?? 'approved in another currency'));
-      });
-      if (written) ctx.outboxChanged();
-      ctx.log.warn({ txId, code: outcome.code }, 'static QR authorization approved in another currency: declined here, cancel queued');
+      // Approved in another currency: unusable, but the gateway holds the money (foreign-currency.ts).
+      cancelForeignCurrency(ctx, txId, outcome);
       this.release(txId);
       ctx.show({ kind: 'declined', reason: 'declined', code: outcome.code });
       return;

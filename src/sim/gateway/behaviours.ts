@@ -8,6 +8,11 @@ import { DeclineCodes } from '../../gateway/protocol/index.js';
 
 export type Behaviour =
   | { kind: 'approve' }
+  /**
+   * Static QR Authorization: Approved, and the amount held, but the answer's BasicInfo names this
+   * currency instead of the one asked (a merchant account set up in another currency).
+   */
+  | { kind: 'approve-in-currency'; currencyCode: string; currencyNumeric: string }
   | { kind: 'decline'; code: number; message?: string }
   /** Dynamic QR: Inquiry answers 993 (pending) `polls` times, then Approved. */
   | { kind: 'pay-after-polls'; polls: number }

@@ -14,6 +14,11 @@ const code = z.number().int().min(1, 'a decline needs a decline code (not 0)').m
 
 const BehaviourSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('approve') }),
+  z.strictObject({
+    kind: z.literal('approve-in-currency'),
+    currencyCode: z.string().regex(/^[A-Z]{3}$/),
+    currencyNumeric: z.string().regex(/^\d{3}$/),
+  }),
   z.strictObject({ kind: z.literal('decline'), code, message: z.string().max(200).optional() }),
   z.strictObject({ kind: z.literal('pay-after-polls'), polls: z.number().int().min(0).max(10_000) }),
   z.strictObject({ kind: z.literal('pay-after-ms'), ms: z.number().int().min(0).max(3_600_000) }),

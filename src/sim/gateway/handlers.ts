@@ -146,6 +146,18 @@ export function handleAuthorization(req: IncomingRequest<'Authorization'>, ctx: 
   const status = approvedStatus();
   rec.state = 'authorized';
   rec.authorization = { ...decisionOf(status), amount, paymentInfo: issued.value, paymentInfoText: issued.text };
+  if (b.kind === 'approve-in-currency') {
+    // The hold is taken all the same; the answer says in which currency, like the request's BasicInfo.
+    rec.authorization.currencyCode = b.currencyCode;
+    const amountText = memberText(memberText(req.text, 'BasicInfo') ?? '{}', 'Amount') ?? String(amount);
+    const basicInfo = {
+      TransactionId: txId,
+      Amount: new RawJson(amountText),
+      CurrencyCode: b.currencyCode,
+      CurrencyNumeric: b.currencyNumeric,
+    };
+    return stringifyWire({ BasicInfo: basicInfo, PaymentInfo: new RawJson(issued.text), Status: status });
+  }
   return withPaymentInfo(issued, status);
 }
 
@@ -215,6 +227,13 @@ export function handleCancel(req: IncomingRequest<'Cancel'>, ctx: HandlerContext
       rec.cancel = closingRecord(status, amount, extra);
       return { Status: status };
     }
+    // A rule may refuse it (the amount table never does): the authorization stays held.
+    const b = ctx.behaviours.decide('Cancel', txId, amount);
+    if (b.kind === 'decline') {
+      const status = decline(b.code, b.message ?? 'Cancel declined');
+      rec.cancel = closingRecord(status, amount, extra);
+      return { Status: status };
+    }
     const status = approvedStatus();
     rec.state = 'cancelled';
     rec.accepted.Cancel += 1;
@@ -235,7 +254,9 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
   const n = ctx.ledger.nextNumber();
   const srvTranId = `SIMQR${digits(n, 8)}`;
   const rrn = digits(n, 12);
-  const behaviour: PaymentBehaviour = b.kind === 'approve' ? { kind: 'pay-after-polls', polls: 0 } : b;
+  // approve-in-currency is the static Authorization's: a QR under that rule is paid at once.
+  const paidAtOnce = b.kind === 'approve' || b.kind === 'approve-in-currency';
+  const behaviour: PaymentBehaviour = paidAtOnce ? { kind: 'pay-after-polls', polls: 0 } : b;
   const qrCode = `https://pay.simulator.invalid/qr/${srvTranId}?amount=${amount}`;
   rec.state = 'qr-open';
   rec.qr = { amount, decimalPlaces: decimalPlacesOf(req.value), srvTranId, rrn, qrCode, createdAtMs: ctx.now().getTime(), behaviour, polls: 0, paymentInfo: null, paymentInfoText: null };

@@ -57,7 +57,15 @@ export interface TxRecord {
   flow: 'static' | 'dynamic';
   state: TxState;
   /** The PaymentInfo issued, and its exact text (what must come back byte for byte). */
-  authorization: (Decision & { amount: number; paymentInfo: PaymentInfo | null; paymentInfoText: string | null }) | null;
+  /** `currencyCode`: the currency the answer named when it was not the one asked (approve-in-currency). */
+  authorization:
+    | (Decision & {
+        amount: number;
+        paymentInfo: PaymentInfo | null;
+        paymentInfoText: string | null;
+        currencyCode?: string;
+      })
+    | null;
   qr: QrRecord | null;
   settlement: ClosingRecord | null;
   cancel: ClosingRecord | null;

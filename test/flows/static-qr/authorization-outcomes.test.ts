@@ -39,6 +39,8 @@ let authorized: Promise<void>;
 let authorizations: number;
 /** outboxChanged() calls: the drainer is woken for each request written. */
 let wakes: number;
+/** Alarms raised (detail) or cleared (null) through the context. */
+let alarms: Array<[string, boolean, string | null]>;
 
 function approvedWith(paymentInfo: string): GatewayOutcome<unknown> {
   const bodyText = `{"PaymentInfo":${paymentInfo},"Status":{"Verdict":"Approved"}}`;
@@ -52,6 +54,7 @@ beforeEach(() => {
   shown = [];
   authorizations = 0;
   wakes = 0;
+  alarms = [];
   const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' });
   let done: () => void;
   authorized = new Promise((resolve) => (done = resolve));
@@ -71,6 +74,7 @@ beforeEach(() => {
     log: silentLogger(),
     now: Date.now,
     timers: realTimers,
+    alarm: (code, active, detail) => void alarms.push([code, active, detail]),
   };
   flow = new StaticQrFlow(ctx);
 });
@@ -126,6 +130,28 @@ test('approved in another currency: no session, a Cancel (machine cause) with th
   assert.deepEqual(shown.at(-1), { kind: 'declined', reason: 'declined', code: 95 });
   assert.equal(wakes, 1, 'the drainer is woken for the Cancel');
   assert.equal(flow.activeTxId, null, 'the slot is free');
+});
+
+test('approved in another currency, asked for less than the pre-auth: the Cancel releases the Authorization\'s '
+  + 'Amount; the alarm names the currencies', T, async () => {
+  const bodyText = '{"PaymentInfo":{"SrvTranId":"S9","AuthAmount":4.35},"Status":{"Verdict":"Approved"}}';
+  const currencies = { asked: 'EUR/978', answered: 'USD/840' };
+  const message = 'answer in another currency (USD/840) than asked (EUR/978)';
+  const response = JSON.parse(bodyText) as unknown;
+  await startWith({ kind: 'declined', code: 8, message, response, bodyText, elapsedMs: 1, heldFunds: true, currencies }, 4.35);
+  const rows = outboxRows();
+  assert.deepEqual(rows.map((r) => r.op), ['Cancel']);
+  assert.equal(rows[0]!.body.BasicInfo.Amount, 4.35, 'the hold as the Authorization asked it, not the funds (none)');
+  assert.equal(rows[0]!.body.BasicInfo.CurrencyCode, config.machine.currencyCode);
+  assert.equal(alarms.length, 1);
+  const [code, active, detail] = alarms[0]!;
+  assert.deepEqual([code, active], ['GATEWAY_CURRENCY_MISMATCH', true]);
+  assert.match(detail ?? '', new RegExp(`${TX} in USD/840 when EUR/978 was asked.*code 8`));
+});
+
+test('approved in the currency asked: the currency alarm is cleared', T, async () => {
+  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
+  assert.deepEqual(alarms, [['GATEWAY_CURRENCY_MISMATCH', false, null]]);
 });
 
 test('another currency without a message or PaymentInfo: the Cancel still goes, with a reason text', T, async () => {
