@@ -111,12 +111,57 @@ test('truncated.dex: a file cut short fails with no SE and no DXE', () => {
   assert.match(file.reason!, /cut short/);
 });
 
-test('SE must count the segments from ST to SE inclusive', () => {
+test('SE must count the segments from ST to SE inclusive, or differ by a known convention', () => {
   const body = ['ID1*S1', 'VA1*100*1'];
   assert.equal(examineAuditFile(build(body, { se: 5 })).check.ok, true);
-  const wrong = examineAuditFile(build(body, { se: 4 }));
+  const wrong = examineAuditFile(build(body, { se: 8 }));
   assert.equal(wrong.check.ok, false);
-  assert.match(wrong.check.issues.find((i) => i.code === 'se-count')!.message, /SE says 4 segments, the set from line 2 has 5/);
+  assert.match(wrong.check.issues.find((i) => i.code === 'se-count')!.message, /SE says 8 segments, the set from line 2 has 5/);
+});
+
+test('an SE count one more than ST to SE (the DXS counted too) is a warning naming it when G85 proves the set', () => {
+  const file = examineAuditFile(build(['ID1*S1', 'VA1*100*1'], { se: 6 }));
+  assert.equal(file.check.ok, true);
+  assert.deepEqual(file.check.g85, ['ok']);
+  const issue = file.check.issues.find((i) => i.code === 'se-convention')!;
+  assert.equal(issue.severity, 'warning');
+  assert.equal(issue.line, 6);
+  assert.match(issue.message, /SE says 6 segments, the set from line 2 has 5: counted from DXS/);
+});
+
+test('an SE count one less than ST to SE (SE or ST left out) is a warning naming it when G85 proves the set', () => {
+  const file = examineAuditFile(build(['ID1*S1', 'VA1*100*1'], { se: 4 }));
+  assert.equal(file.check.ok, true);
+  assert.match(file.check.issues.find((i) => i.code === 'se-convention')!.message, /SE says 4 .* has 5: .*ST or SE not counted/);
+});
+
+test('an SE count that fits a convention is still an error without a G85, or with a G85 that does not match', () => {
+  const noG85 = Buffer.from('DXS*XYZ1234567*VA*V1/1*1\r\nST*001*0001\r\nVA1*100*1\r\nSE*4*0001\r\nDXE*1*1\r\n', 'latin1');
+  const unproven = examineAuditFile(noG85);
+  assert.equal(unproven.check.ok, false);
+  assert.match(unproven.reason!, /SE says 4 segments, the set from line 2 has 3.*no matching G85/);
+  const damaged = examineAuditFile(build(['ID1*S1', 'VA1*100*1'], { se: 6, g85: '0000' }));
+  assert.deepEqual(damaged.check.issues.filter((i) => i.severity === 'error').map((i) => i.code).sort(), ['g85-mismatch', 'se-count']);
+});
+
+test('a capture tool\'s header on the DXS line: the DXS is found after it, and the check says what was skipped', () => {
+  const file = examineAuditFile(Buffer.concat([Buffer.from('2026-11-25 05:00:03 DEXcap 2.1 #17: '), build(['ID1*S7', 'VA1*250*2'])]));
+  assert.equal(file.check.ok, true);
+  assert.deepEqual(file.check.g85, ['ok']);
+  assert.equal(file.audit!.sender, 'XYZ1234567');
+  assert.equal(file.audit!.machine.serial, 'S7');
+  assert.deepEqual(file.preamble, ['2026-11-25 05:00:03 DEXcap 2.1 #17: ']);
+  const issue = file.check.issues.find((i) => i.code === 'dxs-after-header')!;
+  assert.equal(issue.severity, 'warning');
+  assert.equal(issue.line, 1);
+  assert.match(issue.message, /"2026-11-25 05:00:03 DEXcap 2\.1 #17: " \(36 characters\) before DXS on line 1 was skipped/);
+});
+
+test('inside a block, a data segment that mentions DXS* is data, not a new block', () => {
+  const file = examineAuditFile(build(['ID1*S1', 'MA5*DXS*X', 'VA1*1*1']));
+  assert.equal(file.check.ok, true);
+  assert.equal(file.extraBlocks, 0);
+  assert.deepEqual(file.audit!.other, [{ line: 4, text: 'MA5*DXS*X' }]);
 });
 
 test('a missing G85 is a warning (older machines), a malformed one an error', () => {
@@ -153,12 +198,25 @@ test('empty fields are null, not 0; a non-number is null with a warning naming t
   assert.deepEqual(a.warnings, ['line 4: DA201 "5A" is not a whole number; read as empty']);
 });
 
-test('LF-only line ends are read too, and the G85 then covers the bytes as they are', () => {
-  const set = 'ST*001*0001\nID1*S9\nVA1*250*2\n';
-  const g85 = crc16(Buffer.from(set)).toString(16).toUpperCase().padStart(4, '0');
-  const file = examineAuditFile(Buffer.from(`DXS*XYZ1234567*VA*V0/6*1\n${set}G85*${g85}\nSE*5*0001\nDXE*1*1\n`));
-  assert.equal(file.check.ok, true);
-  assert.equal(file.audit!.paid!.sinceInit.value, 250);
+test('a file stored with LF line ends: G85 is computed over the lines as transmitted, with CR LF', () => {
+  const transmitted = build(['ID1*S9', 'VA1*250*2']);
+  assert.equal(examineAuditFile(transmitted).check.g85Over, 'stored-crlf');
+  for (const [lineEnds, stored] of [
+    ['lf', transmitted.toString('latin1').replaceAll('\r\n', '\n')],
+    ['cr', transmitted.toString('latin1').replaceAll('\r\n', '\r')],
+    ['mixed', transmitted.toString('latin1').replace('\r\n', '\n')],
+  ] as const) {
+    const file = examineAuditFile(Buffer.from(stored, 'latin1'));
+    assert.equal(file.check.ok, true, lineEnds);
+    assert.deepEqual(file.check.g85, ['ok'], lineEnds);
+    assert.equal(file.check.lineEnds, lineEnds);
+    assert.equal(file.check.g85Over, 'crlf-restored', lineEnds);
+    assert.equal(file.audit!.paid!.sinceInit.value, 250);
+  }
+  // A change in the data still fails, and the message says over which form.
+  const altered = examineAuditFile(Buffer.from(transmitted.toString('latin1').replaceAll('\r\n', '\n').replace('250', '950')));
+  assert.deepEqual(altered.check.g85, ['mismatch']);
+  assert.match(altered.reason!, /computed over the lines with CR LF restored \(the file has LF line ends\)/);
 });
 
 test('a second VA1 does not overwrite the first; it is kept under other with a warning', () => {

@@ -22,7 +22,7 @@ describe('qrvend dex parse', { timeout: 60_000 }, () => {
   it('prints the serial, the totals with the implied decimals and the product table', async () => {
     const { code, stdout } = await qrvend(['dex', 'parse', fixture('vmc-a1.dex')]);
     assert.equal(code, 0);
-    assert.match(stdout, /^check: ok \(G85 ok\)$/m);
+    assert.match(stdout, /^check: ok \(G85 ok, over the file's own CR LF lines\)$/m);
     assert.match(stdout, /serial VM2024001, model SNACK-8/);
     assert.match(stdout, /^paid vends +1554\.00 EUR in 1032 vends \(lifetime\); 18\.10 EUR in 13 vends since the last reset$/m);
     assert.match(stdout, /^cash +506\.00 EUR in 335 vends/m);
