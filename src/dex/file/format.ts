@@ -2,6 +2,7 @@
  * What `qrvend dex parse` prints: the check, the machine, the totals and the per-product table.
  * Every string from the file goes through escapeForTerminal: an audit file is outside input.
  */
+import { ErrorCodes } from '../../core/errors.js';
 import { escapeForTerminal, jsonForTerminal } from '../../core/terminal-text.js';
 import type { AuditFile, Figures, Totals } from './index.js';
 
@@ -13,8 +14,14 @@ export function formatMinor(minor: number | null, decimals: number): string {
   return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
 }
 
+/**
+ * The whole answer as JSON. `ok` and, when the check failed, `error` (a stable code, the check
+ * that failed first, the reason) come first, so a script reads every refusal the same way.
+ */
 export function formatAuditJson(file: AuditFile): string {
-  return `${jsonForTerminal(file, 2)}\n`;
+  const failed = file.check.issues.find((i) => i.severity === 'error');
+  const error = failed === undefined ? {} : { error: { code: ErrorCodes.DEX_FILE_UNTRUSTED, check: failed.code, message: failed.message } };
+  return `${jsonForTerminal({ ok: file.check.ok, ...error, ...file }, 2)}\n`;
 }
 
 export function formatAuditText(file: AuditFile): string {

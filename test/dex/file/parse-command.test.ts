@@ -1,9 +1,9 @@
 /** `qrvend dex parse` as a technician runs it: the real CLI as a child process over the fixtures. */
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -49,7 +49,59 @@ describe('qrvend dex parse', { timeout: 60_000 }, () => {
   it('a missing file is a usage error naming it', async () => {
     const { code, stderr } = await qrvend(['dex', 'parse', '/nonexistent/audit.dex']);
     assert.equal(code, 64);
-    assert.match(stderr, /CLI_USAGE: cannot open the audit file "\/nonexistent\/audit\.dex": ENOENT/);
+    assert.match(stderr, /DEX_FILE_UNREADABLE: cannot open the audit file "\/nonexistent\/audit\.dex": ENOENT/);
+  });
+
+  describe('--json prints JSON for every refusal, with a stable code and today\'s exit codes', () => {
+    let dir = '';
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), 'qrvend-dex-json-'));
+    });
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const refusal = (stdout: string) => JSON.parse(stdout) as { ok: boolean; error: { code: string; message: string } };
+
+    it('a missing file: DEX_FILE_UNREADABLE, exit 64', async () => {
+      const { code, stdout } = await qrvend(['dex', 'parse', '--json', join(dir, 'none.dex')]);
+      assert.equal(code, 64);
+      const out = refusal(stdout);
+      assert.equal(out.ok, false);
+      assert.equal(out.error.code, 'DEX_FILE_UNREADABLE');
+      assert.match(out.error.message, /none\.dex": ENOENT/);
+    });
+
+    it('a file over the size bound: DEX_TOO_LARGE, exit 64, nothing read', async () => {
+      const big = join(dir, 'big.dex');
+      writeFileSync(big, '');
+      truncateSync(big, 4 * 1024 * 1024 + 1);
+      const { code, stdout, stderr } = await qrvend(['dex', 'parse', '--json', big]);
+      assert.equal(code, 64);
+      assert.equal(refusal(stdout).error.code, 'DEX_TOO_LARGE');
+      assert.equal(stderr, '');
+    });
+
+    it('a directory: DEX_FILE_UNREADABLE, exit 64', async () => {
+      const { code, stdout } = await qrvend(['dex', 'parse', '--json', dir]);
+      assert.equal(code, 64);
+      assert.equal(refusal(stdout).error.code, 'DEX_FILE_UNREADABLE');
+    });
+
+    it('not an audit: the parsed answer with an error object DEX_FILE_UNTRUSTED naming the check, exit 1', async () => {
+      const notAudit = join(dir, 'notes.txt');
+      writeFileSync(notAudit, 'shopping list\r\n');
+      const { code, stdout } = await qrvend(['dex', 'parse', '--json', notAudit]);
+      assert.equal(code, 1);
+      const out = JSON.parse(stdout);
+      assert.equal(out.ok, false);
+      assert.deepEqual(out.error, { code: 'DEX_FILE_UNTRUSTED', check: 'no-dxs', message: out.reason });
+      assert.equal(out.check.ok, false);
+    });
+
+    it('a usage mistake (no file named): CLI_USAGE as JSON, exit 64', async () => {
+      const { code, stdout, stderr } = await qrvend(['dex', 'parse', '--json']);
+      assert.equal(code, 64);
+      assert.equal(refusal(stdout).error.code, 'CLI_USAGE');
+      assert.equal(stderr, '');
+    });
   });
 
   it('control characters from the file reach the terminal escaped', async () => {
