@@ -232,3 +232,22 @@ test('a hostile file of 100,000 PA7 lines over as many selections is read in one
   assert.equal(file.check.ok, true);
   assert.equal(file.audit!.products.length, 100_000);
 });
+
+test('field-shaped fixtures: header on the DXS line, LF line ends, SE conventions are read, each with its note', () => {
+  const cases = [
+    ['capture-header-on-dxs-line.dex', 'crlf', ['dxs-after-header']],
+    ['lf-line-ends.dex', 'lf', []],
+    ['se-counted-from-dxs.dex', 'crlf', ['se-convention']],
+    ['capture-lf-se-from-dxs.dex', 'lf', ['dxs-after-header', 'se-convention']],
+    ['se-without-st-or-se.dex', 'crlf', ['se-convention']],
+  ] as const;
+  for (const [name, lineEnds, warnings] of cases) {
+    const file = examineAuditFile(fixture(name));
+    assert.equal(file.check.ok, true, name);
+    assert.deepEqual(file.check.g85, ['ok'], name);
+    assert.equal(file.check.lineEnds, lineEnds, name);
+    assert.equal(file.check.g85Over, lineEnds === 'lf' ? 'crlf-restored' : 'stored-crlf', name);
+    assert.deepEqual(file.check.issues.map((i) => i.code), warnings, name);
+    assert.equal(file.audit!.cashless1!.sinceInit.count, file.audit!.paid!.sinceInit.count! - file.audit!.cash.sales!.sinceInit.count!, name);
+  }
+});

@@ -46,6 +46,21 @@ describe('qrvend dex parse', { timeout: 60_000 }, () => {
     assert.match(stdout, /^check: FAILED, figures not to be trusted: G85 says/m);
   });
 
+  it('files as the field writes them: what was skipped, over which form G85 was checked, the SE convention', async () => {
+    const header = await qrvend(['dex', 'parse', fixture('capture-header-on-dxs-line.dex')]);
+    assert.equal(header.code, 0);
+    assert.match(header.stdout, /^check: ok \(G85 ok, over the file's own CR LF lines\)$/m);
+    assert.match(header.stdout, /^ {2}warn {2}line 1: "2026-11-25 06:00:12 DEXLOG v3\.2 port=COM3: " \(43 characters\) before DXS/m);
+    assert.match(header.stdout, /^machine: serial MKA2024017, model SNACKBOX 6, at DEPOT 3; sender MKA1234567/m);
+    const lf = await qrvend(['dex', 'parse', fixture('lf-line-ends.dex')]);
+    assert.equal(lf.code, 0);
+    assert.match(lf.stdout, /^check: ok \(G85 ok, over the lines with CR LF restored: the file has LF line ends\)$/m);
+    const se = await qrvend(['dex', 'parse', fixture('capture-lf-se-from-dxs.dex')]);
+    assert.equal(se.code, 0);
+    assert.match(se.stdout, /^ {2}warn {2}line 17: SE says 17 segments, the set from line 2 has 16: counted from DXS/m);
+    assert.match(se.stdout, /^cashless #1 +300\.00 GBP in 200 vends/m);
+  });
+
   it('a missing file is a usage error naming it', async () => {
     const { code, stderr } = await qrvend(['dex', 'parse', '/nonexistent/audit.dex']);
     assert.equal(code, 64);
