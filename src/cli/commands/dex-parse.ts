@@ -16,7 +16,10 @@ export function register(dex: Command): void {
   // A usage mistake with --json (no file named, an unknown option) is answered in JSON too; the exit code stays 64.
   const json = () => parse.opts<{ json?: boolean }>().json === true;
   parse.configureOutput({
-    outputError: (text, write) => (json() ? printJsonRefusal({ code: 'CLI_USAGE', message: text.replace(/^error: /, '').trim() }) : write(text)),
+    outputError: (text, write) => {
+      if (json()) printJsonRefusal({ code: 'CLI_USAGE', message: text.replace(/^error: /, '').trim() });
+      else write(text);
+    },
     writeErr: (text) => (json() ? undefined : process.stderr.write(text)),
   });
   parse.action(async (file: string, opts: { json?: boolean }) => {

@@ -35,13 +35,13 @@ export interface Envelope {
   blocks: Block[];
   /** Lines between or after blocks. */
   outside: Segment[];
-  /** Text found before `DXS` on the DXS line itself (a capture tool's header), by line; also in `preamble`/`outside`. */
+  /** Text before `DXS` on the DXS line itself (a capture tool's header); also kept in `preamble` or `outside`. */
   skippedBeforeDxs: Segment[];
 }
 
 /** Where `DXS*` begins inside a line that is not itself a DXS segment, or -1. */
 function dxsInside(seg: Segment, inBlock: boolean): number {
-  // Inside a block a data segment may carry the letters in a field; only a line that is no segment is searched there.
+  // Inside a block a data segment may carry the letters in a field: there only a line that is no segment is searched.
   if (seg.tag === 'DXS' || (inBlock && isSegmentTag(seg.tag))) return -1;
   return seg.text.indexOf('DXS*');
 }

@@ -9,6 +9,7 @@
  * (docs/dex.md, "The check").
  */
 import type { Envelope, TransactionSet } from './blocks.js';
+import type { Segment } from './lines.js';
 import { crcAsTransmitted, lineEndsOf, type G85Over, type LineEnds } from './g85.js';
 
 export type CheckCode =
@@ -79,7 +80,9 @@ export function checkFile(bytes: Uint8Array, env: Envelope): FileCheck {
   else if (env.blocks.length === 0) error('no-dxs', null, 'no DXS line: this is not an EVA-DTS audit file (or its start was lost)');
   for (const skipped of env.skippedBeforeDxs) {
     const shown = skipped.text.length > 60 ? `${skipped.text.slice(0, 60)}...` : skipped.text;
-    warn('dxs-after-header', skipped.line, `"${shown}" (${skipped.text.length} characters) before DXS on line ${skipped.line} was skipped: a capture tool's header, kept with the lines before DXS`);
+    const message = `"${shown}" (${skipped.text.length} characters) before DXS on line ${skipped.line} was skipped: `
+      + 'a capture tool\'s header, kept with the lines before DXS';
+    warn('dxs-after-header', skipped.line, message);
   }
   if (env.blocks.length > 1) warn('several-blocks', env.blocks[1]!.dxs.line, `${env.blocks.length} DXS blocks: the one with a VA1 line is read as the machine's audit, the others are kept as they are`);
 
@@ -97,29 +100,38 @@ export function checkFile(bytes: Uint8Array, env: Envelope): FileCheck {
     const modern = block.version === 'V0/6';
     for (const set of block.sets) {
       // A set cut short has already said so; a missing G85 there is not news.
-      const result = set.se === null && set.g85 === null ? 'missing' : checkG85(bytes, set, { modern, over: g85Over, lineEnds }, error, warn);
+      const how = { modern, over: g85Over, lineEnds };
+      const result = set.se === null && set.g85 === null ? 'missing' : checkG85(bytes, set, how, error, warn);
       g85.push(result);
-      if (set.se === null) error('no-se', set.st.line, `the transaction set of line ${set.st.line} has no SE: the file was cut short`);
-      else checkSe(set, set.se, result === 'ok' || result === 'swapped', error, warn);
+      if (set.se === null) {
+        error('no-se', set.st.line, `the transaction set of line ${set.st.line} has no SE: the file was cut short`);
+      } else checkSe(set, set.se, result === 'ok' || result === 'swapped', error, warn);
     }
   }
   return { ok: !issues.some((i) => i.severity === 'error'), issues, g85, lineEnds, g85Over };
 }
 
-function checkSe(set: TransactionSet, se: NonNullable<TransactionSet['se']>, proven: boolean, error: Report, warn: Report): void {
+/** SE01 against the segments counted; `proven` = the set's G85 matched, so a known convention is only a warning. */
+function checkSe(set: TransactionSet, se: Segment, proven: boolean, error: Report, warn: Report): void {
   const counted = set.body.length + (set.g85 ? 1 : 0) + 2;
   const declared = se.elements[0] ?? '';
+  const said = `SE says ${declared || '(nothing)'} segments, the set from line ${set.st.line} has ${counted}`;
   if (!/^\d{1,6}$/.test(declared)) {
-    error('se-count', se.line, `SE says ${declared || '(nothing)'} segments, the set from line ${set.st.line} has ${counted}: lines were lost or added`);
+    error('se-count', se.line, `${said}: lines were lost or added`);
   } else if (Number(declared) !== counted) {
-    const said = `SE says ${declared} segments, the set from line ${set.st.line} has ${counted}`;
     const convention = SE_CONVENTIONS.get(Number(declared) - counted);
-    if (convention !== undefined && proven) warn('se-convention', se.line, `${said}: ${convention}; G85 proves the set intact`);
-    else if (convention !== undefined) error('se-count', se.line, `${said}: it would fit "${convention}", but with no matching G85 nothing proves that no line was lost or added`);
-    else error('se-count', se.line, `${said}: lines were lost or added`);
+    if (convention === undefined) error('se-count', se.line, `${said}: lines were lost or added`);
+    else if (proven) warn('se-convention', se.line, `${said}: ${convention}; G85 proves the set intact`);
+    else {
+      const unproven = 'but with no matching G85 nothing proves that no line was lost or added';
+      error('se-count', se.line, `${said}: it would fit "${convention}", ${unproven}`);
+    }
   }
   const control = se.elements[1] ?? '';
-  if (control !== (set.st.elements[1] ?? '')) warn('se-control', se.line, `SE control number ${control || '(none)'} differs from ST's ${set.st.elements[1] || '(none)'}`);
+  const stControl = set.st.elements[1] ?? '';
+  if (control !== stControl) {
+    warn('se-control', se.line, `SE control number ${control || '(none)'} differs from ST's ${stControl || '(none)'}`);
+  }
 }
 
 function checkG85(
@@ -146,6 +158,7 @@ function checkG85(
   const ends = how.lineEnds === 'mixed' ? 'mixed' : how.lineEnds.toUpperCase();
   const form = `${FORMS[how.over]}${how.over === 'crlf-restored' ? ` (the file has ${ends} line ends)` : ''}`;
   const old = how.modern ? '' : ` (or ${hex4(swapped)} in the old byte order)`;
-  error('g85-mismatch', set.g85.line, `G85 says ${given}, the data from line ${set.st.line} computes ${hex4(crc)}${old}, computed ${form}: the file was altered or damaged on the way`);
+  const computed = `the data from line ${set.st.line} computes ${hex4(crc)}${old}, computed ${form}`;
+  error('g85-mismatch', set.g85.line, `G85 says ${given}, ${computed}: the file was altered or damaged on the way`);
   return 'mismatch';
 }

