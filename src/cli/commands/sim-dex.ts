@@ -11,7 +11,8 @@ export function register(parent: Command): void {
     .option('--protocol <p>', 'dex-ucs or ddcmp', 'dex-ucs')
     .option(
       '--behaviour <b>',
-      'normal, initiates (leads the first handshake), slow, silent, crc-errors, crc-once, stall-mid-block, no-data (answers 04)',
+      'normal, initiates (leads the first handshake), slow, silent, crc-errors, crc-once, stall-mid-block, '
+        + 'no-data (answers 04)',
       'normal',
     )
     .action(async (files: string[], opts: SimDexOptions) => {

@@ -88,7 +88,8 @@ test('dex-ucs: a VMC answering 04 (no data) from an ID ending in 00 is refusing,
   const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'no-data' });
   try {
     const refused = /refused the audit read: response code "04" \(no data to transfer\)/;
-    await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, 'DEX_NO_ANSWER') && refused.test(err.message));
+    const isRefusal = (err: unknown) => isQrvendError(err, 'DEX_NO_ANSWER') && refused.test(err.message);
+    await assert.rejects(rig.link.read(), isRefusal);
     assert.equal(rig.sim.served, 0);
   } finally {
     await rig.close();
