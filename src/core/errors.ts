@@ -73,6 +73,10 @@ export const ErrorCodes = {
   DEX_BUSY: 'DEX_BUSY',
   DEX_PORT: 'DEX_PORT',
   DEX_TOO_LARGE: 'DEX_TOO_LARGE',
+  /** `qrvend dex parse`: the audit file cannot be opened or read, or is not a regular file. */
+  DEX_FILE_UNREADABLE: 'DEX_FILE_UNREADABLE',
+  /** `qrvend dex parse`: the file was read but failed its check (not an audit, altered, cut short). */
+  DEX_FILE_UNTRUSTED: 'DEX_FILE_UNTRUSTED',
 
   CLI_USAGE: 'CLI_USAGE',
   INTERNAL: 'INTERNAL',

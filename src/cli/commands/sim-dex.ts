@@ -9,7 +9,12 @@ export function register(parent: Command): void {
     .requiredOption('--pty <path>', "the VMC end of a pty pair (the agent's dex.port is the other end)")
     .option('--agent-pty <path>', 'make the pty pair here and now: the agent end appears at this path')
     .option('--protocol <p>', 'dex-ucs or ddcmp', 'dex-ucs')
-    .option('--behaviour <b>', 'normal, initiates (leads the first handshake), slow, silent, crc-errors, crc-once, stall-mid-block', 'normal')
+    .option(
+      '--behaviour <b>',
+      'normal, initiates (leads the first handshake), slow, silent, crc-errors, crc-once, stall-mid-block, '
+        + 'no-data (answers 04)',
+      'normal',
+    )
     .action(async (files: string[], opts: SimDexOptions) => {
       const { runSimDex } = await import('../../sim/dex/cli.js');
       await runSimDex(files, opts);

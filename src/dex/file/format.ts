@@ -2,6 +2,7 @@
  * What `qrvend dex parse` prints: the check, the machine, the totals and the per-product table.
  * Every string from the file goes through escapeForTerminal: an audit file is outside input.
  */
+import { ErrorCodes } from '../../core/errors.js';
 import { escapeForTerminal, jsonForTerminal } from '../../core/terminal-text.js';
 import type { AuditFile, Figures, Totals } from './index.js';
 
@@ -13,14 +14,26 @@ export function formatMinor(minor: number | null, decimals: number): string {
   return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
 }
 
+/**
+ * The whole answer as JSON. `ok` and, when the check failed, `error` (a stable code, the check
+ * that failed first, the reason) come first, so a script reads every refusal the same way.
+ */
 export function formatAuditJson(file: AuditFile): string {
-  return `${jsonForTerminal(file, 2)}\n`;
+  const failed = file.check.issues.find((i) => i.severity === 'error');
+  const error = failed === undefined
+    ? {}
+    : { error: { code: ErrorCodes.DEX_FILE_UNTRUSTED, check: failed.code, message: failed.message } };
+  return `${jsonForTerminal({ ok: file.check.ok, ...error, ...file }, 2)}\n`;
 }
 
 export function formatAuditText(file: AuditFile): string {
   const out: string[] = [];
   const t = escapeForTerminal;
-  out.push(file.check.ok ? `check: ok (G85 ${file.check.g85.join(', ') || 'none'})` : `check: FAILED, figures not to be trusted: ${t(file.reason ?? '')}`);
+  out.push(
+    file.check.ok
+      ? `check: ok (G85 ${file.check.g85.join(', ') || 'none'}${g85Form(file)})`
+      : `check: FAILED, figures not to be trusted: ${t(file.reason ?? '')}`,
+  );
   for (const issue of file.check.issues) out.push(`  ${issue.severity === 'error' ? 'ERROR' : 'warn '} ${issue.line === null ? '' : `line ${issue.line}: `}${t(issue.message)}`);
   const a = file.audit;
   if (a === null) return `${out.join('\n')}\n`;
@@ -60,6 +73,14 @@ export function formatAuditText(file: AuditFile): string {
   for (const w of a.warnings) out.push(`warn  ${t(w)}`);
   if (file.preamble.length > 0) out.push(`lines before DXS kept: ${file.preamble.length}`);
   return `${out.join('\n')}\n`;
+}
+
+/** Over which form of the lines G85 was computed (src/dex/file/g85.ts); nothing when no G85 was checked. */
+function g85Form(file: AuditFile): string {
+  if (!file.check.g85.some((r) => r === 'ok' || r === 'swapped')) return '';
+  if (file.check.g85Over === 'stored-crlf') return ', over the file\'s own CR LF lines';
+  const ends = file.check.lineEnds === 'mixed' ? 'mixed' : file.check.lineEnds.toUpperCase();
+  return `, over the lines with CR LF restored: the file has ${ends} line ends`;
 }
 
 function sumOrNull(values: (number | null)[]): number | null {

@@ -18,7 +18,10 @@ export interface AuditFile {
   audit: ParsedAudit | null;
   /** Why the figures are not to be used (the first error), or null when the check passed. */
   reason: string | null;
-  /** Lines before DXS (vendor headers) and the number of further DXS blocks, kept for the record. */
+  /**
+   * Lines before DXS (vendor headers, and a capture tool's header skipped on the DXS line itself) and
+   * the number of further DXS blocks, kept for the record.
+   */
   preamble: string[];
   extraBlocks: number;
 }

@@ -39,12 +39,25 @@ export function splitSegments(bytes: Uint8Array): Segment[] {
     if (text[end] === '\n') end++;
     const body = text.slice(start, stop);
     // A blank line (some writers end the file with one) carries nothing; it still counts for line numbers.
-    if (body.trim() !== '') {
-      const parts = body.split('*');
-      segments.push({ line, tag: parts[0]!.trim(), elements: parts.slice(1).map((e) => e.trim()), text: body, start, end });
-    }
+    if (body.trim() !== '') segments.push(segmentOf(body, line, start, end));
     start = end;
     line++;
   }
   return segments;
+}
+
+function segmentOf(text: string, line: number, start: number, end: number): Segment {
+  const parts = text.split('*');
+  return { line, tag: parts[0]!.trim(), elements: parts.slice(1).map((e) => e.trim()), text, start, end };
+}
+
+/**
+ * The segment that begins `offset` characters into `seg`'s line, and what came before it: a
+ * capture tool's own header written on the same line as DXS.
+ */
+export function splitLineAt(seg: Segment, offset: number): { skipped: Segment; rest: Segment } {
+  return {
+    skipped: { ...seg, tag: seg.text.slice(0, offset), elements: [], text: seg.text.slice(0, offset) },
+    rest: segmentOf(seg.text.slice(offset), seg.line, seg.start + offset, seg.end),
+  };
 }

@@ -13,6 +13,7 @@
  */
 import { collect, NOTHING, tooLarge, type Collected, type LinkEffect, type LinkMachine, type Step } from './machine.js';
 import { ACK0, ACK1, encodeBlock, ENQ, EOT, inBlock, NAK, scanUcs, SCAN_IDLE, type UcsEvent, type UcsScan } from './ucs-frames.js';
+import { describeCode, readResponseBlock } from './ucs-response.js';
 
 export const UCS_TIMING = { timerAMs: 1000, timerDMs: 2200, responseDelayMs: 10, intersessionMs: 100, wackWaitMs: 200 };
 /** ENQs before "no answer"; then auto detection tries DDCMP. */
@@ -52,6 +53,11 @@ export interface UcsState {
   readonly lastAnswer: Buffer;
   readonly file: Collected;
   readonly max: number;
+  /**
+   * A second-handshake answer that may have been a refusal (its code is ambiguous or unreadable):
+   * what it would mean, said if no data follows it. Null when the answer was read as OK.
+   */
+  readonly maybeRefused: string | null;
 }
 
 const T = UCS_TIMING;
@@ -69,7 +75,10 @@ const NOISE = 'the line is noisy: check the cable and its ground, keep it away f
 
 export const dexUcs: LinkMachine<UcsState> = {
   baudRate: 9600,
-  initial: (max) => ({ phase: 'new', scan: SCAN_IDLE, attempts: 0, badBlocks: 0, blocks: 0, lastAnswer: ACK0, file: NOTHING, max }),
+  initial: (max) => ({
+    phase: 'new', scan: SCAN_IDLE, attempts: 0, badBlocks: 0, blocks: 0, lastAnswer: ACK0, file: NOTHING, max,
+    maybeRefused: null,
+  }),
   step(state, input) {
     if (state.phase === 'over') return { state, effects: [] };
     if (input.kind === 'begin') return { state: { ...state, phase: 'fh-enq', attempts: 1 }, effects: [send(Buffer.from([ENQ]), 0), timer(T.timerAMs)] };
@@ -104,6 +113,10 @@ function onTimeout(s: UcsState): Step<UcsState> {
       // The last block was acknowledged: the file is whole even if the VMC never says EOT.
       return over(s, [{ kind: 'done', file: Buffer.concat(s.file.pieces as Buffer[]) }]);
     default: {
+      // Silence after an answer that may have been a refusal: it was one.
+      if (s.maybeRefused !== null && s.blocks === 0 && !inBlock(s.scan)) {
+        return over(s, [refusedAfterAll(s.maybeRefused)]);
+      }
       const where = s.phase.startsWith('data') ? (inBlock(s.scan) ? 'in the middle of a block' : `after ${s.blocks} block(s)`) : 'during the handshake';
       return over(s, [fail('DEX_TIMEOUT', `the VMC went silent ${where} of a DEX/UCS read (${T.timerDMs} ms without a byte)`, `${WIRING}; a VMC busy vending may answer on the next try`)]);
     }
@@ -158,10 +171,14 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
       if (e.kind === 'overlong' || (e.kind === 'block' && !e.crcOk)) return badBlock(s);
       if (e.kind !== 'block') return ignore;
       if (s.phase === 'sh-slave-block') {
-        const refusal = responseRefusal(e.text.toString('latin1'));
-        if (refusal) return over(s, [send(ACK1), fail('DEX_NO_ANSWER', `the VMC refused the audit read: ${refusal}`, 'see the VMC manual for its DEX settings; try again later')]);
+        const verdict = judgeResponse(e.text.toString('latin1'));
+        if (verdict.refusal !== null) {
+          const message = `the VMC refused the audit read: ${verdict.refusal}`;
+          return over(s, [send(ACK1), fail('DEX_NO_ANSWER', message, REFUSED)]);
+        }
+        return answer(s, 'sh-slave-eot', ACK1, { badBlocks: 0, maybeRefused: verdict.maybe });
       }
-      return answer(s, s.phase === 'fh-slave-block' ? 'fh-slave-eot' : 'sh-slave-eot', ACK1, { badBlocks: 0 });
+      return answer(s, 'fh-slave-eot', ACK1, { badBlocks: 0 });
     case 'fh-slave-eot':
       if (e.kind === 'enq') return repeat();
       if (e.kind !== 'eot') return ignore;
@@ -177,6 +194,9 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
     case 'data':
       if (e.kind === 'enq') return repeat();
       if (e.kind === 'overlong' || (e.kind === 'block' && !e.crcOk)) return badBlock(s);
+      if (e.kind === 'eot' && s.maybeRefused !== null && s.blocks === 0 && s.badBlocks === 0) {
+        return over(s, [refusedAfterAll(s.maybeRefused)]);
+      }
       if (e.kind === 'eot')
         return s.badBlocks > 0
           ? over(s, [fail('DEX_CRC', 'the VMC gave up after we refused a damaged DEX/UCS block', NOISE)])
@@ -199,12 +219,32 @@ function dataBlock(s: UcsState, text: Buffer, last: boolean): Step<UcsState> {
   return answer(s, last ? 'data-eot' : 'data', blocks % 2 === 1 ? ACK1 : ACK0, { file, blocks, badBlocks: 0 });
 }
 
-/** The second handshake's response code (4.5.7): null when it is 00 (OK). */
-function responseRefusal(text: string): string | null {
-  // 4.5.3 puts the code first, 4.7's example after the 10-character ID: accept either.
-  if (text.slice(10, 12) === '00' || text.slice(0, 2) === '00') return null;
-  const code = /^\d\d/.test(text) ? text.slice(0, 2) : text.slice(10, 12);
-  const meaning: Record<string, string> = { '01': 'unrecognised communication ID', '02': 'unsupported revision and level', '03': 'operation conflict, try again', '04': 'no data to transfer', '05': 'undefined error', '90': 'manufacturer specific state' };
-  return `response code ${JSON.stringify(code)}${meaning[code] ? ` (${meaning[code]})` : ''}`;
+const REFUSED = 'see the VMC manual for its DEX settings; try again later';
+
+/**
+ * The second handshake's response block (4.5.3, 4.5.7, read in ucs-response.ts): `refusal` when it
+ * is one, `maybe` when it may be one (go on, and say so if no data comes).
+ */
+function judgeResponse(text: string): { refusal: string | null; maybe: string | null } {
+  const response = readResponseBlock(text);
+  switch (response.kind) {
+    case 'read':
+      return { refusal: response.reading.code === '00' ? null : describeCode(response.reading.code), maybe: null };
+    case 'ambiguous': {
+      const refusals = response.readings.filter((r) => r.code !== '00');
+      // Two different refusals are a refusal either way; an OK and a refusal: go on and see.
+      if (refusals.length === 2) {
+        return { refusal: refusals.map((r) => describeCode(r.code)).join(' or '), maybe: null };
+      }
+      const refusal = refusals[0]!;
+      return { refusal: null, maybe: `${describeCode(refusal.code)} with communication ID ${refusal.commId}` };
+    }
+    case 'unreadable':
+      return { refusal: null, maybe: `an answer qrvend cannot read ("${response.text}")` };
+  }
 }
 
+function refusedAfterAll(maybe: string): LinkEffect {
+  const message = `the VMC refused the audit read: it sent no data after a handshake answer that reads as ${maybe}`;
+  return fail('DEX_NO_ANSWER', message, REFUSED);
+}

@@ -39,9 +39,15 @@ export async function serveUcs(wire: W, script: Script): Promise<void> {
       await sleep(100);
       await say(ENQ);
       if (!(await wire.expect(is('ack0'), WAIT_MS))) continue;
-      await say(encodeBlock('soh', Buffer.from(`${COMM_ID}00R00L06`, 'latin1'), true));
+      // no-data: response code 04 first, as 4.5.3 orders the fields, from an ID ending in 00 (4.5.4 allows it).
+      const response = script.behaviour === 'no-data' ? `04${COMM_ID.slice(0, 8)}00R00L06` : `${COMM_ID}00R00L06`;
+      await say(encodeBlock('soh', Buffer.from(response, 'latin1'), true));
       if (!(await wire.expect(is('ack1'), WAIT_MS))) continue;
       await say(EOT);
+      if (script.behaviour === 'no-data') {
+        wire.drop();
+        continue;
+      }
     }
     await sleep(100);
     if (await sendFile(wire, script, say)) script.served();

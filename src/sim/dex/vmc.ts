@@ -9,7 +9,9 @@ import { serveDdcmp } from './ddcmp-vmc.js';
 import { serveUcs } from './ucs-vmc.js';
 import { Wire } from './wire.js';
 
-export const DEX_BEHAVIOURS = ['normal', 'initiates', 'slow', 'silent', 'crc-errors', 'crc-once', 'stall-mid-block'] as const;
+export const DEX_BEHAVIOURS = [
+  'normal', 'initiates', 'slow', 'silent', 'crc-errors', 'crc-once', 'stall-mid-block', 'no-data',
+] as const;
 export type DexBehaviour = (typeof DEX_BEHAVIOURS)[number];
 
 export interface DexSimOptions {

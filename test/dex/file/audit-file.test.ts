@@ -111,12 +111,62 @@ test('truncated.dex: a file cut short fails with no SE and no DXE', () => {
   assert.match(file.reason!, /cut short/);
 });
 
-test('SE must count the segments from ST to SE inclusive', () => {
+test('SE must count the segments from ST to SE inclusive, or differ by a known convention', () => {
   const body = ['ID1*S1', 'VA1*100*1'];
   assert.equal(examineAuditFile(build(body, { se: 5 })).check.ok, true);
-  const wrong = examineAuditFile(build(body, { se: 4 }));
+  const wrong = examineAuditFile(build(body, { se: 8 }));
   assert.equal(wrong.check.ok, false);
-  assert.match(wrong.check.issues.find((i) => i.code === 'se-count')!.message, /SE says 4 segments, the set from line 2 has 5/);
+  const issue = wrong.check.issues.find((i) => i.code === 'se-count')!;
+  assert.match(issue.message, /SE says 8 segments, the set from line 2 has 5/);
+});
+
+test('an SE count one more than ST to SE (the DXS counted too) is a warning naming it when G85 proves the set', () => {
+  const file = examineAuditFile(build(['ID1*S1', 'VA1*100*1'], { se: 6 }));
+  assert.equal(file.check.ok, true);
+  assert.deepEqual(file.check.g85, ['ok']);
+  const issue = file.check.issues.find((i) => i.code === 'se-convention')!;
+  assert.equal(issue.severity, 'warning');
+  assert.equal(issue.line, 6);
+  assert.match(issue.message, /SE says 6 segments, the set from line 2 has 5: counted from DXS/);
+});
+
+test('an SE count one less than ST to SE (SE or ST left out) is a warning naming it when G85 proves the set', () => {
+  const file = examineAuditFile(build(['ID1*S1', 'VA1*100*1'], { se: 4 }));
+  assert.equal(file.check.ok, true);
+  const issue = file.check.issues.find((i) => i.code === 'se-convention')!;
+  assert.match(issue.message, /SE says 4 .* has 5: .*ST or SE not counted/);
+});
+
+test('an SE count that fits a convention is still an error without a G85, or with a G85 that does not match', () => {
+  const lines = ['DXS*XYZ1234567*VA*V1/1*1', 'ST*001*0001', 'VA1*100*1', 'SE*4*0001', 'DXE*1*1'];
+  const noG85 = Buffer.from(lines.map((l) => `${l}\r\n`).join(''), 'latin1');
+  const unproven = examineAuditFile(noG85);
+  assert.equal(unproven.check.ok, false);
+  assert.match(unproven.reason!, /SE says 4 segments, the set from line 2 has 3.*no matching G85/);
+  const damaged = examineAuditFile(build(['ID1*S1', 'VA1*100*1'], { se: 6, g85: '0000' }));
+  const errors = damaged.check.issues.filter((i) => i.severity === 'error').map((i) => i.code);
+  assert.deepEqual(errors.sort(), ['g85-mismatch', 'se-count']);
+});
+
+test('a capture tool\'s header on the DXS line: the DXS is found after it, and the check says what was skipped', () => {
+  const header = Buffer.from('2026-11-25 05:00:03 DEXcap 2.1 #17: ');
+  const file = examineAuditFile(Buffer.concat([header, build(['ID1*S7', 'VA1*250*2'])]));
+  assert.equal(file.check.ok, true);
+  assert.deepEqual(file.check.g85, ['ok']);
+  assert.equal(file.audit!.sender, 'XYZ1234567');
+  assert.equal(file.audit!.machine.serial, 'S7');
+  assert.deepEqual(file.preamble, ['2026-11-25 05:00:03 DEXcap 2.1 #17: ']);
+  const issue = file.check.issues.find((i) => i.code === 'dxs-after-header')!;
+  assert.equal(issue.severity, 'warning');
+  assert.equal(issue.line, 1);
+  assert.match(issue.message, /"2026-11-25 05:00:03 DEXcap 2\.1 #17: " \(36 characters\) before DXS on line 1/);
+});
+
+test('inside a block, a data segment that mentions DXS* is data, not a new block', () => {
+  const file = examineAuditFile(build(['ID1*S1', 'MA5*DXS*X', 'VA1*1*1']));
+  assert.equal(file.check.ok, true);
+  assert.equal(file.extraBlocks, 0);
+  assert.deepEqual(file.audit!.other, [{ line: 4, text: 'MA5*DXS*X' }]);
 });
 
 test('a missing G85 is a warning (older machines), a malformed one an error', () => {
@@ -153,12 +203,26 @@ test('empty fields are null, not 0; a non-number is null with a warning naming t
   assert.deepEqual(a.warnings, ['line 4: DA201 "5A" is not a whole number; read as empty']);
 });
 
-test('LF-only line ends are read too, and the G85 then covers the bytes as they are', () => {
-  const set = 'ST*001*0001\nID1*S9\nVA1*250*2\n';
-  const g85 = crc16(Buffer.from(set)).toString(16).toUpperCase().padStart(4, '0');
-  const file = examineAuditFile(Buffer.from(`DXS*XYZ1234567*VA*V0/6*1\n${set}G85*${g85}\nSE*5*0001\nDXE*1*1\n`));
-  assert.equal(file.check.ok, true);
-  assert.equal(file.audit!.paid!.sinceInit.value, 250);
+test('a file stored with LF line ends: G85 is computed over the lines as transmitted, with CR LF', () => {
+  const transmitted = build(['ID1*S9', 'VA1*250*2']);
+  assert.equal(examineAuditFile(transmitted).check.g85Over, 'stored-crlf');
+  for (const [lineEnds, stored] of [
+    ['lf', transmitted.toString('latin1').replaceAll('\r\n', '\n')],
+    ['cr', transmitted.toString('latin1').replaceAll('\r\n', '\r')],
+    ['mixed', transmitted.toString('latin1').replace('\r\n', '\n')],
+  ] as const) {
+    const file = examineAuditFile(Buffer.from(stored, 'latin1'));
+    assert.equal(file.check.ok, true, lineEnds);
+    assert.deepEqual(file.check.g85, ['ok'], lineEnds);
+    assert.equal(file.check.lineEnds, lineEnds);
+    assert.equal(file.check.g85Over, 'crlf-restored', lineEnds);
+    assert.equal(file.audit!.paid!.sinceInit.value, 250);
+  }
+  // A change in the data still fails, and the message says over which form.
+  const lf = transmitted.toString('latin1').replaceAll('\r\n', '\n');
+  const altered = examineAuditFile(Buffer.from(lf.replace('250', '950')));
+  assert.deepEqual(altered.check.g85, ['mismatch']);
+  assert.match(altered.reason!, /computed over the lines with CR LF restored \(the file has LF line ends\)/);
 });
 
 test('a second VA1 does not overwrite the first; it is kept under other with a warning', () => {
@@ -173,4 +237,24 @@ test('a hostile file of 100,000 PA7 lines over as many selections is read in one
   const file = examineAuditFile(build(['ID1*BIG', 'VA1*100*1', ...lines]));
   assert.equal(file.check.ok, true);
   assert.equal(file.audit!.products.length, 100_000);
+});
+
+test('field-shaped fixtures: header on the DXS line, LF line ends, SE conventions are read, each with its note', () => {
+  const cases = [
+    ['capture-header-on-dxs-line.dex', 'crlf', ['dxs-after-header']],
+    ['lf-line-ends.dex', 'lf', []],
+    ['se-counted-from-dxs.dex', 'crlf', ['se-convention']],
+    ['capture-lf-se-from-dxs.dex', 'lf', ['dxs-after-header', 'se-convention']],
+    ['se-without-st-or-se.dex', 'crlf', ['se-convention']],
+  ] as const;
+  for (const [name, lineEnds, warnings] of cases) {
+    const file = examineAuditFile(fixture(name));
+    assert.equal(file.check.ok, true, name);
+    assert.deepEqual(file.check.g85, ['ok'], name);
+    assert.equal(file.check.lineEnds, lineEnds, name);
+    assert.equal(file.check.g85Over, lineEnds === 'lf' ? 'crlf-restored' : 'stored-crlf', name);
+    assert.deepEqual(file.check.issues.map((i) => i.code), warnings, name);
+    const a = file.audit!;
+    assert.equal(a.cashless1!.sinceInit.count, a.paid!.sinceInit.count! - a.cash.sales!.sinceInit.count!, name);
+  }
 });

@@ -108,6 +108,46 @@ test('DEX/UCS: a refusal in the second handshake (code 04, no data) ends with DE
   assert.match(f.message, /"04" \(no data to transfer\)/);
 });
 
+/** Our ENQ answered, our request acknowledged, the VMC's ENQ for the second handshake, then its response block. */
+function secondHandshake(response: string): LinkInput[] {
+  const block = encodeBlock('soh', Buffer.from(response, 'latin1'), true);
+  return [begin, bytes(ACK0), bytes(ACK1), bytes(ENQ), bytes(block)];
+}
+const failure = (effects: LinkEffect[]) =>
+  effects.find((e) => e.kind === 'fail') as { code: string; message: string } | undefined;
+
+test('DEX/UCS response block read by its fields: a refusal is the VMC\'s refusal whatever its communication ID', () => {
+  // 4.5.3 order (code, ID, revision) and 4.7 order (ID, code, revision); IDs that end or start in 00.
+  for (const response of ['04ABC1234500R00L06', 'ABC123450004R00L06', '04ABC0012300R01L01', 'ABC001234504R00L06']) {
+    const f = failure(run(dexUcs, secondHandshake(response)).effects);
+    assert.equal(f?.code, 'DEX_NO_ANSWER', response);
+    assert.match(f!.message, /the VMC refused the audit read: response code "04" \(no data to transfer\)/, response);
+  }
+  const refusal = failure(run(dexUcs, secondHandshake('ABC120000003R01L01')).effects);
+  assert.match(refusal!.message, /"03" \(operation conflict, try again\)/);
+});
+
+test('DEX/UCS response block: code 00 goes on to the data whatever the ID, in either order', () => {
+  for (const response of ['00ABC1234504R00L06', 'ABC123450400R00L06', '00ABC0012345R00L06', 'QRS765432100R00L06']) {
+    const end: { state: UcsState; effects: LinkEffect[] } = run(dexUcs, [...secondHandshake(response), bytes(EOT)]);
+    assert.equal(failure(end.effects), undefined, response);
+    assert.equal(end.state.phase, 'data-enq', response);
+  }
+});
+
+test('DEX/UCS response: an all-digit ID that makes the code ambiguous goes on; silence after it is the refusal', () => {
+  // "04" + 1234567800 or 0412345678 + "00"; 0012345678 + "04" or "00" + 1234567804: both readings fit
+  // 4.5.4's ten-digit IDs.
+  for (const response of ['041234567800R00L06', '001234567804R00L06']) {
+    const inputs = [...secondHandshake(response), bytes(EOT), timeout];
+    const end: { state: UcsState; effects: LinkEffect[] } = run(dexUcs, inputs);
+    const f = failure(end.effects);
+    assert.equal(f?.code, 'DEX_NO_ANSWER', response);
+    assert.match(f!.message, /response code "04" \(no data to transfer\)/, response);
+    assert.equal(end.state.phase, 'over');
+  }
+});
+
 test('DDCMP: STARTs every 250 ms up to the limit, then DEX_NO_ANSWER', () => {
   const { effects } = run(ddcmp, [begin, ...Array.from({ length: START_ATTEMPTS }, () => timeout)]);
   assert.equal(sent(effects).length, START_ATTEMPTS);

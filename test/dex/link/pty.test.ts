@@ -84,6 +84,18 @@ test('dex-ucs: a VMC that leads the first handshake itself is read whole', T, as
   }
 });
 
+test('dex-ucs: a VMC answering 04 (no data) from an ID ending in 00 is refusing, not a cable fault', T, async () => {
+  const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'no-data' });
+  try {
+    const refused = /refused the audit read: response code "04" \(no data to transfer\)/;
+    const isRefusal = (err: unknown) => isQrvendError(err, 'DEX_NO_ANSWER') && refused.test(err.message);
+    await assert.rejects(rig.link.read(), isRefusal);
+    assert.equal(rig.sim.served, 0);
+  } finally {
+    await rig.close();
+  }
+});
+
 test('auto: a DDCMP VMC is found after DEX/UCS gets no answer, remembered, and asked in DDCMP first next time', T, async () => {
   const rig = await dexRig({ protocol: 'ddcmp', linkProtocol: 'auto' });
   try {
