@@ -11,7 +11,7 @@
  */
 import mqtt, { type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Socket } from 'node:net';
-import { setNoDelayOn } from '../../fleet/no-delay.js';
+import { setNoDelayOn } from '../../src/fleet/no-delay.js';
 import {
   CommandRequest,
   MAX_PAYLOAD_BYTES,
@@ -24,8 +24,8 @@ import {
   type SaleEvent,
   type StatusMessage,
   type UpdateEvent,
-} from '../../fleet/contract/index.js';
-import type { UpdateArch } from '../../updates/manifest-schema.js';
+} from '../../src/fleet/contract/index.js';
+import type { UpdateArch } from '../../src/updates/manifest-schema.js';
 
 type CommandErrorCode = Extract<CommandReply, { ok: false }>['error']['code'];
 

@@ -3,9 +3,9 @@
  * `npm run chaos`: the chaos run (issue 9), the crash test at full size (issue 4) and the soak.
  * Loopback only, bounded in time; exits 0 only when nothing was lost, doubled or left unresolved.
  *
- *   node dist/src/sim/chaos/run.js [--profile chaos|crash] [--sessions N] [--kills N]
+ *   node dist/rigs/chaos/run.js [--profile chaos|crash] [--sessions N] [--kills N]
  *                                  [--duration S] [--seed N] [--keep-dir]
- *   node dist/src/sim/chaos/run.js --soak [--vends N] [--duration S] [--sample-every S]
+ *   node dist/rigs/chaos/run.js --soak [--vends N] [--duration S] [--sample-every S]
  */
 import { parseArgs } from 'node:util';
 import { runChaos, type ChaosProfile } from './chaos.js';

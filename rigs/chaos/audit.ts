@@ -12,9 +12,9 @@
  *   - the VMC's success line was written at most UNRECORDED_WINDOW_MS before the kill (or after it).
  * Anything else missing from the gateway is lost.
  */
-import type { LedgerView, TxRecord } from '../gateway/index.js';
-import { owedVend, type SimSessionRecord } from '../vmc/index.js';
-import { checkSales, type SaleCheck } from '../checker.js';
+import type { LedgerView, TxRecord } from '../../src/sim/gateway/index.js';
+import { owedVend, type SimSessionRecord } from '../../src/sim/vmc/index.js';
+import { checkSales, type SaleCheck } from '../../src/sim/checker.js';
 import type { AgentOutbox, AgentTransaction } from './agent-ledger.js';
 import type { Attempt } from './harness.js';
 

@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { createRig, until, type Rig, type RigOptions } from '../rig.js';
-import type { BoardCommand } from '../../mdb/codec/index.js';
+import type { BoardCommand } from '../../src/mdb/codec/index.js';
 import { readAgentOutbox, readAgentTransactions, type AgentTransaction } from './agent-ledger.js';
 import { Dice } from './random.js';
 

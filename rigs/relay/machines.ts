@@ -6,9 +6,9 @@
  * (src/start/relayed.ts over a real ledger and flow) or return a canned answer.
  */
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
-import { CommandRequest, machineTopics, type CommandReply } from '../../fleet/contract/index.js';
-import type { RelayedStartOutcome } from '../../start/relayed.js';
-import { setNoDelayOn } from '../../fleet/no-delay.js';
+import { CommandRequest, machineTopics, type CommandReply } from '../../src/fleet/contract/index.js';
+import type { RelayedStartOutcome } from '../../src/start/relayed.js';
+import { setNoDelayOn } from '../../src/fleet/no-delay.js';
 
 export interface SimMachineIdentity {
   machineId: string;

@@ -8,7 +8,7 @@
  * - crash: no gateway or serial faults; nearly every session ends in a SIGKILL (issue 4).
  * - chaos: everything at once, a kill now and then (issue 9).
  */
-import { FAULT_KINDS, type FaultSpec } from '../gateway/index.js';
+import { FAULT_KINDS, type FaultSpec } from '../../src/sim/gateway/index.js';
 import { readAgentOutbox, readAgentTransactions } from './agent-ledger.js';
 import { audit, type Audit } from './audit.js';
 import { AgentGone, Harness, KILL_MOMENTS, type Attempt, type HarnessCounters, type KillMoment, type KillPlan } from './harness.js';

@@ -1,6 +1,6 @@
 /**
  * `npm run fleet-sim -- --machines 1000 [--seconds 30] [--rate 100] [--out FILE]`: the fleet
- * simulation (src/sim/fleet/run.ts) against a local mosquitto on loopback; prints progress and
+ * simulation (rigs/fleet/run.ts) against a local mosquitto on loopback; prints progress and
  * writes the figures as JSON (default bench/fleet-results.json).
  */
 import { Command, Option } from 'commander';

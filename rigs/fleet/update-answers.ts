@@ -7,12 +7,12 @@
  * retained status: healthy, refused, fails, rolls back, never answers, or held until the test lets
  * it go on (for interruption tests).
  */
-import type { Keyring } from '../../trust/keys.js';
-import { isQrvendError } from '../../core/errors.js';
-import { decideCommand, refusalText } from '../../fleet/device/command-gate.js';
-import { UpdateOfferArgs, type UpdateState } from '../../fleet/contract/index.js';
-import { verifyManifest } from '../../updates/manifest.js';
-import { isReleaseVersion } from '../../updates/version-order.js';
+import type { Keyring } from '../../src/trust/keys.js';
+import { isQrvendError } from '../../src/core/errors.js';
+import { decideCommand, refusalText } from '../../src/fleet/device/command-gate.js';
+import { UpdateOfferArgs, type UpdateState } from '../../src/fleet/contract/index.js';
+import { verifyManifest } from '../../src/updates/manifest.js';
+import { isReleaseVersion } from '../../src/updates/version-order.js';
 import type { CommandHandler, CommandOutcome, SimulatedMachine } from './machine.js';
 
 export type UpdateBehaviour =

@@ -1,10 +1,10 @@
 /**
- * `npm run fleet-sim -- --handlers dist/src/sim/fleet/update-handlers.js`: simulated machines that
+ * `npm run fleet-sim -- --handlers dist/rigs/fleet/update-handlers.js`: simulated machines that
  * answer `update.offer` (update-answers.ts). The trust file comes from QRVEND_SIM_TRUST_FILE; the
  * behaviours from QRVEND_SIM_UPDATE_BEHAVIOURS, e.g. `vm-0002=fail,vm-0003=roll-back,vm-0004=silent`
  * (every other machine: healthy). For trying `qrvend fleet update` against a simulated fleet.
  */
-import { loadKeyring } from '../../trust/keys.js';
+import { loadKeyring } from '../../src/trust/keys.js';
 import { updateOfferHandler, type UpdateBehaviour } from './update-answers.js';
 import type { CommandHandler } from './machine.js';
 

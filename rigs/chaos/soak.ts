@@ -7,7 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRig, until, type Rig } from '../rig.js';
-import { checkSales } from '../checker.js';
+import { checkSales } from '../../src/sim/checker.js';
 import { Dice } from './random.js';
 
 export interface SoakOptions {

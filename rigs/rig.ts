@@ -13,19 +13,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { startGatewaySimulator, type GatewaySimulator } from './gateway/index.js';
-import { VmcSimulator, type VmcSimulatorOptions } from './vmc/index.js';
-import { sendStart, type StartResult } from './wallet/index.js';
-import { createPtyPair, type PtyPair } from './pty-pair.js';
-import { openSerialLink } from '../mdb/transport/index.js';
-import { layer } from '../config/load.js';
-import type { BoardCommand } from '../mdb/codec/index.js';
-import { nextCommand } from './wait.js';
-import { atProcessEnd } from './process-end.js';
+import { startGatewaySimulator, type GatewaySimulator } from '../src/sim/gateway/index.js';
+import { VmcSimulator, type VmcSimulatorOptions } from '../src/sim/vmc/index.js';
+import { sendStart, type StartResult } from '../src/sim/wallet/index.js';
+import { createPtyPair, type PtyPair } from '../src/sim/pty-pair.js';
+import { openSerialLink } from '../src/mdb/transport/index.js';
+import { layer } from '../src/config/load.js';
+import type { BoardCommand } from '../src/mdb/codec/index.js';
+import { nextCommand } from '../src/sim/wait.js';
+import { atProcessEnd } from '../src/sim/process-end.js';
 
-export { until } from './wait.js';
+export { until } from '../src/sim/wait.js';
 
-const MAIN_JS = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+const MAIN_JS = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
 type Json = Parameters<typeof layer>[0];
 

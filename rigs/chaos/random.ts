@@ -2,7 +2,7 @@
  * The chaos run's dice: one seeded sequence drives every choice (session kind, prices, kill
  * points, faults), so a failing run replays from its seed as far as timing allows.
  */
-import { seededRandom } from '../seeded-random.js';
+import { seededRandom } from '../../src/sim/seeded-random.js';
 
 export class Dice {
   private readonly next: () => number;

@@ -1,7 +1,7 @@
 /**
  * Debian's mosquitto (2.x) for `npm run fleet-test` and `npm run fleet-sim`: started on a free
  * loopback port with a configuration written to a private temporary directory, MQTT 3.1.1 and 5.
- * `npm test` never loads this file (src/sim/broker/index.ts imports it only when
+ * `npm test` never loads this file (rigs/broker/index.ts imports it only when
  * QRVEND_TEST_BROKER=mosquitto).
  *
  * - listener 127.0.0.1 only; anonymous clients unless `users` is given, then a password file
@@ -19,7 +19,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { pbkdf2Sync, randomBytes } from 'node:crypto';
-import { atProcessEnd } from '../process-end.js';
+import { atProcessEnd } from '../../src/sim/process-end.js';
 import { registerMosquitto } from './index.js';
 import type { TestBroker } from './types.js';
 
@@ -104,7 +104,7 @@ function configText(options: { port: number; dir: string; users: boolean; acl: b
     if (/[\r\n\0]/.test(value)) throw new Error(`mosquitto: path holds a line break: ${JSON.stringify(value)}`);
   }
   const lines = [
-    '# written by qrvend (src/sim/broker/mosquitto-broker.ts) for a test or simulation',
+    '# written by qrvend (rigs/broker/mosquitto-broker.ts) for a test or simulation',
     'per_listener_settings false',
     `listener ${options.port} 127.0.0.1`,
     `allow_anonymous ${options.users ? 'false' : 'true'}`,

@@ -1,13 +1,13 @@
 /**
  * The child process of the fleet simulation: N simulated machines, each its own MQTT connection
  * (retained status with a last will, QoS 1 sales with eventIds, QoS 0 health, commands answered),
- * driven by messages from the parent (src/sim/fleet/messages.ts). Kept apart from the operator
+ * driven by messages from the parent (rigs/fleet/messages.ts). Kept apart from the operator
  * side so the device side's CPU is measured on its own.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ALARM_CODES, machineTopics } from '../../fleet/contract/index.js';
-import { seededRandom } from '../seeded-random.js';
+import { ALARM_CODES, machineTopics } from '../../src/fleet/contract/index.js';
+import { seededRandom } from '../../src/sim/seeded-random.js';
 import { SimulatedMachine, type CommandHandler } from './machine.js';
 import { simEventId, type FromMachines, type RunFigures, type ToMachines } from './messages.js';
 

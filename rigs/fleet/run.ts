@@ -15,7 +15,7 @@ import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { startMosquitto, type MosquittoBroker } from '../broker/mosquitto-broker.js';
-import { collectFleetStatus, connectFleet, sendFleetCommand, watchFleet } from '../../fleet/operator/index.js';
+import { collectFleetStatus, connectFleet, sendFleetCommand, watchFleet } from '../../src/fleet/operator/index.js';
 import { percentile, processCpuMs, processMemoryKiB } from './proc-stats.js';
 import { publishedAtNs, type FromMachines, type RunFigures, type ToMachines } from './messages.js';
 
@@ -97,7 +97,7 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     if (o.cli) {
       const t0 = performance.now();
       cli = await new Promise((resolve) => {
-        execFile(process.execPath, [fileURLToPath(new URL('../../cli/main.js', import.meta.url)), 'fleet', 'status', '--json', '--url', broker!.url, '--prefix', o.prefix, '--wait', '60000'], { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (err, stdout) => {
+        execFile(process.execPath, [fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)), 'fleet', 'status', '--json', '--url', broker!.url, '--prefix', o.prefix, '--wait', '60000'], { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (err, stdout) => {
           let machines = 0;
           try {
             machines = (JSON.parse(stdout) as { machines: unknown[] }).machines.length;

@@ -9,8 +9,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { OPERATIONS } from '../../gateway/protocol/operations.js';
-import type { GatewayOperation } from '../../gateway/outcome.js';
+import { OPERATIONS } from '../../src/gateway/protocol/operations.js';
+import type { GatewayOperation } from '../../src/gateway/outcome.js';
 
 export type Misbehaviour = 'huge-declared' | 'huge-undeclared' | 'other-currency';
 

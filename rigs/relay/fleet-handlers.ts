@@ -1,6 +1,6 @@
 /**
  * `start` for the fleet simulation's machines (`npm run fleet-sim -- --handlers
- * dist/src/sim/relay/fleet-handlers.js`), so the fleet simulation can drive Starts through
+ * dist/rigs/relay/fleet-handlers.js`), so the fleet simulation can drive Starts through
  * `qrvend relay`. Canned: every Start whose args are well formed and whose deadline has not passed
  * is answered Approved with its TransactionId echoed, as the machine's endpoint would answer an
  * accepted Start; a late one is refused TOO_LATE like a real machine; `start.confirm` is taken
@@ -8,10 +8,10 @@
  * decisions, vouchers and confirmations run in `npm run relay-bench` and the relay's tests.) The
  * relay needs a registry naming the simulated machines (`qrvend relay registry sign`).
  */
-import { RelayedStartArgs } from '../../fleet/contract/commands.js';
-import { RELAYED_START_TOLERANCE_MS } from '../../start/relayed.js';
+import { RelayedStartArgs } from '../../src/fleet/contract/commands.js';
+import { RELAYED_START_TOLERANCE_MS } from '../../src/start/relayed.js';
 
-import { StartConfirmArgs } from '../../fleet/contract/commands.js';
+import { StartConfirmArgs } from '../../src/fleet/contract/commands.js';
 
 type Outcome = { ok: true; result: unknown } | { ok: false; code: 'BAD_ARGS' | 'TOO_LATE'; message: string };
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
-import { startAedesBroker } from '../../../src/sim/broker/index.js';
+import { startAedesBroker } from '../../../rigs/broker/index.js';
 
 test('aedes broker relays a retained message, drops clients on stop and serves again on the same port', { timeout: 30_000 }, async (t) => {
   const broker = await startAedesBroker();

@@ -9,9 +9,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKey, keyringOf, loadPrivateKey, type Keyring } from '../../trust/index.js';
-import { signRegistry, type RegistryMachine } from '../../relay/registry.js';
-import { voucherSignerOf, type VoucherSigner } from '../../relay/voucher.js';
+import { generateSigningKey, keyringOf, loadPrivateKey, type Keyring } from '../../src/trust/index.js';
+import { signRegistry, type RegistryMachine } from '../../src/relay/registry.js';
+import { voucherSignerOf, type VoucherSigner } from '../../src/relay/voucher.js';
 
 export interface TrustKit {
   readonly dir: string;
