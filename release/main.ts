@@ -28,7 +28,7 @@ import { MAX_DOCUMENT_LIFETIME_MS } from '../src/trust/signed.js';
 import { KEY_ID, loadPrivateKey } from '../src/trust/keys.js';
 import { missingTools, missingToolsMessage } from './build-tools.js';
 
-const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
 interface Options {
   arch: string[];

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root (bench sources compile to dist/bench/support/). */
-export const REPO_ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
+export const REPO_ROOT = resolve(fileURLToPath(new URL('../../../', import.meta.url)));
 
 /** The qrvend executable as `npm run bench` built it. */
 export const QRVEND_MAIN = join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { openGpio, statusLedStateFor, type GpioConfig, type GpioTimers, type RpioDriver } from '../../src/device/gpio.js';
 import { silentLogger } from '../../src/core/log.js';
 
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/device', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/device/', import.meta.url));
 const rpio = createRequire(import.meta.url)('rpio') as RpioDriver & { read(pin: number): number };
 
 const LED = 11; // physical pin 11 = GPIO17

@@ -11,7 +11,7 @@ import { isQrvendError } from '../../src/core/errors.js';
 import { VERSION } from '../../src/core/version.js';
 
 /** test/fixtures/device: filesystem roots laid out like a Pi, an old kernel, a PC (see its README). */
-const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/device', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/device/', import.meta.url));
 const root = (name: string) => join(FIXTURES, name);
 
 function capturingLogger() {

@@ -9,7 +9,7 @@ import type { DisplayConfig } from '../../src/display/context.js';
 import { frameToRgba, type Frame, type FrameGeometry } from '../../src/display/frame.js';
 
 /** test/fixtures/display in the source tree (tests run from dist/test/display). */
-export const DISPLAY_FIXTURES = fileURLToPath(new URL('../../../test/fixtures/display', import.meta.url));
+export const DISPLAY_FIXTURES = fileURLToPath(new URL('../../../test/fixtures/display/', import.meta.url));
 
 export const FB_FIXTURES = [
   { name: 'dsi-800x480-32', width: 800, height: 480, stride: 3200, format: 'xrgb8888' },

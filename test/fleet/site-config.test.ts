@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { SimulatedMachine } from '../../rigs/fleet/machine.js';
 import { runCli } from './operator/run-cli.js';
 
-const DOCS = fileURLToPath(new URL('../../../docs/fleet', import.meta.url));
+const DOCS = fileURLToPath(new URL('../../../docs/fleet/', import.meta.url));
 const opensslPresent = ['/usr/bin/openssl', '/bin/openssl'].some((p) => existsSync(p));
 const skip = process.env.QRVEND_TEST_BROKER !== 'mosquitto' ? 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)' : opensslPresent ? false : 'needs openssl to make the test certificates';
 

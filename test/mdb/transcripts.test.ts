@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { replay } from './transcript-replay.js';
 
-const DIR = fileURLToPath(new URL('../../../test/fixtures/transcripts', import.meta.url));
+const DIR = fileURLToPath(new URL('../../../test/fixtures/transcripts/', import.meta.url));
 const FILES = readdirSync(DIR).filter((f) => f.endsWith('.txt')).sort();
 const T = { timeout: 10_000 };
 

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /** The checkout root (dist/test/scripts -> ../../..). */
-export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
+export const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 export interface ScriptRun {
   code: number;
