@@ -152,7 +152,7 @@ export async function buildTarball(o: StageOptions, outDir: string): Promise<str
   return tgz;
 }
 
-/** The update manifest's artifact name (src/updates/manifest-schema.ts ARTIFACT_NAME). */
+/** The update manifest's artifact name (src/fleet/contract/manifest-schema.ts ARTIFACT_NAME). */
 export function tarballName(version: string, target: ReleaseTarget): string {
   return `qrvend_${version}_${target.deb}.tar.gz`;
 }

@@ -25,7 +25,7 @@ import {
   type StatusMessage,
   type UpdateEvent,
 } from '../../src/fleet/contract/index.js';
-import type { UpdateArch } from '../../src/updates/manifest-schema.js';
+import type { UpdateArch } from '../../src/fleet/contract/manifest-schema.js';
 
 type CommandErrorCode = Extract<CommandReply, { ok: false }>['error']['code'];
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { loadConfig } from '../../src/config/load.js';
-import { startProblems } from '../../src/daemon/start-checks.js';
+import { startProblems } from '../../src/doctor/start-checks.js';
 import { createRig } from '../../rigs/rig.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 

@@ -13,7 +13,7 @@ import { SimulatedMachine } from '../../../rigs/fleet/machine.js';
 import { updateOfferHandler, type UpdateBehaviour } from '../../../rigs/fleet/update-answers.js';
 import { loadKeyring } from '../../../src/trust/keys.js';
 import { signManifest as sign } from '../../../src/updates/manifest.js';
-import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/updates/manifest-schema.js';
+import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/fleet/contract/manifest-schema.js';
 import { testKey, writeTrustFile, type TestKey } from './operator-keys.js';
 
 export interface RolloutFleet {

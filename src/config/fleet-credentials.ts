@@ -5,9 +5,9 @@
  * key and path, its content never shown.
  */
 import { readFileSync } from 'node:fs';
-import type { QrvendConfig } from '../../config/schema.js';
-import { ErrorCodes, QrvendError } from '../../core/errors.js';
-import { readPemFile } from '../../core/pem-file.js';
+import type { QrvendConfig } from './schema.js';
+import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { readPemFile } from '../core/pem-file.js';
 
 export interface FleetCredentials {
   ca?: Buffer;

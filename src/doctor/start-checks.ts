@@ -6,7 +6,8 @@
  * before it is written instead of stopping the machine (issue 31 item 4).
  *
  * Each check calls the very reader the daemon uses, so the two cannot drift apart; a new start-up
- * refusal belongs here. Nothing is kept: the contents read are dropped at once.
+ * refusal belongs here. Nothing is kept: the contents read are dropped at once. It lives beside the
+ * technician checks, below the daemon and the fleet link, so both reach it (CONTRIBUTING.md, "Layout").
  */
 import type { QrvendConfig } from '../config/schema.js';
 import type { ConfigProblem } from '../config/load.js';
@@ -14,7 +15,7 @@ import { ErrorCodes, QrvendError, isQrvendError } from '../core/errors.js';
 import { readSecretToken } from '../start/secret-file.js';
 import { parseListen, readTlsFiles } from '../start/listen.js';
 import { readCa } from '../gateway/ca-file.js';
-import { readFleetCredentials, readFleetTlsFiles } from '../fleet/device/credentials.js';
+import { readFleetCredentials, readFleetTlsFiles } from '../config/fleet-credentials.js';
 
 /** A refusal: the key at fault, why (never a file's content), and the error the daemon raises for it. */
 export interface StartProblem extends ConfigProblem {

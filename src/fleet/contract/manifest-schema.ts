@@ -2,14 +2,15 @@
  * The update manifest (design section 12, issue 25): what an operator signs with an `update` key
  * for one release artifact. Shared by `npm run release --sign`, `qrvend update verify`, the fleet
  * command `update.offer` and the root-side activator, so all of them read the same bytes the same
- * way. The manifest's expiry is its signature's `expiresAt` (a document, so up to
- * MAX_DOCUMENT_LIFETIME_MS, src/trust/signed.ts).
+ * way; it sits in the fleet contract, below all of them (CONTRIBUTING.md, "Layout"). The
+ * manifest's expiry is its signature's `expiresAt` (a document, so up to MAX_DOCUMENT_LIFETIME_MS,
+ * src/trust/signed.ts).
  *
  * On disk and on the wire: `{ ...UpdateManifestBody, signature }`, the signature over
  * signedBytes(UPDATE_MANIFEST_KIND, body) (src/trust/canonical.ts).
  */
 import { z } from 'zod';
-import { SignatureSchema } from '../trust/signed.js';
+import { SignatureSchema } from '../../trust/signed.js';
 import { RELEASE_VERSION } from './release-version.js';
 
 export { RELEASE_VERSION };

@@ -1,5 +1,5 @@
 /**
- * The daemon's start checks (src/daemon/start-checks.ts): what `qrvend run` refuses to start on,
+ * The daemon's start checks (src/doctor/start-checks.ts): what `qrvend run` refuses to start on,
  * and what config.set refuses to accept (issue 31 item 4). Each problem names the key and why,
  * never a secret's content; the daemon raises the reader's own error (its code gives exit 78).
  */
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { ConfigSchema, type QrvendConfig } from '../../src/config/schema.js';
 import { loadConfig } from '../../src/config/load.js';
-import { assertStartable, changeProblems, startProblems } from '../../src/daemon/start-checks.js';
+import { assertStartable, changeProblems, startProblems } from '../../src/doctor/start-checks.js';
 import { isQrvendError } from '../../src/core/errors.js';
 
 const T = { timeout: 10_000 };
