@@ -1,7 +1,7 @@
 /**
  * The fleet link cannot hurt payments (issue 15, design section 10): vend approval in a static QR
  * session while the MQTT broker is stalled. The daemon reaches a real broker (aedes on loopback)
- * through a TCP gate (src/sim/broker/tcp-gate.ts); the gate is then set to `stalled`: the TCP
+ * through a TCP gate (rigs/broker/tcp-gate.ts); the gate is then set to `stalled`: the TCP
  * connection stays up and nothing is forwarded either way (a hung broker: no PUBACK, no PINGRESP,
  * the fleet worker's publishes pile up). Before the stall, the same rig with the broker answering
  * (`vend-latency-broker-up`, the control) and with an operator sending signed and forged commands
@@ -12,7 +12,7 @@
  * the event loop as the floor's is, the gateway in its own process) with `fleet.url` set, and the
  * broker, its gate and the operator's traffic run in a process of their own (support/broker.ts):
  * so a difference from vend-latency-idle is the fleet link's. Until issue 27 this figure ran on
- * src/sim/rig.ts, whose VMC end reads the pty through serialport (a libuv thread-pool round trip
+ * rigs/rig.ts, whose VMC end reads the pty through serialport (a libuv thread-pool round trip
  * per chunk) while the floor's does not, with aedes, the gate and the operator in the bench's own
  * process: that measured the rig, not the link (BENCHMARKS.md).
  */

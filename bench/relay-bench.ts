@@ -22,11 +22,11 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { silentLogger } from '../src/core/log.js';
 import { loadConfig } from '../src/config/load.js';
-import { startTestBroker } from '../src/sim/broker/index.js';
-import { startSimMachines } from '../src/sim/relay/machines.js';
-import { closedLoop, openLoop, type LoadSample } from '../src/sim/relay/load.js';
+import { startTestBroker } from '../rigs/broker/index.js';
+import { startSimMachines } from '../rigs/relay/machines.js';
+import { closedLoop, openLoop, type LoadSample } from '../rigs/relay/load.js';
 import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type StartHooks } from '../src/start/index.js';
-import { createTrustKit } from '../src/sim/relay/trust-kit.js';
+import { createTrustKit } from '../rigs/relay/trust-kit.js';
 import { round, summarize } from './stats.js';
 
 const MAIN_JS = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));

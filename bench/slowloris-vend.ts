@@ -16,7 +16,7 @@ import { DaemonRig } from './support/rig.js';
 import { endSession, openStaticSession, runVends } from './support/vmc.js';
 import { EchoFloor } from './pty-floor.js';
 import { interleave, ratioFigure } from './vend-latency.js';
-import { startSlowloris } from '../src/sim/hostile/slowloris.js';
+import { startSlowloris } from '../rigs/hostile/slowloris.js';
 import { summarize } from './stats.js';
 
 const VENDS = 1000;

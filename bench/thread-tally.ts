@@ -8,7 +8,7 @@
  * support/thread-tally.cjs preloaded in every thread; around `vends` vends it dumps each thread's
  * counts, and this prints, per vend and per thread: messages posted (by type), async resources
  * created (by type), CPU time and context switches. Then the same for the bench's own process with
- * the two ways the vend benchmarks have read the VMC end of the pty (serialport, as src/sim/rig.ts
+ * the two ways the vend benchmarks have read the VMC end of the pty (serialport, as rigs/rig.ts
  * does; a tty stream on the event loop, as support/vmc.ts does), against pty-echo.
  * A diagnostic: not part of `npm run bench`, no target.
  */

@@ -39,7 +39,7 @@ usage() {
   exit 64
 }
 
-# is_version TEXT: MAJOR.MINOR.PATCH[-PRE], as src/updates/manifest-schema.ts RELEASE_VERSION.
+# is_version TEXT: MAJOR.MINOR.PATCH[-PRE], as src/fleet/contract/manifest-schema.ts RELEASE_VERSION.
 is_version() {
   case $1 in '' | *[!0-9A-Za-z.-]*) return 1 ;; esac
   printf '%s\n' "$1" | grep -Eqx '(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})(-[0-9A-Za-z.]{1,32})?'

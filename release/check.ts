@@ -7,6 +7,7 @@
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, existsSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ELF_HEADER_BYTES, machineName, readElfIdentity } from './elf.js';
 import { TARGETS, debDepends, isReleaseArch, type ReleaseTarget } from './targets.js';
 import { CONFFILES, MAINTAINER_SCRIPTS, releaseDir } from './package-tree.js';
@@ -125,19 +126,39 @@ export function debProblems(deb: DebFacts, fileName: string): string[] {
   return problems;
 }
 
+/**
+ * The packages only the development side needs: those package-lock.json marks `dev` (a
+ * devDependency that a runtime package also needs, like mqtt-packet under mqtt, is not marked and
+ * ships). Read from this checkout's lockfile, the one `npm ci --omit=dev` staged the release from.
+ */
+export function devOnlyPackages(lockPath = fileURLToPath(new URL('../../package-lock.json', import.meta.url))): Set<string> {
+  const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as { packages?: Record<string, { dev?: boolean }> };
+  const names = new Set<string>();
+  for (const [path, entry] of Object.entries(lock.packages ?? {})) {
+    const name = /^node_modules\/((?:@[^/]+\/)?[^/]+)$/.exec(path)?.[1];
+    if (name !== undefined && entry.dev === true) names.add(name);
+  }
+  return names;
+}
+
 /** Rules for the file list shared by the .deb and the tarball. */
-export function treeProblems(paths: readonly string[], version: string): string[] {
+export function treeProblems(paths: readonly string[], version: string, devOnly: ReadonlySet<string> = devOnlyPackages()): string[] {
   const problems: string[] = [];
   const set = new Set(paths);
   for (const f of requiredFiles(version)) if (!set.has(f)) problems.push(`${f} is missing`);
   const release = `${releaseDir(version)}/`;
   for (const p of paths) {
-    if (/(^|\/)node_modules\/(typescript|fast-check|jsqr)(\/|$)/.test(p)) {
-      problems.push(`${p}: a development dependency is shipped`);
+    const pkg = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)(?:\/|$)/.exec(p)?.[1];
+    if (pkg !== undefined && devOnly.has(pkg)) {
+      problems.push(`${p}: a development dependency is shipped (${pkg} is dev-only in package-lock.json)`);
       break;
     }
     if (p.startsWith(`${release}dist/test/`)) {
       problems.push(`tests are shipped (${release}dist/test)`);
+      break;
+    }
+    if (p.startsWith(`${release}dist/rigs/`)) {
+      problems.push(`rigs are shipped (${release}dist/rigs: the test and bench rigs, never in a release)`);
       break;
     }
   }

@@ -23,7 +23,7 @@ import { checkArtifact } from './check.js';
 import { smokeTest } from './smoke.js';
 import { secondsSince } from './run.js';
 import { signReleaseTarball } from './sign.js';
-import { RELEASE_VERSION } from '../src/updates/manifest-schema.js';
+import { RELEASE_VERSION } from '../src/fleet/contract/manifest-schema.js';
 import { MAX_DOCUMENT_LIFETIME_MS } from '../src/trust/signed.js';
 import { KEY_ID, loadPrivateKey } from '../src/trust/keys.js';
 import { missingTools, missingToolsMessage } from './build-tools.js';

@@ -41,7 +41,8 @@ export async function stageTree(o: StageOptions): Promise<void> {
   const stable = join(o.root, 'opt/qrvend/bin');
   mkdirSync(join(opt, 'bin'), { recursive: true });
   mkdirSync(stable, { recursive: true });
-  // Compiled once for every architecture: dist is plain JavaScript.
+  // Compiled once for every architecture: dist is plain JavaScript. Only dist/src: the agent, the CLI
+  // and the technician's simulators; the test and bench rigs (dist/rigs) and the tests stay out.
   cpSync(join(o.repo, 'dist/src'), join(opt, 'dist/src'), { recursive: true, filter: (src) => !src.endsWith('.map') });
   // ...except the project's own C (the pty relay behind the serial trace, the daemon's sd_notify
   // helper): compiled for the target.
@@ -151,7 +152,7 @@ export async function buildTarball(o: StageOptions, outDir: string): Promise<str
   return tgz;
 }
 
-/** The update manifest's artifact name (src/updates/manifest-schema.ts ARTIFACT_NAME). */
+/** The update manifest's artifact name (src/fleet/contract/manifest-schema.ts ARTIFACT_NAME). */
 export function tarballName(version: string, target: ReleaseTarget): string {
   return `qrvend_${version}_${target.deb}.tar.gz`;
 }

@@ -8,7 +8,7 @@ import { existsSync, linkSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { loadPrivateKey } from '../src/trust/keys.js';
 import { hashFile, signManifest } from '../src/updates/manifest.js';
-import type { UpdateArch } from '../src/updates/manifest-schema.js';
+import type { UpdateArch } from '../src/fleet/contract/manifest-schema.js';
 
 export interface SignReleaseOptions {
   keyFile: string;

@@ -1,6 +1,6 @@
 /**
  * The fleet broker of the vend benchmarks in its own process: aedes on loopback, the TCP gate the
- * daemon connects through (src/sim/broker/tcp-gate.ts) and the operator's command traffic
+ * daemon connects through (rigs/broker/tcp-gate.ts) and the operator's command traffic
  * (command-traffic.ts). In the bench's own process they shared the event loop that reads the VMC
  * end of the pty, so their work sat inside the vend figures they were meant to test; a real broker
  * and a real operator are other machines.
@@ -10,7 +10,7 @@
  * {type:'ready', brokerUrl, gateUrl, trustFile}, {type:'mode.set', mode}, {type:'traffic.started'},
  * {type:'traffic.stopped', counts}.
  */
-import { startAedesBroker, startTcpGate, type GateMode } from '../../src/sim/broker/index.js';
+import { startAedesBroker, startTcpGate, type GateMode } from '../../rigs/broker/index.js';
 import { commandTraffic } from './command-traffic.js';
 
 type Incoming =

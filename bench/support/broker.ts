@@ -2,7 +2,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stopForkedChild } from './child-stop.js';
-import type { GateMode } from '../../src/sim/broker/index.js';
+import type { GateMode } from '../../rigs/broker/index.js';
 
 const REPLY_TIMEOUT_MS = 10_000;
 

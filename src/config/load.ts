@@ -17,6 +17,7 @@ import { ConfigSchema, type QrvendConfig } from './schema.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { readOverlay, setOverlayAside, touchesOverlayPath } from './overlay.js';
 import { remoteKeyProblems } from './remote-keys.js';
+import type { ConfigProblem } from './problem.js';
 
 export const DEFAULT_CONFIG_PATH = fileURLToPath(new URL('../../../config/default.json', import.meta.url));
 
@@ -56,11 +57,7 @@ export function readJsonFile(path: string, what: string): Json {
   }
 }
 
-export interface ConfigProblem {
-  /** Dotted key path, e.g. `gateway.timeoutMs`. */
-  path: string;
-  reason: string;
-}
+export type { ConfigProblem };
 
 function formatPath(path: PropertyKey[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') || '(root)';

@@ -10,7 +10,7 @@
  * can be raised from afar, never lowered or removed. docs/fleet.md shows this table; a test keeps
  * the two equal.
  */
-import type { ConfigProblem } from './load.js';
+import type { ConfigProblem } from './problem.js';
 
 export interface RemoteKey {
   /** Dotted key path; `*` stands for one level of any name (a catalog item number, a language). */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { LOG_LEVELS } from '../core/log.js';
-import { LANGUAGES } from '../display/catalog/index.js';
+import { LANGUAGES } from './languages.js';
 import { TOPIC_LEVEL, TOPIC_PREFIX } from '../fleet/contract/topics.js';
 import { BOARD_KEY_NAMES } from './board-keys.js';
 import { PROFILE_NAMES, resolveProfile } from './mdb-profiles.js';

@@ -1,6 +1,6 @@
 /**
  * The one error type of qrvend. Every failure a technician or an integrator can see carries a
- * stable code (greppable in logs, documented in the README) and a message that says what to do.
+ * stable code (greppable in logs, documented in docs/codes.md) and a message that says what to do.
  *
  * Codes are grouped by layer: CONFIG_*, SERIAL_*, MDB_*, GATEWAY_*, LEDGER_*, START_*, DISPLAY_*,
  * DEVICE_*, DEX_*, CLI_*. Add codes here, never inline strings elsewhere, so the list stays the reference.
@@ -128,4 +128,6 @@ export const ExitCodes = {
   SOFTWARE: 70,
   IO: 74,
   CONFIG: 78,
+  /** EX_TEMPFAIL: a restart the fleet asked for (service.restart, config.set, a rollback); Restart=always brings the agent back. */
+  RESTART: 75,
 } as const;

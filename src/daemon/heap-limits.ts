@@ -18,7 +18,6 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { ResourceLimits } from 'node:worker_threads';
 import { monotonicNow } from '../core/clock.js';
-import type { ThreadMemory } from '../ipc/messages.js';
 import { trimMalloc } from './malloc-trim.js';
 
 /**
@@ -30,11 +29,8 @@ export const PAYMENT_WORKER_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 3
 /** What the launcher passes to node for `qrvend run` (kept equal to packaging/qrvend-wrapper.sh by a test). */
 export const MAIN_THREAD_NODE_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=48'] as const;
 
-/** This thread's heap, for the stats line. */
-export function threadMemory(): ThreadMemory {
-  const h = v8.getHeapStatistics();
-  return { heapUsedBytes: h.used_heap_size, heapTotalBytes: h.total_heap_size, externalBytes: h.external_memory };
-}
+/** Kept here too for the threads' heap probes in the tests (test/daemon/resources.test.ts). */
+export { threadMemory } from '../core/thread-memory.js';
 
 /** The main isolate's heap limit in MB, and whether it is the one the launcher sets. */
 export function heapLimitReport(): { heapLimitMb: number; limited: boolean } {

@@ -19,7 +19,7 @@ import { createLogger } from '../core/log.js';
 import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { TEST_CLOCK_ENV } from '../core/clock.js';
 import type { startDaemon } from './daemon.js';
-import { assertStartable } from './start-checks.js';
+import { assertStartable } from '../doctor/start-checks.js';
 import { RESTART_EXIT_CODE, settleRejectedOverlay } from '../fleet/device/config-change.js';
 import type { ConfigProblem } from '../config/load.js';
 import { VERSION } from '../core/version.js';

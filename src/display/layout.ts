@@ -169,7 +169,4 @@ export function nextChangeInMs(screen: Screen, nowMs: number): number | null {
   return (remaining % 1000 || 1000) + 1;
 }
 
-/** The idle screen: the machine's static QR (machine.uniQr). */
-export function idleScreen(uniQr: string): Screen {
-  return { kind: 'idle', qrText: uniQr };
-}
+export { idleScreen } from '../ipc/idle-screen.js';

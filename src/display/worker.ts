@@ -9,7 +9,7 @@ import { writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { createLogger, type LogLevel } from '../core/log.js';
-import { threadMemory } from '../daemon/heap-limits.js';
+import { threadMemory } from '../core/thread-memory.js';
 import type { FromDisplay, Screen, ToDisplay } from '../ipc/messages.js';
 import { LatestOnly } from './coalesce.js';
 import type { ProductCatalog } from './context.js';

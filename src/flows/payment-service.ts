@@ -6,7 +6,7 @@
 import type { StartRequest } from '../gateway/protocol/index.js';
 import type { StartHooks } from '../start/index.js';
 import type { MainToPayment, ReaderStatus } from '../ipc/messages.js';
-import { idleScreen } from '../display/layout.js';
+import { idleScreen } from '../ipc/idle-screen.js';
 import { tryWrite, type FlowContext } from './context.js';
 import { StaticQrFlow } from './static-qr/flow.js';
 import { DynamicQrPayments } from './dynamic-qr/runner.js';

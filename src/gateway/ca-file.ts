@@ -1,6 +1,6 @@
 /**
  * The gateway's CA file (gateway.caFile), read the way the client reads it. Apart from the client
- * so that the daemon's start checks (src/daemon/start-checks.ts, main thread) can refuse a bad file
+ * so that the daemon's start checks (src/doctor/start-checks.ts, main thread) can refuse a bad file
  * without loading got and the gateway protocol there: the main thread stays small (design
  * section 7, resident memory; BENCHMARKS.md).
  */

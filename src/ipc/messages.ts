@@ -9,6 +9,7 @@
  * Amounts are numbers in major units, already rounded to the machine's decimal places.
  * `txId` is the gateway TransactionId of the payment a message belongs to.
  */
+import type { ThreadMemory } from '../core/thread-memory.js';
 
 /** Reader state as the payment side needs it (Start's busy check, the display, the LED). */
 export type ReaderStatus = 'offline' | 'inactive' | 'disabled' | 'enabled' | 'session' | 'vend';
@@ -92,11 +93,7 @@ export interface UpdateEventFacts {
 export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
 
 /** One thread's V8 heap, from v8.getHeapStatistics() inside that thread (threadMemory(); rss is process-wide, so left out). */
-export interface ThreadMemory {
-  heapUsedBytes: number;
-  heapTotalBytes: number;
-  externalBytes: number;
-}
+export type { ThreadMemory };
 
 /** Payment worker -> main thread. */
 export type PaymentToMain =

@@ -12,7 +12,8 @@
  * settling, cancelling and voiding -> dead when the outbox dead-letters the request; a manual
  * retry moves dead back to the state of the request it retries.
  */
-import type { OutboxOperation } from './types.js';
+/** The gateway requests the outbox delivers (re-exported by types.ts). */
+export type OutboxOperation = 'Settlement' | 'Cancel' | 'Void';
 
 export type Flow = 'static' | 'dynamic';
 

@@ -2,9 +2,9 @@
  * What the ledger hands out. Amounts are major units (numbers, as on the thread messages), converted
  * from the integer minor units stored, with the decimal places recorded on the transaction.
  */
-import type { Flow, TxState } from './states.js';
+import type { Flow, OutboxOperation, TxState } from './states.js';
 
-export type OutboxOperation = 'Settlement' | 'Cancel' | 'Void';
+export type { OutboxOperation };
 export type OutboxStatus = 'pending' | 'done' | 'dead';
 
 export type VendLineState = 'approved' | 'success' | 'failed' | 'cancelled' | 'reset' | 'timeout' | 'expired';

@@ -13,7 +13,7 @@ import { httpRefusals, type StartAnswer } from './answers.js';
 import { ConnectionGuard } from './connection-guard.js';
 import { listenError, parseListen } from './listen.js';
 import { writeRawAnswer } from './respond.js';
-import type { StartServerLimits } from './server.js';
+import type { StartServerLimits } from './server-limits.js';
 
 export interface GuardedServer {
   server: Server;

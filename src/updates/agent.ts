@@ -19,7 +19,7 @@ import { UpdateOfferArgs, type UpdateState, type UpdateStatus } from '../fleet/c
 import { downloadArtifact, checkDownloadUrl, type DownloadOptions } from './download.js';
 import { machineArch, verifyManifest } from './manifest.js';
 import { compareVersions } from './version-order.js';
-import type { UpdateManifest } from './manifest-schema.js';
+import type { UpdateManifest } from '../fleet/contract/manifest-schema.js';
 import { readSmallJson, updateFiles } from './files.js';
 import { readUpdateState, writeUpdateState, type UpdateStateFile } from './state-file.js';
 

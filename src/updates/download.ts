@@ -19,7 +19,7 @@ import { isQrvendError, QrvendError } from '../core/errors.js';
 import { fsyncDir, removeDurably, renameDurably } from '../core/durable-file.js';
 import { isLoopbackHost } from '../config/schema.js';
 import { readPemFile } from '../core/pem-file.js';
-import type { UpdateManifest } from './manifest-schema.js';
+import type { UpdateManifest } from '../fleet/contract/manifest-schema.js';
 import { hashFd, verifyArtifactFile } from './manifest.js';
 
 export const PART_FILE = 'artifact.part';

@@ -11,7 +11,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { QrvendError } from '../core/errors.js';
 import type { Keyring } from '../trust/keys.js';
 import { MAX_DOCUMENT_LIFETIME_MS, signStatement, verifyStatement } from '../trust/signed.js';
-import { MAX_MANIFEST_BYTES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifestBody, type UpdateArch } from './manifest-schema.js';
+import { MAX_MANIFEST_BYTES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifestBody, type UpdateArch } from '../fleet/contract/manifest-schema.js';
 import { compareVersions, isReleaseVersion } from './version-order.js';
 
 /** This machine's architecture by its Debian name (what a manifest's `arch` says), or null for one no release is built for. */

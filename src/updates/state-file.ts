@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../core/durable-file.js';
 import { UPDATE_STATES } from '../fleet/contract/updates.js';
 import { MAX_UPDATE_STATE_BYTES, readSmallJson, updateFiles } from './files.js';
-import { UpdateManifest } from './manifest-schema.js';
+import { UpdateManifest } from '../fleet/contract/manifest-schema.js';
 
 export const UpdateStateFile = z.strictObject({
   v: z.literal(1),

@@ -5,7 +5,7 @@
  * alphanumeric one; then ASCII order; a shorter list that is a prefix is older). So 1.2.0-rc.2 <
  * 1.2.0-rc.10 < 1.2.0 < 1.10.0, where a string comparison would get two of those wrong.
  */
-import { RELEASE_VERSION } from './release-version.js';
+import { RELEASE_VERSION } from '../fleet/contract/release-version.js';
 
 interface Parsed {
   core: [number, number, number];

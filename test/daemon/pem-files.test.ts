@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { loadConfig } from '../../src/config/load.js';
-import { startProblems } from '../../src/daemon/start-checks.js';
-import { createRig } from '../../src/sim/rig.js';
+import { startProblems } from '../../src/doctor/start-checks.js';
+import { createRig } from '../../rigs/rig.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 
 const tls = makeSelfSignedCert();

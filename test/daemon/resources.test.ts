@@ -173,7 +173,7 @@ test('the compacting collection gives back the pages a burst left partly used', 
 });
 
 test('the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority', { timeout: 40_000 }, async () => {
-  const { createRig } = await import('../../src/sim/rig.js');
+  const { createRig } = await import('../../rigs/rig.js');
   const rig = await createRig({ config: { log: { statsIntervalMs: 500 } } });
   try {
     const agent = await rig.startAgent();
@@ -199,8 +199,8 @@ test('the stats line shows each thread: main and payment heaps, the main heap li
 });
 
 test('with a display and the fleet link on, the stats line shows their workers heaps too', { timeout: 60_000 }, async () => {
-  const { createRig } = await import('../../src/sim/rig.js');
-  const { startTestBroker } = await import('../../src/sim/broker/index.js');
+  const { createRig } = await import('../../rigs/rig.js');
+  const { startTestBroker } = await import('../../rigs/broker/index.js');
   const broker = await startTestBroker();
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-stats-'));
   const rig = await createRig({

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRig, until } from '../../src/sim/rig.js';
+import { createRig, until } from '../../rigs/rig.js';
 import { inspectLedger } from '../../src/ledger/index.js';
 import { join } from 'node:path';
 

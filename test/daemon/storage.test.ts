@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRig, until } from '../../src/sim/rig.js';
+import { createRig, until } from '../../rigs/rig.js';
 
 test('a ledger that cannot be opened at start: payments refused meanwhile, served again once it opens, without a restart', { timeout: 40_000 }, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { createRig, until } from '../../src/sim/rig.js';
+import { createRig, until } from '../../rigs/rig.js';
 import { startNotifySink, type NotifySink } from '../systemd/notify-sink.js';
 
 /** A rig whose daemon inherits NOTIFY_SOCKET and a 400 ms watchdog. */

@@ -1,7 +1,7 @@
 /**
  * End to end, Dynamic QR on an always-idle VMC: the real daemon over a real pty pair, the gateway
  * simulator behind a recording proxy. The amount table of the simulator picks the consumer's
- * behaviour (the README's gateway simulator section): 7.0N paid after N polls, 7.77 never paid, 8.CC declined at
+ * behaviour (docs/payments.md, the gateway simulator): 7.0N paid after N polls, 7.77 never paid, 8.CC declined at
  * Inquiry, 9.CC GenerateQR declined.
  *
  * dynamicQr.paymentTimeoutMs 1500 with mdb.maxResponseTimeS 6: the payment side must answer the

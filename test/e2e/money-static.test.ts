@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { memberText } from '../../src/gateway/wire/index.js';
-import { readAgentTransactions } from '../../src/sim/chaos/agent-ledger.js';
+import { readAgentTransactions } from '../../rigs/chaos/agent-ledger.js';
 import { assertLedgerClean, assertSalesBalance, createBench, until, vmcIdle, waitTx, type Bench } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
 

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { assertLedgerClean, createBench, nextVendAnswer, until, vmcIdle, type Bench } from './support/e2e-rig.js';
-import { createRig, type Rig, type RigOptions } from '../../src/sim/rig.js';
+import { createRig, type Rig, type RigOptions } from '../../rigs/rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { rigFacts, vmcDoctor, vmcDoctorCli } from './support/vmc-doctor.js';
 

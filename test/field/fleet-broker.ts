@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startMosquitto, type MosquittoBroker } from '../../src/sim/broker/mosquitto-broker.js';
+import { startMosquitto, type MosquittoBroker } from '../../rigs/broker/mosquitto-broker.js';
 import { connectFleet, decodeFleetMessage, sendFleetCommand, watchFleet, type CommandOutcome, type CommandSigner, type FleetConnection, type FleetView } from '../../src/fleet/operator/index.js';
 import { machineTopics, type CommandName, type CommandReply, type FleetEvent } from '../../src/fleet/contract/index.js';
 import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';

@@ -13,7 +13,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ledgerLossOf, readMarker, tornMarkerOf } from '../../src/ledger/identity.js';
-import { readAgentTransactions } from '../../src/sim/chaos/agent-ledger.js';
+import { readAgentTransactions } from '../../rigs/chaos/agent-ledger.js';
 import { run } from './proc.js';
 
 const LEDGER = '/var/lib/qrvend/ledger.sqlite';

@@ -35,7 +35,7 @@ import { connectUart } from './uart-link.js';
 import { Steps, round1 } from './steps.js';
 import { DYNAMIC_POLL_MS, DYNAMIC_PRICE, FIELD_IDENTITY, FLEET_CA_FILE, FLEET_OVERLAY, FLEET_PASSWORD_FILE, FLEET_TRUST_FILE, GATEWAY_CA_FILE, UPDATES_CA_FILE, siteConfig } from './config.js';
 import { startFieldFleet } from './fleet-broker.js';
-import { MOSQUITTO_BIN_DEFAULT } from '../../src/sim/broker/mosquitto-broker.js';
+import { MOSQUITTO_BIN_DEFAULT } from '../../rigs/broker/mosquitto-broker.js';
 import { makeGatewayCert, makeServerCert } from './gateway-cert.js';
 import { startArtifactServer } from './artifact-server.js';
 import { runUpdateScenarios } from './update-scenarios.js';
@@ -106,7 +106,7 @@ async function main(): Promise<number> {
     // ---- host side ---------------------------------------------------------------------------
     await steps.run('host tools', 60_000, async () => {
       const missing = [ARCH.qemu, 'setpriv', 'qemu-img', 'ssh', 'scp', 'zbarimg', 'dpkg-deb', 'e2fsck', 'debugfs', 'openssl'].filter((t) => !onPath(t));
-      // The fleet broker (fleet-broker.ts): Debian's mosquitto, where src/sim/broker looks for it.
+      // The fleet broker (fleet-broker.ts): Debian's mosquitto, where rigs/broker looks for it.
       const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
       if (!existsSync(mosquitto)) missing.push(`mosquitto (${mosquitto})`);
       if (missing.length > 0) throw new Error(`missing on the host: ${missing.join(', ')} (docs/field-test.md: host tools)`);

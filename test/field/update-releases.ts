@@ -9,7 +9,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, chmodSync, copyFileSync, openSync, readSync, writeSync, closeSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashFile, signManifest } from '../../src/updates/manifest.js';
-import type { UpdateArch, UpdateManifest } from '../../src/updates/manifest-schema.js';
+import type { UpdateArch, UpdateManifest } from '../../src/fleet/contract/manifest-schema.js';
 import type { TestKey } from '../fleet/support/operator-keys.js';
 import { run } from './proc.js';
 

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { FleetEvent } from '../../src/fleet/contract/index.js';
 import { RolloutPolicy, newRollout, parseFailureLimit, runRollout, selectTargets, writeRolloutFile, type RolloutRecord, type RolloutState } from '../../src/fleet/operator/rollout/index.js';
-import type { UpdateArch, UpdateManifest } from '../../src/updates/manifest-schema.js';
+import type { UpdateArch, UpdateManifest } from '../../src/fleet/contract/manifest-schema.js';
 import type { TxRecord } from '../../src/sim/gateway/ledger.js';
 import type { VmcSimulator } from '../../src/sim/vmc/index.js';
 import type { GatewaySimulator } from '../../src/sim/gateway/index.js';

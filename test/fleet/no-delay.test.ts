@@ -5,7 +5,7 @@ import { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { PassThrough } from 'node:stream';
 import { connect } from 'mqtt';
-import { startAedesBroker } from '../../src/sim/broker/index.js';
+import { startAedesBroker } from '../../rigs/broker/index.js';
 import { keepNoDelay, setNoDelayOn } from '../../src/fleet/no-delay.js';
 
 test('a TCP or TLS socket gets TCP_NODELAY; another stream (a WebSocket duplex) is left alone', { timeout: 5_000 }, () => {

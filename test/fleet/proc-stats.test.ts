@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCpuMs, parseMemoryKiB, percentile, processCpuMs, processMemoryKiB } from '../../src/sim/fleet/proc-stats.js';
-import { publishedAtNs, simEventId } from '../../src/sim/fleet/messages.js';
+import { parseCpuMs, parseMemoryKiB, percentile, processCpuMs, processMemoryKiB } from '../../rigs/fleet/proc-stats.js';
+import { publishedAtNs, simEventId } from '../../rigs/fleet/messages.js';
 
 test('/proc parsing: CPU from utime+stime (a command name with spaces and parentheses), memory in KiB', { timeout: 5_000 }, () => {
   const stat = '4242 (odd (name) x) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 75 0 0 20 0 3 0 100 1000000 2000 18446744073709551615';

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MOSQUITTO_BIN_DEFAULT } from '../../src/sim/broker/mosquitto-broker.js';
+import { MOSQUITTO_BIN_DEFAULT } from '../../rigs/broker/mosquitto-broker.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const bin = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;

@@ -1,5 +1,5 @@
 /**
- * The simulated machines refuse what a machine refuses (src/sim/fleet/update-answers.ts): an
+ * The simulated machines refuse what a machine refuses (rigs/fleet/update-answers.ts): an
  * unsigned or replayed offer, a manifest whose signature does not hold (altered, or signed by a key
  * the machine does not trust), a manifest for another architecture, the version already running.
  * Over a real broker, with the operator library's sendFleetCommand.

@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SimulatedMachine } from '../../src/sim/fleet/machine.js';
+import { SimulatedMachine } from '../../rigs/fleet/machine.js';
 import { runCli } from './operator/run-cli.js';
 
 const DOCS = fileURLToPath(new URL('../../../docs/fleet/', import.meta.url));
@@ -28,7 +28,7 @@ function makeCertificates(dir: string): void {
 }
 
 test('the documented site config: TLS, password file and ACL, with a machine and the operator CLI', { skip, timeout: 90_000 }, async (t) => {
-  const { startMosquitto } = await import('../../src/sim/broker/mosquitto-broker.js');
+  const { startMosquitto } = await import('../../rigs/broker/mosquitto-broker.js');
   const work = mkdtempSync(join(tmpdir(), 'qrvend-fleet-site-'));
   t.after(() => rmSync(work, { recursive: true, force: true }));
   makeCertificates(work);

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { createRig, until } from '../../src/sim/rig.js';
+import { createRig, until } from '../../rigs/rig.js';
 import { openSession } from '../e2e/support/static-session.js';
 import { runCli, scratchDir } from './support.js';
 

@@ -3,8 +3,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRig, type LogLine, type Rig } from '../../src/sim/rig.js';
-import { startGatewayFront, type GatewayFront } from '../../src/sim/hostile/gateway-front.js';
+import { createRig, type LogLine, type Rig } from '../../rigs/rig.js';
+import { startGatewayFront, type GatewayFront } from '../../rigs/hostile/gateway-front.js';
 import { until } from '../../src/sim/wait.js';
 import { postStart, startBody } from './support.js';
 

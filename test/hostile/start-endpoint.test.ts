@@ -3,8 +3,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRig, type Rig } from '../../src/sim/rig.js';
-import { startSlowloris } from '../../src/sim/hostile/slowloris.js';
+import { createRig, type Rig } from '../../rigs/rig.js';
+import { startSlowloris } from '../../rigs/hostile/slowloris.js';
 import { formatListing } from '../../src/ledger/outbox-report.js';
 import { formatReport } from '../../src/doctor/format.js';
 import { postStart, sleep, startBody } from './support.js';

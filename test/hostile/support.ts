@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Rig } from '../../src/sim/rig.js';
+import type { Rig } from '../../rigs/rig.js';
 import { startEndpoint } from '../../src/sim/wallet/index.js';
 
 export const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRig, type LogLine } from '../../src/sim/rig.js';
+import { createRig, type LogLine } from '../../rigs/rig.js';
 import { createPtyPair } from '../../src/sim/pty-pair.js';
 import { until } from '../../src/sim/wait.js';
 import { MAIN_JS, scratchDir } from './support.js';

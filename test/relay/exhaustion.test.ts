@@ -10,7 +10,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { startSimMachines, type SimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines, type SimMachines } from '../../rigs/relay/machines.js';
 import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { sourceKey } from '../../src/relay/source.js';
 import { createRelayRig, until, type RelayRig } from './support/relay-rig.js';

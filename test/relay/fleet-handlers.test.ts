@@ -1,7 +1,7 @@
 /** The canned `start` the fleet simulation's machines use to answer relayed Starts. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { handlers } from '../../src/sim/relay/fleet-handlers.js';
+import { handlers } from '../../rigs/relay/fleet-handlers.js';
 
 test('canned start: Approved with the TransactionId echoed; late TOO_LATE; bad args BAD_ARGS', { timeout: 5_000 }, () => {
   const start = handlers['start']!;

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { silentLogger } from '../../src/core/log.js';
 import { StartResponseSchema, type StartRequest } from '../../src/gateway/protocol/start.js';
 import { createRelayedStart, createStartCore, RelayVouchers } from '../../src/start/index.js';
-import { startSimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines } from '../../rigs/relay/machines.js';
 import { fuzzCase, shouldAccept, type FuzzCase } from '../start/fuzz-cases.js';
 import { INTEGRATOR, TERMINAL_ID, TOKEN, UNI_QR, rawClient, startConfig } from '../start/helpers.js';
 import { createRelayRig, until } from './support/relay-rig.js';

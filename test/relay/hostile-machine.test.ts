@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines } from '../../rigs/relay/machines.js';
 import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
 

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startSimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines } from '../../rigs/relay/machines.js';
 import { sendStart } from '../../src/sim/wallet/index.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 import { createRelayRig, until } from './support/relay-rig.js';

@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { startSimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines } from '../../rigs/relay/machines.js';
 import { generateSigningKey } from '../../src/trust/index.js';
 import { createRelayRig, getJson, postStart, until } from './support/relay-rig.js';
 

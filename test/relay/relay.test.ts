@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startSimMachines, type SimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines, type SimMachines } from '../../rigs/relay/machines.js';
 import type { Relay } from '../../src/relay/index.js';
 import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { createTestMachine, type TestMachine } from './support/machine.js';

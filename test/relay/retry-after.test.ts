@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startSimMachines } from '../../src/sim/relay/machines.js';
+import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createTestMachine } from './support/machine.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
 

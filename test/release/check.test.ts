@@ -143,3 +143,17 @@ test('treeProblems and tarballTarget: required files in the release\'s own tree,
   assert.equal(tarballTarget('qrvend-0.1.0-linux-armhf.tar.gz'), null);
   assert.equal(tarballTarget('other.tar.gz'), null);
 });
+
+test('treeProblems: no rig and no development-only package in a release (the lockfile says which packages are dev-only)', { timeout: 5_000 }, () => {
+  const paths = parseContents(LISTING);
+  const rel = 'opt/qrvend/releases/0.1.0';
+  // A rig (the chaos run, a broker wrapper) compiled under dist/rigs: built for tests and benches only.
+  assert.ok(treeProblems([...paths, `${rel}/dist/rigs/chaos/run.js`], '0.1.0').some((p) => /rigs are shipped/.test(p)));
+  // aedes (the in-process broker of the tests) and the mutation runner: dev-only in package-lock.json.
+  for (const pkg of ['aedes', '@stryker-mutator/core', 'fast-check']) {
+    const shipped = [...paths, `${rel}/node_modules/${pkg}/package.json`];
+    assert.ok(treeProblems(shipped, '0.1.0').some((p) => p.includes(`node_modules/${pkg}`) && /development dependency/.test(p)), pkg);
+  }
+  // mqtt-packet is a devDependency too, but mqtt needs it at run time: not dev-only, so it ships.
+  assert.deepEqual(treeProblems([...paths, `${rel}/node_modules/mqtt-packet/package.json`], '0.1.0'), []);
+});

@@ -5,9 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { audit, UNRECORDED_WINDOW_MS } from '../../src/sim/chaos/audit.js';
-import type { Attempt } from '../../src/sim/chaos/harness.js';
-import type { AgentTransaction } from '../../src/sim/chaos/agent-ledger.js';
+import { audit, UNRECORDED_WINDOW_MS } from '../../rigs/chaos/audit.js';
+import type { Attempt } from '../../rigs/chaos/harness.js';
+import type { AgentTransaction } from '../../rigs/chaos/agent-ledger.js';
 import type { LedgerView, TxRecord } from '../../src/sim/gateway/index.js';
 import type { SimSessionRecord } from '../../src/sim/vmc/index.js';
 

@@ -7,8 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runChaos } from '../../src/sim/chaos/chaos.js';
-import { formatReport } from '../../src/sim/chaos/report.js';
+import { runChaos } from '../../rigs/chaos/chaos.js';
+import { formatReport } from '../../rigs/chaos/report.js';
 import { FAULT_KINDS } from '../../src/sim/gateway/index.js';
 
 const SESSIONS = Number(process.env.QRVEND_CHAOS_SESSIONS ?? 250);

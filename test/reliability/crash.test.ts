@@ -12,8 +12,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { runChaos } from '../../src/sim/chaos/chaos.js';
-import { formatReport } from '../../src/sim/chaos/report.js';
+import { runChaos } from '../../rigs/chaos/chaos.js';
+import { formatReport } from '../../rigs/chaos/report.js';
 
 const KILLS = Number(process.env.QRVEND_CRASH_KILLS ?? 80);
 const SEED = Number(process.env.QRVEND_CRASH_SEED ?? 4242);

@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../../src/core/log.js';
 import { post } from './helpers.js';
 import { createTestMachine, type TestMachineOptions } from '../relay/support/machine.js';
-import { createTrustKit } from '../../src/sim/relay/trust-kit.js';
+import { createTrustKit } from '../../rigs/relay/trust-kit.js';
 
 const T = { timeout: 20_000 };
 const TOKEN = randomBytes(32).toString('hex');

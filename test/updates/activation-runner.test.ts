@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startActivationRunner } from '../../src/updates/activation-runner.js';
 import { updateFiles } from '../../src/updates/files.js';
-import { until } from '../../src/sim/rig.js';
+import { until } from '../../rigs/rig.js';
 import type { MainToPayment } from '../../src/ipc/messages.js';
 
 const T = { timeout: 30_000 };

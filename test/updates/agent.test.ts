@@ -9,7 +9,7 @@ import { UpdateAgent, type UpdateAgentOptions } from '../../src/updates/agent.js
 import { machineArch } from '../../src/updates/manifest.js';
 import { updateFiles } from '../../src/updates/files.js';
 import { readUpdateState } from '../../src/updates/state-file.js';
-import { until } from '../../src/sim/rig.js';
+import { until } from '../../rigs/rig.js';
 import type { UpdateEventFacts } from '../../src/ipc/messages.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease, type TestRelease } from './support/release-fixture.js';

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { addConnectionOptions, connect, signerOf, usage, wholeNumber, type ConnectionFlags } from './fleet.js';
+import { addConnectionOptions, connect, signerOf, usage, wholeNumber, type ConnectionFlags } from './fleet-connection.js';
 import { ROLLOUT_ID } from '../../fleet/contract/rollout-id.js';
 
 interface UpdateFlags extends ConnectionFlags {

@@ -30,7 +30,7 @@ export function register(program: Command): void {
       const { VERSION } = await import('../../core/version.js');
       const { loadKeyring, TrustFileError } = await import('../../trust/keys.js');
       const { machineArch, readManifestFile, verifyArtifactFile, verifyManifest } = await import('../../updates/manifest.js');
-      const { UPDATE_ARCHES } = await import('../../updates/manifest-schema.js');
+      const { UPDATE_ARCHES } = await import('../../fleet/contract/manifest-schema.js');
       if (flags.arch !== undefined && !(UPDATE_ARCHES as readonly string[]).includes(flags.arch)) {
         throw new QrvendError('CLI_USAGE', `--arch: one of ${UPDATE_ARCHES.join(', ')}`);
       }

@@ -6,7 +6,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../../core/durable-file.js';
-import type { DexProtocol } from './index.js';
+import type { DexProtocol } from './types.js';
 
 const MAX_FACTS_BYTES = 4096;
 

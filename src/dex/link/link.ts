@@ -7,7 +7,7 @@ import { monotonicNow } from '../../core/clock.js';
 import { ddcmp } from './ddcmp.js';
 import { dexUcs } from './dex-ucs.js';
 import { readFacts, writeFacts } from './facts.js';
-import type { DexLink, DexLinkOptions, DexProtocol, DexRead } from './index.js';
+import type { DexLink, DexLinkOptions, DexProtocol, DexRead } from './types.js';
 import type { LinkMachine } from './machine.js';
 import { openDexPort } from './port.js';
 import { runSession } from './session.js';

@@ -11,11 +11,12 @@ import { it } from './it.js';
 import type { MessageKey, Messages } from './keys.js';
 import { nl } from './nl.js';
 import { pl } from './pl.js';
+import { LANGUAGES, type Language } from '../../config/languages.js';
 
 export type { MessageKey, Messages };
 
-export const LANGUAGES = ['en', 'de', 'fr', 'es', 'it', 'nl', 'pl', 'he'] as const;
-export type Language = (typeof LANGUAGES)[number];
+// The list is the configuration's (src/config/languages.ts); CATALOG below must have a table for each.
+export { LANGUAGES, type Language };
 
 export const CATALOG: Readonly<Record<Language, Messages>> = { en, de, fr, es, it, nl, pl, he };
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ALARM_CODES } from './alarms.js';
 import { UpdateEvent, UpdateStatus } from './updates.js';
 import { AuditEvent } from './audit.js';
-import { UPDATE_ARCHES } from '../../updates/manifest-schema.js';
+import { UPDATE_ARCHES } from './manifest-schema.js';
 
 /** Largest payload either side accepts; bigger messages are counted and dropped. */
 export const MAX_PAYLOAD_BYTES = 64 * 1024;

@@ -23,7 +23,7 @@ export const COMMAND_SCOPES: Readonly<Record<CommandName, Scope>> = {
   start: 'start',
   /** The relay's confirmation that the wallet got the Approved answer in time: its voucher key too. */
   'start.confirm': 'start',
-  /** The manifest carries its own signature by an `update` key too (src/updates/manifest-schema.ts). */
+  /** The manifest carries its own signature by an `update` key too (src/fleet/contract/manifest-schema.ts). */
   'update.offer': 'update',
   'dex.read': 'operate',
 };

@@ -4,7 +4,7 @@
  * states. Part of the contract between the device and `qrvend fleet update`.
  */
 import { z } from 'zod';
-import { UpdateManifest } from '../../updates/manifest-schema.js';
+import { UpdateManifest } from './manifest-schema.js';
 import { ROLLOUT_ID } from './rollout-id.js';
 
 /** `cmd/update.offer` (scope `update`): the signed manifest and where to fetch its artifact. */

@@ -6,7 +6,7 @@
  * restarted. The site file is never written: it is a root-owned conffile in /etc.
  *
  * Before anything is written, the configuration the change would give must pass what the next
- * start checks: the schema, and the files it names (src/daemon/start-checks.ts, the daemon's own
+ * start checks: the schema, and the files it names (src/doctor/start-checks.ts, the daemon's own
  * list). A change the next start would refuse is refused before it is written, naming the key
  * (config-set-check.ts).
  *
@@ -27,12 +27,13 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
+import { ExitCodes } from '../../core/errors.js';
 import { pendingFile, previousOverlayFile, rolledBackFile, trialRunFile } from '../../config/overlay.js';
 
 export { pendingFile, previousOverlayFile, rolledBackFile, trialRunFile } from '../../config/overlay.js';
 
-/** Exit code of a restart the fleet asked for (service.restart, config.set, a rollback): systemd's Restart=always brings the agent back. */
-export const RESTART_EXIT_CODE = 75;
+/** Exit code of a restart the fleet asked for: ExitCodes.RESTART, under the name its callers know. */
+export const RESTART_EXIT_CODE = ExitCodes.RESTART;
 
 export interface PendingChange {
   healthyWithinS: number;

@@ -9,7 +9,7 @@ import { layer, problemsOf, readBaseLayers } from '../../config/load.js';
 import { pendingFile, readOverlay, touchesOverlayPath } from '../../config/overlay.js';
 import { ConfigSchema } from '../../config/schema.js';
 import { remoteKeyProblems } from '../../config/remote-keys.js';
-import { changeProblems } from '../../daemon/start-checks.js';
+import { changeProblems } from '../../doctor/start-checks.js';
 
 type Json = Parameters<typeof layer>[0];
 

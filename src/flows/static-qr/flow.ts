@@ -24,7 +24,7 @@ import { StartDeclined } from '../../start/index.js';
 import { soldItems } from '../bodies.js';
 import { authorizationAmount, totalOf } from '../amounts.js';
 import { tryWrite, type FlowContext } from '../context.js';
-import { idleScreen } from '../../display/layout.js';
+import { idleScreen } from '../../ipc/idle-screen.js';
 import { cancelForeignCurrency, currencyAgreed } from './foreign-currency.js';
 
 interface SessionVend {

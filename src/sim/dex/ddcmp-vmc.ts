@@ -1,6 +1,6 @@
 /** The DDCMP slave side of the simulated VMC (EVA-DTS 6.1.1 3.5-3.7, application note 6.2.1). */
 import { ACK, BAUD_CODES, control, dataMessage, NACK, STACK, START, type DdcmpEvent } from '../../dex/link/ddcmp-frames.js';
-import type { Script } from './vmc.js';
+import type { Script } from './script.js';
 import type { Wire } from './wire.js';
 
 /** The fastest rate this slave claims (code 6 = 38400), below what the link asks: the lower one wins. */

@@ -1,6 +1,6 @@
 /** The DEX/UCS side of the simulated VMC (EVA-DTS 6.1.1 4.5-4.6, the VMD's part). */
 import { ACK0, ACK1, encodeBlock, ENQ, EOT, type UcsEvent } from '../../dex/link/ucs-frames.js';
-import type { Script } from './vmc.js';
+import type { Script } from './script.js';
 import { sleep, type Wire } from './wire.js';
 
 const COMM_ID = 'SIM7654321';

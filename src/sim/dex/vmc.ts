@@ -8,11 +8,9 @@ import { DDCMP_HUNT, scanDdcmp, type DdcmpScan } from '../../dex/link/ddcmp-fram
 import { serveDdcmp } from './ddcmp-vmc.js';
 import { serveUcs } from './ucs-vmc.js';
 import { Wire } from './wire.js';
+import { DEX_BEHAVIOURS, type DexBehaviour, type Script } from './script.js';
 
-export const DEX_BEHAVIOURS = [
-  'normal', 'initiates', 'slow', 'silent', 'crc-errors', 'crc-once', 'stall-mid-block', 'no-data',
-] as const;
-export type DexBehaviour = (typeof DEX_BEHAVIOURS)[number];
+export { DEX_BEHAVIOURS, type DexBehaviour };
 
 export interface DexSimOptions {
   /** The VMC end of a pty pair, or a serial device wired to a reader. */
@@ -35,13 +33,7 @@ export interface DexSim {
   close(): Promise<void>;
 }
 
-export interface Script {
-  files: Buffer[];
-  behaviour: DexBehaviour;
-  /** Called when a read ended well; the next read gets the next file. */
-  served(): void;
-  file(): Buffer;
-}
+export type { Script };
 
 export async function startDexSim(options: DexSimOptions): Promise<DexSim> {
   if (options.files.length === 0) throw new Error('the DEX simulator needs at least one file to serve');

@@ -3,4 +3,4 @@ export { dispensedTotal, owedVend, type SimSessionRecord, type SimVendRecord, ty
 export { NOISE_KINDS, noiseLine, type NoiseKind } from './noise.js';
 export { seededRandom } from '../seeded-random.js';
 export { parseScript, parseStep, runScript, runStep, type ScriptStep } from './script.js';
-export { reportCashSale, resetSeenAsInactive } from './quirks.js';
+export { reportCashSale, resetSeenAsInactive } from './field-lines.js';

@@ -1,31 +1,9 @@
 /**
  * How the simulated VMC and board differ from the idealized ones (issue 29 item 8): which
  * cashless addresses the VMC polls, a card reader at the other address, VMC quirks seen in the
- * field, and a board firmware that knows only some SETCONF keys; and the lines real VMCs and
- * boards send that the idealized VMC does not (issue 29 items 1 and 7).
+ * field, and a board firmware that knows only some SETCONF keys. The lines real VMCs and boards
+ * send that the idealized VMC does not (issue 29 items 1 and 7) are played by field-lines.ts.
  */
-import type { VmcSimulator } from './simulator.js';
-
-/**
- * The VMC reports a sale another device was paid for (MDB 4.2 7.4.10 CASH SALE), as the board
- * passes it on: `c,CASHSALE,<price>,<item>` (src/mdb/codec/board-lines.ts). It changes nothing on
- * the VMC's side for this reader: the money went elsewhere.
- */
-export function reportCashSale(sim: VmcSimulator, item: number, price: number): void {
-  sim.spew({ kind: 'cash-sale', price, item }, 1);
-}
-
-/**
- * A VMC reset seen by the reader only as `c,STATUS,INACTIVE` (no `c,ERR,VEND 5` first), as some
- * board firmware reports it. A vend approved before it is, by MDB 4.2 7.4.7, dispensed; the
- * simulator then resets as usual (its own `c,ERR,VEND 5` comes after the INACTIVE and finds no
- * vend waiting on the agent's side).
- */
-export function resetSeenAsInactive(sim: VmcSimulator): void {
-  sim.spew({ kind: 'status', status: 'INACTIVE' }, 1);
-  sim.resetReader();
-}
-
 export interface VmcQuirks {
   /** Cashless addresses the VMC polls (its menu's "cashless 1/2 enabled"). Default both. */
   slots?: readonly ('0x10' | '0x60')[];

@@ -19,7 +19,7 @@
  */
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import type { VmcSimulator, VendPolicy } from './simulator.js';
-import { reportCashSale, resetSeenAsInactive } from './quirks.js';
+import { reportCashSale, resetSeenAsInactive } from './field-lines.js';
 
 export type ScriptStep =
   | { op: 'enable' | 'disable' | 'success' | 'cancel' | 'end' | 'reset' | 'inactive' | 'board-reset' | 'status' | 'records' }

@@ -17,7 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { removeDurably, writeFileAtomic } from '../../core/durable-file.js';
-import { RELEASE_VERSION } from '../release-version.js';
+import { RELEASE_VERSION } from '../../fleet/contract/release-version.js';
 import { readSmallJson, updateFiles } from '../files.js';
 
 /** The root side's state directory; tests run the daemon against another one. */

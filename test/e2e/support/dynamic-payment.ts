@@ -3,7 +3,7 @@
  * virtual-credit) VMC, the daemon runs GenerateQR and Inquiry polling, the VMC gets its answer.
  */
 import assert from 'node:assert/strict';
-import type { Rig } from '../../../src/sim/rig.js';
+import type { Rig } from '../../../rigs/rig.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';
 import { logMark, nextVendAnswer, waitLogAfter } from './e2e-rig.js';
 

@@ -1,10 +1,10 @@
 /**
- * The end-to-end bench: the rig of src/sim/rig.ts (the real `qrvend run` process, the VMC
+ * The end-to-end bench: the rig of rigs/rig.ts (the real `qrvend run` process, the VMC
  * simulator on a pty pair, the gateway simulator on loopback) with the recording proxy between
  * the daemon and the gateway, plus the waits and checks every e2e file uses.
  */
 import assert from 'node:assert/strict';
-import { createRig, until, type LogLine, type Rig, type RigOptions } from '../../../src/sim/rig.js';
+import { createRig, until, type LogLine, type Rig, type RigOptions } from '../../../rigs/rig.js';
 import { checkSales } from '../../../src/sim/checker.js';
 import type { TxRecord } from '../../../src/sim/gateway/index.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';

@@ -3,7 +3,7 @@
  * a Start, the session the daemon opens on the VMC, selections and their local answers.
  */
 import assert from 'node:assert/strict';
-import type { Rig } from '../../../src/sim/rig.js';
+import type { Rig } from '../../../rigs/rig.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';
 import { nextVendAnswer } from './e2e-rig.js';
 

@@ -3,7 +3,7 @@ import { loadConfig } from '../../../src/config/load.js';
 import { createDoctorContext } from '../../../src/doctor/context.js';
 import { vmcCheck } from '../../../src/doctor/checks/vmc.js';
 import { readVmcFacts, vmcFactsPath } from '../../../src/mdb/facts-file.js';
-import type { Rig } from '../../../src/sim/rig.js';
+import type { Rig } from '../../../rigs/rig.js';
 import type { VmcFacts } from '../../../src/mdb/vmc-watch.js';
 import type { CheckOutcome, DoctorReport } from '../../../src/doctor/types.js';
 import { runCli } from '../../doctor/helpers.js';

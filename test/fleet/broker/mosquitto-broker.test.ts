@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import mqtt from 'mqtt';
-import { startMosquitto } from '../../../src/sim/broker/mosquitto-broker.js';
+import { startMosquitto } from '../../../rigs/broker/mosquitto-broker.js';
 import { until } from '../../../src/sim/wait.js';
 
 const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { connect } from 'mqtt';
 import { readJsonFile, DEFAULT_CONFIG_PATH, validateConfig, layer } from '../../../src/config/load.js';
 import { deviceClientOptions } from '../../../src/fleet/device/client-options.js';
-import { startAedesBroker } from '../../../src/sim/broker/index.js';
+import { startAedesBroker } from '../../../rigs/broker/index.js';
 
 const config = validateConfig(layer(readJsonFile(DEFAULT_CONFIG_PATH, 'defaults'), { fleet: { url: 'mqtt://127.0.0.1:1883', machineId: 'M-OPT' } }), 'test');
 

@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { createRig, type RigOptions } from '../../../src/sim/rig.js';
-import { startTestBroker } from '../../../src/sim/broker/index.js';
+import { createRig, type RigOptions } from '../../../rigs/rig.js';
+import { startTestBroker } from '../../../rigs/broker/index.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 
 const T = { timeout: 60_000 };

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRig } from '../../../src/sim/rig.js';
+import { createRig } from '../../../rigs/rig.js';
 import { RESTART_EXIT_CODE, applyConfigSet, pendingFile } from '../../../src/fleet/device/config-change.js';
 import { serviceEnded, startService } from './support/unit-runner.js';
 
@@ -20,7 +20,7 @@ const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.con
 const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
 
 test('with the documented ACL a good change is confirmed over the probe; a machineId the broker account does not match is rolled back', { skip, timeout: 120_000 }, async (t) => {
-  const { startMosquitto } = await import('../../../src/sim/broker/mosquitto-broker.js');
+  const { startMosquitto } = await import('../../../rigs/broker/mosquitto-broker.js');
   const user = { username: 'vm-trial', password: 'vm-trial-pw-61' };
   const broker = await startMosquitto({ users: [user], acl: readFileSync(ACL_FILE, 'utf8') });
   t.after(() => broker.close());

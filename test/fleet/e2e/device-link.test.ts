@@ -2,7 +2,7 @@
  * The fleet link end to end (issue 15 item 3): the real daemon (`qrvend run`), the VMC simulator on
  * a pty pair, the gateway simulator on loopback, and a real MQTT broker (aedes in `npm test`,
  * mosquitto with QRVEND_TEST_BROKER=mosquitto). The daemon reaches the broker through a TCP gate
- * (src/sim/broker/tcp-gate.ts) so an outage can end while the operator's client is already
+ * (rigs/broker/tcp-gate.ts) so an outage can end while the operator's client is already
  * subscribed again; the operator's client talks to the broker directly.
  *
  * One daemon for the file; tests run in order and each leaves the reader idle and enabled.
@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { createRig, until, type Rig } from '../../../src/sim/rig.js';
-import { startTestBroker, startTcpGate, type TcpGate, type TestBroker } from '../../../src/sim/broker/index.js';
+import { createRig, until, type Rig } from '../../../rigs/rig.js';
+import { startTestBroker, startTcpGate, type TcpGate, type TestBroker } from '../../../rigs/broker/index.js';
 import type { CashSaleEvent, SaleEvent } from '../../../src/fleet/contract/messages.js';
 import { reportCashSale } from '../../../src/sim/vmc/index.js';
 import { RESTART_EXIT_CODE } from '../../../src/fleet/device/config-change.js';

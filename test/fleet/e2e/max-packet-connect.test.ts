@@ -10,10 +10,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import mqttPacket, { type IConnectPacket } from 'mqtt-packet';
 import { MAX_PACKET_BYTES } from '../../../src/fleet/packet-bound.js';
-import { createRig, until } from '../../../src/sim/rig.js';
+import { createRig, until } from '../../../rigs/rig.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { startRelay, validateRelayConfig } from '../../../src/relay/index.js';
-import { createTrustKit } from '../../../src/sim/relay/trust-kit.js';
+import { createTrustKit } from '../../../rigs/relay/trust-kit.js';
 import { runCli } from '../operator/run-cli.js';
 
 interface ConnectTap {

@@ -7,8 +7,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
-import { startTestBroker } from '../../../src/sim/broker/index.js';
-import { SimulatedMachine } from '../../../src/sim/fleet/machine.js';
+import { startTestBroker } from '../../../rigs/broker/index.js';
+import { SimulatedMachine } from '../../../rigs/fleet/machine.js';
 import { until } from '../../../src/sim/wait.js';
 import { runCli, startCli } from './run-cli.js';
 

@@ -16,7 +16,7 @@ import {
   type RolloutState,
 } from '../../../src/fleet/operator/rollout/index.js';
 import type { StatusMessage } from '../../../src/fleet/contract/index.js';
-import type { UpdateManifest } from '../../../src/updates/manifest-schema.js';
+import type { UpdateManifest } from '../../../src/fleet/contract/manifest-schema.js';
 import { onlineStatus } from './fixtures.js';
 
 const MANIFEST: UpdateManifest = {

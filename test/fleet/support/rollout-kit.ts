@@ -1,19 +1,19 @@
 /**
  * A fleet for `qrvend fleet update` tests: a real broker (aedes in `npm test`, mosquitto in
  * `npm run fleet-test`), simulated machines that answer `update.offer` with scripted behaviours
- * (src/sim/fleet/update-answers.ts), an operator key of scope `update` in the machines' trust file,
+ * (rigs/fleet/update-answers.ts), an operator key of scope `update` in the machines' trust file,
  * and a manifest signed with it. Offers are counted per machine, so a test can say which machines
  * were never offered.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTestBroker, type TestBroker } from '../../../src/sim/broker/index.js';
-import { SimulatedMachine } from '../../../src/sim/fleet/machine.js';
-import { updateOfferHandler, type UpdateBehaviour } from '../../../src/sim/fleet/update-answers.js';
+import { startTestBroker, type TestBroker } from '../../../rigs/broker/index.js';
+import { SimulatedMachine } from '../../../rigs/fleet/machine.js';
+import { updateOfferHandler, type UpdateBehaviour } from '../../../rigs/fleet/update-answers.js';
 import { loadKeyring } from '../../../src/trust/keys.js';
 import { signManifest as sign } from '../../../src/updates/manifest.js';
-import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/updates/manifest-schema.js';
+import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/fleet/contract/manifest-schema.js';
 import { testKey, writeTrustFile, type TestKey } from './operator-keys.js';
 
 export interface RolloutFleet {

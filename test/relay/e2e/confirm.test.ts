@@ -16,12 +16,12 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
-import { createRig, until, type Rig } from '../../../src/sim/rig.js';
-import { startTcpGate, startTestBroker, type TcpGate, type TestBroker } from '../../../src/sim/broker/index.js';
+import { createRig, until, type Rig } from '../../../rigs/rig.js';
+import { startTcpGate, startTestBroker, type TcpGate, type TestBroker } from '../../../rigs/broker/index.js';
 import { sendStart, newWalletTransactionId } from '../../../src/sim/wallet/index.js';
 import { createLogger } from '../../../src/core/log.js';
 import { startRelay, validateRelayConfig, type Relay } from '../../../src/relay/index.js';
-import { createTrustKit, type TrustKit } from '../../../src/sim/relay/trust-kit.js';
+import { createTrustKit, type TrustKit } from '../../../rigs/relay/trust-kit.js';
 import { tx, vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { buy } from '../../e2e/support/static-session.js';
 

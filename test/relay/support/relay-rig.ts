@@ -6,9 +6,9 @@
 import { request as httpRequest } from 'node:http';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../../src/core/log.js';
-import { startTestBroker, type TestBroker } from '../../../src/sim/broker/index.js';
+import { startTestBroker, type TestBroker } from '../../../rigs/broker/index.js';
 import { startRelay, validateRelayConfig, type Relay } from '../../../src/relay/index.js';
-import { createTrustKit, type TrustKit } from '../../../src/sim/relay/trust-kit.js';
+import { createTrustKit, type TrustKit } from '../../../rigs/relay/trust-kit.js';
 import type { RegistryMachine } from '../../../src/relay/registry.js';
 
 export interface RelayRig {

@@ -6,7 +6,7 @@ import { randomBytes, createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { signManifest } from '../../../src/updates/manifest.js';
-import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/updates/manifest-schema.js';
+import type { UpdateArch, UpdateManifest, UpdateManifestBody } from '../../../src/fleet/contract/manifest-schema.js';
 import { testKey, writeTrustFile, type TestKey } from '../../fleet/support/operator-keys.js';
 
 export interface TestRelease {

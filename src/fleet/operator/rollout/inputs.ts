@@ -1,6 +1,6 @@
 /** The operator's inputs to `qrvend fleet update`, checked before anything is offered. */
 import { ErrorCodes, QrvendError } from '../../../core/errors.js';
-import { UpdateManifest } from '../../../updates/manifest-schema.js';
+import { UpdateManifest } from '../../contract/manifest-schema.js';
 import { readManifestFile as readManifestJson } from '../../../updates/manifest.js';
 import { TOPIC_LEVEL } from '../../contract/index.js';
 

@@ -11,7 +11,7 @@
 import { z } from 'zod';
 import { UPDATE_STATES, type UpdateState } from '../../contract/updates.js';
 import { TOPIC_PREFIX, type StatusMessage } from '../../contract/index.js';
-import { UpdateManifest } from '../../../updates/manifest-schema.js';
+import { UpdateManifest } from '../../contract/manifest-schema.js';
 import { ROLLOUT_ID } from '../../contract/rollout-id.js';
 
 export const FailureLimit = z.union([

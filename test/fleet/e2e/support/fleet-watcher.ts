@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { connect, type MqttClient } from 'mqtt';
 import { machineTopics, type CommandName } from '../../../../src/fleet/contract/topics.js';
 import type { CommandReply, FleetEvent } from '../../../../src/fleet/contract/messages.js';
-import type { TestBroker } from '../../../../src/sim/broker/index.js';
-import { until } from '../../../../src/sim/rig.js';
+import type { TestBroker } from '../../../../rigs/broker/index.js';
+import { until } from '../../../../rigs/rig.js';
 import type { CommandSigner } from '../../../../src/fleet/operator/command.js';
 import { signCommand } from '../../support/operator-keys.js';
 

@@ -7,7 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AgentProcess, Rig } from '../../../../src/sim/rig.js';
+import type { AgentProcess, Rig } from '../../../../rigs/rig.js';
 import { REPO, runScript, type ScriptRun } from '../../../scripts/helpers.js';
 
 const UNIT = join(REPO, 'systemd/qrvend.service');

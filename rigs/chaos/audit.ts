@@ -1,0 +1,189 @@
+/**
+ * The chaos audit: holds each session's vends (what the VMC simulator dispensed) against exactly
+ * the gateway records that session produced (by its transactions in the daemon's ledger), and
+ * checks the gateway simulator's ledger as a whole.
+ *
+ * The one allowance is the physical window of design section 2: when the daemon is killed after
+ * the VMC dispensed but before the daemon committed that result, the ledger never learns of the
+ * vend and the consumer is not charged. Such a vend is counted as "unrecorded at crash", never
+ * as lost, only when all of these hold:
+ *   - the daemon was SIGKILLed during that session;
+ *   - the daemon's ledger, read right after the kill, does not hold the vend as sold;
+ *   - the VMC's success line was written at most UNRECORDED_WINDOW_MS before the kill (or after it).
+ * Anything else missing from the gateway is lost.
+ */
+import type { LedgerView, TxRecord } from '../../src/sim/gateway/index.js';
+import { owedVend, type SimSessionRecord } from '../../src/sim/vmc/index.js';
+import { checkSales, type SaleCheck } from '../../src/sim/checker.js';
+import type { AgentOutbox, AgentTransaction } from './agent-ledger.js';
+import type { Attempt } from './harness.js';
+
+/** Longest plausible time from c,VEND,SUCCESS on the wire to its ledger commit on a loaded 2-core box. */
+export const UNRECORDED_WINDOW_MS = 2_000;
+
+export interface AuditFinding {
+  session: number;
+  problem: string;
+}
+
+export interface Audit {
+  sessions: number;
+  vendsDispensed: number;
+  dispensedMinor: number;
+  chargedMinor: number;
+  /** Dispensed and recorded (or dispensed long before a kill) but not charged. Must be 0. */
+  lostMinor: number;
+  /** Transactions with more than one accepted Settlement/Cancel/Void, or a conflicting repeat. Must be empty. */
+  chargedTwice: string[];
+  /** Approved authorizations / paid QRs without their accepted closing. Must be empty. */
+  unresolved: string[];
+  /** Charged for vends that failed or never happened (minor units). Must be 0. */
+  chargedNotVendedMinor: number;
+  /** Settlements accepted for a transaction whose Authorization was never approved. Must be empty. */
+  settledNeverApproved: string[];
+  /** Gateway transactions the daemon's ledger does not know. Must be empty. */
+  orphans: string[];
+  /** Requests the gateway refused as invalid (a malformed body is a bug). Must be 0. */
+  rejectedRequests: number;
+  /** The daemon's outbox at the end: nothing pending, nothing dead-lettered. */
+  outbox: AgentOutbox;
+  /** The physical window: dispensed while the daemon died, never recorded, not charged. */
+  unrecordedAtCrash: { vends: number; minor: number };
+  /** The plain sale checker over the whole run (its "lost" equals unrecordedAtCrash + lostMinor). */
+  aggregate: SaleCheck;
+  findings: AuditFinding[];
+  ok: boolean;
+}
+
+function chargedFor(tx: TxRecord | undefined): number {
+  if (tx === undefined) return 0;
+  if (tx.flow === 'static') return tx.settlement?.verdict === 'Approved' ? Math.round(tx.settlement.amount * 100) : 0;
+  return tx.state === 'paid' ? Math.round((tx.qr?.amount ?? 0) * 100) : 0;
+}
+
+const closings = (tx: TxRecord) => tx.accepted.Settlement + tx.accepted.Cancel + tx.accepted.Void;
+
+export function audit(input: {
+  attempts: readonly Attempt[];
+  vmc: readonly SimSessionRecord[];
+  gateway: LedgerView;
+  agentTxs: readonly AgentTransaction[];
+  outbox: AgentOutbox;
+}): Audit {
+  const { attempts, vmc, gateway, agentTxs, outbox } = input;
+  const findings: AuditFinding[] = [];
+  let dispensedMinor = 0;
+  let chargedMinor = 0;
+  let lostMinor = 0;
+  let chargedNotVendedMinor = 0;
+  let vendsDispensed = 0;
+  const unrecorded = { vends: 0, minor: 0 };
+  const known = new Set(agentTxs.map((t) => t.txId));
+
+  attempts.forEach((a, i) => {
+    const next = attempts[i + 1];
+    const sessions = vmc.slice(a.vmcRecordsBefore, next ? next.vmcRecordsBefore : vmc.length);
+    const txs = agentTxs.filter((t) => t.createdAtMs >= a.startedAtMs && (next === undefined || t.createdAtMs < next.startedAtMs));
+    let dispensed = 0;
+    for (const s of sessions) {
+      for (const v of s.vends) {
+        if (!owedVend(v)) continue;
+        vendsDispensed += 1;
+        dispensed += Math.round((v.approved ?? 0) * 100);
+      }
+    }
+    const charged = txs.reduce((sum, t) => sum + chargedFor(gateway.transactions[t.txId]), 0);
+    dispensedMinor += dispensed;
+    chargedMinor += charged;
+
+    let owed = dispensed;
+    if (a.kill !== null) {
+      const recorded = a.kill.committed.reduce((sum, t) => sum + t.recordedSoldMinor, 0);
+      const missing = dispensed - recorded;
+      if (missing < 0) {
+        findings.push({ session: a.n, problem: `the ledger held ${recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}` });
+      } else if (missing > 0) {
+        // The missing vends are the last ones dispensed (results are committed in order).
+        let left = missing;
+        let count = 0;
+        let inWindow = true;
+        for (const mark of [...a.successes].reverse()) {
+          if (left <= 0) break;
+          if (!mark.afterKill && mark.atMs < a.kill.atMs - UNRECORDED_WINDOW_MS) inWindow = false;
+          left -= mark.amountMinor;
+          count += 1;
+        }
+        if (left === 0 && inWindow) {
+          unrecorded.vends += count;
+          unrecorded.minor += missing;
+          owed = recorded;
+        } else {
+          findings.push({ session: a.n, problem: `${missing} minor units dispensed but not recorded at the kill, outside the crash window` });
+        }
+      }
+    }
+    if (charged < owed) {
+      lostMinor += owed - charged;
+      findings.push({ session: a.n, problem: `lost: owed ${owed}, charged ${charged} (${a.steps.join('; ')})` });
+    } else if (charged > owed) {
+      chargedNotVendedMinor += charged - owed;
+      findings.push({ session: a.n, problem: `charged ${charged} for ${owed} dispensed (${a.steps.join('; ')})` });
+    }
+  });
+
+  const chargedTwice: string[] = [];
+  const unresolved: string[] = [];
+  const settledNeverApproved: string[] = [];
+  const orphans: string[] = [];
+  const agentState = new Map(agentTxs.map((t) => [t.txId, t.state]));
+  for (const tx of Object.values(gateway.transactions)) {
+    if (!known.has(tx.transactionId)) orphans.push(tx.transactionId);
+    if (closings(tx) > 1 || tx.conflicts.length > 0) chargedTwice.push(tx.transactionId);
+    if (tx.flow === 'static') {
+      if (tx.authorization?.verdict === 'Approved' && closings(tx) === 0) unresolved.push(tx.transactionId);
+      if (tx.settlement?.verdict === 'Approved' && tx.authorization?.verdict !== 'Approved') settledNeverApproved.push(tx.transactionId);
+    } else if (tx.state === 'paid' && agentState.get(tx.transactionId) !== 'vended') {
+      unresolved.push(tx.transactionId); // paid, not vended by the daemon's account, and no Void accepted
+    }
+  }
+  for (const id of chargedTwice) findings.push({ session: 0, problem: `charged twice or conflicting closings: ${id}` });
+  for (const id of unresolved) findings.push({ session: 0, problem: `approval never resolved: ${id}` });
+  for (const id of settledNeverApproved) findings.push({ session: 0, problem: `settled without an approved authorization: ${id}` });
+  for (const id of orphans) findings.push({ session: 0, problem: `gateway transaction unknown to the daemon's ledger: ${id}` });
+  const rejectedRequests = gateway.summary.rejected;
+  for (const r of gateway.rejected) findings.push({ session: 0, problem: `gateway rejected ${r.op} ${r.transactionId ?? ''}: ${r.code} ${r.member} ${r.message}` });
+  if (outbox.pending > 0 || outbox.dead > 0) findings.push({ session: 0, problem: `outbox not drained: ${outbox.open.join('; ')}` });
+
+  const aggregate = checkSales(vmc, gateway);
+  const ok =
+    lostMinor === 0 &&
+    chargedNotVendedMinor === 0 &&
+    chargedTwice.length === 0 &&
+    unresolved.length === 0 &&
+    settledNeverApproved.length === 0 &&
+    orphans.length === 0 &&
+    rejectedRequests === 0 &&
+    outbox.pending === 0 &&
+    outbox.dead === 0 &&
+    findings.length === 0 &&
+    // Cross-check with the plain checker: the only gap it may see is the crash window.
+    aggregate.lostMinor - aggregate.chargedNotVendedMinor === unrecorded.minor;
+  return {
+    sessions: attempts.length,
+    vendsDispensed,
+    dispensedMinor,
+    chargedMinor,
+    lostMinor,
+    chargedTwice,
+    unresolved,
+    chargedNotVendedMinor,
+    settledNeverApproved,
+    orphans,
+    rejectedRequests,
+    outbox,
+    unrecordedAtCrash: unrecorded,
+    aggregate,
+    findings,
+    ok,
+  };
+}
