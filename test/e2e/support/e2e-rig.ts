@@ -18,13 +18,6 @@ export interface Bench {
   close(): Promise<void>;
 }
 
-/**
- * How long the daemon may take to be ready: a deadline, not a speed check. The bench was ready in
- * 5 to 8 s on the shared 2-core machine (load average 16), in 17 to 24 s with one busy loop per
- * core beside it (scripts/stress-suite, docs/testing.md): past the rig's 15 s default.
- */
-export const AGENT_START_DEADLINE_MS = 60_000;
-
 /** Starts the proxy, the rig (daemon pointed at the proxy) and the daemon. */
 export async function createBench(options: RigOptions = {}): Promise<Bench> {
   const proxy = await startRecordingProxy();
@@ -39,7 +32,7 @@ export async function createBench(options: RigOptions = {}): Promise<Bench> {
   }
   proxy.setUpstream(rig.gateway.url);
   try {
-    await rig.startAgent(AGENT_START_DEADLINE_MS);
+    await rig.startAgent();
   } catch (err) {
     await rig.close();
     await proxy.close();
