@@ -63,7 +63,8 @@ function settlementOf(txId: string): { amount: string | null; products: Array<[n
  * test that resets waits for the daemon's word after `mark` (taken before the reset).
  */
 function readerUsableAgain(mark: number): Promise<unknown> {
-  const enabled = (l: { msg?: unknown; status?: unknown }) => l.msg === 'reader availability changed' && l.status === 'enabled';
+  const enabled = (l: { msg?: unknown; status?: unknown }) =>
+    l.msg === 'reader availability changed' && l.status === 'enabled';
   return waitLogAfter(bench.rig, mark, enabled, 'the daemon to see the reader enabled again after the reset');
 }
 
