@@ -28,11 +28,12 @@ export function configure(fx: Fx, model: ReaderModel): ReaderModel {
 }
 
 /**
- * The sequence was taken: C,1, unless the reader is held off the bus or out of service. Then it
- * stays disabled, as C,0 left it, until the hold or the service state lets it go (transition.ts).
+ * The sequence was taken: C,1, unless the reader is held off the bus (a VMC reset loop): then it
+ * stays disabled, as C,0 left it, until the hold is released (transition.ts). Out of service, C,1
+ * still goes and the C,0 follows once the VMC has enabled the reader, as at every start.
  */
 function enableAfterConfig(fx: Fx, model: ReaderModel): ReaderModel {
-  const keptOff = model.held !== null || model.outOfService;
+  const keptOff = model.held !== null;
   if (!keptOff) fx.send({ kind: 'enable', enabled: true });
   fx.send({ kind: 'version' }); // its answer shows the board took the whole sequence
   fx.arm('config-answer', fx.cfg.boardAnswerMs);

@@ -63,16 +63,15 @@ test('held: a board restart (its boot banner) is configured again without C,1', 
   assert.equal(h.model.hostDisabled, true);
 });
 
-test('out of service: the quiet line is probed too, and a reopened link is configured without C,1', () => {
+test('out of service: the quiet line is probed too; a board that does not answer is restarted', () => {
   const h = reach.Enabled();
   assert.deepEqual(sent(h.feed(pay({ type: 'reader.service', outOfService: true }))), ['C,0']);
   const out = h.feed(silent);
   assert.deepEqual([sent(out), restarts(out).length], [['V'], 0]);
-  h.feed(line('v,1.0,B1'), { kind: 'link.down', reason: 'unplugged' });
-  const again = h.feed(linkUp, line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK')));
-  assert.ok(!sent(again).includes('C,1'), String(sent(again)));
-  const backInService = pay({ type: 'reader.service', outOfService: false });
-  assert.deepEqual(sent(h.feed(line('v,1.0,B1'), backInService)), ['C,1']);
+  h.feed(line('v,1.0,B1'));
+  assert.deepEqual(sent(h.feed(silent)), ['V'], 'answered: probed again at the next expiry');
+  const dead = h.feed(timeout('config-answer'));
+  assert.deepEqual([restarts(dead).length, silentBoard(dead).length], [1, 1]);
 });
 
 test('enabled, the same silence is a silent board: restarted and reported', () => {
