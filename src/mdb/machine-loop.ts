@@ -165,10 +165,8 @@ export class MachineLoop extends EventEmitter {
         this.counters.linesIn += 1;
         this.noise.add('overlong', head);
       },
-      onSilent: () => {
-        this.emit('link', { up: false, silent: true, reason: 'no line from the board within mdb.linkWatchdogMs' });
-        this.dispatch({ kind: 'link.silent' });
-      },
+      // The reader decides whether a quiet line is a silent board (effect board.silent, below).
+      onSilent: () => this.dispatch({ kind: 'link.silent' }),
     });
   }
 
@@ -328,6 +326,9 @@ export class MachineLoop extends EventEmitter {
         return;
       case 'link.restart':
         void this.restartLink(e.reason);
+        return;
+      case 'board.silent':
+        this.emit('link', { up: false, silent: true, reason: e.reason });
         return;
       case 'config.refused': {
         const detail = `the board refused C,SETCONF,${e.key}=${e.value} (answer: ${e.answer}); the reader stays disabled. If the firmware names this key differently, set mdb.boardKeys (docs/mdb.md)`;

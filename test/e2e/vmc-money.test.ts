@@ -56,6 +56,18 @@ function settlementOf(txId: string): { amount: string | null; products: Array<[n
   return { amount: member(text, 'BasicInfo', 'Amount'), products };
 }
 
+/**
+ * A reset of the reader (the VMC's or the board's) leaves it unusable until the VMC has set it up
+ * again and the daemon's payment side has heard so; a Start before that is declined (code 30,
+ * "machine busy: reader not enabled"). The VMC simulator's own state turns enabled first, so a
+ * test that resets waits for the daemon's word after `mark` (taken before the reset).
+ */
+function readerUsableAgain(mark: number): Promise<unknown> {
+  const enabled = (l: { msg?: unknown; status?: unknown }) =>
+    l.msg === 'reader availability changed' && l.status === 'enabled';
+  return waitLogAfter(bench.rig, mark, enabled, 'the daemon to see the reader enabled again after the reset');
+}
+
 // ---- item 1: a reset after the approval is a VEND SUCCESS (MDB 4.2 7.4.7) -------------------
 
 test('static: c,ERR,VEND 5 then INACTIVE after the approval of 1.15 -> charged: Settlement 1.44 with both Products', T, async () => {
@@ -63,20 +75,24 @@ test('static: c,ERR,VEND 5 then INACTIVE after the approval of 1.15 -> charged: 
   const session = await openSession(rig);
   await buy(rig, 7, 0.29);
   assert.deepEqual(await select(rig, 12, 1.15), { kind: 'vend-approve', amount: 1.15 });
+  const mark = logMark(rig);
   rig.vmc.resetReader(); // c,ERR,VEND 5, c,STATUS,INACTIVE, then the VMC sets the reader up again
   const t = await waitTx(rig, session.txId, (x) => x.accepted.Settlement === 1, 'the Settlement');
   assert.equal(t.requests.Cancel, 0);
   assert.deepEqual(settlementOf(session.txId), { amount: '1.44', products: [[7, 0.29], [12, 1.15]] });
   assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['success', 'reset']);
+  await readerUsableAgain(mark);
 });
 
 test('static: the reset seen only as c,STATUS,INACTIVE after the approval of 4.35 -> charged: Settlement 4.35', T, async () => {
   const { rig } = bench;
   const session = await openSession(rig);
   assert.deepEqual(await select(rig, 13, 4.35), { kind: 'vend-approve', amount: 4.35 });
+  const mark = logMark(rig);
   resetSeenAsInactive(rig.vmc);
   await waitTx(rig, session.txId, (x) => x.accepted.Settlement === 1, 'the Settlement');
   assert.deepEqual(settlementOf(session.txId), { amount: '4.35', products: [[13, 4.35]] });
+  await readerUsableAgain(mark);
 });
 
 test('static: the adapter board restarts (boot banner) after the approval of 1.15 -> charged; the board is configured again', T, async () => {
@@ -85,10 +101,12 @@ test('static: the adapter board restarts (boot banner) after the approval of 1.1
   await buy(rig, 7, 0.29);
   assert.deepEqual(await select(rig, 12, 1.15), { kind: 'vend-approve', amount: 1.15 });
   const reconfigured = rig.nextCommand((c) => c.kind === 'version', 10_000, 'V after the board restart');
+  const mark = logMark(rig);
   rig.vmc.resetBoard();
   await reconfigured;
   await waitTx(rig, session.txId, (x) => x.accepted.Settlement === 1, 'the Settlement');
   assert.deepEqual(settlementOf(session.txId), { amount: '1.44', products: [[7, 0.29], [12, 1.15]] });
+  await readerUsableAgain(mark);
 });
 
 test('static: c,ERR,VEND 3 (dispense failed) after the approval stays uncharged: only the 0.29 vend is settled', T, async () => {
@@ -105,12 +123,13 @@ test('dynamic: paid 4.35, then the VMC resets during the dispense (c,ERR,VEND 5)
   const { rig } = bench;
   const pay = await selectAndPay(rig, 21, 4.35);
   assert.deepEqual(await pay.answer, { kind: 'vend-approve', amount: 4.35 });
+  const mark = logMark(rig);
   rig.vmc.resetReader();
   assert.equal(await pay.result, 'vended');
   const t = await waitTx(rig, pay.txId, (x) => x.state === 'paid', 'the paid QR');
   assert.equal(t.requests.Void, 0, 'the sale stands');
   assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['reset']);
-  await until(() => rig.vmc.state().reader === 'enabled', 5000, 'the VMC to set the reader up again');
+  await readerUsableAgain(mark);
   assert.equal(rig.gateway.ledger().transactions[pay.txId]?.requests.Void, 0, 'still no Void once the reader is back');
 });
 
@@ -118,9 +137,10 @@ test('dynamic: paid 1.15, then the reset seen only as c,STATUS,INACTIVE -> vende
   const { rig } = bench;
   const pay = await selectAndPay(rig, 12, 1.15);
   assert.deepEqual(await pay.answer, { kind: 'vend-approve', amount: 1.15 });
+  const mark = logMark(rig);
   resetSeenAsInactive(rig.vmc);
   assert.equal(await pay.result, 'vended');
-  await until(() => rig.vmc.state().reader === 'enabled', 5000, 'the VMC to set the reader up again');
+  await readerUsableAgain(mark);
   assert.equal(rig.gateway.ledger().transactions[pay.txId]?.requests.Void, 0);
 });
 

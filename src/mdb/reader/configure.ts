@@ -27,12 +27,19 @@ export function configure(fx: Fx, model: ReaderModel): ReaderModel {
   return pending.length === 0 ? enableAfterConfig(fx, next) : next;
 }
 
+/**
+ * The sequence was taken: C,1, unless the reader is held off the bus (a VMC reset loop): then it
+ * stays disabled, as C,0 left it, until the hold is released (transition.ts). Out of service, C,1
+ * still goes and the C,0 follows once the VMC has enabled the reader, as at every start.
+ */
 function enableAfterConfig(fx: Fx, model: ReaderModel): ReaderModel {
-  fx.send({ kind: 'enable', enabled: true });
+  const keptOff = model.held !== null;
+  if (!keptOff) fx.send({ kind: 'enable', enabled: true });
   fx.send({ kind: 'version' }); // its answer shows the board took the whole sequence
   fx.arm('config-answer', fx.cfg.boardAnswerMs);
   fx.list.push({ kind: 'config.done' });
-  return { ...model, configuring: null, versionAsked: true };
+  const next: ReaderModel = { ...model, configuring: null, versionAsked: true };
+  return keptOff ? { ...next, hostDisabled: true, state: { kind: 'Disabled' } } : next;
 }
 
 /** c,0 (or c,STATUS,OFFLINE): the board took the C,0 that opens the configuration. */
@@ -94,8 +101,15 @@ export function onConfigUnanswered(fx: Fx, model: ReaderModel): ReaderModel {
     const key = model.configuring![0]!;
     fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: `no answer within ${fx.cfg.boardAnswerMs} ms` });
   }
-  const why = disableLost ? 'the board did not confirm C,0 (a garbled line at link open?)' : 'the board did not answer the configuration';
+  // Not configuring: V went unanswered, after the configuration or as the probe of a quiet line.
+  const probe = !waiting && model.hostDisabled;
+  const why = disableLost
+    ? 'the board did not confirm C,0 (a garbled line at link open?)'
+    : probe
+      ? 'the board did not answer V (the reader is disabled on purpose, so V is what shows it alive)'
+      : 'the board did not answer the configuration';
   abandon(fx, model.state, { sessionReason: 'link-lost', vendOutcome: 'timeout', detail: why });
+  if (probe) fx.list.push({ kind: 'board.silent', reason: why });
   fx.list.push({ kind: 'link.restart', reason: why });
   return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
 }

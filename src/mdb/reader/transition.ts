@@ -47,12 +47,14 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
       abandon(fx, model.state, linkLost(`serial link lost: ${input.reason}`));
       return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
     case 'link.silent':
+      if (quietOnPurpose(model)) return probeBoard(fx, model);
       // Disabled (C,0), the board relays no POLLs: an unanswered SETCONF shows up as silence first.
       if (model.configuring !== null && model.configuring.length > 0) {
         const key = model.configuring[0]!;
         fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: 'no answer before the link watchdog expired' });
       }
       abandon(fx, model.state, linkLost('no line from the board within the link watchdog'));
+      fx.list.push({ kind: 'board.silent', reason: 'no line from the board within mdb.linkWatchdogMs' });
       fx.list.push({ kind: 'link.restart', reason: 'link watchdog expired' });
       return { ...model, state: { kind: 'Offline' }, versionAsked: false, configuring: null };
     case 'line':
@@ -71,6 +73,23 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
       if (model.state.kind !== 'Offline') fx.send({ kind: 'enable', enabled: false });
       return { ...model, shuttingDown: true, state: { kind: 'Offline' } };
   }
+}
+
+/**
+ * Disabled on purpose (held off the bus, out of service) and configured: the board relays no POLL
+ * to a disabled reader (docs/mdb.md, "Link problems"), so a quiet line says nothing of the board.
+ */
+function quietOnPurpose(model: ReaderModel): boolean {
+  const kept = model.held !== null || model.outOfService;
+  const configured = model.configuring === null && model.configRefused === null;
+  return kept && model.hostDisabled && configured && !model.versionAsked;
+}
+
+/** Asks the board V: its answer (any line) shows it alive; none within boardAnswerMs restarts the link. */
+function probeBoard(fx: Fx, model: ReaderModel): ReaderModel {
+  fx.send({ kind: 'version' });
+  fx.arm('config-answer', fx.cfg.boardAnswerMs);
+  return { ...model, versionAsked: true };
 }
 
 function linkLost(detail: string) {

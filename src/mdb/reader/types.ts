@@ -130,7 +130,10 @@ export interface SetconfLine {
 export type ReaderInput =
   | { kind: 'link.up' }
   | { kind: 'link.down'; reason: string }
-  /** The link watchdog expired while the device is still there. */
+  /**
+   * The link watchdog expired while the device is still there. A reader disabled on purpose (held,
+   * out of service) has a quiet line: its board is asked V first, and restarted only without answer.
+   */
   | { kind: 'link.silent' }
   | { kind: 'line'; line: BoardLine }
   | { kind: 'payment'; message: PaymentToMain }
@@ -151,6 +154,8 @@ export type ReaderEffect =
   | { kind: 'refused'; what: string; reason: string }
   /** Close the link and open it again (after pulsing the board's reset line when there is one). */
   | { kind: 'link.restart'; reason: string }
+  /** The board is taken for silent (no line, no answer to V): the fleet's BOARD_SILENT. */
+  | { kind: 'board.silent'; reason: string }
   /** The board refused a SETCONF line (or did not answer it): logged, alarmed, shown by doctor. */
   | { kind: 'config.refused'; key: string; value: string; answer: string }
   /** The board refused a key and its other spelling is being tried: logged. */

@@ -4,10 +4,20 @@
  */
 import { SerialPort } from 'serialport';
 
+/**
+ * How long close() lets a write under way come back from the binding before it closes the port.
+ * serialport writes on libuv's thread pool: a descriptor closed under a queued write gives EBADF
+ * (or, reused meanwhile, bytes in another file). A write that cannot finish (the other end takes
+ * nothing) waits on the poller, not on the descriptor, and is cut safely by the close after this.
+ */
+export const CLOSE_WRITE_GRACE_MS = 1000;
+
 export class Wire<E> {
   private readonly events: E[] = [];
   private waiter: ((e: E | null) => void) | null = null;
   private closed = false;
+  /** The write handed to serialport and not yet called back; null when none. */
+  private writing: Promise<void> | null = null;
 
   private constructor(
     private readonly port: SerialPort,
@@ -15,6 +25,11 @@ export class Wire<E> {
   ) {
     port.on('data', (chunk: Buffer) => {
       for (const e of scan(chunk)) this.push(e);
+    });
+    // A write cut by the close fails ('Canceled', 'Port is not open'): expected, and the send has
+    // ended with the close. Before the close, a failing port is a line gone: the wire is closed.
+    port.on('error', () => {
+      if (!this.closed) void this.close();
     });
   }
 
@@ -64,13 +79,21 @@ export class Wire<E> {
     if (this.closed) return;
     // serialport's drain() on a closed port waits for an 'open' that never comes: a send still
     // under way when the test closes the wire ends with the close instead.
+    let written!: () => void;
+    const writing = new Promise<void>((r) => (written = r));
+    this.writing = writing;
     await new Promise<void>((resolve) => {
       const done = (): void => {
         this.port.off('close', done);
         resolve();
       };
       this.port.once('close', done);
-      this.port.write(bytes, (err) => (err || !this.port.isOpen ? done() : this.port.drain(() => done())));
+      this.port.write(bytes, (err) => {
+        if (this.writing === writing) this.writing = null;
+        written();
+        if (err || this.closed || !this.port.isOpen) done();
+        else this.port.drain(() => done());
+      });
     });
   }
 
@@ -82,11 +105,17 @@ export class Wire<E> {
     return this.closed;
   }
 
-  close(): Promise<void> {
+  /** No write starts after this; one under way comes back first (at most CLOSE_WRITE_GRACE_MS). */
+  async close(): Promise<void> {
     this.closed = true;
     this.waiter?.(null);
     this.waiter = null;
-    return new Promise((resolve) => (this.port.isOpen ? this.port.close(() => resolve()) : resolve()));
+    if (this.writing !== null) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.writing, new Promise((r) => (timer = setTimeout(r, CLOSE_WRITE_GRACE_MS)))]);
+      clearTimeout(timer);
+    }
+    if (this.port.isOpen) await new Promise<void>((resolve) => this.port.close(() => resolve()));
   }
 }
 

@@ -76,14 +76,16 @@ test('a hold after the board refused a key writes nothing, and its release does 
   assert.deepEqual(sent(h.feed({ kind: 'hold', reason: null })), [], 'no C,1');
 });
 
-test('a hold during configuration: no C,0 among the SETCONF lines, the reader disabled once they are all answered', () => {
+test('a hold during configuration: no C,0 among the SETCONF lines, and no C,1 once they are all answered', () => {
   const h = new Harness();
   h.feed(linkUp, line('c,0'));
   assert.deepEqual(sent(h.feed({ kind: 'hold', reason: 'reset loop' })), []);
   const answers = h.cfg.setconf.map(() => line('c,SET,OK'));
   const out = h.feed(...answers);
-  assert.deepEqual(sent(out), ['C,1', 'V', 'C,0']);
+  assert.deepEqual(sent(out), ['V'], 'the C,0 that opened the configuration keeps the reader off the bus');
   assert.equal(h.model.hostDisabled, true);
+  assert.equal(h.state, 'Disabled');
+  assert.deepEqual(sent(h.feed(line('v,1,B'), { kind: 'hold', reason: null })), ['C,1'], 'enabled when the hold ends');
 });
 
 test('a hold during a paid session waits for the session to end before disabling the reader', () => {
