@@ -35,6 +35,8 @@ interface CmdFlags extends ConnectionFlags {
   signKey?: string;
   keyId?: string;
   ttl: string;
+  /** 1: sign as releases before the key id was signed do, for machines still on one (docs/security.md). */
+  signatureFormat?: string;
 }
 
 interface KeygenFlags {
@@ -99,15 +101,20 @@ export async function usage<T>(make: () => T): Promise<T> {
   }
 }
 
+export const SIGNATURE_FORMAT_HELP =
+  '2 (default): the key id is signed; 1: as older releases sign, only for machines still on one (docs/security.md)';
+
 /** The signing key of `fleet cmd`, when one is given: both flags or neither. */
-export async function signerOf(flags: Pick<CmdFlags, 'signKey' | 'keyId'>, ttlS: number) {
+export async function signerOf(flags: Pick<CmdFlags, 'signKey' | 'keyId' | 'signatureFormat'>, ttlS: number) {
   const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
   if (flags.signKey === undefined && flags.keyId === undefined) return undefined;
   if (flags.signKey === undefined || flags.keyId === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--sign-key and --key-id go together');
   const { loadPrivateKey, KEY_ID } = await import('../../trust/keys.js');
   if (!KEY_ID.test(flags.keyId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--key-id: letters, digits and . _ : - only, 1 to 64');
+  const format = flags.signatureFormat === undefined ? 2 : flags.signatureFormat === '1' ? 1 : flags.signatureFormat === '2' ? 2 : null;
+  if (format === null) throw new QrvendError(ErrorCodes.CLI_USAGE, '--signature-format: 1 or 2');
   try {
-    return { keyId: flags.keyId, key: loadPrivateKey(flags.signKey), lifetimeMs: ttlS * 1000 };
+    return { keyId: flags.keyId, key: loadPrivateKey(flags.signKey), lifetimeMs: ttlS * 1000, format } as const;
   } catch (err) {
     throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
   }
@@ -215,7 +222,8 @@ export function register(parent: Command): void {
       .option('--timeout <ms>', 'how long to wait for the reply', '10000')
       .addOption(new Option('--sign-key <file>', 'sign with this operator private key (PEM, from `qrvend fleet keygen`; keep it off the machines)').env('QRVEND_FLEET_SIGN_KEY'))
       .addOption(new Option('--key-id <id>', 'the id of that key in the machines\' trust file').env('QRVEND_FLEET_KEY_ID'))
-      .option('--ttl <s>', 'how long the signed command stays valid, in seconds (at most 900)', '60'),
+      .option('--ttl <s>', 'how long the signed command stays valid, in seconds (at most 900)', '60')
+      .option('--signature-format <n>', SIGNATURE_FORMAT_HELP),
   ).action(async (machineId: string, name: string, json: string | undefined, flags: CmdFlags) => {
     const timeoutMs = await usage(() => wholeNumber(flags.timeout, '--timeout', 100, 600_000));
     const ttlS = await usage(() => wholeNumber(flags.ttl, '--ttl', 1, 900));

@@ -4,6 +4,7 @@
  * daemon (`qrvend run`) and a real MQTT broker (aedes in `npm test`, mosquitto in `npm run fleet-test`):
  * - 80 signed pings from a leaked `read` key, then an operator's signed reader.disable runs, and
  *   health counts the pinger's drops under its key id;
+ * - `qrvend fleet cmd` signs the key id; a command signed as an older release signs is refused;
  * - one key's full share of the nonce book refuses that key's next command, not another key's;
  * - a command run under one id and replayed under another id of the same public key (the trust file
  *   renamed it) is refused; a trust file listing one public key under two ids is refused at start.
@@ -23,6 +24,7 @@ import type { CommandReply } from '../../../src/fleet/contract/messages.js';
 import { rawPublicKey } from '../../../src/trust/keys.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { signCommand, testKey, type TestKey } from '../support/operator-keys.js';
+import { runCli } from '../operator/run-cli.js';
 
 const MACHINE = 'M-KEYS-1';
 const T = { timeout: 90_000 };
@@ -100,6 +102,18 @@ test('80 signed pings from a read key, then an operate key\'s signed reader.disa
   const byKey = () => watcher.health.at(-1)?.stats?.fleet?.byKey as Record<string, { dropped: number; refused: number }> | undefined;
   await until(() => (byKey()?.pinger?.dropped ?? 0) > 0, 15_000, 'health to count the pinger\'s dropped pings');
   assert.equal(byKey()?.ops?.dropped ?? 0, 0, JSON.stringify(byKey()));
+});
+
+test('qrvend fleet cmd signs in format 2 (the key id signed); format 1, as an older release signs, is refused naming why', T, async () => {
+  const keyFile = join(scratch, 'ops.pem');
+  writeFileSync(keyFile, ops.privatePem, { mode: 0o600 });
+  const common = [MACHINE, 'ping', '--sign-key', keyFile, '--key-id', 'ops', '--json', '--url', broker.url, '--prefix', PREFIX];
+  const now = await runCli(['fleet', 'cmd', ...common]);
+  assert.equal(now.code, 0, now.stderr + now.stdout);
+  const older = await runCli(['fleet', 'cmd', ...common, '--signature-format', '1']);
+  assert.equal(older.code, 1, older.stderr + older.stdout);
+  assert.match(older.stdout, /UNAUTHORIZED.*refused \(old-format\): signed in format 1, whose bytes do not name the key that signed/);
+  await until(() => (watcher.health.at(-1)?.stats?.fleet?.byKey?.ops?.refused ?? 0) > 0, 15_000, 'health to count the refusal under ops');
 });
 
 /** The book's entry for a nonce, as docs/security.md describes the file: `<fingerprint of the public key> <nonce>`. */
