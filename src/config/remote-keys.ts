@@ -71,7 +71,9 @@ function nameProblem(parent: string[], level: string): string | null {
   const where = parent.join('.');
   if (where === 'catalog') {
     if (ITEM_NUMBER.test(level)) return null;
-    if (/^[0-9]{1,5}$/.test(level)) return `an MDB item number is written without leading zeros: write it ${Number(level)}`;
+    if (/^[0-9]{1,5}$/.test(level)) {
+      return `an MDB item number is written without leading zeros: write it ${Number(level)}`;
+    }
     return 'not an MDB item number (the catalog\'s keys are item numbers such as 12)';
   }
   if (OBJECT_NAMES.has(level)) return 'not settable from the fleet: not a configuration key';

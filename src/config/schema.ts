@@ -146,8 +146,12 @@ export function startEndpointTransport(start: { listen: string | null; certFile:
 export function minorUnitProblem(amount: number, decimalPlaces: number): string | null {
   const minor = amount * 10 ** decimalPlaces;
   const unit = (1 / 10 ** decimalPlaces).toFixed(decimalPlaces);
-  if (minor < 1 - 1e-6) return `${amount} is below the smallest unit of the currency (${unit} with machine.decimalPlaces ${decimalPlaces})`;
-  if (Math.abs(minor - Math.round(minor)) > 1e-6) return `${amount} has more decimals than the currency's ${decimalPlaces} (machine.decimalPlaces)`;
+  if (minor < 1 - 1e-6) {
+    return `${amount} is below the smallest unit of the currency (${unit} with machine.decimalPlaces ${decimalPlaces})`;
+  }
+  if (Math.abs(minor - Math.round(minor)) > 1e-6) {
+    return `${amount} has more decimals than the currency's ${decimalPlaces} (machine.decimalPlaces)`;
+  }
   return null;
 }
 

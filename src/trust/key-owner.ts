@@ -23,7 +23,9 @@ export function keyFingerprint(key: KeyObject): string {
  * The first public key (base64 of its raw bytes, as files spell it) given under two ids, with
  * both ids, or null. A key listed twice would be two keys to every per-key record and bound.
  */
-export function publicKeyListedTwice(entries: ReadonlyArray<{ id: string; publicKey: string }>): { ids: [string, string] } | null {
+export function publicKeyListedTwice(
+  entries: ReadonlyArray<{ id: string; publicKey: string }>,
+): { ids: [string, string] } | null {
   const byKey = new Map<string, string>();
   for (const entry of entries) {
     const raw = Buffer.from(entry.publicKey, 'base64').toString('base64');

@@ -87,7 +87,10 @@ export function keyringOf(value: unknown, source: string | null): Keyring {
   }
   // One key under two ids would be two keys to every per-key record (seen nonces, budgets).
   const twice = publicKeyListedTwice(parsed.data.keys);
-  if (twice !== null) throw new TrustFileError(`keys: one public key is listed twice, as ${twice.ids[0]} and ${twice.ids[1]}; keep one entry`);
+  if (twice !== null) {
+    const [first, second] = twice.ids;
+    throw new TrustFileError(`keys: one public key is listed twice, as ${first} and ${second}; keep one entry`);
+  }
   return { source, byId };
 }
 
@@ -104,7 +107,9 @@ export function loadKeyring(path: string): Keyring {
   } catch (err) {
     throw new TrustFileError(`${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (st.isFile() && st.size > MAX_TRUST_FILE_BYTES) throw new TrustFileError(`${path} is ${st.size} bytes, more than ${MAX_TRUST_FILE_BYTES}`);
+  if (st.isFile() && st.size > MAX_TRUST_FILE_BYTES) {
+    throw new TrustFileError(`${path} is ${st.size} bytes, more than ${MAX_TRUST_FILE_BYTES}`);
+  }
   const problem = trustFileProblem(path, st);
   if (problem !== null) throw new TrustFileError(problem);
   let value: unknown;

@@ -22,6 +22,7 @@ export const MAX_NONCES = 4096;
  */
 export const MAX_HELD = 2 * MAX_NONCES;
 const MAX_FILE_BYTES = 1024 * 1024;
+const WITHIN = 'signed statements within their windows';
 
 export type NonceVerdict = { ok: true } | { ok: false; reason: 'replayed' | 'full' | 'before-loss'; message: string };
 
@@ -63,7 +64,14 @@ export class NonceBook {
    * `signer` may hold at most that many nonces (its share: docs/security.md, "Budgets and nonce
    * shares per key"), so one signer filling its share refuses only its own next statement.
    */
-  admit(signer: string, nonce: string, issuedAt: number, expiresAt: number, nowMs: number, share?: number): NonceVerdict {
+  admit(
+    signer: string,
+    nonce: string,
+    issuedAt: number,
+    expiresAt: number,
+    nowMs: number,
+    share?: number,
+  ): NonceVerdict {
     if (issuedAt < this.floor) return { ok: false, reason: 'before-loss', message: 'issued before this machine lost its record of seen nonces; sign it again' };
     const key = `${signer} ${nonce}`;
     if (this.seen.has(key)) return { ok: false, reason: 'replayed', message: `the nonce ${nonce} was seen before (a replay)` };
@@ -73,10 +81,13 @@ export class NonceBook {
       else if (k.startsWith(`${signer} `)) held += 1;
     }
     if (share !== undefined && held >= share) {
-      return { ok: false, reason: 'full', message: `this key's share of the book is full (${share} signed statements within their windows); try again later` };
+      const message = `this key's share of the book is full (${share} ${WITHIN}); try again later`;
+      return { ok: false, reason: 'full', message };
     }
     const cap = share === undefined ? MAX_NONCES : MAX_HELD;
-    if (this.seen.size >= cap) return { ok: false, reason: 'full', message: `the book is full (${cap} signed statements within their windows); try again later` };
+    if (this.seen.size >= cap) {
+      return { ok: false, reason: 'full', message: `the book is full (${cap} ${WITHIN}); try again later` };
+    }
     this.seen.set(key, expiresAt);
     this.save();
     return { ok: true };

@@ -81,7 +81,11 @@ export interface SignOptions {
 }
 
 /** The bytes of a signature in its format (a format-2 signature names its key). */
-function bytesOf(kind: string, body: Record<string, unknown>, signature: Pick<Signature, 'keyId' | 'issuedAt' | 'expiresAt' | 'nonce' | 'format'>): Buffer {
+function bytesOf(
+  kind: string,
+  body: Record<string, unknown>,
+  signature: Pick<Signature, 'keyId' | 'issuedAt' | 'expiresAt' | 'nonce' | 'format'>,
+): Buffer {
   return signedBytes(kind, statementOf(body, signature), signature.format === 2 ? signature.keyId : undefined);
 }
 

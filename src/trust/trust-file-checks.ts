@@ -22,14 +22,24 @@ export function allowedOwners(): ReadonlySet<number> {
   return owners;
 }
 
-const ownerText = (owners: ReadonlySet<number>) => [...owners].map((uid) => (uid === 0 ? 'root' : `uid ${uid}`)).join(' or ');
+const ownerText = (owners: ReadonlySet<number>) =>
+  [...owners].map((uid) => (uid === 0 ? 'root' : `uid ${uid}`)).join(' or ');
 
 /** Why the file found at `path` (its lstat) may not be trusted, or null. */
-export function trustFileProblem(path: string, file: Stats, owners: ReadonlySet<number> = allowedOwners()): string | null {
-  if (file.isSymbolicLink()) return `${path} is a symbolic link: set fleet.trustFile to the file itself (a link lets whoever may change it choose the keys)`;
+export function trustFileProblem(
+  path: string,
+  file: Stats,
+  owners: ReadonlySet<number> = allowedOwners(),
+): string | null {
+  if (file.isSymbolicLink()) {
+    return `${path} is a symbolic link: set fleet.trustFile to the file itself `
+      + '(a link lets whoever may change it choose the keys)';
+  }
   if (!file.isFile()) return `${path} is not a regular file`;
   if ((file.mode & 0o022) !== 0) return `${path} is writable by group or others: chmod 0644 (owner root) it`;
-  if (!owners.has(file.uid)) return `${path} is owned by uid ${file.uid}, not by ${ownerText(owners)}: chown root ${path}`;
+  if (!owners.has(file.uid)) {
+    return `${path} is owned by uid ${file.uid}, not by ${ownerText(owners)}: chown root ${path}`;
+  }
   const dir = dirname(resolve(path));
   let folder: Stats;
   try {
@@ -38,9 +48,12 @@ export function trustFileProblem(path: string, file: Stats, owners: ReadonlySet<
     return `its directory ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
   }
   if ((folder.mode & 0o022) !== 0) {
-    return `${path} is inside ${dir}, which group or others may write (anyone there can replace the file): move it to a directory only root writes, e.g. /etc/qrvend`;
+    return `${path} is inside ${dir}, which group or others may write (anyone there can replace the file): `
+      + 'move it to a directory only root writes, e.g. /etc/qrvend';
   }
-  if (!owners.has(folder.uid)) return `${path} is inside ${dir}, owned by uid ${folder.uid}, not by ${ownerText(owners)}: chown root ${dir}`;
+  if (!owners.has(folder.uid)) {
+    return `${path} is inside ${dir}, owned by uid ${folder.uid}, not by ${ownerText(owners)}: chown root ${dir}`;
+  }
   return null;
 }
 

@@ -1,5 +1,13 @@
 import { Option, type Command } from 'commander';
-import { addConnectionOptions, connect, SIGNATURE_FORMAT_HELP, signerOf, usage, wholeNumber, type ConnectionFlags } from './fleet.js';
+import {
+  addConnectionOptions,
+  connect,
+  SIGNATURE_FORMAT_HELP,
+  signerOf,
+  usage,
+  wholeNumber,
+  type ConnectionFlags,
+} from './fleet.js';
 import { ROLLOUT_ID } from '../../fleet/contract/rollout-id.js';
 
 interface UpdateFlags extends ConnectionFlags {

@@ -111,8 +111,9 @@ export async function signerOf(flags: Pick<CmdFlags, 'signKey' | 'keyId' | 'sign
   if (flags.signKey === undefined || flags.keyId === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--sign-key and --key-id go together');
   const { loadPrivateKey, KEY_ID } = await import('../../trust/keys.js');
   if (!KEY_ID.test(flags.keyId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--key-id: letters, digits and . _ : - only, 1 to 64');
-  const format = flags.signatureFormat === undefined ? 2 : flags.signatureFormat === '1' ? 1 : flags.signatureFormat === '2' ? 2 : null;
-  if (format === null) throw new QrvendError(ErrorCodes.CLI_USAGE, '--signature-format: 1 or 2');
+  const given = flags.signatureFormat ?? '2';
+  const format = given === '1' ? 1 : given === '2' ? 2 : undefined;
+  if (format === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--signature-format: 1 or 2');
   try {
     return { keyId: flags.keyId, key: loadPrivateKey(flags.signKey), lifetimeMs: ttlS * 1000, format } as const;
   } catch (err) {

@@ -47,9 +47,10 @@ export type GateDecision =
   /** The Ed25519 budget is spent: dropped unanswered, like any flood. */
   | { kind: 'drop' };
 
-/** The id the signature names, when the keyring has such a key (what is counted per key is bounded by the trust file). */
+/** The id the signature names, when the keyring has such a key (what is counted per key stays bounded). */
 function trustedKeyId(keyring: Keyring | null, signature: unknown): string | undefined {
-  const keyId = typeof signature === 'object' && signature !== null ? (signature as { keyId?: unknown }).keyId : undefined;
+  if (typeof signature !== 'object' || signature === null) return undefined;
+  const keyId = (signature as { keyId?: unknown }).keyId;
   return typeof keyId === 'string' && keyring?.byId.has(keyId) === true ? keyId : undefined;
 }
 
@@ -57,20 +58,27 @@ function trustedKeyId(keyring: Keyring | null, signature: unknown): string | und
  * `mayVerify(scope)`: whether the Ed25519 budget allows one more check for a signature of `scope`
  * (the caller keeps a reserve for `operate` and `configure`).
  */
-export function decideCommand(policy: GatePolicy, input: GateInput, mayVerify: (scope: Scope) => boolean): GateDecision {
+export function decideCommand(
+  policy: GatePolicy,
+  input: GateInput,
+  mayVerify: (scope: Scope) => boolean,
+): GateDecision {
   const scope = COMMAND_SCOPES[input.name];
   if (scope === 'start') return { kind: 'relayed-start' };
   if ((input.signature === undefined || input.signature === null) && scope === 'read' && policy.allowUnsignedReads) {
     return { kind: 'run', budget: 'unsigned', signature: null };
   }
   const keyId = trustedKeyId(policy.keyring, input.signature);
-  const refuse = (reason: Refusal, message: string): GateDecision => ({ kind: 'refuse', reason, message, ...(keyId === undefined ? {} : { keyId }) });
+  const refuse = (reason: Refusal, message: string): GateDecision =>
+    ({ kind: 'refuse', reason, message, ...(keyId === undefined ? {} : { keyId }) });
   const pre = precheckStatement({ signature: input.signature, scope, keyring: policy.keyring, nowMs: input.nowMs });
   if (!pre.ok) return refuse(pre.reason, pre.message);
   const oldFormat = formatProblem(COMMAND_STATEMENT_KIND, pre.signature);
   if (oldFormat !== null) return refuse('old-format', oldFormat);
   if (input.clockUnsynced) {
-    return refuse('clock-unsynced', 'this machine\'s clock is known to be unsynced (CLOCK_UNSYNCED): no signed command is taken until it is synchronised (check NTP)');
+    const why = 'this machine\'s clock is known to be unsynced (CLOCK_UNSYNCED): '
+      + 'no signed command is taken until it is synchronised (check NTP)';
+    return refuse('clock-unsynced', why);
   }
   if (!mayVerify(scope)) return { kind: 'drop' };
   const checked = verifyPrechecked({ kind: COMMAND_STATEMENT_KIND, body: commandStatement(input.machineId, input.name, input.args) }, pre);
@@ -84,10 +92,16 @@ export function decideCommand(policy: GatePolicy, input: GateInput, mayVerify: (
  * listed under a second id is the same key) and within its share; a refusal when it was seen, the
  * share is full, or the book cannot take it.
  */
-export function admitNonce(book: NonceBook, signature: Signature, nowMs: number, signer: Pick<KeySpender, 'fingerprint' | 'nonceShare'>): { ok: true } | { ok: false; reason: Refusal; message: string } {
+export function admitNonce(
+  book: NonceBook,
+  signature: Signature,
+  nowMs: number,
+  signer: Pick<KeySpender, 'fingerprint' | 'nonceShare'>,
+): { ok: true } | { ok: false; reason: Refusal; message: string } {
   let verdict;
   try {
-    verdict = book.admit(signer.fingerprint, signature.nonce, signature.issuedAt, signature.expiresAt, nowMs, signer.nonceShare);
+    const { nonce, issuedAt, expiresAt } = signature;
+    verdict = book.admit(signer.fingerprint, nonce, issuedAt, expiresAt, nowMs, signer.nonceShare);
   } catch (err) {
     return { ok: false, reason: 'replayed', message: `the record of seen nonces cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}): nothing signed runs until it can` };
   }
