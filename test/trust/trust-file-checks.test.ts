@@ -24,7 +24,8 @@ function scratch(t: { after: (fn: () => void) => void }): string {
 /** A valid trust file (mode 0644) in `dir`. */
 function trustFile(dir: string, name = 'fleet-trust.json'): string {
   const file = join(dir, name);
-  writeFileSync(file, JSON.stringify({ keys: [{ id: 'ops', publicKey: generateSigningKey().publicKey, scopes: ['read'] }] }));
+  const keys = [{ id: 'ops', publicKey: generateSigningKey().publicKey, scopes: ['read'] }];
+  writeFileSync(file, JSON.stringify({ keys }));
   chmodSync(file, 0o644);
   return file;
 }
@@ -83,6 +84,10 @@ test('one public key under two ids is refused, naming both ids', T, (t) => {
   const dir = scratch(t);
   const file = join(dir, 'fleet-trust.json');
   const { publicKey } = generateSigningKey();
-  writeFileSync(file, JSON.stringify({ keys: [{ id: 'ops-a', publicKey, scopes: ['read'] }, { id: 'ops-b', publicKey, scopes: ['operate'] }] }), { mode: 0o644 });
+  const keys = [
+    { id: 'ops-a', publicKey, scopes: ['read'] },
+    { id: 'ops-b', publicKey, scopes: ['operate'] }, // the same key again, under another id
+  ];
+  writeFileSync(file, JSON.stringify({ keys }), { mode: 0o644 });
   assert.throws(() => loadKeyring(file), /one public key is listed twice, as ops-a and ops-b/);
 });
