@@ -11,6 +11,7 @@
  * the two equal.
  */
 import type { ConfigProblem } from './problem.js';
+import { DISPLAY_COLOR_NAMES } from './schema.js';
 
 export interface RemoteKey {
   /** Dotted key path; `*` stands for one level of any name (a catalog item number, a language). */
@@ -56,6 +57,32 @@ function isPlainObject(v: unknown): v is Record<string, Json> {
 
 const levelMatches = (pattern: string, level: string) => pattern === '*' || pattern === level;
 
+/** Names JavaScript gives a meaning on every object: never a configuration key, whatever a `*` says. */
+const OBJECT_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+/** An MDB item number as the catalog writes it: no leading zero, so one item has one key. */
+const ITEM_NUMBER = /^(0|[1-9][0-9]{0,4})$/;
+
+/**
+ * Why a level a `*` of the table would match is not a name the overlay may hold, or null. The
+ * overlay holds each key in one spelling (docs/fleet.md, "config.set"): `012` and `12` would be
+ * two keys of one catalog item, and `__proto__` is no key at all.
+ */
+function nameProblem(parent: string[], level: string): string | null {
+  const where = parent.join('.');
+  if (where === 'catalog') {
+    if (ITEM_NUMBER.test(level)) return null;
+    if (/^[0-9]{1,5}$/.test(level)) {
+      return `an MDB item number is written without leading zeros: write it ${Number(level)}`;
+    }
+    return 'not an MDB item number (the catalog\'s keys are item numbers such as 12)';
+  }
+  if (OBJECT_NAMES.has(level)) return 'not settable from the fleet: not a configuration key';
+  if (where === 'display.colors' && !DISPLAY_COLOR_NAMES.includes(level as (typeof DISPLAY_COLOR_NAMES)[number])) {
+    return `not settable from the fleet: display.colors has ${DISPLAY_COLOR_NAMES.join(', ')}`;
+  }
+  return null;
+}
+
 /** Whether `path` is a whole key of the table (a leaf), or a level on the way to one. */
 function classify(path: string[]): 'key' | 'prefix' | 'no' {
   let prefix = false;
@@ -100,12 +127,30 @@ function bounded(path: string[], value: unknown, base: unknown): string | null {
 }
 
 /**
- * Every key of `overlay` that the fleet may not set, or not to that value, each with its path and
- * why. `base` is the defaults with the site file layered over them (not yet validated).
+ * Every key of `value` (a config.set's change as received, before anything is layered: layering
+ * would give `__proto__` its JavaScript meaning) named in a spelling the overlay may not hold.
+ */
+export function keyNameProblems(value: unknown, path: string[] = []): ConfigProblem[] {
+  if (!isPlainObject(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => {
+    const why = nameProblem(path, k);
+    return why !== null ? [{ path: [...path, k].join('.'), reason: why }] : keyNameProblems(v, [...path, k]);
+  });
+}
+
+/**
+ * Every key of `overlay` that the fleet may not set, or not to that value, or not in that spelling,
+ * each with its path and why. `base` is the defaults with the site file layered over them (not yet
+ * validated).
  */
 export function remoteKeyProblems(overlay: Record<string, unknown>, base: unknown): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const walk = (value: unknown, path: string[]) => {
+    const badName = nameProblem(path.slice(0, -1), path[path.length - 1]!);
+    if (badName !== null) {
+      problems.push({ path: path.join('.'), reason: badName });
+      return;
+    }
     const kind = classify(path);
     // Into objects down to the leaves, so each refused key is named whole (gateway.baseUrl, not gateway).
     if (kind !== 'key' && isPlainObject(value) && Object.keys(value).length > 0) {

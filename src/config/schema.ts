@@ -73,6 +73,8 @@ const JsonText = z.string().refine((text) => {
 
 /** A colour as #rrggbb. */
 const Hex = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'colours are written #rrggbb');
+/** The colours of `display.colors` (config.set names only these: src/config/remote-keys.ts). */
+export const DISPLAY_COLOR_NAMES = ['background', 'text', 'accent', 'error', 'muted'] as const;
 
 function isSupportedLocale(tag: string): boolean {
   try {
@@ -133,6 +135,24 @@ export function startEndpointTransport(start: { listen: string | null; certFile:
   const host = /^(\[[^\]]+\]|[^:]+):\d+$/.exec(start.listen)?.[1] ?? '';
   if (isLoopbackHost(host)) return 'loopback';
   return start.behindTlsProxy ? 'tls-proxy' : 'refused';
+}
+
+/**
+ * Why `amount` is no amount of a currency with `decimalPlaces` decimals, or null: below its smallest
+ * unit (the gateway would be asked for 0), or with more decimals than it has (the amount asked and
+ * the amount the machine shows and accounts would differ). Floats carry 0.1 as 0.1000000000000000055,
+ * so "more decimals" means not within a millionth of a minor unit.
+ */
+export function minorUnitProblem(amount: number, decimalPlaces: number): string | null {
+  const minor = amount * 10 ** decimalPlaces;
+  const unit = (1 / 10 ** decimalPlaces).toFixed(decimalPlaces);
+  if (minor < 1 - 1e-6) {
+    return `${amount} is below the smallest unit of the currency (${unit} with machine.decimalPlaces ${decimalPlaces})`;
+  }
+  if (Math.abs(minor - Math.round(minor)) > 1e-6) {
+    return `${amount} has more decimals than the currency's ${decimalPlaces} (machine.decimalPlaces)`;
+  }
+  return null;
 }
 
 export const ConfigSchema = z
@@ -476,6 +496,8 @@ export const ConfigSchema = z
         message: `${cfg.start.listen} is not a loopback address and start.certFile is null: Starts, SecretToken included, would cross the network in plain HTTP. Set start.certFile and start.keyFile (HTTPS), listen on 127.0.0.1, or, when a TLS proxy of the site terminates HTTPS in front of this machine, set start.behindTlsProxy to true in the site file`,
       });
     }
+    const preauth = minorUnitProblem(cfg.staticQr.preauthAmount, cfg.machine.decimalPlaces);
+    if (preauth !== null) ctx.addIssue({ code: 'custom', path: ['staticQr', 'preauthAmount'], message: preauth });
     if (cfg.mdb.reopenMaxMs < cfg.mdb.reopenMinMs) {
       ctx.addIssue({ code: 'custom', path: ['mdb', 'reopenMaxMs'], message: 'must be >= mdb.reopenMinMs' });
     }

@@ -6,6 +6,12 @@
  * of statement (a command) can never be presented as another (a relay's Start voucher, a registry).
  */
 export const SIGNED_DOMAIN = 'qrvend-signed-v1';
+/**
+ * Signature format 2 (docs/security.md, "What a command's signature covers"): the bytes also name
+ * the id of the key that signed, so a signature verifies only under the trust-file entry (and so the
+ * scopes) it was made for.
+ */
+export const SIGNED_DOMAIN_KEY_BOUND = 'qrvend-signed-v2';
 
 /** Nesting deeper than this is not a command anyone writes; refusing it bounds the recursion. */
 const MAX_DEPTH = 32;
@@ -55,7 +61,11 @@ export function canonicalJson(value: unknown): string {
   return out.join('');
 }
 
-/** The bytes signed for a statement of `kind` (`command`, `start-voucher`, `registry`, ...). */
-export function signedBytes(kind: string, statement: unknown): Buffer {
-  return Buffer.from(`${SIGNED_DOMAIN}\n${kind}\n${canonicalJson(statement)}`, 'utf8');
+/**
+ * The bytes signed for a statement of `kind` (`command`, `start-voucher`, `registry`, ...); with
+ * `keyId`, format 2, whose bytes name the signing key's id too (a key id has no newline: KEY_ID).
+ */
+export function signedBytes(kind: string, statement: unknown, keyId?: string): Buffer {
+  if (keyId === undefined) return Buffer.from(`${SIGNED_DOMAIN}\n${kind}\n${canonicalJson(statement)}`, 'utf8');
+  return Buffer.from(`${SIGNED_DOMAIN_KEY_BOUND}\n${kind}\n${keyId}\n${canonicalJson(statement)}`, 'utf8');
 }

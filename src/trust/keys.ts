@@ -12,6 +12,8 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { statSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { publicKeyListedTwice } from './key-owner.js';
+import { trustFileProblem, trustFileStat } from './trust-file-checks.js';
 
 /**
  * What a key may sign:
@@ -83,24 +85,33 @@ export function keyringOf(value: unknown, source: string | null): Keyring {
     if (byId.has(entry.id)) throw new TrustFileError(`keys: the id ${entry.id} is given twice`);
     byId.set(entry.id, { id: entry.id, key: publicKeyFromRaw(entry.publicKey), scopes: new Set(entry.scopes) });
   }
+  // One key under two ids would be two keys to every per-key record (seen nonces, budgets).
+  const twice = publicKeyListedTwice(parsed.data.keys);
+  if (twice !== null) {
+    const [first, second] = twice.ids;
+    throw new TrustFileError(`keys: one public key is listed twice, as ${first} and ${second}; keep one entry`);
+  }
   return { source, byId };
 }
 
 /**
- * Reads a trust file. Refused when it is larger than the bound, not a regular file, writable by
- * anyone but its owner (a key anybody can add is no key), or not valid. Error messages name the
- * path and the member, never key material.
+ * Reads a trust file. Refused when it is larger than the bound, a link, not a regular file, or
+ * someone other than root or the agent's user could have written it (trust-file-checks.ts: a key
+ * anybody can add is no key), or not valid. Error messages name the path and the member, never key
+ * material.
  */
 export function loadKeyring(path: string): Keyring {
   let st;
   try {
-    st = statSync(path);
+    st = trustFileStat(path);
   } catch (err) {
     throw new TrustFileError(`${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (!st.isFile()) throw new TrustFileError(`${path} is not a regular file`);
-  if (st.size > MAX_TRUST_FILE_BYTES) throw new TrustFileError(`${path} is ${st.size} bytes, more than ${MAX_TRUST_FILE_BYTES}`);
-  if ((st.mode & 0o022) !== 0) throw new TrustFileError(`${path} is writable by group or others: chmod 0644 (owner root) it`);
+  if (st.isFile() && st.size > MAX_TRUST_FILE_BYTES) {
+    throw new TrustFileError(`${path} is ${st.size} bytes, more than ${MAX_TRUST_FILE_BYTES}`);
+  }
+  const problem = trustFileProblem(path, st);
+  if (problem !== null) throw new TrustFileError(problem);
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(path, 'utf8'));

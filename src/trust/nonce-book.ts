@@ -15,7 +15,14 @@ import { CLOCK_SKEW_MS } from './signed.js';
 
 /** Commands are rate-bound and live at most 15 min; more than this many at once is a flood. */
 export const MAX_NONCES = 4096;
+/**
+ * What the book holds at most when each signer has its share (admit's `share`): the shares add up
+ * to MAX_NONCES, and a book read from disk may hold entries of keys no longer trusted until their
+ * windows pass. Bounded, so the file stays under MAX_FILE_BYTES.
+ */
+export const MAX_HELD = 2 * MAX_NONCES;
 const MAX_FILE_BYTES = 1024 * 1024;
+const WITHIN = 'signed statements within their windows';
 
 export type NonceVerdict = { ok: true } | { ok: false; reason: 'replayed' | 'full' | 'before-loss'; message: string };
 
@@ -23,7 +30,7 @@ interface Stored {
   v: 1;
   /** Statements issued before this (epoch ms) are refused: the record of what came before was lost. */
   floor: number;
-  /** `<keyId> <nonce>` -> expiresAt (epoch ms). */
+  /** `<signer> <nonce>` -> expiresAt (epoch ms); the signer is the key's fingerprint (key-owner.ts). */
   seen: Record<string, number>;
 }
 
@@ -52,13 +59,35 @@ export class NonceBook {
     }
   }
 
-  /** Records the statement's nonce (durably) unless it was seen, or the book is full. */
-  admit(keyId: string, nonce: string, issuedAt: number, expiresAt: number, nowMs: number): NonceVerdict {
+  /**
+   * Records the statement's nonce (durably) unless it was seen, or the book is full. With `share`,
+   * `signer` may hold at most that many nonces (its share: docs/security.md, "Budgets and nonce
+   * shares per key"), so one signer filling its share refuses only its own next statement.
+   */
+  admit(
+    signer: string,
+    nonce: string,
+    issuedAt: number,
+    expiresAt: number,
+    nowMs: number,
+    share?: number,
+  ): NonceVerdict {
     if (issuedAt < this.floor) return { ok: false, reason: 'before-loss', message: 'issued before this machine lost its record of seen nonces; sign it again' };
-    const key = `${keyId} ${nonce}`;
+    const key = `${signer} ${nonce}`;
     if (this.seen.has(key)) return { ok: false, reason: 'replayed', message: `the nonce ${nonce} was seen before (a replay)` };
-    for (const [k, exp] of this.seen) if (exp + CLOCK_SKEW_MS < nowMs) this.seen.delete(k);
-    if (this.seen.size >= MAX_NONCES) return { ok: false, reason: 'full', message: `more than ${MAX_NONCES} signed statements within their windows; try again later` };
+    let held = 0;
+    for (const [k, exp] of this.seen) {
+      if (exp + CLOCK_SKEW_MS < nowMs) this.seen.delete(k);
+      else if (k.startsWith(`${signer} `)) held += 1;
+    }
+    if (share !== undefined && held >= share) {
+      const message = `this key's share of the book is full (${share} ${WITHIN}); try again later`;
+      return { ok: false, reason: 'full', message };
+    }
+    const cap = share === undefined ? MAX_NONCES : MAX_HELD;
+    if (this.seen.size >= cap) {
+      return { ok: false, reason: 'full', message: `the book is full (${cap} ${WITHIN}); try again later` };
+    }
     this.seen.set(key, expiresAt);
     this.save();
     return { ok: true };

@@ -10,6 +10,7 @@ import { randomBytes, sign as edSign, verify as edVerify, type KeyObject } from 
 import { z } from 'zod';
 import { CanonicalError, signedBytes } from './canonical.js';
 import { KEY_ID, type Keyring, type Scope } from './keys.js';
+import { formatFor, formatProblem, type SignatureFormat } from './signature-format.js';
 
 /** Clocks of machines and operators disagree by this much at most before a statement is refused. */
 export const CLOCK_SKEW_MS = 30_000;
@@ -33,6 +34,8 @@ export const SignatureSchema = z.strictObject({
   nonce: z.string().regex(/^[A-Za-z0-9_-]{22,64}$/),
   /** The Ed25519 signature, base64 (64 bytes). */
   sig: z.string().regex(/^[A-Za-z0-9+/]{86}==$/),
+  /** 2: the signed bytes name keyId (signature-format.ts); absent: format 1. */
+  format: z.literal(2).optional(),
 });
 export type Signature = z.infer<typeof SignatureSchema>;
 
@@ -47,7 +50,9 @@ export type Refusal =
   | 'too-long'
   | 'replayed'
   | 'clock-unsynced'
-  | 'no-keys';
+  | 'no-keys'
+  /** Format 1 on a kind that requires format 2 (signature-format.ts). */
+  | 'old-format';
 
 export type Checked = { ok: true; keyId: string } | { ok: false; reason: Refusal; message: string };
 
@@ -71,6 +76,17 @@ export interface SignOptions {
   /** The longest lifetime allowed for this kind of statement (default MAX_LIFETIME_MS). */
   maxLifetimeMs?: number;
   nonce?: string;
+  /** Default: the kind's own (signature-format.ts); 1 only for a receiver of an older release. */
+  format?: SignatureFormat;
+}
+
+/** The bytes of a signature in its format (a format-2 signature names its key). */
+function bytesOf(
+  kind: string,
+  body: Record<string, unknown>,
+  signature: Pick<Signature, 'keyId' | 'issuedAt' | 'expiresAt' | 'nonce' | 'format'>,
+): Buffer {
+  return signedBytes(kind, statementOf(body, signature), signature.format === 2 ? signature.keyId : undefined);
 }
 
 /** Signs `body` (which must not itself carry issuedAt, expiresAt or nonce) as a statement of `kind`. */
@@ -79,8 +95,10 @@ export function signStatement(kind: string, body: Record<string, unknown>, optio
   const max = options.maxLifetimeMs ?? MAX_LIFETIME_MS;
   if (!(lifetime > 0 && lifetime <= max)) throw new RangeError(`a lifetime between 1 ms and ${max} ms`);
   const window = { issuedAt: Math.floor(options.nowMs), expiresAt: Math.floor(options.nowMs + lifetime), nonce: options.nonce ?? newNonce() };
-  const sig = edSign(null, signedBytes(kind, statementOf(body, window)), options.key).toString('base64');
-  return { keyId: options.keyId, ...window, sig };
+  const format = options.format ?? formatFor(kind);
+  const unsigned = { keyId: options.keyId, ...window, ...(format === 2 ? { format: 2 as const } : {}) };
+  const sig = edSign(null, bytesOf(kind, body, unsigned), options.key).toString('base64');
+  return { ...unsigned, sig };
 }
 
 /** Whether `now` lies in the signature's window (with the skew either way) and the window is not too long. */
@@ -146,9 +164,11 @@ export function verifyStatement(input: VerifyInput): Checked & { signature?: Sig
 /** The signature arithmetic, after precheckStatement passed. */
 export function verifyPrechecked(input: Pick<VerifyInput, 'kind' | 'body'>, pre: Extract<Prechecked, { ok: true }>): Checked & { signature?: Signature } {
   const { signature, key } = pre;
+  const oldFormat = formatProblem(input.kind, signature);
+  if (oldFormat !== null) return refuse('old-format', oldFormat);
   let bytes: Buffer;
   try {
-    bytes = signedBytes(input.kind, statementOf(input.body, signature));
+    bytes = bytesOf(input.kind, input.body, signature);
   } catch (err) {
     return refuse('malformed', err instanceof CanonicalError ? `cannot be signed: ${err.message}` : 'cannot be signed');
   }

@@ -22,3 +22,8 @@ test('signedBytes: the kind is part of the bytes, so one kind cannot stand for a
   assert.notDeepEqual(signedBytes('command', { a: 1 }), signedBytes('start-voucher', { a: 1 }));
   assert.match(signedBytes('command', { a: 1 }).toString(), /^qrvend-signed-v1\ncommand\n\{"a":1\}$/);
 });
+
+test('signedBytes with a key id: format 2, whose bytes name the key', () => {
+  assert.match(signedBytes('command', { a: 1 }, 'ops').toString(), /^qrvend-signed-v2\ncommand\nops\n\{"a":1\}$/);
+  assert.notDeepEqual(signedBytes('command', { a: 1 }, 'ops'), signedBytes('command', { a: 1 }, 'ops-b'));
+});

@@ -97,3 +97,21 @@ test('a document may be signed for longer when signer and verifier both allow it
   assert.equal(asCommand.ok ? 'ok' : asCommand.reason, 'too-long');
   assert.throws(() => signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW, lifetimeMs: year }), RangeError);
 });
+
+test('commands are signed in format 2 (the key id signed) and refused in format 1; other kinds stay in format 1 and take 2', () => {
+  const command = signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW });
+  assert.equal(command.format, 2);
+  assert.equal(verifyStatement({ kind: 'command', body, signature: command, scope: 'operate', keyring, nowMs: NOW }).ok, true);
+  const old = signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW, format: 1 });
+  assert.equal(old.format, undefined);
+  const refused = verifyStatement({ kind: 'command', body, signature: old, scope: 'operate', keyring, nowMs: NOW });
+  assert.equal(refused.ok ? 'ok' : refused.reason, 'old-format');
+  // A format-1 signature dressed as format 2 does not verify: the format is in the bytes (the domain and key id).
+  const dressed = verifyStatement({ kind: 'command', body, signature: { ...old, format: 2 }, scope: 'operate', keyring, nowMs: NOW });
+  assert.equal(dressed.ok ? 'ok' : dressed.reason, 'bad-signature');
+  const registry = signStatement('registry', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW });
+  assert.equal(registry.format, undefined, 'older receivers verify it');
+  assert.equal(verifyStatement({ kind: 'registry', body, signature: registry, scope: 'read', keyring, nowMs: NOW }).ok, true);
+  const registry2 = signStatement('registry', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW, format: 2 });
+  assert.equal(verifyStatement({ kind: 'registry', body, signature: registry2, scope: 'read', keyring, nowMs: NOW }).ok, true);
+});

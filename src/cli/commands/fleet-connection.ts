@@ -74,14 +74,25 @@ export async function usage<T>(make: () => T): Promise<T> {
 }
 
 /** The signing key of `fleet cmd`, when one is given: both flags or neither. */
-export async function signerOf(flags: { signKey?: string; keyId?: string }, ttlS: number) {
+export const SIGNATURE_FORMAT_HELP =
+  '2 (default): the key id is signed; 1: as older releases sign, only for machines still on one (docs/security.md)';
+
+/** The signing key of `fleet cmd`, when one is given: both flags or neither. */
+export async function signerOf(flags: { signKey?: string; keyId?: string; signatureFormat?: string }, ttlS: number) {
   const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
   if (flags.signKey === undefined && flags.keyId === undefined) return undefined;
-  if (flags.signKey === undefined || flags.keyId === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--sign-key and --key-id go together');
+  if (flags.signKey === undefined || flags.keyId === undefined) {
+    throw new QrvendError(ErrorCodes.CLI_USAGE, '--sign-key and --key-id go together');
+  }
   const { loadPrivateKey, KEY_ID } = await import('../../trust/keys.js');
-  if (!KEY_ID.test(flags.keyId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--key-id: letters, digits and . _ : - only, 1 to 64');
+  if (!KEY_ID.test(flags.keyId)) {
+    throw new QrvendError(ErrorCodes.CLI_USAGE, '--key-id: letters, digits and . _ : - only, 1 to 64');
+  }
+  const given = flags.signatureFormat ?? '2';
+  const format = given === '1' ? 1 : given === '2' ? 2 : undefined;
+  if (format === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, '--signature-format: 1 or 2');
   try {
-    return { keyId: flags.keyId, key: loadPrivateKey(flags.signKey), lifetimeMs: ttlS * 1000 };
+    return { keyId: flags.keyId, key: loadPrivateKey(flags.signKey), lifetimeMs: ttlS * 1000, format } as const;
   } catch (err) {
     throw new QrvendError(ErrorCodes.CLI_USAGE, (err as Error).message);
   }

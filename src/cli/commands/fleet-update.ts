@@ -1,5 +1,13 @@
 import { Option, type Command } from 'commander';
-import { addConnectionOptions, connect, signerOf, usage, wholeNumber, type ConnectionFlags } from './fleet-connection.js';
+import {
+  addConnectionOptions,
+  connect,
+  SIGNATURE_FORMAT_HELP,
+  signerOf,
+  usage,
+  wholeNumber,
+  type ConnectionFlags,
+} from './fleet-connection.js';
 import { ROLLOUT_ID } from '../../fleet/contract/rollout-id.js';
 
 interface UpdateFlags extends ConnectionFlags {
@@ -17,6 +25,7 @@ interface UpdateFlags extends ConnectionFlags {
   batchTimeout: string;
   replyTimeout: string;
   signKey?: string;
+  signatureFormat?: string;
   keyId?: string;
   ttl: string;
   settle: string;
@@ -63,6 +72,7 @@ export function registerUpdate(fleet: Command): void {
       .addOption(new Option('--sign-key <file>', 'operator private key with the scope update (PEM, `qrvend fleet keygen --scopes update`)').env('QRVEND_FLEET_SIGN_KEY'))
       .addOption(new Option('--key-id <id>', 'the id of that key in the machines\' trust file').env('QRVEND_FLEET_KEY_ID'))
       .option('--ttl <s>', 'how long each signed offer stays valid, in seconds (at most 900)', '60')
+      .option('--signature-format <n>', SIGNATURE_FORMAT_HELP)
       .option('--settle <ms>', 'reading the retained statuses: done when none came for this long', '300')
       .option('--wait <ms>', 'reading the retained statuses: at most this long', '10000')
       .option('--json', 'print NDJSON: the plan, each batch and state change, the summary'),

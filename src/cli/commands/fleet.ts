@@ -1,6 +1,14 @@
 import { Option, type Command } from 'commander';
 import { registerUpdate } from './fleet-update.js';
-import { addConnectionOptions, connect, signerOf, usage, wholeNumber, type ConnectionFlags } from './fleet-connection.js';
+import {
+  addConnectionOptions,
+  connect,
+  SIGNATURE_FORMAT_HELP,
+  signerOf,
+  usage,
+  wholeNumber,
+  type ConnectionFlags,
+} from './fleet-connection.js';
 
 interface StatusFlags extends ConnectionFlags {
   json?: boolean;
@@ -23,6 +31,8 @@ interface CmdFlags extends ConnectionFlags {
   signKey?: string;
   keyId?: string;
   ttl: string;
+  /** 1: sign as releases before the key id was signed do, for machines still on one (docs/security.md). */
+  signatureFormat?: string;
 }
 
 interface KeygenFlags {
@@ -134,7 +144,8 @@ export function register(parent: Command): void {
       .option('--timeout <ms>', 'how long to wait for the reply', '10000')
       .addOption(new Option('--sign-key <file>', 'sign with this operator private key (PEM, from `qrvend fleet keygen`; keep it off the machines)').env('QRVEND_FLEET_SIGN_KEY'))
       .addOption(new Option('--key-id <id>', 'the id of that key in the machines\' trust file').env('QRVEND_FLEET_KEY_ID'))
-      .option('--ttl <s>', 'how long the signed command stays valid, in seconds (at most 900)', '60'),
+      .option('--ttl <s>', 'how long the signed command stays valid, in seconds (at most 900)', '60')
+      .option('--signature-format <n>', SIGNATURE_FORMAT_HELP),
   ).action(async (machineId: string, name: string, json: string | undefined, flags: CmdFlags) => {
     const timeoutMs = await usage(() => wholeNumber(flags.timeout, '--timeout', 100, 600_000));
     const ttlS = await usage(() => wholeNumber(flags.ttl, '--ttl', 1, 900));

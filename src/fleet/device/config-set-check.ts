@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { layer, problemsOf, readBaseLayers } from '../../config/load.js';
 import { pendingFile, readOverlay, touchesOverlayPath } from '../../config/overlay.js';
 import { ConfigSchema } from '../../config/schema.js';
-import { remoteKeyProblems } from '../../config/remote-keys.js';
+import { keyNameProblems, remoteKeyProblems } from '../../config/remote-keys.js';
 import { changeProblems } from '../../doctor/start-checks.js';
 
 type Json = Parameters<typeof layer>[0];
@@ -25,6 +25,11 @@ const problemsText = (problems: Array<{ path: string; reason: string }>) => prob
 export function checkConfigSet(siteFile: string, overlayFile: string, set: Record<string, unknown>): ConfigSetCheck {
   if (touchesOverlayPath(set)) {
     return { ok: false, code: 'BAD_ARGS', message: 'args.set.fleet.configOverlay: may be set only by the defaults or the site file, never from the fleet', paths: ['fleet.configOverlay'] };
+  }
+  const badNames = keyNameProblems(set);
+  if (badNames.length > 0) {
+    const text = badNames.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000);
+    return { ok: false, code: 'BAD_ARGS', message: text, paths: badNames.map((p) => p.path) };
   }
   // A change over an unconfirmed one would make the unconfirmed one what a rollback restores.
   if (existsSync(pendingFile(overlayFile))) {

@@ -16,11 +16,12 @@ export class CommandRateBound {
     this.updatedMs = nowMs;
   }
 
-  take(nowMs: number): boolean {
+  /** One token, leaving at least `keep` (a reserve for others); false: dropped (counted). */
+  take(nowMs: number, keep = 0): boolean {
     const elapsed = Math.max(0, nowMs - this.updatedMs);
     this.tokens = Math.min(this.burst, this.tokens + (elapsed / 1000) * this.perSecond);
     this.updatedMs = nowMs;
-    if (this.tokens >= 1) {
+    if (this.tokens >= 1 + keep) {
       this.tokens -= 1;
       return true;
     }
@@ -30,22 +31,23 @@ export class CommandRateBound {
 }
 
 /**
- * One budget per kind of work (issue 31 item 5: one 10/s bucket for everything let three sources
- * of relayed Starts at 18/s make one operator ping in five go unanswered):
+ * One budget per kind of work (one 10/s bucket for everything let three sources of relayed Starts
+ * at 18/s make one operator ping in five go unanswered):
  * - `start`: relayed Starts (`cmd/start`), before anything is read;
  * - `intake`: every other command message, before it is parsed (bounds JSON work);
  * - `verify`: Ed25519 checks, spent only by a signature that passed the free checks (known key,
- *   its scope, the window), so an unsigned, unknown-key or stale flood never spends it;
- * - `operator`: commands that passed their signature check: what a flood of anything else can
- *   never take from an operator;
+ *   its scope, the window), so an unsigned, unknown-key or stale flood never spends it; a `read`
+ *   signature leaves a reserve in it for `operate` and `configure` (key-budgets.ts);
  * - `unsigned`: read-only commands taken unsigned (fleet.allowUnsignedReads);
  * - `refusals`: error replies (refused, malformed); beyond it a refusal is dropped unanswered.
+ * A command whose signature checked spends its own key's budget for its scope (key-budgets.ts),
+ * not one shared by every key: a leaked `read` key's pings cannot starve an operator's
+ * reader.disable (docs/security.md, "Budgets and nonce shares per key").
  */
 export const COMMAND_BUDGETS = {
   start: { perSecond: 20, burst: 40 },
   intake: { perSecond: 300, burst: 300 },
   verify: { perSecond: 200, burst: 200 },
-  operator: { perSecond: 10, burst: 20 },
   unsigned: { perSecond: 5, burst: 10 },
   refusals: { perSecond: 5, burst: 10 },
 } as const;
@@ -58,8 +60,8 @@ export class CommandBudgets {
     this.buckets = Object.fromEntries(Object.entries(budgets).map(([k, b]) => [k, new CommandRateBound(b.perSecond, b.burst, nowMs)])) as Record<CommandBudget, CommandRateBound>;
   }
 
-  take(budget: CommandBudget, nowMs: number): boolean {
-    return this.buckets[budget].take(nowMs);
+  take(budget: CommandBudget, nowMs: number, keep = 0): boolean {
+    return this.buckets[budget].take(nowMs, keep);
   }
 
   /** Dropped per budget (health). */

@@ -23,6 +23,7 @@ import type { AlarmCode } from '../contract/alarms.js';
 import { COMMAND_ERROR_CODES, MAX_PAYLOAD_BYTES, type CommandReply, type StatusMessage } from '../contract/messages.js';
 import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
 import { CommandBudgets } from './rate-bound.js';
+import { CommandsInFlight, KeyBudgets, RESERVED_SCOPES, VERIFY_RESERVE } from './key-budgets.js';
 import { serveLocalCommand, type LocalCommandContext, type Served } from './local-commands.js';
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
 import { keepNoDelay } from '../no-delay.js';
@@ -51,7 +52,6 @@ export interface FleetWorkerData {
 /** Events published and not yet acknowledged at once: bounds memory and the burst after an outage. */
 const EVENT_WINDOW = 32;
 const PAYMENT_COMMAND_TIMEOUT_MS = 15_000;
-const MAX_COMMANDS_IN_FLIGHT = 8;
 
 const data = workerData as FleetWorkerData;
 const { config } = data;
@@ -81,6 +81,7 @@ let lastStats: Record<string, unknown> = {};
 let stopping = false;
 const counters = { connects: 0, eventsPublished: 0, commands: 0, commandsRefused: 0, payloadsRejected: 0, unauthorized: 0, retainedIgnored: 0, packetsTooLarge: 0 };
 const budgets = new CommandBudgets(monotonicNow());
+const keyBudgets = new KeyBudgets();
 const ownProbeTopic = probeTopic(fleet.topicPrefix, data.machineId);
 const probe = data.probe
   ? createProbe({
@@ -183,7 +184,7 @@ function publishHealth(): void {
   const health = {
     machineId: data.machineId,
     at: new Date().toISOString(),
-    stats: { ...lastStats, fleet: { ...counters, commandsDropped: budgets.totalDropped, droppedBy: budgets.dropped(), eventsInFlight: inflight.size, queued: facts?.queued ?? null } },
+    stats: { ...lastStats, fleet: { ...counters, commandsDropped: budgets.totalDropped + keyBudgets.totalDropped, droppedBy: budgets.dropped(), byKey: keyBudgets.byKey(), eventsInFlight: inflight.size, queued: facts?.queued ?? null } },
   };
   const text = JSON.stringify(health);
   if (Buffer.byteLength(text) <= MAX_PAYLOAD_BYTES) client!.publish(topics.health, text, { qos: 0 });
@@ -191,7 +192,7 @@ function publishHealth(): void {
 
 // --- commands ---------------------------------------------------------------------------------
 let nextCommandId = 1;
-let commandsInFlight = 0;
+const commandsInFlight = new CommandsInFlight();
 const waiting = new Map<number, { resolve: (m: Extract<PaymentToFleet, { type: 'fleet.reply' }>) => void; timer: NodeJS.Timeout }>();
 
 function askPayment(name: string, args: unknown): Promise<Extract<PaymentToFleet, { type: 'fleet.reply' }>> {
@@ -315,31 +316,35 @@ async function onCommand(topic: string, payload: Buffer, packet: IPublishPacket)
   const decision = decideCommand(
     gate,
     { machineId: data.machineId, name: parsed.name, args: parsed.args, signature: parsed.signature, nowMs: wallNow(), clockUnsynced: facts?.alarms.includes('CLOCK_UNSYNCED') === true },
-    () => budgets.take('verify', monotonicNow()),
+    (scope) => budgets.take('verify', monotonicNow(), RESERVED_SCOPES.has(scope) ? 0 : VERIFY_RESERVE),
   );
   if (decision.kind === 'drop') return;
   if (decision.kind === 'refuse') {
     counters.unauthorized += 1;
+    if (decision.keyId !== undefined) keyBudgets.refused(decision.keyId);
     refusalLog.add({ command: parsed.name, reason: decision.reason, why: decision.message });
     await refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(decision.reason, decision.message));
     return;
   }
   // A relayed Start spent its budget on arrival; the relayed-Start code checks the relay's voucher.
-  if (decision.kind === 'run' && !budgets.take(decision.budget, monotonicNow())) return;
-  if (commandsInFlight >= MAX_COMMANDS_IN_FLIGHT) {
+  if (decision.kind === 'run' && decision.budget === 'unsigned' && !budgets.take('unsigned', monotonicNow())) return;
+  if (decision.kind === 'run' && decision.budget === 'key' && !keyBudgets.take(decision.signer, monotonicNow())) return;
+  const spender = decision.kind === 'run' && decision.budget === 'key' ? decision.signer : null;
+  if (!commandsInFlight.enter(spender)) {
     await refuse(parsed.reply, parsed.name, 'BUSY', 'too many commands in progress; try again');
     return;
   }
-  if (decision.kind === 'run' && decision.signature !== null) {
-    const admitted = admitNonce(nonceBook(), decision.signature, wallNow());
+  if (decision.kind === 'run' && decision.budget === 'key') {
+    const admitted = admitNonce(nonceBook(), decision.signature, wallNow(), decision.signer);
     if (!admitted.ok) {
+      commandsInFlight.leave(spender);
       counters.unauthorized += 1;
+      keyBudgets.refused(decision.signer.id);
       refusalLog.add({ command: parsed.name, reason: admitted.reason, why: admitted.message });
       await refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(admitted.reason, admitted.message));
       return;
     }
   }
-  commandsInFlight += 1;
   try {
     const keyId = decision.kind === 'run' ? (decision.signature?.keyId ?? null) : null;
     log.info({ event: 'fleet.command', command: parsed.name, keyId }, `fleet command ${parsed.name}`);
@@ -350,7 +355,7 @@ async function onCommand(topic: string, payload: Buffer, packet: IPublishPacket)
     log.error({ err: (err as Error).message, command: parsed.name }, 'fleet command failed');
     await reply(parsed.reply, parsed.name, { ok: false, code: 'INTERNAL', message: 'the command failed inside the agent; see its log' });
   } finally {
-    commandsInFlight -= 1;
+    commandsInFlight.leave(spender);
   }
 }
 

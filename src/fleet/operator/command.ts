@@ -85,6 +85,8 @@ export interface CommandSigner {
   key: KeyObject;
   /** How long the signed command stays valid (default 60 s, at most 15 min). */
   lifetimeMs?: number;
+  /** The signature format (default 2, the key id signed; 1 only for a machine of an older release). */
+  format?: 1 | 2;
 }
 
 export interface CommandOutcome {
@@ -127,6 +129,7 @@ export async function sendFleetCommand(client: MqttClient, options: CommandReque
             key: options.signer.key,
             nowMs: Date.now(),
             ...(options.signer.lifetimeMs !== undefined ? { lifetimeMs: options.signer.lifetimeMs } : {}),
+            ...(options.signer.format !== undefined ? { format: options.signer.format } : {}),
           });
     const body = JSON.stringify({ replyTo: topics.replies, correlationId, ...(options.args === undefined ? {} : { args: options.args }), ...(signature === undefined ? {} : { signature }) });
     const expirySeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));

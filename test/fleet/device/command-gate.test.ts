@@ -4,11 +4,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { keyringOf, rawPublicKey } from '../../../src/trust/keys.js';
-import { NonceBook } from '../../../src/trust/nonce-book.js';
-import { COMMAND_SCOPES } from '../../../src/fleet/contract/scopes.js';
+import { keyringOf, rawPublicKey, type Keyring } from '../../../src/trust/keys.js';
+import { MAX_NONCES, NonceBook } from '../../../src/trust/nonce-book.js';
+import { signStatement } from '../../../src/trust/signed.js';
+import { COMMAND_SCOPES, COMMAND_STATEMENT_KIND, commandStatement } from '../../../src/fleet/contract/scopes.js';
 import { COMMAND_NAMES, type CommandName } from '../../../src/fleet/contract/topics.js';
 import { admitNonce, decideCommand, type GateDecision, type GatePolicy } from '../../../src/fleet/device/command-gate.js';
+import { spenderOf } from '../../../src/fleet/device/key-budgets.js';
 import { signCommand, testKey } from '../support/operator-keys.js';
 
 const T = { timeout: 10_000 };
@@ -45,11 +47,12 @@ test('the relay\'s voucher key (scope start) signs no operator command: whoever 
   }
 });
 
-test('a command signed by a key with its scope, for this machine, runs on the operator budget', T, () => {
+test('a command signed by a key with its scope, for this machine, runs on that key\'s budget for the scope', T, () => {
   const signature = signCommand(ops, MACHINE, 'reader.disable', {}, NOW);
   const d = decide('reader.disable', {}, signature);
   assert.equal(d.kind, 'run');
-  assert.equal(d.kind === 'run' && d.budget, 'operator');
+  assert.equal(d.kind === 'run' && d.budget, 'key');
+  assert.equal(d.kind === 'run' && d.budget === 'key' && `${d.signer.id} ${d.signer.scope}`, 'ops operate');
   assert.equal(d.kind === 'run' && d.signature?.keyId, 'ops');
   const set = { set: { mdb: { sessionIdleTimeoutMs: 40_000 } } };
   assert.equal(decide('config.set', set, signCommand(cfg, MACHINE, 'config.set', set, NOW)).kind, 'run');
@@ -100,10 +103,54 @@ test('a nonce runs once, also after a restart; a book that cannot be written ref
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'state', 'fleet-nonces.json');
   const signature = signCommand(ops, MACHINE, 'service.restart', {}, NOW);
-  assert.deepEqual(admitNonce(new NonceBook(file, NOW), signature, NOW), { ok: true });
-  const again = admitNonce(new NonceBook(file, NOW + 1), signature, NOW + 1);
+  const signer = spenderOf(keyring, 'ops', 'operate')!;
+  assert.deepEqual(admitNonce(new NonceBook(file, NOW), signature, NOW, signer), { ok: true });
+  const again = admitNonce(new NonceBook(file, NOW + 1), signature, NOW + 1, signer);
   assert.equal(again.ok ? 'ok' : again.reason, 'replayed');
-  const blocked = admitNonce(new NonceBook(join(dir, 'state', 'fleet-nonces.json', 'x'), NOW), signCommand(ops, MACHINE, 'ping', {}, NOW), NOW);
+  const blocked = admitNonce(new NonceBook(join(dir, 'state', 'fleet-nonces.json', 'x'), NOW), signCommand(ops, MACHINE, 'ping', {}, NOW), NOW, signer);
   assert.equal(blocked.ok, false);
   assert.match(blocked.ok ? '' : blocked.message, /cannot be written/);
+});
+
+test('the signed bytes name the key id: a signature made for one id is refused under another entry of the same key', T, () => {
+  const signature = signCommand(ops, MACHINE, 'reader.disable', {}, NOW);
+  assert.equal(signature.format, 2);
+  // Built by hand: keyringOf refuses one public key under two ids (this is the gate's own defence).
+  const twice: Keyring = { source: null, byId: new Map([['ops', keyring.byId.get('ops')!], ['ops-b', { ...keyring.byId.get('ops')!, id: 'ops-b' }]]) };
+  assert.equal(decide('reader.disable', {}, signature, { keyring: twice }).kind, 'run');
+  assert.equal(reason(decide('reader.disable', {}, { ...signature, keyId: 'ops-b' }, { keyring: twice })), 'bad-signature');
+});
+
+test('a command in signature format 1 (an older signer) is refused naming why, before any signature arithmetic', T, () => {
+  const old = signStatement(COMMAND_STATEMENT_KIND, commandStatement(MACHINE, 'reader.disable', {}), { keyId: 'ops', key: ops.key, nowMs: NOW, format: 1 });
+  let verified = 0;
+  const d = decide('reader.disable', {}, old, {}, false, () => ((verified += 1), true));
+  assert.equal(reason(d), 'old-format');
+  assert.match(d.kind === 'refuse' ? d.message : '', /format 1.*do not name the key.*sign the command again/);
+  assert.equal(d.kind === 'refuse' && d.keyId, 'ops', 'counted under the key it names');
+  assert.equal(verified, 0);
+});
+
+test('nonces are kept per public key and per share: a full share refuses its key only, a renamed key is the same key', T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-gate-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const book = new NonceBook(join(dir, 'fleet-nonces.json'), NOW);
+  const reads = spenderOf(keyring, 'ops', 'read')!;
+  const operate = spenderOf(keyring, 'ops', 'operate')!;
+  const configure = spenderOf(keyring, 'cfg', 'configure')!;
+  // Two keys: half the book each; ops's reads leave a quarter of its half to its operate commands.
+  assert.equal(operate.nonceShare, MAX_NONCES / 2);
+  assert.equal(reads.nonceShare, MAX_NONCES / 2 - MAX_NONCES / 8);
+  let i = 0;
+  const admit = (signer: typeof reads) => admitNonce(book, { ...signCommand(ops, MACHINE, 'ping', {}, NOW), nonce: `nonce-${String((i += 1)).padStart(20, '0')}` }, NOW, signer);
+  while (admit(reads).ok);
+  assert.equal(i - 1, reads.nonceShare, 'reads stop at their part of the share');
+  assert.equal(admit(operate).ok, true, 'the reserve is left to operate');
+  assert.equal(admit(configure).ok, true, 'another key is untouched');
+  // The same signature under a second id of the same key: its fingerprint, so the same record.
+  const signature = signCommand(ops, MACHINE, 'reader.disable', {}, NOW);
+  assert.equal(admitNonce(book, signature, NOW, operate).ok, true);
+  const renamed = spenderOf({ source: null, byId: new Map([['ops-b', { ...keyring.byId.get('ops')!, id: 'ops-b' }]]) }, 'ops-b', 'operate')!;
+  const replay = admitNonce(book, { ...signature, keyId: 'ops-b' }, NOW, renamed);
+  assert.equal(replay.ok ? 'ok' : replay.reason, 'replayed');
 });

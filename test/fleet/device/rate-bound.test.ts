@@ -2,6 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMAND_BUDGETS, CommandBudgets } from '../../../src/fleet/device/rate-bound.js';
+import { VERIFY_RESERVE } from '../../../src/fleet/device/key-budgets.js';
 
 test('a flood on one budget takes nothing from another', { timeout: 5_000 }, () => {
   const budgets = new CommandBudgets(0);
@@ -11,11 +12,20 @@ test('a flood on one budget takes nothing from another', { timeout: 5_000 }, () 
   let refusals = 0;
   for (let i = 0; i < 1000; i++) if (budgets.take('refusals', i)) refusals += 1;
   assert.ok(refusals <= COMMAND_BUDGETS.refusals.burst + COMMAND_BUDGETS.refusals.perSecond);
-  // The operator's budget is whole: its full burst is there.
-  for (let i = 0; i < COMMAND_BUDGETS.operator.burst; i++) assert.equal(budgets.take('operator', 1000), true, `operator command ${i}`);
-  assert.equal(budgets.take('operator', 1000), false);
-  assert.equal(budgets.dropped().operator, 1);
+  // The unsigned reads' budget is whole: its full burst is there.
+  for (let i = 0; i < COMMAND_BUDGETS.unsigned.burst; i++) assert.equal(budgets.take('unsigned', 1000), true, `unsigned read ${i}`);
+  assert.equal(budgets.take('unsigned', 1000), false);
+  assert.equal(budgets.dropped().unsigned, 1);
   assert.equal(budgets.dropped().start, 1000 - starts);
   assert.equal(budgets.totalDropped, 1000 - starts + 1000 - refusals + 1);
-  assert.equal(budgets.take('operator', 1000 + 1000 / COMMAND_BUDGETS.operator.perSecond), true, 'refilled');
+  assert.equal(budgets.take('unsigned', 1000 + 1000 / COMMAND_BUDGETS.unsigned.perSecond), true, 'refilled');
+});
+
+test('a take that keeps a reserve stops short of it; a take without one spends the reserve', { timeout: 5_000 }, () => {
+  const budgets = new CommandBudgets(0);
+  let reads = 0;
+  while (budgets.take('verify', 0, VERIFY_RESERVE)) reads += 1;
+  assert.equal(reads, COMMAND_BUDGETS.verify.burst - VERIFY_RESERVE);
+  for (let i = 0; i < VERIFY_RESERVE; i++) assert.equal(budgets.take('verify', 0), true, `reserved check ${i}`);
+  assert.equal(budgets.take('verify', 0), false);
 });

@@ -200,6 +200,25 @@ test('item 3: config.set refuses every key the fleet may not set, (a)-(d) of the
   assert.equal(started.outcome.kind, 'approved', JSON.stringify(started.outcome));
 });
 
+test('config.set writes only keys the allowlist names as written: __proto__ and an item alias "012" refused, amounts finer than the currency refused', T, async () => {
+  // Parsed from JSON so __proto__ is a member (as the device parses it), not an object literal's prototype.
+  const attempts: Array<{ set: string; code: string; message: RegExp }> = [
+    { set: '{"catalog":{"__proto__":{"name":"x"}}}', code: 'BAD_ARGS', message: /args\.set\.catalog\.__proto__: .*MDB item number/ },
+    { set: '{"display":{"colors":{"__proto__":{"text":"#000000"}}}}', code: 'BAD_ARGS', message: /args\.set\.display\.colors\.__proto__: not settable from the fleet/ },
+    { set: '{"catalog":{"012":{"name":"Water"}}}', code: 'BAD_ARGS', message: /args\.set\.catalog\.012: .*write it 12/ },
+    { set: '{"staticQr":{"preauthAmount":1e-9}}', code: 'CONFIG_INVALID', message: /staticQr\.preauthAmount: .*smallest unit of the currency/ },
+    { set: '{"staticQr":{"preauthAmount":1.005}}', code: 'CONFIG_INVALID', message: /staticQr\.preauthAmount: .*more decimals than the currency's 2/ },
+  ];
+  for (const attempt of attempts) {
+    const args = { set: JSON.parse(attempt.set) as Record<string, unknown> };
+    const reply = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
+    assert.equal(!reply.ok && reply.error.code, attempt.code, `${attempt.set}: ${JSON.stringify(reply)}`);
+    assert.match(!reply.ok ? reply.error.message : '', attempt.message, attempt.set);
+  }
+  assert.equal(existsSync(rig.overlayFile), false, 'no overlay written');
+  assert.equal(rig.agent?.child.exitCode, null, 'still running');
+});
+
 test('item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered', { timeout: 90_000 }, async () => {
   let flooding = true;
   let sent = 0;

@@ -19,7 +19,7 @@ import { startTestBroker, startTcpGate, type TcpGate, type TestBroker } from '..
 import type { CashSaleEvent, SaleEvent } from '../../../src/fleet/contract/messages.js';
 import { reportCashSale } from '../../../src/sim/vmc/index.js';
 import { RESTART_EXIT_CODE } from '../../../src/fleet/device/config-change.js';
-import { COMMAND_BUDGETS } from '../../../src/fleet/device/rate-bound.js';
+import { PER_KEY_BUDGET } from '../../../src/fleet/device/key-budgets.js';
 import { buy, openSession } from '../../e2e/support/static-session.js';
 import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
@@ -188,7 +188,7 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
 });
 
 test('a command flood is bounded: most of it is dropped unanswered, and the device answers again afterwards', { timeout: 60_000 }, async () => {
-  const { operator: budget } = COMMAND_BUDGETS;
+  const budget = PER_KEY_BUDGET;
   const droppedSoFar = () => (watcher.health.at(-1)?.stats?.fleet?.commandsDropped ?? 0) as number;
   // The count before the flood from a health message sent after everything before it.
   const healthBefore = watcher.health.length;
@@ -198,7 +198,7 @@ test('a command flood is bounded: most of it is dropped unanswered, and the devi
   const started = performance.now();
   for (const id of ids) watcher.publishRaw('ping', JSON.stringify({ correlationId: id, signature: signCommand(operator, MACHINE, 'ping', {}) }));
   const answered = () => watcher.replies.filter((r) => r.correlationId !== null && ids.includes(r.correlationId)).length;
-  // Every flooded command is accounted for: answered, or counted as dropped (by the operator's
+  // Every flooded command is accounted for: answered, or counted as dropped (by the key's
   // budget, or the signature checks' before it) in a later health message (every 5 s).
   await until(() => answered() + (droppedSoFar() - droppedBefore) === ids.length, 30_000, 'every flooded command answered or counted as dropped').catch((err) => {
     throw new Error(`${err.message}: ${answered()} answered, dropped ${droppedBefore} before, ${JSON.stringify(watcher.health.at(-1)?.stats?.fleet)}`);
@@ -208,7 +208,7 @@ test('a command flood is bounded: most of it is dropped unanswered, and the devi
   assert.ok(dropped > ids.length / 2, `most of the flood is dropped: ${dropped} dropped, ${answered()} answered`);
   // No more answers than the budget allows over the whole time the flood could have been served.
   assert.ok(answered() <= budget.burst + budget.perSecond * elapsedS, `${answered()} answered in ${elapsedS.toFixed(1)} s, budget ${budget.burst} + ${budget.perSecond}/s`);
-  await new Promise((r) => setTimeout(r, 2_000)); // the operator's budget refills at 10 a second
+  await new Promise((r) => setTimeout(r, 2_000)); // the key's budget refills at 10 a second
   assert.equal((await watcher.command('ping')).ok, true);
 });
 
