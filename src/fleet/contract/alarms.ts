@@ -31,6 +31,8 @@ export const ALARM_CODES = [
   'DEX_READ_FAILED',
   /** The VMC's cashless counter (DA or DB) and qrvend's ledger disagree beyond dex.reconcileTolerance over one audit interval. */
   'AUDIT_MISMATCH',
+  /** The vend journal beside the ledger cannot be written: a crash could lose a vend (docs/operations.md). */
+  'VEND_JOURNAL_FAILED',
 ] as const;
 
 export type AlarmCode = (typeof ALARM_CODES)[number];
