@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { createRig, until, type Rig, type RigOptions } from '../rig.js';
 import type { BoardCommand } from '../../mdb/codec/index.js';
-import { readAgentOutbox, readAgentTransactions, type AgentTransaction } from './agent-ledger.js';
+import { readAgentOutbox, readAgentTransactions, readKeptAtKill, type AgentTransaction } from './agent-ledger.js';
 import { Dice } from './random.js';
 
 /** Thrown out of a session's steps when the daemon is gone: the session is over. */
@@ -43,7 +43,7 @@ export interface KillRecord {
   atMs: number;
   /** The moment name, or `delay <ms>`. */
   what: string;
-  /** What the daemon had committed for this session's transactions when it died. */
+  /** What the daemon had kept for this session's transactions when it died (ledger and vend journal). */
   committed: AgentTransaction[];
 }
 
@@ -144,7 +144,7 @@ export class Harness {
     const atMs = Date.now();
     const run = (async () => {
       await this.rig.stopAgent('SIGKILL');
-      attempt.kill = { atMs, what, committed: readAgentTransactions(this.ledgerPath, attempt.startedAtMs) };
+      attempt.kill = { atMs, what, committed: readKeptAtKill(this.ledgerPath, attempt.startedAtMs) };
       attempt.steps.push(`killed (${what})`);
       this.counters.kills += 1;
       const key = what.startsWith('delay') ? 'random delay' : what;
