@@ -16,7 +16,8 @@ import type { MainToPayment } from '../ipc/messages.js';
 import { isChargedVend } from '../ipc/vend-outcome.js';
 import type { Ledger } from './ledger.js';
 import { describeError } from './sqlite-errors.js';
-import { readJournal, vendKey, type VendJournalRecord } from './vend-journal.js';
+import { vendKey, type VendJournalRecord } from './vend-journal.js';
+import { readJournal } from './vend-journal-reader.js';
 
 /** Where a journaled vend stands in the ledger. */
 export type KeptState =

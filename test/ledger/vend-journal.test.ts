@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../src/core/log.js';
 import type { MainToPayment } from '../../src/ipc/messages.js';
-import { encodeRecord, MAX_RECORD_BYTES, parseJournal, readJournal } from '../../src/ledger/vend-journal.js';
+import { encodeRecord, MAX_RECORD_BYTES } from '../../src/ledger/vend-journal.js';
+import { parseJournal, readJournal } from '../../src/ledger/vend-journal-reader.js';
 import type { VendJournalRecord } from '../../src/ledger/vend-journal.js';
 import { VendJournalWriter } from '../../src/ledger/vend-journal-writer.js';
 

@@ -6,7 +6,8 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { readJournal, vendJournalPathFor } from '../../ledger/vend-journal.js';
+import { vendJournalPathFor } from '../../ledger/vend-journal.js';
+import { readJournal } from '../../ledger/vend-journal-reader.js';
 
 export interface AgentTransaction {
   txId: string;
