@@ -200,6 +200,11 @@ async function main(): Promise<void> {
   const reachability = new GatewayReachability({ log });
   const gateway = gatewayClientFromConfig(config.gateway, log, (op, outcome) => reachability.observe(op, outcome));
   const bodies = outboxBodies(() => builders, { preauthAmount: config.staticQr.preauthAmount, decimalPlaces: config.machine.decimalPlaces });
+  if (data.fleetPort !== null) {
+    // Before the journal's take-over: a dynamic vend it records is a sale the fleet must hear of.
+    const facts = { machineId: data.machineId, currencyCode: config.machine.currencyCode };
+    ledger.fleetEvents.enable({ ...facts, maxQueuedAlarms: config.fleet.maxQueuedEvents });
+  }
   // First what the machine loop journaled before a crash, so recovery counts those vends as sold.
   journal = data.vendJournal === null ? null : new VendJournalTakeover(ledger, { ...data.vendJournal, log });
   journal?.takeOver();
@@ -260,7 +265,6 @@ async function main(): Promise<void> {
   });
   const dexService = dex;
   if (data.fleetPort !== null) {
-    ledger.fleetEvents.enable({ machineId: data.machineId, currencyCode: config.machine.currencyCode, maxQueuedAlarms: config.fleet.maxQueuedEvents });
     fleet = new FleetPaymentSide({
       port: data.fleetPort,
       ledger,
