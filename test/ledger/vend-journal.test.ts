@@ -30,7 +30,8 @@ function keptLog(): { log: Logger; lines: Array<{ level: string; fields: Record<
   const at = (level: string) => (fields: Record<string, unknown>, msg: string) => {
     lines.push({ level, fields, msg });
   };
-  const log = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug'), isLevelEnabled: () => true };
+  const levels = { error: at('error'), warn: at('warn'), info: at('info'), debug: at('debug') };
+  const log = { ...levels, isLevelEnabled: () => true };
   return { log: log as unknown as Logger, lines };
 }
 
