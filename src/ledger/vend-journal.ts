@@ -1,7 +1,7 @@
 /**
  * The vend journal (docs/operations.md, "The vend journal"): what the machine loop saw the VMC
  * dispense, kept on the main thread's side before the result travels to the payment worker, so a
- * process kill between the two loses no dispensed vend. This module is its format and its reader;
+ * process kill between the two loses no dispensed vend. This module is its format;
  * the writer is vend-journal-writer.ts (main thread), the take-over vend-journal-takeover.ts
  * (payment worker, at start), the reader vend-journal-reader.ts. No zod here: the main thread loads
  * this module, and keeps every module it loads (test/daemon/main-thread-modules.test.ts).
