@@ -6,6 +6,8 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
+import { vendJournalPathFor } from '../../src/ledger/vend-journal.js';
+import { readJournal } from '../../src/ledger/vend-journal-reader.js';
 
 export interface AgentTransaction {
   txId: string;
@@ -14,6 +16,8 @@ export interface AgentTransaction {
   createdAtMs: number;
   /** Static: successful vends recorded (minor units); dynamic: the price when vended, else 0. */
   recordedSoldMinor: number;
+  /** Of those, kept only by the vend journal (not yet in the ledger): minor units and vends. */
+  journalOnly?: { minor: number; vends: number };
 }
 
 export interface AgentOutbox {
@@ -45,6 +49,41 @@ export function readAgentTransactions(path: string, sinceMs = 0): AgentTransacti
       )
       .all(sinceMs) as AgentTransaction[];
     return rows;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * What the daemon had kept when it died: its ledger plus the charged results its vend journal held
+ * (src/ledger/vend-journal.ts), which the next start records. A vend in both counts once.
+ */
+export function readKeptAtKill(path: string, sinceMs: number): AgentTransaction[] {
+  const txs = readAgentTransactions(path, sinceMs);
+  const journal = readJournal(vendJournalPathFor(path)).records;
+  if (journal.length === 0) return txs;
+  const db = open(path);
+  if (db === null) return txs;
+  try {
+    const soldSeqs = db.prepare(`SELECT seq FROM vends WHERE tx_id = ? AND state IN ('success', 'reset')`);
+    const amount = db.prepare('SELECT amount_minor AS minor FROM transactions WHERE tx_id = ?');
+    return txs.map((t) => {
+      const mine = journal.filter((r) => r.tx === t.txId);
+      if (mine.length === 0) return t;
+      if (t.flow === 'dynamic') {
+        if (t.recordedSoldMinor > 0) return t;
+        const minor = (amount.get(t.txId) as { minor: number | null } | undefined)?.minor ?? 0;
+        return { ...t, recordedSoldMinor: minor, journalOnly: { minor, vends: 1 } };
+      }
+      const inLedger = new Set((soldSeqs.all(t.txId) as Array<{ seq: number }>).map((r) => r.seq));
+      const extra = new Map<number, number>();
+      for (const r of mine) {
+        if (r.flow === 'static' && !inLedger.has(r.seq)) extra.set(r.seq, Math.round(r.price * 100));
+      }
+      if (extra.size === 0) return t;
+      const minor = [...extra.values()].reduce((sum, m) => sum + m, 0);
+      return { ...t, recordedSoldMinor: t.recordedSoldMinor + minor, journalOnly: { minor, vends: extra.size } };
+    });
   } finally {
     db.close();
   }

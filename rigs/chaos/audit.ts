@@ -4,13 +4,16 @@
  * checks the gateway simulator's ledger as a whole.
  *
  * The one allowance is the physical window of design section 2: when the daemon is killed after
- * the VMC dispensed but before the daemon committed that result, the ledger never learns of the
- * vend and the consumer is not charged. Such a vend is counted as "unrecorded at crash", never
- * as lost, only when all of these hold:
+ * the VMC dispensed but before the daemon kept that result, it never learns of the vend and the
+ * consumer is not charged. What the daemon kept is its ledger and its vend journal (the machine
+ * loop's record of results not yet in the ledger, taken over at the next start). Such a vend is
+ * counted as "unrecorded at crash", never as lost, only when all of these hold:
  *   - the daemon was SIGKILLed during that session;
- *   - the daemon's ledger, read right after the kill, does not hold the vend as sold;
- *   - the VMC's success line was written at most UNRECORDED_WINDOW_MS before the kill (or after it).
- * Anything else missing from the gateway is lost.
+ *   - neither the ledger nor the vend journal, read right after the kill, holds the vend as sold;
+ *   - the VMC's success line was written at most UNRECORDED_WINDOW_MS before the kill (the line
+ *     was still on its way to the daemon), or after it (the machine dispensed a vend it had
+ *     approved while the reader was dead: no reader hears that result).
+ * Anything else missing from the gateway is lost; a vend the journal kept must be charged.
  */
 import type { LedgerView, TxRecord } from '../../src/sim/gateway/index.js';
 import { owedVend, type SimSessionRecord } from '../../src/sim/vmc/index.js';
@@ -47,8 +50,13 @@ export interface Audit {
   rejectedRequests: number;
   /** The daemon's outbox at the end: nothing pending, nothing dead-lettered. */
   outbox: AgentOutbox;
-  /** The physical window: dispensed while the daemon died, never recorded, not charged. */
-  unrecordedAtCrash: { vends: number; minor: number };
+  /**
+   * The physical window: dispensed while the daemon died, never recorded, not charged; `afterKill`
+   * of those vends were dispensed after the kill (their result reached no reader).
+   */
+  unrecordedAtCrash: { vends: number; minor: number; afterKill: number };
+  /** Vends not in the ledger at a kill but kept by the vend journal (each one must be charged). */
+  keptByJournal: { vends: number; minor: number };
   /** The plain sale checker over the whole run (its "lost" equals unrecordedAtCrash + lostMinor). */
   aggregate: SaleCheck;
   findings: AuditFinding[];
@@ -77,7 +85,8 @@ export function audit(input: {
   let lostMinor = 0;
   let chargedNotVendedMinor = 0;
   let vendsDispensed = 0;
-  const unrecorded = { vends: 0, minor: 0 };
+  const unrecorded = { vends: 0, minor: 0, afterKill: 0 };
+  const keptByJournal = { vends: 0, minor: 0 };
   const known = new Set(agentTxs.map((t) => t.txId));
 
   attempts.forEach((a, i) => {
@@ -99,6 +108,10 @@ export function audit(input: {
     let owed = dispensed;
     if (a.kill !== null) {
       const recorded = a.kill.committed.reduce((sum, t) => sum + t.recordedSoldMinor, 0);
+      for (const t of a.kill.committed) {
+        keptByJournal.vends += t.journalOnly?.vends ?? 0;
+        keptByJournal.minor += t.journalOnly?.minor ?? 0;
+      }
       const missing = dispensed - recorded;
       if (missing < 0) {
         findings.push({ session: a.n, problem: `the ledger held ${recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}` });
@@ -106,15 +119,18 @@ export function audit(input: {
         // The missing vends are the last ones dispensed (results are committed in order).
         let left = missing;
         let count = 0;
+        let afterKill = 0;
         let inWindow = true;
         for (const mark of [...a.successes].reverse()) {
           if (left <= 0) break;
           if (!mark.afterKill && mark.atMs < a.kill.atMs - UNRECORDED_WINDOW_MS) inWindow = false;
           left -= mark.amountMinor;
           count += 1;
+          if (mark.afterKill) afterKill += 1;
         }
         if (left === 0 && inWindow) {
           unrecorded.vends += count;
+          unrecorded.afterKill += afterKill;
           unrecorded.minor += missing;
           owed = recorded;
         } else {
@@ -182,6 +198,7 @@ export function audit(input: {
     rejectedRequests,
     outbox,
     unrecordedAtCrash: unrecorded,
+    keptByJournal,
     aggregate,
     findings,
     ok,

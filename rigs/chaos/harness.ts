@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { createRig, until, type Rig, type RigOptions } from '../rig.js';
 import type { BoardCommand } from '../../src/mdb/codec/index.js';
-import { readAgentOutbox, readAgentTransactions, type AgentTransaction } from './agent-ledger.js';
+import { readAgentOutbox, readAgentTransactions, readKeptAtKill, type AgentTransaction } from './agent-ledger.js';
 import { Dice } from './random.js';
 
 /** Thrown out of a session's steps when the daemon is gone: the session is over. */
@@ -43,7 +43,7 @@ export interface KillRecord {
   atMs: number;
   /** The moment name, or `delay <ms>`. */
   what: string;
-  /** What the daemon had committed for this session's transactions when it died. */
+  /** What the daemon had kept for this session's transactions when it died (ledger and vend journal). */
   committed: AgentTransaction[];
 }
 
@@ -78,6 +78,11 @@ export interface HarnessOptions {
 }
 
 const DEFAULT_WAIT_MS = 8_000;
+/**
+ * How long a restart may take before the run calls it a hang. The report gives every restart's
+ * time (average, maximum); on a shared 2-core machine at load 20-30 a start took over 20 s.
+ */
+const RESTART_WAIT_MS = 60_000;
 
 export class Harness {
   readonly dice: Dice;
@@ -144,7 +149,7 @@ export class Harness {
     const atMs = Date.now();
     const run = (async () => {
       await this.rig.stopAgent('SIGKILL');
-      attempt.kill = { atMs, what, committed: readAgentTransactions(this.ledgerPath, attempt.startedAtMs) };
+      attempt.kill = { atMs, what, committed: readKeptAtKill(this.ledgerPath, attempt.startedAtMs) };
       attempt.steps.push(`killed (${what})`);
       this.counters.kills += 1;
       const key = what.startsWith('delay') ? 'random delay' : what;
@@ -232,7 +237,7 @@ export class Harness {
 
   async restart(): Promise<void> {
     const t0 = Date.now();
-    await this.rig.startAgent(20_000);
+    await this.rig.startAgent(RESTART_WAIT_MS);
     const ms = Date.now() - t0;
     this.counters.restarts += 1;
     this.counters.restartMsTotal += ms;

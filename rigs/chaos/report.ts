@@ -7,6 +7,7 @@ const major = (minor: number) => (minor / 100).toFixed(2);
 
 export function formatReport(r: ChaosReport): string {
   const a = r.audit;
+  const u = a.unrecordedAtCrash;
   const c = r.counters;
   const restartAvg = c.restarts > 0 ? Math.round(c.restartMsTotal / c.restarts) : 0;
   const kills = Object.entries(c.killsByWhat)
@@ -23,7 +24,11 @@ export function formatReport(r: ChaosReport): string {
     `        gateway: ${faults}`,
     `        serial unplug/replug ${c.unplugs}; noise lines ${c.noiseLines}`,
     `dispensed ${major(a.dispensedMinor)}, charged ${major(a.chargedMinor)}`,
-    `unrecorded at crash (dispensed while the daemon died, never recorded, not charged): ${a.unrecordedAtCrash.vends} vends, ${major(a.unrecordedAtCrash.minor)}`,
+    `kept by the vend journal at a kill (not yet in the ledger): ${a.keptByJournal.vends} vends, ` +
+      major(a.keptByJournal.minor),
+    `unrecorded at crash (dispensed as the daemon died, never recorded, not charged): ${u.vends} vends, ` +
+      major(u.minor) +
+      ` (dispensed after the kill: ${u.afterKill}; result on its way at the kill: ${u.vends - u.afterKill})`,
     `sales lost: ${major(a.lostMinor)}`,
     `sales charged twice: ${a.chargedTwice.length}`,
     `approvals never resolved: ${a.unresolved.length}`,

@@ -33,6 +33,8 @@ export const ErrorCodes = {
   OUTBOX_DEAD_LETTER: 'OUTBOX_DEAD_LETTER',
   LEDGER_INVALID_TRANSITION: 'LEDGER_INVALID_TRANSITION',
   LEDGER_SCHEMA_UNSUPPORTED: 'LEDGER_SCHEMA_UNSUPPORTED',
+  /** The vend journal beside the ledger cannot be written (docs/operations.md, "The vend journal"): sales go on. */
+  LEDGER_JOURNAL_FAILED: 'LEDGER_JOURNAL_FAILED',
 
   /** Not an error: the wall clock stepped (NTP, a person); durations continue on the monotonic clock. */
   CLOCK_STEP: 'CLOCK_STEP',

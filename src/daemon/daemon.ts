@@ -29,6 +29,8 @@ import { dexFactsPathFor, openDexLink } from '../dex/link/index.js';
 import { startDexReads, type DexReads } from '../dex/main-side.js';
 import { monotonicNow, wallNow } from '../core/clock.js';
 import { ErrorCodes } from '../core/errors.js';
+import { vendJournalPathFor } from '../ledger/vend-journal.js';
+import { VendJournalWriter } from '../ledger/vend-journal-writer.js';
 
 export interface DaemonOptions {
   config: QrvendConfig;
@@ -101,6 +103,12 @@ export function startDaemon(options: DaemonOptions): Daemon {
     restart: (reason) => void stop(reason, RESTART_EXIT_CODE),
     onUpdateReady: (version, rolloutId) => activation.request({ kind: 'update', version, rolloutId }),
   });
+  // Charged vend results, kept on this thread before they travel to the payment worker (docs/operations.md).
+  const vendJournal = new VendJournalWriter({
+    path: vendJournalPathFor(config.store.path),
+    log,
+    onTrouble: (active, detail) => postToWorker({ type: 'fleet.observe', code: 'VEND_JOURNAL_FAILED', active, detail }),
+  });
   const workerData: PaymentWorkerData = {
     config,
     secretToken,
@@ -109,6 +117,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     displayPort: display?.port ?? null,
     fleetPort: fleet.paymentPort,
     machineId: fleet.machineId,
+    vendJournal: { path: vendJournalPathFor(config.store.path), run: vendJournal.run },
   };
   const worker = new Worker(new URL('./payment-worker.js', import.meta.url), {
     workerData,
@@ -130,6 +139,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       const availability = message.status === 'session' || message.status === 'vend' ? 'enabled' : message.status;
       if (availability !== lastAvailability) notifier.status(`reader ${(lastAvailability = availability)}`);
     }
+    vendJournal.observe(message);
     worker.postMessage(message);
   };
 
@@ -235,6 +245,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
       case 'update.activity':
         activation.activity(message.busy, message.held);
         return;
+      case 'vend.journal':
+        vendJournal.recorded(message.recordedKeys, message.takenOver);
+        return;
       case 'dex.read':
         if (dexReads) dexReads.request(message.requestId);
         else toPayment({ type: 'dex.audit', requestId: message.requestId, trigger: 'command', atMs: wallNow(), read: { ok: false, code: ErrorCodes.DEX_PORT, message: 'dex.port is not set' } });
@@ -315,6 +328,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_WORKER_TIMEOUT_MS).unref());
       if ((await Promise.race([stopped, timeout])) === 'timeout') log.error('payment worker did not stop in time');
       await worker.terminate();
+      vendJournal.close();
       await fleetStopped;
       await display?.close();
       gpio.close();

@@ -15,6 +15,7 @@ import { GatewayReachability } from '../gateway/reachability.js';
 import { createRequestBuilders, highestAgeLimit, type RequestBuilders } from '../gateway/envelope.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
+import { VendJournalTakeover } from '../ledger/vend-journal-takeover.js';
 import { ClockStepDetector, monotonicNow, wallNow } from '../core/clock.js';
 import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type RelayedStarts, type StartEndpoint } from '../start/index.js';
 import { loadKeyring, type Keyring } from '../trust/index.js';
@@ -38,6 +39,8 @@ export interface PaymentWorkerData {
   fleetPort: MessagePort | null;
   /** fleet.machineId, or the TerminalId. */
   machineId: string;
+  /** The vend journal the machine loop writes (src/ledger/vend-journal-writer.ts), and its run id; null: none. */
+  vendJournal: { path: string; run: string } | null;
 }
 
 const HEALTH_EVERY_MS = 5_000;
@@ -140,6 +143,15 @@ async function main(): Promise<void> {
   const earlyAudits: Extract<MainToPayment, { type: 'dex.audit' }>[] = [];
   let lastReader: MainToPayment | null = null;
   let deliveriesInFlight = () => 0;
+  let journal: VendJournalTakeover | null = null;
+  /** A message for the flows; then the journaled results the ledger now holds go back to the main thread. */
+  const handleInService = (message: MainToPayment) => {
+    service!.handle(message);
+    if (journal === null || message.type !== 'vend.result') return;
+    journal.note(message);
+    const recordedKeys = journal.settle();
+    if (recordedKeys.length > 0) toMain({ type: 'vend.journal', recordedKeys, takenOver: journal.done });
+  };
   port.on('message', (message: MainToPayment) => {
     collector.touch();
     if (message.type === 'dex.audit') {
@@ -172,7 +184,7 @@ async function main(): Promise<void> {
       return;
     }
     try {
-      service.handle(message);
+      handleInService(message);
       if (message.type === 'session.ended' || message.type === 'vend.result' || message.type === 'vend.request.ended') collector.arm();
     } catch (err) {
       // A flow that throws must not take the worker (and every other payment) down with it.
@@ -188,6 +200,15 @@ async function main(): Promise<void> {
   const reachability = new GatewayReachability({ log });
   const gateway = gatewayClientFromConfig(config.gateway, log, (op, outcome) => reachability.observe(op, outcome));
   const bodies = outboxBodies(() => builders, { preauthAmount: config.staticQr.preauthAmount, decimalPlaces: config.machine.decimalPlaces });
+  if (data.fleetPort !== null) {
+    // Before the journal's take-over: a dynamic vend it records is a sale the fleet must hear of.
+    const facts = { machineId: data.machineId, currencyCode: config.machine.currencyCode };
+    ledger.fleetEvents.enable({ ...facts, maxQueuedAlarms: config.fleet.maxQueuedEvents });
+  }
+  // First what the machine loop journaled before a crash, so recovery counts those vends as sold.
+  journal = data.vendJournal === null ? null : new VendJournalTakeover(ledger, { ...data.vendJournal, log });
+  journal?.takeOver();
+  if (journal?.done) toMain({ type: 'vend.journal', recordedKeys: [], takenOver: true });
   const recovery = recoverLedger(ledger, bodies, log);
   if (recovery.recovered.length > 0 || recovery.failed.length > 0) {
     log.warn({ recovered: recovery.recovered.length, failed: recovery.failed }, 'recovered transactions left open by the last run');
@@ -245,7 +266,6 @@ async function main(): Promise<void> {
   });
   const dexService = dex;
   if (data.fleetPort !== null) {
-    ledger.fleetEvents.enable({ machineId: data.machineId, currencyCode: config.machine.currencyCode, maxQueuedAlarms: config.fleet.maxQueuedEvents });
     fleet = new FleetPaymentSide({
       port: data.fleetPort,
       ledger,
@@ -274,11 +294,17 @@ async function main(): Promise<void> {
     // Write what the flows could not while the disk refused, then resolve what they let go of.
     service.retryUnclosed();
     const owned = service;
+    const takenBefore = journal?.done ?? true;
+    if (!takenBefore) journal!.takeOver();
     recoverLedger(ledger, bodies, log, { skip: (txId) => owned.owns(txId) });
+    const recordedKeys = journal?.settle() ?? [];
+    if (journal !== null && (recordedKeys.length > 0 || journal.done !== takenBefore)) {
+      toMain({ type: 'vend.journal', recordedKeys, takenOver: journal.done });
+    }
   });
   // Always say where we stand: an earlier "refused" (the open had to be retried) must be lifted.
   toMain({ type: 'sessions.allowed', allowed: ledger.writable, reason: ledger.writable ? null : ledger.unwritableReason });
-  for (const message of early.splice(0)) service.handle(message);
+  for (const message of early.splice(0)) handleInService(message);
   for (const message of earlyAudits.splice(0)) dex.handle(message);
 
   // One set of Start decisions for the endpoint and for Starts relayed over the fleet link.

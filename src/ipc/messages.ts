@@ -65,7 +65,20 @@ export type MainToPayment =
   /** The VMC reported a sale another device was paid for (MDB CASH SALE): recorded, never charged. */
   | { type: 'cash.sale'; price: number; item: number }
   /** A fleet alarm condition only the main thread sees (link down, board silent, config rolled back). */
-  | { type: 'fleet.observe'; code: 'READER_OFFLINE' | 'BOARD_SILENT' | 'CONFIG_ROLLED_BACK' | 'BOARD_CONFIG_REFUSED' | 'VMC_RESET_LOOP' | 'UPDATE_DEFERRED' | 'UPDATE_ROLLED_BACK'; active: boolean; detail: string | null }
+  | {
+      type: 'fleet.observe';
+      code:
+        | 'READER_OFFLINE'
+        | 'BOARD_SILENT'
+        | 'CONFIG_ROLLED_BACK'
+        | 'BOARD_CONFIG_REFUSED'
+        | 'VMC_RESET_LOOP'
+        | 'UPDATE_DEFERRED'
+        | 'UPDATE_ROLLED_BACK'
+        | 'VEND_JOURNAL_FAILED';
+      active: boolean;
+      detail: string | null;
+    }
   /**
    * An activation waits (src/updates/activation.ts): hold off new sessions (the Start endpoint
    * answers busy) or let them go again; answered at once with `update.activity`.
@@ -132,7 +145,12 @@ export type PaymentToMain =
   /** Shutdown finished: Start endpoint closed, outbox sends settled, ledger closed. */
   | { type: 'stopped' }
   /** Answer to update.hold: what is in flight on the payment side (null: nothing), and whether new sessions are held off. */
-  | { type: 'update.activity'; busy: string | null; held: boolean };
+  | { type: 'update.activity'; busy: string | null; held: boolean }
+  /**
+   * The vend journal (src/ledger/vend-journal.ts): these journaled results are in the ledger (keys of
+   * vendKey), and, once true, every earlier run's record is taken over: the main thread may cut it back.
+   */
+  | { type: 'vend.journal'; recordedKeys: string[]; takenOver: boolean };
 
 /** Why a payment did not go through, in words a shopper understands (src/display/catalog). */
 export type DeclineReason =

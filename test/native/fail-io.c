@@ -8,7 +8,9 @@
  *   QRVEND_FAILIO_DIR    only files whose path starts with this directory are affected (required)
  *   QRVEND_FAILIO_CTL    a small text file read at every call: "write=P sync=P", each P a
  *                        probability 0..1 (1 = every call fails, 0 = none); a missing file or key
- *                        means 0. The test rewrites it to turn failures on and off.
+ *                        means 0. The test rewrites it to turn failures on and off. "stall=MS"
+ *                        makes every write and sync in scope wait MS milliseconds before it runs
+ *                        (a worn SD card that stalls for seconds), counted like a failure.
  *   QRVEND_FAILIO_SEED   seed of the random draws (default 1), so a run can be repeated.
  *   QRVEND_FAILIO_COUNT  if set, a file that gets one byte appended per injected failure, so the
  *                        test can check that failures did happen.
@@ -25,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef ssize_t (*write_fn)(int, const void *, size_t);
@@ -95,19 +98,34 @@ static void tally(int fd, char op, size_t n) {
   close(c);
 }
 
+static void count_fault(void) {
+  const char *count = getenv("QRVEND_FAILIO_COUNT");
+  if (!count) return;
+  int c = open(count, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (c >= 0) {
+    real_write(c, "x", 1);
+    close(c);
+  }
+}
+
+/* "stall=MS": the call waits before it runs; counted first, so a test sees the stall begin. */
+static void stall(int fd) {
+  if (!in_scope(fd)) return;
+  double ms = probability("stall");
+  if (ms <= 0) return;
+  count_fault();
+  struct timespec t = {(time_t)(ms / 1000), (long)((ms - 1000 * (double)(time_t)(ms / 1000)) * 1e6)};
+  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+  }
+}
+
 static int should_fail(int fd, const char *key) {
+  stall(fd);
   if (!in_scope(fd)) return 0;
   double p = probability(key);
   if (p <= 0) return 0;
   if (p < 1 && (double)rand_r(&seed) / RAND_MAX >= p) return 0;
-  const char *count = getenv("QRVEND_FAILIO_COUNT");
-  if (count) {
-    int c = open(count, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (c >= 0) {
-      real_write(c, "x", 1);
-      close(c);
-    }
-  }
+  count_fault();
   errno = EIO;
   return 1;
 }

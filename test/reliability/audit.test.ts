@@ -64,7 +64,7 @@ test('a vend dispensed just before a kill and not committed is unrecorded at cra
   const kill = { atMs: T0 + 30, what: 'after-vend-success', committed: [agentTx('tx1', 200)] };
   const r = audit({ attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
   assert.ok(r.ok, JSON.stringify(r.findings));
-  assert.deepEqual(r.unrecordedAtCrash, { vends: 1, minor: 200 });
+  assert.deepEqual(r.unrecordedAtCrash, { vends: 1, minor: 200, afterKill: 0 });
   assert.equal(r.lostMinor, 0);
 });
 
@@ -73,6 +73,19 @@ test('a vend committed before the kill but not charged is lost', () => {
   const r = audit({ attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 400)], outbox });
   assert.equal(r.ok, false);
   assert.equal(r.lostMinor, 200);
+});
+
+test('a vend the vend journal kept at the kill (not in the ledger) must be charged: short is lost', () => {
+  const kept = { ...agentTx('tx1', 400), journalOnly: { minor: 200, vends: 1 } };
+  const kill = { atMs: T0 + 30, what: 'after-vend-success', committed: [kept] };
+  const base = { attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], outbox };
+  const short = audit({ ...base, gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)] });
+  assert.equal(short.ok, false);
+  assert.equal(short.lostMinor, 200);
+  assert.deepEqual(short.unrecordedAtCrash, { vends: 0, minor: 0, afterKill: 0 });
+  const charged = audit({ ...base, gateway: view([staticTx('tx1', 4)]), agentTxs: [agentTx('tx1', 400)] });
+  assert.ok(charged.ok, JSON.stringify(charged.findings));
+  assert.deepEqual(charged.keptByJournal, { vends: 1, minor: 200 });
 });
 
 test('an uncommitted vend dispensed long before the kill is not excused', () => {

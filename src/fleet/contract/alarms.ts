@@ -36,6 +36,8 @@ export const ALARM_CODES = [
    * cleared by the next approval in the asked one.
    */
   'GATEWAY_CURRENCY_MISMATCH',
+  /** The vend journal beside the ledger cannot be written: a crash could lose a vend (docs/operations.md). */
+  'VEND_JOURNAL_FAILED',
 ] as const;
 
 export type AlarmCode = (typeof ALARM_CODES)[number];

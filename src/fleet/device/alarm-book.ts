@@ -29,6 +29,7 @@ export const ALARM_TIMING: Record<AlarmCode, AlarmTiming> = {
   DEX_READ_FAILED: { raiseAfterMs: 0, clearAfterMs: 0 },
   AUDIT_MISMATCH: { raiseAfterMs: 0, clearAfterMs: 0 },
   GATEWAY_CURRENCY_MISMATCH: { raiseAfterMs: 0, clearAfterMs: 0 },
+  VEND_JOURNAL_FAILED: { raiseAfterMs: 0, clearAfterMs: 60_000 },
 };
 
 interface AlarmSlot {

@@ -30,6 +30,7 @@ export function onPayment(fx: Fx, model: ReaderModel, msg: PaymentToMain): Reade
     case 'stopped':
     case 'update.activity':
     case 'dex.read': // the daemon hands it to the DEX reads (src/dex/main-side.ts), never to the reader
+    case 'vend.journal': // the daemon hands it to the vend journal (src/ledger/vend-journal-writer.ts)
       return model; // the machine loop logs these; they do not move the reader
   }
 }
