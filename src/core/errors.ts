@@ -74,6 +74,13 @@ export const ErrorCodes = {
   DEX_PORT: 'DEX_PORT',
   DEX_TOO_LARGE: 'DEX_TOO_LARGE',
 
+  /**
+   * The operator console (`qrvend console`, docs/console.md): its database cannot be opened,
+   * migrated or written; its configuration or listen address is refused.
+   */
+  CONSOLE_STORE_FAILED: 'CONSOLE_STORE_FAILED',
+  CONSOLE_LISTEN_REFUSED: 'CONSOLE_LISTEN_REFUSED',
+
   CLI_USAGE: 'CLI_USAGE',
   INTERNAL: 'INTERNAL',
 } as const;
