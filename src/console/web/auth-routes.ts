@@ -30,8 +30,11 @@ export interface AuthContext {
 
 const HTML = 'text/html; charset=utf-8';
 
-export function showLogin(res: ServerResponse, ctx: AuthContext, error: string | null, status = 200): void {
-  const token = randomBytes(24).toString('base64url');
+export function showLogin(req: IncomingMessage, res: ServerResponse, ctx: AuthContext, error: string | null, status = 200): void {
+  // One token per browser, kept while it lives: a second login page (another tab, a redirected
+  // request) must not invalidate the form already shown.
+  const held = parseCookies(req.headers.cookie).get(LOGIN_COOKIE) ?? '';
+  const token = /^[A-Za-z0-9_-]{32}$/.test(held) ? held : randomBytes(24).toString('base64url');
   const body = page({ title: 'Log in', user: null, section: '', live: false, body: loginBody(token, error) });
   send(res, status, HTML, body, { 'Set-Cookie': cookie(LOGIN_COOKIE, token, 3600, ctx.secureCookies) });
 }
@@ -40,19 +43,19 @@ export async function login(req: IncomingMessage, res: ServerResponse, ctx: Auth
   const form = await readForm(req);
   const pre = parseCookies(req.headers.cookie).get(LOGIN_COOKIE) ?? '';
   if (form === null || crossOrigin(req) || !sameText(form.get('csrf') ?? '', pre)) {
-    return showLogin(res, ctx, 'The form expired: log in again.', 403);
+    return showLogin(req, res, ctx, 'The form expired: log in again.', 403);
   }
   const name = (form.get('name') ?? '').slice(0, 64);
   const password = form.get('password') ?? '';
   const keys = [`addr:${clientAddress(req, ctx.behindProxy)}`, `user:${name.toLowerCase()}`];
   if (await loginBlocked(ctx.db, keys, ctx.loginFailures, ctx.loginWindowMs)) {
-    return showLogin(res, ctx, 'Too many failed logins: wait a few minutes and try again.', 429);
+    return showLogin(req, res, ctx, 'Too many failed logins: wait a few minutes and try again.', 429);
   }
   const user = await findUser(ctx.db, name);
   const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
   if (user === undefined || !ok) {
     await noteLoginFailure(ctx.db, keys, ctx.loginWindowMs);
-    return showLogin(res, ctx, 'Wrong account or password.', 401);
+    return showLogin(req, res, ctx, 'Wrong account or password.', 401);
   }
   await clearLoginFailures(ctx.db, `user:${name.toLowerCase()}`);
   const session = await createSession(ctx.db, user.name, ctx.sessionMs);

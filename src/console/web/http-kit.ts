@@ -23,7 +23,8 @@ export function send(res: ServerResponse, status: number, type: string, body: st
     'Content-Security-Policy': CONTENT_SECURITY_POLICY,
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
-    'Referrer-Policy': 'no-referrer',
+    // same-origin, not no-referrer: with no-referrer a browser sends `Origin: null` on the console's own forms.
+    'Referrer-Policy': 'same-origin',
     'Cache-Control': 'no-store',
     ...extra,
   });

@@ -109,11 +109,12 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Promi
   const p = url.pathname;
   if (method === 'GET' && p === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS);
   if (method === 'GET' && p === '/assets/console.js') return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS);
+  if (method === 'GET' && p === '/favicon.ico') return send(res, 404, 'text/plain; charset=utf-8', 'no icon\n');
   if (method === 'GET' && p === '/healthz') {
     await ping(ctx.auth.db);
     return send(res, 200, 'text/plain; charset=utf-8', 'ok\n');
   }
-  if (method === 'GET' && p === '/login') return showLogin(res, ctx.auth, null);
+  if (method === 'GET' && p === '/login') return showLogin(req, res, ctx.auth, null);
   if (method === 'POST' && p === '/login') return login(req, res, ctx.auth);
   const token = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
   const user = token === undefined || token.length > 128 ? null : await sessionUser(ctx.auth.db, token);
