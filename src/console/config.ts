@@ -11,10 +11,17 @@ import { FleetConnectionOptions } from '../fleet/operator/connection.js';
 import { TOPIC_LEVEL } from '../fleet/contract/index.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
-const ListenAddress = z.string().max(300).regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT (an IPv6 host in brackets)');
+const ListenAddress = z
+  .string()
+  .max(300)
+  .regex(/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT (an IPv6 host in brackets)');
 
 function defaultInstance(): string {
-  return `console-${hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 40) || 'host'}`;
+  return `console-${
+    hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .slice(0, 40) || 'host'
+  }`;
 }
 
 export const ConsoleConfig = z.strictObject({
@@ -27,20 +34,28 @@ export const ConsoleConfig = z.strictObject({
   /** 'plain' only for a broker without shared subscriptions, and then with one instance. */
   subscription: z.enum(['shared', 'plain']).default('shared'),
   /** This instance's persistent session on the broker: unique per instance, stable across restarts. */
-  instance: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, '1-64 letters, digits or ._-').default(defaultInstance),
-  /** A SQLite file path (the embedded default) or postgres://USER@HOST:PORT/DB (password from PGPASSWORD or ~/.pgpass). */
+  instance: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, '1-64 letters, digits or ._-')
+    .default(defaultInstance),
+  /**
+   * A SQLite file path (the embedded default) or postgres://USER@HOST:PORT/DB (password from
+   * PGPASSWORD or ~/.pgpass).
+   */
   db: z.string().min(1).max(4096).default('./console.sqlite'),
   listen: ListenAddress.default('127.0.0.1:8480'),
   certFile: z.string().min(1).max(4096).nullable().default(null),
   keyFile: z.string().min(1).max(4096).nullable().default(null),
-  /** A TLS proxy of the site terminates HTTPS in front of this console (plain HTTP off loopback is refused otherwise). */
+  /** A TLS proxy of the site terminates HTTPS in front (plain HTTP off loopback is refused otherwise). */
   behindTlsProxy: z.boolean().default(false),
   sessionHours: int(1, 720).default(12),
-  login: z.strictObject({
-    /** Failed logins allowed per address and per account within the window. */
-    failures: int(1, 1000).default(10),
-    windowS: int(60, 86_400).default(900),
-  }).default({ failures: 10, windowS: 900 }),
+  login: z
+    .strictObject({
+      /** Failed logins allowed per address and per account within the window. */
+      failures: int(1, 1000).default(10),
+      windowS: int(60, 86_400).default(900),
+    })
+    .default({ failures: 10, windowS: 900 }),
   pageSize: int(10, 1000).default(100),
   reconnectMs: int(100, 60_000).default(1000),
 });
@@ -55,14 +70,20 @@ export function readConfigFile(path: string): Record<string, unknown> {
     if (statSync(path).size > MAX_CONFIG_BYTES) throw new Error(`larger than ${MAX_CONFIG_BYTES} bytes`);
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `console configuration ${path} cannot be read: ${(err as Error).message}`);
+    throw new QrvendError(
+      ErrorCodes.CONFIG_UNREADABLE,
+      `console configuration ${path} cannot be read: ${(err as Error).message}`,
+    );
   }
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new Error('not a JSON object');
     return value as Record<string, unknown>;
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_INVALID, `console configuration ${path} is not a JSON object: ${(err as Error).message}`);
+    throw new QrvendError(
+      ErrorCodes.CONFIG_INVALID,
+      `console configuration ${path} is not a JSON object: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -77,13 +98,27 @@ export function parseConsoleConfig(input: unknown): ConsoleSettings & { transpor
   }
   const s = parsed.data;
   if ((s.certFile === null) !== (s.keyFile === null)) {
-    throw new QrvendError(ErrorCodes.CONFIG_INVALID, 'console configuration refused: certFile and keyFile go together (HTTPS)');
+    throw new QrvendError(
+      ErrorCodes.CONFIG_INVALID,
+      'console configuration refused: certFile and keyFile go together (HTTPS)',
+    );
   }
-  const transport = startEndpointTransport({ listen: s.listen, certFile: s.certFile, behindTlsProxy: s.behindTlsProxy });
+  const transport = startEndpointTransport({
+    listen: s.listen,
+    certFile: s.certFile,
+    behindTlsProxy: s.behindTlsProxy,
+  });
   if (transport === 'refused') {
-    throw new QrvendError(ErrorCodes.CONSOLE_LISTEN_REFUSED, `listen ${s.listen} is not a loopback address and certFile is null: passwords and sessions would cross the network in plain HTTP`, {
-      hint: 'set certFile and keyFile (HTTPS), listen on 127.0.0.1, or set behindTlsProxy when a TLS proxy terminates HTTPS in front',
-    });
+    throw new QrvendError(
+      ErrorCodes.CONSOLE_LISTEN_REFUSED,
+      `listen ${s.listen} is not a loopback address and certFile is null: ` +
+        'passwords and sessions would cross the network in plain HTTP',
+      {
+        hint:
+          'set certFile and keyFile (HTTPS), listen on 127.0.0.1, ' +
+          'or set behindTlsProxy when a TLS proxy terminates HTTPS in front',
+      },
+    );
   }
   return { ...s, transport };
 }

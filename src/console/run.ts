@@ -45,24 +45,45 @@ export interface RunningConsole {
   close(): Promise<void>;
 }
 
-export async function startConsole(settings: ConsoleSettings & { transport: string }, log: Logger): Promise<RunningConsole> {
+export async function startConsole(
+  settings: ConsoleSettings & { transport: string },
+  log: Logger,
+): Promise<RunningConsole> {
   const store = await openStore(settings.db);
   let web: ConsoleWeb | null = null;
   try {
     web = await startWeb({
-      db: store.db, log, listen: splitListen(settings.listen),
-      tls: settings.certFile !== null && settings.keyFile !== null ? { certFile: settings.certFile, keyFile: settings.keyFile } : null,
-      transport: settings.transport, behindTlsProxy: settings.behindTlsProxy, sessionHours: settings.sessionHours,
-      login: settings.login, pageSize: settings.pageSize,
+      db: store.db,
+      log,
+      listen: splitListen(settings.listen),
+      tls:
+        settings.certFile !== null && settings.keyFile !== null
+          ? { certFile: settings.certFile, keyFile: settings.keyFile }
+          : null,
+      transport: settings.transport,
+      behindTlsProxy: settings.behindTlsProxy,
+      sessionHours: settings.sessionHours,
+      login: settings.login,
+      pageSize: settings.pageSize,
     });
     const live = web.live;
-    const ingest = await startIngest(store.db, {
-      connection: parseConnectionOptions(settings.broker), group: settings.group, subscription: settings.subscription,
-      session: settings.instance, reconnectMs: settings.reconnectMs,
-    }, log, () => live.changed());
+    const ingest = await startIngest(
+      store.db,
+      {
+        connection: parseConnectionOptions(settings.broker),
+        group: settings.group,
+        subscription: settings.subscription,
+        session: settings.instance,
+        reconnectMs: settings.reconnectMs,
+      },
+      log,
+      () => live.changed(),
+    );
     const running = web;
     return {
-      store, ingest, web: running,
+      store,
+      ingest,
+      web: running,
       close: async () => {
         await ingest.close();
         await running.close();
@@ -80,8 +101,15 @@ export async function runConsoleProcess(flags: ConsoleFlags): Promise<number> {
   const settings = parseConsoleConfig(consoleInput(flags));
   const log = createLogger({ name: 'console' });
   const running = await startConsole(settings, log);
-  log.info({ url: running.web.url, db: storeLabel(settings.db), instance: settings.instance, subscription: settings.subscription },
-    'console ready');
+  log.info(
+    {
+      url: running.web.url,
+      db: storeLabel(settings.db),
+      instance: settings.instance,
+      subscription: settings.subscription,
+    },
+    'console ready',
+  );
   process.stdout.write(`qrvend console: ${running.web.url} (database ${storeLabel(settings.db)})\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);

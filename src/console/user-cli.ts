@@ -15,10 +15,16 @@ async function readPipedPassword(): Promise<string> {
   let size = 0;
   for await (const chunk of process.stdin) {
     size += (chunk as Buffer).length;
-    if (size > MAX_STDIN_BYTES) throw new QrvendError(ErrorCodes.CLI_USAGE, `the password on standard input is longer than ${MAX_STDIN_BYTES} bytes`);
+    if (size > MAX_STDIN_BYTES)
+      throw new QrvendError(
+        ErrorCodes.CLI_USAGE,
+        `the password on standard input is longer than ${MAX_STDIN_BYTES} bytes`,
+      );
     chunks.push(chunk as Buffer);
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 async function promptPassword(question: string): Promise<string> {

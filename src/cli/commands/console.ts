@@ -27,13 +27,21 @@ async function databaseOf(opts: { db?: string; config?: string }): Promise<strin
 export function register(parent: Command): void {
   const console = parent
     .command('console')
-    .description("the operator's web console: the fleet's sales, machines, alarms, audits and rollouts, kept in a database (docs/console.md)")
+    .description(
+      "the operator's web console: the fleet's sales, machines, alarms, audits and rollouts, kept in a database " +
+        '(docs/console.md)',
+    )
     .option('-c, --config <file>', 'the console configuration (JSON, see docs/console.md); flags override it')
     .option('--broker <url>', 'the broker: mqtts://HOST:PORT (mqtt:// only on loopback)')
     .option('--prefix <prefix>', 'topic prefix of the fleet (fleet.topicPrefix on the machines)')
     .option('--db <target>', DB_HELP)
     .option('--listen <host:port>', 'where the pages are served (default 127.0.0.1:8480)')
-    .addOption(new Option('--subscription <kind>', 'shared ($share/<group>/...) or plain (a broker without shared subscriptions)').choices(['shared', 'plain']))
+    .addOption(
+      new Option(
+        '--subscription <kind>',
+        'shared ($share/<group>/...) or plain (a broker without shared subscriptions)',
+      ).choices(['shared', 'plain']),
+    )
     .option('--group <name>', 'the shared-subscription group of all instances of this console')
     .option('--instance <name>', "this instance's persistent session on the broker (unique per instance)")
     .action(async (opts: RunFlags) => {
@@ -43,9 +51,15 @@ export function register(parent: Command): void {
   const user = console.command('user').description('operator accounts of the console');
   user
     .command('add')
-    .description('add an account, or set its role and password (the password from standard input or a prompt, never an argument)')
+    .description(
+      'add an account, or set its role and password (the password from standard input or a prompt, never an argument)',
+    )
     .argument('<name>', 'the account name (letters, digits, ._@-)')
-    .addOption(new Option('--role <role>', 'viewer (reads) or admin (also manages accounts)').choices(['viewer', 'admin']).makeOptionMandatory())
+    .addOption(
+      new Option('--role <role>', 'viewer (reads) or admin (also manages accounts)')
+        .choices(['viewer', 'admin'])
+        .makeOptionMandatory(),
+    )
     // --db and -c are the console's own options (given before or after `user add`).
     .action(async (name: string, _opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ role: string; db?: string; config?: string }>();

@@ -59,7 +59,13 @@ interface Handler {
   onChange: (kind: ChangeKind, machineId: string) => void;
 }
 
-async function refuse(h: Handler, machineId: string | null, reason: string, detail: string, now: string): Promise<void> {
+async function refuse(
+  h: Handler,
+  machineId: string | null,
+  reason: string,
+  detail: string,
+  now: string,
+): Promise<void> {
   h.counters.refused[reason] = (h.counters.refused[reason] ?? 0) + 1;
   await countRefusal(h.db, machineId, reason, detail, now);
 }
@@ -106,8 +112,10 @@ function takeOverAcks(client: MqttClient, h: Handler, log: Logger): void {
       () => callback(),
       (err: unknown) => {
         h.counters.failedCommits++;
-        log.error({ code: 'CONSOLE_STORE_FAILED', topic: publish.topic, err: (err as Error).message },
-          'a message could not be committed: not acknowledged, the broker delivers it again after the reconnect');
+        log.error(
+          { code: 'CONSOLE_STORE_FAILED', topic: publish.topic, err: (err as Error).message },
+          'a message could not be committed: not acknowledged, the broker delivers it again after the reconnect',
+        );
         // Never acknowledged: the broker keeps it in the persistent session.
         client.stream.destroy();
       },
@@ -126,9 +134,12 @@ export async function startIngest(
   const h: Handler = { db, prefix, counters, onChange };
   const filters = fleetFilters(prefix);
   const subscribe = (client: MqttClient) => {
-    client.subscribe({ [eventFilter(options, prefix)]: { qos: 1 }, [filters.status]: { qos: 1 }, [filters.health]: { qos: 0 } }, (err) => {
-      if (err) log.error({ err: err.message }, 'the broker refused the console\'s subscriptions: check its ACL');
-    });
+    client.subscribe(
+      { [eventFilter(options, prefix)]: { qos: 1 }, [filters.status]: { qos: 1 }, [filters.health]: { qos: 0 } },
+      (err) => {
+        if (err) log.error({ err: err.message }, "the broker refused the console's subscriptions: check its ACL");
+      },
+    );
   };
   const { client } = await connectFleet(options.connection, {
     purpose: 'console',

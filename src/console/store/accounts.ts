@@ -20,7 +20,9 @@ const SCRYPT = { N: 32768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
 const KEY_BYTES = 32;
 
 function scrypt(password: Buffer, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCb(password, salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scryptCb(password, salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {
@@ -35,7 +37,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   const expected = Buffer.from(parts[5] ?? '', 'base64');
   if (Buffer.byteLength(password) > MAX_PASSWORD_BYTES) return false;
-  const key = await scrypt(Buffer.from(password, 'utf8'), Buffer.from(parts[4] ?? '', 'base64'), { N, r, p, maxmem: SCRYPT.maxmem });
+  const key = await scrypt(Buffer.from(password, 'utf8'), Buffer.from(parts[4] ?? '', 'base64'), {
+    N,
+    r,
+    p,
+    maxmem: SCRYPT.maxmem,
+  });
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
 
@@ -47,10 +54,15 @@ export function decoyHash(): Promise<string> {
 }
 
 export function checkNewAccount(name: string, role: string, password: string): asserts role is Role {
-  if (!USER_NAME.test(name)) throw new QrvendError(ErrorCodes.CLI_USAGE, 'an account name is 1-64 letters, digits or ._@-');
-  if (!(ROLES as readonly string[]).includes(role)) throw new QrvendError(ErrorCodes.CLI_USAGE, `a role is one of ${ROLES.join(', ')}`);
+  if (!USER_NAME.test(name))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, 'an account name is 1-64 letters, digits or ._@-');
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `a role is one of ${ROLES.join(', ')}`);
   if (password.length < MIN_PASSWORD_LENGTH || Buffer.byteLength(password) > MAX_PASSWORD_BYTES) {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `a password has at least ${MIN_PASSWORD_LENGTH} characters (and at most ${MAX_PASSWORD_BYTES} bytes)`);
+    throw new QrvendError(
+      ErrorCodes.CLI_USAGE,
+      `a password has at least ${MIN_PASSWORD_LENGTH} characters (and at most ${MAX_PASSWORD_BYTES} bytes)`,
+    );
   }
 }
 
@@ -82,10 +94,17 @@ export async function deleteUser(db: Db, name: string): Promise<void> {
 
 export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
-export async function createSession(db: Db, userName: string, lifetimeMs: number): Promise<{ token: string; csrf: string }> {
+export async function createSession(
+  db: Db,
+  userName: string,
+  lifetimeMs: number,
+): Promise<{ token: string; csrf: string }> {
   const token = randomBytes(32).toString('base64url');
   const csrf = randomBytes(32).toString('base64url');
-  await db.insertInto('sessions').values({ token_hash: tokenHash(token), user_name: userName, csrf, expires_ms: Date.now() + lifetimeMs }).execute();
+  await db
+    .insertInto('sessions')
+    .values({ token_hash: tokenHash(token), user_name: userName, csrf, expires_ms: Date.now() + lifetimeMs })
+    .execute();
   return { token, csrf };
 }
 
@@ -125,10 +144,20 @@ export async function noteLoginFailure(db: Db, keys: string[], windowMs: number)
   await db.transaction().execute(async (tx) => {
     for (const key of keys) {
       const row = await tx.selectFrom('login_failures').selectAll().where('key', '=', key).executeTakeFirst();
-      if (row === undefined) await tx.insertInto('login_failures').values({ key, failures: 1, window_start_ms: now }).execute();
+      if (row === undefined)
+        await tx.insertInto('login_failures').values({ key, failures: 1, window_start_ms: now }).execute();
       else if (Number(row.window_start_ms) + windowMs <= now) {
-        await tx.updateTable('login_failures').set({ failures: 1, window_start_ms: now }).where('key', '=', key).execute();
-      } else await tx.updateTable('login_failures').set({ failures: row.failures + 1 }).where('key', '=', key).execute();
+        await tx
+          .updateTable('login_failures')
+          .set({ failures: 1, window_start_ms: now })
+          .where('key', '=', key)
+          .execute();
+      } else
+        await tx
+          .updateTable('login_failures')
+          .set({ failures: row.failures + 1 })
+          .where('key', '=', key)
+          .execute();
     }
   });
 }

@@ -5,7 +5,15 @@
  * redelivered event a no-op: the totals count it once.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { AlarmEvent, AuditEvent, CashSaleEvent, FleetEvent, SaleEvent, StatusMessage, UpdateEvent } from '../../fleet/contract/index.js';
+import type {
+  AlarmEvent,
+  AuditEvent,
+  CashSaleEvent,
+  FleetEvent,
+  SaleEvent,
+  StatusMessage,
+  UpdateEvent,
+} from '../../fleet/contract/index.js';
 import type { ConsoleDatabase } from './schema.js';
 
 type Db = Kysely<ConsoleDatabase>;
@@ -26,20 +34,43 @@ export function dayOf(at: string, receivedAt: string): string {
 /** Why an event that passed the contract still cannot be stored, or null. */
 export function eventProblem(event: FleetEvent): string | null {
   if (event.kind === 'sale' && toMilli(event.amount) === null) return 'amount: not a decimal with at most 3 decimals';
-  if (event.kind === 'cash-sale' && toMilli(event.price) === null) return 'price: not a decimal with at most 3 decimals';
+  if (event.kind === 'cash-sale' && toMilli(event.price) === null)
+    return 'price: not a decimal with at most 3 decimals';
   return null;
 }
 
 async function ensureMachine(tx: Tx, machineId: string, receivedAt: string): Promise<void> {
   await tx
     .insertInto('machines')
-    .values({ machine_id: machineId, online: 0, alarms: '', seen_at: receivedAt, outbox_pending: 0, outbox_dead: 0, disabled_remotely: 0 })
+    .values({
+      machine_id: machineId,
+      online: 0,
+      alarms: '',
+      seen_at: receivedAt,
+      outbox_pending: 0,
+      outbox_dead: 0,
+      disabled_remotely: 0,
+    })
     .onConflict((oc) => oc.column('machine_id').doNothing())
     .execute();
 }
 
-async function addToDay(tx: Tx, key: { day: string; machine_id: string; currency: string }, add: Record<string, number>): Promise<void> {
-  const row = { ...key, paid_count: 0, paid_milli: 0, cash_count: 0, cash_milli: 0, cancelled_count: 0, dead_count: 0, dead_milli: 0, ...add };
+async function addToDay(
+  tx: Tx,
+  key: { day: string; machine_id: string; currency: string },
+  add: Record<string, number>,
+): Promise<void> {
+  const row = {
+    ...key,
+    paid_count: 0,
+    paid_milli: 0,
+    cash_count: 0,
+    cash_milli: 0,
+    cancelled_count: 0,
+    dead_count: 0,
+    dead_milli: 0,
+    ...add,
+  };
   await tx
     .insertInto('daily_totals')
     .values(row)
@@ -69,8 +100,19 @@ async function storeSale(tx: Tx, machineId: string, e: SaleEvent, day: string): 
   await tx
     .insertInto('sales')
     .values({
-      machine_id: machineId, event_id: e.eventId, kind: 'qr', day, at: e.at, tx_id: e.txId, flow: e.flow,
-      amount: e.amount, amount_milli: milli, currency: e.currency, closing: e.closing, verdict: e.verdict, item: e.products[0]?.item ?? null,
+      machine_id: machineId,
+      event_id: e.eventId,
+      kind: 'qr',
+      day,
+      at: e.at,
+      tx_id: e.txId,
+      flow: e.flow,
+      amount: e.amount,
+      amount_milli: milli,
+      currency: e.currency,
+      closing: e.closing,
+      verdict: e.verdict,
+      item: e.products[0]?.item ?? null,
     })
     .execute();
   const key = { day, machine_id: machineId, currency: e.currency };
@@ -85,8 +127,19 @@ async function storeCashSale(tx: Tx, machineId: string, e: CashSaleEvent, day: s
   await tx
     .insertInto('sales')
     .values({
-      machine_id: machineId, event_id: e.eventId, kind: 'cash', day, at: e.at, tx_id: null, flow: null,
-      amount: e.price, amount_milli: milli, currency: e.currency, closing: null, verdict: null, item: e.item,
+      machine_id: machineId,
+      event_id: e.eventId,
+      kind: 'cash',
+      day,
+      at: e.at,
+      tx_id: null,
+      flow: null,
+      amount: e.price,
+      amount_milli: milli,
+      currency: e.currency,
+      closing: null,
+      verdict: null,
+      item: e.item,
     })
     .execute();
   await addToDay(tx, { day, machine_id: machineId, currency: e.currency }, { cash_count: 1, cash_milli: milli });
@@ -103,20 +156,34 @@ async function storeAlarm(tx: Tx, machineId: string, e: AlarmEvent): Promise<voi
     .executeTakeFirst();
   if (e.state === 'raised') {
     if (open !== undefined) return;
-    await tx.insertInto('alarms').values({ machine_id: machineId, code: e.code, raised_at: e.at, raised_detail: e.detail }).execute();
+    await tx
+      .insertInto('alarms')
+      .values({ machine_id: machineId, code: e.code, raised_at: e.at, raised_detail: e.detail })
+      .execute();
   } else if (open !== undefined) {
-    await tx.updateTable('alarms').set({ cleared_at: e.at, cleared_detail: e.detail }).where('id', '=', open.id).execute();
+    await tx
+      .updateTable('alarms')
+      .set({ cleared_at: e.at, cleared_detail: e.detail })
+      .where('id', '=', open.id)
+      .execute();
   }
 }
 
-interface AuditVerdict { verdict: string; difference: number | null; message: string | null; checkOk: number | null }
+interface AuditVerdict {
+  verdict: string;
+  difference: number | null;
+  message: string | null;
+  checkOk: number | null;
+}
 
 /** Reads the machine's own reconciliation (src/dex: match, mismatch or skipped) off the summary. */
 export function auditVerdict(summary: Record<string, unknown>): AuditVerdict {
   const check = summary.check as { ok?: unknown } | undefined;
   const checkOk = typeof check?.ok === 'boolean' ? Number(check.ok) : null;
-  const r = summary.reconciliation as { status?: unknown; difference?: unknown; message?: unknown; reason?: unknown } | undefined;
-  const status = typeof r?.status === 'string' && ['match', 'mismatch', 'skipped'].includes(r.status) ? r.status : 'unknown';
+  const r = summary.reconciliation as
+    { status?: unknown; difference?: unknown; message?: unknown; reason?: unknown } | undefined;
+  const status =
+    typeof r?.status === 'string' && ['match', 'mismatch', 'skipped'].includes(r.status) ? r.status : 'unknown';
   const difference = typeof r?.difference === 'number' && Number.isSafeInteger(r.difference) ? r.difference : null;
   const text = typeof r?.message === 'string' ? r.message : typeof r?.reason === 'string' ? r.reason : null;
   return { verdict: status, difference, message: text === null ? null : text.slice(0, 512), checkOk };
@@ -128,8 +195,15 @@ async function storeAudit(tx: Tx, machineId: string, e: AuditEvent): Promise<voi
   await tx
     .insertInto('audits')
     .values({
-      machine_id: machineId, audit_id: e.auditId, event_id: e.eventId, at: e.at, check_ok: v.checkOk,
-      verdict: v.verdict, difference: v.difference, message: v.message, summary: JSON.stringify(e.summary),
+      machine_id: machineId,
+      audit_id: e.auditId,
+      event_id: e.eventId,
+      at: e.at,
+      check_ok: v.checkOk,
+      verdict: v.verdict,
+      difference: v.difference,
+      message: v.message,
+      summary: JSON.stringify(e.summary),
     })
     .onConflict((oc) => oc.columns(['machine_id', 'audit_id']).doNothing())
     .execute();
@@ -139,8 +213,14 @@ async function storeUpdate(tx: Tx, machineId: string, e: UpdateEvent): Promise<v
   await tx
     .insertInto('updates')
     .values({
-      machine_id: machineId, event_id: e.eventId, at: e.at, version: e.version, running: e.running,
-      state: e.state, rollout_id: e.rolloutId, detail: e.detail,
+      machine_id: machineId,
+      event_id: e.eventId,
+      at: e.at,
+      version: e.version,
+      running: e.running,
+      state: e.state,
+      rollout_id: e.rolloutId,
+      detail: e.detail,
     })
     .execute();
 }
@@ -149,11 +229,24 @@ async function storeUpdate(tx: Tx, machineId: string, e: UpdateEvent): Promise<v
  * Stores one event that passed the contract (the topic's machineId already checked against it).
  * Returns false when it was stored before (a redelivery).
  */
-export async function storeEvent(db: Db, machineId: string, event: FleetEvent, receivedAt: string, raw: string): Promise<boolean> {
+export async function storeEvent(
+  db: Db,
+  machineId: string,
+  event: FleetEvent,
+  receivedAt: string,
+  raw: string,
+): Promise<boolean> {
   return db.transaction().execute(async (tx) => {
     const inserted = await tx
       .insertInto('events')
-      .values({ machine_id: machineId, event_id: event.eventId, kind: event.kind, at: event.at, received_at: receivedAt, payload: raw })
+      .values({
+        machine_id: machineId,
+        event_id: event.eventId,
+        kind: event.kind,
+        at: event.at,
+        received_at: receivedAt,
+        payload: raw,
+      })
       .onConflict((oc) => oc.columns(['machine_id', 'event_id']).doNothing())
       .executeTakeFirst();
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
@@ -177,33 +270,63 @@ export async function storeStatus(db: Db, machineId: string, status: StatusMessa
     const base = before ?? { ...NO_STATUS, online: 0 };
     const next = status.online
       ? {
-          online: 1, terminal_id: status.terminalId, version: status.version, reader: status.reader,
-          disabled_remotely: Number(status.readerDisabledRemotely), gateway: status.gateway,
-          outbox_pending: status.outbox.pending, outbox_dead: status.outbox.dead, alarms: status.alarms.join(','),
-          update_state: status.update?.state ?? null, update_version: status.update?.version ?? null, status_at: status.at,
+          online: 1,
+          terminal_id: status.terminalId,
+          version: status.version,
+          reader: status.reader,
+          disabled_remotely: Number(status.readerDisabledRemotely),
+          gateway: status.gateway,
+          outbox_pending: status.outbox.pending,
+          outbox_dead: status.outbox.dead,
+          alarms: status.alarms.join(','),
+          update_state: status.update?.state ?? null,
+          update_version: status.update?.version ?? null,
+          status_at: status.at,
         }
       : { online: 0 };
     if (before === undefined) {
-      await tx.insertInto('machines').values({ machine_id: machineId, ...NO_STATUS, disabled_remotely: 0, seen_at: receivedAt, ...next }).execute();
+      await tx
+        .insertInto('machines')
+        .values({ machine_id: machineId, ...NO_STATUS, disabled_remotely: 0, seen_at: receivedAt, ...next })
+        .execute();
     } else {
-      await tx.updateTable('machines').set({ ...next, seen_at: receivedAt }).where('machine_id', '=', machineId).execute();
+      await tx
+        .updateTable('machines')
+        .set({ ...next, seen_at: receivedAt })
+        .where('machine_id', '=', machineId)
+        .execute();
     }
     const merged = { ...base, ...next };
-    const changed = before === undefined || (['online', 'reader', 'gateway', 'outbox_pending', 'outbox_dead', 'version', 'alarms'] as const)
-      .some((k) => before[k] !== merged[k]);
+    const changed =
+      before === undefined ||
+      (['online', 'reader', 'gateway', 'outbox_pending', 'outbox_dead', 'version', 'alarms'] as const).some(
+        (k) => before[k] !== merged[k],
+      );
     if (!changed) return;
     await tx
       .insertInto('status_history')
       .values({
-        machine_id: machineId, received_at: receivedAt, online: merged.online, reader: merged.reader, gateway: merged.gateway,
-        outbox_pending: merged.outbox_pending, outbox_dead: merged.outbox_dead, version: merged.version, alarms: merged.alarms,
+        machine_id: machineId,
+        received_at: receivedAt,
+        online: merged.online,
+        reader: merged.reader,
+        gateway: merged.gateway,
+        outbox_pending: merged.outbox_pending,
+        outbox_dead: merged.outbox_dead,
+        version: merged.version,
+        alarms: merged.alarms,
       })
       .execute();
   });
 }
 
 /** Health figures as they are, bounded; only the last is kept. */
-export async function storeHealth(db: Db, machineId: string, stats: Record<string, unknown>, receivedAt: string): Promise<void> {
+export async function storeHealth(
+  db: Db,
+  machineId: string,
+  stats: Record<string, unknown>,
+  receivedAt: string,
+): Promise<void> {
   let text = JSON.stringify(stats);
   if (text.length > 8192) text = JSON.stringify({ omitted: 'health figures larger than 8 KiB' });
   await db
@@ -214,7 +337,13 @@ export async function storeHealth(db: Db, machineId: string, stats: Record<strin
 }
 
 /** Counts a refused message per machine and reason; the last detail is kept for the technician. */
-export async function countRefusal(db: Db, machineId: string | null, reason: string, detail: string, at: string): Promise<void> {
+export async function countRefusal(
+  db: Db,
+  machineId: string | null,
+  reason: string,
+  detail: string,
+  at: string,
+): Promise<void> {
   const row = { machine_id: machineId ?? '', reason, count: 1, last_at: at, last_detail: detail.slice(0, 256) };
   await db
     .insertInto('refusals')

@@ -3,7 +3,14 @@
  * and takes a lock, so two console instances starting on one PostgreSQL database migrate once).
  * Append new versions; never edit one that shipped.
  */
-import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import {
+  Migrator,
+  sql,
+  type ColumnDefinitionBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -195,12 +202,21 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 /** Brings the database to the newest version; refuses one written by a newer console. */
 export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<string[]> {
   const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
-  const migrator = new Migrator({ db, provider, migrationTableName: 'console_migrations', migrationLockTableName: 'console_migration_lock' });
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'console_migrations',
+    migrationLockTableName: 'console_migration_lock',
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
-    throw new QrvendError(ErrorCodes.CONSOLE_STORE_FAILED, `the console database could not be migrated: ${(error as Error).message ?? String(error)}`, {
-      hint: 'a database written by a newer console cannot be opened by this one; check --db and the database server',
-    });
+    throw new QrvendError(
+      ErrorCodes.CONSOLE_STORE_FAILED,
+      `the console database could not be migrated: ${(error as Error).message ?? String(error)}`,
+      {
+        hint: 'a database written by a newer console cannot be opened by this one; check --db and the database server',
+      },
+    );
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

@@ -51,18 +51,26 @@ export async function openStore(target: string): Promise<ConsoleStore> {
   try {
     db = dialect === 'sqlite' ? await openSqlite(target) : await openPostgres(target);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONSOLE_STORE_FAILED, `cannot open the console database ${storeLabel(target)}: ${(err as Error).message}`, {
-      hint: 'check --db: a writable SQLite file path, or postgres://USER@HOST:PORT/DB',
-    });
+    throw new QrvendError(
+      ErrorCodes.CONSOLE_STORE_FAILED,
+      `cannot open the console database ${storeLabel(target)}: ${(err as Error).message}`,
+      {
+        hint: 'check --db: a writable SQLite file path, or postgres://USER@HOST:PORT/DB',
+      },
+    );
   }
   try {
     await migrateToLatest(db, dialect);
   } catch (err) {
     await db.destroy();
     if (err instanceof QrvendError) throw err;
-    throw new QrvendError(ErrorCodes.CONSOLE_STORE_FAILED, `cannot reach the console database ${storeLabel(target)}: ${(err as Error).message}`, {
-      hint: 'check that the database server runs and --db names it',
-    });
+    throw new QrvendError(
+      ErrorCodes.CONSOLE_STORE_FAILED,
+      `cannot reach the console database ${storeLabel(target)}: ${(err as Error).message}`,
+      {
+        hint: 'check that the database server runs and --db names it',
+      },
+    );
   }
   return { db, dialect, close: () => db.destroy() };
 }

@@ -45,7 +45,10 @@ function filtered(db: Db, q: Pick<OverviewQuery, 'filter' | 'search'>) {
   if (q.search !== '') {
     const pattern = likePattern(q.search);
     query = query.where((eb) =>
-      eb.or([sql<boolean>`machine_id like ${pattern} escape '\\'`, sql<boolean>`terminal_id like ${pattern} escape '\\'`]),
+      eb.or([
+        sql<boolean>`machine_id like ${pattern} escape '\\'`,
+        sql<boolean>`terminal_id like ${pattern} escape '\\'`,
+      ]),
     );
   }
   if (q.filter === 'online') query = query.where('online', '=', 1);
@@ -53,7 +56,12 @@ function filtered(db: Db, q: Pick<OverviewQuery, 'filter' | 'search'>) {
   if (q.filter === 'alarms') query = query.where('alarms', '!=', '');
   if (q.filter === 'out-of-order') {
     query = query.where((eb) =>
-      eb.or([eb('online', '!=', 1), eb('disabled_remotely', '=', 1), eb('reader', 'is', null), eb('reader', 'not in', SELLING)]),
+      eb.or([
+        eb('online', '!=', 1),
+        eb('disabled_remotely', '=', 1),
+        eb('reader', 'is', null),
+        eb('reader', 'not in', SELLING),
+      ]),
     );
   }
   return query;
@@ -70,11 +78,18 @@ export async function fleetCounts(db: Db): Promise<FleetCounts> {
       sql<number>`coalesce(sum(case when alarms != '' then 1 else 0 end), 0)`.as('alarmed'),
     ])
     .executeTakeFirstOrThrow();
-  return { machines: Number(row.machines), online: Number(row.online), outOfOrder: Number(row.outOfOrder), alarmed: Number(row.alarmed) };
+  return {
+    machines: Number(row.machines),
+    online: Number(row.online),
+    outOfOrder: Number(row.outOfOrder),
+    alarmed: Number(row.alarmed),
+  };
 }
 
 export async function overview(db: Db, q: OverviewQuery): Promise<{ rows: MachinesTable[]; total: number }> {
-  const total = await filtered(db, q).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  const total = await filtered(db, q)
+    .select(sql<number>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
   const rows = await filtered(db, q)
     .selectAll()
     .orderBy('machine_id')
@@ -90,11 +105,41 @@ export async function machinePage(db: Db, machineId: string) {
   const machine = await db.selectFrom('machines').selectAll().where('machine_id', '=', machineId).executeTakeFirst();
   if (machine === undefined) return null;
   const [history, sales, alarms, audits, updates] = await Promise.all([
-    db.selectFrom('status_history').selectAll().where('machine_id', '=', machineId).orderBy('id', 'desc').limit(MACHINE_PAGE_ROWS).execute(),
-    db.selectFrom('sales').selectAll().where('machine_id', '=', machineId).orderBy('at', 'desc').limit(MACHINE_PAGE_ROWS).execute(),
-    db.selectFrom('alarms').selectAll().where('machine_id', '=', machineId).orderBy('id', 'desc').limit(MACHINE_PAGE_ROWS).execute(),
-    db.selectFrom('audits').selectAll().where('machine_id', '=', machineId).orderBy('at', 'desc').limit(MACHINE_PAGE_ROWS).execute(),
-    db.selectFrom('updates').selectAll().where('machine_id', '=', machineId).orderBy('at', 'desc').limit(MACHINE_PAGE_ROWS).execute(),
+    db
+      .selectFrom('status_history')
+      .selectAll()
+      .where('machine_id', '=', machineId)
+      .orderBy('id', 'desc')
+      .limit(MACHINE_PAGE_ROWS)
+      .execute(),
+    db
+      .selectFrom('sales')
+      .selectAll()
+      .where('machine_id', '=', machineId)
+      .orderBy('at', 'desc')
+      .limit(MACHINE_PAGE_ROWS)
+      .execute(),
+    db
+      .selectFrom('alarms')
+      .selectAll()
+      .where('machine_id', '=', machineId)
+      .orderBy('id', 'desc')
+      .limit(MACHINE_PAGE_ROWS)
+      .execute(),
+    db
+      .selectFrom('audits')
+      .selectAll()
+      .where('machine_id', '=', machineId)
+      .orderBy('at', 'desc')
+      .limit(MACHINE_PAGE_ROWS)
+      .execute(),
+    db
+      .selectFrom('updates')
+      .selectAll()
+      .where('machine_id', '=', machineId)
+      .orderBy('at', 'desc')
+      .limit(MACHINE_PAGE_ROWS)
+      .execute(),
   ]);
   return { machine, history, sales, alarms, audits, updates };
 }

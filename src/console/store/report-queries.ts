@@ -43,12 +43,17 @@ const SUMS = [
 
 function numbers<T extends Record<string, unknown>>(row: T): T {
   const out: Record<string, unknown> = { ...row };
-  for (const [k, v] of Object.entries(out)) if (typeof v === 'bigint' || (typeof v === 'string' && /Count|Milli/.test(k))) out[k] = Number(v);
+  for (const [k, v] of Object.entries(out))
+    if (typeof v === 'bigint' || (typeof v === 'string' && /Count|Milli/.test(k))) out[k] = Number(v);
   return out as T;
 }
 
 export async function salesByDay(db: Db, q: SalesQuery): Promise<DayTotal[]> {
-  const rows = await totalsIn(db, q).select(['day', 'currency', ...SUMS]).groupBy(['day', 'currency']).orderBy('day').execute();
+  const rows = await totalsIn(db, q)
+    .select(['day', 'currency', ...SUMS])
+    .groupBy(['day', 'currency'])
+    .orderBy('day')
+    .execute();
   return rows.map((r) => numbers(r) as DayTotal);
 }
 
@@ -56,12 +61,25 @@ export interface MachineDayRow extends DayTotal {
   machineId: string;
 }
 
-export async function salesByMachineDay(db: Db, q: SalesQuery, all = false): Promise<{ rows: MachineDayRow[]; total: number }> {
-  const count = await totalsIn(db, q).select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+export async function salesByMachineDay(
+  db: Db,
+  q: SalesQuery,
+  all = false,
+): Promise<{ rows: MachineDayRow[]; total: number }> {
+  const count = await totalsIn(db, q)
+    .select(sql<number>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
   let query = totalsIn(db, q)
     .select([
-      'day', 'currency', 'machine_id as machineId', 'paid_count as paidCount', 'paid_milli as paidMilli', 'cash_count as cashCount',
-      'cash_milli as cashMilli', 'dead_count as deadCount', 'cancelled_count as cancelledCount',
+      'day',
+      'currency',
+      'machine_id as machineId',
+      'paid_count as paidCount',
+      'paid_milli as paidMilli',
+      'cash_count as cashCount',
+      'cash_milli as cashMilli',
+      'dead_count as deadCount',
+      'cancelled_count as cancelledCount',
     ])
     .orderBy('day', 'desc')
     .orderBy('machine_id');
@@ -72,7 +90,12 @@ export async function salesByMachineDay(db: Db, q: SalesQuery, all = false): Pro
 
 /** Dead-lettered payments (they need a person) in the period, newest first. */
 export async function deadLettered(db: Db, q: SalesQuery, limit = 100) {
-  let query = db.selectFrom('sales').selectAll().where('verdict', '=', 'dead-letter').where('day', '>=', q.from).where('day', '<=', q.to);
+  let query = db
+    .selectFrom('sales')
+    .selectAll()
+    .where('verdict', '=', 'dead-letter')
+    .where('day', '>=', q.from)
+    .where('day', '<=', q.to);
   if (q.machine !== '') query = query.where('machine_id', '=', q.machine);
   return query.orderBy('day', 'desc').limit(limit).execute();
 }
@@ -102,7 +125,12 @@ export async function alarmList(db: Db, q: AlarmQuery) {
   if (q.state === 'cleared') query = query.where('cleared_at', 'is not', null);
   if (q.code !== '') query = query.where('code', '=', q.code);
   const total = await query.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
-  const rows = await query.selectAll().orderBy('raised_at', 'desc').limit(q.pageSize).offset((q.page - 1) * q.pageSize).execute();
+  const rows = await query
+    .selectAll()
+    .orderBy('raised_at', 'desc')
+    .limit(q.pageSize)
+    .offset((q.page - 1) * q.pageSize)
+    .execute();
   const open = await db
     .selectFrom('alarms')
     .select(['code', sql<number>`count(*)`.as('n')])
@@ -135,13 +163,17 @@ export async function rollouts(db: Db, version: string) {
     .orderBy('last', 'desc')
     .limit(50)
     .execute();
-  const chosen = version !== '' ? version : versions[0]?.version ?? '';
+  const chosen = version !== '' ? version : (versions[0]?.version ?? '');
   const machines = await db
     .selectFrom('updates as u')
     .select(['u.machine_id', 'u.state', 'u.at', 'u.running', 'u.detail', 'u.rollout_id'])
     .where('u.version', '=', chosen)
     .where('u.at', '=', (eb) =>
-      eb.selectFrom('updates as v').select(sql<string>`max(v.at)`.as('m')).whereRef('v.version', '=', 'u.version').whereRef('v.machine_id', '=', 'u.machine_id'),
+      eb
+        .selectFrom('updates as v')
+        .select(sql<string>`max(v.at)`.as('m'))
+        .whereRef('v.version', '=', 'u.version')
+        .whereRef('v.machine_id', '=', 'u.machine_id'),
     )
     .orderBy('u.machine_id')
     .limit(1000)

@@ -7,8 +7,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import {
-  clearLoginFailures, createSession, decoyHash, deleteUser, endSession, findUser, listUsers, loginBlocked, noteLoginFailure,
-  putUser, verifyPassword, type SessionUser,
+  clearLoginFailures,
+  createSession,
+  decoyHash,
+  deleteUser,
+  endSession,
+  findUser,
+  listUsers,
+  loginBlocked,
+  noteLoginFailure,
+  putUser,
+  verifyPassword,
+  type SessionUser,
 } from '../store/accounts.js';
 import type { ConsoleDatabase } from '../store/schema.js';
 import { isQrvendError } from '../../core/errors.js';
@@ -30,7 +40,13 @@ export interface AuthContext {
 
 const HTML = 'text/html; charset=utf-8';
 
-export function showLogin(req: IncomingMessage, res: ServerResponse, ctx: AuthContext, error: string | null, status = 200): void {
+export function showLogin(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: AuthContext,
+  error: string | null,
+  status = 200,
+): void {
   // One token per browser, kept while it lives: a second login page (another tab, a redirected
   // request) must not invalidate the form already shown.
   const held = parseCookies(req.headers.cookie).get(LOGIN_COOKIE) ?? '';
@@ -59,31 +75,65 @@ export async function login(req: IncomingMessage, res: ServerResponse, ctx: Auth
   }
   await clearLoginFailures(ctx.db, `user:${name.toLowerCase()}`);
   const session = await createSession(ctx.db, user.name, ctx.sessionMs);
-  redirect(res, '/', [cookie(SESSION_COOKIE, session.token, Math.floor(ctx.sessionMs / 1000), ctx.secureCookies), cookie(LOGIN_COOKIE, '', 0, ctx.secureCookies)]);
+  redirect(res, '/', [
+    cookie(SESSION_COOKIE, session.token, Math.floor(ctx.sessionMs / 1000), ctx.secureCookies),
+    cookie(LOGIN_COOKIE, '', 0, ctx.secureCookies),
+  ]);
 }
 
 /** The form of a logged-in user, or null (answered 403) when it is cross-site or its CSRF token is wrong. */
-export async function checkedForm(req: IncomingMessage, res: ServerResponse, user: SessionUser): Promise<URLSearchParams | null> {
+export async function checkedForm(
+  req: IncomingMessage,
+  res: ServerResponse,
+  user: SessionUser,
+): Promise<URLSearchParams | null> {
   const form = await readForm(req);
   if (form === null || crossOrigin(req) || !sameText(form.get('csrf') ?? '', user.csrf)) {
-    send(res, 403, 'text/plain; charset=utf-8', 'refused: this form is stale or came from another site; reload the page\n');
+    send(
+      res,
+      403,
+      'text/plain; charset=utf-8',
+      'refused: this form is stale or came from another site; reload the page\n',
+    );
     return null;
   }
   return form;
 }
 
-export async function logout(req: IncomingMessage, res: ServerResponse, ctx: AuthContext, user: SessionUser): Promise<void> {
+export async function logout(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: AuthContext,
+  user: SessionUser,
+): Promise<void> {
   if ((await checkedForm(req, res, user)) === null) return;
   await endSession(ctx.db, user.tokenHash);
   redirect(res, '/login', [cookie(SESSION_COOKIE, '', 0, ctx.secureCookies)]);
 }
 
-export async function accountsPage(res: ServerResponse, ctx: AuthContext, user: SessionUser, message: string | null, status = 200): Promise<void> {
+export async function accountsPage(
+  res: ServerResponse,
+  ctx: AuthContext,
+  user: SessionUser,
+  message: string | null,
+  status = 200,
+): Promise<void> {
   const users = await listUsers(ctx.db);
-  send(res, status, HTML, page({ title: 'Accounts', user, section: '/accounts', live: false, body: accountsBody(users, user.csrf, message) }));
+  send(
+    res,
+    status,
+    HTML,
+    page({ title: 'Accounts', user, section: '/accounts', live: false, body: accountsBody(users, user.csrf, message) }),
+  );
 }
 
-export async function changeAccounts(req: IncomingMessage, res: ServerResponse, ctx: AuthContext, user: SessionUser, remove: boolean): Promise<void> {
+export async function changeAccounts(
+  req: IncomingMessage,
+  res: ServerResponse,
+  ctx: AuthContext,
+  user: SessionUser,
+  remove: boolean,
+): Promise<void> {
   const form = await checkedForm(req, res, user);
   if (form === null) return;
   const name = form.get('name') ?? '';

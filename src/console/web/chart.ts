@@ -23,11 +23,22 @@ export function salesChart(bars: ChartBar[], currency: string): Html {
     const h = Math.round(((HEIGHT - 2 * PAD) * b.milli) / max);
     const x = Math.round(PAD + i * slot + (slot - barWidth) / 2);
     const y = HEIGHT - PAD - h;
-    return html`<g><title>${b.label}: ${money(b.milli)} ${currency}, ${b.count} sales</title>
-<rect class="bar" x="${x}" y="${y}" width="${Math.round(barWidth)}" height="${h}"></rect>
-${bars.length <= 31 ? html`<text class="axis" x="${x}" y="${HEIGHT - 6}">${b.label.slice(5)}</text>` : html``}</g>`;
+    return html`<g
+      ><title>${b.label}: ${money(b.milli)} ${currency}, ${b.count} sales</title>
+      <rect class="bar" x="${x}" y="${y}" width="${Math.round(barWidth)}" height="${h}"></rect>
+      ${bars.length <= 31 ? html`<text class="axis" x="${x}" y="${HEIGHT - 6}">${b.label.slice(5)}</text>` : html``}</g
+    >`;
   });
-  return html`<svg class="chart" role="img" aria-label="paid sales per day in ${currency}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}">
-<text class="axis" x="${PAD}" y="14">${money(max)} ${currency}</text>
-<line class="baseline" x1="${PAD}" y1="${HEIGHT - PAD}" x2="${WIDTH - PAD}" y2="${HEIGHT - PAD}"></line>${drawn}</svg>`;
+  return html`<svg
+    class="chart"
+    role="img"
+    aria-label="paid sales per day in ${currency}"
+    viewBox="0 0 ${WIDTH} ${HEIGHT}"
+    width="${WIDTH}"
+    height="${HEIGHT}"
+  >
+    <text class="axis" x="${PAD}" y="14">${money(max)} ${currency}</text>
+    <line class="baseline" x1="${PAD}" y1="${HEIGHT - PAD}" x2="${WIDTH - PAD}" y2="${HEIGHT - PAD}"></line>
+    ${drawn}
+  </svg>`;
 }

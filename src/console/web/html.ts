@@ -61,19 +61,30 @@ const SECTIONS: [string, string][] = [
   ['/rollouts', 'Rollouts'],
 ];
 
+function navLink(href: string, label: string, section: string): Html {
+  return section === href ? html`<a href="${href}" class="current">${label}</a>` : html`<a href="${href}">${label}</a>`;
+}
+
 export function page(frame: PageFrame): string {
-  const nav = frame.user === null
-    ? html``
-    : html`<nav>${SECTIONS.map(([href, label]) => html`<a href="${href}"${frame.section === href ? html` class="current"` : html``}>${label}</a>`)}
-${frame.user.role === 'admin' ? html`<a href="/accounts"${frame.section === '/accounts' ? html` class="current"` : html``}>Accounts</a>` : html``}
-<span class="who">${frame.user.name} (${frame.user.role})</span>
-<form method="post" action="/logout" class="inline"><input type="hidden" name="csrf" value="${frame.user.csrf}"><button type="submit">Log out</button></form></nav>`;
+  const nav =
+    frame.user === null
+      ? html``
+      : html`<nav>
+          ${SECTIONS.map(([href, label]) => navLink(href, label, frame.section))}
+          ${frame.user.role === 'admin' ? navLink('/accounts', 'Accounts', frame.section) : html``}
+          <span class="who">${frame.user.name} (${frame.user.role})</span>
+          <form method="post" action="/logout" class="inline">
+            <input type="hidden" name="csrf" value="${frame.user.csrf}" /><button type="submit">Log out</button>
+          </form>
+        </nav>`;
   return `<!doctype html>
-${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+${
+  html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${frame.title} - qrvend console</title>
 <link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script></head>
 <body${frame.live ? html` data-live="1"` : html``}><header><strong class="brand">qrvend console</strong>${nav}</header>
-<main id="main"><h1>${frame.title}</h1>${frame.body}</main></body></html>`.text}`;
+<main id="main"><h1>${frame.title}</h1>${frame.body}</main></body></html>`.text
+}`;
 }
 
 /** Page links keeping the other query parameters. */
@@ -84,12 +95,22 @@ export function pager(path: string, params: URLSearchParams, page: number, pageS
     next.set('page', String(p));
     return html`<a href="${path}?${next.toString()}" data-page="${p}">${label}</a>`;
   };
-  return html`<p class="pager">${page > 1 ? link(page - 1, '< previous') : html``}
-<span>page ${page} of ${pages} (${total} rows)</span> ${page < pages ? link(page + 1, 'next >') : html``}</p>`;
+  return html`<p class="pager">
+    ${page > 1 ? link(page - 1, '< previous') : html``}
+    <span>page ${page} of ${pages} (${total} rows)</span> ${page < pages ? link(page + 1, 'next >') : html``}
+  </p>`;
 }
 
 /** A positive page number from a query parameter, 1 when absent or silly. */
 export function pageParam(value: string | null): number {
   const n = Number(value ?? '1');
   return Number.isSafeInteger(n) && n >= 1 && n <= 1_000_000 ? n : 1;
+}
+
+/** A list table: a header row, then one row per item (its class, its cells, each escaped unless Html). */
+export function listTable(id: string, headers: string[], rows: { cls: string; cells: unknown[] }[]): Html {
+  return html`<table class="list" id="${id}">
+    <thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead>
+    <tbody>${rows.map((r) => html`<tr class="${r.cls}">${r.cells.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
+  </table>`;
 }

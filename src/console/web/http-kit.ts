@@ -16,7 +16,13 @@ export const CONTENT_SECURITY_POLICY = [
 
 export const MAX_FORM_BYTES = 16 * 1024;
 
-export function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string | string[]> = {}): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  extra: Record<string, string | string[]> = {},
+): void {
   res.writeHead(status, {
     'Content-Type': type,
     'Content-Length': Buffer.byteLength(body),
@@ -81,7 +87,10 @@ export function sameText(a: string, b: string): boolean {
  */
 export function clientAddress(req: IncomingMessage, behindProxy: boolean): string {
   if (behindProxy) {
-    const forwarded = String(req.headers['x-forwarded-for'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const forwarded = String(req.headers['x-forwarded-for'] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     const last = forwarded[forwarded.length - 1];
     if (last !== undefined) return last.slice(0, 64);
   }

@@ -11,11 +11,27 @@ import type { Logger } from '../../core/log.js';
 import type { ConsoleDatabase } from '../store/schema.js';
 import { sessionUser, type SessionUser } from '../store/accounts.js';
 import { fleetCounts, machinePage, overview } from '../store/page-queries.js';
-import { alarmList, auditList, deadLettered, rollouts, salesByDay, salesByMachineDay, unresolvedOutboxes } from '../store/report-queries.js';
+import {
+  alarmList,
+  auditList,
+  deadLettered,
+  rollouts,
+  salesByDay,
+  salesByMachineDay,
+  unresolvedOutboxes,
+} from '../store/report-queries.js';
 import { ping } from '../store/migrations.js';
 import { CONSOLE_CSS } from './assets/stylesheet.js';
 import { CONSOLE_JS } from './assets/live-script.js';
-import { accountsPage, changeAccounts, login, logout, showLogin, SESSION_COOKIE, type AuthContext } from './auth-routes.js';
+import {
+  accountsPage,
+  changeAccounts,
+  login,
+  logout,
+  showLogin,
+  SESSION_COOKIE,
+  type AuthContext,
+} from './auth-routes.js';
 import { page, type Html } from './html.js';
 import { parseCookies, redirect, send } from './http-kit.js';
 import { LiveChannel } from './live.js';
@@ -59,7 +75,10 @@ async function salesView(ctx: Ctx, params: URLSearchParams) {
   const q = salesQuery(params, ctx.options.pageSize);
   const db = ctx.auth.db;
   const [days, byMachine, dead, unresolved] = await Promise.all([
-    salesByDay(db, q), salesByMachineDay(db, q), deadLettered(db, q), unresolvedOutboxes(db),
+    salesByDay(db, q),
+    salesByMachineDay(db, q),
+    deadLettered(db, q),
+    unresolvedOutboxes(db),
   ]);
   return { q, days, byMachine, dead, unresolved };
 }
@@ -108,7 +127,8 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Promi
   const method = req.method ?? 'GET';
   const p = url.pathname;
   if (method === 'GET' && p === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS);
-  if (method === 'GET' && p === '/assets/console.js') return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS);
+  if (method === 'GET' && p === '/assets/console.js')
+    return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS);
   if (method === 'GET' && p === '/favicon.ico') return send(res, 404, 'text/plain; charset=utf-8', 'no icon\n');
   if (method === 'GET' && p === '/healthz') {
     await ping(ctx.auth.db);
@@ -150,9 +170,10 @@ export async function startWeb(options: WebOptions): Promise<ConsoleWeb> {
       else res.destroy();
     });
   };
-  const server = options.tls === null
-    ? createHttp(handler)
-    : createHttps({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, handler);
+  const server =
+    options.tls === null
+      ? createHttp(handler)
+      : createHttps({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, handler);
   // Bounded time per request: a slow client holds a socket for seconds, not forever.
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;
@@ -165,7 +186,10 @@ export async function startWeb(options: WebOptions): Promise<ConsoleWeb> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.listen.port;
-  const host = options.listen.host.includes(':') && !options.listen.host.startsWith('[') ? `[${options.listen.host}]` : options.listen.host;
+  const host =
+    options.listen.host.includes(':') && !options.listen.host.startsWith('[')
+      ? `[${options.listen.host}]`
+      : options.listen.host;
   return {
     server,
     url: `${options.tls === null ? 'http' : 'https'}://${host}:${port}`,

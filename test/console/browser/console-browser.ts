@@ -25,7 +25,10 @@ import { openTestStore, type TestStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 
 // What the functions run inside the page see (this project compiles without the DOM library).
-declare const document: { body: { dataset: Record<string, string | undefined> }; querySelector(s: string): { textContent: string | null } | null };
+declare const document: {
+  body: { dataset: Record<string, string | undefined> };
+  querySelector(s: string): { textContent: string | null } | null;
+};
 declare const window: Record<string, unknown>;
 
 const T = { timeout: 120_000 };
@@ -48,8 +51,19 @@ function now(): string {
 
 function status(machineId: string, extra: Record<string, unknown> = {}) {
   return {
-    online: true, machineId, terminalId: `T-${machineId}`, uniQr: null, version: '1.4.0', startedAt: now(), reader: 'enabled',
-    readerDisabledRemotely: false, gateway: 'online', outbox: { pending: 0, dead: 0 }, alarms: [], acceptsRelayedStart: false, at: now(),
+    online: true,
+    machineId,
+    terminalId: `T-${machineId}`,
+    uniQr: null,
+    version: '1.4.0',
+    startedAt: now(),
+    reader: 'enabled',
+    readerDisabledRemotely: false,
+    gateway: 'online',
+    outbox: { pending: 0, dead: 0 },
+    alarms: [],
+    acceptsRelayedStart: false,
+    at: now(),
     ...extra,
   };
 }
@@ -57,11 +71,16 @@ function status(machineId: string, extra: Record<string, unknown> = {}) {
 /** A simulated machine: its own MQTT session with the last will a real agent sets. */
 async function simMachine(machineId: string, extra: Record<string, unknown> = {}): Promise<MqttClient> {
   const client = await mqtt.connectAsync(broker.url, {
-    clientId: `sim-${machineId}`, protocolVersion: 5, reconnectPeriod: 0,
+    clientId: `sim-${machineId}`,
+    protocolVersion: 5,
+    reconnectPeriod: 0,
     will: { topic: `qrvend/${machineId}/status`, payload: Buffer.from('{"online":false}'), qos: 1, retain: true },
   });
   sims.push(client);
-  await client.publishAsync(`qrvend/${machineId}/status`, JSON.stringify(status(machineId, extra)), { qos: 1, retain: true });
+  await client.publishAsync(`qrvend/${machineId}/status`, JSON.stringify(status(machineId, extra)), {
+    qos: 1,
+    retain: true,
+  });
   return client;
 }
 
@@ -77,22 +96,47 @@ async function textOf(selector: string): Promise<string> {
 
 /** Waits, in the page as it is (no reload), until the selector's text matches. */
 async function waitText(selector: string, pattern: RegExp, what: string): Promise<void> {
-  await page.waitForFunction((sel, source, flags) => new RegExp(source, flags).test(document.querySelector(sel)?.textContent ?? ''),
-    { timeout: 30_000 }, selector, pattern.source, pattern.flags).catch(() => { throw new Error(`gave up waiting for ${what}`); });
+  await page
+    .waitForFunction(
+      (sel, source, flags) => new RegExp(source, flags).test(document.querySelector(sel)?.textContent ?? ''),
+      { timeout: 30_000 },
+      selector,
+      pattern.source,
+      pattern.flags,
+    )
+    .catch(() => {
+      throw new Error(`gave up waiting for ${what}`);
+    });
 }
 
-before(async () => {
-  broker = await startMosquitto({});
-  store = await openTestStore();
-  await putUser(store.db, 'operator', 'admin', 'operator-password-1');
-  const settings = parseConsoleConfig({ broker: { url: broker.url, protocol: '5' }, db: store.target, listen: '127.0.0.1:0', instance: 'browser-test' });
-  consoleApp = await startConsole(settings, silentLogger());
-  rig = await createRig({ config: { fleet: { url: broker.url, topicPrefix: 'qrvend', machineId: AGENT, protocolVersion: 5, healthIntervalS: 5 } } });
-  await rig.startAgent();
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu'] });
-  page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 800 });
-}, { timeout: 180_000 });
+before(
+  async () => {
+    broker = await startMosquitto({});
+    store = await openTestStore();
+    await putUser(store.db, 'operator', 'admin', 'operator-password-1');
+    const settings = parseConsoleConfig({
+      broker: { url: broker.url, protocol: '5' },
+      db: store.target,
+      listen: '127.0.0.1:0',
+      instance: 'browser-test',
+    });
+    consoleApp = await startConsole(settings, silentLogger());
+    rig = await createRig({
+      config: {
+        fleet: { url: broker.url, topicPrefix: 'qrvend', machineId: AGENT, protocolVersion: 5, healthIntervalS: 5 },
+      },
+    });
+    await rig.startAgent();
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu'],
+    });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 800 });
+  },
+  { timeout: 180_000 },
+);
 
 after(async () => {
   await browser?.close();
@@ -122,10 +166,17 @@ test('a sale made on the machine appears on the overview without a reload, then 
   await waitTx(rig, session.txId, (t) => t.state === 'settled', 'the Settlement');
   reportCashSale(rig.vmc, 21, 1.15);
   await waitText(`tr[data-machine="${AGENT}"] td:nth-child(9)`, /\d{4}-\d{2}-\d{2}T/, 'the last sale on the overview');
-  assert.ok((await page.evaluate(() => Number(document.body.dataset.refreshed ?? '0'))) > before, 'refreshed live, not reloaded');
+  assert.ok(
+    (await page.evaluate(() => Number(document.body.dataset.refreshed ?? '0'))) > before,
+    'refreshed live, not reloaded',
+  );
   await shot('overview');
   await page.goto(`${consoleApp.web.url}/sales`);
-  await waitText('#sales-machines', new RegExp(`${AGENT}\\s*EUR\\s*1\\.50\\s*1\\s*1\\.15\\s*1`), 'the sale on the sales page');
+  await waitText(
+    '#sales-machines',
+    new RegExp(`${AGENT}\\s*EUR\\s*1\\.50\\s*1\\s*1\\.15\\s*1`),
+    'the sale on the sales page',
+  );
   assert.ok((await page.$$('svg.chart rect.bar')).length >= 1, 'the chart has a bar');
   await shot('sales');
 });
@@ -150,9 +201,16 @@ test('a machine going away shows offline (its last will) without a reload', T, a
 
 test('an alarm raised, then cleared, with its advice', T, async () => {
   const sim = await simMachine('vm-sim-3', { alarms: ['BOARD_SILENT'] });
-  const alarm = (eventId: string, state: string) => JSON.stringify({
-    kind: 'alarm', eventId, at: now(), machineId: 'vm-sim-3', code: 'BOARD_SILENT', state, detail: 'no line from the board for 15 s',
-  });
+  const alarm = (eventId: string, state: string) =>
+    JSON.stringify({
+      kind: 'alarm',
+      eventId,
+      at: now(),
+      machineId: 'vm-sim-3',
+      code: 'BOARD_SILENT',
+      state,
+      detail: 'no line from the board for 15 s',
+    });
   await sim.publishAsync('qrvend/vm-sim-3/events', alarm('a-1', 'raised'), { qos: 1 });
   await page.goto(`${consoleApp.web.url}/alarms?state=all`);
   await waitText('#alarms tr[data-code="BOARD_SILENT"] td.state', /open/, 'the alarm open');
@@ -164,8 +222,15 @@ test('an alarm raised, then cleared, with its advice', T, async () => {
 
 test('a machine-sent <script> shows as text and runs nothing', T, async () => {
   await simMachine('vm-hostile', { terminalId: HOSTILE.slice(0, 128), version: '<script>window.__pwned=1</script>' });
-  await waitFor('the hostile status stored', async () =>
-    (await store.db.selectFrom('machines').select('machine_id').where('machine_id', '=', 'vm-hostile').executeTakeFirst()) !== undefined);
+  await waitFor(
+    'the hostile status stored',
+    async () =>
+      (await store.db
+        .selectFrom('machines')
+        .select('machine_id')
+        .where('machine_id', '=', 'vm-hostile')
+        .executeTakeFirst()) !== undefined,
+  );
   await page.goto(`${consoleApp.web.url}/machines/vm-hostile`);
   assert.match(await textOf('dl.facts'), /<script>window\.__pwned=1<\/script>/);
   await page.goto(`${consoleApp.web.url}/?q=vm-hostile`);
@@ -177,14 +242,40 @@ test('a machine-sent <script> shows as text and runs nothing', T, async () => {
 
 test('audits and rollouts pages answer', T, async () => {
   const sim = await simMachine('vm-sim-4');
-  await sim.publishAsync('qrvend/vm-sim-4/events', JSON.stringify({
-    kind: 'audit', eventId: 'au-1', at: now(), machineId: 'vm-sim-4', auditId: 'A1', part: 0, parts: 1, raw: '',
-    summary: { check: { ok: true }, reconciliation: { status: 'mismatch', difference: 2, message: 'DA2 says 12 vends, the ledger 10' } },
-  }), { qos: 1 });
-  await sim.publishAsync('qrvend/vm-sim-4/events', JSON.stringify({
-    kind: 'update', eventId: 'up-1', at: now(), machineId: 'vm-sim-4', version: '1.5.0', running: '1.4.0', state: 'waiting',
-    rolloutId: null, progress: null, detail: 'waits for the machine to be idle',
-  }), { qos: 1 });
+  await sim.publishAsync(
+    'qrvend/vm-sim-4/events',
+    JSON.stringify({
+      kind: 'audit',
+      eventId: 'au-1',
+      at: now(),
+      machineId: 'vm-sim-4',
+      auditId: 'A1',
+      part: 0,
+      parts: 1,
+      raw: '',
+      summary: {
+        check: { ok: true },
+        reconciliation: { status: 'mismatch', difference: 2, message: 'DA2 says 12 vends, the ledger 10' },
+      },
+    }),
+    { qos: 1 },
+  );
+  await sim.publishAsync(
+    'qrvend/vm-sim-4/events',
+    JSON.stringify({
+      kind: 'update',
+      eventId: 'up-1',
+      at: now(),
+      machineId: 'vm-sim-4',
+      version: '1.5.0',
+      running: '1.4.0',
+      state: 'waiting',
+      rolloutId: null,
+      progress: null,
+      detail: 'waits for the machine to be idle',
+    }),
+    { qos: 1 },
+  );
   await page.goto(`${consoleApp.web.url}/audits`);
   await waitText('#audits', /vm-sim-4.*ok\s*mismatch\s*2/s, 'the audit verdict');
   await shot('audits');

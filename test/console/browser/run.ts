@@ -21,9 +21,14 @@ function say(line: string): void {
 
 function runOn(label: string, env: NodeJS.ProcessEnv): number {
   say(`node --test ${file} on ${label}`);
-  const r = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', file], {
-    stdio: 'inherit', env: { ...process.env, ...env },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', file],
+    {
+      stdio: 'inherit',
+      env: { ...process.env, ...env },
+    },
+  );
   return r.status ?? 1;
 }
 
@@ -41,7 +46,9 @@ if (postgresBinDir() === null) {
 } else {
   const pg = await startPostgres();
   try {
-    failed = runOn(`PostgreSQL (${pg.server})`, { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' }) !== 0 || failed;
+    failed =
+      runOn(`PostgreSQL (${pg.server})`, { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' }) !== 0 ||
+      failed;
   } finally {
     pg.stop();
   }

@@ -21,7 +21,9 @@ export interface TestPostgres {
 export function postgresBinDir(): string | null {
   const root = '/usr/lib/postgresql';
   if (!existsSync(root)) return null;
-  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(root)
+    .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] === undefined ? null : join(root, versions[0], 'bin');
 }
 
@@ -53,7 +55,10 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   const port = await freePort();
   run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync']);
-  appendFileSync(data + '/postgresql.conf', `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\n`);
+  appendFileSync(
+    data + '/postgresql.conf',
+    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\n`,
+  );
   const start = () => run('pg_ctl', ['-D', data, '-w', '-t', '60', '-l', join(dir, 'log'), 'start']);
   const stop = () => run('pg_ctl', ['-D', data, '-w', '-m', 'fast', 'stop']);
   start();

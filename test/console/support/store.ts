@@ -37,10 +37,24 @@ export async function openTestStore(kind: 'sqlite' | 'env' = 'env'): Promise<Tes
   if (kind === 'env' && server !== undefined && server !== '') {
     const database = await postgresDatabase(server);
     const store = await openStore(database.url);
-    return { ...store, target: database.url, remove: async () => { await store.close(); await database.drop(); } };
+    return {
+      ...store,
+      target: database.url,
+      remove: async () => {
+        await store.close();
+        await database.drop();
+      },
+    };
   }
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-console-'));
   const target = join(dir, 'console.sqlite');
   const store = await openStore(target);
-  return { ...store, target, remove: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    ...store,
+    target,
+    remove: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -1,5 +1,9 @@
 /** Waits for a condition with a deadline (never a timed assertion: only how long to keep looking). */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, deadlineMs = 20_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  deadlineMs = 20_000,
+): Promise<T> {
   const until = performance.now() + deadlineMs;
   for (;;) {
     const value = await probe();
