@@ -12,6 +12,7 @@ import { MOSQUITTO_BIN_DEFAULT } from '../../../src/sim/broker/mosquitto-broker.
 import { postgresBinDir, startPostgres } from '../support/postgres.js';
 
 const file = fileURLToPath(new URL('./console-browser.js', import.meta.url));
+const killFile = fileURLToPath(new URL('./kill-shared.js', import.meta.url));
 const chromium = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
 const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
 
