@@ -79,12 +79,14 @@ export function exitCodeFor(err: unknown): number {
       case ErrorCodes.CONFIG_INVALID:
       case ErrorCodes.CONFIG_UNREADABLE:
       case ErrorCodes.SECRET_UNREADABLE:
+      case ErrorCodes.CONSOLE_LISTEN_REFUSED:
         return ExitCodes.CONFIG;
       case ErrorCodes.CLI_USAGE:
         return ExitCodes.USAGE;
       case ErrorCodes.FLEET_BROKER_UNREACHABLE:
       case ErrorCodes.FLEET_BROKER_REFUSED:
       case ErrorCodes.FLEET_NO_REPLY:
+      case ErrorCodes.CONSOLE_STORE_FAILED:
         return ExitCodes.UNAVAILABLE;
       case ErrorCodes.FLEET_ROLLOUT_FILE:
         return ExitCodes.IO;
