@@ -9,13 +9,7 @@ export function register(parent: Command): void {
     .option('--log-level <level>', `agent log level shown during the demo (${LOG_LEVELS.join(', ')})`, 'error')
     .option('--no-qr', 'do not draw the screens (the dynamic QR) in the terminal')
     .option('--step-timeout <ms>', 'deadline of each demo step', '20000')
-    .option('--console [host:port]', 'instead: the operator console with a simulated fleet selling into it (docs/console.md)')
-    .action(async (opts: { logLevel: string; qr: boolean; stepTimeout: string; console?: string | boolean }) => {
-      if (opts.console !== undefined) {
-        const { runConsoleDemo } = await import('../../console/demo.js');
-        process.exitCode = await runConsoleDemo(typeof opts.console === 'string' ? opts.console : '127.0.0.1:8480');
-        return;
-      }
+    .action(async (opts: { logLevel: string; qr: boolean; stepTimeout: string }) => {
       if (!(LOG_LEVELS as readonly string[]).includes(opts.logLevel)) {
         throw new QrvendError(ErrorCodes.CLI_USAGE, `--log-level must be one of ${LOG_LEVELS.join(', ')} (got "${opts.logLevel}")`);
       }

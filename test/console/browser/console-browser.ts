@@ -126,7 +126,8 @@ before(
         fleet: { url: broker.url, topicPrefix: 'qrvend', machineId: AGENT, protocolVersion: 5, healthIntervalS: 5 },
       },
     });
-    await rig.startAgent();
+    // A generous deadline: on a loaded CI machine the payment worker can take far longer than its usual second.
+  await rig.startAgent(120_000);
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
       headless: true,

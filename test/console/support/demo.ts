@@ -1,5 +1,5 @@
 /**
- * `qrvend demo --console`: the console on its embedded default (a SQLite file in a temporary
+ * `npm run console-demo [-- HOST:PORT]`: the console on its embedded default (a SQLite file in a temporary
  * directory) fed by a simulated fleet through an in-process broker on loopback, with nothing
  * else to install: machines sell, one raises and clears an alarm, one goes offline. Prints the
  * URL and a one-off admin password; runs until Ctrl-C.
@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes, randomInt } from 'node:crypto';
-import { silentLogger } from '../core/log.js';
-import { startAedesBroker } from '../sim/broker/index.js';
-import { SimulatedMachine } from '../sim/fleet/machine.js';
-import { parseConsoleConfig } from './config.js';
-import { startConsole } from './run.js';
-import { putUser } from './store/accounts.js';
+import { silentLogger } from '../../../src/core/log.js';
+import { startAedesBroker } from '../../../src/sim/broker/index.js';
+import { SimulatedMachine } from '../../../src/sim/fleet/machine.js';
+import { parseConsoleConfig } from '../../../src/console/config.js';
+import { startConsole } from '../../../src/console/run.js';
+import { putUser } from '../../../src/console/store/accounts.js';
 
 const MACHINES = 12;
 
@@ -64,4 +64,10 @@ export async function runConsoleDemo(listen: string): Promise<number> {
   await broker.close();
   rmSync(dir, { recursive: true, force: true });
   return 0;
+}
+
+// Not a test: run as a script (it lives beside the tests because the in-process broker and the
+// simulated machines are test rigs, never shipped in the product).
+if (process.argv[1]?.endsWith('/support/demo.js')) {
+  process.exitCode = await runConsoleDemo(process.argv[2] ?? '127.0.0.1:8480');
 }
