@@ -20,16 +20,10 @@ function say(line: string): void {
   process.stderr.write(`npm run console-test: ${line}\n`);
 }
 
-function runOn(label: string, env: NodeJS.ProcessEnv): number {
-  say(`node --test ${file} on ${label}`);
-  const r = spawnSync(
-    process.execPath,
-    ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', file],
-    {
-      stdio: 'inherit',
-      env: { ...process.env, ...env },
-    },
-  );
+function runOn(label: string, env: NodeJS.ProcessEnv, files = [file]): number {
+  say(`node --test ${files.join(' ')} on ${label}`);
+  const args = ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', '--test-concurrency=1'];
+  const r = spawnSync(process.execPath, [...args, ...files], { stdio: 'inherit', env: { ...process.env, ...env } });
   return r.status ?? 1;
 }
 
@@ -47,9 +41,8 @@ if (postgresBinDir() === null) {
 } else {
   const pg = await startPostgres();
   try {
-    failed =
-      runOn(`PostgreSQL (${pg.server})`, { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' }) !== 0 ||
-      failed;
+    const env = { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' };
+    failed = runOn(`PostgreSQL (${pg.server})`, env, [file, killFile]) !== 0 || failed;
   } finally {
     pg.stop();
   }
