@@ -127,7 +127,7 @@ before(
       },
     });
     // A generous deadline: on a loaded CI machine the payment worker can take far longer than its usual second.
-  await rig.startAgent(120_000);
+    await rig.startAgent(120_000);
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
       headless: true,

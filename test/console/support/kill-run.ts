@@ -28,10 +28,17 @@ export interface KillRunOptions {
 
 function startConsoleProcess(o: KillRunOptions, instance: string): ChildProcess {
   const config = join(o.dir, `${instance}.json`);
-  writeFileSync(config, JSON.stringify({
-    broker: { url: o.brokerUrl, protocol: o.protocol }, db: o.db, listen: '127.0.0.1:0', subscription: o.subscription,
-    instance, reconnectMs: 200,
-  }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      broker: { url: o.brokerUrl, protocol: o.protocol },
+      db: o.db,
+      listen: '127.0.0.1:0',
+      subscription: o.subscription,
+      instance,
+      reconnectMs: 200,
+    }),
+  );
   const child = spawn(process.execPath, [MAIN_JS, 'console', '-c', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   const forget = atProcessEnd(() => child.kill('SIGKILL'));
   child.once('exit', forget);
@@ -51,26 +58,48 @@ async function killed(child: ChildProcess): Promise<void> {
 
 /** Returns what was sent and what the database holds after the run. */
 export async function killMidIngest(o: KillRunOptions, db: Kysely<ConsoleDatabase>) {
-  const publisher = await mqtt.connectAsync(o.brokerUrl, { protocolVersion: Number(o.protocol) as 4 | 5, clientId: 'kill-run-pub' });
+  const publisher = await mqtt.connectAsync(o.brokerUrl, {
+    protocolVersion: Number(o.protocol) as 4 | 5,
+    clientId: 'kill-run-pub',
+  });
   // A retained status the consoles store once subscribed (statuses and events are one SUBSCRIBE):
   // no event is sent before the consoles' sessions exist.
   await publisher.publishAsync('qrvend/vm-ready/status', '{"online":false}', { qos: 1, retain: true });
   const consoles = Array.from({ length: o.instances }, (_, i) => startConsoleProcess(o, `kill-run-${i}`));
-  await waitFor('the consoles subscribed', async () => {
-    const row = await db.selectFrom('machines').select('machine_id').where('machine_id', '=', 'vm-ready').executeTakeFirst();
-    return row !== undefined;
-  }, 60_000);
+  await waitFor(
+    'the consoles subscribed',
+    async () => {
+      const row = await db
+        .selectFrom('machines')
+        .select('machine_id')
+        .where('machine_id', '=', 'vm-ready')
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+    60_000,
+  );
   const total = o.machines * o.eventsPerMachine;
   const sending = (async () => {
     for (let n = 0; n < o.eventsPerMachine; n++) {
-      await Promise.all(Array.from({ length: o.machines }, (_, m) => {
-        const machineId = `vm-k${m}`;
-        const event = {
-          kind: 'sale', eventId: `k-${m}-${n}`, at: new Date().toISOString(), machineId, txId: `tx-${m}-${n}`, flow: 'static',
-          amount: '1.00', currency: 'EUR', products: [], closing: 'settlement', verdict: 'accepted',
-        };
-        return publisher.publishAsync(`qrvend/${machineId}/events`, JSON.stringify(event), { qos: 1 });
-      }));
+      await Promise.all(
+        Array.from({ length: o.machines }, (_, m) => {
+          const machineId = `vm-k${m}`;
+          const event = {
+            kind: 'sale',
+            eventId: `k-${m}-${n}`,
+            at: new Date().toISOString(),
+            machineId,
+            txId: `tx-${m}-${n}`,
+            flow: 'static',
+            amount: '1.00',
+            currency: 'EUR',
+            products: [],
+            closing: 'settlement',
+            verdict: 'accepted',
+          };
+          return publisher.publishAsync(`qrvend/${machineId}/events`, JSON.stringify(event), { qos: 1 });
+        }),
+      );
     }
   })();
   await waitFor('some events stored', async () => (await stored(db)) >= total / 5 || undefined, 120_000);
