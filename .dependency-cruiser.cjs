@@ -28,6 +28,7 @@ const LAYERS = [
   ['trace', '^src/trace/'], //                   the serial tap
   ['fleet link', '^src/fleet/(?!contract/)'], // the machine's and the operator's ends of the fleet link
   ['relay', '^src/relay/'], //                   the Start relay (operator side)
+  ['console', '^src/console/'], //               the operator console (operator side)
   ['daemon', '^src/daemon/'], //                 wiring of the threads
   ['sim', '^src/sim/'], //                       the simulators a technician runs
   ['demo', '^src/demo/'], //                     `qrvend demo`

@@ -20,6 +20,7 @@ import * as configResetRemote from './commands/config-reset-remote.js';
 import * as serialTap from './commands/serial-tap.js';
 import * as fleet from './commands/fleet.js';
 import * as relay from './commands/relay.js';
+import * as consoleCmd from './commands/console.js';
 import * as update from './commands/update.js';
 import * as dexRead from './commands/dex-read.js';
 import * as dexParse from './commands/dex-parse.js';
@@ -41,6 +42,7 @@ export function buildProgram(): Command {
   serialTap.register(program);
   fleet.register(program);
   relay.register(program);
+  consoleCmd.register(program);
   update.register(program);
 
   const sim = program.command('sim').description('simulators for tests, demos and technicians').exitOverride();
@@ -77,12 +79,14 @@ export function exitCodeFor(err: unknown): number {
       case ErrorCodes.CONFIG_INVALID:
       case ErrorCodes.CONFIG_UNREADABLE:
       case ErrorCodes.SECRET_UNREADABLE:
+      case ErrorCodes.CONSOLE_LISTEN_REFUSED:
         return ExitCodes.CONFIG;
       case ErrorCodes.CLI_USAGE:
         return ExitCodes.USAGE;
       case ErrorCodes.FLEET_BROKER_UNREACHABLE:
       case ErrorCodes.FLEET_BROKER_REFUSED:
       case ErrorCodes.FLEET_NO_REPLY:
+      case ErrorCodes.CONSOLE_STORE_FAILED:
         return ExitCodes.UNAVAILABLE;
       case ErrorCodes.FLEET_ROLLOUT_FILE:
         return ExitCodes.IO;

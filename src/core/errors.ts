@@ -80,6 +80,13 @@ export const ErrorCodes = {
   /** `qrvend dex parse`: the file was read but failed its check (not an audit, altered, cut short). */
   DEX_FILE_UNTRUSTED: 'DEX_FILE_UNTRUSTED',
 
+  /**
+   * The operator console (`qrvend console`, docs/console.md): its database cannot be opened,
+   * migrated or written; its configuration or listen address is refused.
+   */
+  CONSOLE_STORE_FAILED: 'CONSOLE_STORE_FAILED',
+  CONSOLE_LISTEN_REFUSED: 'CONSOLE_LISTEN_REFUSED',
+
   CLI_USAGE: 'CLI_USAGE',
   INTERNAL: 'INTERNAL',
 } as const;

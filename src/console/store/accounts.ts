@@ -1,0 +1,167 @@
+/**
+ * Operator accounts, sessions and login failures, all in the database: any console instance
+ * serves any request (stateless instances behind a load balancer, docs/console.md).
+ */
+import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { ErrorCodes, QrvendError } from '../../core/errors.js';
+import type { ConsoleDatabase, UsersTable } from './schema.js';
+
+type Db = Kysely<ConsoleDatabase>;
+
+export const ROLES = ['viewer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+export const USER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
+export const MIN_PASSWORD_LENGTH = 10;
+const MAX_PASSWORD_BYTES = 1024;
+
+/** scrypt, memory-hard: 2^15 x 8 x 128 bytes = 32 MiB per hash. */
+const SCRYPT = { N: 32768, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };
+const KEY_BYTES = 32;
+
+function scrypt(password: Buffer, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scryptCb(password, salt, KEY_BYTES, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scrypt(Buffer.from(password, 'utf8'), salt, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const parts = stored.split('$');
+  if (parts.length !== 6 || parts[0] !== 'scrypt') return false;
+  const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
+  const expected = Buffer.from(parts[5] ?? '', 'base64');
+  if (Buffer.byteLength(password) > MAX_PASSWORD_BYTES) return false;
+  const key = await scrypt(Buffer.from(password, 'utf8'), Buffer.from(parts[4] ?? '', 'base64'), {
+    N,
+    r,
+    p,
+    maxmem: SCRYPT.maxmem,
+  });
+  return key.length === expected.length && timingSafeEqual(key, expected);
+}
+
+/** A hash to check against when the account does not exist, so the answer takes as long. */
+let decoy: Promise<string> | null = null;
+export function decoyHash(): Promise<string> {
+  decoy ??= hashPassword(randomBytes(16).toString('hex'));
+  return decoy;
+}
+
+export function checkNewAccount(name: string, role: string, password: string): asserts role is Role {
+  if (!USER_NAME.test(name))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, 'an account name is 1-64 letters, digits or ._@-');
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `a role is one of ${ROLES.join(', ')}`);
+  if (password.length < MIN_PASSWORD_LENGTH || Buffer.byteLength(password) > MAX_PASSWORD_BYTES) {
+    throw new QrvendError(
+      ErrorCodes.CLI_USAGE,
+      `a password has at least ${MIN_PASSWORD_LENGTH} characters (and at most ${MAX_PASSWORD_BYTES} bytes)`,
+    );
+  }
+}
+
+/** Adds an account, or sets the role and password of an existing one. */
+export async function putUser(db: Db, name: string, role: string, password: string): Promise<void> {
+  checkNewAccount(name, role, password);
+  const row = { name, role, password_hash: await hashPassword(password), created_at: new Date().toISOString() };
+  await db
+    .insertInto('users')
+    .values(row)
+    .onConflict((oc) => oc.column('name').doUpdateSet({ role: row.role, password_hash: row.password_hash }))
+    .execute();
+}
+
+export async function findUser(db: Db, name: string): Promise<UsersTable | undefined> {
+  return db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export async function listUsers(db: Db): Promise<Pick<UsersTable, 'name' | 'role' | 'created_at'>[]> {
+  return db.selectFrom('users').select(['name', 'role', 'created_at']).orderBy('name').execute();
+}
+
+export async function deleteUser(db: Db, name: string): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await tx.deleteFrom('sessions').where('user_name', '=', name).execute();
+    await tx.deleteFrom('users').where('name', '=', name).execute();
+  });
+}
+
+export const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export async function createSession(
+  db: Db,
+  userName: string,
+  lifetimeMs: number,
+): Promise<{ token: string; csrf: string }> {
+  const token = randomBytes(32).toString('base64url');
+  const csrf = randomBytes(32).toString('base64url');
+  await db
+    .insertInto('sessions')
+    .values({ token_hash: tokenHash(token), user_name: userName, csrf, expires_ms: Date.now() + lifetimeMs })
+    .execute();
+  return { token, csrf };
+}
+
+export interface SessionUser {
+  name: string;
+  role: Role;
+  csrf: string;
+  tokenHash: string;
+}
+
+export async function sessionUser(db: Db, token: string): Promise<SessionUser | null> {
+  const hash = tokenHash(token);
+  const row = await db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.name', 'sessions.user_name')
+    .select(['users.name', 'users.role', 'sessions.csrf', 'sessions.expires_ms'])
+    .where('sessions.token_hash', '=', hash)
+    .executeTakeFirst();
+  if (row === undefined || Number(row.expires_ms) < Date.now()) return null;
+  return { name: row.name, role: row.role === 'admin' ? 'admin' : 'viewer', csrf: row.csrf, tokenHash: hash };
+}
+
+export async function endSession(db: Db, hash: string): Promise<void> {
+  await db.deleteFrom('sessions').where('token_hash', '=', hash).execute();
+  await db.deleteFrom('sessions').where('expires_ms', '<', Date.now()).execute();
+}
+
+/** Failures within the window for each key; a key past the limit is refused before any password check. */
+export async function loginBlocked(db: Db, keys: string[], limit: number, windowMs: number): Promise<boolean> {
+  const rows = await db.selectFrom('login_failures').selectAll().where('key', 'in', keys).execute();
+  const now = Date.now();
+  return rows.some((r) => Number(r.window_start_ms) + windowMs > now && r.failures >= limit);
+}
+
+export async function noteLoginFailure(db: Db, keys: string[], windowMs: number): Promise<void> {
+  const now = Date.now();
+  await db.transaction().execute(async (tx) => {
+    for (const key of keys) {
+      const row = await tx.selectFrom('login_failures').selectAll().where('key', '=', key).executeTakeFirst();
+      if (row === undefined)
+        await tx.insertInto('login_failures').values({ key, failures: 1, window_start_ms: now }).execute();
+      else if (Number(row.window_start_ms) + windowMs <= now) {
+        await tx
+          .updateTable('login_failures')
+          .set({ failures: 1, window_start_ms: now })
+          .where('key', '=', key)
+          .execute();
+      } else
+        await tx
+          .updateTable('login_failures')
+          .set({ failures: row.failures + 1 })
+          .where('key', '=', key)
+          .execute();
+    }
+  });
+}
+
+export async function clearLoginFailures(db: Db, key: string): Promise<void> {
+  await db.deleteFrom('login_failures').where('key', '=', key).execute();
+}

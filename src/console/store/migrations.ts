@@ -1,0 +1,227 @@
+/**
+ * Versioned migrations, run at start by Kysely's Migrator (it records what ran in its own table
+ * and takes a lock, so two console instances starting on one PostgreSQL database migrate once).
+ * Append new versions; never edit one that shipped.
+ */
+import {
+  Migrator,
+  sql,
+  type ColumnDefinitionBuilder,
+  type Kysely,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
+import { ErrorCodes, QrvendError } from '../../core/errors.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyDb = Kysely<any>;
+
+function idColumn(dialect: Dialect) {
+  return dialect === 'sqlite' ? ('integer' as const) : ('bigserial' as const);
+}
+
+function idConstraint(c: ColumnDefinitionBuilder, dialect: Dialect): ColumnDefinitionBuilder {
+  return dialect === 'sqlite' ? c.primaryKey().autoIncrement() : c.primaryKey();
+}
+
+async function createMachineTables(db: AnyDb, dialect: Dialect): Promise<void> {
+  await db.schema
+    .createTable('machines')
+    .addColumn('machine_id', 'text', (c) => c.primaryKey())
+    .addColumn('online', 'integer', (c) => c.notNull())
+    .addColumn('terminal_id', 'text')
+    .addColumn('version', 'text')
+    .addColumn('reader', 'text')
+    .addColumn('disabled_remotely', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('gateway', 'text')
+    .addColumn('outbox_pending', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('outbox_dead', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('alarms', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('update_state', 'text')
+    .addColumn('update_version', 'text')
+    .addColumn('status_at', 'text')
+    .addColumn('seen_at', 'text', (c) => c.notNull())
+    .addColumn('last_sale_at', 'text')
+    .addColumn('health_at', 'text')
+    .addColumn('health', 'text')
+    .execute();
+  await db.schema
+    .createTable('status_history')
+    .addColumn('id', idColumn(dialect), (c) => idConstraint(c, dialect))
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('received_at', 'text', (c) => c.notNull())
+    .addColumn('online', 'integer', (c) => c.notNull())
+    .addColumn('reader', 'text')
+    .addColumn('gateway', 'text')
+    .addColumn('outbox_pending', 'integer', (c) => c.notNull())
+    .addColumn('outbox_dead', 'integer', (c) => c.notNull())
+    .addColumn('version', 'text')
+    .addColumn('alarms', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('status_history_machine').on('status_history').columns(['machine_id', 'id']).execute();
+}
+
+async function createEventTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('events')
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('at', 'text', (c) => c.notNull())
+    .addColumn('received_at', 'text', (c) => c.notNull())
+    .addColumn('payload', 'text', (c) => c.notNull())
+    // Exactly once: a redelivered event (same machine, same eventId) hits this key and is a no-op.
+    .addPrimaryKeyConstraint('events_pk', ['machine_id', 'event_id'])
+    .execute();
+  await db.schema
+    .createTable('sales')
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('at', 'text', (c) => c.notNull())
+    .addColumn('tx_id', 'text')
+    .addColumn('flow', 'text')
+    .addColumn('amount', 'text', (c) => c.notNull())
+    .addColumn('amount_milli', 'bigint', (c) => c.notNull())
+    .addColumn('currency', 'text', (c) => c.notNull())
+    .addColumn('closing', 'text')
+    .addColumn('verdict', 'text')
+    .addColumn('item', 'integer')
+    .addPrimaryKeyConstraint('sales_pk', ['machine_id', 'event_id'])
+    .execute();
+  await db.schema.createIndex('sales_day').on('sales').columns(['day', 'machine_id']).execute();
+  await db.schema.createIndex('sales_machine_at').on('sales').columns(['machine_id', 'at']).execute();
+  await db.schema.createIndex('sales_verdict').on('sales').columns(['verdict', 'day']).execute();
+  await db.schema
+    .createTable('daily_totals')
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('currency', 'text', (c) => c.notNull())
+    .addColumn('paid_count', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('paid_milli', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('cash_count', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('cash_milli', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('cancelled_count', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('dead_count', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('dead_milli', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addPrimaryKeyConstraint('daily_totals_pk', ['day', 'machine_id', 'currency'])
+    .execute();
+  await db.schema.createIndex('daily_totals_machine').on('daily_totals').columns(['machine_id', 'day']).execute();
+}
+
+async function createDerivedTables(db: AnyDb, dialect: Dialect): Promise<void> {
+  await db.schema
+    .createTable('alarms')
+    .addColumn('id', idColumn(dialect), (c) => idConstraint(c, dialect))
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('code', 'text', (c) => c.notNull())
+    .addColumn('raised_at', 'text', (c) => c.notNull())
+    .addColumn('raised_detail', 'text')
+    .addColumn('cleared_at', 'text')
+    .addColumn('cleared_detail', 'text')
+    .execute();
+  await db.schema.createIndex('alarms_machine').on('alarms').columns(['machine_id', 'code', 'cleared_at']).execute();
+  await db.schema.createIndex('alarms_code').on('alarms').columns(['code', 'raised_at']).execute();
+  await db.schema
+    .createTable('audits')
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('audit_id', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('at', 'text', (c) => c.notNull())
+    .addColumn('check_ok', 'integer')
+    .addColumn('verdict', 'text', (c) => c.notNull())
+    .addColumn('difference', 'integer')
+    .addColumn('message', 'text')
+    .addColumn('summary', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('audits_pk', ['machine_id', 'audit_id'])
+    .execute();
+  await db.schema.createIndex('audits_at').on('audits').columns(['at']).execute();
+  await db.schema
+    .createTable('updates')
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('at', 'text', (c) => c.notNull())
+    .addColumn('version', 'text', (c) => c.notNull())
+    .addColumn('running', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('rollout_id', 'text')
+    .addColumn('detail', 'text')
+    .addPrimaryKeyConstraint('updates_pk', ['machine_id', 'event_id'])
+    .execute();
+  await db.schema.createIndex('updates_version').on('updates').columns(['version', 'machine_id', 'at']).execute();
+}
+
+async function createAccountTables(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable('users')
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('role', 'text', (c) => c.notNull())
+    .addColumn('password_hash', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('sessions')
+    .addColumn('token_hash', 'text', (c) => c.primaryKey())
+    .addColumn('user_name', 'text', (c) => c.notNull())
+    .addColumn('csrf', 'text', (c) => c.notNull())
+    .addColumn('expires_ms', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('login_failures')
+    .addColumn('key', 'text', (c) => c.primaryKey())
+    .addColumn('failures', 'integer', (c) => c.notNull())
+    .addColumn('window_start_ms', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('refusals')
+    .addColumn('machine_id', 'text', (c) => c.notNull())
+    .addColumn('reason', 'text', (c) => c.notNull())
+    .addColumn('count', 'bigint', (c) => c.notNull())
+    .addColumn('last_at', 'text', (c) => c.notNull())
+    .addColumn('last_detail', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('refusals_pk', ['machine_id', 'reason'])
+    .execute();
+}
+
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '0001-initial': {
+      up: async (db) => {
+        await createMachineTables(db, dialect);
+        await createEventTables(db);
+        await createDerivedTables(db, dialect);
+        await createAccountTables(db);
+      },
+    },
+  };
+}
+
+/** Brings the database to the newest version; refuses one written by a newer console. */
+export async function migrateToLatest(db: AnyDb, dialect: Dialect): Promise<string[]> {
+  const provider: MigrationProvider = { getMigrations: async () => migrations(dialect) };
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'console_migrations',
+    migrationLockTableName: 'console_migration_lock',
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    throw new QrvendError(
+      ErrorCodes.CONSOLE_STORE_FAILED,
+      `the console database could not be migrated: ${(error as Error).message ?? String(error)}`,
+      {
+        hint: 'a database written by a newer console cannot be opened by this one; check --db and the database server',
+      },
+    );
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Checks the database answers (for the health endpoint). */
+export async function ping(db: AnyDb): Promise<void> {
+  await sql`select 1`.execute(db);
+}

@@ -1,0 +1,182 @@
+/**
+ * What the sales, alarms, audits and rollouts pages read. Sales per day come from the daily
+ * totals kept as events arrive, never from a scan of every sale.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { ConsoleDatabase } from './schema.js';
+
+type Db = Kysely<ConsoleDatabase>;
+
+export interface SalesQuery {
+  from: string;
+  to: string;
+  machine: string;
+  page: number;
+  pageSize: number;
+}
+
+export interface DayTotal {
+  day: string;
+  currency: string;
+  paidCount: number;
+  paidMilli: number;
+  cashCount: number;
+  cashMilli: number;
+  deadCount: number;
+  cancelledCount: number;
+}
+
+function totalsIn(db: Db, q: Pick<SalesQuery, 'from' | 'to' | 'machine'>) {
+  let query = db.selectFrom('daily_totals').where('day', '>=', q.from).where('day', '<=', q.to);
+  if (q.machine !== '') query = query.where('machine_id', '=', q.machine);
+  return query;
+}
+
+const SUMS = [
+  sql<number>`sum(paid_count)`.as('paidCount'),
+  sql<number>`sum(paid_milli)`.as('paidMilli'),
+  sql<number>`sum(cash_count)`.as('cashCount'),
+  sql<number>`sum(cash_milli)`.as('cashMilli'),
+  sql<number>`sum(dead_count)`.as('deadCount'),
+  sql<number>`sum(cancelled_count)`.as('cancelledCount'),
+] as const;
+
+function numbers<T extends Record<string, unknown>>(row: T): T {
+  const out: Record<string, unknown> = { ...row };
+  for (const [k, v] of Object.entries(out))
+    if (typeof v === 'bigint' || (typeof v === 'string' && /Count|Milli/.test(k))) out[k] = Number(v);
+  return out as T;
+}
+
+export async function salesByDay(db: Db, q: SalesQuery): Promise<DayTotal[]> {
+  const rows = await totalsIn(db, q)
+    .select(['day', 'currency', ...SUMS])
+    .groupBy(['day', 'currency'])
+    .orderBy('day')
+    .execute();
+  return rows.map((r) => numbers(r) as DayTotal);
+}
+
+export interface MachineDayRow extends DayTotal {
+  machineId: string;
+}
+
+export async function salesByMachineDay(
+  db: Db,
+  q: SalesQuery,
+  all = false,
+): Promise<{ rows: MachineDayRow[]; total: number }> {
+  const count = await totalsIn(db, q)
+    .select(sql<number>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
+  let query = totalsIn(db, q)
+    .select([
+      'day',
+      'currency',
+      'machine_id as machineId',
+      'paid_count as paidCount',
+      'paid_milli as paidMilli',
+      'cash_count as cashCount',
+      'cash_milli as cashMilli',
+      'dead_count as deadCount',
+      'cancelled_count as cancelledCount',
+    ])
+    .orderBy('day', 'desc')
+    .orderBy('machine_id');
+  if (!all) query = query.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+  const rows = await query.execute();
+  return { rows: rows.map((r) => numbers(r) as MachineDayRow), total: Number(count.n) };
+}
+
+/** Dead-lettered payments (they need a person) in the period, newest first. */
+export async function deadLettered(db: Db, q: SalesQuery, limit = 100) {
+  let query = db
+    .selectFrom('sales')
+    .selectAll()
+    .where('verdict', '=', 'dead-letter')
+    .where('day', '>=', q.from)
+    .where('day', '<=', q.to);
+  if (q.machine !== '') query = query.where('machine_id', '=', q.machine);
+  return query.orderBy('day', 'desc').limit(limit).execute();
+}
+
+/** Machines whose outbox holds payments not yet closed with the gateway (pending) or given up (dead). */
+export async function unresolvedOutboxes(db: Db, limit = 100) {
+  return db
+    .selectFrom('machines')
+    .select(['machine_id', 'outbox_pending', 'outbox_dead', 'online', 'status_at'])
+    .where((eb) => eb.or([eb('outbox_pending', '>', 0), eb('outbox_dead', '>', 0)]))
+    .orderBy('outbox_dead', 'desc')
+    .orderBy('outbox_pending', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+export interface AlarmQuery {
+  state: 'open' | 'cleared' | 'all';
+  code: string;
+  page: number;
+  pageSize: number;
+}
+
+export async function alarmList(db: Db, q: AlarmQuery) {
+  let query = db.selectFrom('alarms');
+  if (q.state === 'open') query = query.where('cleared_at', 'is', null);
+  if (q.state === 'cleared') query = query.where('cleared_at', 'is not', null);
+  if (q.code !== '') query = query.where('code', '=', q.code);
+  const total = await query.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  const rows = await query
+    .selectAll()
+    .orderBy('raised_at', 'desc')
+    .limit(q.pageSize)
+    .offset((q.page - 1) * q.pageSize)
+    .execute();
+  const open = await db
+    .selectFrom('alarms')
+    .select(['code', sql<number>`count(*)`.as('n')])
+    .where('cleared_at', 'is', null)
+    .groupBy('code')
+    .orderBy('code')
+    .execute();
+  return { rows, total: Number(total.n), openByCode: open.map((o) => ({ code: o.code, n: Number(o.n) })) };
+}
+
+export async function auditList(db: Db, q: { verdict: string; page: number; pageSize: number }) {
+  let query = db.selectFrom('audits');
+  if (q.verdict !== '') query = query.where('verdict', '=', q.verdict);
+  const total = await query.select(sql<number>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  const rows = await query
+    .select(['machine_id', 'audit_id', 'at', 'check_ok', 'verdict', 'difference', 'message'])
+    .orderBy('at', 'desc')
+    .limit(q.pageSize)
+    .offset((q.page - 1) * q.pageSize)
+    .execute();
+  return { rows, total: Number(total.n) };
+}
+
+/** Each machine's latest state per version on offer, from its update events. */
+export async function rollouts(db: Db, version: string) {
+  const versions = await db
+    .selectFrom('updates')
+    .select(['version', sql<number>`count(distinct machine_id)`.as('machines'), sql<string>`max(at)`.as('last')])
+    .groupBy('version')
+    .orderBy('last', 'desc')
+    .limit(50)
+    .execute();
+  const chosen = version !== '' ? version : (versions[0]?.version ?? '');
+  const machines = await db
+    .selectFrom('updates as u')
+    .select(['u.machine_id', 'u.state', 'u.at', 'u.running', 'u.detail', 'u.rollout_id'])
+    .where('u.version', '=', chosen)
+    .where('u.at', '=', (eb) =>
+      eb
+        .selectFrom('updates as v')
+        .select(sql<string>`max(v.at)`.as('m'))
+        .whereRef('v.version', '=', 'u.version')
+        .whereRef('v.machine_id', '=', 'u.machine_id'),
+    )
+    .orderBy('u.machine_id')
+    .limit(1000)
+    .execute();
+  return { versions: versions.map((v) => ({ ...v, machines: Number(v.machines) })), chosen, machines };
+}

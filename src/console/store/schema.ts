@@ -1,0 +1,160 @@
+/**
+ * The console's tables (docs/console.md), one description for SQLite and PostgreSQL. Times are
+ * ISO 8601 UTC text (they sort as text in both databases); amounts are integer thousandths of
+ * the currency unit (`*_milli`), so sums are exact whatever the currency's decimals (at most 3).
+ */
+import type { Generated } from 'kysely';
+
+export interface MachinesTable {
+  machine_id: string;
+  online: number;
+  terminal_id: string | null;
+  version: string | null;
+  reader: string | null;
+  disabled_remotely: number;
+  gateway: string | null;
+  outbox_pending: number;
+  outbox_dead: number;
+  /** The raised alarm codes of the last status, comma-separated. */
+  alarms: string;
+  update_state: string | null;
+  update_version: string | null;
+  status_at: string | null;
+  seen_at: string;
+  last_sale_at: string | null;
+  health_at: string | null;
+  /** The last health message's stats (JSON, bounded). */
+  health: string | null;
+}
+
+export interface StatusHistoryTable {
+  id: Generated<number>;
+  machine_id: string;
+  received_at: string;
+  online: number;
+  reader: string | null;
+  gateway: string | null;
+  outbox_pending: number;
+  outbox_dead: number;
+  version: string | null;
+  alarms: string;
+}
+
+export interface EventsTable {
+  machine_id: string;
+  event_id: string;
+  kind: string;
+  at: string;
+  received_at: string;
+  payload: string;
+}
+
+export interface SalesTable {
+  machine_id: string;
+  event_id: string;
+  /** 'qr' (a payment through qrvend) or 'cash' (MDB CASH SALE, paid to another device). */
+  kind: string;
+  day: string;
+  at: string;
+  tx_id: string | null;
+  flow: string | null;
+  amount: string;
+  amount_milli: number;
+  currency: string;
+  closing: string | null;
+  verdict: string | null;
+  item: number | null;
+}
+
+export interface DailyTotalsTable {
+  day: string;
+  machine_id: string;
+  currency: string;
+  paid_count: number;
+  paid_milli: number;
+  cash_count: number;
+  cash_milli: number;
+  cancelled_count: number;
+  dead_count: number;
+  dead_milli: number;
+}
+
+export interface AlarmsTable {
+  id: Generated<number>;
+  machine_id: string;
+  code: string;
+  raised_at: string;
+  raised_detail: string | null;
+  cleared_at: string | null;
+  cleared_detail: string | null;
+}
+
+export interface AuditsTable {
+  machine_id: string;
+  audit_id: string;
+  event_id: string;
+  at: string;
+  check_ok: number | null;
+  verdict: string;
+  difference: number | null;
+  message: string | null;
+  summary: string;
+}
+
+export interface UpdatesTable {
+  machine_id: string;
+  event_id: string;
+  at: string;
+  version: string;
+  running: string;
+  state: string;
+  rollout_id: string | null;
+  detail: string | null;
+}
+
+export interface UsersTable {
+  name: string;
+  role: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the cookie's token: a copy of the database gives no session away. */
+  token_hash: string;
+  user_name: string;
+  csrf: string;
+  expires_ms: number;
+}
+
+export interface LoginFailuresTable {
+  /** `addr:<address>` or `user:<name>`. */
+  key: string;
+  failures: number;
+  window_start_ms: number;
+}
+
+/** Refused messages, counted per machine and reason (bounded: a flood adds to a count, not rows). */
+export interface RefusalsTable {
+  /** The topic's machine, or '' when the topic itself was refused. */
+  machine_id: string;
+  reason: string;
+  count: number;
+  last_at: string;
+  last_detail: string;
+}
+
+export interface ConsoleDatabase {
+  machines: MachinesTable;
+  status_history: StatusHistoryTable;
+  events: EventsTable;
+  sales: SalesTable;
+  daily_totals: DailyTotalsTable;
+  alarms: AlarmsTable;
+  audits: AuditsTable;
+  updates: UpdatesTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  login_failures: LoginFailuresTable;
+  refusals: RefusalsTable;
+}
