@@ -24,7 +24,8 @@ import type { Logger } from '../core/log.js';
 import { RepeatedLog } from '../core/log-limiter.js';
 import { StatusMessage } from '../fleet/contract/messages.js';
 import { CLOCK_SKEW_MS } from '../trust/signed.js';
-import { checkMachineStatus, statusIsNewer, type MachineRefusal, type MachineSig, type StatusFacts } from '../trust/machine-sig.js';
+import { checkMachineStatus, statusIsNewer } from '../trust/machine-sig.js';
+import type { MachineRefusal, MachineSig, StatusFacts } from '../trust/machine-sig.js';
 import type { Registry } from './registry.js';
 
 export interface MachineEntry {
@@ -34,6 +35,10 @@ export interface MachineEntry {
   /** The registry gives this machine no key: nothing it says is believed, its Starts are answered 30. */
   keyless?: true;
 }
+
+const OFFLINE = { online: false, acceptsRelayedStart: false } as const;
+const pick = (s: { acceptsRelayedStart: boolean; terminalId: string; uniQr: string | null }) =>
+  ({ acceptsRelayedStart: s.acceptsRelayedStart, terminalId: s.terminalId, uniQr: s.uniQr });
 
 /** Why a status was not believed: a signature refusal, or older than the one held. */
 export type StatusRefusal = MachineRefusal | 'stale';
@@ -81,7 +86,10 @@ export class MachineDirectory {
   ) {
     this.refusalLog = new RepeatedLog({
       intervalMs: 60_000,
-      write: (fields, repeated) => log.warn({ event: 'relay.status.refused', ...fields, repeated }, `machine status not believed (${String(fields.reason)}): ${String(fields.why)}`),
+      write: (fields, repeated) => {
+        const why = `machine status not believed (${String(fields.reason)}): ${String(fields.why)}`;
+        log.warn({ event: 'relay.status.refused', ...fields, repeated }, why);
+      },
     });
   }
 
@@ -96,7 +104,9 @@ export class MachineDirectory {
 
   get onlineCount(): number {
     let n = 0;
-    for (const m of this.machines.values()) if (m.online && (m.unchecked !== undefined || (m.sig !== undefined && this.believable(m.sig)))) n += 1;
+    for (const m of this.machines.values()) {
+      if (m.online && (m.unchecked !== undefined || (m.sig !== undefined && this.believable(m.sig)))) n += 1;
+    }
     return n;
   }
 
@@ -129,7 +139,7 @@ export class MachineDirectory {
       return;
     }
     const facts: StatusFacts = parsed.online
-      ? { online: true, acceptsRelayedStart: parsed.acceptsRelayedStart, terminalId: parsed.terminalId, uniQr: parsed.uniQr }
+      ? { online: true, ...pick(parsed) }
       : { online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null };
     const registry = this.registry();
     if (!registry.byMachineId.has(machineId)) return this.unregistered(machineId, facts, parsed.machineSig, existing);
@@ -137,31 +147,35 @@ export class MachineDirectory {
   }
 
   /** Checks a registered machine's status and keeps it if it is signed, in its window and newer than the one held. */
-  private believe(registry: Registry, machineId: string, facts: StatusFacts, rawSig: unknown, existing: Held | undefined): void {
+  private believe(registry: Registry, machineId: string, facts: StatusFacts, rawSig: unknown, existing?: Held): void {
     const checked = checkMachineStatus(machineId, facts, rawSig, registry.keysOf(machineId), this.now());
     if (!checked.ok) return this.refuse(machineId, checked.reason, checked.message);
     if (existing?.sig !== undefined && this.believable(existing.sig) && !statusIsNewer(checked.sig, existing.sig)) {
-      return this.refuse(machineId, 'stale', `older than the status held (boot ${checked.sig.boot.slice(0, 8)}, connection ${checked.sig.conn}, ${checked.sig.seq}): a replay`);
+      const { boot, conn, seq } = checked.sig;
+      const where = `boot ${boot.slice(0, 8)}, connection ${conn}, ${seq}`;
+      return this.refuse(machineId, 'stale', `older than the status held (${where}): a replay`);
     }
     if (!facts.online) {
-      this.machines.set(machineId, { machineId, online: false, acceptsRelayedStart: false, claim: existing?.claim ?? '', sig: checked.sig });
+      this.machines.set(machineId, { ...OFFLINE, machineId, claim: existing?.claim ?? '', sig: checked.sig });
       return;
     }
     const claim = `${facts.terminalId}\u0000${facts.uniQr ?? ''}`;
     if (existing?.claim !== claim) this.judgeClaim(machineId, facts.terminalId!, facts.uniQr);
-    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart: facts.acceptsRelayedStart, claim, sig: checked.sig });
+    const { acceptsRelayedStart } = facts;
+    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart, claim, sig: checked.sig });
   }
 
   /** A machine the registry does not list: never routed to, but what it claims is still judged (an alarm). */
   private unregistered(machineId: string, facts: StatusFacts, rawSig: unknown, existing: Held | undefined): void {
     const unchecked = { facts, rawSig };
     if (!facts.online) {
-      this.machines.set(machineId, { machineId, online: false, acceptsRelayedStart: false, claim: existing?.claim ?? '', unchecked });
+      this.machines.set(machineId, { ...OFFLINE, machineId, claim: existing?.claim ?? '', unchecked });
       return;
     }
     const claim = `${facts.terminalId}\u0000${facts.uniQr ?? ''}`;
     if (existing?.claim !== claim) this.judgeClaim(machineId, facts.terminalId!, facts.uniQr);
-    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart: facts.acceptsRelayedStart, claim, unchecked });
+    const { acceptsRelayedStart } = facts;
+    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart, claim, unchecked });
   }
 
   /** Whether a held signature is still within its window (with the skew). */
@@ -207,10 +221,13 @@ export class MachineDirectory {
     if (uniQr !== undefined && byQr === undefined && byTerminal === undefined) return { kind: 'unknown' };
     if (byTerminal !== undefined && byQr !== undefined && byTerminal !== byQr) return { kind: 'conflict' };
     const machineId = (byTerminal ?? byQr)!;
-    if (registry.byMachineId.get(machineId)?.machineKeys === undefined) return { kind: 'found', machine: { machineId, online: false, acceptsRelayedStart: false, keyless: true } };
+    if (registry.byMachineId.get(machineId)?.machineKeys === undefined) {
+      return { kind: 'found', machine: { ...OFFLINE, machineId, keyless: true } };
+    }
     const status = this.machines.get(machineId);
     // Only a signed status within its window says the machine is there.
-    if (status?.sig === undefined || !this.believable(status.sig)) return { kind: 'found', machine: { machineId, online: false, acceptsRelayedStart: false } };
+    const believed = status?.sig !== undefined && this.believable(status.sig);
+    if (status === undefined || !believed) return { kind: 'found', machine: { ...OFFLINE, machineId } };
     return { kind: 'found', machine: { machineId, online: status.online, acceptsRelayedStart: status.acceptsRelayedStart } };
   }
 
@@ -223,7 +240,8 @@ export class MachineDirectory {
     this.impostors.clear();
     const registry = this.registry();
     for (const [machineId, m] of this.machines) {
-      if (m.sig !== undefined && registry.keysOf(machineId)?.byId.has(m.sig.signature.keyId) !== true) this.machines.delete(machineId);
+      const keys = registry.keysOf(machineId);
+      if (m.sig !== undefined && keys?.byId.has(m.sig.signature.keyId) !== true) this.machines.delete(machineId);
       // A machine the registry lists now: what it said while unlisted is checked like a new status.
       if (m.unchecked !== undefined && registry.byMachineId.has(machineId)) {
         this.machines.delete(machineId);

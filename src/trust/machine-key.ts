@@ -30,16 +30,22 @@ export function loadMachineKey(path: string, euid: number | undefined = process.
   try {
     st = lstatSync(path);
   } catch (err) {
-    throw new TrustFileError(`the machine key ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}): make it with qrvend fleet keygen --machine`);
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const make = 'make one with qrvend fleet keygen --machine';
+    throw new TrustFileError(`the machine key ${path} cannot be read (${code}): ${make}`);
   }
   if (st.isSymbolicLink()) throw new TrustFileError(`the machine key ${path} is a symbolic link: name the file itself`);
   if (!st.isFile()) throw new TrustFileError(`the machine key ${path} is not a regular file`);
-  if (st.size > MAX_KEY_FILE_BYTES) throw new TrustFileError(`the machine key ${path} is ${st.size} bytes, more than ${MAX_KEY_FILE_BYTES}`);
+  if (st.size > MAX_KEY_FILE_BYTES) {
+    throw new TrustFileError(`the machine key ${path} is ${st.size} bytes, more than ${MAX_KEY_FILE_BYTES}`);
+  }
   if ((st.mode & 0o077) !== 0) {
-    throw new TrustFileError(`the machine key ${path} has mode 0${(st.mode & 0o777).toString(8)}: group or others may use it; chmod 0600 it`);
+    const mode = `0${(st.mode & 0o777).toString(8)}`;
+    throw new TrustFileError(`the machine key ${path} has mode ${mode}: group or others may use it; chmod 0600 it`);
   }
   if (euid !== undefined && st.uid !== euid) {
-    throw new TrustFileError(`the machine key ${path} is owned by uid ${st.uid}, not by the agent's user (uid ${euid}): chown it to the agent's user`);
+    const owners = `owned by uid ${st.uid}, not by the agent's user (uid ${euid})`;
+    throw new TrustFileError(`the machine key ${path} is ${owners}: chown it to the agent's user`);
   }
   const key = loadPrivateKey(path);
   const publicKey = rawPublicKey(createPublicKey(key));

@@ -17,7 +17,14 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import { z } from 'zod';
 import { KEY_ID, type Keyring, type Scope } from './keys.js';
-import { MAX_DOCUMENT_LIFETIME_MS, MAX_LIFETIME_MS, signStatement, verifyStatement, type Checked, type Signature } from './signed.js';
+import {
+  MAX_DOCUMENT_LIFETIME_MS,
+  MAX_LIFETIME_MS,
+  signStatement,
+  verifyStatement,
+  type Checked,
+  type Signature,
+} from './signed.js';
 
 export const MACHINE_STATUS_KIND = 'machine-status';
 export const MACHINE_REPLY_KIND = 'machine-reply';
@@ -115,26 +122,30 @@ export class MachineSigner {
     this.conn += 1;
   }
 
-  private sign(kind: string, body: Record<string, unknown>, place: Place, nowMs: number, lifetimeMs: number, maxLifetimeMs?: number): MachineSig {
-    const signature = signStatement(kind, body, { keyId: this.keyId, key: this.key, nowMs, lifetimeMs, ...(maxLifetimeMs ? { maxLifetimeMs } : {}) });
+  private sign(kind: string, body: Record<string, unknown>, place: Place, nowMs: number, lifetimeMs: number) {
+    const maxLifetimeMs = Math.max(lifetimeMs, MAX_LIFETIME_MS);
+    const signature = signStatement(kind, body, { keyId: this.keyId, key: this.key, nowMs, lifetimeMs, maxLifetimeMs });
     return { ...place, signature };
   }
 
   status(facts: StatusFacts, nowMs: number): MachineSig {
     const place: Place = { boot: this.boot, conn: this.conn, seq: ++this.seq };
-    return this.sign(MACHINE_STATUS_KIND, statusBody(this.machineId, this.keyId, place, facts), place, nowMs, STATUS_LIFETIME_MS);
+    const body = statusBody(this.machineId, this.keyId, place, facts);
+    return this.sign(MACHINE_STATUS_KIND, body, place, nowMs, STATUS_LIFETIME_MS);
   }
 
   /** The last will of the current connection: `{online:false}`, signed now, true whenever it fires. */
   will(nowMs: number): MachineSig {
     const place: Place = { boot: this.boot, conn: this.conn, seq: ++this.seq, will: true };
     const facts: StatusFacts = { online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null };
-    return this.sign(MACHINE_STATUS_KIND, statusBody(this.machineId, this.keyId, place, facts), place, nowMs, WILL_LIFETIME_MS, WILL_LIFETIME_MS);
+    const body = statusBody(this.machineId, this.keyId, place, facts);
+    return this.sign(MACHINE_STATUS_KIND, body, place, nowMs, WILL_LIFETIME_MS);
   }
 
   reply(facts: ReplyFacts, nowMs: number): MachineSig {
     const place: Place = { boot: this.boot, conn: this.conn, seq: ++this.seq };
-    return this.sign(MACHINE_REPLY_KIND, replyBody(this.machineId, this.keyId, place, facts), place, nowMs, REPLY_LIFETIME_MS);
+    const body = replyBody(this.machineId, this.keyId, place, facts);
+    return this.sign(MACHINE_REPLY_KIND, body, place, nowMs, REPLY_LIFETIME_MS);
   }
 }
 
@@ -146,36 +157,65 @@ export function machineKeyring(keys: ReadonlyArray<{ id: string; key: KeyObject 
 
 export type MachineRefusal = Exclude<Checked, { ok: true }>['reason'] | 'no-machine-key';
 export type MachineChecked = { ok: true; sig: MachineSig } | { ok: false; reason: MachineRefusal; message: string };
+type Refused = Extract<MachineChecked, { ok: false }>;
+const refused = (reason: MachineRefusal, message: string): Refused => ({ ok: false, reason, message });
 
-function parseSig(raw: unknown): MachineChecked | z.infer<typeof MachineSigSchema> {
-  if (raw === undefined || raw === null) return { ok: false, reason: 'unsigned', message: "unsigned; the relay believes only what the machine signed with its key (the registry's machineKeys)" };
+function parseSig(raw: unknown): Refused | z.infer<typeof MachineSigSchema> {
+  if (raw === undefined || raw === null) {
+    const why = "unsigned; the relay believes only what the machine signed with its key (the registry's machineKeys)";
+    return refused('unsigned', why);
+  }
   const parsed = MachineSigSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, reason: 'malformed', message: `machineSig.${parsed.error.issues[0]?.path.join('.') ?? ''} is malformed` };
+  const where = parsed.success ? '' : (parsed.error.issues[0]?.path.join('.') ?? '');
+  if (!parsed.success) return refused('malformed', `machineSig.${where} is malformed`);
   if (!KEY_ID.test(String((parsed.data.signature as { keyId?: unknown } | null)?.keyId ?? ''))) {
-    return { ok: false, reason: 'malformed', message: 'machineSig.signature.keyId is malformed' };
+    return refused('malformed', 'machineSig.signature.keyId is malformed');
   }
   return parsed.data;
 }
 
-function check(kind: string, raw: unknown, keyring: Keyring | null, nowMs: number, body: (keyId: string, place: Place) => Record<string, unknown>, maxLifetimeMs: number): MachineChecked {
-  if (keyring === null || keyring.byId.size === 0) return { ok: false, reason: 'no-machine-key', message: 'the registry gives this machine no key (machineKeys): nothing it says is believed' };
+type BodyOf = (keyId: string, place: Place) => Record<string, unknown>;
+
+type Keys = Keyring | null;
+
+function check(kind: string, raw: unknown, keyring: Keys, nowMs: number, body: BodyOf, maxMs: number): MachineChecked {
+  if (keyring === null || keyring.byId.size === 0) {
+    return refused('no-machine-key', 'the registry gives this machine no key (machineKeys): it cannot be believed');
+  }
   const parsed = parseSig(raw);
   if ('ok' in parsed) return parsed;
   const keyId = (parsed.signature as { keyId: string }).keyId;
-  const place: Place = { boot: parsed.boot, conn: parsed.conn, seq: parsed.seq, ...(parsed.will ? { will: true as const } : {}) };
-  const checked = verifyStatement({ kind, body: body(keyId, place), signature: parsed.signature, scope: MACHINE_SCOPE, keyring, nowMs, maxLifetimeMs });
-  if (!checked.ok || checked.signature === undefined) return checked.ok ? { ok: false, reason: 'malformed', message: 'no signature' } : checked;
+  const { boot, conn, seq, signature } = parsed;
+  const place: Place = { boot, conn, seq, ...(parsed.will ? { will: true as const } : {}) };
+  const statement = { kind, body: body(keyId, place), signature, scope: MACHINE_SCOPE };
+  const checked = verifyStatement({ ...statement, keyring, nowMs, maxLifetimeMs: maxMs });
+  if (!checked.ok) return checked;
+  if (checked.signature === undefined) return refused('malformed', 'no signature');
   return { ok: true, sig: { ...parsed, signature: checked.signature } };
 }
 
 /** Checks a status's machineSig against the machine's keys; a will is allowed its long window. */
-export function checkMachineStatus(machineId: string, facts: StatusFacts, raw: unknown, keyring: Keyring | null, nowMs: number): MachineChecked {
+export function checkMachineStatus(
+  machineId: string,
+  facts: StatusFacts,
+  raw: unknown,
+  keyring: Keyring | null,
+  nowMs: number,
+): MachineChecked {
   const will = typeof raw === 'object' && raw !== null && (raw as { will?: unknown }).will === true;
-  return check(MACHINE_STATUS_KIND, raw, keyring, nowMs, (keyId, place) => statusBody(machineId, keyId, place, facts), will ? WILL_LIFETIME_MS : STATUS_LIFETIME_MS);
+  const body: BodyOf = (keyId, place) => statusBody(machineId, keyId, place, facts);
+  return check(MACHINE_STATUS_KIND, raw, keyring, nowMs, body, will ? WILL_LIFETIME_MS : STATUS_LIFETIME_MS);
 }
 
-export function checkMachineReply(machineId: string, facts: ReplyFacts, raw: unknown, keyring: Keyring | null, nowMs: number): MachineChecked {
-  return check(MACHINE_REPLY_KIND, raw, keyring, nowMs, (keyId, place) => replyBody(machineId, keyId, place, facts), REPLY_LIFETIME_MS);
+export function checkMachineReply(
+  machineId: string,
+  facts: ReplyFacts,
+  raw: unknown,
+  keyring: Keyring | null,
+  nowMs: number,
+): MachineChecked {
+  const body: BodyOf = (keyId, place) => replyBody(machineId, keyId, place, facts);
+  return check(MACHINE_REPLY_KIND, raw, keyring, nowMs, body, REPLY_LIFETIME_MS);
 }
 
 /**

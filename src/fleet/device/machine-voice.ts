@@ -23,14 +23,20 @@ export interface MachineVoice {
 }
 
 /** null when no machine key is configured or it cannot be used (checked at start: daemon/start-checks.ts). */
-export function machineVoice(fleet: QrvendConfig['fleet'], machineId: string, wallNow: () => number, log: Logger): MachineVoice | null {
+export function machineVoice(
+  fleet: QrvendConfig['fleet'],
+  machineId: string,
+  wallNow: () => number,
+  log: Logger,
+): MachineVoice | null {
   if (fleet.machineKeyFile === null || fleet.url === null) return null;
   let signer: MachineSigner;
   try {
     const { keyId, key } = loadMachineKey(fleet.machineKeyFile);
     signer = new MachineSigner(machineId, keyId, key);
   } catch (err) {
-    log.error({ event: 'fleet.machine-key.unusable', err: (err as Error).message }, 'machine key unusable: nothing is signed, the Start relay refuses this machine');
+    const fields = { event: 'fleet.machine-key.unusable', err: (err as Error).message };
+    log.error(fields, 'machine key unusable: nothing is signed, the Start relay refuses this machine');
     return null;
   }
   const offline = { online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null };
@@ -42,7 +48,8 @@ export function machineVoice(fleet: QrvendConfig['fleet'], machineId: string, wa
       client.options.will = { topic: statusTopic, payload: Buffer.from(JSON.stringify(will)), qos: 1, retain: true };
     },
     status(status) {
-      const facts = { online: true, acceptsRelayedStart: status.acceptsRelayedStart, terminalId: status.terminalId, uniQr: status.uniQr };
+      const { acceptsRelayedStart, terminalId, uniQr } = status;
+      const facts = { online: true, acceptsRelayedStart, terminalId, uniQr };
       return { ...status, machineSig: signer.status(facts, wallNow()) };
     },
     goodbye() {
