@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     const direct = await startStartEndpoint({ start: { ...config.start, listen: '127.0.0.1:0', integratorName: INTEGRATOR, maxConnectionsPerSource: 64 }, acceptedTerminalIds: terminalIds, acceptedUniQr: [], secretToken: Buffer.from(token), hooks, log: silentLogger(), core, limits: { maxConnections: 256 } });
     cleanups.push(() => direct.close());
     const connectStarted = performance.now();
-    const sims = await startSimMachines({ url: broker.url, protocolVersion, machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), answer: (m, args) => relayed(m).start(args), confirm: (m, args) => void relayed(m).confirm(args) });
+    const sims = await startSimMachines({ url: broker.url, protocolVersion, signer: kit.machineSigner, machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), answer: (m, args) => relayed(m).start(args), confirm: (m, args) => void relayed(m).confirm(args) });
     cleanups.push(() => sims.close());
     const machinesUpMs = performance.now() - connectStarted;
 

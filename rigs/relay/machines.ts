@@ -3,12 +3,15 @@
  * client with the device side's contract (retained `status` with a last will, `cmd/start` answered
  * on the request's reply topic with its correlation id; MQTT 5 properties or the 3.1.1 body
  * members). What a machine answers is the caller's: `answer` may run the real Start decisions
- * (src/start/relayed.ts over a real ledger and flow) or return a canned answer.
+ * (src/start/relayed.ts over a real ledger and flow) or return a canned answer. With `signer`
+ * (a machine's own key, the trust kit's machineSigner), status, last will and replies are signed as
+ * the real agent signs them (src/fleet/device/machine-voice.ts); without it the relay believes none.
  */
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import { CommandRequest, machineTopics, type CommandReply } from '../../src/fleet/contract/index.js';
 import type { RelayedStartOutcome } from '../../src/start/relayed.js';
 import { setNoDelayOn } from '../../src/fleet/no-delay.js';
+import type { MachineSigner } from '../../src/trust/machine-sig.js';
 
 export interface SimMachineIdentity {
   machineId: string;
@@ -27,6 +30,8 @@ export interface SimMachinesOptions {
   answer(machineId: string, args: unknown): Promise<RelayedStartOutcome>;
   /** `cmd/start.confirm` (the relay wrote the Approved answer to the wallet in time); no reply. */
   confirm?(machineId: string, args: unknown): void;
+  /** The machine's own key; absent or null: nothing is signed. */
+  signer?: (machineId: string) => MachineSigner | null;
   /** Connections opened at once while starting (a fleet does not reconnect all at the same instant). */
   connectConcurrency?: number;
 }
@@ -43,8 +48,9 @@ export interface SimMachines {
   close(): Promise<void>;
 }
 
-function statusOf(m: SimMachineIdentity): string {
+function statusOf(m: SimMachineIdentity, signer: MachineSigner | null): string {
   const at = new Date().toISOString();
+  const facts = { online: true, acceptsRelayedStart: m.acceptsRelayedStart ?? true, terminalId: m.terminalId, uniQr: m.uniQr };
   return JSON.stringify({
     online: true,
     machineId: m.machineId,
@@ -59,6 +65,7 @@ function statusOf(m: SimMachineIdentity): string {
     alarms: [],
     acceptsRelayedStart: m.acceptsRelayedStart ?? true,
     at,
+    ...(signer !== null ? { machineSig: signer.status(facts, Date.now()) } : {}),
   });
 }
 
@@ -72,13 +79,16 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
 
   async function bring(m: SimMachineIdentity): Promise<void> {
     const topics = machineTopics(prefix, m.machineId);
+    const signer = options.signer?.(m.machineId) ?? null;
+    signer?.nextConnection();
+    const will = signer === null ? '{"online":false}' : JSON.stringify({ online: false, machineSig: signer.will(Date.now()) });
     const client = connect(options.url, {
       clientId: `sim-${m.machineId}`.slice(0, 64),
       protocolVersion,
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: 5_000,
-      will: { topic: topics.status, payload: Buffer.from('{"online":false}'), qos: 1, retain: true },
+      will: { topic: topics.status, payload: Buffer.from(will), qos: 1, retain: true },
     });
     clients.set(m.machineId, client);
     client.on('error', () => {});
@@ -99,13 +109,13 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
       if (topic !== topics.command('start')) return;
       received.set(m.machineId, (received.get(m.machineId) ?? 0) + 1);
       bodies.set(m.machineId, [...(bodies.get(m.machineId) ?? []).slice(-99), payload.toString('utf8')]);
-      void answerStart(client, m.machineId, topics.replies, payload, packet);
+      void answerStart(client, m.machineId, topics.replies, payload, packet, signer);
     });
     await client.subscribeAsync(topics.commandFilter, { qos: 1 });
-    await client.publishAsync(topics.status, statusOf(m), { qos: 1, retain: true });
+    await client.publishAsync(topics.status, statusOf(m, signer), { qos: 1, retain: true });
   }
 
-  async function answerStart(client: MqttClient, machineId: string, defaultReplies: string, payload: Buffer, packet: IPublishPacket): Promise<void> {
+  async function answerStart(client: MqttClient, machineId: string, defaultReplies: string, payload: Buffer, packet: IPublishPacket, signer: MachineSigner | null): Promise<void> {
     let request: CommandRequest;
     try {
       request = CommandRequest.parse(JSON.parse(payload.toString('utf8')));
@@ -118,8 +128,10 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
     const reply: CommandReply = outcome.ok
       ? { ok: true, machineId, command: 'start', correlationId, result: outcome.result }
       : { ok: false, machineId, command: 'start', correlationId, error: outcome.error };
+    const { machineId: _m, ...facts } = reply;
+    const signed = signer === null ? reply : { ...reply, machineSig: signer.reply(facts, Date.now()) };
     const properties = protocolVersion === 5 && packet.properties?.correlationData ? { properties: { correlationData: packet.properties.correlationData } } : {};
-    if (client.connected) client.publish(replyTo, JSON.stringify(reply), { qos: 1, ...properties });
+    if (client.connected) client.publish(replyTo, JSON.stringify(signed), { qos: 1, ...properties });
   }
 
   const queue = [...options.machines];

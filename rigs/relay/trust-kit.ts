@@ -2,14 +2,19 @@
  * The keys and files a relayed Start needs, made for tests, the benchmark and simulations
  * (docs/relay.md, "Trust"): an operator key of scope `registry` and the relay's trust file holding
  * it, the registry of machines signed with it, the relay's own voucher key and the machines' trust
- * file holding its public key with the scope `start`, and an integrator's SecretToken file. Written
- * into a temporary directory with the modes the loaders require; remove() deletes it.
+ * file holding its public key with the scope `start`, an integrator's SecretToken file, and each
+ * registered machine's own key (its public half in the registry's machineKeys, unless the machine
+ * is named in `keyless`). Written into a temporary directory with the modes the loaders require;
+ * remove() deletes it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createPrivateKey } from 'node:crypto';
 import { generateSigningKey, keyringOf, loadPrivateKey, type Keyring } from '../../src/trust/index.js';
+import { generateMachineKey } from '../../src/trust/machine-key.js';
+import { MachineSigner } from '../../src/trust/machine-sig.js';
 import { signRegistry, type RegistryMachine } from '../../src/relay/registry.js';
 import { voucherSignerOf, type VoucherSigner } from '../../src/relay/voucher.js';
 
@@ -27,11 +32,17 @@ export interface TrustKit {
   /** relay.registryFile, relay.trustFile, relay.voucherKey, relay.integrators. */
   relayConfig(): { registryFile: string; trustFile: string; voucherKey: { file: string; keyId: string }; integrators: Array<{ name: string; secretTokenFile: string }> };
   /** Signs and writes the registry (replacing the file atomically enough for a test: one write). */
-  writeRegistry(machines: readonly RegistryMachine[], options?: { nowMs?: number; lifetimeMs?: number }): void;
+  writeRegistry(machines: readonly RegistryMachine[], options?: { nowMs?: number; lifetimeMs?: number; keyless?: readonly string[] }): void;
+  /** The machine's own key as a file (fleet.machineKeyFile: mode 0600, owned by this process's user). */
+  machineKeyFile(machineId: string): string;
+  /** A signer with the machine's own key, as a new agent start would have (a fresh boot id). */
+  machineSigner(machineId: string): MachineSigner;
+  /** The registry entry part for the machine's key (its machineKeys item). */
+  machineKeyEntry(machineId: string): { id: string; publicKey: string };
   remove(): void;
 }
 
-export function createTrustKit(options: { machines: readonly RegistryMachine[]; token?: string; integratorName?: string }): TrustKit {
+export function createTrustKit(options: { machines: readonly RegistryMachine[]; token?: string; integratorName?: string; keyless?: readonly string[] }): TrustKit {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-trust-'));
   const token = options.token ?? randomBytes(32).toString('hex');
   const integratorName = options.integratorName ?? 'acme-wallet';
@@ -50,7 +61,15 @@ export function createTrustKit(options: { machines: readonly RegistryMachine[]; 
   const tokenFile = file('integrator.token', `${token}\n`, 0o600);
   const registryFile = join(dir, 'registry.signed.json');
   const operatorKey = loadPrivateKey(operatorKeyFile);
-  const writeRegistry: TrustKit['writeRegistry'] = (machines, o = {}) => {
+  const machineKeys = new Map<string, ReturnType<typeof generateMachineKey>>();
+  const machineKey = (machineId: string) => {
+    let made = machineKeys.get(machineId);
+    if (made === undefined) machineKeys.set(machineId, (made = generateMachineKey()));
+    return made;
+  };
+  const writeRegistry: TrustKit['writeRegistry'] = (given, o = {}) => {
+    const keyless = new Set(o.keyless ?? options.keyless ?? []);
+    const machines = given.map((m) => (m.machineKeys !== undefined || keyless.has(m.machineId) ? m : { ...m, machineKeys: [machineKey(m.machineId).entry] }));
     const signed = signRegistry({ machines }, { keyId: 'ops-registry', key: operatorKey, nowMs: o.nowMs ?? Date.now(), lifetimeMs: o.lifetimeMs ?? 24 * 3600_000 });
     writeFileSync(registryFile, JSON.stringify(signed), { mode: 0o644 });
   };
@@ -71,6 +90,12 @@ export function createTrustKit(options: { machines: readonly RegistryMachine[]; 
     signer: voucherSignerOf('relay-1', loadPrivateKey(relayKeyFile)),
     relayConfig: () => ({ registryFile, trustFile: relayTrustFile, voucherKey: { file: relayKeyFile, keyId: 'relay-1' }, integrators: [{ name: integratorName, secretTokenFile: tokenFile }] }),
     writeRegistry,
+    machineKeyFile: (machineId) => file(`machine-${machineId}.pem`, machineKey(machineId).privatePem, 0o600),
+    machineSigner: (machineId) => {
+      const made = machineKey(machineId);
+      return new MachineSigner(machineId, made.entry.id, createPrivateKey(made.privatePem));
+    },
+    machineKeyEntry: (machineId) => machineKey(machineId).entry,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

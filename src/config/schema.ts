@@ -408,6 +408,13 @@ export const ConfigSchema = z
        * a signature runs.
        */
       trustFile: AbsolutePath.nullable().default('/etc/qrvend/fleet-trust.json'),
+      /**
+       * The machine's own Ed25519 key (`qrvend fleet keygen --machine`, src/trust/machine-key.ts):
+       * it signs the status and replies the Start relay believes (docs/relay.md). Mode 0600, owned
+       * by the agent's user, never copied off the machine. null: nothing is signed and the relay
+       * refuses this machine's Starts.
+       */
+      machineKeyFile: AbsolutePath.nullable().default(null),
       /** Take ping, doctor, outbox.list and config.get unsigned (they change nothing). */
       allowUnsignedReads: z.boolean().default(false),
       /** Ceilings on what config.set may set (src/config/remote-keys.ts); only the site file sets them. */

@@ -16,6 +16,7 @@ import { readSecretToken } from '../start/secret-file.js';
 import { parseListen, readTlsFiles } from '../start/listen.js';
 import { readCa } from '../gateway/ca-file.js';
 import { readFleetCredentials, readFleetTlsFiles } from '../config/fleet-credentials.js';
+import { loadMachineKey } from '../trust/machine-key.js';
 
 /** A refusal: the key at fault, why (never a file's content), and the error the daemon raises for it. */
 export interface StartProblem extends ConfigProblem {
@@ -35,7 +36,17 @@ const START_CHECKS: Check[] = [
   // the sync) that only a technician fixes: refused at start like the gateway's. A file that cannot
   // be read at all stays a change check below (the link is off, payments go on).
   { keys: ['fleet.caFile', 'fleet.certFile', 'fleet.keyFile'], when: (c) => c.fleet.url !== null, run: (c) => fleetTlsContent(c) },
+  // Whoever reads the machine key speaks for the machine to the relay: a looser file is refused.
+  { keys: ['fleet.machineKeyFile'], when: (c) => c.fleet.url !== null && c.fleet.machineKeyFile !== null, run: (c) => machineKey(c.fleet.machineKeyFile!) },
 ];
+
+function machineKey(file: string): void {
+  try {
+    loadMachineKey(file);
+  } catch (err) {
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, (err as Error).message, { hint: 'qrvend fleet keygen --machine <machineId> --out <file> as the agent\'s user (docs/relay.md)', details: { file } });
+  }
+}
 
 function fleetTlsContent(config: QrvendConfig): void {
   try {

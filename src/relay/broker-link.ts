@@ -29,6 +29,8 @@ import { MachineDirectory } from './directory.js';
 import type { Registry } from './registry.js';
 import { setNoDelayOn } from '../fleet/no-delay.js';
 import { boundInboundPackets, maxPacketProperties } from '../fleet/packet-bound.js';
+import { RepeatedLog } from '../core/log-limiter.js';
+import { checkMachineReply, type MachineRefusal } from '../trust/machine-sig.js';
 
 export type RequestOutcome =
   | { kind: 'answer'; result: RelayedStartResult }
@@ -54,6 +56,10 @@ export interface BrokerLinkStats {
   statusDropped: { invalid: number; full: number };
   repliesUnmatched: number;
   repliesInvalid: number;
+  /** Statuses not believed (unsigned, another key, a replay...), per reason (directory.ts). */
+  statusRefused: Record<string, number>;
+  /** Replies to a waiting Start not believed, per reason: not signed by the machine's registry key; the Start waits on. */
+  repliesRefused: Record<string, number>;
   /** Packets over the MQTT packet bound, cut before parsing (a broker that ignores the MQTT 5 property, or 3.1.1). */
   packetsTooLarge: number;
 }
@@ -129,6 +135,7 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
   const pending = new Map<string, Pending>();
   let repliesUnmatched = 0;
   let repliesInvalid = 0;
+  const repliesRefused: Partial<Record<MachineRefusal, number>> = {};
   let closed = false;
   // Reconnects are tried every second while the broker is away: one error line per outage, not per try.
   let errorLogged = false;
@@ -172,10 +179,17 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
     else if (parsed?.kind === 'replies') onReply(parsed.machineId, payload, packet);
   });
 
+  const refusalLog = new RepeatedLog({
+    intervalMs: 60_000,
+    write: (fields, repeated) => log.warn({ event: 'relay.reply.refused', ...fields, repeated }, `reply not believed (${String(fields.reason)}): ${String(fields.why)}; the Start waits for the machine's own`),
+  });
+
   function onReply(topicMachineId: string, payload: Buffer, packet: IPublishPacket): void {
     let reply: CommandReply;
+    let raw: Record<string, unknown>;
     try {
-      const checked = CommandReply.safeParse(JSON.parse(payload.toString('utf8')));
+      raw = JSON.parse(payload.toString('utf8')) as Record<string, unknown>;
+      const checked = CommandReply.safeParse(raw);
       if (!checked.success) throw new Error('schema');
       reply = checked.data;
     } catch {
@@ -187,9 +201,19 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
     const fromProperties = packet.properties?.correlationData;
     const correlationId = fromProperties !== undefined ? fromProperties.toString('utf8') : reply.correlationId;
     const waiting = correlationId === null ? undefined : pending.get(correlationId);
-    if (correlationId === null || waiting === undefined || waiting.machineId !== reply.machineId || waiting.machineId !== topicMachineId) {
+    if (correlationId === null || waiting === undefined || reply.command !== 'start' || waiting.machineId !== reply.machineId || waiting.machineId !== topicMachineId) {
       // Too late (we already answered 30), another replica's or an operator's, or not from the machine asked.
       repliesUnmatched += 1;
+      return;
+    }
+    // Only now, for a reply someone waits for, the signature arithmetic: a flood of others costs a map lookup.
+    // The correlation id matched on (MQTT 5 property or body) is the one that must be signed: a signed
+    // answer to another Start, replayed with this Start's correlation data, does not verify.
+    const facts = { command: reply.command, correlationId, ok: reply.ok, result: raw['result'], error: raw['error'] };
+    const signed = checkMachineReply(topicMachineId, facts, raw['machineSig'], registry().keysOf(topicMachineId), Date.now());
+    if (!signed.ok) {
+      repliesRefused[signed.reason] = (repliesRefused[signed.reason] ?? 0) + 1;
+      refusalLog.add({ machineId: topicMachineId, reason: signed.reason, why: signed.message.slice(0, 200), txId: transactionIdOf(reply) });
       return;
     }
     if (!reply.ok) return settle(correlationId, waiting, { kind: 'refused', code: reply.error.code });
@@ -258,6 +282,8 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
         statusDropped: { ...directory.dropped },
         repliesUnmatched,
         repliesInvalid,
+        statusRefused: { ...directory.statusRefused },
+        repliesRefused: { ...repliesRefused },
         packetsTooLarge,
       };
     },
@@ -267,4 +293,17 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
       await new Promise<void>((resolve) => client.end(true, {}, () => resolve()));
     },
   };
+}
+
+/** The TransactionId an answer names, for the log line of a refused reply (never the body). */
+function transactionIdOf(reply: CommandReply): string | undefined {
+  if (!reply.ok) return undefined;
+  const parsed = RelayedStartResult.safeParse(reply.result);
+  if (!parsed.success) return undefined;
+  try {
+    const id = (JSON.parse(parsed.data.body) as { TransactionId?: unknown }).TransactionId;
+    return typeof id === 'string' ? id.slice(0, 64) : undefined;
+  } catch {
+    return undefined;
+  }
 }

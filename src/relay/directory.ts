@@ -10,17 +10,45 @@
  * once per claim, and counted (`claims.impostor`, /healthz); a machine the registry does not list
  * is never routed to (`claims.unregistered`).
  *
+ * Only the machine is believed (docs/relay.md, "What the relay believes"): a registered machine's
+ * status counts only when signed with one of its registry keys (src/trust/machine-sig.ts), within
+ * its window, and newer in the machine's own order than the one held. Anything else (unsigned, an
+ * empty retained message, another key, a replay) is refused, counted per reason (`statusRefused`)
+ * and logged; the status held stays. A held status past its window is no longer believed: the
+ * machine is offline until it signs a new one.
+ *
  * Nothing here is stored: a replica rebuilds the statuses from the broker's retained messages when
  * it (re)subscribes, so any replica answers any Start. Bounded: at most `maxMachines` statuses.
  */
 import type { Logger } from '../core/log.js';
+import { RepeatedLog } from '../core/log-limiter.js';
 import { StatusMessage } from '../fleet/contract/messages.js';
+import { CLOCK_SKEW_MS } from '../trust/signed.js';
+import { checkMachineStatus, statusIsNewer } from '../trust/machine-sig.js';
+import type { MachineRefusal, MachineSig, StatusFacts } from '../trust/machine-sig.js';
 import type { Registry } from './registry.js';
 
 export interface MachineEntry {
   machineId: string;
   online: boolean;
   acceptsRelayedStart: boolean;
+  /** The registry gives this machine no key: nothing it says is believed, its Starts are answered 30. */
+  keyless?: true;
+}
+
+const OFFLINE = { online: false, acceptsRelayedStart: false } as const;
+const pick = (s: { acceptsRelayedStart: boolean; terminalId: string; uniQr: string | null }) =>
+  ({ acceptsRelayedStart: s.acceptsRelayedStart, terminalId: s.terminalId, uniQr: s.uniQr });
+
+/** Why a status was not believed: a signature refusal, or older than the one held. */
+export type StatusRefusal = MachineRefusal | 'stale';
+
+interface Held extends MachineEntry {
+  claim: string;
+  /** The machine's signature over it, checked; absent for an unregistered machine (never routed to). */
+  sig?: MachineSig;
+  /** An unregistered machine's status, kept unchecked: checked if a new registry lists the machine. */
+  unchecked?: { facts: StatusFacts; rawSig: unknown };
 }
 
 export type Lookup =
@@ -40,7 +68,10 @@ export interface ClaimCounters {
 }
 
 export class MachineDirectory {
-  private readonly machines = new Map<string, MachineEntry & { claim: string }>();
+  private readonly machines = new Map<string, Held>();
+  /** Statuses not believed, per reason. */
+  readonly statusRefused: Partial<Record<StatusRefusal, number>> = {};
+  private readonly refusalLog: RepeatedLog;
   /** Status messages dropped: unreadable, or beyond maxMachines. */
   readonly dropped = { invalid: 0, full: 0 };
   readonly claims: ClaimCounters = { impostor: 0, unregistered: 0, mismatched: 0 };
@@ -51,7 +82,21 @@ export class MachineDirectory {
     private readonly maxMachines: number,
     private readonly registry: () => Registry,
     private readonly log: Logger,
-  ) {}
+    private readonly now: () => number = Date.now,
+  ) {
+    this.refusalLog = new RepeatedLog({
+      intervalMs: 60_000,
+      write: (fields, repeated) => {
+        const why = `machine status not believed (${String(fields.reason)}): ${String(fields.why)}`;
+        log.warn({ event: 'relay.status.refused', ...fields, repeated }, why);
+      },
+    });
+  }
+
+  private refuse(machineId: string, reason: StatusRefusal, why: string): void {
+    this.statusRefused[reason] = (this.statusRefused[reason] ?? 0) + 1;
+    this.refusalLog.add({ machineId, reason, why: why.slice(0, 200) });
+  }
 
   get size(): number {
     return this.machines.size;
@@ -59,20 +104,24 @@ export class MachineDirectory {
 
   get onlineCount(): number {
     let n = 0;
-    for (const m of this.machines.values()) if (m.online) n += 1;
+    for (const m of this.machines.values()) {
+      if (m.online && (m.unchecked !== undefined || (m.sig !== undefined && this.believable(m.sig)))) n += 1;
+    }
     return n;
   }
 
-  /** A retained `status` message of `machineId` (already known to be a valid topic level). Empty = cleared. */
+  /**
+   * A retained `status` message of `machineId` (already known to be a valid topic level). An empty
+   * one (a retained message cleared) is unsigned like any other: the status held stays until its
+   * window ends.
+   */
   update(machineId: string, payload: Buffer): void {
-    if (payload.length === 0) {
-      this.machines.delete(machineId);
-      this.impostors.delete(machineId);
-      return;
-    }
+    let raw: unknown;
     let parsed: StatusMessage;
     try {
-      const checked = StatusMessage.safeParse(JSON.parse(payload.toString('utf8')));
+      raw = payload.length === 0 ? null : JSON.parse(payload.toString('utf8'));
+      if (raw === null) return this.refuse(machineId, 'unsigned', 'an empty retained status (cleared by someone)');
+      const checked = StatusMessage.safeParse(raw);
       if (!checked.success) throw new Error('schema');
       parsed = checked.data;
     } catch {
@@ -84,18 +133,54 @@ export class MachineDirectory {
       this.dropped.full += 1;
       return;
     }
-    if (!parsed.online) {
-      this.machines.set(machineId, { machineId, online: false, acceptsRelayedStart: false, claim: existing?.claim ?? '' });
-      return;
-    }
-    if (parsed.machineId !== machineId) {
+    if (parsed.online && parsed.machineId !== machineId) {
       // A status naming another machine than its topic: the broker ACL should prevent it; never trust it.
       this.dropped.invalid += 1;
       return;
     }
-    const claim = `${parsed.terminalId}\u0000${parsed.uniQr ?? ''}`;
-    if (existing?.claim !== claim) this.judgeClaim(machineId, parsed.terminalId, parsed.uniQr);
-    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart: parsed.acceptsRelayedStart, claim });
+    const facts: StatusFacts = parsed.online
+      ? { online: true, ...pick(parsed) }
+      : { online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null };
+    const registry = this.registry();
+    if (!registry.byMachineId.has(machineId)) return this.unregistered(machineId, facts, parsed.machineSig, existing);
+    this.believe(registry, machineId, facts, parsed.machineSig, existing);
+  }
+
+  /** Checks a registered machine's status and keeps it if it is signed, in its window and newer than the one held. */
+  private believe(registry: Registry, machineId: string, facts: StatusFacts, rawSig: unknown, existing?: Held): void {
+    const checked = checkMachineStatus(machineId, facts, rawSig, registry.keysOf(machineId), this.now());
+    if (!checked.ok) return this.refuse(machineId, checked.reason, checked.message);
+    if (existing?.sig !== undefined && this.believable(existing.sig) && !statusIsNewer(checked.sig, existing.sig)) {
+      const { boot, conn, seq } = checked.sig;
+      const where = `boot ${boot.slice(0, 8)}, connection ${conn}, ${seq}`;
+      return this.refuse(machineId, 'stale', `older than the status held (${where}): a replay`);
+    }
+    if (!facts.online) {
+      this.machines.set(machineId, { ...OFFLINE, machineId, claim: existing?.claim ?? '', sig: checked.sig });
+      return;
+    }
+    const claim = `${facts.terminalId}\u0000${facts.uniQr ?? ''}`;
+    if (existing?.claim !== claim) this.judgeClaim(machineId, facts.terminalId!, facts.uniQr);
+    const { acceptsRelayedStart } = facts;
+    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart, claim, sig: checked.sig });
+  }
+
+  /** A machine the registry does not list: never routed to, but what it claims is still judged (an alarm). */
+  private unregistered(machineId: string, facts: StatusFacts, rawSig: unknown, existing: Held | undefined): void {
+    const unchecked = { facts, rawSig };
+    if (!facts.online) {
+      this.machines.set(machineId, { ...OFFLINE, machineId, claim: existing?.claim ?? '', unchecked });
+      return;
+    }
+    const claim = `${facts.terminalId}\u0000${facts.uniQr ?? ''}`;
+    if (existing?.claim !== claim) this.judgeClaim(machineId, facts.terminalId!, facts.uniQr);
+    const { acceptsRelayedStart } = facts;
+    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart, claim, unchecked });
+  }
+
+  /** Whether a held signature is still within its window (with the skew). */
+  private believable(sig: MachineSig): boolean {
+    return this.now() <= sig.signature.expiresAt + CLOCK_SKEW_MS;
   }
 
   /** Compares what a status claims with the registry; counted and logged once per new claim. */
@@ -136,14 +221,33 @@ export class MachineDirectory {
     if (uniQr !== undefined && byQr === undefined && byTerminal === undefined) return { kind: 'unknown' };
     if (byTerminal !== undefined && byQr !== undefined && byTerminal !== byQr) return { kind: 'conflict' };
     const machineId = (byTerminal ?? byQr)!;
+    if (registry.byMachineId.get(machineId)?.machineKeys === undefined) {
+      return { kind: 'found', machine: { ...OFFLINE, machineId, keyless: true } };
+    }
     const status = this.machines.get(machineId);
-    if (status === undefined) return { kind: 'found', machine: { machineId, online: false, acceptsRelayedStart: false } };
+    // Only a signed status within its window says the machine is there.
+    const believed = status?.sig !== undefined && this.believable(status.sig);
+    if (status === undefined || !believed) return { kind: 'found', machine: { ...OFFLINE, machineId } };
     return { kind: 'found', machine: { machineId, online: status.online, acceptsRelayedStart: status.acceptsRelayedStart } };
   }
 
-  /** The registry changed: every online machine's claim is judged again (raised or cleared). */
+  /**
+   * The registry changed: a status signed by a key the registry no longer gives its machine is
+   * forgotten (a rotated-out key speaks for nobody), and every online machine's claim is judged
+   * again (raised or cleared).
+   */
   rejudge(): void {
     this.impostors.clear();
+    const registry = this.registry();
+    for (const [machineId, m] of this.machines) {
+      const keys = registry.keysOf(machineId);
+      if (m.sig !== undefined && keys?.byId.has(m.sig.signature.keyId) !== true) this.machines.delete(machineId);
+      // A machine the registry lists now: what it said while unlisted is checked like a new status.
+      if (m.unchecked !== undefined && registry.byMachineId.has(machineId)) {
+        this.machines.delete(machineId);
+        this.believe(registry, machineId, m.unchecked.facts, m.unchecked.rawSig, undefined);
+      }
+    }
     for (const m of this.machines.values()) {
       if (!m.online || m.claim === '') continue;
       const [terminalId, uniQr] = m.claim.split('\u0000') as [string, string];

@@ -20,6 +20,8 @@ export interface RegistryState {
   expiresAt: string;
   /** The loaded registry's validity ended: it is still used (an outage is worse), and raised. */
   expired: boolean;
+  /** Machines listed without machineKeys: nothing they say is believed, their Starts get 30. */
+  withoutKey: number;
   reloads: number;
   reloadFailures: number;
   lastError: string | null;
@@ -49,6 +51,14 @@ export class RegistryWatch {
       });
     }
     log.info({ registryFile: file, machines: this.current.machines, keyId: this.current.keyId, expiresAt: new Date(this.current.expiresAt).toISOString() }, 'registry of machines loaded');
+    this.warnWithoutKey();
+  }
+
+  /** Machines with no key cannot be believed: said at each load, so an operator adds the keys. */
+  private warnWithoutKey(): void {
+    const n = this.current.withoutKey;
+    if (n === 0) return;
+    this.log.warn({ withoutKey: n, event: 'relay.registry.keyless' }, `${n} machines of the registry have no machineKeys: their Starts are answered 30 until their keys are added (qrvend fleet keygen --machine, docs/relay.md)`);
   }
 
   get registry(): Registry {
@@ -65,11 +75,12 @@ export class RegistryWatch {
     try {
       const next = this.read();
       if (next.issuedAt < this.current.issuedAt) throw new RegistryError(`${this.file} was signed before the registry in use (a file put back?): kept the newer one`);
-      const changed = next.issuedAt !== this.current.issuedAt || next.machines !== this.current.machines;
+      const changed = next.issuedAt !== this.current.issuedAt || next.machines !== this.current.machines || next.withoutKey !== this.current.withoutKey;
       this.current = next;
       this.reloads += 1;
       this.lastError = null;
       this.log.info({ why, machines: next.machines, keyId: next.keyId, expiresAt: new Date(next.expiresAt).toISOString() }, 'registry of machines re-read');
+      this.warnWithoutKey();
       if (changed) this.onChange?.();
       return changed;
     } catch (err) {
@@ -103,6 +114,7 @@ export class RegistryWatch {
       issuedAt: new Date(r.issuedAt).toISOString(),
       expiresAt: new Date(r.expiresAt).toISOString(),
       expired: this.now() > r.expiresAt,
+      withoutKey: r.withoutKey,
       reloads: this.reloads,
       reloadFailures: this.reloadFailures,
       lastError: this.lastError,

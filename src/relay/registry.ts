@@ -16,6 +16,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { TOPIC_LEVEL } from '../fleet/contract/topics.js';
 import { MAX_DOCUMENT_LIFETIME_MS, signStatement, verifyStatement, type Keyring, type Signature } from '../trust/index.js';
+import { KEY_ID, publicKeyFromRaw } from '../trust/keys.js';
+import { machineKeyring } from '../trust/machine-sig.js';
 
 export const REGISTRY_KIND = 'registry';
 export const MAX_REGISTRY_BYTES = 64 * 1024 * 1024;
@@ -25,6 +27,21 @@ export const RegistryMachine = z.strictObject({
   machineId: z.string().regex(TOPIC_LEVEL, 'letters, digits and . _ : - only (1 to 128)'),
   terminalId: z.string().min(1).max(255),
   uniQr: z.string().min(1).max(255).nullable(),
+  /**
+   * The machine's own public keys (`qrvend fleet keygen --machine`), one, or two while it rotates:
+   * what the relay believes of its status and replies is what one of these signed. Absent: nothing
+   * the machine says is believed, and its Starts are answered 30 (docs/relay.md).
+   */
+  machineKeys: z
+    .array(
+      z.strictObject({
+        id: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64'),
+        publicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'the base64 of a 32-byte Ed25519 public key (44 characters)'),
+      }),
+    )
+    .min(1)
+    .max(2)
+    .optional(),
 });
 export type RegistryMachine = z.infer<typeof RegistryMachine>;
 
@@ -42,11 +59,18 @@ export interface Registry {
   readonly byTerminalId: ReadonlyMap<string, string>;
   readonly byUniQr: ReadonlyMap<string, string>;
   readonly byMachineId: ReadonlyMap<string, RegistryMachine>;
+  /** Machines listed without machineKeys (their Starts are answered 30). */
+  readonly withoutKey: number;
+  /** The keys a machine signs with (null: none listed); built when first asked for. */
+  keysOf(machineId: string): Keyring | null;
 }
 
 /** Indexes the entries; refuses an identifier given to two machines (nobody can tell which one is meant). */
-function index(machines: readonly RegistryMachine[]): Pick<Registry, 'byTerminalId' | 'byUniQr' | 'byMachineId'> {
+function index(machines: readonly RegistryMachine[]): Pick<Registry, 'byTerminalId' | 'byUniQr' | 'byMachineId' | 'withoutKey' | 'keysOf'> {
   const byTerminalId = new Map<string, string>();
+  // One key speaks for one machine: a key listed for two could make either say the other's status.
+  const keyOwner = new Map<string, string>();
+  let withoutKey = 0;
   const byUniQr = new Map<string, string>();
   const byMachineId = new Map<string, RegistryMachine>();
   for (const m of machines) {
@@ -60,8 +84,32 @@ function index(machines: readonly RegistryMachine[]): Pick<Registry, 'byTerminal
       if (qrOwner !== undefined) throw new RegistryError(`the UniQR ${JSON.stringify(m.uniQr.slice(0, 64))} is given to ${qrOwner} and ${m.machineId}`);
       byUniQr.set(m.uniQr, m.machineId);
     }
+    if (m.machineKeys === undefined) withoutKey += 1;
+    const ids = new Set<string>();
+    for (const k of m.machineKeys ?? []) {
+      if (ids.has(k.id)) throw new RegistryError(`the machine key id ${k.id} is listed twice for ${m.machineId}`);
+      ids.add(k.id);
+      const owner = keyOwner.get(k.publicKey);
+      if (owner !== undefined) throw new RegistryError(`one machine key is listed for ${owner} and ${m.machineId === owner ? 'again for it' : m.machineId}: each machine has its own`);
+      keyOwner.set(k.publicKey, m.machineId);
+    }
   }
-  return { byTerminalId, byUniQr, byMachineId };
+  const built = new Map<string, Keyring>();
+  const keysOf = (machineId: string): Keyring | null => {
+    const entry = byMachineId.get(machineId);
+    if (entry?.machineKeys === undefined) return null;
+    let ring = built.get(machineId);
+    if (ring === undefined) {
+      try {
+        ring = machineKeyring(entry.machineKeys.map((k) => ({ id: k.id, key: publicKeyFromRaw(k.publicKey) })));
+      } catch {
+        ring = machineKeyring([]); // not a usable Ed25519 key: as good as none
+      }
+      built.set(machineId, ring);
+    }
+    return ring;
+  };
+  return { byTerminalId, byUniQr, byMachineId, withoutKey, keysOf };
 }
 
 function readJson(file: string): unknown {

@@ -101,11 +101,12 @@ function verdictOf(result: RelayedStartResult): { verdict?: string; code?: numbe
   }
 }
 
-type NotResponding = Exclude<RequestOutcome['kind'], 'answer' | 'too-large'> | 'offline' | 'not-accepting' | 'machine-busy' | 'breaker-open' | 'nonconforming';
+type NotResponding = Exclude<RequestOutcome['kind'], 'answer' | 'too-large'> | 'offline' | 'no-machine-key' | 'not-accepting' | 'machine-busy' | 'breaker-open' | 'nonconforming';
 
 function notResponding(kind: NotResponding, echo: Echo): StartAnswer {
   const why: Record<NotResponding, string> = {
     offline: 'the machine is offline',
+    'no-machine-key': 'the machine cannot be believed',
     'not-accepting': 'the machine does not take relayed Starts',
     'machine-busy': 'too many Starts are waiting for this machine; retry',
     'breaker-open': 'the machine has not answered lately; retry later',
@@ -159,7 +160,9 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
       machines: stats.machines,
       online: stats.online,
       inFlight: stats.inFlight,
-      registry: { machines: registry.machines, expiresAt: registry.expiresAt, expired: registry.expired, reloadFailures: registry.reloadFailures },
+      registry: { machines: registry.machines, expiresAt: registry.expiresAt, expired: registry.expired, reloadFailures: registry.reloadFailures, withoutKey: registry.withoutKey },
+      // Statuses and replies not signed by their machine's registry key, per reason (docs/relay.md).
+      refused: { status: stats.statusRefused, replies: stats.repliesRefused },
       // Raised for the operator: machines claiming another machine's identifiers (issue 31 item 6).
       claims: { ...link.directory.claims },
       breakers: breakerStats(),
@@ -248,6 +251,8 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
       return local(res, remote, answer, false, 'unknown');
     }
     const { machine } = found;
+    // No key in the registry: neither its status nor its answer could be told from a forgery.
+    if (machine.keyless === true) return local(res, remote, notResponding('no-machine-key', echo), false, 'no-machine-key');
     if (!machine.online) return local(res, remote, notResponding('offline', echo), false, 'offline');
     if (!machine.acceptsRelayedStart) return local(res, remote, notResponding('not-accepting', echo), false, 'not-accepting');
     // The body crosses the broker without its SecretToken (the machine takes the relay's voucher instead).

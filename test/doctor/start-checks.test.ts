@@ -5,13 +5,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { ConfigSchema, type QrvendConfig } from '../../src/config/schema.js';
 import { loadConfig } from '../../src/config/load.js';
 import { assertStartable, changeProblems, startProblems } from '../../src/doctor/start-checks.js';
 import { isQrvendError } from '../../src/core/errors.js';
+import { generateMachineKey } from '../../src/trust/machine-key.js';
 
 const T = { timeout: 10_000 };
 
@@ -89,6 +90,25 @@ test('fleet credentials the link cannot read stop a change, not a start (payment
     assert.match(problems[0]!.reason, /fleet\.passwordFile .*missing-password cannot be read \(ENOENT\)/);
     // Without a fleet link, its files are nobody's concern.
     assert.deepEqual(changeProblems(ConfigSchema.parse({ ...config, fleet: { ...config.fleet, url: null, acceptRelayedStart: false } })), []);
+  } finally {
+    f.done();
+  }
+});
+
+test('a machine key others may read, or owned by another user, stops the start (fleet.machineKeyFile, exit 78)', T, () => {
+  const f = fixture();
+  try {
+    const key = join(f.dir, 'machine-key.pem');
+    writeFileSync(key, generateMachineKey().privatePem, { mode: 0o640 });
+    const fleet = { configOverlay: join(f.dir, 'overlay.json'), url: 'mqtt://127.0.0.1:1883', machineKeyFile: key };
+    const problems = startProblems(f.config({ fleet }));
+    assert.deepEqual(problems.map((p) => p.path), ['fleet.machineKeyFile']);
+    assert.match(problems[0]!.reason, /mode 0640: group or others may use it; chmod 0600/);
+    assert.equal(/PRIVATE/.test(problems[0]!.reason), false, 'a secret in the reason');
+    assert.throws(() => assertStartable(f.config({ fleet })), (err) => isQrvendError(err, 'CONFIG_UNREADABLE'));
+    chmodSync(key, 0o600);
+    assert.deepEqual(startProblems(f.config({ fleet })), []);
+    assert.deepEqual(startProblems(f.config({ fleet: { ...fleet, machineKeyFile: join(f.dir, 'none.pem') } })).map((p) => p.path), ['fleet.machineKeyFile']);
   } finally {
     f.done();
   }

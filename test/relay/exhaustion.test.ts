@@ -58,6 +58,7 @@ async function fleet(rig: RelayRig): Promise<{ sims: SimMachines; release: () =>
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: MACHINES,
     answer: async (m, args) => {
       if (m === 'SILENT') return silent;

@@ -50,6 +50,7 @@ test(`fuzz through the relay: ${RUNS} generated requests`, { timeout: 600_000 },
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [{ machineId: TERMINAL_ID, terminalId: TERMINAL_ID, uniQr: UNI_QR }],
     answer: (_m, args) => relayed.start(args),
     confirm: (_m, args) => relayed.confirm(args),

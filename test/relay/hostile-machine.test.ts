@@ -20,6 +20,7 @@ test("a hostile machine's answers become Declined 30; conforming ones pass", { t
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [{ machineId: 'EVIL', terminalId: 'TERM-EVIL', uniQr: null }],
     answer: async (_m, args): Promise<RelayedStartOutcome> => ({ ok: true, result: next(JSON.parse((args as { body: string }).body).TransactionId as string) }),
   });

@@ -20,6 +20,7 @@ test('HTTPS with its own certificate: a Start through the relay gets the machine
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [{ machineId: 'TERM-TLS', terminalId: 'TERM-TLS', uniQr: null }],
     answer: async (_m, args) => {
       const tx = JSON.parse((args as { body: string }).body).TransactionId as string;

@@ -36,11 +36,11 @@ test("an impostor claiming the victim's TerminalId and UniQR gets none of its St
       { machineId: 'IMPOSTOR', terminalId: 'TERM-IMPOSTOR', uniQr: 'QR-IMPOSTOR' },
     ],
   });
-  const victim = await startSimMachines({ url: rig.broker.url, protocolVersion: rig.protocolVersion, machines: [{ machineId: 'VICTIM', terminalId: 'TERM-VICTIM', uniQr: 'QR-VICTIM' }], answer: approvedBy('VICTIM') });
+  const victim = await startSimMachines({ url: rig.broker.url, protocolVersion: rig.protocolVersion, signer: rig.kit.machineSigner, machines: [{ machineId: 'VICTIM', terminalId: 'TERM-VICTIM', uniQr: 'QR-VICTIM' }], answer: approvedBy('VICTIM') });
   const relay = await rig.startRelay();
   // The impostor comes after the victim: its retained status is the latest claim of those identifiers.
   await until(() => relay.link.stats().online === 1, 10_000, 'the victim online');
-  const impostor = await startSimMachines({ url: rig.broker.url, protocolVersion: rig.protocolVersion, machines: [{ machineId: 'IMPOSTOR', terminalId: 'TERM-VICTIM', uniQr: 'QR-VICTIM' }], answer: approvedBy('IMPOSTOR') });
+  const impostor = await startSimMachines({ url: rig.broker.url, protocolVersion: rig.protocolVersion, signer: rig.kit.machineSigner, machines: [{ machineId: 'IMPOSTOR', terminalId: 'TERM-VICTIM', uniQr: 'QR-VICTIM' }], answer: approvedBy('IMPOSTOR') });
   try {
     await until(() => relay.link.stats().online === 2, 10_000, 'the impostor online');
     const starts = [
@@ -76,6 +76,7 @@ test('a registry that changes on disk is re-read; one that fails its signature l
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [{ machineId: 'M-OLD', terminalId: 'TERM-X', uniQr: null }, { machineId: 'M-NEW', terminalId: 'TERM-X', uniQr: null }],
     answer: async (m, args) => approvedBy(m)(m, args),
   });

@@ -46,6 +46,7 @@ before(async () => {
   sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [
       { machineId: 'TERM-A', terminalId: 'TERM-A', uniQr: 'QR-A' },
       { machineId: 'TERM-B', terminalId: 'TERM-B', uniQr: 'QR-B' },

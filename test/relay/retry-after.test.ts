@@ -18,6 +18,7 @@ test("a machine's 429 comes back through the relay with its Retry-After", { time
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [{ machineId: 'TERM-R', terminalId: 'TERM-R', uniQr: null }],
     answer: (_machineId, args) => machine.relayed.start(args),
     confirm: (_machineId, args) => machine.relayed.confirm(args),

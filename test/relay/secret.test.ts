@@ -24,6 +24,7 @@ test('the SecretToken never crosses the broker; the machine takes the Start on t
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
+    signer: rig.kit.machineSigner,
     machines: [{ machineId: 'TERM-S', terminalId: 'TERM-S', uniQr: 'QR-S' }],
     answer: (_m, args) => machine.relayed.start(args),
     confirm: (_m, args) => machine.relayed.confirm(args),

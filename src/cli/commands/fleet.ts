@@ -40,6 +40,7 @@ interface KeygenFlags {
   id?: string;
   scopes: string;
   comment?: string;
+  machine?: string;
 }
 
 export function register(parent: Command): void {
@@ -172,8 +173,13 @@ export function register(parent: Command): void {
     .option('--id <id>', 'the key\'s id in the trust file (default: key-YYYYMMDD)')
     .option('--scopes <list>', 'what it may sign, comma-separated: read, operate, configure, update (`qrvend fleet update`, `npm run release -- --sign`); start, registry are for the relay', 'read')
     .option('--comment <text>', 'free text in the trust-file entry (who holds it)')
+    .option('--machine <machineId>', "make this machine's own key instead (on the machine, as the agent's user; fleet.machineKeyFile): prints its entry for the relay's registry (docs/relay.md)")
     .action(async (flags: KeygenFlags) => {
       const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+      if (flags.machine !== undefined) {
+        const { writeMachineKey } = await import('./fleet-machine-key.js');
+        return writeMachineKey(flags.machine, flags.out);
+      }
       const { generateSigningKey, KEY_ID, SCOPES } = await import('../../trust/keys.js');
       const { writeFileSync } = await import('node:fs');
       const id = flags.id ?? `key-${new Date().toISOString().slice(0, 10).replace(/-/g, '')}`;

@@ -39,8 +39,11 @@ export const StatusMessage = z.union([
     /** The last update this machine heard of (design section 12); absent on machines without one. */
     update: UpdateStatus.optional(),
     at: Iso,
+    /** The machine's own signature over what the relay acts on (src/trust/machine-sig.ts); checked by the relay. */
+    machineSig: z.unknown().optional(),
   }),
-  z.object({ online: z.literal(false) }),
+  /** The last will (signed when its connection opened) or a graceful stop (signed then). */
+  z.object({ online: z.literal(false), machineSig: z.unknown().optional() }),
 ]);
 export type StatusMessage = z.infer<typeof StatusMessage>;
 
@@ -134,14 +137,16 @@ export const COMMAND_ERROR_CODES = [
 ] as const;
 export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
 
+/** `machineSig`: the machine's signature over the reply (src/trust/machine-sig.ts); the relay believes no reply without it. */
 export const CommandReply = z.union([
-  z.object({ ok: z.literal(true), machineId: Id, command: z.string().max(64), correlationId: z.string().max(128).nullable(), result: z.unknown() }),
+  z.object({ ok: z.literal(true), machineId: Id, command: z.string().max(64), correlationId: z.string().max(128).nullable(), result: z.unknown(), machineSig: z.unknown().optional() }),
   z.object({
     ok: z.literal(false),
     machineId: Id,
     command: z.string().max(64),
     correlationId: z.string().max(128).nullable(),
     error: z.object({ code: z.enum(COMMAND_ERROR_CODES), message: z.string().max(1024) }),
+    machineSig: z.unknown().optional(),
   }),
 ]);
 export type CommandReply = z.infer<typeof CommandReply>;

@@ -17,6 +17,8 @@ import { RepeatedLog } from '../../core/log-limiter.js';
 import { threadMemory } from '../../core/thread-memory.js';
 import { loadKeyring, TrustFileError, type Keyring } from '../../trust/keys.js';
 import { NonceBook } from '../../trust/nonce-book.js';
+import { STATUS_REFRESH_MS } from '../../trust/machine-sig.js';
+import { machineVoice } from './machine-voice.js';
 import type { FleetFacts, FleetQueuedEvent, FleetToMain, FleetToPayment, MainToFleet, PaymentToFleet } from '../../ipc/messages.js';
 import { machineTopics, type CommandName } from '../contract/topics.js';
 import type { AlarmCode } from '../contract/alarms.js';
@@ -62,6 +64,9 @@ const payment = data.paymentPort;
 const toPayment = (message: FleetToPayment) => payment.postMessage(message);
 const topics = machineTopics(fleet.topicPrefix, data.machineId);
 const v5 = fleet.protocolVersion === 5;
+
+/** Signs what the relay believes (status, last will, replies); null: no machine key (machine-voice.ts). */
+const voice = machineVoice(fleet, data.machineId, wallNow, log);
 
 /** The URL without credentials, for the log. */
 const safeUrl = (url: string): string => withoutCredentials(url) ?? '(unparsable url)';
@@ -128,7 +133,7 @@ function publishEvents(events: FleetQueuedEvent[]): void {
 // --- status and health ------------------------------------------------------------------------
 const ARCH = machineArch();
 
-function statusMessage(): StatusMessage | null {
+function statusMessage(): Extract<StatusMessage, { online: true }> | null {
   if (facts === null) return null;
   return {
     online: true,
@@ -175,8 +180,12 @@ function publishStatus(force: boolean): void {
   if (!force && key === lastStatusKey) return;
   lastStatusKey = key;
   lastStatusAt = monotonicNow();
-  client!.publish(topics.status, JSON.stringify(status), { qos: 1, retain: true });
+  client!.publish(topics.status, JSON.stringify(voice === null ? status : voice.status(status)), { qos: 1, retain: true });
 }
+
+/** A signed status is believed for its window only: signed and published again, changed or not. */
+const statusRefresh = setInterval(() => publishStatus(true), STATUS_REFRESH_MS);
+statusRefresh.unref();
 
 function publishHealth(): void {
   updates?.refresh();
@@ -216,6 +225,7 @@ function reply(route: ReplyRoute, command: string, outcome: { ok: true; result: 
     body = { ok: false, machineId: data.machineId, command: command.slice(0, 64), correlationId: route.correlationId, error: { code: 'INTERNAL', message: 'the reply is too large to send' } };
     text = JSON.stringify(body);
   }
+  if (voice !== null) text = voice.reply(body);
   const options: IClientPublishOptions = { qos: 1 };
   if (v5 && route.correlationData !== null) options.properties = { correlationData: route.correlationData };
   return new Promise((resolve) => (client === null ? resolve() : client.publish(route.topic, text, options, () => resolve())));
@@ -415,6 +425,7 @@ async function shutdown(): Promise<void> {
   if (stopping) return;
   stopping = true;
   clearInterval(healthTimer);
+  clearInterval(statusRefresh);
   probe?.stop();
   updates?.stop();
   if (statusTimer !== null) clearTimeout(statusTimer);
@@ -423,7 +434,8 @@ async function shutdown(): Promise<void> {
     // A graceful stop says so itself; the last will covers the other kind.
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 2_000);
-      c.publish(topics.status, JSON.stringify({ online: false } satisfies StatusMessage), { qos: 1, retain: true }, () => (clearTimeout(timer), resolve()));
+      const goodbye: StatusMessage = voice === null ? { online: false } : voice.goodbye();
+      c.publish(topics.status, JSON.stringify(goodbye), { qos: 1, retain: true }, () => (clearTimeout(timer), resolve()));
     });
   }
   if (c !== null) {
@@ -455,6 +467,9 @@ function start(): void {
   client = c;
   boundInboundPackets(c, fleet.protocolVersion, () => void (counters.packetsTooLarge += 1));
   keepNoDelay(c);
+  // Each connection its own signed last will.
+  voice?.armWill(c, topics.status);
+  c.on('reconnect', () => voice?.armWill(c, topics.status));
   c.connect();
   c.on('connect', () => {
     connected = true;

@@ -48,7 +48,7 @@ before(async () => {
   kit = createTrustKit({ machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }], integratorName: 'rig-wallet' });
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
-    config: { start: { listen: null }, fleet: { url: gate.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile, keepaliveS: 60 } },
+    config: { start: { listen: null }, fleet: { url: gate.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile, machineKeyFile: kit.machineKeyFile('RIG-TERMINAL-1'), keepaliveS: 60 } },
   });
   kit.writeToken(rig.secretToken);
   await rig.startAgent();

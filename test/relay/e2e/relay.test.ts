@@ -79,7 +79,7 @@ before(async () => {
   kit = createTrustKit({ machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }], integratorName: 'rig-wallet' });
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
-    config: { start: { listen: null }, fleet: { url: broker.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile } },
+    config: { start: { listen: null }, fleet: { url: broker.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile, machineKeyFile: kit.machineKeyFile('RIG-TERMINAL-1') } },
     env: { [TEST_CLOCK_ENV]: clockFile },
   });
   kit.writeToken(rig.secretToken);

@@ -1,0 +1,49 @@
+/**
+ * The machine's own key (src/trust/machine-key.ts): refused unless a regular file, mode 0600 (or
+ * stricter), owned by the agent's user; its id derived from its public half, as keygen prints it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateMachineKey, loadMachineKey, machineKeyId } from '../../src/trust/machine-key.js';
+
+const T = { timeout: 10_000 };
+
+test('a 0600 key owned by the agent loads, with the id and public half keygen printed', T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-machine-key-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const made = generateMachineKey();
+  const file = join(dir, 'machine-key.pem');
+  writeFileSync(file, made.privatePem, { mode: 0o600 });
+  const loaded = loadMachineKey(file);
+  assert.equal(loaded.keyId, made.entry.id);
+  assert.equal(loaded.publicKey, made.entry.publicKey);
+  assert.equal(machineKeyId(made.entry.publicKey), made.entry.id);
+  assert.match(made.entry.id, /^m-[A-Za-z0-9_-]{16}$/);
+  chmodSync(file, 0o400);
+  assert.equal(loadMachineKey(file).keyId, made.entry.id);
+});
+
+test('looser than 0600, another owner, a symlink, not a key: refused naming why, never the content', T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-machine-key-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const made = generateMachineKey();
+  const file = join(dir, 'machine-key.pem');
+  writeFileSync(file, made.privatePem, { mode: 0o600 });
+  for (const mode of [0o640, 0o604, 0o660]) {
+    chmodSync(file, mode);
+    assert.throws(() => loadMachineKey(file), (err: Error) => /group or others may use it; chmod 0600/.test(err.message) && !err.message.includes('PRIVATE'));
+  }
+  chmodSync(file, 0o600);
+  const euid = process.geteuid!();
+  assert.throws(() => loadMachineKey(file, euid + 1), new RegExp(`owned by uid ${euid}, not by the agent's user \\(uid ${euid + 1}\\)`));
+  const link = join(dir, 'link.pem');
+  symlinkSync(file, link);
+  assert.throws(() => loadMachineKey(link), /is a symbolic link/);
+  const notKey = join(dir, 'not-key.pem');
+  writeFileSync(notKey, 'hello', { mode: 0o600 });
+  assert.throws(() => loadMachineKey(notKey), /is not a PEM private key/);
+  assert.throws(() => loadMachineKey(join(dir, 'missing.pem')), /cannot be read \(ENOENT\)/);
+});
