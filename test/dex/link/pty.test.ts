@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { isQrvendError } from '../../../src/core/errors.js';
+import { until } from '../../../src/sim/wait.js';
 import { auditFile, dexRig } from './support.js';
 
 const T = { timeout: 90_000 };
@@ -21,6 +22,8 @@ for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
       assert.ok(one.durationMs >= 0);
       const two = await rig.link.read();
       assert.deepEqual(two.bytes, files[1]);
+      // The simulator counts a read once its last EOT has left, which may be after the link has it.
+      await until(() => rig.sim.served === 2, 10_000, 'the simulator to count its second read');
       assert.equal(rig.sim.served, 2);
     } finally {
       await rig.close();
