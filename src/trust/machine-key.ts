@@ -8,7 +8,7 @@
  */
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { lstatSync } from 'node:fs';
-import { generateSigningKey, loadPrivateKey, rawPublicKey, TrustFileError } from './keys.js';
+import { generateSigningKey, loadPrivateKey, rawPublicKey, TrustFileError } from './key-material.js';
 
 const MAX_KEY_FILE_BYTES = 16 * 1024;
 
