@@ -8,6 +8,7 @@
  *   native/notify-helper.c -> dist/src/native/qrvend-notify         sd_notify for the main thread (daemon)
  *   native/malloc-trim.c   -> dist/src/native/qrvend-trim.node      malloc_trim for the daemon (Node-API addon,
  *                                                                    with the running Node's headers)
+ *   native/gpio-chardev.c  -> dist/src/native/qrvend-gpio.node      the kernel's GPIO character device (Node-API addon)
  *   test/native/fail-io.c  -> dist/test/native/libqrvend-failio.so  write/sync failure shim (tests only)
  *   test/native/notify-sink.c -> dist/test/native/notify-sink       systemd's end of NOTIFY_SOCKET (tests only)
  */
@@ -25,6 +26,8 @@ const targets = [
   { src: 'native/notify-helper.c', out: 'dist/src/native/qrvend-notify', flags: [] },
   // The daemon runs without it (no trimming, more resident memory) where Node came without its headers.
   { src: 'native/malloc-trim.c', out: 'dist/src/native/qrvend-trim.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h') },
+  // Without it the chardev GPIO backend is unavailable (logged; payments go on, docs/devices.md).
+  { src: 'native/gpio-chardev.c', out: 'dist/src/native/qrvend-gpio.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h') },
   { src: 'test/native/notify-sink.c', out: 'dist/test/native/notify-sink', flags: [] },
   { src: 'test/native/fail-io.c', out: 'dist/test/native/libqrvend-failio.so', flags: ['-shared', '-fPIC', '-ldl'] },
 ];

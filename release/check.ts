@@ -26,6 +26,7 @@ export const RELEASE_FILES = [
   'dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
   'dist/src/native/qrvend-notify', // the daemon's sd_notify helper, built for the target
   'dist/src/native/qrvend-trim.node', // the daemon's malloc_trim (Node-API addon), built for the target
+  'dist/src/native/qrvend-gpio.node', // the GPIO character device backend (Node-API addon), built for the target
   'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
 ] as const;
 
