@@ -268,7 +268,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
   trialTimer?.unref();
   const fleetStatsTimer =
     config.fleet.url !== null
-      ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
+      ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss(), gpio: gpio.stats() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
       : null;
   fleetStatsTimer?.unref();
 
@@ -292,6 +292,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       memory: { main: threadMemory(), payment: paymentMemory, display: display?.memory() ?? null, fleet: fleet.memory(), mainHeapLimitMb: heapLimit.heapLimitMb },
       mainThreadNice: priority.nice,
       health,
+      gpio: gpio.stats(),
     };
     loopDelay.reset();
     return out;

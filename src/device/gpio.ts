@@ -62,7 +62,17 @@ export interface Gpio {
   /** pulse() skips (resolves at once) within gpio.resetHoldOffS of the last pulse; pulses counts the ones made. */
   boardReset: { pulse(): Promise<void>; readonly pulses: number; readonly wired: boolean };
   backlight: { set(on: boolean): void };
+  /** For the stats line and the fleet's health: the backend, the pulses made, the lines' values read back. */
+  stats(): GpioStats;
   close(): void;
+}
+
+export interface GpioStats {
+  backend: GpioBackendName | 'off';
+  chip: string | null;
+  led: StatusLedState;
+  boardResets: number;
+  values: Record<'led' | 'reset' | 'backlight', number | null> | null;
 }
 
 /** Which LED state the health of the machine calls for (a helper for the machine loop). */
@@ -109,6 +119,7 @@ function offGpio(): Gpio {
     },
     boardReset: { pulse: async () => {}, pulses: 0, wired: false },
     backlight: { set: () => {} },
+    stats: () => ({ backend: 'off', chip: null, led: state, boardResets: 0, values: null }),
     close: () => {},
   };
 }
@@ -136,11 +147,11 @@ function openLines(config: GpioConfig, log: Logger, options: OpenGpioOptions): G
 export function openGpio(config: GpioConfig, log: Logger, options: OpenGpioOptions = {}): Gpio {
   const wired = [config.statusLedPin, config.boardResetPin, config.backlightPin, config.statusLedLine, config.boardResetLine, config.backlightLine].some((p) => p !== null);
   const lines = wired ? openLines(config, log, options) : null;
-  return lines === null ? offGpio() : gpioOver(lines, config, options);
+  return lines === null ? offGpio() : gpioOver(lines, config, options, log);
 }
 
 /** The LED patterns, the reset pulse and the backlight over a backend's lines. */
-function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions): Gpio {
+function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions, log: Logger): Gpio {
   const timers = options.timers ?? realTimers;
   const now = options.now ?? (() => performance.now());
   let closed = false;
@@ -182,9 +193,13 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
         // A pulse already under way is the pulse the caller wants.
         if (pulsing !== null) return pulsing;
         // A board that boots slowly is not reset again and again (gpio.resetHoldOffS).
-        if (lastPulseAt !== null && now() - lastPulseAt < config.resetHoldOffS * 1000) return Promise.resolve();
+        if (lastPulseAt !== null && now() - lastPulseAt < config.resetHoldOffS * 1000) {
+          log.warn({ boardResets: pulses }, `GPIO: board reset skipped, the last pulse was under gpio.resetHoldOffS (${config.resetHoldOffS} s) ago`);
+          return Promise.resolve();
+        }
         lastPulseAt = now();
         pulses += 1;
+        log.warn({ boardResets: pulses, pulseMs: config.resetPulseMs }, 'GPIO: pulsing the board reset line');
         pulsing = new Promise<void>((resolve) => {
           reset.assert();
           timers.setTimeout(() => {
@@ -205,6 +220,13 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
         if (!closed) lines.backlight?.write(on);
       },
     },
+    stats: () => ({
+      backend: lines.backend,
+      chip: lines.chip,
+      led: ledState,
+      boardResets: pulses,
+      values: closed ? null : (lines.readBack?.() ?? null),
+    }),
     close(): void {
       if (closed) return;
       stopBlink();

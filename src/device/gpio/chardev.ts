@@ -179,6 +179,17 @@ export function openChardevLines(config: QrvendConfig['gpio'], log: Logger, opti
     led: output(ledFd),
     reset,
     backlight: output(backlightFd),
+    readBack() {
+      const read = (fd: number | null) => {
+        if (fd === null || !held.includes(fd)) return null;
+        try {
+          return addon.getValue(fd);
+        } catch {
+          return null;
+        }
+      };
+      return { led: read(ledFd), reset: read(resetFd), backlight: read(backlightFd) };
+    },
     close() {
       // Releasing the request gives the lines back to the kernel (consumer cleared).
       for (const fd of held.splice(0)) {

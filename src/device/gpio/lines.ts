@@ -21,6 +21,8 @@ export interface GpioLines {
   led: OutputLine | null;
   reset: ResetLine | null;
   backlight: OutputLine | null;
+  /** The values the kernel reports for the held lines (chardev), for the stats line; absent where unknown. */
+  readBack?(): Record<'led' | 'reset' | 'backlight', number | null>;
   /** Releases every line: the LED goes dark, the reset line is let go. */
   close(): void;
 }
