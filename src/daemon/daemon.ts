@@ -12,6 +12,7 @@ import { readSecretToken } from '../start/secret-file.js';
 import { readHwSerial } from '../device/hw-serial.js';
 import { terminalIdFor } from '../device/device-info.js';
 import { openGpio, statusLedStateFor } from '../device/gpio.js';
+import { gpioFactsPath } from '../device/gpio/facts-file.js';
 import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
 import { ageDeniedItems } from '../mdb/reader/index.js';
@@ -77,7 +78,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const loopDelay = monitorEventLoopDelay({ resolution: loopTickMs });
   loopDelay.enable();
 
-  const gpio = openGpio(config.gpio, log);
+  const gpio = openGpio(config.gpio, log, { factsPath: gpioFactsPath(config.store.path) });
   const transport = createMdbTransport(config.mdb);
   if (transport.simWire !== null) options.onSimWire?.(transport.simWire);
 

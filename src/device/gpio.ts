@@ -14,6 +14,7 @@ import { ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { gpioSupport, readBoardModel } from './board.js';
 import { listChips, openChardevLines, type GpioAddon } from './gpio/chardev.js';
+import { writeGpioFacts } from './gpio/facts-file.js';
 import type { GpioBackendName, GpioLines } from './gpio/lines.js';
 import { openRpioLines, type RpioDriver } from './gpio/rpio.js';
 
@@ -51,6 +52,8 @@ export interface OpenGpioOptions {
   timers?: GpioTimers;
   /** Monotonic milliseconds, for the reset hold-off (tests). */
   now?: () => number;
+  /** Where the backend and the reset count go for `qrvend doctor` (src/device/gpio/facts-file.ts). */
+  factsPath?: string;
 }
 
 export interface Gpio {
@@ -169,7 +172,14 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
   let pulsing: Promise<void> | null = null;
   let pulses = 0;
   let lastPulseAt: number | null = null;
+  let lastResetAt: string | null = null;
   const reset = lines.reset;
+  const writeFacts = () => {
+    if (options.factsPath === undefined) return;
+    const facts = { backend: lines.backend, chip: lines.chip, boardResets: pulses, lastResetAt, pid: process.pid };
+    writeGpioFacts(options.factsPath, facts).catch((err: Error) => log.warn({ err: err.message }, 'GPIO facts file not written'));
+  };
+  writeFacts();
   return {
     mode: lines.backend,
     chip: lines.chip,
@@ -198,7 +208,9 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
           return Promise.resolve();
         }
         lastPulseAt = now();
+        lastResetAt = new Date().toISOString();
         pulses += 1;
+        writeFacts();
         log.warn({ boardResets: pulses, pulseMs: config.resetPulseMs }, 'GPIO: pulsing the board reset line');
         pulsing = new Promise<void>((resolve) => {
           reset.assert();
