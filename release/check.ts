@@ -38,6 +38,7 @@ export const STABLE_FILES = [
   'usr/lib/systemd/system/qrvend.service',
   'usr/lib/systemd/system/qrvend-relay.service',
   'usr/lib/sysusers.d/qrvend.conf',
+  'usr/lib/udev/rules.d/60-qrvend-gpio.rules', // /dev/gpiochip* to group gpio (the chardev backend)
 ] as const;
 
 /** Every file a release of this version must carry, as paths inside the package. */

@@ -105,6 +105,7 @@ export async function stageTree(o: StageOptions): Promise<void> {
   sysd('systemd/qrvend-relay.service', 'usr/lib/systemd/system/qrvend-relay.service');
   sysd('packaging/qrvend.sysusers', 'usr/lib/sysusers.d/qrvend.conf');
   sysd('packaging/qrvend.tmpfiles', 'usr/lib/tmpfiles.d/qrvend.conf');
+  sysd('packaging/qrvend-gpio.rules', 'usr/lib/udev/rules.d/60-qrvend-gpio.rules');
   mkdirSync(join(o.root, 'usr/share/doc/qrvend'), { recursive: true });
   writeFileSync(join(o.root, 'usr/share/doc/qrvend/copyright'), copyright(o.runtime));
   normaliseModes(o.root);
