@@ -186,7 +186,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
   if (!mallocTrimAvailable()) {
     log.info({ addon: 'dist/src/native/qrvend-trim.node' }, 'malloc trimming is off (the addon was not built: Node without its headers): resident memory keeps what malloc freed; rebuild with `npm run build` where include/node/node_api.h is installed');
   }
-  const updateLed = () => gpio.statusLed.set(statusLedStateFor(health));
+  // The reader's link down (no board, a dead board) is a fault the LED shows (docs/devices.md, the LED).
+  let readerLinkDown = false;
+  const updateLed = () => gpio.statusLed.set(statusLedStateFor({ ...health, fault: health.fault || readerLinkDown }));
 
   // READY means the agent can take a payment: the VMC enabled the reader (so it polls us and will
   // offer sessions) and the payment worker is ready (ledger open, recovery done, Start listening).
@@ -258,7 +260,11 @@ export function startDaemon(options: DaemonOptions): Daemon {
     }
   });
 
-  machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => fleet.onLink(change));
+  machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => {
+    readerLinkDown = !change.up;
+    updateLed();
+    fleet.onLink(change);
+  });
   // Only on the start after a config.set from the fleet: confirms it, or rolls it back.
   const trialTimer = fleet.inTrial
     ? setInterval(() => {
