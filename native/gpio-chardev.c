@@ -149,7 +149,8 @@ static napi_value request(napi_env env, napi_callback_info info) {
   char path[PATH_MAX_LEN];
   uint32_t offset, mode, value;
   if (get_args(env, info, 5, argv) < 0) return NULL;
-  if (get_u32(env, argv[1], &offset) < 0 || get_u32(env, argv[3], &mode) < 0 || get_u32(env, argv[4], &value) < 0) return NULL;
+  if (get_u32(env, argv[1], &offset) < 0 || get_u32(env, argv[3], &mode) < 0) return NULL;
+  if (get_u32(env, argv[4], &value) < 0) return NULL;
   struct gpio_v2_line_request req;
   memset(&req, 0, sizeof req);
   size_t len = 0;
@@ -167,8 +168,10 @@ static napi_value request(napi_env env, napi_callback_info info) {
   req.num_lines = 1;
   if (mode == 1) req.config.flags = GPIO_V2_LINE_FLAG_INPUT;
   if (mode >= 2) {
-    // Open drain with the pull-up: released is high, as the board's own reset circuit wants (bias is optional in gpiolib).
-    req.config.flags = GPIO_V2_LINE_FLAG_OUTPUT | (mode == 3 ? GPIO_V2_LINE_FLAG_OPEN_DRAIN | GPIO_V2_LINE_FLAG_BIAS_PULL_UP : 0);
+    // Open drain with the pull-up: released is high, as the board's own reset circuit wants
+    // (gpiolib treats the bias as optional where the chip has none).
+    req.config.flags = GPIO_V2_LINE_FLAG_OUTPUT;
+    if (mode == 3) req.config.flags |= GPIO_V2_LINE_FLAG_OPEN_DRAIN | GPIO_V2_LINE_FLAG_BIAS_PULL_UP;
     req.config.num_attrs = 1;
     req.config.attrs[0].attr.id = GPIO_V2_LINE_ATTR_ID_OUTPUT_VALUES;
     req.config.attrs[0].attr.values = value ? 1 : 0;
@@ -206,7 +209,8 @@ static napi_value set_value(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   int32_t fd;
   uint32_t value;
-  if (get_args(env, info, 2, argv) < 0 || get_fd(env, argv[0], &fd) < 0 || get_u32(env, argv[1], &value) < 0) return NULL;
+  if (get_args(env, info, 2, argv) < 0 || get_fd(env, argv[0], &fd) < 0) return NULL;
+  if (get_u32(env, argv[1], &value) < 0) return NULL;
   struct gpio_v2_line_values vals = { .bits = value ? 1 : 0, .mask = 1 };
   if (ioctl(fd, GPIO_V2_LINE_SET_VALUES_IOCTL, &vals) < 0) return throw_errno(env, "set value", errno);
   return NULL;

@@ -93,7 +93,8 @@ export function chooseBackend(config: GpioConfig, root = '/'): Choice {
   const support = gpioSupport(model);
   if (config.backend === 'rpio' && support !== 'rpio') {
     const what = support === 'pi5-unsupported' ? 'its RP1 GPIO' : 'this board';
-    return { backend: 'off', why: `gpio.backend is "rpio" but rpio does not support ${what} (${model ?? 'no model'}): use chardev` };
+    const why = `gpio.backend is "rpio" but rpio does not support ${what} (${model ?? 'no model'}): use chardev`;
+    return { backend: 'off', why };
   }
   if (config.backend !== 'auto') return { backend: config.backend, why: `gpio.backend is "${config.backend}"` };
   const hasChip = listChips(join(root, 'dev')).length > 0;
@@ -130,7 +131,8 @@ function offGpio(): Gpio {
 function openLines(config: GpioConfig, log: Logger, options: OpenGpioOptions): GpioLines | null {
   const choice = chooseBackend(config, options.root);
   if (choice.backend === 'off') {
-    if (config.backend !== 'off') log.error({ code: ErrorCodes.DEVICE_UNAVAILABLE }, `${choice.why}; GPIO is off (LED, board reset, backlight do nothing)`);
+    const msg = `${choice.why}; GPIO is off (LED, board reset, backlight do nothing)`;
+    if (config.backend !== 'off') log.error({ code: ErrorCodes.DEVICE_UNAVAILABLE }, msg);
     return null;
   }
   log.info({ backend: choice.backend }, `GPIO backend ${choice.backend}: ${choice.why}`);
@@ -148,7 +150,8 @@ function openLines(config: GpioConfig, log: Logger, options: OpenGpioOptions): G
 }
 
 export function openGpio(config: GpioConfig, log: Logger, options: OpenGpioOptions = {}): Gpio {
-  const wired = [config.statusLedPin, config.boardResetPin, config.backlightPin, config.statusLedLine, config.boardResetLine, config.backlightLine].some((p) => p !== null);
+  const { statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine } = config;
+  const wired = [statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine].some((p) => p !== null);
   const lines = wired ? openLines(config, log, options) : null;
   return lines === null ? offGpio() : gpioOver(lines, config, options, log);
 }
@@ -177,7 +180,8 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
   const writeFacts = () => {
     if (options.factsPath === undefined) return;
     const facts = { backend: lines.backend, chip: lines.chip, boardResets: pulses, lastResetAt, pid: process.pid };
-    writeGpioFacts(options.factsPath, facts).catch((err: Error) => log.warn({ err: err.message }, 'GPIO facts file not written'));
+    const failed = (err: Error) => log.warn({ err: err.message }, 'GPIO facts file not written');
+    writeGpioFacts(options.factsPath, facts).catch(failed);
   };
   writeFacts();
   return {
@@ -204,7 +208,8 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
         if (pulsing !== null) return pulsing;
         // A board that boots slowly is not reset again and again (gpio.resetHoldOffS).
         if (lastPulseAt !== null && now() - lastPulseAt < config.resetHoldOffS * 1000) {
-          log.warn({ boardResets: pulses }, `GPIO: board reset skipped, the last pulse was under gpio.resetHoldOffS (${config.resetHoldOffS} s) ago`);
+          const msg = `GPIO: board reset skipped, the last pulse was under gpio.resetHoldOffS (${config.resetHoldOffS} s) ago`;
+          log.warn({ boardResets: pulses }, msg);
           return Promise.resolve();
         }
         lastPulseAt = now();

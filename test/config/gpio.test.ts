@@ -28,7 +28,8 @@ test('gpio.mode, the older name, still loads: pi is rpio, off is off; it may not
   assert.equal(gpioOf({ mode: 'off' }).backend, 'off');
   assert.equal(gpioOf({ mode: 'auto', backend: 'chardev' }).backend, 'chardev');
   assert.equal('mode' in gpioOf({ mode: 'mock' }), false, 'only gpio.backend is read further on');
-  assert.match(refusal({ mode: 'pi', backend: 'chardev' }), /gpio\.mode.*disagrees with gpio\.backend "chardev": remove gpio\.mode/);
+  const both = refusal({ mode: 'pi', backend: 'chardev' });
+  assert.match(both, /gpio\.mode.*disagrees with gpio\.backend "chardev": remove gpio\.mode/);
 });
 
 test('chip and lines: a path or label, a name or an offset; anything else is refused naming the key', T, () => {

@@ -52,7 +52,8 @@ function gpioinfoLine(text: string, offset: number): string {
 
 /** The gpio figures of the agent's stats lines since a guest time (seconds since the epoch). */
 async function gpioStatsSince(g: Guest, sinceS: number): Promise<GpioStats[]> {
-  const out = (await g.sh(`journalctl -u qrvend -o cat --no-pager --since @${sinceS} | grep '"msg":"stats"' || true`, 30_000)).stdout;
+  const cmd = `journalctl -u qrvend -o cat --no-pager --since @${sinceS} | grep '"msg":"stats"' || true`;
+  const out = (await g.sh(cmd, 30_000)).stdout;
   return out
     .split('\n')
     .filter(Boolean)
@@ -72,15 +73,19 @@ async function guestNow(g: Guest): Promise<number> {
 
 export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
   const { steps, g, vmc, facts } = d;
-  await steps.run('GPIO: the kernel sees the LED and reset lines held by qrvend, outputs (gpioinfo)', 60_000, async () => {
+  const readerUp = () => (vmc.state().reader === 'enabled' && vmc.state().hostEnabled ? true : undefined);
+  const kernelView = 'GPIO: the kernel sees the LED and reset lines held by qrvend, outputs (gpioinfo)';
+  await steps.run(kernelView, 60_000, async () => {
     const info = (await g().sh('gpioinfo gpiochip0', 30_000)).stdout;
     writeFileSync(join(d.runDir, 'gpioinfo.txt'), info);
     for (const offset of [FIELD_GPIO.led, FIELD_GPIO.reset]) {
       const line = gpioinfoLine(info, offset);
-      if (!line.includes('"qrvend"') || !/\boutput\b/.test(line)) throw new Error(`PL061 line ${offset} is not a qrvend output: ${line}`);
+      const ours = line.includes('"qrvend"') && /\boutput\b/.test(line);
+      if (!ours) throw new Error(`PL061 line ${offset} is not a qrvend output: ${line}`);
     }
     const key = gpioinfoLine(info, FIELD_GPIO.powerKey);
-    if (!key.includes('[used]') || key.includes('"qrvend"')) throw new Error(`line ${FIELD_GPIO.powerKey} is not held by the power key: ${key}`);
+    const held = key.includes('[used]') && !key.includes('"qrvend"');
+    if (!held) throw new Error(`line ${FIELD_GPIO.powerKey} is not held by the power key: ${key}`);
     facts.gpioinfo = [FIELD_GPIO.powerKey, FIELD_GPIO.led, FIELD_GPIO.reset].map((o) => gpioinfoLine(info, o).trim());
   });
 
@@ -94,7 +99,7 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
   });
 
   await steps.run('GPIO: a board that stops polling: LED fault, reset line pulsed, back up', 300_000, async () => {
-    await waitFor('the VMC idle with the reader enabled', 60_000, () => (vmc.state().reader === 'enabled' && vmc.state().hostEnabled ? true : undefined), 200);
+    await waitFor('the VMC idle with the reader enabled', 60_000, readerUp, 200);
     const since = await guestNow(g());
     const before = (await gpioStatsSince(g(), since - 120)).at(-1)?.boardResets ?? 0;
     vmc.silent(15_000);
@@ -102,7 +107,7 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
       const s = await gpioStatsSince(g(), since);
       return s.find((x) => x.boardResets > before);
     }, 2_000);
-    await waitFor('the reader enabled again at the VMC', 150_000, () => (vmc.state().reader === 'enabled' && vmc.state().hostEnabled ? true : undefined), 200);
+    await waitFor('the reader enabled again at the VMC', 150_000, readerUp, 200);
     const all = await gpioStatsSince(g(), since);
     const sawFault = all.some((x) => x.led === 'fault');
     const lit = await waitFor('the LED ready and lit again', 90_000, async () => {
@@ -113,8 +118,10 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
     writeFileSync(join(d.runDir, 'doctor-gpio.txt'), doctor.stdout + doctor.stderr);
     const gpioLine = doctor.stdout.split('\n').find((l) => /GPIO lines/.test(l)) ?? '';
     facts.gpioReset = { before, after: pulsed.boardResets, sawFault, lit, doctor: gpioLine.trim() };
-    if (!sawFault) throw new Error(`no stats line showed the LED in fault while the board was silent: ${JSON.stringify(all)}`);
-    if (!/^\s*OK\s/.test(gpioLine) || !/board resets [1-9]\d* by the daemon/.test(gpioLine)) throw new Error(`doctor's GPIO line: ${gpioLine}`);
+    const faultless = `no stats line showed the LED in fault while the board was silent: ${JSON.stringify(all)}`;
+    if (!sawFault) throw new Error(faultless);
+    const counted = /^\s*OK\s/.test(gpioLine) && /board resets [1-9]\d* by the daemon/.test(gpioLine);
+    if (!counted) throw new Error(`doctor's GPIO line: ${gpioLine}`);
   });
 
   await steps.run('GPIO: the power key\'s line configured, doctor FAILs naming the consumer', 120_000, async () => {
@@ -126,6 +133,7 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
     const gpioLine = doctor.stdout.split('\n').find((l) => /GPIO lines/.test(l)) ?? '';
     const m = /line 3 is held by another consumer "([^"]+)"/.exec(gpioLine);
     facts.gpioBusy = gpioLine.trim();
-    if (!/^\s*FAIL\s/.test(gpioLine) || m === null || m[1] === 'qrvend') throw new Error(`doctor did not FAIL naming the power key's consumer:\n${doctor.stdout}`);
+    const named = /^\s*FAIL\s/.test(gpioLine) && m !== null && m[1] !== 'qrvend';
+    if (!named) throw new Error(`doctor did not FAIL naming the power key's consumer:\n${doctor.stdout}`);
   });
 }

@@ -127,7 +127,11 @@ export interface ChardevOptions {
 }
 
 /** Requests the configured lines; null when no line could be had (logged, GPIO is then off). */
-export function openChardevLines(config: QrvendConfig['gpio'], log: Logger, options: ChardevOptions = {}): GpioLines | null {
+export function openChardevLines(
+  config: QrvendConfig['gpio'],
+  log: Logger,
+  options: ChardevOptions = {},
+): GpioLines | null {
   const addon = options.addon ?? loadGpioAddon();
   if (addon instanceof Error) {
     const msg = 'GPIO character device addon qrvend-gpio.node cannot be loaded (reinstall qrvend); GPIO is off';
@@ -152,7 +156,8 @@ export function openChardevLines(config: QrvendConfig['gpio'], log: Logger, opti
       const e = err as Error & { code?: string };
       const why = e.code === 'EBUSY' ? busyReason(addon, found) : e.message;
       const where = `${found.chipPath} line ${found.info.offset}${found.info.name ? ` (${found.info.name})` : ''}`;
-      log.error({ code: ErrorCodes.DEVICE_UNAVAILABLE, line: spec }, `gpio.${key} ${where}: ${why}; it is left unwired`);
+      const msg = `gpio.${key} ${where}: ${why}; it is left unwired`;
+      log.error({ code: ErrorCodes.DEVICE_UNAVAILABLE, line: spec }, msg);
       return null;
     }
   };
@@ -166,13 +171,16 @@ export function openChardevLines(config: QrvendConfig['gpio'], log: Logger, opti
     try {
       addon.setValue(fd, value);
     } catch (err) {
-      if (!failed.has(fd)) log.error({ err: (err as Error).message, code: ErrorCodes.DEVICE_UNAVAILABLE }, 'GPIO line write failed');
+      const why = (err as Error).message;
+      if (!failed.has(fd)) log.error({ err: why, code: ErrorCodes.DEVICE_UNAVAILABLE }, 'GPIO line write failed');
       failed.add(fd);
     }
   };
-  const output = (fd: number | null): OutputLine | null => (fd === null ? null : { write: (on) => write(fd, on ? 1 : 0) });
+  const output = (fd: number | null): OutputLine | null =>
+    fd === null ? null : { write: (on) => write(fd, on ? 1 : 0) };
   // Open drain: 0 drives the line low, 1 lets it float to the board's pull-up.
-  const reset: ResetLine | null = resetFd === null ? null : { assert: () => write(resetFd, 0), release: () => write(resetFd, 1) };
+  const reset: ResetLine | null =
+    resetFd === null ? null : { assert: () => write(resetFd, 0), release: () => write(resetFd, 1) };
   return {
     backend: 'chardev',
     chip: chipPath,

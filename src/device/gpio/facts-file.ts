@@ -33,7 +33,8 @@ export function readGpioFacts(path: string): GpioFacts | null {
     const bytes = readFileSync(path);
     if (bytes.length > MAX_BYTES) return null;
     const v = JSON.parse(bytes.toString('utf8')) as Partial<GpioFacts>;
-    if (typeof v !== 'object' || v === null || typeof v.backend !== 'string' || typeof v.boardResets !== 'number') return null;
+    if (typeof v !== 'object' || v === null) return null;
+    if (typeof v.backend !== 'string' || typeof v.boardResets !== 'number') return null;
     return v as GpioFacts;
   } catch {
     return null;

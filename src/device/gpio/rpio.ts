@@ -47,7 +47,8 @@ export function openRpioLines(
       opened.push(pin);
       return pin;
     } catch (err) {
-      const msg = `gpio.${name} pin ${pin} cannot be used (a GPIO header pin is needed, physical numbering); it is left unwired`;
+      const msg = `gpio.${name} pin ${pin} cannot be used (a GPIO header pin is needed, physical numbering); `
+        + 'it is left unwired';
       log.error({ err, code: ErrorCodes.DEVICE_UNAVAILABLE, pin }, msg);
       return null;
     }
@@ -61,7 +62,10 @@ export function openRpioLines(
   const reset: ResetLine | null =
     resetPin === null
       ? null
-      : { assert: () => rpio.mode(resetPin, rpio.OUTPUT, rpio.LOW), release: () => rpio.mode(resetPin, rpio.INPUT, rpio.PULL_UP) };
+      : {
+          assert: () => rpio.mode(resetPin, rpio.OUTPUT, rpio.LOW),
+          release: () => rpio.mode(resetPin, rpio.INPUT, rpio.PULL_UP),
+        };
   return {
     backend: mock ? 'mock' : 'rpio',
     chip: null,

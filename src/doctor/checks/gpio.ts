@@ -7,7 +7,8 @@
 import { dirname, join } from 'node:path';
 import type { QrvendConfig } from '../../config/schema.js';
 import { chooseBackend } from '../../device/gpio.js';
-import { CONSUMER, findLine, LineMode, loadGpioAddon, type GpioAddon, type LineSpec } from '../../device/gpio/chardev.js';
+import { CONSUMER, findLine, LineMode, loadGpioAddon } from '../../device/gpio/chardev.js';
+import type { GpioAddon, LineSpec } from '../../device/gpio/chardev.js';
 import { GPIO_FACTS_FILE, readGpioFacts } from '../../device/gpio/facts-file.js';
 import type { Check, CheckOutcome } from '../types.js';
 
@@ -65,12 +66,14 @@ export function inspectGpio(config: GpioConfig, options: GpioInspectOptions = {}
   if (choice.backend !== 'chardev') {
     const wired = pins.map((k) => `${k} ${config[k]}`).join(', ');
     const summary = `backend ${choice.backend} (${choice.why}); ${wired || 'no pin set'}; ${resets}`;
-    if (choice.backend === 'off') return { status: 'FAIL', summary, action: 'set gpio.backend to chardev with gpio.*Line settings (docs/devices.md)' };
+    const action = 'set gpio.backend to chardev with gpio.*Line settings (docs/devices.md)';
+    if (choice.backend === 'off') return { status: 'FAIL', summary, action };
     return { status: 'OK', summary, details: { backend: choice.backend } };
   }
   const addon = options.addon ?? loadGpioAddon();
   if (addon instanceof Error) {
-    return { status: 'FAIL', summary: `backend chardev, but qrvend-gpio.node cannot be loaded: ${addon.message}`, action: 'reinstall qrvend (the release carries the addon for this architecture)' };
+    const summary = `backend chardev, but qrvend-gpio.node cannot be loaded: ${addon.message}`;
+    return { status: 'FAIL', summary, action: 'reinstall qrvend (the release carries the addon for this architecture)' };
   }
   const devDir = options.root === undefined ? undefined : join(options.root, 'dev');
   const seen = lines.map((k) => describeLine(addon, config, k, config[k]!, devDir));
@@ -78,9 +81,11 @@ export function inspectGpio(config: GpioConfig, options: GpioInspectOptions = {}
   const fine = seen.flatMap((s) => (s.line ? [s.line] : []));
   const summary = [`backend chardev (${choice.why})`, ...fine, ...problems, resets].join('; ');
   if (problems.length > 0) {
-    return { status: 'FAIL', summary, action: 'choose a free line (gpioinfo lists them with their consumers) or free this one; then restart qrvend', details: { problems } };
+    const action = 'choose a free line (gpioinfo lists them with their consumers) or free this one; then restart qrvend';
+    return { status: 'FAIL', summary, action, details: { problems } };
   }
-  if (lines.length === 0) return { status: 'WARN', summary, action: 'the character device needs gpio.*Line settings (physical pin numbers are for rpio)' };
+  const noLines = 'the character device needs gpio.*Line settings (physical pin numbers are for rpio)';
+  if (lines.length === 0) return { status: 'WARN', summary, action: noLines };
   return { status: 'OK', summary, details: { backend: 'chardev', lines: fine } };
 }
 
