@@ -151,15 +151,63 @@ function openLines(config: GpioConfig, log: Logger, options: OpenGpioOptions): G
 
 export function openGpio(config: GpioConfig, log: Logger, options: OpenGpioOptions = {}): Gpio {
   const { statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine } = config;
-  const wired = [statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine].some((p) => p !== null);
+  const settings = [statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine];
+  const wired = settings.some((p) => p !== null);
   const lines = wired ? openLines(config, log, options) : null;
   return lines === null ? offGpio() : gpioOver(lines, config, options, log);
 }
 
 /** The LED patterns, the reset pulse and the backlight over a backend's lines. */
+interface PulseContext {
+  config: GpioConfig;
+  timers: GpioTimers;
+  now: () => number;
+  log: Logger;
+  isClosed: () => boolean;
+  /** Called with the count and the wall-clock time after each pulse begins (the facts file). */
+  onPulse: (pulses: number, atIso: string) => void;
+}
+
+/** The reset pulse: gpio.resetPulseMs low, then released; skipped within gpio.resetHoldOffS; counted. */
+function boardResetOver(reset: GpioLines['reset'], c: PulseContext): Gpio['boardReset'] {
+  let pulsing: Promise<void> | null = null;
+  let pulses = 0;
+  let lastPulseAt: number | null = null;
+  return {
+    pulse(): Promise<void> {
+      if (reset === null || c.isClosed()) return Promise.resolve();
+      // A pulse already under way is the pulse the caller wants.
+      if (pulsing !== null) return pulsing;
+      // A board that boots slowly is not reset again and again (gpio.resetHoldOffS).
+      if (lastPulseAt !== null && c.now() - lastPulseAt < c.config.resetHoldOffS * 1000) {
+        const holdOff = c.config.resetHoldOffS;
+        const msg = `GPIO: board reset skipped, the last pulse was under gpio.resetHoldOffS (${holdOff} s) ago`;
+        c.log.warn({ boardResets: pulses }, msg);
+        return Promise.resolve();
+      }
+      lastPulseAt = c.now();
+      pulses += 1;
+      c.onPulse(pulses, new Date().toISOString());
+      c.log.warn({ boardResets: pulses, pulseMs: c.config.resetPulseMs }, 'GPIO: pulsing the board reset line');
+      pulsing = new Promise<void>((resolve) => {
+        reset.assert();
+        c.timers.setTimeout(() => {
+          if (!c.isClosed()) reset.release();
+          pulsing = null;
+          resolve();
+        }, c.config.resetPulseMs);
+      });
+      return pulsing;
+    },
+    get pulses() {
+      return pulses;
+    },
+    wired: reset !== null,
+  };
+}
+
 function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions, log: Logger): Gpio {
   const timers = options.timers ?? realTimers;
-  const now = options.now ?? (() => performance.now());
   let closed = false;
   let ledState: StatusLedState = 'off';
   let blink: unknown = null;
@@ -172,18 +220,16 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
     if (blink !== null) timers.clearInterval(blink);
     blink = null;
   };
-  let pulsing: Promise<void> | null = null;
-  let pulses = 0;
-  let lastPulseAt: number | null = null;
-  let lastResetAt: string | null = null;
-  const reset = lines.reset;
-  const writeFacts = () => {
+  const writeFacts = (boardResets: number, lastResetAt: string | null) => {
     if (options.factsPath === undefined) return;
-    const facts = { backend: lines.backend, chip: lines.chip, boardResets: pulses, lastResetAt, pid: process.pid };
+    const facts = { backend: lines.backend, chip: lines.chip, boardResets, lastResetAt, pid: process.pid };
     const failed = (err: Error) => log.warn({ err: err.message }, 'GPIO facts file not written');
     writeGpioFacts(options.factsPath, facts).catch(failed);
   };
-  writeFacts();
+  writeFacts(0, null);
+  const now = options.now ?? (() => performance.now());
+  const isClosed = () => closed;
+  const boardReset = boardResetOver(lines.reset, { config, timers, now, log, isClosed, onPulse: writeFacts });
   return {
     mode: lines.backend,
     chip: lines.chip,
@@ -201,37 +247,7 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
         return ledState;
       },
     },
-    boardReset: {
-      pulse(): Promise<void> {
-        if (reset === null || closed) return Promise.resolve();
-        // A pulse already under way is the pulse the caller wants.
-        if (pulsing !== null) return pulsing;
-        // A board that boots slowly is not reset again and again (gpio.resetHoldOffS).
-        if (lastPulseAt !== null && now() - lastPulseAt < config.resetHoldOffS * 1000) {
-          const msg = `GPIO: board reset skipped, the last pulse was under gpio.resetHoldOffS (${config.resetHoldOffS} s) ago`;
-          log.warn({ boardResets: pulses }, msg);
-          return Promise.resolve();
-        }
-        lastPulseAt = now();
-        lastResetAt = new Date().toISOString();
-        pulses += 1;
-        writeFacts();
-        log.warn({ boardResets: pulses, pulseMs: config.resetPulseMs }, 'GPIO: pulsing the board reset line');
-        pulsing = new Promise<void>((resolve) => {
-          reset.assert();
-          timers.setTimeout(() => {
-            if (!closed) reset.release();
-            pulsing = null;
-            resolve();
-          }, config.resetPulseMs);
-        });
-        return pulsing;
-      },
-      get pulses() {
-        return pulses;
-      },
-      wired: reset !== null,
-    },
+    boardReset,
     backlight: {
       set(on: boolean): void {
         if (!closed) lines.backlight?.write(on);
@@ -241,7 +257,7 @@ function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions
       backend: lines.backend,
       chip: lines.chip,
       led: ledState,
-      boardResets: pulses,
+      boardResets: boardReset.pulses,
       values: closed ? null : (lines.readBack?.() ?? null),
     }),
     close(): void {

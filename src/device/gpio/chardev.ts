@@ -121,6 +121,15 @@ export function busyReason(addon: GpioAddon, found: FoundLine): string {
   return 'busy';
 }
 
+/** A held line's value as the kernel reads it, null when it cannot. */
+function readValue(addon: GpioAddon, fd: number): number | null {
+  try {
+    return addon.getValue(fd);
+  } catch {
+    return null;
+  }
+}
+
 export interface ChardevOptions {
   addon?: GpioAddon | Error;
   devDir?: string;
@@ -188,14 +197,7 @@ export function openChardevLines(
     reset,
     backlight: output(backlightFd),
     readBack() {
-      const read = (fd: number | null) => {
-        if (fd === null || !held.includes(fd)) return null;
-        try {
-          return addon.getValue(fd);
-        } catch {
-          return null;
-        }
-      };
+      const read = (fd: number | null) => (fd === null || !held.includes(fd) ? null : readValue(addon, fd));
       return { led: read(ledFd), reset: read(resetFd), backlight: read(backlightFd) };
     },
     close() {
