@@ -178,10 +178,11 @@ describe('GPIO in rpio mock mode', () => {
     gpio.close();
   });
 
-  it('board reset: gpio.resetPulseMs sets the pulse; within gpio.resetHoldOffS a pulse is skipped, not counted', async () => {
+  it('board reset: gpio.resetPulseMs sets the pulse; within gpio.resetHoldOffS a pulse is skipped', async () => {
     const { driver, calls } = recordingRpio();
     const timers = new FakeTimers();
-    const gpio = openGpio(config({ resetPulseMs: 250, resetHoldOffS: 60 }), silentLogger(), { rpio: driver, timers, now: () => timers.now });
+    const options = { rpio: driver, timers, now: () => timers.now };
+    const gpio = openGpio(config({ resetPulseMs: 250, resetHoldOffS: 60 }), silentLogger(), options);
     assert.equal(gpio.boardReset.wired, true);
     calls.length = 0;
     const first = gpio.boardReset.pulse();

@@ -106,11 +106,13 @@ describe('GPIO chardev backend (mock addon)', () => {
   it('a line held by another consumer is logged naming it, and left unwired; the other lines work', () => {
     const addon = pi5Addon();
     const { log, lines } = logCapture();
-    const gpio = openGpio(config({ boardResetLine: 'GPIO3' }), log, { root: PI5, chardev: addon, timers: new HandTimers() });
+    const options = { root: PI5, chardev: addon, timers: new HandTimers() };
+    const gpio = openGpio(config({ boardResetLine: 'GPIO3' }), log, options);
     assert.equal(gpio.mode, 'chardev');
     assert.equal(gpio.boardReset.wired, false);
     const err = lines.find((l) => l.level === 'error');
-    assert.match(String(err?.msg), /gpio\.boardResetLine .*gpiochip4 line 3 \(GPIO3\): held by another consumer "i2c-bus"/);
+    const busy = /gpio\.boardResetLine .*gpiochip4 line 3 \(GPIO3\): held by another consumer "i2c-bus"/;
+    assert.match(String(err?.msg), busy);
     gpio.statusLed.set('ready');
     assert.equal(addon.line(RP1, 4).value, 1);
     gpio.close();
@@ -123,7 +125,8 @@ describe('GPIO chardev backend (mock addon)', () => {
       chardev: pi5Addon(),
     });
     assert.equal(gpio.mode, 'off');
-    assert.match(String(lines.find((l) => l.level === 'error')?.msg), /no line named "GPIO99" on any chip \(gpioinfo lists the names\)/);
+    const error = String(lines.find((l) => l.level === 'error')?.msg);
+    assert.match(error, /no line named "GPIO99" on any chip \(gpioinfo lists the names\)/);
   });
 
   it('the addon not loading leaves GPIO off with a technician message, and pulse() still resolves', async () => {
@@ -154,7 +157,8 @@ describe('GPIO backend choice', () => {
   it('auto: rpio on a Pi 4, chardev on a Pi 5 and on QEMU virt, mock where there is no chip', () => {
     assert.equal(chooseBackend(pins, join(FIXTURES, 'pi4-devicetree')).backend, 'rpio');
     assert.equal(chooseBackend(lines, PI5).backend, 'chardev');
-    assert.match(chooseBackend(lines, PI5).why, /rpio does not support its RP1 GPIO, and it has a GPIO character device/);
+    const why = chooseBackend(lines, PI5).why;
+    assert.match(why, /rpio does not support its RP1 GPIO, and it has a GPIO character device/);
     assert.equal(chooseBackend(lines, join(FIXTURES, 'qemu-virt')).backend, 'chardev');
     assert.equal(chooseBackend(lines, join(FIXTURES, 'x86-machine-id')).backend, 'mock');
   });
