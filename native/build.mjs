@@ -8,6 +8,7 @@
  *   native/notify-helper.c -> dist/src/native/qrvend-notify         sd_notify for the main thread (daemon)
  *   native/malloc-trim.c   -> dist/src/native/qrvend-trim.node      malloc_trim for the daemon (Node-API addon,
  *                                                                    with the running Node's headers)
+ *   native/gpio-chardev.c  -> dist/src/native/qrvend-gpio.node      the kernel's GPIO character device (Node-API addon)
  *   test/native/fail-io.c  -> dist/test/native/libqrvend-failio.so  write/sync failure shim (tests only)
  *   test/native/notify-sink.c -> dist/test/native/notify-sink       systemd's end of NOTIFY_SOCKET (tests only)
  */
@@ -24,7 +25,9 @@ const targets = [
   { src: 'native/pty-relay.c', out: 'dist/src/native/qrvend-pty', flags: [] },
   { src: 'native/notify-helper.c', out: 'dist/src/native/qrvend-notify', flags: [] },
   // The daemon runs without it (no trimming, more resident memory) where Node came without its headers.
-  { src: 'native/malloc-trim.c', out: 'dist/src/native/qrvend-trim.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h') },
+  { src: 'native/malloc-trim.c', out: 'dist/src/native/qrvend-trim.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h'), without: 'no malloc trimming' },
+  // Without it the chardev GPIO backend is unavailable (logged; payments go on, docs/devices.md).
+  { src: 'native/gpio-chardev.c', out: 'dist/src/native/qrvend-gpio.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h'), without: 'no chardev GPIO backend' },
   { src: 'test/native/notify-sink.c', out: 'dist/test/native/notify-sink', flags: [] },
   { src: 'test/native/fail-io.c', out: 'dist/test/native/libqrvend-failio.so', flags: ['-shared', '-fPIC', '-ldl'] },
 ];
@@ -34,7 +37,7 @@ for (const t of targets) {
   const out = join(root, t.out);
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) continue;
   if (t.needs !== undefined && !existsSync(t.needs)) {
-    console.error(`native/build.mjs: ${t.out} not built: ${t.needs} is missing (Node's headers; the agent runs without malloc trimming)`);
+    console.error(`native/build.mjs: ${t.out} not built: ${t.needs} is missing (Node's headers; the agent runs with ${t.without})`);
     continue;
   }
   mkdirSync(dirname(out), { recursive: true });

@@ -27,6 +27,7 @@ export const RELEASE_FILES = [
   'dist/src/native/qrvend-pty', // the pty relay behind qrvend-serial-trace, built for the target
   'dist/src/native/qrvend-notify', // the daemon's sd_notify helper, built for the target
   'dist/src/native/qrvend-trim.node', // the daemon's malloc_trim (Node-API addon), built for the target
+  'dist/src/native/qrvend-gpio.node', // the GPIO character device backend (Node-API addon), built for the target
   'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
 ] as const;
 
@@ -38,6 +39,7 @@ export const STABLE_FILES = [
   'usr/lib/systemd/system/qrvend.service',
   'usr/lib/systemd/system/qrvend-relay.service',
   'usr/lib/sysusers.d/qrvend.conf',
+  'usr/lib/udev/rules.d/60-qrvend-gpio.rules', // /dev/gpiochip* to group gpio (the chardev backend)
 ] as const;
 
 /** Every file a release of this version must carry, as paths inside the package. */

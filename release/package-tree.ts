@@ -53,10 +53,13 @@ export async function stageTree(o: StageOptions): Promise<void> {
     rmSync(out, { force: true });
     await run(cc, ['-O2', '-Wall', '-Wextra', '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
   }
-  // The daemon's malloc_trim (a Node-API addon), against the headers of the Node the release carries.
-  const trimAddon = join(opt, 'dist/src/native/qrvend-trim.node');
-  rmSync(trimAddon, { force: true });
-  await run(cc, ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-I', join(o.runtime.dir, 'include/node'), '-o', trimAddon, join(o.repo, 'native/malloc-trim.c')], { timeoutMs: 120_000 });
+  // The Node-API addons (malloc_trim, the GPIO character device), against the headers of the Node the release carries.
+  for (const [source, addon] of [['malloc-trim.c', 'qrvend-trim.node'], ['gpio-chardev.c', 'qrvend-gpio.node']] as const) {
+    const out = join(opt, 'dist/src/native', addon);
+    rmSync(out, { force: true });
+    const include = join(o.runtime.dir, 'include/node');
+    await run(cc, ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-I', include, '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
+  }
   cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
   mkdirSync(join(opt, 'docs'), { recursive: true });
@@ -103,6 +106,7 @@ export async function stageTree(o: StageOptions): Promise<void> {
   sysd('systemd/qrvend-relay.service', 'usr/lib/systemd/system/qrvend-relay.service');
   sysd('packaging/qrvend.sysusers', 'usr/lib/sysusers.d/qrvend.conf');
   sysd('packaging/qrvend.tmpfiles', 'usr/lib/tmpfiles.d/qrvend.conf');
+  sysd('packaging/qrvend-gpio.rules', 'usr/lib/udev/rules.d/60-qrvend-gpio.rules');
   mkdirSync(join(o.root, 'usr/share/doc/qrvend'), { recursive: true });
   writeFileSync(join(o.root, 'usr/share/doc/qrvend/copyright'), copyright(o.runtime));
   normaliseModes(o.root);

@@ -23,7 +23,11 @@ if (typeof bindings.autoDetect !== 'function') throw new Error('serialport bindi
 // The project's own addon (native/malloc-trim.c), by its path in the release as the daemon loads it.
 const trimmed = require('./dist/src/native/qrvend-trim.node').trim();
 if (typeof trimmed !== 'boolean') throw new Error('qrvend-trim.node: trim() did not answer');
-console.log(process.arch + ' node ' + process.version + ' abi ' + process.versions.modules + ' sqlite ' + sqlite + ' malloc_trim ok');
+// The GPIO addon (native/gpio-chardev.c) loads; a missing chip answers ENOENT, not a crash.
+const gpio = require('./dist/src/native/qrvend-gpio.node');
+try { gpio.chipInfo('/nonexistent/gpiochip'); throw new Error('qrvend-gpio.node: a missing chip did not fail'); }
+catch (err) { if (err.code !== 'ENOENT') throw err; }
+console.log(process.arch + ' node ' + process.version + ' abi ' + process.versions.modules + ' sqlite ' + sqlite + ' malloc_trim ok gpio ok');
 `;
 
 export async function smokeTest(optDir: string, target: ReleaseTarget): Promise<string> {

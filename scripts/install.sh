@@ -15,7 +15,8 @@ Installs the built release from this checkout (run `npm ci` and `npx tsc -p .` f
   /etc/qrvend/secret-token     empty placeholder, mode 0640 root:qrvend, only if absent
   /var/lib/qrvend/             state (ledger), owned by qrvend
   /usr/lib/systemd/system/qrvend.service, enabled for multi-user.target
-  /usr/lib/sysusers.d/qrvend.conf, /usr/lib/tmpfiles.d/qrvend.conf
+  /usr/lib/sysusers.d/qrvend.conf, /usr/lib/tmpfiles.d/qrvend.conf,
+  /usr/lib/udev/rules.d/60-qrvend-gpio.rules
 
 Options:
   --root DIR    install into DIR instead of / (also: DESTDIR=DIR). Builds an image tree without
@@ -99,6 +100,8 @@ install -D -m 0644 "$src/systemd/qrvend.service" "$R/usr/lib/systemd/system/qrve
 install -D -m 0644 "$src/systemd/qrvend-relay.service" "$R/usr/lib/systemd/system/qrvend-relay.service"
 install -D -m 0644 "$src/packaging/qrvend.sysusers" "$R/usr/lib/sysusers.d/qrvend.conf"
 install -D -m 0644 "$src/packaging/qrvend.tmpfiles" "$R/usr/lib/tmpfiles.d/qrvend.conf"
+# /dev/gpiochip* to group gpio, for the chardev GPIO backend (docs/devices.md).
+install -D -m 0644 "$src/packaging/qrvend-gpio.rules" "$R/usr/lib/udev/rules.d/60-qrvend-gpio.rules"
 
 # --- 4. The user (only on this machine; an image gets it from sysusers.d at first boot) --------
 if [ "$on_host" = 1 ] && [ "$create_user" = 1 ]; then

@@ -11,6 +11,13 @@ import { BOARD_KEY_NAMES } from './board-keys.js';
 import { PROFILE_NAMES, resolveProfile } from './mdb-profiles.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
+/** A GPIO chip: a /dev/gpiochipN path or a chip label (letters, digits, - _ . : @ ,). */
+const GpioChip = z.union([
+  z.string().regex(/^\/dev\/gpiochip\d{1,3}$/, 'a chip path looks like /dev/gpiochip0'),
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:@,-]{0,31}$/, 'a chip label (gpiodetect shows them), e.g. pinctrl-rp1'),
+]);
+/** A GPIO line: its name from the device tree (GPIO17) or its offset on the chip. */
+const GpioLine = z.union([int(0, 1_023), z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:\[\]-]{0,31}$/, 'a line name as gpioinfo prints it, e.g. GPIO17')]);
 const text = (max: number) => z.string().max(max);
 const nonEmpty = (max: number) => z.string().min(1).max(max);
 
@@ -359,14 +366,40 @@ export const ConfigSchema = z
     }),
     /** Product catalog by MDB item number. */
     catalog: z.record(z.string().regex(/^\d{1,5}$/, 'catalog keys are MDB item numbers'), CatalogItem),
-    gpio: z.strictObject({
-      /** auto = real GPIO on a Raspberry Pi, mock elsewhere; off = no GPIO at all. */
-      mode: z.enum(['auto', 'pi', 'mock', 'off']),
-      /** Physical (board) pin numbers; null = not wired. */
-      statusLedPin: int(1, 40).nullable(),
-      boardResetPin: int(1, 40).nullable(),
-      backlightPin: int(1, 40).nullable(),
-    }),
+    gpio: z
+      .strictObject({
+        /**
+         * auto = rpio on a Raspberry Pi 1-4, the kernel's character device on any other board with one,
+         * mock where neither exists; off = no GPIO at all (docs/devices.md).
+         */
+        backend: z.enum(['auto', 'rpio', 'chardev', 'mock', 'off']),
+        /** The name before gpio.backend (pi = rpio); kept so older configs still load (docs/devices.md). */
+        mode: z.enum(['auto', 'pi', 'mock', 'off']).optional(),
+        /** Physical (board) pin numbers for rpio; null = not wired. */
+        statusLedPin: int(1, 40).nullable(),
+        boardResetPin: int(1, 40).nullable(),
+        backlightPin: int(1, 40).nullable(),
+        /** chardev: the chip, by path (/dev/gpiochip0) or label (pinctrl-rp1); null = the first chip. */
+        chip: GpioChip.nullable(),
+        /** chardev: a line by name from the device tree (GPIO17) or offset on the chip; null = not wired. */
+        statusLedLine: GpioLine.nullable(),
+        boardResetLine: GpioLine.nullable(),
+        backlightLine: GpioLine.nullable(),
+        /** How long the reset line is held low; the adapter boards want >= 10 ms. */
+        resetPulseMs: int(10, 5_000),
+        /** No second pulse sooner than this after one, so a board that boots slowly is not reset in a loop. */
+        resetHoldOffS: int(5, 3_600),
+      })
+      .superRefine((g, ctx) => {
+        const fromMode = g.mode === undefined || g.mode === 'auto' ? null : g.mode === 'pi' ? 'rpio' : g.mode;
+        if (fromMode !== null && g.backend !== 'auto' && g.backend !== fromMode) {
+          ctx.addIssue({ code: 'custom', path: ['mode'], message: `gpio.mode "${g.mode}" disagrees with gpio.backend "${g.backend}": remove gpio.mode (gpio.backend replaced it)` });
+        }
+      })
+      .transform(({ mode, ...g }) => ({
+        ...g,
+        backend: g.backend === 'auto' && mode !== undefined && mode !== 'auto' ? (mode === 'pi' ? 'rpio' : mode) : g.backend,
+      })),
     /** The fleet link (design section 10, docs/fleet.md): off while url is null. */
     fleet: z.strictObject({
       /** mqtts:// or wss:// (plain mqtt:// or ws:// only to a loopback host: a local broker or a test). */

@@ -12,6 +12,7 @@ import { readSecretToken } from '../start/secret-file.js';
 import { readHwSerial } from '../device/hw-serial.js';
 import { terminalIdFor } from '../device/device-info.js';
 import { openGpio, statusLedStateFor } from '../device/gpio.js';
+import { gpioFactsPath } from '../device/gpio/facts-file.js';
 import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
 import { ageDeniedItems } from '../mdb/reader/index.js';
@@ -79,7 +80,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
   const loopDelay = monitorEventLoopDelay({ resolution: loopTickMs });
   loopDelay.enable();
 
-  const gpio = openGpio(config.gpio, log);
+  const gpio = openGpio(config.gpio, log, { factsPath: gpioFactsPath(config.store.path) });
   const transport = createMdbTransport(config.mdb);
   if (transport.simWire !== null) options.onSimWire?.(transport.simWire);
 
@@ -195,7 +196,9 @@ export function startDaemon(options: DaemonOptions): Daemon {
   if (!mallocTrimAvailable()) {
     log.info({ addon: 'dist/src/native/qrvend-trim.node' }, 'malloc trimming is off (the addon was not built: Node without its headers): resident memory keeps what malloc freed; rebuild with `npm run build` where include/node/node_api.h is installed');
   }
-  const updateLed = () => gpio.statusLed.set(statusLedStateFor(health));
+  // The reader's link down (no board, a dead board) is a fault the LED shows (docs/devices.md, the LED).
+  let readerLinkDown = false;
+  const updateLed = () => gpio.statusLed.set(statusLedStateFor({ ...health, fault: health.fault || readerLinkDown }));
 
   // READY means the agent can take a payment: the VMC enabled the reader (so it polls us and will
   // offer sessions) and the payment worker is ready (ledger open, recovery done, Start listening).
@@ -270,7 +273,11 @@ export function startDaemon(options: DaemonOptions): Daemon {
     }
   });
 
-  machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => fleet.onLink(change));
+  machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => {
+    readerLinkDown = !change.up;
+    updateLed();
+    fleet.onLink(change);
+  });
   // Only on the start after a config.set from the fleet: confirms it, or rolls it back.
   const trialTimer = fleet.inTrial
     ? setInterval(() => {
@@ -281,7 +288,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
   trialTimer?.unref();
   const fleetStatsTimer =
     config.fleet.url !== null
-      ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
+      ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss(), gpio: gpio.stats() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
       : null;
   fleetStatsTimer?.unref();
 
@@ -305,6 +312,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
       memory: { main: threadMemory(), payment: paymentMemory, display: display?.memory() ?? null, fleet: fleet.memory(), mainHeapLimitMb: heapLimit.heapLimitMb },
       mainThreadNice: priority.nice,
       health,
+      gpio: gpio.stats(),
     };
     loopDelay.reset();
     return out;

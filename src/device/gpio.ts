@@ -1,20 +1,24 @@
 /**
- * GPIO through rpio (main thread): the status LED, the MDB board's reset line and the display
- * backlight, on physical (header) pin numbers from config.
+ * GPIO (main thread): the status LED, the MDB board's reset line and the display backlight, through
+ * one of the backends in src/device/gpio/: rpio (Raspberry Pi 1-4 registers, physical pin numbers),
+ * chardev (the kernel's GPIO character device, every board with one, chip + line name or offset) or
+ * mock (rpio's mock mode). gpio.backend chooses; auto picks by board (docs/devices.md). GPIO trouble
+ * is logged and leaves no-op handles: a dark LED never stops payments.
  *
- * gpio.mode: `pi` = real GPIO, `mock` = rpio's mock mode (pin writes go to memory), `auto` = real
- * GPIO on a Raspberry Pi 1-4 and mock elsewhere, `off` = nothing. rpio is only loaded when a pin
- * is wired. GPIO trouble is logged and leaves no-op handles: a dark LED never stops payments.
- *
- * The reset line is driven open-drain style: low for the pulse, then released (input with
- * pull-up), so qrvend never fights the board's own reset circuit.
+ * The reset line is driven open-drain style: low for the pulse, then released (pull-up), so qrvend
+ * never fights the board's own reset circuit.
  */
-import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { QrvendConfig } from '../config/schema.js';
 import { ErrorCodes } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { gpioSupport, readBoardModel } from './board.js';
+import { listChips, openChardevLines, type GpioAddon } from './gpio/chardev.js';
+import { writeGpioFacts } from './gpio/facts-file.js';
+import type { GpioBackendName, GpioLines } from './gpio/lines.js';
+import { openRpioLines, type RpioDriver } from './gpio/rpio.js';
 
+export type { RpioDriver } from './gpio/rpio.js';
 export type GpioConfig = QrvendConfig['gpio'];
 
 /**
@@ -25,22 +29,6 @@ export type StatusLedState = 'ready' | 'offline' | 'fault' | 'off';
 
 /** Half-periods of the blink patterns in ms (null = steady). */
 export const BLINK_HALF_PERIOD_MS: Record<StatusLedState, number | null> = { ready: null, offline: 500, fault: 100, off: null };
-export const RESET_PULSE_MS = 100;
-
-/** The part of rpio used here (its default export satisfies it). */
-export interface RpioDriver {
-  init(options: { gpiomem: boolean; mapping: 'physical'; mock: string | false; close_on_exit: boolean }): void;
-  open(pin: number, mode: number, option?: number): void;
-  mode(pin: number, mode: number, option?: number): void;
-  write(pin: number, value: number): void;
-  close(pin: number, reset?: number): void;
-  readonly INPUT: number;
-  readonly OUTPUT: number;
-  readonly LOW: number;
-  readonly HIGH: number;
-  readonly PULL_UP: number;
-}
-
 export interface GpioTimers {
   setInterval(fn: () => void, ms: number): unknown;
   clearInterval(handle: unknown): void;
@@ -55,20 +43,39 @@ const realTimers: GpioTimers = {
 };
 
 export interface OpenGpioOptions {
-  /** Filesystem root for the board model (tests). */
+  /** Filesystem root for the board model and /dev (tests). */
   root?: string;
   /** rpio itself, or a wrapper around it (tests record pin writes). */
   rpio?: RpioDriver;
+  /** The chardev addon, or the error loading it gave (tests). */
+  chardev?: GpioAddon | Error;
   timers?: GpioTimers;
+  /** Monotonic milliseconds, for the reset hold-off (tests). */
+  now?: () => number;
+  /** Where the backend and the reset count go for `qrvend doctor` (src/device/gpio/facts-file.ts). */
+  factsPath?: string;
 }
 
 export interface Gpio {
-  /** What is actually driving the pins. */
-  mode: 'pi' | 'mock' | 'off';
+  /** What is actually driving the lines. */
+  mode: GpioBackendName | 'off';
+  /** The chip the chardev lines are on, else null. */
+  chip: string | null;
   statusLed: { set(state: StatusLedState): void; readonly state: StatusLedState };
-  boardReset: { pulse(): Promise<void> };
+  /** pulse() skips (resolves at once) within gpio.resetHoldOffS of the last pulse; pulses counts the ones made. */
+  boardReset: { pulse(): Promise<void>; readonly pulses: number; readonly wired: boolean };
   backlight: { set(on: boolean): void };
+  /** For the stats line and the fleet's health: the backend, the pulses made, the lines' values read back. */
+  stats(): GpioStats;
   close(): void;
+}
+
+export interface GpioStats {
+  backend: GpioBackendName | 'off';
+  chip: string | null;
+  led: StatusLedState;
+  boardResets: number;
+  values: Record<'led' | 'reset' | 'backlight', number | null> | null;
 }
 
 /** Which LED state the health of the machine calls for (a helper for the machine loop). */
@@ -78,84 +85,154 @@ export function statusLedStateFor(health: { fault: boolean; gatewayOnline: boole
   return 'ready';
 }
 
-function resolveMode(config: GpioConfig, root: string | undefined, log: Logger): 'pi' | 'mock' | 'off' {
-  if (config.mode === 'off' || config.mode === 'mock') return config.mode;
+type Choice = { backend: GpioBackendName | 'off'; why: string };
+
+/** Which backend gpio.backend and the board call for (docs/devices.md, "Which backend"). */
+export function chooseBackend(config: GpioConfig, root = '/'): Choice {
   const model = readBoardModel(root);
   const support = gpioSupport(model);
-  if (support === 'rpio') return 'pi';
-  const why = support === 'pi5-unsupported' ? `${model}: rpio does not support the Raspberry Pi 5 GPIO (RP1)` : `not a Raspberry Pi (model: ${model ?? 'unknown'})`;
-  if (config.mode === 'pi') {
-    log.error({ code: ErrorCodes.DEVICE_UNAVAILABLE, model }, `gpio.mode is "pi" but ${why}; GPIO is off (LED, board reset, backlight do nothing)`);
-    return 'off';
+  if (config.backend === 'rpio' && support !== 'rpio') {
+    const what = support === 'pi5-unsupported' ? 'its RP1 GPIO' : 'this board';
+    const why = `gpio.backend is "rpio" but rpio does not support ${what} (${model ?? 'no model'}): use chardev`;
+    return { backend: 'off', why };
   }
-  log.info({ model }, `GPIO in mock mode: ${why}`);
-  return 'mock';
+  if (config.backend !== 'auto') return { backend: config.backend, why: `gpio.backend is "${config.backend}"` };
+  const hasChip = listChips(join(root, 'dev')).length > 0;
+  const board = model ?? 'no device tree model';
+  if (support === 'rpio') {
+    // rpio cannot take physical pins it does not know, so a chardev-only configuration goes to chardev.
+    const linesOnly = [config.statusLedPin, config.boardResetPin, config.backlightPin].every((p) => p === null);
+    if (linesOnly && hasChip) return { backend: 'chardev', why: `${board}: only gpio.*Line settings are given` };
+    return { backend: 'rpio', why: `${board}: rpio drives this board` };
+  }
+  const notRpio = support === 'pi5-unsupported' ? 'rpio does not support its RP1 GPIO' : 'not a Raspberry Pi 1-4';
+  if (hasChip) return { backend: 'chardev', why: `${board}: ${notRpio}, and it has a GPIO character device` };
+  return { backend: 'mock', why: `${board}: ${notRpio}, and it has no /dev/gpiochip*` };
 }
 
 function offGpio(): Gpio {
   let state: StatusLedState = 'off';
   return {
     mode: 'off',
+    chip: null,
     statusLed: {
       set: (s) => void (state = s),
       get state() {
         return state;
       },
     },
-    boardReset: { pulse: async () => {} },
+    boardReset: { pulse: async () => {}, pulses: 0, wired: false },
     backlight: { set: () => {} },
+    stats: () => ({ backend: 'off', chip: null, led: state, boardResets: 0, values: null }),
     close: () => {},
   };
 }
 
-export function openGpio(config: GpioConfig, log: Logger, options: OpenGpioOptions = {}): Gpio {
-  const wired = [config.statusLedPin, config.boardResetPin, config.backlightPin].some((p) => p !== null);
-  const mode = wired ? resolveMode(config, options.root, log) : 'off';
-  if (mode === 'off') return offGpio();
-  const timers = options.timers ?? realTimers;
-  let rpio: RpioDriver;
-  try {
-    rpio = options.rpio ?? (createRequire(import.meta.url)('rpio') as RpioDriver);
-    rpio.init({ gpiomem: true, mapping: 'physical', mock: mode === 'mock' ? 'raspi-3' : false, close_on_exit: false });
-  } catch (err) {
-    log.error({ err, code: ErrorCodes.DEVICE_UNAVAILABLE }, 'GPIO cannot be opened (is qrvend in the gpio group, /dev/gpiomem present?); GPIO is off');
-    return offGpio();
+function openLines(config: GpioConfig, log: Logger, options: OpenGpioOptions): GpioLines | null {
+  const choice = chooseBackend(config, options.root);
+  if (choice.backend === 'off') {
+    const msg = `${choice.why}; GPIO is off (LED, board reset, backlight do nothing)`;
+    if (config.backend !== 'off') log.error({ code: ErrorCodes.DEVICE_UNAVAILABLE }, msg);
+    return null;
   }
-
-  const opened: number[] = [];
-  /** Open one pin; a pin rpio refuses (power or ground pin) is logged and left unwired. */
-  const openPin = (name: string, pin: number | null, pinMode: number, option: number): number | null => {
-    if (pin === null) return null;
-    try {
-      rpio.open(pin, pinMode, option);
-      opened.push(pin);
-      return pin;
-    } catch (err) {
-      log.error({ err, code: ErrorCodes.DEVICE_UNAVAILABLE, pin }, `gpio.${name} pin ${pin} cannot be used (a GPIO header pin is needed, physical numbering); it is left unwired`);
+  log.info({ backend: choice.backend }, `GPIO backend ${choice.backend}: ${choice.why}`);
+  if (choice.backend === 'chardev') {
+    const linesGiven = [config.statusLedLine, config.boardResetLine, config.backlightLine].some((l) => l !== null);
+    if (!linesGiven) {
+      const msg = 'GPIO backend chardev but no gpio.*Line is set (physical pin numbers are for rpio); GPIO is off';
+      log.error({ code: ErrorCodes.CONFIG_INVALID }, msg);
       return null;
     }
-  };
-  const ledPin = openPin('statusLedPin', config.statusLedPin, rpio.OUTPUT, rpio.LOW);
-  const resetPin = openPin('boardResetPin', config.boardResetPin, rpio.INPUT, rpio.PULL_UP);
-  const backlightPin = openPin('backlightPin', config.backlightPin, rpio.OUTPUT, rpio.HIGH);
+    const devDir = options.root === undefined ? undefined : join(options.root, 'dev');
+    return openChardevLines(config, log, { addon: options.chardev, devDir });
+  }
+  return openRpioLines(config, choice.backend === 'mock', log, options.rpio);
+}
 
+export function openGpio(config: GpioConfig, log: Logger, options: OpenGpioOptions = {}): Gpio {
+  const { statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine } = config;
+  const settings = [statusLedPin, boardResetPin, backlightPin, statusLedLine, boardResetLine, backlightLine];
+  const wired = settings.some((p) => p !== null);
+  const lines = wired ? openLines(config, log, options) : null;
+  return lines === null ? offGpio() : gpioOver(lines, config, options, log);
+}
+
+/** The LED patterns, the reset pulse and the backlight over a backend's lines. */
+interface PulseContext {
+  config: GpioConfig;
+  timers: GpioTimers;
+  now: () => number;
+  log: Logger;
+  isClosed: () => boolean;
+  /** Called with the count and the wall-clock time after each pulse begins (the facts file). */
+  onPulse: (pulses: number, atIso: string) => void;
+}
+
+/** The reset pulse: gpio.resetPulseMs low, then released; skipped within gpio.resetHoldOffS; counted. */
+function boardResetOver(reset: GpioLines['reset'], c: PulseContext): Gpio['boardReset'] {
+  let pulsing: Promise<void> | null = null;
+  let pulses = 0;
+  let lastPulseAt: number | null = null;
+  return {
+    pulse(): Promise<void> {
+      if (reset === null || c.isClosed()) return Promise.resolve();
+      // A pulse already under way is the pulse the caller wants.
+      if (pulsing !== null) return pulsing;
+      // A board that boots slowly is not reset again and again (gpio.resetHoldOffS).
+      if (lastPulseAt !== null && c.now() - lastPulseAt < c.config.resetHoldOffS * 1000) {
+        const holdOff = c.config.resetHoldOffS;
+        const msg = `GPIO: board reset skipped, the last pulse was under gpio.resetHoldOffS (${holdOff} s) ago`;
+        c.log.warn({ boardResets: pulses }, msg);
+        return Promise.resolve();
+      }
+      lastPulseAt = c.now();
+      pulses += 1;
+      c.onPulse(pulses, new Date().toISOString());
+      c.log.warn({ boardResets: pulses, pulseMs: c.config.resetPulseMs }, 'GPIO: pulsing the board reset line');
+      pulsing = new Promise<void>((resolve) => {
+        reset.assert();
+        c.timers.setTimeout(() => {
+          if (!c.isClosed()) reset.release();
+          pulsing = null;
+          resolve();
+        }, c.config.resetPulseMs);
+      });
+      return pulsing;
+    },
+    get pulses() {
+      return pulses;
+    },
+    wired: reset !== null,
+  };
+}
+
+function gpioOver(lines: GpioLines, config: GpioConfig, options: OpenGpioOptions, log: Logger): Gpio {
+  const timers = options.timers ?? realTimers;
   let closed = false;
   let ledState: StatusLedState = 'off';
   let blink: unknown = null;
   let ledOn = false;
   const writeLed = (on: boolean) => {
     ledOn = on;
-    if (ledPin !== null && !closed) rpio.write(ledPin, on ? rpio.HIGH : rpio.LOW);
+    if (!closed) lines.led?.write(on);
   };
   const stopBlink = () => {
     if (blink !== null) timers.clearInterval(blink);
     blink = null;
   };
-
-  let pulsing: Promise<void> | null = null;
-
+  const writeFacts = (boardResets: number, lastResetAt: string | null) => {
+    if (options.factsPath === undefined) return;
+    const facts = { backend: lines.backend, chip: lines.chip, boardResets, lastResetAt, pid: process.pid };
+    const failed = (err: Error) => log.warn({ err: err.message }, 'GPIO facts file not written');
+    writeGpioFacts(options.factsPath, facts).catch(failed);
+  };
+  writeFacts(0, null);
+  const now = options.now ?? (() => performance.now());
+  const isClosed = () => closed;
+  const boardReset = boardResetOver(lines.reset, { config, timers, now, log, isClosed, onPulse: writeFacts });
   return {
-    mode,
+    mode: lines.backend,
+    chip: lines.chip,
     statusLed: {
       set(state: StatusLedState): void {
         if (closed || state === ledState) return;
@@ -163,46 +240,32 @@ export function openGpio(config: GpioConfig, log: Logger, options: OpenGpioOptio
         stopBlink();
         const half = BLINK_HALF_PERIOD_MS[state];
         writeLed(state !== 'off');
-        // One cheap timer toggling one pin; it only exists while blinking.
-        if (half !== null && ledPin !== null) blink = timers.setInterval(() => writeLed(!ledOn), half);
+        // One cheap timer toggling one line; it only exists while blinking.
+        if (half !== null && lines.led !== null) blink = timers.setInterval(() => writeLed(!ledOn), half);
       },
       get state() {
         return ledState;
       },
     },
-    boardReset: {
-      pulse(): Promise<void> {
-        if (resetPin === null || closed) return Promise.resolve();
-        // A pulse already under way is the pulse the caller wants.
-        pulsing ??= new Promise<void>((resolve) => {
-          rpio.mode(resetPin, rpio.OUTPUT, rpio.LOW);
-          timers.setTimeout(() => {
-            if (!closed) rpio.mode(resetPin, rpio.INPUT, rpio.PULL_UP);
-            pulsing = null;
-            resolve();
-          }, RESET_PULSE_MS);
-        });
-        return pulsing;
-      },
-    },
+    boardReset,
     backlight: {
       set(on: boolean): void {
-        if (backlightPin !== null && !closed) rpio.write(backlightPin, on ? rpio.HIGH : rpio.LOW);
+        if (!closed) lines.backlight?.write(on);
       },
     },
+    stats: () => ({
+      backend: lines.backend,
+      chip: lines.chip,
+      led: ledState,
+      boardResets: boardReset.pulses,
+      values: closed ? null : (lines.readBack?.() ?? null),
+    }),
     close(): void {
       if (closed) return;
       stopBlink();
       writeLed(false);
       closed = true;
-      // rpio.close resets each pin to an input: the LED goes dark, the reset line is released.
-      for (const pin of opened) {
-        try {
-          rpio.close(pin);
-        } catch (err) {
-          log.warn({ err, pin }, 'GPIO pin did not close cleanly');
-        }
-      }
+      lines.close();
     },
   };
 }

@@ -18,6 +18,7 @@ import { ledgerCheck } from './checks/ledger.js';
 import { outboxCheck } from './checks/outbox.js';
 import { displayCheck } from './checks/display.js';
 import { fleetTrustCheck } from './checks/fleet-trust.js';
+import { gpioCheck } from './checks/gpio.js';
 
 /** The order matters: board and reader read what serial found; clock reads the gateway's Date. */
 export const ALL_CHECKS: readonly Check[] = [
@@ -34,6 +35,7 @@ export const ALL_CHECKS: readonly Check[] = [
   ledgerCheck,
   outboxCheck,
   displayCheck,
+  gpioCheck,
   fleetTrustCheck,
 ];
 

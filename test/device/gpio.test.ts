@@ -86,7 +86,19 @@ class FakeTimers implements GpioTimers {
   }
 }
 
-const config = (over: Partial<GpioConfig> = {}): GpioConfig => ({ mode: 'mock', statusLedPin: LED, boardResetPin: RESET, backlightPin: BACKLIGHT, ...over });
+const config = (over: Partial<GpioConfig> = {}): GpioConfig => ({
+  backend: 'mock',
+  statusLedPin: LED,
+  boardResetPin: RESET,
+  backlightPin: BACKLIGHT,
+  chip: null,
+  statusLedLine: null,
+  boardResetLine: null,
+  backlightLine: null,
+  resetPulseMs: 100,
+  resetHoldOffS: 30,
+  ...over,
+});
 
 describe('GPIO in rpio mock mode', () => {
   it('opens the wired pins: LED off, reset released (input, pull-up), backlight on', () => {
@@ -143,7 +155,7 @@ describe('GPIO in rpio mock mode', () => {
   it('board reset: drives the line low for 100 ms, then releases it; overlapping pulses are one', async () => {
     const { driver, calls } = recordingRpio();
     const timers = new FakeTimers();
-    const gpio = openGpio(config(), silentLogger(), { rpio: driver, timers });
+    const gpio = openGpio(config(), silentLogger(), { rpio: driver, timers, now: () => timers.now });
     calls.length = 0;
     let done = false;
     const first = gpio.boardReset.pulse().then(() => (done = true));
@@ -156,11 +168,38 @@ describe('GPIO in rpio mock mode', () => {
     timers.advance(1);
     await Promise.all([first, second]);
     assert.deepEqual(calls, [`mode ${RESET} OUTPUT ${rpio.LOW}`, `mode ${RESET} INPUT ${rpio.PULL_UP}`]);
-    // A later pulse is a new pulse.
+    // A later pulse, once the hold-off is over, is a new pulse.
+    timers.advance(30_000);
     const third = gpio.boardReset.pulse();
     timers.advance(100);
     await third;
     assert.equal(calls.filter((c) => c.includes('OUTPUT')).length, 2);
+    assert.equal(gpio.boardReset.pulses, 2);
+    gpio.close();
+  });
+
+  it('board reset: gpio.resetPulseMs sets the pulse; within gpio.resetHoldOffS a pulse is skipped', async () => {
+    const { driver, calls } = recordingRpio();
+    const timers = new FakeTimers();
+    const options = { rpio: driver, timers, now: () => timers.now };
+    const gpio = openGpio(config({ resetPulseMs: 250, resetHoldOffS: 60 }), silentLogger(), options);
+    assert.equal(gpio.boardReset.wired, true);
+    calls.length = 0;
+    const first = gpio.boardReset.pulse();
+    timers.advance(249);
+    assert.equal(rpio.read(RESET), 0, 'still held low at 249 ms');
+    timers.advance(1);
+    await first;
+    assert.equal(gpio.boardReset.pulses, 1);
+    timers.advance(59_000); // 59.25 s after the first pulse began: inside the hold-off
+    await gpio.boardReset.pulse();
+    assert.equal(gpio.boardReset.pulses, 1, 'skipped inside the hold-off');
+    assert.equal(calls.filter((c) => c.includes('OUTPUT')).length, 1);
+    timers.advance(1_000);
+    const again = gpio.boardReset.pulse();
+    timers.advance(250);
+    await again;
+    assert.equal(gpio.boardReset.pulses, 2);
     gpio.close();
   });
 
@@ -199,7 +238,7 @@ describe('GPIO in rpio mock mode', () => {
   });
 });
 
-describe('GPIO mode selection', () => {
+describe('GPIO backend selection', () => {
   const open = (over: Partial<GpioConfig>, fixture: string) => {
     const rec = recordingRpio();
     const gpio = openGpio(config(over), silentLogger(), { rpio: rec.driver, timers: new FakeTimers(), root: join(FIXTURES, fixture) });
@@ -208,26 +247,26 @@ describe('GPIO mode selection', () => {
   };
 
   it('auto: real GPIO on a Raspberry Pi 4', () => {
-    const r = open({ mode: 'auto' }, 'pi4-devicetree');
-    assert.equal(r.mode, 'pi');
+    const r = open({ backend: 'auto' }, 'pi4-devicetree');
+    assert.equal(r.mode, 'rpio');
     assert.equal(r.calls[0], 'init mock=false mapping=physical');
   });
 
   it('auto: mock on a PC and on a Raspberry Pi 5 (rpio does not support it)', () => {
-    assert.equal(open({ mode: 'auto' }, 'x86-machine-id').mode, 'mock');
-    const pi5 = open({ mode: 'auto' }, 'pi5');
+    assert.equal(open({ backend: 'auto' }, 'x86-machine-id').mode, 'mock');
+    const pi5 = open({ backend: 'auto' }, 'pi5');
     assert.equal(pi5.mode, 'mock');
     assert.equal(pi5.calls[0], 'init mock=raspi-3 mapping=physical');
   });
 
-  it('pi on a host that is not a supported Pi: GPIO off, nothing touched', () => {
-    const r = open({ mode: 'pi' }, 'pi5');
+  it('rpio on a host that is not a supported Pi: GPIO off, nothing touched', () => {
+    const r = open({ backend: 'rpio' }, 'pi5');
     assert.equal(r.mode, 'off');
     assert.deepEqual(r.calls, []);
   });
 
   it('off, or no pin wired: rpio is never used', () => {
-    assert.deepEqual(open({ mode: 'off' }, 'pi4-devicetree'), { mode: 'off', calls: [] });
+    assert.deepEqual(open({ backend: 'off' }, 'pi4-devicetree'), { mode: 'off', calls: [] });
     assert.deepEqual(open({ statusLedPin: null, boardResetPin: null, backlightPin: null }, 'pi4-devicetree'), { mode: 'off', calls: [] });
   });
 });

@@ -83,7 +83,7 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
     const r = byId(report);
     assert.deepEqual(
       report.results.map((x) => x.id),
-      ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'reader', 'vmc', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display', 'fleet-trust'],
+      ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'reader', 'vmc', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display', 'gpio', 'fleet-trust'],
     );
     for (const id of ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'vmc', 'gateway', 'clock', 'ledger', 'outbox', 'display']) {
       assert.equal(r[id]?.status, 'OK', `${id}: ${r[id]?.summary}`);

@@ -11,7 +11,8 @@
  * QRVEND_FIELD_OUT (runs, default out/field-test), QRVEND_FIELD_DEB (the .deb; default the newest
  * out/release/qrvend_*_<arch>.deb, built with `npm run release -- --arch <arch>` when missing),
  * QRVEND_FIELD_ARCH (arm64, the default, or armhf: arch.ts), QRVEND_FIELD_ONLY (`boot`: the image and
- * its wiring only; `updates`: install, provision, then only the remote-update scenarios),
+ * its wiring only; `updates`: install, provision, then only the remote-update scenarios; `gpio`: the
+ * same, then only the GPIO steps),
  * QRVEND_FIELD_UPDATES (`0`: every step but the remote-update scenarios; CI's armhf run).
  */
 import { execFileSync } from 'node:child_process';
@@ -43,6 +44,7 @@ import { whatTheCutLeft, type LeftOnDisk } from './power-cut.js';
 import { freePort } from './ports.js';
 import { fieldArch } from './arch.js';
 import { rssAfterSales } from './memory-step.js';
+import { fieldGpioConfig, runGpioSteps } from './gpio-steps.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const IMAGE_SCRIPTS = join(REPO, 'test/field/image');
@@ -126,7 +128,9 @@ async function main(): Promise<number> {
       return dir;
     });
     const bootOnly = process.env.QRVEND_FIELD_ONLY === 'boot';
-    const updatesOnly = process.env.QRVEND_FIELD_ONLY === 'updates';
+    const gpioOnly = process.env.QRVEND_FIELD_ONLY === 'gpio';
+    // QRVEND_FIELD_ONLY=gpio: install and provision as for updates, then only the GPIO steps.
+    const updatesOnly = process.env.QRVEND_FIELD_ONLY === 'updates' || gpioOnly;
     const deb = bootOnly ? '' : await steps.run(`${ARCH.deb} .deb`, 40 * 60_000, async () => findOrBuildDeb());
     results.deb = deb;
     const upgradeDeb = bootOnly || updatesOnly ? '' : await steps.run('higher-version .deb for the upgrade', 5 * 60_000, async () => bumpVersion(deb, runDir));
@@ -263,7 +267,14 @@ async function main(): Promise<number> {
     const activeAgain = (timeoutMs: number) =>
       waitFor('qrvend active (READY) by itself', timeoutMs, async () => ((await g().sh('systemctl is-active qrvend', 20_000, true)).stdout.trim() === 'active' ? true : undefined), 2000);
 
-    const config = JSON.stringify(siteConfig(), null, 2);
+    // arm64: the LED and reset lines on QEMU virt's PL061 (the GPIO steps); elsewhere GPIO stays off.
+    // Opt-in for now (QRVEND_FIELD_GPIO=1, or QRVEND_FIELD_ONLY=gpio): the silent-board step still
+    // fails (docs/field-test.md, "GPIO steps"), so CI's whole run leaves GPIO off as before.
+    const gpioSteps = ARCH.deb === 'arm64' && (gpioOnly || process.env.QRVEND_FIELD_GPIO === '1');
+    const site = gpioSteps
+      ? { ...siteConfig(), gpio: fieldGpioConfig(), log: { level: 'info', statsIntervalMs: 5_000 } }
+      : siteConfig();
+    const config = JSON.stringify(site, null, 2);
     // What the technician writes, by guest path (compared with what a cut left, never logged).
     const provisioned: Record<string, string> = {
       '/etc/qrvend/config.json': `${config}\n`,
@@ -689,8 +700,14 @@ async function main(): Promise<number> {
       });
     }
 
+    // ---- GPIO on the emulated machine's PL061 (issue 41) -------------------------------------
+    if (gpioSteps) await runGpioSteps({ steps, runDir, facts: results.facts, g, vmc, siteConfig: site });
+    else results.facts.gpioSteps = 'skipped (opt-in: QRVEND_FIELD_GPIO=1 or QRVEND_FIELD_ONLY=gpio)';
+
     // ---- remote updates (issue 25 item 6) ----------------------------------------------------
-    if (process.env.QRVEND_FIELD_UPDATES === '0') {
+    if (gpioOnly) {
+      results.facts.updateScenarios = 'skipped (QRVEND_FIELD_ONLY=gpio)';
+    } else if (process.env.QRVEND_FIELD_UPDATES === '0') {
       results.facts.updateScenarios = 'skipped (QRVEND_FIELD_UPDATES=0)';
       print('[field] remote-update steps skipped (QRVEND_FIELD_UPDATES=0)');
     } else {

@@ -36,6 +36,9 @@ ssh-keygen -q -t ed25519 -N '' -C qrvend-field-test -f "$out/id_ed25519"
 
 # Packages a stock Debian bookworm / Raspberry Pi OS Lite image has and the scenario needs.
 include=systemd,systemd-sysv,udev,dbus,openssh-server,iproute2,ca-certificates,kmod,procps,adduser,libstdc++6,curl,less
+# gpiod: libgpiod's tools (gpioinfo), the kernel's own view of the GPIO lines for the GPIO steps;
+# a technician installs it on a board the same way (docs/devices.md).
+include=$include,gpiod
 # The armhf .deb depends on libatomic1 (its Node links it); a board's apt fetches it, the guest has
 # no network, so the image carries it.
 [ "$arch" = armhf ] && include=$include,libatomic1
