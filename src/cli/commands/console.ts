@@ -1,15 +1,6 @@
 import { Option, type Command } from 'commander';
-
-interface RunFlags {
-  config?: string;
-  broker?: string;
-  prefix?: string;
-  db?: string;
-  listen?: string;
-  subscription?: string;
-  group?: string;
-  instance?: string;
-}
+// Type only: the console's code is loaded inside the action.
+import type { ConsoleFlags } from '../../console/run.js';
 
 const DB_HELP = 'the database: a SQLite file (default ./console.sqlite) or postgres://USER@HOST:PORT/DB';
 
@@ -44,7 +35,7 @@ export function register(parent: Command): void {
     )
     .option('--group <name>', 'the shared-subscription group of all instances of this console')
     .option('--instance <name>', "this instance's persistent session on the broker (unique per instance)")
-    .action(async (opts: RunFlags) => {
+    .action(async (opts: ConsoleFlags) => {
       const { runConsoleProcess } = await import('../../console/run.js');
       process.exitCode = await runConsoleProcess(opts);
     });
