@@ -117,7 +117,7 @@ test('the broker restarted mid-ingest: every sale stored exactly once, the conso
   }
 });
 
-test('the console database (PostgreSQL) restarted mid-ingest: nothing acknowledged uncommitted, every sale stored once', {
+test('the console database (PostgreSQL) restarted mid-ingest: nothing acked uncommitted, each sale stored once', {
   timeout: 400_000,
 }, async (t) => {
   if ((process.env.QRVEND_CONSOLE_TEST_PG ?? '') === '') {
@@ -141,7 +141,8 @@ test('the console database (PostgreSQL) restarted mid-ingest: nothing acknowledg
     pg.halt();
     halted = true;
     const consoleRun = run;
-    await waitFor('the console saying the database is unreachable', () => logged(consoleRun, /database unreachable/), 60_000)
+    const said = () => logged(consoleRun, /database unreachable/);
+    await waitFor('the console saying the database is unreachable', said, 60_000)
       .catch((err: Error) => {
         const tail = consoleRun.console.log.slice(-8).join('\n');
         throw new Error(`${err.message} (console exit ${consoleRun.console.child.exitCode}); its log ends: ${tail}`);

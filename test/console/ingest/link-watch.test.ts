@@ -39,5 +39,5 @@ test('a database outage is said once when it starts and once when it ends, not o
   assert.equal(lines.length, 2);
   assert.equal(lines[0]!.code, 'CONSOLE_STORE_FAILED');
   assert.match(String(lines[0]!.msg), /console database unreachable .*nothing is acknowledged.*every 1 s to 30 s/);
-  assert.match(String(lines[1]!.msg), /console database reachable again after 12 s \(5 commits failed, none acknowledged\)/);
+  assert.match(String(lines[1]!.msg), /database reachable again after 12 s \(5 commits failed, none acknowledged\)/);
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { guardPoolClients } from '../../../src/console/store/open.js';
 
-test("a PostgreSQL connection's error (a server restart) is heard, never an unhandled 'error' that ends the console", () => {
+test("a PostgreSQL connection's error (a server restart) is heard, not an unhandled 'error' ending the console", () => {
   // Stand-ins for pg's Pool and Client: both are EventEmitters, and an 'error' nobody hears throws.
   const pool = new EventEmitter();
   const held = new EventEmitter();
