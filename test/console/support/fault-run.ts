@@ -53,7 +53,10 @@ export function startConsoleProcess(dir: string, settings: Record<string, unknow
   };
 }
 
-/** The machine ids of the run and the retained status the console stores once subscribed. */
+/**
+ * Waits for the console's subscriptions: a retained status it stores once subscribed (statuses
+ * and events are one SUBSCRIBE), so no sale is sent before its session exists.
+ */
 export async function waitSubscribed(brokerUrl: string, db: Kysely<ConsoleDatabase>): Promise<void> {
   const client = await mqtt.connectAsync(brokerUrl, { clientId: 'fault-run-ready', reconnectPeriod: 0 });
   await client.publishAsync('qrvend/vm-ready/status', '{"online":false}', { qos: 1, retain: true });
