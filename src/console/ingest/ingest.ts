@@ -17,6 +17,7 @@ import { decodeFleetMessage } from '../../fleet/operator/decode.js';
 import { fleetFilters } from '../../fleet/contract/index.js';
 import { countRefusal, eventProblem, storeEvent, storeHealth, storeStatus } from '../store/ingest-queries.js';
 import type { ConsoleDatabase } from '../store/schema.js';
+import { StoreHealth, watchBrokerLink } from './link-watch.js';
 
 export interface IngestOptions {
   connection: FleetConnectionSettings;
@@ -104,18 +105,22 @@ export async function handlePacket(h: Handler, topic: string, payload: Buffer): 
   }
 }
 
-function takeOverAcks(client: MqttClient, h: Handler, log: Logger): void {
+function takeOverAcks(client: MqttClient, h: Handler, store: StoreHealth, reconnectMs: number): void {
   client.handleMessage = (packet, callback) => {
     const publish = packet as IPublishPacket;
     const payload = Buffer.isBuffer(publish.payload) ? publish.payload : Buffer.from(publish.payload);
+    // The PUBACK goes only on the connection the message came by: mqtt.js would keep one made
+    // while disconnected and send it on the next connection, where its packet id may name another
+    // message. After a reconnect the broker sends the message again (the eventId makes it a no-op).
+    const stream = client.stream;
     handlePacket(h, publish.topic, payload).then(
-      () => callback(),
+      () => {
+        store.committed();
+        if (client.stream === stream && !stream.destroyed) callback();
+      },
       (err: unknown) => {
         h.counters.failedCommits++;
-        log.error(
-          { code: 'CONSOLE_STORE_FAILED', topic: publish.topic, err: (err as Error).message },
-          'a message could not be committed: not acknowledged, the broker delivers it again after the reconnect',
-        );
+        store.failed(err, reconnectMs);
         // Never acknowledged: the broker keeps it in the persistent session.
         client.stream.destroy();
       },
@@ -132,6 +137,7 @@ export async function startIngest(
   const prefix = options.connection.prefix;
   const counters: IngestCounters = { stored: 0, duplicates: 0, statuses: 0, health: 0, refused: {}, failedCommits: 0 };
   const h: Handler = { db, prefix, counters, onChange };
+  const store = new StoreHealth(log);
   const filters = fleetFilters(prefix);
   const subscribe = (client: MqttClient) => {
     client.subscribe(
@@ -145,11 +151,15 @@ export async function startIngest(
     purpose: 'console',
     session: options.session,
     reconnectMs: options.reconnectMs,
-    beforeConnect: (c) => takeOverAcks(c, h, log),
+    beforeConnect: (c) => takeOverAcks(c, h, store, options.reconnectMs),
   });
   subscribe(client);
+  watchBrokerLink(client, options.reconnectMs, log, store);
   client.on('connect', (connack) => {
     if (!connack.sessionPresent) subscribe(client);
+    // mosquitto 2.0 restores a persisted session after its restart without its shared
+    // subscriptions, yet says the session is present: the events' one is made again every time.
+    else if (options.subscription === 'shared') client.subscribe(eventFilter(options, prefix), { qos: 1 });
   });
   client.on('error', (err) => log.warn({ err: err.message }, 'broker connection error; reconnecting'));
   return {

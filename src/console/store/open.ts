@@ -34,14 +34,30 @@ async function openSqlite(path: string): Promise<Kysely<ConsoleDatabase>> {
   return new Kysely<ConsoleDatabase>({ dialect: new SqliteDialect({ database: file }) });
 }
 
+interface ErrorSource {
+  on(event: 'error', listener: (err: Error) => void): unknown;
+}
+type PoolEvents = ErrorSource & { on(event: 'connect', listener: (client: ErrorSource) => void): unknown };
+
+/**
+ * A server restart (or its fast shutdown) breaks every connection: an idle one makes the pool
+ * emit 'error', one held between two queries of a transaction emits 'error' itself. Unheard,
+ * either ends the process. Heard, the query in progress fails (the event is not acknowledged,
+ * ingest says so), the pool drops the broken connection when it is released, and the next query
+ * opens a new one.
+ */
+export function guardPoolClients(pool: PoolEvents): void {
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+}
+
 async function openPostgres(url: string): Promise<Kysely<ConsoleDatabase>> {
   const { default: pg } = await import('pg');
   // bigint (count, sums of thousandths) and numeric as JS numbers: sums stay below 2^53.
   pg.types.setTypeParser(20, (v: string) => Number(v));
   pg.types.setTypeParser(1700, (v: string) => Number(v));
   const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 10_000 });
-  // A server restart breaks idle connections: the pool drops them and opens new ones.
-  pool.on('error', () => undefined);
+  guardPoolClients(pool);
   return new Kysely<ConsoleDatabase>({ dialect: new PostgresDialect({ pool }) });
 }
 

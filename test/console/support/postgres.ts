@@ -16,6 +16,10 @@ export interface TestPostgres {
   server: string;
   stop(): void;
   restart(): void;
+  /** Stops the server (fast shutdown: open transactions roll back, clients are cut) and keeps its data. */
+  halt(): void;
+  /** Starts a halted server again on the same port and data. */
+  resume(): void;
 }
 
 export function postgresBinDir(): string | null {
@@ -68,6 +72,8 @@ export async function startPostgres(): Promise<TestPostgres> {
       stop();
       start();
     },
+    halt: stop,
+    resume: start,
     stop: () => {
       try {
         stop();
