@@ -8,7 +8,14 @@ import { readerLedOf, type ReaderView } from '../../src/mdb/reader-view.js';
 
 const T = { timeout: 10_000 };
 /** A reader enabled by the VMC, its board polling. */
-const polled: ReaderView = { linkUp: true, polling: true, answering: true, status: 'enabled', held: false, outOfService: false };
+const polled: ReaderView = {
+  linkUp: true, // the port is open
+  polling: true, // a POLL since it opened, the watchdog not expired since
+  answering: true, // a line since it opened
+  status: 'enabled', // the VMC enabled the reader
+  held: false,
+  outOfService: false,
+};
 
 test('no board: port closed, port open with no poll since, watchdog expired', T, () => {
   assert.equal(readerLedOf({ ...polled, linkUp: false, polling: false, answering: false, status: 'offline' }), 'down');
