@@ -11,10 +11,11 @@ import type { Logger } from '../core/log.js';
 import { readSecretToken } from '../start/secret-file.js';
 import { readHwSerial } from '../device/hw-serial.js';
 import { terminalIdFor } from '../device/device-info.js';
-import { openGpio, statusLedStateFor } from '../device/gpio.js';
+import { openGpio } from '../device/gpio.js';
 import { gpioFactsPath } from '../device/gpio/facts-file.js';
 import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
+import { StatusLedDriver } from '../mdb/status-led.js';
 import { ageDeniedItems } from '../mdb/reader/index.js';
 import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
 import { heapLimitReport, PAYMENT_WORKER_LIMITS, quietCollector, threadMemory } from './heap-limits.js';
@@ -196,9 +197,8 @@ export function startDaemon(options: DaemonOptions): Daemon {
   if (!mallocTrimAvailable()) {
     log.info({ addon: 'dist/src/native/qrvend-trim.node' }, 'malloc trimming is off (the addon was not built: Node without its headers): resident memory keeps what malloc freed; rebuild with `npm run build` where include/node/node_api.h is installed');
   }
-  // The reader's link down (no board, a dead board) is a fault the LED shows (docs/devices.md, the LED).
-  let readerLinkDown = false;
-  const updateLed = () => gpio.statusLed.set(statusLedStateFor({ ...health, fault: health.fault || readerLinkDown }));
+  // The LED follows the board's polls and the reader's state (docs/devices.md, the LED).
+  const statusLed = new StatusLedDriver(machineLoop, gpio.statusLed);
 
   // READY means the agent can take a payment: the VMC enabled the reader (so it polls us and will
   // offer sessions) and the payment worker is ready (ledger open, recovery done, Start listening).
@@ -233,13 +233,13 @@ export function startDaemon(options: DaemonOptions): Daemon {
       case 'health':
         health = { ...health, gatewayOnline: message.gatewayOnline, outboxPending: message.outboxPending, clockSteps: message.clockSteps ?? 0, starts: message.starts ?? health.starts };
         if (message.memory) paymentMemory = message.memory;
-        updateLed();
+        statusLed.setHealth(health);
         return;
       case 'fatal':
         log.fatal({ code: message.code }, `payment worker: ${message.message}`);
         rejectReady(new Error(`payment worker failed to start: ${message.message}`));
         health = { ...health, fault: true };
-        updateLed();
+        statusLed.setHealth(health);
         void stop(`payment worker failed: ${message.code}`, message.code === 'SECRET_UNREADABLE' || message.code.startsWith('CONFIG') ? 78 : 70);
         return;
       case 'stopped':
@@ -274,8 +274,6 @@ export function startDaemon(options: DaemonOptions): Daemon {
   });
 
   machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => {
-    readerLinkDown = !change.up;
-    updateLed();
     fleet.onLink(change);
   });
   // Only on the start after a config.set from the fleet: confirms it, or rolls it back.

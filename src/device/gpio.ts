@@ -78,9 +78,18 @@ export interface GpioStats {
   values: Record<'led' | 'reset' | 'backlight', number | null> | null;
 }
 
-/** Which LED state the health of the machine calls for (a helper for the machine loop). */
-export function statusLedStateFor(health: { fault: boolean; gatewayOnline: boolean; outboxPending: number }): StatusLedState {
-  if (health.fault) return 'fault';
+/**
+ * Which LED state the machine calls for (src/mdb/status-led.ts). `reader`: the board's polls and the
+ * reader's state (src/mdb/reader-view.ts); down is a fault, waiting (alive, not enabled) a slow blink.
+ */
+export function statusLedStateFor(health: {
+  fault: boolean;
+  gatewayOnline: boolean;
+  outboxPending: number;
+  reader?: 'up' | 'waiting' | 'down';
+}): StatusLedState {
+  if (health.fault || health.reader === 'down') return 'fault';
+  if (health.reader === 'waiting') return 'offline';
   if (!health.gatewayOnline && health.outboxPending > 0) return 'offline';
   return 'ready';
 }

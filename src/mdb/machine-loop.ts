@@ -19,6 +19,7 @@ import { writeFileAtomic, writeFileAtomicAsync } from '../core/durable-file.js';
 import { DEVICE_ADDRESS } from '../config/board-keys.js';
 import { overridesOf, PROFILES } from '../config/mdb-profiles.js';
 import { VmcWatch, type VmcFacts } from './vmc-watch.js';
+import { sameReaderView, type ReaderView } from './reader-view.js';
 import {
   initialModel,
   isQuiescent,
@@ -120,6 +121,9 @@ export class MachineLoop extends EventEmitter {
   private factsWriteFailed = false;
   /** The facts write on the thread pool, while one runs. */
   private factsWriting: Promise<unknown> | null = null;
+  /** The board as the link watchdog sees it, since the port last opened (readerView()). */
+  private board = { polling: false, answering: false };
+  private lastView: ReaderView | null = null;
 
   constructor(private readonly o: MachineLoopOptions) {
     super();
@@ -153,10 +157,12 @@ export class MachineLoop extends EventEmitter {
       reopenMaxMs: o.mdb.reopenMaxMs,
       log: o.log,
       onUp: () => {
+        this.boardUnheard();
         this.emit('link', { up: true, silent: false, reason: null });
         this.dispatch({ kind: 'link.up' });
       },
       onDown: (reason) => {
+        this.boardUnheard();
         this.emit('link', { up: false, silent: false, reason });
         this.dispatch({ kind: 'link.down', reason });
       },
@@ -166,7 +172,10 @@ export class MachineLoop extends EventEmitter {
         this.noise.add('overlong', head);
       },
       // The reader decides whether a quiet line is a silent board (effect board.silent, below).
-      onSilent: () => this.dispatch({ kind: 'link.silent' }),
+      onSilent: () => {
+        this.board.polling = false;
+        this.dispatch({ kind: 'link.silent' });
+      },
     });
   }
 
@@ -196,6 +205,13 @@ export class MachineLoop extends EventEmitter {
   stop(): Promise<void> {
     this.stopping ??= this.doStop();
     return this.stopping;
+  }
+
+  /** What the status LED follows (src/mdb/reader-view.ts); emitted as 'view' when it changes. */
+  readerView(): ReaderView {
+    const { status } = readerStatus(this.model);
+    const kept = { held: this.model.held !== null, outOfService: this.model.outOfService };
+    return { linkUp: this.link.isUp, ...this.board, status, ...kept };
   }
 
   stats(): MachineLoopStats {
@@ -250,6 +266,7 @@ export class MachineLoop extends EventEmitter {
     }
     if (this.log.isLevelEnabled('trace')) this.log.trace({ line }, 'MDB <');
     if (parsed.value.kind === 'poll') this.watch.poll();
+    this.board = { polling: this.board.polling || parsed.value.kind === 'poll', answering: true };
     this.dispatch({ kind: 'line', line: parsed.value });
   }
 
@@ -266,6 +283,7 @@ export class MachineLoop extends EventEmitter {
         this.model = model;
         for (const e of effects) this.run(e);
         this.publishStatus();
+        this.publishView();
         // After the effects: the approval of a vend is already written when the watch looks.
         this.watch.observe(before, next.kind === 'line' ? next.line : null, model.state, effects);
       }
@@ -395,6 +413,7 @@ export class MachineLoop extends EventEmitter {
   }
 
   private async restartLink(reason: string): Promise<void> {
+    this.boardUnheard();
     if (this.o.boardReset) {
       try {
         await this.o.boardReset.pulse();
@@ -412,6 +431,18 @@ export class MachineLoop extends EventEmitter {
     } catch (err) {
       this.log.error({ err: (err as Error).message, type: message.type }, 'MDB: posting to the payment worker failed');
     }
+  }
+
+  /** Polls and answers not heard since now (a port opened or closed, a board taken for dead). */
+  private boardUnheard(): void {
+    this.board = { polling: false, answering: false };
+    this.publishView();
+  }
+
+  private publishView(): void {
+    const view = this.readerView();
+    if (this.lastView !== null && sameReaderView(view, this.lastView)) return;
+    this.emit('view', (this.lastView = view));
   }
 
   private publishStatus(): void {

@@ -277,5 +277,9 @@ describe('statusLedStateFor', () => {
     assert.equal(statusLedStateFor({ fault: false, gatewayOnline: false, outboxPending: 3 }), 'offline');
     assert.equal(statusLedStateFor({ fault: false, gatewayOnline: false, outboxPending: 0 }), 'ready');
     assert.equal(statusLedStateFor({ fault: false, gatewayOnline: true, outboxPending: 9 }), 'ready');
+    const fine = { fault: false, gatewayOnline: true, outboxPending: 0 };
+    assert.equal(statusLedStateFor({ ...fine, reader: 'down' }), 'fault');
+    assert.equal(statusLedStateFor({ ...fine, reader: 'waiting' }), 'offline');
+    assert.equal(statusLedStateFor({ ...fine, reader: 'up' }), 'ready');
   });
 });
