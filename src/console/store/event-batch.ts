@@ -10,7 +10,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CashSaleEvent, SaleEvent } from '../../fleet/contract/index.js';
 import { dayOf, storeAlarm, storeAudit, storeUpdate, toMilli, type IncomingEvent } from './event-rows.js';
-import type { ConsoleDatabase, DailyTotalsTable, SalesTable } from './schema.js';
+import type { ConsoleDatabase, DailyTotalsTable, FleetDailyTotalsTable, SalesTable } from './schema.js';
 
 type Tx = Transaction<ConsoleDatabase>;
 type Totals = Omit<DailyTotalsTable, 'day' | 'machine_id' | 'currency'>;
@@ -85,28 +85,50 @@ function addTo(t: Totals, row: SalesTable): void {
 /** A sale closed with money (settled QR or cash) moves the machine's last sale. */
 const isLastSale = (row: SalesTable) => row.kind === 'cash' || row.closing === 'settlement';
 
-async function addDailyTotals(tx: Tx, rows: SalesTable[]): Promise<void> {
-  const days = new Map<string, DailyTotalsTable>();
+/** Rows summed per key, in key order: two instances upserting the same rows lock them in one order (no deadlock). */
+function sumBy<T extends Totals>(
+  rows: SalesTable[],
+  key: (row: SalesTable) => string[],
+  make: (row: SalesTable) => T,
+): T[] {
+  const sums = new Map<string, T>();
   for (const row of rows) {
-    const key = JSON.stringify([row.day, row.machine_id, row.currency]);
-    let t = days.get(key);
-    if (t === undefined) {
-      t = { day: row.day, machine_id: row.machine_id, currency: row.currency, ...zeroTotals() };
-      days.set(key, t);
-    }
+    const k = JSON.stringify(key(row));
+    let t = sums.get(k);
+    if (t === undefined) sums.set(k, (t = make(row)));
     addTo(t, row);
   }
-  if (days.size === 0) return;
+  return [...sums.keys()].sort().map((k) => sums.get(k)!);
+}
+
+function plusExcluded(table: 'daily_totals' | 'fleet_daily_totals'): Record<string, unknown> {
+  const set: Record<string, unknown> = {};
+  for (const c of Object.keys(zeroTotals())) set[c] = sql`${sql.table(table)}.${sql.ref(c)} + excluded.${sql.ref(c)}`;
+  return set;
+}
+
+/** The machine's day and the fleet's day, both in the sale's transaction. */
+async function addDailyTotals(tx: Tx, rows: SalesTable[]): Promise<void> {
+  if (rows.length === 0) return;
+  const perMachine: DailyTotalsTable[] = sumBy(
+    rows,
+    (r) => [r.day, r.machine_id, r.currency],
+    (r) => ({ day: r.day, machine_id: r.machine_id, currency: r.currency, ...zeroTotals() }),
+  );
   await tx
     .insertInto('daily_totals')
-    .values([...days.values()])
-    .onConflict((oc) =>
-      oc.columns(['day', 'machine_id', 'currency']).doUpdateSet(() => {
-        const set: Record<string, unknown> = {};
-        for (const c of Object.keys(zeroTotals())) set[c] = sql`daily_totals.${sql.ref(c)} + excluded.${sql.ref(c)}`;
-        return set;
-      }),
-    )
+    .values(perMachine)
+    .onConflict((oc) => oc.columns(['day', 'machine_id', 'currency']).doUpdateSet(plusExcluded('daily_totals')))
+    .execute();
+  const fleet: FleetDailyTotalsTable[] = sumBy(
+    rows,
+    (r) => [r.day, r.currency],
+    (r) => ({ day: r.day, currency: r.currency, ...zeroTotals() }),
+  );
+  await tx
+    .insertInto('fleet_daily_totals')
+    .values(fleet)
+    .onConflict((oc) => oc.columns(['day', 'currency']).doUpdateSet(plusExcluded('fleet_daily_totals')))
     .execute();
 }
 
@@ -121,7 +143,7 @@ async function upsertMachines(tx: Tx, fresh: IncomingEvent[], rows: SalesTable[]
     if (m !== undefined && isLastSale(row) && (m.lastSale === null || m.lastSale < row.at)) m.lastSale = row.at;
   }
   if (machines.size === 0) return;
-  const values = [...machines].map(([machineId, m]) => ({
+  const values = [...machines].sort(([a], [b]) => (a < b ? -1 : 1)).map(([machineId, m]) => ({
     machine_id: machineId,
     online: 0,
     alarms: '',
@@ -165,7 +187,7 @@ async function insertNew(tx: Tx, unique: IncomingEvent[]): Promise<Set<string>> 
 async function writeBatch(tx: Tx, events: IncomingEvent[]): Promise<boolean[]> {
   const first = new Map<string, IncomingEvent>();
   for (const e of events) if (!first.has(keyOf(e))) first.set(keyOf(e), e);
-  const isNew = await insertNew(tx, [...first.values()]);
+  const isNew = await insertNew(tx, [...first.keys()].sort().map((k) => first.get(k)!));
   const fresh = [...first.values()].filter((e) => isNew.has(keyOf(e)));
   const rows = fresh.flatMap((e) => saleRow(e, dayOf(e.event.at, e.receivedAt)) ?? []);
   await upsertMachines(tx, fresh, rows);
