@@ -97,8 +97,8 @@ export async function salesByMachineDay(
     .orderBy('day', 'desc')
     .orderBy('machine_id')
     .orderBy('currency');
-  // A page is found on the primary key's index alone (day, machine_id, currency: no row is read for
-  // the rows it skips), then only its own rows are read.
+  // A page is found on the index daily_totals_page alone (day desc, machine_id, currency: no row
+  // is read for the rows it skips, nothing sorted), then only its own rows are read.
   const page = all ? keys : keys.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
   const rows = await db
     .selectFrom(page.as('k'))
