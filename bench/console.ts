@@ -48,7 +48,7 @@ const RSS = {
   id: 'console-rss-growth',
   what: 'Resident memory growth across ingest rounds and page loads',
   unit: 'MB',
-  target: atMost(32, '<= 32 MB from the first round to the last'),
+  target: atMost(32, '<= 32 MB from after the page figures to the last round'),
 };
 
 export const CONSOLE_FIGURES = [INGEST('sqlite').id, INGEST('postgres').id, OVERVIEW.id, SALES.id, RSS.id];
@@ -162,7 +162,7 @@ async function pageFigures(store: TestStore, requests: number): Promise<Figure[]
 export interface ConsoleBenchOptions {
   ingestEvents: number;
   pageRequests: number;
-  /** Memory rounds after the first (each `ingestEvents` / 2 events and a tenth of the page requests). */
+  /** Memory rounds after the page figures (each `ingestEvents` / 2 events and a tenth of the page requests). */
   rssRounds: number;
 }
 
@@ -174,8 +174,9 @@ async function sqliteFigures(budget: Budget, o: ConsoleBenchOptions): Promise<Fi
     const ingest = await ingestFigure(store, 'sqlite', o.ingestEvents, budget.slice(budget.leftMs / 3));
     await seedConsole(store.db, 'sqlite');
     const pages = await pageFigures(store, o.pageRequests);
-    const rss: number[] = [];
-    for (let round = 1; round <= o.rssRounds && !budget.spent; round++) {
+    const rss: number[] = [process.memoryUsage().rss / 1048576];
+    // The first round whatever the budget: without it there is no growth to report.
+    for (let round = 1; round <= o.rssRounds && (round === 1 || !budget.spent); round++) {
       await ingestRound(store, Math.floor(o.ingestEvents / 2), round, budget);
       await pageFigures(store, Math.max(4, Math.floor(o.pageRequests / 10)));
       rss.push(process.memoryUsage().rss / 1048576);
@@ -190,7 +191,7 @@ async function sqliteFigures(budget: Budget, o: ConsoleBenchOptions): Promise<Fi
           },
           { samples: rss.length, value: growth },
         )
-      : notMeasured(RSS, 'error', 'the budget ended before two memory rounds');
+      : notMeasured(RSS, 'error', 'no memory round');
     return [ingest, ...pages, rssFigure];
   } finally {
     await store.remove();
