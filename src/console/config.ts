@@ -9,6 +9,7 @@ import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { isAllowedFleetUrl, startEndpointTransport, type StartTransport } from '../config/schema.js';
 import { FleetConnectionOptions } from '../fleet/operator/connection.js';
 import { TOPIC_LEVEL } from '../fleet/contract/index.js';
+import { BATCH_RANGES, DEFAULT_BATCH } from './ingest/batch.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const ListenAddress = z
@@ -58,6 +59,13 @@ export const ConsoleConfig = z.strictObject({
     .default({ failures: 10, windowS: 900 }),
   pageSize: int(10, 1000).default(100),
   reconnectMs: int(100, 60_000).default(1000),
+  /** Group commit (docs/console.md, "Ingest"): keep `batchEvents` within the broker's in-flight window. */
+  ingest: z
+    .strictObject({
+      batchEvents: int(BATCH_RANGES.events.min, BATCH_RANGES.events.max).default(DEFAULT_BATCH.events),
+      batchMs: int(BATCH_RANGES.ms.min, BATCH_RANGES.ms.max).default(DEFAULT_BATCH.ms),
+    })
+    .default({ batchEvents: DEFAULT_BATCH.events, batchMs: DEFAULT_BATCH.ms }),
 });
 export type ConsoleConfigInput = z.input<typeof ConsoleConfig>;
 export type ConsoleSettings = z.output<typeof ConsoleConfig>;

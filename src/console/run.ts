@@ -75,6 +75,7 @@ export async function startConsole(
         subscription: settings.subscription,
         session: settings.instance,
         reconnectMs: settings.reconnectMs,
+        batch: { events: settings.ingest.batchEvents, ms: settings.ingest.batchMs },
       },
       log,
       () => live.changed(),

@@ -2,20 +2,20 @@
  * The console's side of the broker (docs/console.md): events through a shared subscription at
  * QoS 1 (several console instances, one group: each event goes to one of them), retained
  * statuses and health on every instance. Each message is checked against the fleet contract
- * (src/fleet/operator/decode.ts: bounded, JSON, schema, the topic's machine wins) and an event is
- * acknowledged to the broker only after its transaction committed: mqtt.js sends the PUBACK when
- * `handleMessage`'s callback is called, so the callback waits for the commit. A commit that
- * fails is never acknowledged: the connection is dropped and the persistent session hands the
- * event over again when the client is back.
+ * (src/fleet/operator/decode.ts: bounded, JSON, schema, the topic's machine wins). Events are
+ * committed in batches (group commit, ./batch.ts, ./commit.ts) and each is acknowledged to the
+ * broker only after its batch committed. A commit that fails is never acknowledged: the
+ * connection is dropped and the persistent session hands the events over again when the client
+ * is back.
  */
 import type { MqttClient } from 'mqtt';
 import type { IPublishPacket } from 'mqtt-packet';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../../core/log.js';
 import { connectFleet, type FleetConnectionSettings } from '../../fleet/operator/connection.js';
-import { decodeFleetMessage } from '../../fleet/operator/decode.js';
 import { fleetFilters } from '../../fleet/contract/index.js';
-import { countRefusal, eventProblem, storeEvent, storeHealth, storeStatus } from '../store/ingest-queries.js';
+import { BatchCollector, DEFAULT_BATCH, type BatchLimits } from './batch.js';
+import { commitBatch, type ChangeKind, type Handler, type IngestCounters, type Received } from './commit.js';
 import type { ConsoleDatabase } from '../store/schema.js';
 import { StoreHealth, watchBrokerLink } from './link-watch.js';
 
@@ -28,19 +28,11 @@ export interface IngestOptions {
   /** The persistent session's name: one per instance, stable across restarts. */
   session: string;
   reconnectMs: number;
+  /** Group commit: the most events per transaction and the longest wait (docs/console.md). */
+  batch?: BatchLimits;
 }
 
-export interface IngestCounters {
-  stored: number;
-  duplicates: number;
-  statuses: number;
-  health: number;
-  refused: Record<string, number>;
-  /** Messages whose commit failed: not acknowledged, delivered again after the reconnect. */
-  failedCommits: number;
-}
-
-export type ChangeKind = 'event' | 'status';
+export { handlePacket, type ChangeKind, type IngestCounters } from './commit.js';
 
 export interface Ingest {
   counters: IngestCounters;
@@ -53,79 +45,38 @@ export function eventFilter(options: Pick<IngestOptions, 'group' | 'subscription
   return options.subscription === 'shared' ? `$share/${options.group}/${events}` : events;
 }
 
-interface Handler {
-  db: Kysely<ConsoleDatabase>;
-  prefix: string;
-  counters: IngestCounters;
-  onChange: (kind: ChangeKind, machineId: string) => void;
+// mqtt.js sends a PUBACK, and reads the next packet, only when handleMessage's callback is
+// called; called with an error it reads on without one. The batch's PUBACKs go later, after the
+// commit, and only on the connection the message came by: after a reconnect the broker sends
+// the message again (the eventId makes it a no-op).
+const ACK_LATER = new Error('acknowledged after the commit');
+
+function sendPuback(client: MqttClient, messageId: number): void {
+  (client as unknown as { _sendPacket(packet: object): void })._sendPacket({ cmd: 'puback', messageId });
 }
 
-async function refuse(
-  h: Handler,
-  machineId: string | null,
-  reason: string,
-  detail: string,
-  now: string,
-): Promise<void> {
-  h.counters.refused[reason] = (h.counters.refused[reason] ?? 0) + 1;
-  await countRefusal(h.db, machineId, reason, detail, now);
-}
-
-/** Handles one message; resolves once what it says is committed (then it may be acknowledged). */
-export async function handlePacket(h: Handler, topic: string, payload: Buffer): Promise<void> {
-  const now = new Date().toISOString();
-  const decoded = decodeFleetMessage(h.prefix, topic, payload);
-  switch (decoded.kind) {
-    case 'bad':
-      return refuse(h, decoded.machineId, decoded.reason, decoded.detail, now);
-    case 'event': {
-      const problem = eventProblem(decoded.event);
-      if (problem !== null) return refuse(h, decoded.machineId, 'schema', problem, now);
-      const stored = await storeEvent(h.db, decoded.machineId, decoded.event, now, payload.toString('utf8'));
-      if (stored) h.counters.stored++;
-      else h.counters.duplicates++;
-      if (stored) h.onChange('event', decoded.machineId);
-      return;
-    }
-    case 'status':
-      await storeStatus(h.db, decoded.machineId, decoded.status, now);
-      h.counters.statuses++;
-      h.onChange('status', decoded.machineId);
-      return;
-    case 'removed':
-      await storeStatus(h.db, decoded.machineId, { online: false }, now);
-      h.onChange('status', decoded.machineId);
-      return;
-    case 'health':
-      await storeHealth(h.db, decoded.machineId, decoded.health.stats, now);
-      h.counters.health++;
-      return;
-    default:
-      return;
-  }
-}
-
-function takeOverAcks(client: MqttClient, h: Handler, store: StoreHealth, reconnectMs: number): void {
+function takeOverAcks(client: MqttClient, batches: BatchCollector<Received>): void {
   client.handleMessage = (packet, callback) => {
     const publish = packet as IPublishPacket;
     const payload = Buffer.isBuffer(publish.payload) ? publish.payload : Buffer.from(publish.payload);
-    // The PUBACK goes only on the connection the message came by: mqtt.js would keep one made
-    // while disconnected and send it on the next connection, where its packet id may name another
-    // message. After a reconnect the broker sends the message again (the eventId makes it a no-op).
-    const stream = client.stream;
-    handlePacket(h, publish.topic, payload).then(
-      () => {
-        store.committed();
-        if (client.stream === stream && !stream.destroyed) callback();
-      },
-      (err: unknown) => {
-        h.counters.failedCommits++;
-        store.failed(err, reconnectMs);
-        // Never acknowledged: the broker keeps it in the persistent session.
-        client.stream.destroy();
-      },
-    );
+    if (publish.qos === 0 || publish.messageId === undefined) {
+      batches.add({ topic: publish.topic, payload, ack: null }, () => callback());
+      return;
+    }
+    const { stream } = client;
+    const messageId = publish.messageId;
+    const ack = () => {
+      if (client.stream === stream && !stream.destroyed) sendPuback(client, messageId);
+    };
+    batches.add({ topic: publish.topic, payload, ack }, () => callback(ACK_LATER));
   };
+}
+
+/** A batch that did not commit: one line from the store's health (not one per message), no PUBACK. */
+function onFailure(client: MqttClient, store: StoreHealth, failure: unknown, reconnectMs: number): void {
+  store.failed(failure, reconnectMs);
+  // Never acknowledged: the broker keeps them in the persistent session.
+  client.stream.destroy();
 }
 
 export async function startIngest(
@@ -135,9 +86,23 @@ export async function startIngest(
   onChange: (kind: ChangeKind, machineId: string) => void = () => undefined,
 ): Promise<Ingest> {
   const prefix = options.connection.prefix;
-  const counters: IngestCounters = { stored: 0, duplicates: 0, statuses: 0, health: 0, refused: {}, failedCommits: 0 };
+  const counters: IngestCounters = {
+    stored: 0,
+    duplicates: 0,
+    statuses: 0,
+    health: 0,
+    refused: {},
+    failedCommits: 0,
+    batches: 0,
+  };
   const h: Handler = { db, prefix, counters, onChange };
   const store = new StoreHealth(log);
+  let client: MqttClient | null = null;
+  const batches = new BatchCollector<Received>(options.batch ?? DEFAULT_BATCH, async (batch) => {
+    const failure = await commitBatch(h, batch).catch((err: unknown) => err);
+    if (failure === null) store.committed();
+    else if (client !== null) onFailure(client, store, failure, options.reconnectMs);
+  });
   const filters = fleetFilters(prefix);
   const subscribe = (client: MqttClient) => {
     client.subscribe(
@@ -147,24 +112,32 @@ export async function startIngest(
       },
     );
   };
-  const { client } = await connectFleet(options.connection, {
+  const connected = await connectFleet(options.connection, {
     purpose: 'console',
     session: options.session,
     reconnectMs: options.reconnectMs,
-    beforeConnect: (c) => takeOverAcks(c, h, store, options.reconnectMs),
+    beforeConnect: (c) => {
+      client = c;
+      takeOverAcks(c, batches);
+    },
   });
-  subscribe(client);
-  watchBrokerLink(client, options.reconnectMs, log, store);
-  client.on('connect', (connack) => {
-    if (!connack.sessionPresent) subscribe(client);
+  const mqttClient = connected.client;
+  client = mqttClient;
+  subscribe(mqttClient);
+  watchBrokerLink(mqttClient, options.reconnectMs, log, store);
+  mqttClient.on('connect', (connack) => {
+    if (!connack.sessionPresent) subscribe(mqttClient);
     // mosquitto 2.0 restores a persisted session after its restart without its shared
     // subscriptions, yet says the session is present: the events' one is made again every time.
-    else if (options.subscription === 'shared') client.subscribe(eventFilter(options, prefix), { qos: 1 });
+    else if (options.subscription === 'shared') mqttClient.subscribe(eventFilter(options, prefix), { qos: 1 });
   });
-  client.on('error', (err) => log.warn({ err: err.message }, 'broker connection error; reconnecting'));
+  mqttClient.on('error', (err) => log.warn({ err: err.message }, 'broker connection error; reconnecting'));
   return {
     counters,
-    client,
-    close: () => new Promise<void>((resolve) => client.end(false, {}, () => resolve())),
+    client: mqttClient,
+    close: async () => {
+      await batches.close();
+      await new Promise<void>((resolve) => mqttClient.end(false, {}, () => resolve()));
+    },
   };
 }

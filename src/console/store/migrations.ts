@@ -186,6 +186,36 @@ async function createAccountTables(db: AnyDb): Promise<void> {
     .execute();
 }
 
+const TOTAL_COLUMNS = [
+  'paid_count',
+  'paid_milli',
+  'cash_count',
+  'cash_milli',
+  'cancelled_count',
+  'dead_count',
+  'dead_milli',
+] as const;
+
+/**
+ * The fleet's totals per day: the sales page sums a day once instead of once per machine (a
+ * quarter of a 1,000-machine fleet is 91,000 rows of daily_totals). Filled from daily_totals.
+ * With it, the machine-days' index in the page's order.
+ */
+async function createFleetDailyTotals(db: AnyDb): Promise<void> {
+  let table = db.schema
+    .createTable('fleet_daily_totals')
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('currency', 'text', (c) => c.notNull());
+  for (const column of TOTAL_COLUMNS) table = table.addColumn(column, 'bigint', (c) => c.notNull().defaultTo(0));
+  await table.addPrimaryKeyConstraint('fleet_daily_totals_pk', ['day', 'currency']).execute();
+  const sums = sql.join(TOTAL_COLUMNS.map((c) => sql`sum(${sql.ref(c)})`));
+  await sql`insert into fleet_daily_totals (day, currency, ${sql.join(TOTAL_COLUMNS.map((c) => sql.ref(c)))})
+    select day, currency, ${sums} from daily_totals group by day, currency`.execute(db);
+  // The sales page lists machine-days newest day first, machines in order: an index in that
+  // order lets a page be found (OFFSET included) on the index alone, with no sort of the period.
+  await sql`create index daily_totals_page on daily_totals (day desc, machine_id, currency)`.execute(db);
+}
+
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-initial': {
@@ -196,6 +226,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await createAccountTables(db);
       },
     },
+    '0002-fleet-daily-totals': { up: createFleetDailyTotals },
   };
 }
 

@@ -48,18 +48,41 @@ function numbers<T extends Record<string, unknown>>(row: T): T {
   return out as T;
 }
 
+/** The fleet's days come from fleet_daily_totals (one row per day), a machine's from its own rows. */
 export async function salesByDay(db: Db, q: SalesQuery): Promise<DayTotal[]> {
-  const rows = await totalsIn(db, q)
-    .select(['day', 'currency', ...SUMS])
-    .groupBy(['day', 'currency'])
-    .orderBy('day')
-    .execute();
+  const rows =
+    q.machine === ''
+      ? await db
+          .selectFrom('fleet_daily_totals')
+          .where('day', '>=', q.from)
+          .where('day', '<=', q.to)
+          .select(['day', 'currency', ...SUMS])
+          .groupBy(['day', 'currency'])
+          .orderBy('day')
+          .execute()
+      : await totalsIn(db, q)
+          .select(['day', 'currency', ...SUMS])
+          .groupBy(['day', 'currency'])
+          .orderBy('day')
+          .execute();
   return rows.map((r) => numbers(r) as DayTotal);
 }
 
 export interface MachineDayRow extends DayTotal {
   machineId: string;
 }
+
+const MACHINE_DAY = [
+  'd.day',
+  'd.currency',
+  'd.machine_id as machineId',
+  'd.paid_count as paidCount',
+  'd.paid_milli as paidMilli',
+  'd.cash_count as cashCount',
+  'd.cash_milli as cashMilli',
+  'd.dead_count as deadCount',
+  'd.cancelled_count as cancelledCount',
+] as const;
 
 export async function salesByMachineDay(
   db: Db,
@@ -69,22 +92,24 @@ export async function salesByMachineDay(
   const count = await totalsIn(db, q)
     .select(sql<number>`count(*)`.as('n'))
     .executeTakeFirstOrThrow();
-  let query = totalsIn(db, q)
-    .select([
-      'day',
-      'currency',
-      'machine_id as machineId',
-      'paid_count as paidCount',
-      'paid_milli as paidMilli',
-      'cash_count as cashCount',
-      'cash_milli as cashMilli',
-      'dead_count as deadCount',
-      'cancelled_count as cancelledCount',
-    ])
+  const keys = totalsIn(db, q)
+    .select(['day', 'machine_id', 'currency'])
     .orderBy('day', 'desc')
-    .orderBy('machine_id');
-  if (!all) query = query.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
-  const rows = await query.execute();
+    .orderBy('machine_id')
+    .orderBy('currency');
+  // A page is found on the index daily_totals_page alone (day desc, machine_id, currency: no row
+  // is read for the rows it skips, nothing sorted), then only its own rows are read.
+  const page = all ? keys : keys.limit(q.pageSize).offset((q.page - 1) * q.pageSize);
+  const rows = await db
+    .selectFrom(page.as('k'))
+    .innerJoin('daily_totals as d', (j) =>
+      j.onRef('d.day', '=', 'k.day').onRef('d.machine_id', '=', 'k.machine_id').onRef('d.currency', '=', 'k.currency'),
+    )
+    .select([...MACHINE_DAY])
+    .orderBy('d.day', 'desc')
+    .orderBy('d.machine_id')
+    .orderBy('d.currency')
+    .execute();
   return { rows: rows.map((r) => numbers(r) as MachineDayRow), total: Number(count.n) };
 }
 

@@ -79,6 +79,9 @@ export interface DailyTotalsTable {
   dead_milli: number;
 }
 
+/** The whole fleet's totals per day (the sales page's chart and day table), kept beside daily_totals. */
+export type FleetDailyTotalsTable = Omit<DailyTotalsTable, 'machine_id'>;
+
 export interface AlarmsTable {
   id: Generated<number>;
   machine_id: string;
@@ -150,6 +153,7 @@ export interface ConsoleDatabase {
   events: EventsTable;
   sales: SalesTable;
   daily_totals: DailyTotalsTable;
+  fleet_daily_totals: FleetDailyTotalsTable;
   alarms: AlarmsTable;
   audits: AuditsTable;
   updates: UpdatesTable;

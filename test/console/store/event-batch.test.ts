@@ -1,0 +1,83 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import type { FleetEvent } from '../../../src/fleet/contract/index.js';
+import { databaseUnavailable, storeEventBatch } from '../../../src/console/store/event-batch.js';
+import type { IncomingEvent } from '../../../src/console/store/ingest-queries.js';
+import type { TestStore } from '../support/store.js';
+import { DATABASES, openDatabase, refuseEventId, stopDatabases } from './databases.js';
+
+after(stopDatabases);
+
+const NOW = '2026-11-28T10:00:00.000Z';
+
+function sale(eventId: string, machineId = 'vm-1'): IncomingEvent {
+  const event = {
+    kind: 'sale',
+    eventId,
+    at: '2026-11-27T09:30:00.000Z',
+    machineId,
+    txId: `tx-${eventId}`,
+    flow: 'static',
+    amount: '1.50',
+    currency: 'EUR',
+    products: [{ item: 3, price: '1.50', outcome: 'success' }],
+    closing: 'settlement',
+    verdict: 'accepted',
+  } as FleetEvent;
+  return { machineId, event, receivedAt: NOW, raw: JSON.stringify(event) };
+}
+
+async function paidCount(store: TestStore): Promise<number> {
+  const row = await store.db
+    .selectFrom('daily_totals')
+    .select(sql<number>`coalesce(sum(paid_count), 0)`.as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+for (const kind of DATABASES) {
+  test(`${kind}: a batch commits all or nothing`, { timeout: 120_000 }, async (t) => {
+    const store = await openDatabase(t, kind);
+    if (store === null) return;
+    try {
+      await refuseEventId(store, 'poison');
+      await assert.rejects(storeEventBatch(store.db, [sale('e1'), sale('e2', 'vm-2'), sale('poison')]));
+      assert.deepEqual(await store.db.selectFrom('events').select('event_id').execute(), []);
+      assert.deepEqual(await store.db.selectFrom('sales').select('event_id').execute(), []);
+      assert.deepEqual(await store.db.selectFrom('machines').select('machine_id').execute(), []);
+      assert.equal(await paidCount(store), 0);
+      assert.deepEqual(await storeEventBatch(store.db, [sale('e1'), sale('e2', 'vm-2')]), [true, true]);
+      assert.equal(await paidCount(store), 2);
+    } finally {
+      await store.remove();
+    }
+  });
+
+  test(`${kind}: an event redelivered, in the same batch or a later one, is stored and counted once`, {
+    timeout: 120_000,
+  }, async (t) => {
+    const store = await openDatabase(t, kind);
+    if (store === null) return;
+    try {
+      assert.deepEqual(await storeEventBatch(store.db, [sale('e1'), sale('e1'), sale('e2')]), [true, false, true]);
+      assert.deepEqual(await storeEventBatch(store.db, [sale('e2'), sale('e3')]), [false, true]);
+      // The same eventId from another machine is another event (the key is machine and eventId).
+      assert.deepEqual(await storeEventBatch(store.db, [sale('e1', 'vm-2')]), [true]);
+      const events = await store.db.selectFrom('events').select(['machine_id', 'event_id']).execute();
+      assert.equal(events.length, 4);
+      assert.equal(await paidCount(store), 4);
+    } finally {
+      await store.remove();
+    }
+  });
+}
+
+test('a lost database is told apart from an event the database refuses', () => {
+  assert.equal(databaseUnavailable(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' })), true);
+  assert.equal(databaseUnavailable(Object.assign(new Error('refused'), { code: 'SQLITE_CONSTRAINT_TRIGGER' })), false);
+  assert.equal(databaseUnavailable(Object.assign(new Error('shutting down'), { code: '57P01' })), true);
+  assert.equal(databaseUnavailable(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })), true);
+  assert.equal(databaseUnavailable(new Error('Connection terminated unexpectedly')), true);
+  assert.equal(databaseUnavailable(Object.assign(new Error('invalid byte'), { code: '22021' })), false);
+});
