@@ -33,8 +33,8 @@ type CommandErrorCode = Extract<CommandReply, { ok: false }>['error']['code'];
 export type CommandOutcome = { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string } | { noReply: true };
 
 /**
- * `signature`: the request's signature as received (unchecked), for handlers that verify it as the device's command
- * gate does.
+ * `signature`: the request's signature as received (unchecked), for handlers
+ * that verify it as the device's command gate does.
  */
 export type CommandHandler = (
   args: unknown,

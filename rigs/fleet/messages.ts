@@ -9,8 +9,8 @@ export type ToMachines =
       seed: number;
       connectConcurrency: number;
       /**
-       * A module whose `handlers` export (Record<name, CommandHandler>) answers commands beyond ping, e.g. `start` for
-       * the relay.
+       * A module whose `handlers` export (Record<name, CommandHandler>) answers
+       * commands beyond ping, e.g. `start` for the relay.
        */
       handlersModule?: string;
     }
@@ -43,8 +43,8 @@ export type FromMachines =
   | { type: 'error'; message: string };
 
 /**
- * eventId of a simulated sale: machine, sequence and the publish instant (process.hrtime, ns; monotonic and system-wide
- * on Linux).
+ * eventId of a simulated sale: machine, sequence and the publish instant
+ * (process.hrtime, ns; monotonic and system-wide on Linux).
  */
 export function simEventId(machineId: string, seq: number, hrtimeNs: bigint): string {
   return `${machineId}:${seq}:${hrtimeNs}`;

@@ -19,8 +19,8 @@ export interface FlowSettings {
   /** The machine's UniQR, shown on the idle screen. */
   uniQr: string;
   /**
-   * AgeLimitation of every static QR Authorization: the catalog's highest ageLimit when staticQr.verifyAge is on, else
-   * null.
+   * AgeLimitation of every static QR Authorization: the catalog's highest
+   * ageLimit when staticQr.verifyAge is on, else null.
    */
   staticAgeLimit: number | null;
   /** How long the reader may stay unusable (a start, the VMC's own pauses) before the screen says out of order. */

@@ -111,8 +111,8 @@ export interface UpdateEventFacts {
 export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
 
 /**
- * One thread's V8 heap, from v8.getHeapStatistics() inside that thread (threadMemory(); rss is process-wide, so left
- * out).
+ * One thread's V8 heap, from v8.getHeapStatistics() inside that thread
+ * (threadMemory(); rss is process-wide, so left out).
  */
 export type { ThreadMemory };
 
@@ -131,8 +131,8 @@ export type PaymentToMain =
   /** Read the VMC's audit now (the fleet's dex.read); answered with dex.audit of the same requestId. */
   | { type: 'dex.read'; requestId: number }
   /**
-   * Out of service from afar (fleet reader.disable, persisted in the ledger): disable the reader after the running
-   * session.
+   * Out of service from afar (fleet reader.disable, persisted in the
+   * ledger): disable the reader after the running session.
    */
   | { type: 'reader.service'; outOfService: boolean }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
@@ -156,8 +156,8 @@ export type PaymentToMain =
   /** Shutdown finished: Start endpoint closed, outbox sends settled, ledger closed. */
   | { type: 'stopped' }
   /**
-   * Answer to update.hold: what is in flight on the payment side (null: nothing), and whether new sessions are held
-   * off.
+   * Answer to update.hold: what is in flight on the payment side (null:
+   * nothing), and whether new sessions are held off.
    */
   | { type: 'update.activity'; busy: string | null; held: boolean }
   /**
@@ -250,8 +250,8 @@ export interface FleetQueuedEvent {
 /** Fleet worker -> payment worker (MessagePort handed to both by the main thread). */
 export type FleetToPayment =
   /**
-   * A command that needs the payment side (ledger, outbox, reader, relayed Start); answered with fleet.reply of the
-   * same id.
+   * A command that needs the payment side (ledger, outbox, reader, relayed
+   * Start); answered with fleet.reply of the same id.
    */
   | { type: 'fleet.command'; id: number; name: string; args: unknown }
   /** Send queued events with seq > afterSeq (at most max). */

@@ -20,8 +20,8 @@ export interface SaleCheck {
   dispensedMinor: PerFlow;
   chargedMinor: PerFlow;
   /**
-   * Sales: Static QR sessions that dispensed something / Settlements accepted; dispensed Dynamic QR vends / paid QRs
-   * not voided.
+   * Sales: Static QR sessions that dispensed something / Settlements accepted;
+   * dispensed Dynamic QR vends / paid QRs not voided.
    */
   dispensedSales: PerFlow;
   chargedSales: PerFlow;

@@ -174,8 +174,8 @@ export class UpdateAgent {
   }
 
   /**
-   * Moves to `state`: durably in state.json, in the status, and (unless `announce` is false: another part publishes it)
-   * as an event.
+   * Moves to `state`: durably in state.json, in the status, and (unless
+   * `announce` is false: another part publishes it) as an event.
    */
   private set(state: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null = null, announce = true): void {
     const c = this.current;

@@ -15,8 +15,8 @@ import { MAX_MANIFEST_BYTES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifes
 import { compareVersions, isReleaseVersion } from './version-order.js';
 
 /**
- * This machine's architecture by its Debian name (what a manifest's `arch` says), or null for one no release is built
- * for.
+ * This machine's architecture by its Debian name (what a manifest's `arch`
+ * says), or null for one no release is built for.
  */
 export function machineArch(nodeArch: string = process.arch): UpdateArch | null {
   switch (nodeArch) {
@@ -104,8 +104,8 @@ export function verifyManifest(input: ManifestCheck): UpdateManifest {
 const CHUNK = 1024 * 1024;
 
 /**
- * Feeds the first `end` bytes of the open file `fd` to `hash` in chunks; returns how many were read (fewer at end of
- * file).
+ * Feeds the first `end` bytes of the open file `fd` to `hash` in chunks;
+ * returns how many were read (fewer at end of file).
  */
 export function hashFd(fd: number, hash: Hash, end: number): number {
   const buf = Buffer.allocUnsafe(CHUNK);

@@ -1,6 +1,6 @@
 /**
- * `qrvend config check` shows the layers and the overlay's problems; `qrvend config reset-remote` drops the overlay,
- * keeping a copy.
+ * `qrvend config check` shows the layers and the overlay's problems; `qrvend
+ * config reset-remote` drops the overlay, keeping a copy.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

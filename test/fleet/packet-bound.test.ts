@@ -20,8 +20,8 @@ function publish(topic: string, payload: Buffer, extra: Partial<IPublishPacket> 
 }
 
 /**
- * Feeds `bytes` in CHUNK pieces (or the sizes `sizes` gives in turn); resolves with the output parsed again, or the
- * error.
+ * Feeds `bytes` in CHUNK pieces (or the sizes `sizes` gives in turn);
+ * resolves with the output parsed again, or the error.
  */
 async function run(
   protocolVersion: 4 | 5,

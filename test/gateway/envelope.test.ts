@@ -1,6 +1,6 @@
 /**
- * Request builders: schema-valid bodies, config mapping, catalog defaults, PaymentInfo passed through untouched, exact
- * bytes.
+ * Request builders: schema-valid bodies, config mapping, catalog defaults,
+ * PaymentInfo passed through untouched, exact bytes.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -99,8 +99,8 @@ test('static QR over a pty: multi-vend, a failure, a reader cancel, a consumer c
     assert.ok(r.sim.cancel());
     assert.equal((await endedOf(r, 'T3')).vendsSucceeded, 0);
 
-    // The VMC resets the reader while a vend is being dispensed: a VEND SUCCESS (MDB 4.2 7.4.7), in the session's
-    // count.
+    // The VMC resets the reader while a vend is being dispensed: a VEND
+    // SUCCESS (MDB 4.2 7.4.7), in the session's count.
     await openSession(r, 'T4', 3);
     assert.ok(r.sim.select(9, 1.15));
     await waitFor('approval', () => r.sim.state().vend === 'approved');

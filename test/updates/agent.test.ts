@@ -1,6 +1,6 @@
 /**
- * The fleet worker's update agent (src/updates/agent.ts) with a loopback artifact server: offers, replacement,
- * restarts.
+ * The fleet worker's update agent (src/updates/agent.ts) with a loopback
+ * artifact server: offers, replacement, restarts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -90,8 +90,8 @@ function onTimeout(s: DdcmpState): Step<DdcmpState> {
         ]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(startMessage(s.phase === 'start' ? REQUESTED_BAUD_CODE : 0), 0), timer(T.stackTimeoutMs)] };
     case 'cmd':
-      // The Finish went unacknowledged: the file is whole, only the VMC's reset of its interim counters is in doubt
-      // (6.1.5).
+      // The Finish went unacknowledged: the file is whole, only the VMC's
+      // reset of its interim counters is in doubt (6.1.5).
       if (s.attempts >= DATA_ATTEMPTS) return s.cmd === 'finish' ? done(s) : over(s, [{ kind: 'fail', code: 'DEX_TIMEOUT', message: `the VMC stopped acknowledging our DDCMP ` +
         `${s.cmd === 'way' ? 'Who Are You' : 'Read Data'} (${DATA_ATTEMPTS} tries)`, hint: WIRING }]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(s.outgoing, 0), timer(T.ackTimeoutMs)] };

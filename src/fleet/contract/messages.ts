@@ -26,8 +26,8 @@ export const StatusMessage = z.union([
     uniQr: z.string().max(255).nullable(),
     version: z.string().max(64),
     /**
-     * The release architecture (Debian name), so a rollout offers a manifest only to machines it fits; absent on older
-     * agents.
+     * The release architecture (Debian name), so a rollout offers a manifest
+     * only to machines it fits; absent on older agents.
      */
     arch: z.enum(UPDATE_ARCHES).optional(),
     startedAt: Iso,
@@ -144,8 +144,8 @@ export const COMMAND_ERROR_CODES = [
 export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
 
 /**
- * `machineSig`: the machine's signature over the reply (src/trust/machine-sig.ts); the relay believes no reply without
- * it.
+ * `machineSig`: the machine's signature over the reply
+ * (src/trust/machine-sig.ts); the relay believes no reply without it.
  */
 export const CommandReply = z.union([
   z.object({ ok: z.literal(true), machineId: Id, command: z.string().max(64), correlationId: z.string().max(128).nullable(), result: z.unknown(), machineSig: z.unknown().optional() }),

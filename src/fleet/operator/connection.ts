@@ -181,8 +181,8 @@ export interface ConnectFleetOptions {
    */
   session?: string;
   /**
-   * Called with the client before it connects: a message handler set here misses nothing a resumed session delivers at
-   * once.
+   * Called with the client before it connects: a message handler set here
+   * misses nothing a resumed session delivers at once.
    */
   beforeConnect?: (client: MqttClient) => void;
 }

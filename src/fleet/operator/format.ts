@@ -188,8 +188,8 @@ export function formatReply(reply: CommandReply, elapsedMs: number): string {
   const head = `${escapeForTerminal(reply.machineId)} ${escapeForTerminal(reply.command)}`;
   const ms = `${Math.round(elapsedMs)} ms`;
   if (!reply.ok) return `${head}: error ${reply.error.code}: ${escapeForTerminal(reply.error.message)} (${ms})\n`;
-  // JSON.stringify escapes C0 controls inside strings, not bidi controls: escape line by line, keep the indentation's
-  // line breaks.
+  // JSON.stringify escapes C0 controls inside strings, not bidi controls:
+  // escape line by line, keep the indentation's line breaks.
   const result = reply.result === undefined || reply.result === null ? '' : `${JSON.stringify(reply.result, null, 2).split('\n').map(escapeForTerminal).join('\n')}\n`;
   return `${head}: ok (${ms})\n${result}`;
 }

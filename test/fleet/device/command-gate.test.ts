@@ -1,6 +1,6 @@
 /**
- * The dispatch decisions of command-gate.ts (issue 31 item 1): who may run which command, in which order the checks
- * cost.
+ * The dispatch decisions of command-gate.ts (issue 31 item 1): who may
+ * run which command, in which order the checks cost.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -57,8 +57,8 @@ const mark = () => ({ events: watcher.events.length, statuses: watcher.statuses.
 type Mark = ReturnType<typeof mark>;
 
 /**
- * The agent started after `m` is on the broker (its status is published after it subscribed) with CONFIG_ROLLED_BACK
- * raised or not.
+ * The agent started after `m` is on the broker (its status is published after
+ * it subscribed) with CONFIG_ROLLED_BACK raised or not.
  */
 async function backOnline(m: Mark, rolledBack: boolean): Promise<void> {
   await until(() => watcher.statuses.slice(m.statuses).some((st) => st.online === true && ((st.alarms as string[] | undefined) ?? []).includes('CONFIG_ROLLED_BACK') === rolledBack), 20_000, `online, CONFIG_ROLLED_BACK ${rolledBack ? 'raised' : 'clear'}`);

@@ -52,8 +52,8 @@ test('every machine healthy: batches grow, each offered once, skipped ' +
   assert.match(status.stdout, /^a7 +yes +1\.0\.0 +enabled +online +- +0\/0 +- +-$/m);
   assert.match(status.stdout, /^versions: 1\.1\.0 x6, 1\.0\.0 x1$/m);
 
-  // A damaged rollout file is refused (exit 74), and so are contradictory options (exit 64), before anything is
-  // offered.
+  // A damaged rollout file is refused (exit 74), and so are contradictory
+  // options (exit 64), before anything is offered.
   const damaged = join(fleet.dir, 'damaged.json');
   writeFileSync(damaged, JSON.stringify({ ...saved, targets: 'all' }));
   const bad = await runCli(['fleet', 'update', '--resume', damaged, ...fleet.baseArgs]);

@@ -44,8 +44,8 @@ const USERS = [
   { username: 'broker-admin', password: 'pw-admin-a1' },
 ];
 /**
- * Only for this test: an administrator of the broker, who can write anywhere (the ACL cannot stop a broker's own
- * admin).
+ * Only for this test: an administrator of the broker, who can write
+ * anywhere (the ACL cannot stop a broker's own admin).
  */
 const ADMIN_ACL = '\nuser broker-admin\ntopic readwrite qrvend/#\n';
 
@@ -112,8 +112,8 @@ function startThrough(transactionId?: string): Promise<StartResult> {
 }
 
 /**
- * A relayed Start the machine takes, a vend, the session closed and settled: the machine's own Approved reached the
- * wallet.
+ * A relayed Start the machine takes, a vend, the session closed and
+ * settled: the machine's own Approved reached the wallet.
  */
 async function saleThrough(): Promise<string> {
   const opened = rig.nextCommand((c) => c.kind === 'start', 10_000, 'C,START');
@@ -186,8 +186,8 @@ test('a forged offline status (unsigned, or signed by a key not the ' +
   const offline = { online: false, machineSig: stranger.status({ online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null }, Date.now()) };
   await forge(forger, topic('status'), '{"online":false}', { retain: true });
   await forge(forger, topic('status'), JSON.stringify(offline), { retain: true });
-  // The forgeries reached the relay once it counted the last one, or (a relay that believes them) once it saw the
-  // machine gone.
+  // The forgeries reached the relay once it counted the last one, or (a relay
+  // that believes them) once it saw the machine gone.
   await until(() => (refused().statusRefused['unknown-key'] ?? 0) > (before['unknown-key'] ?? 0) || !machineOnline(), 10_000, 'the forged statuses at the relay');
   assert.ok(machineOnline(), 'the relay still believes the machine online');
   await saleThrough();
