@@ -9,7 +9,7 @@ const LAYERS = [
   ['core', '^src/core/'], //                     the error type, logging, clocks, durable files
   ['ipc', '^src/ipc/'], //                       typed messages between the threads
   ['trust', '^src/trust/'], //                   keys and signed documents
-  ['fleet contract', '^src/fleet/contract/'], // topics, payloads, update manifests: what both ends of the fleet link agree on
+  ['fleet contract', '^src/fleet/contract/'], // shared by both fleet link ends: topics, payloads, update manifests
   ['config', '^src/config/'], //                 the configuration schema and loader
   ['device', '^src/device/'], //                 hardware facts, GPIO
   ['pty', '^src/pty/'], //                       the pseudo-terminal pair

@@ -43,7 +43,8 @@ export default {
     // write-failure tests (child processes; drainer and ledger tests cover the outbox).
     testFiles: [
       'dist/test/flows/**/*.test.js',
-      'dist/test/ledger/{backoff,closing-facts,drainer,ledger,money-checks,outbox-clock,recovery,retry-verdicts,transition-table}.test.js',
+      'dist/test/ledger/{backoff,closing-facts,drainer,ledger,money-checks,' +
+        'outbox-clock,recovery,retry-verdicts,transition-table}.test.js',
       'dist/test/start/{endpoint,units,checks-in-process}.test.js',
       'dist/test/mdb/reader/**/*.test.js',
     ],

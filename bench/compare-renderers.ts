@@ -31,7 +31,9 @@ const oldFrameModule = (await import(pathToFileURL(join(resolve(oldDist), 'src/d
 
 function payload(n: number): string {
   const tx = n.toString(16).padStart(32, '0');
-  return `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405${(1 + (n % 9)).toFixed(2).padStart(5, '0')}5802DE5913QRVEND DEMO 16005BERLIN62410525${tx.slice(0, 25)}0708QRVEND016304ABCD`;
+  return `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405` +
+    `${(1 + (n % 9)).toFixed(2).padStart(5, '0')}5802DE5913QRVEND DEMO 16005BERLIN62410525` +
+    `${tx.slice(0, 25)}0708QRVEND016304ABCD`;
 }
 
 const newFrame = createFrame(BENCH_GEOMETRY);
@@ -61,5 +63,6 @@ for (let n = -20; n < renders; n++) {
 }
 for (const [name, samples] of Object.entries(times)) {
   const s = summarize(samples);
-  process.stdout.write(`${JSON.stringify({ renderer: name, samples: samples.length, p50: +s.p50.toFixed(3), p99: +s.p99.toFixed(3), max: +s.max.toFixed(3) })}\n`);
+  const figures = { renderer: name, samples: samples.length, p50: +s.p50.toFixed(3), p99: +s.p99.toFixed(3), max: +s.max.toFixed(3) };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
 }

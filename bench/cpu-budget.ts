@@ -85,7 +85,9 @@ export async function benchCpuBudget(budget: Budget, gateway: GatewayProcess): P
           {
             ...START,
             context: { ...where, firstP99Ms: round(a.p99), secondP99Ms: round(b.p99), floorPairP99Ms: round(beyond.floorP99), beyondFsyncP99Ms: round(beyond.p99) },
-            detail: `Start -> Authorization p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; answer -> C,START p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms; beyond two fsync-floor commits (p99 ${round(beyond.floorP99, 2)} ms) p50/p99 ${round(beyond.p50, 2)}/${round(beyond.p99, 2)} ms`,
+            detail: `Start -> Authorization p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; answer -> C,START ` +
+              `p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms; beyond two fsync-floor commits (p99 ` +
+              `${round(beyond.floorP99, 2)} ms) p50/p99 ${round(beyond.p50, 2)}/${round(beyond.p99, 2)} ms`,
           },
           { samples: s.sum.length, summary: summarize(s.sum) },
         ),

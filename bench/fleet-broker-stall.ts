@@ -39,7 +39,8 @@ const PREAUTH = 100_000;
 const MACHINE_ID = 'BENCH-FLEET-1';
 const BASE = {
   id: 'vend-latency-broker-stalled',
-  what: 'Vend approval in a static QR session while the fleet broker is stalled (TCP up, nothing answered), p99 over the floor p99',
+  what: 'Vend approval in a static QR session while the fleet broker is ' +
+    'stalled (TCP up, nothing answered), p99 over the floor p99',
   unit: 'x floor',
   target: { text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)", checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }] },
 };
@@ -52,14 +53,16 @@ const COMMANDS_PER_S = 20;
 const SIGNED = {
   ...BASE,
   id: 'vend-latency-signed-commands',
-  what: `Vend approval in a static QR session while an operator sends ${COMMANDS_PER_S} signed and ${COMMANDS_PER_S} forged commands a second over the fleet link, p99 over the floor p99`,
+  what: `Vend approval in a static QR session while an operator sends ${COMMANDS_PER_S} signed and ` +
+    `${COMMANDS_PER_S} forged commands a second over the fleet link, p99 over the floor p99`,
 };
 
 /** The control of the same run: the broker answering (judged against the same target). */
 const UP = {
   ...BASE,
   id: 'vend-latency-broker-up',
-  what: 'Vend approval in a static QR session with the fleet link up (the control of the stalled figure), p99 over the floor p99',
+  what: 'Vend approval in a static QR session with the fleet link up ' +
+    '(the control of the stalled figure), p99 over the floor p99',
 };
 
 const CONNECTED = 'fleet link connected';

@@ -82,7 +82,8 @@ export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, win
       boardLinesPerSecond: 10,
       logBytesPerMinute: round(((rig.daemon.stdoutBytes - log0) / seconds) * 60, 0),
     };
-    const detail = `${round(wakeups, 1)} wake-ups/s over ${sw1.threads} threads (${threads.slice(0, 4).join(', ')}); CPU ticks of 10 ms, ${ticks} in ${round(seconds, 0)} s (schedstat: ${round(schedPct, 2)} %)`;
+    const detail = `${round(wakeups, 1)} wake-ups/s over ${sw1.threads} threads (${threads.slice(0, 4).join(', ')}); ` +
+      `CPU ticks of 10 ms, ${ticks} in ${round(seconds, 0)} s (schedstat: ${round(schedPct, 2)} %)`;
     return [measured({ ...BASE, context, detail }, { samples: 1, value: cpuPct })];
   } catch (err) {
     return [notMeasured(BASE, 'error', (err as Error).message)];

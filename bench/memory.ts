@@ -1,6 +1,7 @@
 /**
  * Resident memory of the daemon (design section 7: steady state <= 1.25x a bare Node process with
- * two worker threads started the same way, growth <= 2 MB after 100,000 vends). VmRSS of the daemon process from /proc/<pid>/status: the main thread and every
+ * two worker threads started the same way, growth <= 2 MB after 100,000 vends). VmRSS of the daemon process from
+ * /proc/<pid>/status: the main thread and every
  * worker share one address space, so this is all threads.
  *
  * Static QR sessions of VENDS_PER_SESSION vends each run back to back through the pty. The
@@ -37,14 +38,16 @@ const COOL_DOWN_RESERVE_MS = 20_000;
 
 const STEADY = {
   id: 'memory-steady',
-  what: 'Daemon resident memory (VmRSS, all threads) at steady state, over the floor (bare Node, two idle workers, same flags)',
+  what: 'Daemon resident memory (VmRSS, all threads) at steady state, ' +
+    'over the floor (bare Node, two idle workers, same flags)',
   unit: 'x floor',
   target: { text: '<= 1.25 x the floor measured in the same run', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1.25 }] },
 };
 /** Reference: the daemon over the libraries it is made of (support/memory-stack-floor.ts), same run. */
 const STACK = {
   id: 'memory-steady-stack-floor',
-  what: 'Daemon resident memory at steady state over the stack floor (the bare floor plus serialport, pino, better-sqlite3, got and zod loaded and used once, none of qrvend\'s code)',
+  what: 'Daemon resident memory at steady state over the stack floor (the bare floor plus serialport, ' +
+    'pino, better-sqlite3, got and zod loaded and used once, none of qrvend\'s code)',
   unit: 'x stack floor',
   target: { text: 'reference: what qrvend adds to its libraries (the judged figure is memory-steady)', checks: [] as Target['checks'] },
 };
@@ -205,15 +208,19 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
       vendsPerSecond: round(vends / vendSeconds, 1),
       allSettlementsDelivered: delivered,
     };
-    const detail = `daemon ${round(before, 1)} MB / floor ${round(floor, 1)} MB (bare Node + 2 idle workers, the launcher's heap flags and MALLOC_ARENA_MAX=2); the bench's daemon runs one JS worker (payment; no display configured)`;
+    const detail = `daemon ${round(before, 1)} MB / floor ${round(floor, 1)} MB (bare Node + ` +
+      `2 idle workers, the launcher's heap flags and MALLOC_ARENA_MAX=2); the ` +
+      `bench's daemon runs one JS worker (payment; no display configured)`;
     const steady = measured({ ...STEADY, context, detail }, { samples: 5, value: before / floor });
-    const stackDetail = `daemon ${round(before, 1)} MB / stack floor ${round(stackFloor, 1)} MB; the stack floor is ${round(stackFloor / floor, 3)}x the bare floor (${round(floor, 1)} MB)`;
+    const stackDetail = `daemon ${round(before, 1)} MB / stack floor ${round(stackFloor, 1)} MB; the stack ` +
+      `floor is ${round(stackFloor / floor, 3)}x the bare floor (${round(floor, 1)} MB)`;
     const stack = measured({ ...STACK, context: { stackFloorRssMb: round(stackFloor, 1), floorRssMb: round(floor, 1), stackFloorOverFloor: round(stackFloor / floor, 3), rssBeforeMb: round(before, 1) }, detail: stackDetail }, { samples: 5, value: before / stackFloor });
     const growth = measured({ ...GROWTH, context }, { samples: vends, value: after - before });
     if (vends < TOTAL_VENDS) {
       growth.status = 'error';
       growth.pass = null;
-      growth.reason = `only ${vends} of ${TOTAL_VENDS} vends fitted in the time budget (${round(vendSeconds, 1)} s); the growth shown is over those`;
+      growth.reason = `only ${vends} of ${TOTAL_VENDS} vends fitted in the time budget (` +
+        `${round(vendSeconds, 1)} s); the growth shown is over those`;
     }
     return [steady, stack, growth];
   } catch (err) {

@@ -22,7 +22,9 @@ const BASE = { id: 'qr-render', what: 'QR render to an 800x480 32-bit framebuffe
 /** A payload as long as an EMVCo merchant-presented QR, unique per transaction. */
 function qrPayload(n: number): string {
   const tx = n.toString(16).padStart(32, '0');
-  return `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405${(1 + (n % 9)).toFixed(2).padStart(5, '0')}5802DE5913QRVEND DEMO 16005BERLIN62410525${tx.slice(0, 25)}0708QRVEND016304ABCD`;
+  return `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405` +
+    `${(1 + (n % 9)).toFixed(2).padStart(5, '0')}5802DE5913QRVEND DEMO 16005BERLIN62410525` +
+    `${tx.slice(0, 25)}0708QRVEND016304ABCD`;
 }
 
 /** A directory that looks like /sys for one 800x480 32 bpp framebuffer, and the "device" file. */

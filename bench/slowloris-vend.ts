@@ -22,7 +22,8 @@ import { summarize } from './stats.js';
 const VENDS = 1000;
 const BASE = {
   id: 'vend-latency-slowloris',
-  what: 'Vend approval in a static QR session while 64 slow-header connections attack the Start endpoint from one address, p99 over the floor p99',
+  what: 'Vend approval in a static QR session while 64 slow-header connections ' +
+    'attack the Start endpoint from one address, p99 over the floor p99',
   unit: 'x floor',
   target: { text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)", checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }] },
 };

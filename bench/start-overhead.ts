@@ -42,7 +42,8 @@ const DYNAMIC_SALES = 25;
 
 const STATIC = {
   id: 'start-overhead-static',
-  what: 'Agent share of a Static QR Start: Start sent -> Authorization at the gateway, + Authorization answer -> C,START on the VMC end',
+  what: 'Agent share of a Static QR Start: Start sent -> Authorization at ' +
+    'the gateway, + Authorization answer -> C,START on the VMC end',
   unit: 'ms',
   target: { text: 'reference: two fsyncs included (judged beyond them: start-overhead-static-beyond-fsync)', checks: [] as Target['checks'] },
 };
@@ -50,25 +51,30 @@ const STATIC = {
 const BEYOND_FSYNC_LIMIT_MS = 2;
 const BEYOND = {
   id: 'start-overhead-static-beyond-fsync',
-  what: 'Static QR Start overhead beyond its two fsyncs: p99 of start-overhead-static minus p99 of two ledger-like commits on the same disk (same run, a pair between each two Starts)',
+  what: 'Static QR Start overhead beyond its two fsyncs: p99 of start-overhead-static minus p99 of ' +
+    'two ledger-like commits on the same disk (same run, a pair between each two Starts)',
   unit: 'ms',
   target: { text: `p99 <= ${BEYOND_FSYNC_LIMIT_MS} ms beyond the fsync floor of the same disk (same run)`, checks: [{ stat: 'value' as const, op: '<=' as const, limit: BEYOND_FSYNC_LIMIT_MS }] },
 };
 const FLOOR = {
   id: 'start-overhead-static-floor',
-  what: 'The same Static QR Start against a bare Node process of the daemon\'s shape (support/start-floor-process.ts: node:http, the two commits, a kept-alive Authorization, C,START), blocks alternating with the daemon\'s',
+  what: 'The same Static QR Start against a bare Node process of the daemon\'s ' +
+    'shape (support/start-floor-process.ts: node:http, the two commits, a ' +
+    'kept-alive Authorization, C,START), blocks alternating with the daemon\'s',
   unit: 'ms',
   target: { text: 'reference: the floor of the Start path on this machine', checks: [] as Target['checks'] },
 };
 const BEYOND_PATH = {
   id: 'start-overhead-static-beyond-floor',
-  what: 'Static QR Start overhead beyond the bare path: p99 of start-overhead-static minus p99 of start-overhead-static-floor (same run, interleaved blocks)',
+  what: 'Static QR Start overhead beyond the bare path: p99 of start-overhead-static ' +
+    'minus p99 of start-overhead-static-floor (same run, interleaved blocks)',
   unit: 'ms',
   target: { text: 'reference: qrvend\'s own work in the Start (its checks, schemas, got, ledger, log)', checks: [] as Target['checks'] },
 };
 const DYNAMIC = {
   id: 'start-overhead-dynamic',
-  what: 'Agent share of a Dynamic QR: vend request -> GenerateQR at the gateway, + GenerateQR answer -> QR pixels in the framebuffer file',
+  what: 'Agent share of a Dynamic QR: vend request -> GenerateQR at the ' +
+    'gateway, + GenerateQR answer -> QR pixels in the framebuffer file',
   unit: 'ms',
   target: { text: 'p99 <= 25 ms (sum of both)', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 25 }] },
 };
@@ -140,9 +146,13 @@ function beyondFigure(s: Split): Figure | null {
     floorPairs: s.floor.length,
     beyondP50Ms: round(b.p50),
     floorFramesPerCommit: round(s.floorFramesPerCommit ?? Number.NaN, 1),
-    floor: 'two commits (IMMEDIATE, WAL, synchronous=FULL, the ledger pragmas) in a file beside the daemon ledger, a pair between each two Starts',
+    floor: 'two commits (IMMEDIATE, WAL, synchronous=FULL, the ledger pragmas) in ' +
+      'a file beside the daemon ledger, a pair between each two Starts',
   };
-  const detail = `Start p50/p99 ${round(all.p50, 2)}/${round(all.p99, 2)} ms; two fsync-floor commits p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms (${s.floor.length} pairs, ${round(s.floorFramesPerCommit ?? Number.NaN, 1)} WAL frames a commit); beyond the floor p50 ${round(b.p50, 2)} ms`;
+  const detail = `Start p50/p99 ${round(all.p50, 2)}/${round(all.p99, 2)} ms; two fsync-floor ` +
+    `commits p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms (` +
+    `${s.floor.length} pairs, ${round(s.floorFramesPerCommit ?? Number.NaN, 1)} WAL ` +
+    `frames a commit); beyond the floor p50 ${round(b.p50, 2)} ms`;
   return measured({ ...BEYOND, context, detail }, { samples: s.sum.length, value: b.p99 });
 }
 
@@ -165,7 +175,8 @@ function beyondPathFigure(daemon: Split, floor: Split): Figure {
   const d = summarize(daemon.sum);
   const b = beyondFloor(daemon.sum, floor.sum);
   const context = { daemonP50Ms: round(d.p50), daemonP99Ms: round(d.p99), floorP50Ms: round(b.floorP50), floorP99Ms: round(b.floorP99), beyondP50Ms: round(b.p50), floorStarts: floor.sum.length };
-  const detail = `daemon p50/p99 ${round(d.p50, 2)}/${round(d.p99, 2)} ms; bare path p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms; beyond it p50 ${round(b.p50, 2)} ms`;
+  const detail = `daemon p50/p99 ${round(d.p50, 2)}/${round(d.p99, 2)} ms; bare path p50/p99 ` +
+    `${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms; beyond it p50 ${round(b.p50, 2)} ms`;
   return measured({ ...BEYOND_PATH, context, detail }, { samples: daemon.sum.length, value: b.p99 });
 }
 
@@ -174,7 +185,8 @@ function splitFigure(base: { id: string; what: string; unit: string; target: Tar
   const b = summarize(s.second);
   const c = s.connect !== undefined && s.connect.length > 0 ? summarize(s.connect) : null;
   const beside = c === null ? '' : `; before them, the wallet's connect p50/p99 ${round(c.p50, 2)}/${round(c.p99, 2)} ms (not in the figure)`;
-  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms${beside}${moreDetail}`;
+  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} ` +
+    `p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms${beside}${moreDetail}`;
   const connect: Record<string, string | number> = c === null ? {} : { walletConnectP50Ms: round(c.p50), walletConnectP99Ms: round(c.p99), walletConnect: 'the fresh connection before the Start is written: not in the figure' };
   const context = { ...extra, firstP50Ms: round(a.p50), firstP99Ms: round(a.p99), secondP50Ms: round(b.p50), secondP99Ms: round(b.p99), first: names[0], second: names[1], ...connect };
   return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });

@@ -110,7 +110,9 @@ function figureOf(base: typeof STATIC, s: Sales, extra: Figure['context']): Figu
     ...extra,
   };
   const checkpoints = s.tally ? (s.tally.syncsByFile['ledger.sqlite'] ?? 0) : null;
-  const detail = `${checkpoints ?? '?'} WAL checkpoint(s) in the window; ${fsyncs ?? '?'} fsyncs/sale; write() per sale: ${files.join(', ') || 'n/a'}; log ${round(s.logBytes / n / KiB, 1)} KiB/sale on stdout; p50/max ${round(sum.p50, 1)}/${round(sum.max, 1)} KiB over ${n} sales`;
+  const detail = `${checkpoints ?? '?'} WAL checkpoint(s) in the window; ${fsyncs ?? '?'} fsyncs/sale; ` +
+    `write() per sale: ${files.join(', ') || 'n/a'}; log ${round(s.logBytes / n / KiB, 1)} ` +
+    `KiB/sale on stdout; p50/max ${round(sum.p50, 1)}/${round(sum.max, 1)} KiB over ${n} sales`;
   return measured({ ...base, context, detail }, { samples: n, value: s.totalBytes / n / KiB });
 }
 
@@ -157,7 +159,8 @@ export async function benchStorageWear(budget: Budget, gateway: GatewayProcess):
     const static_ = figureOf(STATIC, s, { vendsPerSale: 2, window: 'one WAL checkpoint cycle (from just after one checkpoint to just after the next)' });
     // A window without its checkpoint leaves the checkpoint's share out: that is not the figure.
     if (s.tally && (s.tally.syncsByFile['ledger.sqlite'] ?? 0) === 0) {
-      figures.push(notMeasured({ ...STATIC, context: static_.context }, 'error', `no WAL checkpoint in the window (the budget ran out after ${s.perSaleKiB.length} sales): ${static_.detail ?? ''}`));
+      figures.push(notMeasured({ ...STATIC, context: static_.context }, 'error', `no WAL checkpoint in the window (the budget ran out after ` +
+        `${s.perSaleKiB.length} sales): ${static_.detail ?? ''}`));
     } else {
       figures.push(static_);
     }

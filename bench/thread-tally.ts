@@ -70,9 +70,12 @@ function report(label: string, a: Map<number, Tally>, b: Map<number, Tally>, n: 
     const t0 = a.get(id);
     if (t0 === undefined) continue;
     process.stdout.write(
-      `- ${t1.role} (thread ${id}): CPU ${((t1.runNs - t0.runNs) / n / 1000).toFixed(1)} us, run-queue wait ${((t1.waitNs - t0.waitNs) / n / 1000).toFixed(1)} us, ` +
-        `wake-ups ${((t1.voluntarySwitches - t0.voluntarySwitches) / n).toFixed(2)}, preempted ${((t1.involuntarySwitches - t0.involuntarySwitches) / n).toFixed(2)}\n` +
-        `  posted: ${perVend(t0.posts, t1.posts, n) || 'nothing'}\n  async resources: ${perVend(t0.resources, t1.resources, n) || 'none'}\n`,
+      `- ${t1.role} (thread ${id}): CPU ${((t1.runNs - t0.runNs) / n / 1000).toFixed(1)} ` +
+        `us, run-queue wait ${((t1.waitNs - t0.waitNs) / n / 1000).toFixed(1)} us, ` +
+        `wake-ups ${((t1.voluntarySwitches - t0.voluntarySwitches) / n).toFixed(2)}, ` +
+          `preempted ${((t1.involuntarySwitches - t0.involuntarySwitches) / n).toFixed(2)}\n` +
+        `  posted: ${perVend(t0.posts, t1.posts, n) || 'nothing'}\n  async ` +
+          `resources: ${perVend(t0.resources, t1.resources, n) || 'none'}\n`,
     );
   }
 }
@@ -132,8 +135,10 @@ async function linkRun(kind: 'serialport' | 'tty'): Promise<void> {
     const sorted = run.latencies.sort((x, y) => x - y);
     process.stdout.write(
       `\n## bench process, VMC end read by ${kind}, against pty-echo: per vend over ${VENDS}\n` +
-        `- CPU ${((cpu.user + cpu.system) / VENDS).toFixed(1)} us (whole process), async resources: ${perVend(before, counts, VENDS)}\n` +
-        `- latency p50 ${sorted[Math.floor(VENDS / 2)]!.toFixed(3)} ms (for orientation only; ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
+        `- CPU ${((cpu.user + cpu.system) / VENDS).toFixed(1)} us (whole ` +
+          `process), async resources: ${perVend(before, counts, VENDS)}\n` +
+        `- latency p50 ${sorted[Math.floor(VENDS / 2)]!.toFixed(3)} ms (for ` +
+          `orientation only; ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
     );
   } finally {
     hook.disable();

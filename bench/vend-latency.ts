@@ -44,19 +44,22 @@ const ratioTarget = (limit: number): Target => ({
 });
 const IDLE = {
   id: 'vend-latency-idle',
-  what: 'Vend approval in a static QR session, idle (request line in to approval line out, pty), p99 over the floor p99',
+  what: 'Vend approval in a static QR session, idle (request line ' +
+    'in to approval line out, pty), p99 over the floor p99',
   unit: 'x floor',
   target: ratioTarget(1.0),
 };
 const SATURATED = {
   id: 'vend-latency-saturated',
-  what: `Vend approval while 10,000 outbox items drain through a slow gateway (${SLOW_GATEWAY_MS} ms per request), p99 over the floor p99`,
+  what: `Vend approval while 10,000 outbox items drain through a slow ` +
+    `gateway (${SLOW_GATEWAY_MS} ms per request), p99 over the floor p99`,
   unit: 'x floor',
   target: ratioTarget(1.1),
 };
 const LOOP = {
   id: 'event-loop-delay',
-  what: 'Daemon main-thread event-loop delay (lateness of the 1 ms sampler ticks) during the saturated vend run (worst stats interval)',
+  what: 'Daemon main-thread event-loop delay (lateness of the 1 ms sampler ' +
+    'ticks) during the saturated vend run (worst stats interval)',
   unit: 'ms',
   target: { text: 'p99 <= 2 ms', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 2 }] },
 };
@@ -116,8 +119,10 @@ export function ratioFigure(base: { id: string; what: string; unit: string; targ
     blockRatios: r.blocks.map((x) => round(x, 2)).join(' '),
   };
   const detail =
-    `daemon p50/p99 ${round(daemon.p50, 2)}/${round(daemon.p99, 2)} ms; floor p50/p99 ${round(floor.p50, 2)}/${round(floor.p99, 2)} ms; ` +
-    `per-block p99 ratio median ${round(r.median, 2)} (min ${round(r.min, 2)}, max ${round(r.max, 2)}, ${r.blocks.length} blocks of ${run.context.blockVends})`;
+    `daemon p50/p99 ${round(daemon.p50, 2)}/${round(daemon.p99, 2)} ms; ` +
+      `floor p50/p99 ${round(floor.p50, 2)}/${round(floor.p99, 2)} ms; ` +
+    `per-block p99 ratio median ${round(r.median, 2)} (min ${round(r.min, 2)}, max ` +
+      `${round(r.max, 2)}, ${r.blocks.length} blocks of ${run.context.blockVends})`;
   return measured({ ...base, context, detail }, { samples: daemon.count, value: r.pooled });
 }
 

@@ -63,6 +63,7 @@ export function missingToolsMessage(missing: readonly BuildTool[]): string {
     `this machine lacks what the build needs: ${missing.map((t) => `${t.command} (${t.why})`).join(', ')}.`,
     'Install it (Debian/Ubuntu), then run the release again:',
     `  sudo apt-get install -y --no-install-recommends ${packages.join(' ')}`,
-    'docs/install.md, "What the build machine needs", lists everything (qemu-user-static, optional, also loads the arm modules before they ship).',
+    'docs/install.md, "What the build machine needs", lists everything ' +
+      '(qemu-user-static, optional, also loads the arm modules before they ship).',
   ].join('\n');
 }

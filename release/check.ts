@@ -62,7 +62,9 @@ export function elfProblems(files: readonly FileHead[], target: ReleaseTarget): 
     if (id === null) continue;
     elfCount += 1;
     if (id.machine !== target.elfMachine || id.elfClass !== target.elfClass || !id.littleEndian) {
-      problems.push(`${f.path}: ELF for ${machineName(id.machine)} (${id.elfClass}-bit${id.littleEndian ? '' : ', big-endian'}), package is ${target.deb} (${machineName(target.elfMachine)}, ${target.elfClass}-bit)`);
+      problems.push(`${f.path}: ELF for ${machineName(id.machine)} (${id.elfClass}-bit` +
+        `${id.littleEndian ? '' : ', big-endian'}), package is ${target.deb} ` +
+        `(${machineName(target.elfMachine)}, ${target.elfClass}-bit)`);
     }
   }
   if (elfCount === 0) problems.push('no ELF file at all: Node and the native modules are missing');

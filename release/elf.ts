@@ -20,7 +20,9 @@ export function isElf(head: Uint8Array): boolean {
   return head.length >= 4 && MAGIC.every((b, i) => head[i] === b);
 }
 
-/** The identity of an ELF file from its first bytes; null when it is not ELF. Throws on a truncated or malformed header. */
+/**
+ * The identity of an ELF file from its first bytes; null when it is not ELF. Throws on a truncated or malformed header.
+ */
 export function readElfIdentity(head: Uint8Array): ElfIdentity | null {
   if (!isElf(head)) return null;
   if (head.length < ELF_HEADER_BYTES) throw new Error(`ELF header truncated (${head.length} of ${ELF_HEADER_BYTES} bytes)`);

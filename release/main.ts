@@ -121,7 +121,8 @@ async function main(): Promise<void> {
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
-    log(`${arch}: done in ${secondsSince(t0)} s (modules ${modules.fromCache ? 'from the cache' : `compiled: ${modules.compiled.join(', ')}`})`);
+    log(`${arch}: done in ${secondsSince(t0)} s (modules ` +
+      `${modules.fromCache ? 'from the cache' : `compiled: ${modules.compiled.join(', ')}`})`);
   }
   for (const file of made) process.stdout.write(`${file}\n`);
   if (failed) process.exitCode = 1;

@@ -75,7 +75,9 @@ export async function buildProductionModules(o: ModulesOptions): Promise<Modules
   }
 }
 
-/** package.json without scripts (npm ci needs the devDependencies listed to match the lockfile; --omit=dev skips them). */
+/**
+ * package.json without scripts (npm ci needs the devDependencies listed to match the lockfile; --omit=dev skips them).
+ */
 function releaseManifest(repo: string): string {
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as Record<string, unknown>;
   delete pkg.scripts;

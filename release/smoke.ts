@@ -27,7 +27,8 @@ if (typeof trimmed !== 'boolean') throw new Error('qrvend-trim.node: trim() did 
 const gpio = require('./dist/src/native/qrvend-gpio.node');
 try { gpio.chipInfo('/nonexistent/gpiochip'); throw new Error('qrvend-gpio.node: a missing chip did not fail'); }
 catch (err) { if (err.code !== 'ENOENT') throw err; }
-console.log(process.arch + ' node ' + process.version + ' abi ' + process.versions.modules + ' sqlite ' + sqlite + ' malloc_trim ok gpio ok');
+console.log(process.arch + ' node ' + process.version + ' abi ' + process.versions.modules + \
+' sqlite ' + sqlite + ' malloc_trim ok gpio ok');
 `;
 
 export async function smokeTest(optDir: string, target: ReleaseTarget): Promise<string> {

@@ -51,7 +51,10 @@ export const TARGETS: Record<ReleaseArch, ReleaseTarget> = {
   },
 };
 
-/** The .deb's Depends: what a stock bookworm / Raspberry Pi OS has (Node is bundled; native modules are built against bookworm's glibc 2.36 and libstdc++ 12). */
+/**
+ * The .deb's Depends: what a stock bookworm / Raspberry Pi OS has (Node is bundled; native modules are built against
+ * bookworm's glibc 2.36 and libstdc++ 12).
+ */
 export const DEB_DEPENDS = 'libc6 (>= 2.36), libgcc-s1, libstdc++6 (>= 12), systemd';
 
 /**

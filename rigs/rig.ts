@@ -151,7 +151,8 @@ export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentPro
           if (!waiters.has(waiter)) return;
           waiters.delete(waiter);
           clearTimeout(timer);
-          reject(new Error(`agent exited (code ${code}, signal ${signal}) while waiting for ${what}; stderr: ${stderr.join('').slice(-2000)}`));
+          reject(new Error(`agent exited (code ${code}, signal ${signal}) while waiting ` +
+            `for ${what}; stderr: ${stderr.join('').slice(-2000)}`));
         });
       });
     },

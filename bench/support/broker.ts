@@ -1,4 +1,6 @@
-/** Parent side of the broker process (broker-process.ts): start it, stall its gate, run the operator's traffic, stop it. */
+/**
+ * Parent side of the broker process (broker-process.ts): start it, stall its gate, run the operator's traffic, stop it.
+ */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { stopForkedChild } from './child-stop.js';

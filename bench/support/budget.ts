@@ -1,4 +1,6 @@
-/** A time budget: each benchmark stops taking samples when its budget is spent (the whole run stays under 10 minutes). */
+/**
+ * A time budget: each benchmark stops taking samples when its budget is spent (the whole run stays under 10 minutes).
+ */
 import { performance } from 'node:perf_hooks';
 
 export class Budget {

@@ -7,7 +7,8 @@
 /** A whole HTTP/1.1 POST of a JSON body to `url`, asking the server to close after answering. */
 export function rawPostRequest(url: URL, body: string): Buffer {
   const bytes = Buffer.from(body, 'utf8');
-  const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`;
+  const head = `POST ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: ` +
+    `application/json\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), bytes]);
 }
 

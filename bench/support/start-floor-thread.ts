@@ -36,7 +36,8 @@ const agent = new http.Agent({ keepAlive: true, timeout: 15_000 });
 
 const db = new Database(join(data.dir, 'start-floor.sqlite'));
 applyDurabilityPragmas(db);
-db.exec('CREATE TABLE IF NOT EXISTS tx (id TEXT PRIMARY KEY, state INTEGER NOT NULL, body TEXT NOT NULL); CREATE TABLE IF NOT EXISTS ev (id INTEGER PRIMARY KEY, tx TEXT NOT NULL, body TEXT NOT NULL)');
+db.exec('CREATE TABLE IF NOT EXISTS tx (id TEXT PRIMARY KEY, state INTEGER NOT NULL, body TEXT NOT NULL); ' +
+  'CREATE TABLE IF NOT EXISTS ev (id INTEGER PRIMARY KEY, tx TEXT NOT NULL, body TEXT NOT NULL)');
 const insertTx = db.prepare<[string, string]>('INSERT INTO tx (id, state, body) VALUES (?, 1, ?)');
 const advanceTx = db.prepare<[string, string]>('UPDATE tx SET state = 2, body = ? WHERE id = ?');
 const insertEvent = db.prepare<[string, string]>('INSERT INTO ev (tx, body) VALUES (?, ?)');

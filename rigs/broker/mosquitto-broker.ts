@@ -133,7 +133,8 @@ function configText(options: { port: number; dir: string; users: boolean; acl: b
 export async function startMosquitto(options: MosquittoOptions = {}): Promise<MosquittoBroker> {
   const bin = options.bin ?? process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
   if (!existsSync(bin)) {
-    throw new Error(`mosquitto not found at ${bin}: install the Debian package \`mosquitto\` (apt-get install mosquitto), or set QRVEND_MOSQUITTO_BIN to its path`);
+    throw new Error(`mosquitto not found at ${bin}: install the Debian package \`mosquitto\` ` +
+      `(apt-get install mosquitto), or set QRVEND_MOSQUITTO_BIN to its path`);
   }
   if (options.acl !== undefined && options.users === undefined) throw new Error('mosquitto: an ACL needs users (a password file)');
   const port = options.port ?? (await freeLoopbackPort());
@@ -189,7 +190,8 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
       if (await canConnect(port)) return;
       if (performance.now() > deadline) {
         proc.kill('SIGKILL');
-        throw new Error(`mosquitto did not listen on 127.0.0.1:${port} within ${options.readyTimeoutMs ?? 10_000} ms: ${log.slice(-5).join(' | ')}`);
+        throw new Error(`mosquitto did not listen on 127.0.0.1:${port} within ` +
+          `${options.readyTimeoutMs ?? 10_000} ms: ${log.slice(-5).join(' | ')}`);
       }
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -32,7 +32,10 @@ type CommandErrorCode = Extract<CommandReply, { ok: false }>['error']['code'];
 /** `noReply`: the machine stays silent, as one whose agent hangs or drops the command. */
 export type CommandOutcome = { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string } | { noReply: true };
 
-/** `signature`: the request's signature as received (unchecked), for handlers that verify it as the device's command gate does. */
+/**
+ * `signature`: the request's signature as received (unchecked), for handlers
+ * that verify it as the device's command gate does.
+ */
 export type CommandHandler = (
   args: unknown,
   context: { machineId: string; name: string; machine: SimulatedMachine; signature: unknown },

@@ -9,7 +9,8 @@ import { dirname } from 'node:path';
 import { runFleetSim } from './run.js';
 
 const program = new Command('fleet-sim')
-  .description('N simulated machines and the operator side against one local mosquitto; writes latency, broker and device-side figures as JSON')
+  .description('N simulated machines and the operator side against one local ' +
+    'mosquitto; writes latency, broker and device-side figures as JSON')
   .addOption(new Option('--machines <n>', 'simulated machines (one MQTT connection each)').default('1000'))
   .addOption(new Option('--seconds <s>', 'length of the measured run').default('30'))
   .addOption(new Option('--rate <sales/s>', 'sales per second over the whole fleet').default('100'))
@@ -20,7 +21,8 @@ const program = new Command('fleet-sim')
   .addOption(new Option('--command <name>', 'the command of those round trips (answered by --handlers beyond ping)').default('ping'))
   .addOption(new Option('--command-args <json>', 'its arguments, one JSON object'))
   .addOption(new Option('--crash <n>', 'machines cut off at the end (their last will is checked)').default('10'))
-  .addOption(new Option('--handlers <module>', 'module exporting `handlers` (command name -> handler) for the simulated machines, e.g. a canned `start` for the relay'))
+  .addOption(new Option('--handlers <module>', 'module exporting `handlers` (command name -> handler) for the ' +
+    'simulated machines, e.g. a canned `start` for the relay'))
   .addOption(new Option('--no-cli', 'skip timing the real `qrvend fleet status --json`'))
   .addOption(new Option('--out <file>', 'where the JSON goes').default('bench/fleet-results.json'))
   .exitOverride();

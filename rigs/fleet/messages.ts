@@ -8,7 +8,10 @@ export type ToMachines =
       protocol: 4 | 5;
       seed: number;
       connectConcurrency: number;
-      /** A module whose `handlers` export (Record<name, CommandHandler>) answers commands beyond ping, e.g. `start` for the relay. */
+      /**
+       * A module whose `handlers` export (Record<name, CommandHandler>) answers
+       * commands beyond ping, e.g. `start` for the relay.
+       */
       handlersModule?: string;
     }
   | { type: 'run'; seconds: number; salesPerSecond: number; healthIntervalS: number; alarmsPerSecond: number }
@@ -39,7 +42,10 @@ export type FromMachines =
   | { type: 'crashed'; machineIds: string[] }
   | { type: 'error'; message: string };
 
-/** eventId of a simulated sale: machine, sequence and the publish instant (process.hrtime, ns; monotonic and system-wide on Linux). */
+/**
+ * eventId of a simulated sale: machine, sequence and the publish instant
+ * (process.hrtime, ns; monotonic and system-wide on Linux).
+ */
 export function simEventId(machineId: string, seq: number, hrtimeNs: bigint): string {
   return `${machineId}:${seq}:${hrtimeNs}`;
 }

@@ -139,7 +139,8 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, processMemoryKiB(brokerPid).rssKiB);
     }, 500);
-    log(`running ${o.seconds} s: ${o.salesPerSecond} sales/s, health every ${o.healthIntervalS} s per machine, ${o.alarmsPerSecond} alarm events/s`);
+    log(`running ${o.seconds} s: ${o.salesPerSecond} sales/s, health every ` +
+      `${o.healthIntervalS} s per machine, ${o.alarmsPerSecond} alarm events/s`);
     tell({ type: 'run', seconds: o.seconds, salesPerSecond: o.salesPerSecond, healthIntervalS: o.healthIntervalS, alarmsPerSecond: o.alarmsPerSecond });
     const ran = (await next('ran', o.seconds * 1000 + 60_000)).figures as RunFigures;
     await until(() => sales >= ran.salesAcked, 10_000);
@@ -205,7 +206,9 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
       commands: { command: o.command.name, requests: o.pings, ok: rtts.length, failed: cmdFailures, roundTripMs: latencySummary(rtts) },
       lastWill: { machinesCut: crashed.machineIds.length, offlineSeenByOperator: willsSeen },
       deviceSide: {
-        note: 'simulated machines (mqtt.js clients, no daemon): CPU and bytes of their process and connections. The real daemon also writes each event to SQLite; that is measured by the daemon benchmarks (bytes per sale), not here.',
+        note: 'simulated machines (mqtt.js clients, no daemon): CPU and bytes of their ' +
+          'process and connections. The real daemon also writes each event to SQLite; ' +
+          'that is measured by the daemon benchmarks (bytes per sale), not here.',
         wallMs: round(ran.wallMs, 0),
         cpuMsTotal: round(cpuMs, 0),
         cpuPercentOfOneCore: round((cpuMs / ran.wallMs) * 100, 1),

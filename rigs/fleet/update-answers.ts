@@ -56,7 +56,8 @@ export function updateOfferHandler(options: UpdateAnswerOptions): CommandHandler
     nonces.add(nonce);
 
     const parsed = UpdateOfferArgs.safeParse(args);
-    if (!parsed.success) return { ok: false, code: 'BAD_ARGS', message: `update.offer: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+    if (!parsed.success) return { ok: false, code: 'BAD_ARGS', message: `update.offer: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ` +
+      `${parsed.error.issues[0]?.message ?? 'invalid'}` };
     const { manifest, rolloutId } = parsed.data;
     const refuse = async (detail: string): Promise<CommandOutcome> => {
       await machine.updateEvent({ version: manifest.version, state: 'refused', rolloutId: rolloutId ?? null, progress: null, detail });

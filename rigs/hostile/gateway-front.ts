@@ -37,7 +37,8 @@ export async function startGatewayFront(options: { upstream: () => string; hugeB
   let hugeBytesWritten = 0;
 
   const streamHuge = (socket: Socket, declared: boolean) => {
-    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n${declared ? `Content-Length: ${hugeBytes + 2}\r\n` : ''}\r\n{`);
+    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: ` +
+      `close\r\n${declared ? `Content-Length: ${hugeBytes + 2}\r\n` : ''}\r\n{`);
     let left = hugeBytes;
     const pump = () => {
       while (left > 0 && !socket.destroyed) {

@@ -158,7 +158,8 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     if (resolve(config.fleet.configOverlay) === resolve(file)) {
       // config.set would overwrite the site file with the overlay's few keys.
       throw new QrvendError(ErrorCodes.CONFIG_INVALID, `configuration ${file} is invalid:\n  fleet.configOverlay: must not be the site file itself`, {
-        hint: 'leave fleet.configOverlay at its default (/var/lib/qrvend/fleet-config.json) or name a file in the state directory',
+        hint: 'leave fleet.configOverlay at its default ' +
+          '(/var/lib/qrvend/fleet-config.json) or name a file in the state directory',
         details: { problems: [{ path: 'fleet.configOverlay', reason: 'must not be the site file itself' }] },
       });
     }
@@ -183,7 +184,8 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
 /** One line for a person when the overlay was rejected (read-only commands print it to stderr), else null. */
 export function overlayRejectedWarning(overlay: OverlayState): string | null {
   if (overlay.status !== 'rejected') return null;
-  return `${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${overlay.file} is ignored: ${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')} (qrvend config reset-remote drops it)`;
+  return `${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${overlay.file} is ignored: ` +
+    `${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')} (qrvend config reset-remote drops it)`;
 }
 
 /** For the read-only commands (outbox, ledger, qr): they run on what the daemon would, and say so. */

@@ -32,7 +32,8 @@ export interface ProfileSettings {
  * Level 1 and 2 VMCs have no always-idle: the reader must open a session itself. Many of them drop a
  * session nobody used after a while (a "session timeout" in the machine's menu, often 30 to 120 s),
  * so the session is refreshed well inside the shortest common value. The default preset keeps what
- * qrvend did before profiles (a virtual session, when a site sets one, stays open across vends). `virtualCredit: null` in a
+ * qrvend did before profiles (a virtual session, when a site sets one, stays open across vends). `virtualCredit: null`
+ * in a
  * session preset means the site must set the credit (it depends on the currency and the prices).
  */
 export const PROFILES: Readonly<Record<ProfileName, ProfileSettings>> = {

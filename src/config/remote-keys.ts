@@ -103,7 +103,9 @@ function at(value: unknown, path: string[]): unknown {
   return v;
 }
 
-/** The ceiling of staticQr.preauthAmount from the base layers (defaults and site file), or null when they do not say. */
+/**
+ * The ceiling of staticQr.preauthAmount from the base layers (defaults and site file), or null when they do not say.
+ */
 export function preauthCeiling(base: unknown): number | null {
   const limit = at(base, ['fleet', 'remoteLimits', 'maxPreauthAmount']);
   if (typeof limit === 'number') return limit;
@@ -115,7 +117,8 @@ function bounded(path: string[], value: unknown, base: unknown): string | null {
   const key = path.join('.');
   if (key === 'staticQr.preauthAmount' && typeof value === 'number') {
     const ceiling = preauthCeiling(base);
-    if (ceiling !== null && value > ceiling) return `at most ${ceiling} from the fleet (fleet.remoteLimits.maxPreauthAmount, or the site's own staticQr.preauthAmount, in the site file)`;
+    if (ceiling !== null && value > ceiling) return `at most ${ceiling} from the fleet (fleet.remoteLimits.maxPreauthAmount, ` +
+      `or the site's own staticQr.preauthAmount, in the site file)`;
   }
   if (path[0] === 'catalog' && path[2] === 'ageLimit') {
     const siteLimit = at(base, path);
@@ -159,7 +162,8 @@ export function remoteKeyProblems(overlay: Record<string, unknown>, base: unknow
     }
     if (kind === 'prefix' && isPlainObject(value)) return;
     if (kind !== 'key') {
-      problems.push({ path: path.join('.'), reason: 'not settable from the fleet: only the site file sets it (the keys the fleet may set are listed in docs/fleet.md)' });
+      problems.push({ path: path.join('.'), reason: 'not settable from the fleet: only the site file sets it ' +
+        '(the keys the fleet may set are listed in docs/fleet.md)' });
       return;
     }
     const why = bounded(path, value, base);

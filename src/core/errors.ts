@@ -137,6 +137,9 @@ export const ExitCodes = {
   SOFTWARE: 70,
   IO: 74,
   CONFIG: 78,
-  /** EX_TEMPFAIL: a restart the fleet asked for (service.restart, config.set, a rollback); Restart=always brings the agent back. */
+  /**
+   * EX_TEMPFAIL: a restart the fleet asked for (service.restart, config.set,
+   * a rollback); Restart=always brings the agent back.
+   */
   RESTART: 75,
 } as const;

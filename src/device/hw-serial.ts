@@ -73,7 +73,8 @@ export function readHwSerial(options: ReadHwSerialOptions = {}): HwSerial {
   if (machineId) {
     options.log?.warn(
       { code: ErrorCodes.DEVICE_UNAVAILABLE, source: 'machine-id', path: machineIdPath },
-      'no hardware serial number (device tree or /proc/cpuinfo); using /etc/machine-id as HwSerial. It changes when the OS is reinstalled: set device.hwSerial to pin it',
+      'no hardware serial number (device tree or /proc/cpuinfo); using /etc/machine-id as ' +
+        'HwSerial. It changes when the OS is reinstalled: set device.hwSerial to pin it',
     );
     return { serial: machineId, source: 'machine-id', path: machineIdPath };
   }

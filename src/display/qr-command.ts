@@ -74,7 +74,8 @@ export function runQr(text: string, opts: QrCommandOptions, write: (s: string) =
       const frame = createFrame(fb.geometry);
       const result = renderLayout(frame, layout, { errorCorrection });
       fb.write(frame);
-      write(`drew on ${opts.fb} (${frame.width}x${frame.height} ${frame.format}, ${result.qr?.modulePixels} px per module)\n`);
+      write(`drew on ${opts.fb} (${frame.width}x${frame.height} ` +
+        `${frame.format}, ${result.qr?.modulePixels} px per module)\n`);
     } finally {
       fb.close();
     }

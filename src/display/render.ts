@@ -143,7 +143,8 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
     if (px === 0) {
       throw new QrvendError(
         ErrorCodes.DISPLAY_QR_TOO_LONG,
-        `a QR code of ${matrix.size}x${matrix.size} modules (${Buffer.byteLength(layout.qrText)} bytes of text) does not fit a ${W}x${H} display`,
+        `a QR code of ${matrix.size}x${matrix.size} modules (` +
+          `${Buffer.byteLength(layout.qrText)} bytes of text) does not fit a ${W}x${H} display`,
         { hint: 'shorten the text or use a larger display' },
       );
     }

@@ -170,7 +170,8 @@ export class TextPainter {
    */
   private line(text: string, style: TextStyle, height: number, background: Rgb, direction: Direction, format: Frame['format']): Bitmap {
     const font = this.font(style, direction);
-    const key = `${font}\u0000${direction}\u0000${style.color}\u0000${background}\u0000${height}\u0000${format}\u0000${text}`;
+    const key = `${font}\u0000${direction}\u0000${style.color}\u0000` +
+      `${background}\u0000${height}\u0000${format}\u0000${text}`;
     const known = this.bitmaps.get(key);
     if (known !== undefined) {
       // Least recently used goes first: move this one to the end.

@@ -18,7 +18,10 @@ export interface FlowSettings {
   pollIntervalMs: number;
   /** The machine's UniQR, shown on the idle screen. */
   uniQr: string;
-  /** AgeLimitation of every static QR Authorization: the catalog's highest ageLimit when staticQr.verifyAge is on, else null. */
+  /**
+   * AgeLimitation of every static QR Authorization: the catalog's highest
+   * ageLimit when staticQr.verifyAge is on, else null.
+   */
   staticAgeLimit: number | null;
   /** How long the reader may stay unusable (a start, the VMC's own pauses) before the screen says out of order. */
   readerGraceMs: number;

@@ -11,7 +11,10 @@ interface Currency {
   numeric: unknown;
 }
 
-/** The request's BasicInfo currency; an answer that carries a BasicInfo (the seed's answers may add members) is read the same way. */
+/**
+ * The request's BasicInfo currency; an answer that carries a BasicInfo (the
+ * seed's answers may add members) is read the same way.
+ */
 function currencyOf(value: unknown): Currency | null {
   const basic = (value as { BasicInfo?: { CurrencyCode?: unknown; CurrencyNumeric?: unknown } | null } | null)?.BasicInfo;
   if (basic === undefined || basic === null) return null;

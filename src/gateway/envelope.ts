@@ -209,7 +209,9 @@ export interface RequestBuilders {
   readonly deviceInfo: DeviceInfo;
   readonly customData: CustomData | null;
   machineInfo(): MachineInfo;
-  /** BasicInfo.AgeLimitation of a Dynamic QR payment for `products` (the highest catalog ageLimit among them), or null. */
+  /**
+   * BasicInfo.AgeLimitation of a Dynamic QR payment for `products` (the highest catalog ageLimit among them), or null.
+   */
   ageLimit(products: readonly SoldItem[]): number | null;
   authorization(args: AuthorizationArgs): AuthorizationRequest;
   settlement(args: SettlementArgs): Outgoing<SettlementRequest>;

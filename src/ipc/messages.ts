@@ -27,7 +27,8 @@ export type VendOutcome =
   | 'success' // c,VEND,SUCCESS: product dispensed, the consumer owes the price
   | 'failed' // c,ERR,VEND 3: dispense failed
   | 'cancelled' // c,ERR,VEND 1: cancelled before dispensing
-  | 'reset' // c,ERR,VEND 5, c,STATUS,INACTIVE or a board restart after the approval: charged, MDB 4.2 7.4.7 (vend-outcome.ts)
+  // c,ERR,VEND 5, c,STATUS,INACTIVE or a board restart after the approval: charged, MDB 4.2 7.4.7 (vend-outcome.ts)
+  | 'reset'
   | 'timeout' // no result within mdb.vendResultTimeoutMs; treated as failed (consumer not charged)
   | 'expired'; // an approval arrived after the vend request had already been answered or dropped
 
@@ -58,7 +59,9 @@ export type MainToPayment =
       type: 'vend.request.ended';
       requestId: string;
       reason: string;
-      /** True when the consumer cancelled on the machine; false for machine causes (deadline, reset, link, shutdown). */
+      /**
+       * True when the consumer cancelled on the machine; false for machine causes (deadline, reset, link, shutdown).
+       */
       byConsumer: boolean;
     }
   | { type: 'session.ended'; txId: string; reason: SessionEndReason; vendsSucceeded: number; amountVended: number }
@@ -94,7 +97,9 @@ export type MainToPayment =
   | { type: 'dex.audit'; requestId: number | null; trigger: 'schedule' | 'command'; atMs: number; read: DexAuditRead }
   | { type: 'shutdown' };
 
-/** What an `update` fleet event says (src/fleet/contract/updates.ts UpdateEvent, less what the ledger side fills in). */
+/**
+ * What an `update` fleet event says (src/fleet/contract/updates.ts UpdateEvent, less what the ledger side fills in).
+ */
 export interface UpdateEventFacts {
   version: string;
   state: 'offered' | 'refused' | 'downloading' | 'verified' | 'waiting' | 'activating' | 'trial' | 'healthy' | 'failed' | 'rolled-back';
@@ -105,7 +110,10 @@ export interface UpdateEventFacts {
 
 export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
 
-/** One thread's V8 heap, from v8.getHeapStatistics() inside that thread (threadMemory(); rss is process-wide, so left out). */
+/**
+ * One thread's V8 heap, from v8.getHeapStatistics() inside that thread
+ * (threadMemory(); rss is process-wide, so left out).
+ */
 export type { ThreadMemory };
 
 /** Payment worker -> main thread. */
@@ -122,7 +130,10 @@ export type PaymentToMain =
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
   /** Read the VMC's audit now (the fleet's dex.read); answered with dex.audit of the same requestId. */
   | { type: 'dex.read'; requestId: number }
-  /** Out of service from afar (fleet reader.disable, persisted in the ledger): disable the reader after the running session. */
+  /**
+   * Out of service from afar (fleet reader.disable, persisted in the
+   * ledger): disable the reader after the running session.
+   */
   | { type: 'reader.service'; outOfService: boolean }
   /** Payment-side health for the status LED and doctor; `memory` is the worker's own V8 heap (for the stats line). */
   | {
@@ -144,7 +155,10 @@ export type PaymentToMain =
   | { type: 'fatal'; code: string; message: string }
   /** Shutdown finished: Start endpoint closed, outbox sends settled, ledger closed. */
   | { type: 'stopped' }
-  /** Answer to update.hold: what is in flight on the payment side (null: nothing), and whether new sessions are held off. */
+  /**
+   * Answer to update.hold: what is in flight on the payment side (null:
+   * nothing), and whether new sessions are held off.
+   */
   | { type: 'update.activity'; busy: string | null; held: boolean }
   /**
    * The vend journal (src/ledger/vend-journal.ts): these journaled results are in the ledger (keys of
@@ -235,7 +249,10 @@ export interface FleetQueuedEvent {
 
 /** Fleet worker -> payment worker (MessagePort handed to both by the main thread). */
 export type FleetToPayment =
-  /** A command that needs the payment side (ledger, outbox, reader, relayed Start); answered with fleet.reply of the same id. */
+  /**
+   * A command that needs the payment side (ledger, outbox, reader, relayed
+   * Start); answered with fleet.reply of the same id.
+   */
   | { type: 'fleet.command'; id: number; name: string; args: unknown }
   /** Send queued events with seq > afterSeq (at most max). */
   | { type: 'fleet.events.want'; afterSeq: number; max: number }

@@ -19,7 +19,10 @@ export interface SaleCheck {
   /** Minor units. */
   dispensedMinor: PerFlow;
   chargedMinor: PerFlow;
-  /** Sales: Static QR sessions that dispensed something / Settlements accepted; dispensed Dynamic QR vends / paid QRs not voided. */
+  /**
+   * Sales: Static QR sessions that dispensed something / Settlements accepted;
+   * dispensed Dynamic QR vends / paid QRs not voided.
+   */
   dispensedSales: PerFlow;
   chargedSales: PerFlow;
   /** Dispensed but never charged (minor units, summed over the flows): must be 0. */
@@ -107,8 +110,11 @@ export function formatCheck(check: SaleCheck, decimalPlaces = 2): string {
   const major = (m: number) => (m / 10 ** decimalPlaces).toFixed(decimalPlaces);
   return [
     `VMC sessions: ${check.vmcSessions}, vends dispensed: ${check.vendsDispensed}`,
-    `dispensed: static ${major(check.dispensedMinor.static)} in ${check.dispensedSales.static} sessions + dynamic ${major(check.dispensedMinor.dynamic)} in ${check.dispensedSales.dynamic} vends`,
-    `charged:   static ${major(check.chargedMinor.static)} in ${check.chargedSales.static} settlements + dynamic ${major(check.chargedMinor.dynamic)} in ${check.chargedSales.dynamic} payments`,
-    `sales lost: ${major(check.lostMinor)}  charged twice: ${check.chargedTwice.length}  unresolved: ${check.unresolved.length}  charged but not vended: ${major(check.chargedNotVendedMinor)}`,
+    `dispensed: static ${major(check.dispensedMinor.static)} in ${check.dispensedSales.static} ` +
+      `sessions + dynamic ${major(check.dispensedMinor.dynamic)} in ${check.dispensedSales.dynamic} vends`,
+    `charged:   static ${major(check.chargedMinor.static)} in ${check.chargedSales.static} settlements + ` +
+      `dynamic ${major(check.chargedMinor.dynamic)} in ${check.chargedSales.dynamic} payments`,
+    `sales lost: ${major(check.lostMinor)}  charged twice: ${check.chargedTwice.length}  unresolved: ` +
+      `${check.unresolved.length}  charged but not vended: ${major(check.chargedNotVendedMinor)}`,
   ].join('\n');
 }

@@ -1,7 +1,8 @@
 /**
  * The checks on a Start body, in the order of issue 5 / design section 2, each failure a
  * Declined with nothing started:
- *   JSON, nested at most MAX_JSON_DEPTH levels, no member named twice in one object (998) -> schema and lengths (997/998) -> integrator authenticated (9) ->
+ *   JSON, nested at most MAX_JSON_DEPTH levels, no member named twice in one object (998) -> schema and lengths
+ *   (997/998) -> integrator authenticated (9) ->
  *   this machine (50) -> TransactionId never seen (996) -> reader ready, no session (30) ->
  *   accept (the payment side records it durably and starts the Authorization; a throw is 6).
  *

@@ -38,7 +38,9 @@ export interface StartCore {
   readonly log: Logger;
   /** An accepted Start's Approved answer is on the wire: its Authorization may go (StartHooks.answered). */
   answered(answer: StartAnswer): void;
-  /** The one log line per answered Start (remote, HTTP status, verdict, code, reason, TransactionId; never the body). */
+  /**
+   * The one log line per answered Start (remote, HTTP status, verdict, code, reason, TransactionId; never the body).
+   */
   logAnswer(remote: string, answer: StartAnswer, extra?: Record<string, unknown>): void;
   /** An error for a log line, the SecretToken scrubbed from it. */
   describeError(err: unknown): { code?: string; message: string };

@@ -46,7 +46,9 @@ export interface StartEndpointOptions extends StartCoreOptions {
 }
 
 export interface StartEndpoint {
-  /** The full Start URL a wallet backend calls, e.g. http://127.0.0.1:8091/payment/v2/transactions/Gateway/qrvend/start. */
+  /**
+   * The full Start URL a wallet backend calls, e.g. http://127.0.0.1:8091/payment/v2/transactions/Gateway/qrvend/start.
+   */
   url: string;
   /** scheme://host:port, without a path. */
   origin: string;

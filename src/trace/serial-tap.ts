@@ -17,7 +17,8 @@ export const DEVICE_PATH = /^\/dev\/[A-Za-z0-9/_.-]+$/;
 
 export function checkDevicePath(path: string): string {
   if (!DEVICE_PATH.test(path) || path.split('/').includes('..')) {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `refusing the serial device path ${JSON.stringify(path)}: it must match ${DEVICE_PATH.source} with no ".." component`, {
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `refusing the serial device path ${JSON.stringify(path)}: it ` +
+      `must match ${DEVICE_PATH.source} with no ".." component`, {
       hint: 'name the board by its /dev path, e.g. /dev/ttyUSB0 or /dev/serial0',
     });
   }

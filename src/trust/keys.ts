@@ -4,7 +4,8 @@
  * rotate by adding the new one before removing the old) and the scopes it may sign for.
  *
  * Trust file (JSON, at most MAX_TRUST_FILE_BYTES):
- *   { "keys": [ { "id": "ops-2026", "publicKey": "<base64 of the 32-byte Ed25519 key>", "scopes": ["read", "operate"] } ] }
+ * { "keys": [ { "id": "ops-2026", "publicKey": "<base64 of the 32-byte
+ * Ed25519 key>", "scopes": ["read", "operate"] } ] }
  *
  * Private keys are PKCS#8 PEM files made by `qrvend fleet keygen`; they live with the operator
  * (or the relay, for its `start` key), never on a machine.

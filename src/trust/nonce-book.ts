@@ -55,7 +55,8 @@ export class NonceBook {
       return null;
     } catch (err) {
       this.floor = nowMs;
-      return `${this.path} is damaged (${(err as Error).message.slice(0, 120)}): statements issued before now are refused`;
+      return `${this.path} is damaged (${(err as Error).message.slice(0, 120)}` +
+        `): statements issued before now are refused`;
     }
   }
 

@@ -105,7 +105,8 @@ export function signStatement(kind: string, body: Record<string, unknown>, optio
 export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number, maxLifetimeMs = MAX_LIFETIME_MS): Extract<Checked, { ok: false }> | null {
   if (signature.expiresAt <= signature.issuedAt) return refuse('malformed', 'expiresAt is not after issuedAt');
   if (signature.expiresAt - signature.issuedAt > maxLifetimeMs) {
-    return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} s, more than the ${maxLifetimeMs / 1000} s allowed`);
+    return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} ` +
+      `s, more than the ${maxLifetimeMs / 1000} s allowed`);
   }
   if (nowMs < signature.issuedAt - CLOCK_SKEW_MS) {
     return refuse('not-yet-valid', `issued ${Math.round((signature.issuedAt - nowMs) / 1000)} s in this machine's future (check both clocks)`);
@@ -173,7 +174,8 @@ export function verifyPrechecked(input: Pick<VerifyInput, 'kind' | 'body'>, pre:
     return refuse('malformed', err instanceof CanonicalError ? `cannot be signed: ${err.message}` : 'cannot be signed');
   }
   if (!edVerify(null, bytes, key, Buffer.from(signature.sig, 'base64'))) {
-    return refuse('bad-signature', `the signature by ${signature.keyId} does not match this ${input.kind} (another machine, command or arguments, or altered)`);
+    return refuse('bad-signature', `the signature by ${signature.keyId} does not match this ` +
+      `${input.kind} (another machine, command or arguments, or altered)`);
   }
   return { ok: true, keyId: signature.keyId, signature };
 }

@@ -29,7 +29,10 @@ export type ActivationState =
 
 export type ActivationEvent =
   | { type: 'request'; request: ActivationRequest; nowMs: number }
-  /** What is in flight now (null = nothing: no session, payment, pending vend, delivery; reader idle); held = new sessions are held off. */
+  /**
+   * What is in flight now (null = nothing: no session, payment, pending vend, delivery; reader idle); held = new
+   * sessions are held off.
+   */
   | { type: 'facts'; busy: string | null; held: boolean; nowMs: number }
   | { type: 'tick'; nowMs: number };
 
@@ -52,7 +55,9 @@ export interface Step {
 
 export const initialActivation: ActivationState = { phase: 'none' };
 
-/** Which of two requests stands: an update's restart covers a restart request; a newer request replaces an older one. */
+/**
+ * Which of two requests stands: an update's restart covers a restart request; a newer request replaces an older one.
+ */
 function merge(current: ActivationRequest, next: ActivationRequest): ActivationRequest {
   if (current.kind === 'update' && next.kind === 'restart') return current;
   return next;
@@ -75,7 +80,9 @@ export function stepActivation(state: ActivationState, event: ActivationEvent, l
       }
       if (!next.deferred && event.nowMs - next.sinceMs >= limits.maxDeferralMs) {
         next = { ...next, deferred: true };
-        effects.push({ type: 'deferred', active: true, detail: `the ${next.request.kind === 'update' ? `update to ${next.request.version}` : 'restart'} has waited ${Math.round((event.nowMs - next.sinceMs) / 1000)} s for an idle machine${next.waitingFor === null ? '' : ` (${next.waitingFor})`}; it keeps waiting` });
+        effects.push({ type: 'deferred', active: true, detail: `the ${next.request.kind === 'update' ? `update to ${next.request.version}` : 'restart'}` +
+          ` has waited ${Math.round((event.nowMs - next.sinceMs) / 1000)} s for an idle machine` +
+          `${next.waitingFor === null ? '' : ` (${next.waitingFor})`}; it keeps waiting` });
       }
       return { state: next, effects };
     }

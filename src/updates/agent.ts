@@ -79,7 +79,8 @@ export class UpdateAgent {
     if (refused !== null) {
       removeDurably(files.activationRefused);
       if (refused.version === c.version && order < 0) {
-        this.set('failed', `the activation was refused: ${typeof refused.reason === 'string' ? refused.reason.slice(0, 300) : 'no reason given'}`);
+        this.set('failed', `the activation was refused: ` +
+          `${typeof refused.reason === 'string' ? refused.reason.slice(0, 300) : 'no reason given'}`);
         return;
       }
     }
@@ -97,7 +98,8 @@ export class UpdateAgent {
       return;
     }
     if (c.state === 'activating') {
-      // Asked for and restarted, yet still the old version with no refusal left: the activator did not run (a power cut, a hand start): ask again.
+      // Asked for and restarted, yet still the old version with no refusal left: the activator did not run (a power
+      // cut, a hand start): ask again.
       this.set('waiting', 'the activation did not happen; waiting for an idle moment again');
       this.o.ready(c.version, c.rolloutId);
       return;
@@ -142,7 +144,8 @@ export class UpdateAgent {
       const order = compareVersions(version, c.version);
       if (order === 0) return { ok: true, result: { accepted: true, already: true } };
       if (order < 0) {
-        const detail = `UPDATE_DOWNGRADE: an update to ${c.version} is under way here (${c.state}); ${version} is older`;
+        const detail = `UPDATE_DOWNGRADE: an update to ${c.version} is ` +
+          `under way here (${c.state}); ${version} is older`;
         this.o.emit({ version, state: 'refused', rolloutId, progress: null, detail });
         return { ok: false, code: 'BAD_ARGS', message: `update refused: ${detail}` };
       }
@@ -170,7 +173,10 @@ export class UpdateAgent {
     this.abort?.abort();
   }
 
-  /** Moves to `state`: durably in state.json, in the status, and (unless `announce` is false: another part publishes it) as an event. */
+  /**
+   * Moves to `state`: durably in state.json, in the status, and (unless
+   * `announce` is false: another part publishes it) as an event.
+   */
   private set(state: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null = null, announce = true): void {
     const c = this.current;
     if (c === null) return;
@@ -231,7 +237,8 @@ export class UpdateAgent {
         this.o.ready(manifest.version, rolloutId);
       } catch (err) {
         if (!mine()) return;
-        if (controller.signal.aborted) return; // the worker stops: the state stays `downloading`, resumed at the next start
+        // the worker stops: the state stays `downloading`, resumed at the next start
+        if (controller.signal.aborted) return;
         const detail = isQrvendError(err) ? `${err.code}: ${err.message}` : `UPDATE_DOWNLOAD_FAILED: ${(err as Error).message}`;
         this.o.log.warn({ event: 'update.failed', version: manifest.version, detail }, `update ${manifest.version} failed`);
         this.set('failed', detail.slice(0, 512));

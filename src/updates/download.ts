@@ -72,7 +72,8 @@ export function checkDownloadUrl(url: string): URL {
   if (parsed.username !== '' || parsed.password !== '') throw new QrvendError('UPDATE_MANIFEST_INVALID', 'the update URL carries credentials: use a URL without user:password@');
   if (parsed.protocol === 'https:') return parsed;
   if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return parsed;
-  throw new QrvendError('UPDATE_MANIFEST_INVALID', `the update URL must be https:// (plain http only to a loopback host), not ${parsed.protocol}//${parsed.hostname.slice(0, 100)}`);
+  throw new QrvendError('UPDATE_MANIFEST_INVALID', `the update URL must be https:// (plain http only to a loopback ` +
+    `host), not ${parsed.protocol}//${parsed.hostname.slice(0, 100)}`);
 }
 
 interface Part {
@@ -133,7 +134,8 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
       if (status === 206 && part.have > 0) {
         const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
         if (range === null || Number(range[1]) !== part.have) {
-          done(failed(`the artifact server answered a resume at byte ${part.have} with another range (${String(res.headers['content-range'] ?? 'none').slice(0, 60)})`));
+          done(failed(`the artifact server answered a resume at byte ${part.have} with another ` +
+            `range (${String(res.headers['content-range'] ?? 'none').slice(0, 60)})`));
           return res.destroy();
         }
       } else if (status === 200) {
@@ -159,7 +161,8 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
       }
       res.on('data', (chunk: Buffer) => {
         if (counter.fetched + chunk.length > o.maxBytes) {
-          done(new QrvendError('UPDATE_DATA_CAP', `the download passed the data cap: ${counter.fetched + chunk.length} bytes received for this update, updates.maxDownloadBytes is ${o.maxBytes}`, { hint: 'a link that keeps cutting: raise updates.maxDownloadBytes or offer the update again later' }));
+          done(new QrvendError('UPDATE_DATA_CAP', `the download passed the data cap: ${counter.fetched + chunk.length} bytes ` +
+            `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`, { hint: 'a link that keeps cutting: raise updates.maxDownloadBytes or offer the update again later' }));
           return res.destroy(); // after done(): destroying may report the cut at once, and the first word counts
         }
         if (part.have + chunk.length > size) {
@@ -219,7 +222,8 @@ export async function downloadArtifact(o: DownloadOptions): Promise<string> {
   try {
     while (part.have < o.manifest.size) {
       if (counter.fetched >= o.maxBytes) {
-        throw new QrvendError('UPDATE_DATA_CAP', `the download reached the data cap: ${counter.fetched} bytes received for this update, updates.maxDownloadBytes is ${o.maxBytes}`, { hint: 'raise updates.maxDownloadBytes or offer the update again later' });
+        throw new QrvendError('UPDATE_DATA_CAP', `the download reached the data cap: ${counter.fetched} bytes ` +
+          `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`, { hint: 'raise updates.maxDownloadBytes or offer the update again later' });
       }
       if (o.signal?.aborted) throw failed('the download was stopped');
       const before = counter.fetched;

@@ -14,7 +14,10 @@ import { MAX_DOCUMENT_LIFETIME_MS, signStatement, verifyStatement } from '../tru
 import { MAX_MANIFEST_BYTES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifestBody, type UpdateArch } from '../fleet/contract/manifest-schema.js';
 import { compareVersions, isReleaseVersion } from './version-order.js';
 
-/** This machine's architecture by its Debian name (what a manifest's `arch` says), or null for one no release is built for. */
+/**
+ * This machine's architecture by its Debian name (what a manifest's `arch`
+ * says), or null for one no release is built for.
+ */
 export function machineArch(nodeArch: string = process.arch): UpdateArch | null {
   switch (nodeArch) {
     case 'arm64':
@@ -76,12 +79,14 @@ export function verifyManifest(input: ManifestCheck): UpdateManifest {
     });
   }
   if (input.arch === null || manifest.arch !== input.arch) {
-    throw new QrvendError('UPDATE_WRONG_ARCH', `the update is built for ${manifest.arch}, this machine is ${input.arch ?? `${process.arch} (no release is built for it)`}`, {
+    throw new QrvendError('UPDATE_WRONG_ARCH', `the update is built for ${manifest.arch}, this machine is ` +
+      `${input.arch ?? `${process.arch} (no release is built for it)`}`, {
       hint: `offer the ${input.arch ?? ''} manifest of the same release`.replace('  ', ' '),
     });
   }
   if (!isReleaseVersion(input.running)) {
-    throw new QrvendError('UPDATE_MANIFEST_INVALID', `the running version ${JSON.stringify(input.running.slice(0, 64))} is not a release version: its order against ${manifest.version} is unknown`, { hint: 'install a release build by hand' });
+    throw new QrvendError('UPDATE_MANIFEST_INVALID', `the running version ${JSON.stringify(input.running.slice(0, 64))} is not ` +
+      `a release version: its order against ${manifest.version} is unknown`, { hint: 'install a release build by hand' });
   }
   if (compareVersions(manifest.version, input.running) <= 0) {
     throw new QrvendError('UPDATE_DOWNGRADE', `the update's version ${manifest.version} is not newer than the running ${input.running}`, {
@@ -98,7 +103,10 @@ export function verifyManifest(input: ManifestCheck): UpdateManifest {
 
 const CHUNK = 1024 * 1024;
 
-/** Feeds the first `end` bytes of the open file `fd` to `hash` in chunks; returns how many were read (fewer at end of file). */
+/**
+ * Feeds the first `end` bytes of the open file `fd` to `hash` in chunks;
+ * returns how many were read (fewer at end of file).
+ */
 export function hashFd(fd: number, hash: Hash, end: number): number {
   const buf = Buffer.allocUnsafe(CHUNK);
   let at = 0;

@@ -13,7 +13,8 @@ import { FAIL_IO_SHIM, parseTally } from '../../bench/support/io-tally.js';
 const T = { timeout: 30_000 };
 
 test('parseTally counts syncs and bytes per file and skips torn lines', T, () => {
-  const t = parseTally('W 100 /x/ledger.sqlite-wal\nW 24 /x/ledger.sqlite-wal\nS 0 /x/ledger.sqlite-wal\nW 4096 /x/ledger.sqlite\nS 0 /x/ledger.sqlite\nW 12\n\ngarbage\n');
+  const t = parseTally('W 100 /x/ledger.sqlite-wal\nW 24 /x/ledger.sqlite-wal\nS 0 /x/ledger.sqlite-wal\nW ' +
+    '4096 /x/ledger.sqlite\nS 0 /x/ledger.sqlite\nW 12\n\ngarbage\n');
   assert.deepEqual(t, {
     syncs: 2,
     writes: 3,

@@ -43,7 +43,8 @@ test('no samples at all gives NaN, never a made-up ratio', T, () => {
   assert.deepEqual(r.blocks, []);
 });
 
-test('beyond the floor: each percentile of the subject minus the same percentile of the floor, not of per-sample differences', T, () => {
+test('beyond the floor: each percentile of the subject minus the ' +
+  'same percentile of the floor, not of per-sample differences', T, () => {
   const floor = range(1, 100); // p50 50, p99 99
   const subject = range(1, 100).map((x) => x + 3).reverse(); // p50 53, p99 102: pairwise differences range from -95 to 101
   const b = beyondFloor(subject, floor);

@@ -50,7 +50,8 @@ async function post(url: string, body: string): Promise<{ status: number; text: 
   return { status: res.status, text: await res.text() };
 }
 
-test('a Start is answered, committed twice, authorized at the gateway with its TransactionId, then C,START reaches the VMC', T, async () => {
+test('a Start is answered, committed twice, authorized at the ' +
+  'gateway with its TransactionId, then C,START reaches the VMC', T, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-start-floor-'));
   const gw = await gateway();
   const floor = await StartFloor.start(gw.url, dir);

@@ -1,4 +1,7 @@
-/** `qrvend config check` shows the layers and the overlay's problems; `qrvend config reset-remote` drops the overlay, keeping a copy. */
+/**
+ * `qrvend config check` shows the layers and the overlay's problems; `qrvend
+ * config reset-remote` drops the overlay, keeping a copy.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -103,7 +106,8 @@ test('doctor\'s config check warns about a rejected overlay with its key path, a
   }
 });
 
-test('outbox runs on the effective config: an overlay that moves the store is rejected and named on stderr (issue 31 item 3c)', T, async () => {
+test('outbox runs on the effective config: an overlay that moves the ' +
+  'store is rejected and named on stderr (issue 31 item 3c)', T, async () => {
   const m = machine();
   try {
     const moved = join(m.dir, 'state', 'moved.sqlite');

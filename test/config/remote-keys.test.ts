@@ -1,4 +1,6 @@
-/** What the fleet may set (issue 31 item 3): the allowlist, the ceiling and the floor, and the table in docs/fleet.md. */
+/**
+ * What the fleet may set (issue 31 item 3): the allowlist, the ceiling and the floor, and the table in docs/fleet.md.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -61,9 +63,11 @@ test('docs/fleet.md shows exactly this table', T, () => {
   assert.deepEqual(rows, REMOTE_KEYS.map((k) => `| \`${k.path}\` | ${k.bound} |`));
 });
 
-test('the overlay holds each key in the allowlist\'s one spelling: __proto__, an item number "012", an unnamed colour refused', T, () => {
+test('the overlay holds each key in the allowlist\'s one spelling: ' +
+  '__proto__, an item number "012", an unnamed colour refused', T, () => {
   // Parsed from JSON, as config.set's arguments and the overlay file are: __proto__ is a member here.
-  const set = JSON.parse('{"catalog":{"__proto__":{"name":"x"},"012":{"name":"Water"},"12":{"name":"Tea"}},"display":{"colors":{"__proto__":{"text":"#000000"},"glow":"#ffffff","text":"#000000"}}}') as Record<string, unknown>;
+  const set = JSON.parse('{"catalog":{"__proto__":{"name":"x"},"012":{"name":"Water"},"12":{"name":"Tea"}},' +
+    '"display":{"colors":{"__proto__":{"text":"#000000"},"glow":"#ffffff","text":"#000000"}}}') as Record<string, unknown>;
   const named = keyNameProblems(set).map((p) => `${p.path}: ${p.reason}`);
   assert.deepEqual(named, [
     'catalog.__proto__: not an MDB item number (the catalog\'s keys are item numbers such as 12)',

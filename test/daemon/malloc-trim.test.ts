@@ -25,7 +25,8 @@ keep = keep.filter((_, i) => i % 10 === 0);
 gc(); gc();
 const before = anonMb();
 const released = trimMalloc();
-process.stdout.write(JSON.stringify({ available: mallocTrimAvailable(), released, before, after: anonMb(), kept: keep.length }));
+process.stdout.write(JSON.stringify({ available: mallocTrimAvailable(), released, before, after: anonMb(), \
+kept: keep.length }));
 `;
 
 test('malloc_trim hands freed malloc memory back to the system', { timeout: 60_000, skip: existsSync(HEADERS) ? false : `no ${HEADERS}: the addon is not built here` }, () => {

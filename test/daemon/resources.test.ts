@@ -44,7 +44,8 @@ test('raising the priority changes the calling thread only, or fails soft with o
   const mainBefore = os.getPriority(0);
   const r = await inWorker<{ result: { raised: boolean; nice: number; reason?: string }; after: number; lines: Array<Record<string, unknown>> }>(
     PRIORITY_JS,
-    `async (mod, log, lines) => { const result = mod.raiseThisThread(log); return { result, after: os.getPriority(0), lines }; }`,
+    `async (mod, log, lines) => { const result = mod.raiseThisThread(log); ` +
+      `return { result, after: os.getPriority(0), lines }; }`,
   );
   assert.equal(r.lines.length, 1, 'exactly one log line');
   if (r.result.raised) {
@@ -62,7 +63,8 @@ test('raising the priority changes the calling thread only, or fails soft with o
 test('a thread already at or above the wanted priority is left alone (never lowered)', T, async () => {
   const r = await inWorker<{ result: { raised: boolean; nice: number }; before: number; after: number; lines: unknown[] }>(
     PRIORITY_JS,
-    `async (mod, log, lines) => { const before = os.getPriority(0); const result = mod.raiseThisThread(log, 19); return { result, before, after: os.getPriority(0), lines }; }`,
+    `async (mod, log, lines) => { const before = os.getPriority(0); const result = ` +
+      `mod.raiseThisThread(log, 19); return { result, before, after: os.getPriority(0), lines }; }`,
   );
   assert.equal(r.after, r.before);
   assert.deepEqual(r.result, { raised: true, nice: r.before });
@@ -83,7 +85,8 @@ test("the launcher's flags for `qrvend run` are the ones the code documents, and
 test("the payment worker's resource limits cap its heap, and threadMemory reports that thread's heap", T, async () => {
   const r = await inWorker<{ limitMb: number; memory: { heapUsedBytes: number; heapTotalBytes: number; externalBytes: number } }>(
     HEAP_JS,
-    `async (mod) => { const v8 = await import('node:v8'); return { limitMb: v8.getHeapStatistics().heap_size_limit / 2 ** 20, memory: mod.threadMemory() }; }`,
+    `async (mod) => { const v8 = await import('node:v8'); return { limitMb: ` +
+      `v8.getHeapStatistics().heap_size_limit / 2 ** 20, memory: mod.threadMemory() }; }`,
     { resourceLimits: PAYMENT_WORKER_LIMITS },
   );
   const expected = PAYMENT_WORKER_LIMITS.maxOldGenerationSizeMb! + PAYMENT_WORKER_LIMITS.maxYoungGenerationSizeMb!;
@@ -158,13 +161,15 @@ test('the compacting collection gives back the pages a burst left partly used', 
       const old = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space');
       // A burst: many small objects, one in 200 survives, scattered over every page.
       let keep = [];
-      for (let r = 0; r < 20; r++) { const a = []; for (let i = 0; i < 50000; i++) a.push({ i, s: 'x' + i }); for (let i = 0; i < a.length; i += 50) keep.push(a[i]); }
+      for (let r = 0; r < 20; r++) { const a = []; for (let i = 0; i < 50000; i++) a.push({ i, s: 'x' + i }); \
+for (let i = 0; i < a.length; i += 50) keep.push(a[i]); }
       gc();
       keep = keep.filter((_, i) => i % 4 === 0);
       gc();
       const fragmentedMb = old().space_size / 2 ** 20;
       mod.compactingCollection(gc);
-      return { fragmentedMb, liveMb: old().space_used_size / 2 ** 20, afterMb: old().space_size / 2 ** 20, kept: keep.length };
+      return { fragmentedMb, liveMb: old().space_used_size / 2 ** 20, afterMb: old().space_size / 2 ** 20, \
+kept: keep.length };
     }`,
     { resourceLimits: PAYMENT_WORKER_LIMITS },
   );

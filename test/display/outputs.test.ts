@@ -198,7 +198,8 @@ describe('DisplayOutputs', () => {
   it('shows an SVG logo too', { timeout: 60_000 }, async () => {
     const dir = sub();
     const logo = join(dir, 'logo.svg');
-    writeFileSync(logo, '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="60"><rect width="200" height="60" fill="#00ffff"/></svg>');
+    writeFileSync(logo, '<svg xmlns="http://www.w3.org/2000/svg" width="200" ' +
+      'height="60"><rect width="200" height="60" fill="#00ffff"/></svg>');
     const png = join(dir, 'screen.png');
     const h = harness(dir, { png, width: 800, height: 480, logo });
     await h.outputs.ready;

@@ -142,7 +142,8 @@ test('the VMC resets during the dispense after payment: a VEND SUCCESS by MDB 4.
   await until(() => rig.vmc.state().reader === 'enabled', 5000, 'the VMC to set the reader up again');
 });
 
-test('consumer cancel while waiting for payment (Starts refused meanwhile): one more poll flagged IsLastPolling closes the QR, no Void', T, async () => {
+test('consumer cancel while waiting for payment (Starts refused meanwhile): ' +
+  'one more poll flagged IsLastPolling closes the QR, no Void', T, async () => {
   const { rig, proxy } = bench;
   const pay = await selectAndPay(rig, 10, 7.77);
   await until(() => proxy.of('Inquiry', pay.txId).length >= 1, 5000, 'the first Inquiry');

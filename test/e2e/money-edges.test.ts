@@ -30,7 +30,8 @@ before(async () => {
 });
 after(async () => bench?.close());
 
-test('verifyAge false: no AgeLimitation in the Authorization; the 18+ item is denied locally with the reason on the display', T, async () => {
+test('verifyAge false: no AgeLimitation in the Authorization; the ' +
+  '18+ item is denied locally with the reason on the display', T, async () => {
   const { rig, proxy } = bench;
   const session = await openSession(rig);
   const auth = proxy.of('Authorization', session.txId)[0]!.request!;
@@ -63,7 +64,8 @@ test('Start with Balance 1e21: declined, saying the Balance is too large (not a 
   assert.equal(rig.gateway.ledger().transactions[start.transactionId], undefined, 'no Authorization went out');
 });
 
-test('gateway.baseUrl http:// to a non-loopback host: qrvend run exits 78 naming the key; https:// and loopback http:// pass', T, () => {
+test('gateway.baseUrl http:// to a non-loopback host: qrvend run ' +
+  'exits 78 naming the key; https:// and loopback http:// pass', T, () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-https-'));
   try {
     const file = join(dir, 'config.json');

@@ -95,7 +95,8 @@ test('static: the reset seen only as c,STATUS,INACTIVE after the approval of 4.3
   await readerUsableAgain(mark);
 });
 
-test('static: the adapter board restarts (boot banner) after the approval of 1.15 -> charged; the board is configured again', T, async () => {
+test('static: the adapter board restarts (boot banner) after the ' +
+  'approval of 1.15 -> charged; the board is configured again', T, async () => {
   const { rig } = bench;
   const session = await openSession(rig);
   await buy(rig, 7, 0.29);
@@ -146,7 +147,8 @@ test('dynamic: paid 1.15, then the reset seen only as c,STATUS,INACTIVE -> vende
 
 // ---- item 6: the VMC takes the selection elsewhere while a dynamic QR payment is pending -------
 
-test('dynamic: the VMC disables the reader while the QR for 7.77 waits (another device took over) -> no vend, last poll closes the QR, no charge', T, async () => {
+test('dynamic: the VMC disables the reader while the QR for 7.77 waits ' +
+  '(another device took over) -> no vend, last poll closes the QR, no charge', T, async () => {
   const { rig, proxy } = bench;
   const heardBefore = rig.vmc.received().length;
   const pay = await selectAndPay(rig, 8, 7.77); // 7.77: never paid
@@ -162,7 +164,8 @@ test('dynamic: the VMC disables the reader while the QR for 7.77 waits (another 
   await setReaderEnabled(rig, true);
 });
 
-test('dynamic: paid while the VMC disables the reader (its card reader took over) -> the last poll finds it paid: Void with that PaymentInfo, no vend', T, async () => {
+test('dynamic: paid while the VMC disables the reader (its card reader took over) ' +
+  '-> the last poll finds it paid: Void with that PaymentInfo, no vend', T, async () => {
   const { rig, proxy } = bench;
   rig.gateway.addRules([{ op: 'GenerateQR', amount: 1.15, times: 1, behaviour: { kind: 'pay-after-ms', ms: 500 } }]);
   // The first Inquiry goes unanswered (held until gateway.timeoutMs), so the consumer has paid by the last one.
@@ -179,7 +182,8 @@ test('dynamic: paid while the VMC disables the reader (its card reader took over
   await setReaderEnabled(rig, true);
 });
 
-test('dynamic: the VMC disables the reader and the last Inquiry goes unanswered (may have been paid) -> Void {IsGatewayTimeout}', T, async () => {
+test('dynamic: the VMC disables the reader and the last Inquiry goes ' +
+  'unanswered (may have been paid) -> Void {IsGatewayTimeout}', T, async () => {
   const { rig, proxy } = bench;
   proxy.hangWhen((op, body) => op === 'Inquiry' && body?.Polling?.IsLastPolling === true);
   const pay = await selectAndPay(rig, 8, 7.77);
@@ -202,7 +206,8 @@ test('dynamic: the consumer cancels on the VMC while the QR waits -> the payment
 
 // ---- item 7: cash sales and the board's other lines ------------------------------------------
 
-test('cash sales: recorded in the ledger, counted in the stats line, never sent to the gateway; other roles\' lines counted by kind', T, async () => {
+test('cash sales: recorded in the ledger, counted in the stats line, ' +
+  'never sent to the gateway; other roles\' lines counted by kind', T, async () => {
   const { rig } = bench;
   const before = Object.keys(rig.gateway.ledger().transactions).length;
   const mark = logMark(rig);

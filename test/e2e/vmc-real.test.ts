@@ -49,7 +49,8 @@ test('cashless #2 beside a card reader at #1: configured at 0x60, QR sales work 
   });
 });
 
-test('cashless #2 on a board that knows the address key only as mdb-addr: the other spelling is tried, the reader comes up at 0x60', T, async () => {
+test('cashless #2 on a board that knows the address key only as ' +
+  'mdb-addr: the other spelling is tried, the reader comes up at 0x60', T, async () => {
   const firmware = { knownKeys: ALL_KEYS_BUT_ADDRESS, addressKey: 'mdb-addr' };
   await withBench({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2' } } }, async ({ rig }) => {
     await vmcIdle(rig);
@@ -61,7 +62,8 @@ test('cashless #2 on a board that knows the address key only as mdb-addr: the ot
   });
 });
 
-test('cashless #2 on a board that knows the address key under neither name: kept disabled, logged, doctor FAIL; mdb.boardKeys fixes it', T, async () => {
+test('cashless #2 on a board that knows the address key under neither ' +
+  'name: kept disabled, logged, doctor FAIL; mdb.boardKeys fixes it', T, async () => {
   const keys = ALL_KEYS_BUT_ADDRESS.filter((k) => k !== 'mdb-addr').concat('mdb-slave-address');
   const firmware = { knownKeys: keys, addressKey: 'mdb-slave-address' };
   await withRefusingBoard({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2' } } }, async (rig) => {
@@ -94,7 +96,8 @@ test('a SETCONF line the board never answers keeps the reader disabled and names
   });
 });
 
-test('a VMC that resets the reader after every setup: the loop is seen, the reader held off the bus, doctor says what to try', T, async () => {
+test('a VMC that resets the reader after every setup: the loop is ' +
+  'seen, the reader held off the bus, doctor says what to try', T, async () => {
   await withBench({ vmc: { quirks: { resetAfterSetup: -1 } }, config: {} }, async ({ rig }) => {
     const line = await rig.agent!.waitForLog((l) => l.event === 'mdb.vmc.reset-loop', 15_000, 'the reset-loop warning');
     assert.equal(line.code, 'VMC_RESET_LOOP');
@@ -107,7 +110,8 @@ test('a VMC that resets the reader after every setup: the loop is seen, the read
   });
 });
 
-test('level 2 profile: the idle session is refreshed before the VMC drops it; a vend outside a session is denied and reported', T, async () => {
+test('level 2 profile: the idle session is refreshed before the VMC ' +
+  'drops it; a vend outside a session is denied and reported', T, async () => {
   const config = { mdb: { profile: 'level2-session', virtualCredit: 10, sessionRefreshMs: 5000 } };
   await withBench({ vmc: { vendPolicy: 'manual', quirks: { dropIdleSessionMs: 8000 } }, config }, async ({ rig }) => {
     assert.equal(rig.vmc.state().config['mdb-always-idle'] ?? '0', '0');

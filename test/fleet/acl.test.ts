@@ -85,7 +85,8 @@ test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, t
     assert.equal(atDev1.some((m) => m.payload.includes('vm-0002') || m.payload.includes('real')), false);
   });
 
-  await t.test('a machine may write its own probe (cmd/_probe) and hears it back; no other command topic, no other machine\'s probe', async () => {
+  await t.test('a machine may write its own probe (cmd/_probe) and hears it ' +
+    'back; no other command topic, no other machine\'s probe', async () => {
     await dev1.subscribeAsync('qrvend/vm-0001/cmd/+', { qos: 1 });
     await assert.rejects(dev1.publishAsync('qrvend/vm-0002/cmd/_probe', '{"probe":"forged"}', { qos: 1 }), (err: unknown) => (err as { code?: number }).code === 0x87);
     await assert.rejects(dev1.publishAsync('qrvend/vm-0001/cmd/config.set', '{"forged":true}', { qos: 1 }), (err: unknown) => (err as { code?: number }).code === 0x87);

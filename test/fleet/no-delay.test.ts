@@ -1,4 +1,7 @@
-/** TCP_NODELAY on the device's broker connection, set again at every reconnect (real mqtt.js client, real aedes broker on loopback). */
+/**
+ * TCP_NODELAY on the device's broker connection, set again at every reconnect
+ * (real mqtt.js client, real aedes broker on loopback).
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Socket } from 'node:net';

@@ -4,7 +4,8 @@ import { parseCpuMs, parseMemoryKiB, percentile, processCpuMs, processMemoryKiB 
 import { publishedAtNs, simEventId } from '../../rigs/fleet/messages.js';
 
 test('/proc parsing: CPU from utime+stime (a command name with spaces and parentheses), memory in KiB', { timeout: 5_000 }, () => {
-  const stat = '4242 (odd (name) x) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 75 0 0 20 0 3 0 100 1000000 2000 18446744073709551615';
+  const stat = '4242 (odd (name) x) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 ' +
+    '75 0 0 20 0 3 0 100 1000000 2000 18446744073709551615';
   assert.equal(parseCpuMs(stat), 3250);
   assert.deepEqual(parseMemoryKiB('Name:\tmosquitto\nVmHWM:\t   12400 kB\nVmRSS:\t   11800 kB\n'), { rssKiB: 11800, hwmKiB: 12400 });
   assert.throws(() => parseCpuMs('1 (x) S'), /unreadable/);

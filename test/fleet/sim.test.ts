@@ -19,7 +19,9 @@ test('fleet-sim, scaled down: all sales seen once, last wills seen, start answer
   const handlers = join(dir, 'handlers.mjs');
   writeFileSync(
     handlers,
-    "export const handlers = { start: (args, { machineId }) => ({ ok: true, result: { httpStatus: 200, contentType: 'application/json', body: JSON.stringify({ machineId, integratorName: args.integratorName }) } }) };\n",
+    "export const handlers = { start: (args, { machineId }) => ({ ok: true, result: " +
+      "{ httpStatus: 200, contentType: 'application/json', body: JSON.stringify({ " +
+      "machineId, integratorName: args.integratorName }) } }) };\n",
   );
   const r = await runFleetSim({
     machines: 20,

@@ -88,7 +88,7 @@ function runTimers(): void {
   for (const fn of due) fn();
 }
 
-test('the VMC disables the reader while a dynamic QR waits: the payment ends unpaid and the idle screen comes back', async () => {
+test('the VMC disables the reader while a dynamic QR waits: payment ends unpaid, idle screen back', async () => {
   service.handle({ type: 'reader.status', status: 'enabled', txId: null });
   service.handle({ type: 'vend.requested', requestId: 'rq-1', price: 1.15, item: 12 });
   service.handle({ type: 'reader.status', status: 'vend', txId: null });
@@ -138,7 +138,7 @@ test('a normal start: neutral until the VMC enables the reader, never out of ord
   assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
 });
 
-test('a start where the VMC never enables the reader: out of order once the grace period from the start is over', () => {
+test('a start where the VMC never enables the reader: out of order once the grace period from start is over', () => {
   service.handle({ type: 'reader.status', status: 'inactive', txId: null });
   clock += 20_000;
   service.handle({ type: 'reader.status', status: 'disabled', txId: null });
@@ -167,7 +167,8 @@ test('a board spewing cash-sale lines costs at most 20 writes a minute; the rest
   assert.deepEqual(ledger.cashSales.totals(), { count: 20, sumMinor: 2300 });
 });
 
-test('an update holds new Starts off (busy) and reports what is in flight: a payment, a delivery; let go, Starts are taken again', async () => {
+test('an update holds new Starts off (busy) and reports what is in ' +
+  'flight: a payment, a delivery; let go, Starts are taken again', async () => {
   service.handle({ type: 'reader.status', status: 'enabled', txId: null });
   const hooks = service.startHooks();
   assert.equal(hooks.readerBusy(), null);

@@ -1,4 +1,7 @@
-/** Request builders: schema-valid bodies, config mapping, catalog defaults, PaymentInfo passed through untouched, exact bytes. */
+/**
+ * Request builders: schema-valid bodies, config mapping, catalog defaults,
+ * PaymentInfo passed through untouched, exact bytes.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -126,7 +129,8 @@ describe('request builders', () => {
     assert.equal(pi.text, '{"SrvTranId":"Q1","RRN":"R1","AuthAmount":234.0}');
   });
 
-  it('MachineAuTime: now for Authorization, GenerateQR, Inquiry; the authorization time for Settlement, Cancel, Void', () => {
+  it('MachineAuTime: now for Authorization, GenerateQR, Inquiry; ' +
+    'the authorization time for Settlement, Cancel, Void', () => {
     assert.equal(b.authorization({ txId: 't', amount: 5 }).BasicInfo.MachineAuTime, '050326140709');
     assert.equal(b.authorization({ txId: 't', amount: 5, at: new Date(2026, 0, 2, 3, 4, 5) }).BasicInfo.MachineAuTime, '020126030405');
     const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);

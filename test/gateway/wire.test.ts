@@ -1,4 +1,7 @@
-/** The exact bytes on the wire: raw JSON fragments, a member's text as received, amounts read and written without floating point. */
+/**
+ * The exact bytes on the wire: raw JSON fragments, a member's text as
+ * received, amounts read and written without floating point.
+ */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

@@ -53,7 +53,8 @@ test('8. under umask 022 the state directory is created 0750 and the ledger, its
   }
 });
 
-test('9. a secret or TLS key readable by others is refused (exit 78, file and mode named); a config writable by others is warned about', { timeout: 60_000 }, async () => {
+test('9. a secret or TLS key readable by others is refused (exit 78, file ' +
+  'and mode named); a config writable by others is warned about', { timeout: 60_000 }, async () => {
   const scratch = scratchDir('qrvend-modes-');
   try {
     const { config, token } = site(scratch.dir);
@@ -87,7 +88,8 @@ test('9. a secret or TLS key readable by others is refused (exit 78, file and mo
   }
 });
 
-test('10. a relative store.path (or any path key) is refused at start with exit 78 naming the key, from any working directory', { timeout: 60_000 }, async () => {
+test('10. a relative store.path (or any path key) is refused at start ' +
+  'with exit 78 naming the key, from any working directory', { timeout: 60_000 }, async () => {
   const scratch = scratchDir('qrvend-relpath-');
   try {
     for (const [key, overrides] of [
@@ -125,7 +127,8 @@ function connectionRefused(port: number): Promise<boolean> {
   });
 }
 
-test('11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, sessions refused until `qrvend ledger acknowledge-loss`', { timeout: 90_000 }, async () => {
+test('11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, ' +
+  'sessions refused until `qrvend ledger acknowledge-loss`', { timeout: 90_000 }, async () => {
   const port = await freePort();
   const rig = await createRig({ config: { start: { listen: `127.0.0.1:${port}` } } });
   try {

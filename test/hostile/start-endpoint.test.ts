@@ -66,7 +66,8 @@ test('3. a body with a duplicated member (SecretToken twice) is refused as malfo
   for (const [first, second] of [[wrong, rig.secretToken], [rig.secretToken, wrong]]) {
     const base = startBody(rig);
     const { SecretToken: _drop, ...rest } = base;
-    const text = `{"SecretToken":${JSON.stringify(first)},${JSON.stringify(rest).slice(1, -1)},"SecretToken":${JSON.stringify(second)}}`;
+    const text = `{"SecretToken":${JSON.stringify(first)},${JSON.stringify(rest).slice(1, -1)}` +
+      `,"SecretToken":${JSON.stringify(second)}}`;
     const reply = await postStart(rig, text);
     assert.ok(reply, 'answered');
     assert.equal(reply.json.Status?.Code, 998);

@@ -73,7 +73,8 @@ async function doctorLine(config: string, id: string): Promise<DoctorLine | unde
   return (JSON.parse(r.stdout) as { results: DoctorLine[] }).results.find((x) => x.id === id);
 }
 
-test('qrvend run and config check refuse 0.0.0.0 in plain HTTP (exit 78, the key and the way out named); doctor shows the transport', { timeout: 120_000 }, async () => {
+test('qrvend run and config check refuse 0.0.0.0 in plain HTTP (exit 78, ' +
+  'the key and the way out named); doctor shows the transport', { timeout: 120_000 }, async () => {
   const scratch = scratchDir('qrvend-start-transport-');
   try {
     const exposed = site(scratch.dir, 'exposed', { listen: '0.0.0.0:18555' });
@@ -81,7 +82,8 @@ test('qrvend run and config check refuse 0.0.0.0 in plain HTTP (exit 78, the key
       const r = await runCli(args, { timeoutMs: 20_000 });
       assert.equal(r.code, 78, `${args[0]}: ${r.stdout}${r.stderr}`);
       assert.match(r.stderr, /CONFIG_INVALID/);
-      assert.match(r.stderr, /start\.listen: 0\.0\.0\.0:18555 is not a loopback address and start\.certFile is null: Starts, SecretToken included, would cross the network in plain HTTP/);
+      assert.match(r.stderr, new RegExp(/start\.listen: 0\.0\.0\.0:18555 is not a loopback address and start\.certFile is null: /.source +
+        /Starts, SecretToken included, would cross the network in plain HTTP/.source));
       assert.match(r.stderr, /start\.behindTlsProxy to true in the site file/);
     }
     const refused = await doctorLine(exposed, 'config');

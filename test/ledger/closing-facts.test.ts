@@ -55,7 +55,8 @@ test('recovery after a restart: Settlement and Void carry the recorded PaymentIn
   }
 });
 
-test('a ledger from before machine_au_time/age_limit is migrated; its open transactions close with the time they were created', { timeout: 10_000 }, () => {
+test('a ledger from before machine_au_time/age_limit is migrated; its ' +
+  'open transactions close with the time they were created', { timeout: 10_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     const created = new Date(2025, 0, 15, 9, 30, 5).getTime();
@@ -64,12 +65,15 @@ test('a ledger from before machine_au_time/age_limit is migrated; its open trans
     ledger.markAuthorizing('S-old-aaaa', 5);
     ledger.markAuthorized('S-old-aaaa', PI, 5);
     ledger.close();
-    // Back to schema 1, before migration 2 added machine_au_time and age_limit (migration 3 used_tx_ids, 4 fleet_events,
+    // Back to schema 1, before migration 2 added machine_au_time and age_limit (migration 3 used_tx_ids, 4
+    // fleet_events,
     // 5 the event locators; its other changes, the rebuilt tables, read the same; 6 cash_sales).
     const db = new Database(tmp.path);
     db.exec(
-      'ALTER TABLE transactions DROP COLUMN machine_au_time; ALTER TABLE transactions DROP COLUMN age_limit; DROP TABLE IF EXISTS used_tx_ids; DROP TABLE IF EXISTS fleet_events;' +
-        ' ALTER TABLE transactions DROP COLUMN first_event_id; ALTER TABLE transactions DROP COLUMN last_event_id; DROP TABLE IF EXISTS cash_sales; DROP TABLE IF EXISTS dex_audits;',
+      'ALTER TABLE transactions DROP COLUMN machine_au_time; ALTER TABLE transactions DROP ' +
+        'COLUMN age_limit; DROP TABLE IF EXISTS used_tx_ids; DROP TABLE IF EXISTS fleet_events;' +
+        ' ALTER TABLE transactions DROP COLUMN first_event_id; ALTER TABLE transactions DROP ' +
+          'COLUMN last_event_id; DROP TABLE IF EXISTS cash_sales; DROP TABLE IF EXISTS dex_audits;',
     );
     db.pragma('user_version = 1');
     db.close();

@@ -110,7 +110,8 @@ test('one request in flight per TransactionId, rows of one transaction in order,
     // A second request for TX-1 recorded after the first (the schema allows several per transaction).
     const raw = new Database(tmp.path);
     const second = cancelBody('TX-1', { second: true }, 0);
-    raw.prepare(`INSERT INTO outbox (tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, next_attempt_at_ms) VALUES ('TX-1', 'Cancel', ?, 'pending', ?, ?, ?)`).run(second, clock.ms, clock.ms, clock.ms - 1);
+    raw.prepare(`INSERT INTO outbox (tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, ` +
+      `next_attempt_at_ms) VALUES ('TX-1', 'Cancel', ?, 'pending', ?, ?, ?)`).run(second, clock.ms, clock.ms, clock.ms - 1);
     raw.close();
     const sender = new ScriptedSender();
     sender.hold = true;

@@ -44,7 +44,8 @@ const TORN: Array<[string, (id: number) => string | Buffer]> = [
 ];
 
 for (const [name, content] of TORN) {
-  test(`a ${name} marker beside a healthy ledger is rewritten from the ledger: not lost, warn logged, the open session kept`, () => {
+  test(`a ${name} marker beside a healthy ledger is rewritten from ` +
+    `the ledger: not lost, warn logged, the open session kept`, () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
     try {
@@ -116,7 +117,8 @@ test('a healthy marker beside an empty ledger is still lost, at open and for doc
   }
 });
 
-test('a torn marker beside a missing, an empty, or an identity-less ledger is lost: a marker says a ledger existed here, and there is nothing to witness', () => {
+test('a torn marker beside a missing, an empty, or an identity-less ledger is ' +
+  'lost: a marker says a ledger existed here, and there is nothing to witness', () => {
   const cases: Array<[string, (path: string) => void, RegExp]> = [
     ['missing', (p) => rmSync(p), /missing/],
     ['empty', (p) => truncateSync(p, 0), /empty \(truncated\)/],
@@ -157,7 +159,8 @@ test('a readable marker with another identity than the ledger is lost (another f
   }
 });
 
-test('a torn marker beside a ledger that passes quick_check but fails integrity_check is not repaired: the file is moved aside', () => {
+test('a torn marker beside a ledger that passes quick_check but fails ' +
+  'integrity_check is not repaired: the file is moved aside', () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   try {

@@ -30,7 +30,8 @@ function writeV4Ledger(path: string): void {
     db.pragma('user_version = 4');
     db.transaction(() => {
       const tx = db.prepare(
-        `INSERT INTO transactions (tx_id, flow, state, decimal_places, amount_minor, auth_amount_minor, item, request_id, start_data, payment_info, qr_data, created_at_ms, updated_at_ms, machine_au_time, age_limit)
+        `INSERT INTO transactions (tx_id, flow, state, decimal_places, amount_minor, auth_amount_minor, item, \
+request_id, start_data, payment_info, qr_data, created_at_ms, updated_at_ms, machine_au_time, age_limit)
          VALUES (?, ?, ?, 2, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
       );
       const pi = '{"AuthCode":"A1","AuthAmount":5.00,"SrvTranId":"S-1"}';
@@ -42,7 +43,8 @@ function writeV4Ledger(path: string): void {
       tx.run('D-paid-aaaa', 'dynamic', 'paid', 250, 250, 30, 'r-1', null, '{"SrvTranId":"Q","RRN":"R"}', '{"SrvTranId":"Q"}', OLD + 7000, OLD + 8000, '230526070007');
       tx.run('D-vend-aaaa', 'dynamic', 'vended', 120, 120, 31, 'r-2', null, '{"SrvTranId":"Q2"}', '{"SrvTranId":"Q2"}', OLD + 9000, OLD + 9500, '230526070009');
 
-      const vend = db.prepare(`INSERT INTO vends (tx_id, seq, item, price_minor, state, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`);
+      const vend = db.prepare(`INSERT INTO vends (tx_id, seq, item, price_minor, state, ` +
+        `created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`);
       vend.run('S-done-aaaa', 1, 11, 150, 'success', OLD + 10, OLD + 20);
       vend.run('S-done-aaaa', 2, 12, 250, 'success', OLD + 30, OLD + 40);
       vend.run('S-open-aaaa', 1, 13, 100, 'approved', OLD + 1500, OLD + 1500);
@@ -75,7 +77,8 @@ function writeV4Ledger(path: string): void {
       order.forEach(([txId, kind, from, to], i) => ev.run(txId, OLD + i, kind, from, to, JSON.stringify({ n: i })));
 
       const ob = db.prepare(
-        `INSERT INTO outbox (tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms)
+        `INSERT INTO outbox (tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, \
+next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       ob.run('S-done-aaaa', 'Settlement', settlementBody('S-done-aaaa', 4, 2), 'done', OLD + 50, OLD + 50, 1, OLD + 50, null, null, OLD + 60_000, null);
@@ -103,7 +106,9 @@ function dump(path: string): Record<string, Row[]> {
     const q = (sql: string) => db.prepare(sql).all() as Row[];
     return {
       transactions: q(
-        'SELECT tx_id, flow, state, decimal_places, amount_minor, auth_amount_minor, item, request_id, start_data, payment_info, qr_data, decline_code, created_at_ms, updated_at_ms, machine_au_time, age_limit FROM transactions ORDER BY tx_id',
+        'SELECT tx_id, flow, state, decimal_places, amount_minor, auth_amount_minor, item, ' +
+          'request_id, start_data, payment_info, qr_data, decline_code, created_at_ms, ' +
+          'updated_at_ms, machine_au_time, age_limit FROM transactions ORDER BY tx_id',
       ),
       vends: q('SELECT * FROM vends ORDER BY tx_id, seq'),
       events: q('SELECT id, tx_id, at_ms, kind, from_state, to_state, detail FROM events ORDER BY id'),
@@ -134,7 +139,8 @@ test('a schema-4 ledger is migrated to schema 5 in place: every row kept, ids in
     const db = new Database(tmp.path, { readonly: true });
     try {
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
-      assert.equal(SCHEMA_VERSION, 7, 'v4 -> v5 (this file) -> v6 (cash_sales, test/ledger/cash-sales.test.ts) -> v7 (dex_audits, test/dex/audit/process.test.ts)');
+      assert.equal(SCHEMA_VERSION, 7, 'v4 -> v5 (this file) -> v6 (cash_sales, test/ledger/cash-sales.test.ts) ' +
+        '-> v7 (dex_audits, test/dex/audit/process.test.ts)');
       assert.equal(db.pragma('page_size', { simple: true }), 4096, 'an existing ledger keeps its page size');
       assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
       const names = (db.prepare(`SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') ORDER BY name`).all() as Array<{ name: string }>).map((r) => r.name);

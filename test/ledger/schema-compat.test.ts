@@ -32,7 +32,8 @@ function recordSale(ledger: ReturnType<typeof openTest>, txId: string): void {
 function migrateLikeANewerRelease(path: string, compatibleFrom: number | null): void {
   const db = new Database(path);
   try {
-    db.exec('CREATE TABLE audit_readings (id INTEGER PRIMARY KEY, at_ms INTEGER NOT NULL) STRICT; ALTER TABLE transactions ADD COLUMN audit_ref TEXT;');
+    db.exec('CREATE TABLE audit_readings (id INTEGER PRIMARY KEY, at_ms INTEGER NOT ' +
+      'NULL) STRICT; ALTER TABLE transactions ADD COLUMN audit_ref TEXT;');
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     if (compatibleFrom === null) db.prepare('DELETE FROM meta WHERE key = ?').run(COMPATIBLE_FROM_KEY);
     else db.prepare('UPDATE meta SET value = ? WHERE key = ?').run(String(compatibleFrom), COMPATIBLE_FROM_KEY);
@@ -51,10 +52,12 @@ function metaValue(path: string): { version: number; compatibleFrom: string | un
   }
 }
 
-test('the rule holds for this build\'s steps: every step after the first ones is additive, and the file says which schema can use it', T, () => {
+test('the rule holds for this build\'s steps: every step after the first ' +
+  'ones is additive, and the file says which schema can use it', T, () => {
   for (const step of MIGRATION_STEPS.filter((s) => s.additive)) assert.deepEqual(additiveProblems(step.sql), [], `step ${step.version} is marked additive`);
   // The checker itself: what an additive step may not do.
-  assert.deepEqual(additiveProblems('CREATE TABLE x (a INTEGER); ALTER TABLE transactions ADD COLUMN b TEXT; ALTER TABLE t ADD COLUMN c INTEGER NOT NULL DEFAULT 0;'), []);
+  assert.deepEqual(additiveProblems('CREATE TABLE x (a INTEGER); ALTER TABLE transactions ADD COLUMN b ' +
+    'TEXT; ALTER TABLE t ADD COLUMN c INTEGER NOT NULL DEFAULT 0;'), []);
   assert.equal(additiveProblems('DROP TABLE vends;').length, 1);
   assert.equal(additiveProblems('ALTER TABLE outbox_v9 RENAME TO outbox;').length, 1);
   assert.equal(additiveProblems('ALTER TABLE transactions ADD COLUMN c INTEGER NOT NULL;').length, 1);
@@ -75,7 +78,8 @@ test('the rule holds for this build\'s steps: every step after the first ones is
   }
 });
 
-test('rolled back after an additive migration: this build opens the newer file as it is, keeps the trial\'s sales to deliver, records more, migrates nothing down', T, () => {
+test('rolled back after an additive migration: this build opens the newer file as it ' +
+  'is, keeps the trial\'s sales to deliver, records more, migrates nothing down', T, () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   try {

@@ -100,7 +100,7 @@ test('minor units are exact where floats are not', () => {
   assert.equal(toMinor(1.005, 3), 1005);
 });
 
-test('cash sales: both spellings carry price and item; the encoder writes the c,CASHSALE form and it parses back', () => {
+test('cash sales: both spellings carry price and item; the encoder writes c,CASHSALE and it parses back', () => {
   assert.deepEqual(parseBoardLine('c,CASHSALE,1.15,12'), { ok: true, value: { kind: 'cash-sale', price: 1.15, item: 12 } });
   assert.deepEqual(parseBoardLine('c,STATUS,CASHSALE,0.29,7'), { ok: true, value: { kind: 'cash-sale', price: 0.29, item: 7 } });
   const line = encodeBoardLine({ kind: 'cash-sale', price: 4.35, item: 21 }, 2);

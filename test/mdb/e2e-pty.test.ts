@@ -60,7 +60,8 @@ async function vend(r: Rig, item: number, price: number, result: 'success' | 'fa
   const before = r.pay.of('vend.result').length;
   assert.ok(r.sim.select(item, price), `select ${item}`);
   await waitFor(`approval of item ${item}`, () => r.sim.state().vend === 'approved', 10_000).catch((err: Error) => {
-    throw new Error(`${err.message}; agent ${JSON.stringify(r.loop.stats())}; vmc ${JSON.stringify(r.sim.state())} last host lines ${JSON.stringify(r.sim.received().slice(-3))}`);
+    throw new Error(`${err.message}; agent ${JSON.stringify(r.loop.stats())}; vmc ${JSON.stringify(r.sim.state())} ` +
+      `last host lines ${JSON.stringify(r.sim.received().slice(-3))}`);
   });
   assert.ok(result === 'success' ? r.sim.vendSuccess() : r.sim.vendFailure(3));
   await waitFor('vend.result', () => r.pay.of('vend.result').length > before, 10_000);
@@ -98,7 +99,8 @@ test('static QR over a pty: multi-vend, a failure, a reader cancel, a consumer c
     assert.ok(r.sim.cancel());
     assert.equal((await endedOf(r, 'T3')).vendsSucceeded, 0);
 
-    // The VMC resets the reader while a vend is being dispensed: a VEND SUCCESS (MDB 4.2 7.4.7), in the session's count.
+    // The VMC resets the reader while a vend is being dispensed: a VEND
+    // SUCCESS (MDB 4.2 7.4.7), in the session's count.
     await openSession(r, 'T4', 3);
     assert.ok(r.sim.select(9, 1.15));
     await waitFor('approval', () => r.sim.state().vend === 'approved');

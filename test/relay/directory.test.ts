@@ -90,7 +90,8 @@ test('a machine of the registry with no status, or gone (its signed last will), 
   const unseen = d.find('T2', undefined);
   assert.ok(unseen.kind === 'found' && !unseen.machine.online);
   const agent = signerOf('M1', true);
-  const will = JSON.stringify({ online: false, machineSig: agent.will(Date.now()) }); // armed when the connection opened
+  // armed when the connection opened
+  const will = JSON.stringify({ online: false, machineSig: agent.will(Date.now()) });
   d.update('M1', online('M1', 'T1', 'Q1', true, agent));
   assert.equal(d.onlineCount, 1);
   d.update('M1', Buffer.from(will));
@@ -99,7 +100,8 @@ test('a machine of the registry with no status, or gone (its signed last will), 
   assert.equal(d.onlineCount, 0);
 });
 
-test("a status claiming another machine's TerminalId or UniQR moves nothing and is raised; an unregistered machine is never routed to", T, () => {
+test("a status claiming another machine's TerminalId or UniQR moves " +
+  "nothing and is raised; an unregistered machine is never routed to", T, () => {
   const { d, lines } = directory();
   d.update('M1', online('M1', 'T1', 'Q1'));
   d.update('M2', online('M2', 'T1', 'Q1'));
@@ -140,7 +142,8 @@ test('a new registry judges the claims again: an identifier given to the claiman
   assert.ok(found.kind === 'found' && found.machine.machineId === 'M2');
 });
 
-test('an unsigned status, online or offline, or an emptied retained one, is not believed: counted per reason, the held status stays', T, () => {
+test('an unsigned status, online or offline, or an emptied retained one, ' +
+  'is not believed: counted per reason, the held status stays', T, () => {
   const { d, lines } = directory();
   d.update('M1', online('M1', 'T1', 'Q1'));
   d.update('M1', Buffer.from('{"online":false}')); // a forged last will: anyone could have written it
@@ -168,7 +171,8 @@ test("a status signed by another machine's key, or altered after signing, is not
   assert.ok(found.kind === 'found' && found.machine.online && found.machine.acceptsRelayedStart);
 });
 
-test("an older signed status replayed is stale: neither a past goodbye nor a past connection's will marks the machine offline", T, () => {
+test("an older signed status replayed is stale: neither a past " +
+  "goodbye nor a past connection's will marks the machine offline", T, () => {
   const { d } = directory();
   const agent = signerOf('M1', true);
   const goodbye = offline(agent); // seq 1

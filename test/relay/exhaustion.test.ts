@@ -93,7 +93,8 @@ test('a flood aimed at one silent machine takes only its own slots: Starts for a
   }
 });
 
-test('a machine that leaves Starts unanswered trips its breaker: answered 30 at once, nothing published; others are served', T, async () => {
+test('a machine that leaves Starts unanswered trips its breaker: ' +
+  'answered 30 at once, nothing published; others are served', T, async () => {
   const rig = await createRelayRig({ machines: MACHINES });
   const { sims, release } = await fleet(rig);
   try {
@@ -134,7 +135,8 @@ test('IPv6 sources are one per /64', T, async () => {
   }
 });
 
-test('behind a load balancer the per-source connection bound counts the forwarded address: one client cannot crowd out the others', T, async () => {
+test('behind a load balancer the per-source connection bound counts the ' +
+  'forwarded address: one client cannot crowd out the others', T, async () => {
   const rig = await createRelayRig({ machines: MACHINES });
   const { sims, release } = await fleet(rig);
   try {

@@ -82,7 +82,8 @@ test(`fuzz through the relay: ${RUNS} generated requests`, { timeout: 600_000 },
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     assert.ok(!rig.logs.join('').includes(TOKEN), 'a relay log line contains the SecretToken');
-    t.diagnostic(`${RUNS} cases through the relay; answers by HTTP status ${JSON.stringify(stats)}; relay outcomes ${JSON.stringify(relay.stats().server.byOutcome)}`);
+    t.diagnostic(`${RUNS} cases through the relay; answers by HTTP status ${JSON.stringify(stats)}` +
+      `; relay outcomes ${JSON.stringify(relay.stats().server.byOutcome)}`);
   } finally {
     relayed.dropAll('test over');
     await sims.close();

@@ -17,7 +17,8 @@ import { createRelayRig, postStart, until } from './support/relay-rig.js';
 
 const T = { timeout: 10_000 };
 
-test('machineKeys are signed with the registry; a key given to two machines, or one id twice, is refused; no key is counted', T, (t) => {
+test('machineKeys are signed with the registry; a key given to two ' +
+  'machines, or one id twice, is refused; no key is counted', T, (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-registry-keys-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const operator = generateSigningKey();
@@ -46,7 +47,8 @@ test('machineKeys are signed with the registry; a key given to two machines, or 
   assert.throws(() => signRegistry({ machines: [{ ...machines[0], machineKeys: [a.entry, b.entry, generateMachineKey().entry] }] }, sign), /machineKeys/);
 });
 
-test('a machine the registry lists without a key gets no Start: Declined 30 (no-machine-key), though it signs and is online', { timeout: 30_000 }, async (t) => {
+test('a machine the registry lists without a key gets no Start: ' +
+  'Declined 30 (no-machine-key), though it signs and is online', { timeout: 30_000 }, async (t) => {
   const machines = [{ machineId: 'KEYLESS', terminalId: 'TERM-KL', uniQr: null }, { machineId: 'KEYED', terminalId: 'TERM-KD', uniQr: null }];
   const rig = await createRelayRig({ machines });
   t.after(() => rig.close());

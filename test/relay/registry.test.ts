@@ -104,7 +104,8 @@ test('a registry that changes on disk is re-read; one that fails its signature l
   }
 });
 
-test('qrvend relay registry sign signs what the relay accepts; qrvend relay exits 78 on a registry it cannot verify and re-reads it on SIGHUP', T, async () => {
+test('qrvend relay registry sign signs what the relay accepts; qrvend relay ' +
+  'exits 78 on a registry it cannot verify and re-reads it on SIGHUP', T, async () => {
   const rig = await createRelayRig({ machines: [] });
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-registry-cli-'));
   try {

@@ -156,7 +156,8 @@ test('the SecretToken and the bodies never reach the relay log', T, async () => 
   assert.ok(!text.includes('wallet-user-1'), 'no body member value is logged');
 });
 
-test('/healthz says the broker is connected and how many machines are known; a broker that is down gets 30 at once and 503', T, async () => {
+test('/healthz says the broker is connected and how many machines ' +
+  'are known; a broker that is down gets 30 at once and 503', T, async () => {
   const healthy = await getJson(relay.origin, '/healthz');
   assert.equal(healthy.status, 200);
   assert.equal(healthy.json.broker, 'connected');

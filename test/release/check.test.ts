@@ -123,7 +123,8 @@ test('debProblems: the armhf package also depends on libatomic1 (its Node links 
   assert.ok(debProblems(facts({ fields: { ...parseControl(FIELDS), Depends: `libatomic1, ${DEB_DEPENDS}` } }), 'qrvend_0.1.0_arm64.deb').length > 0);
 });
 
-test('treeProblems and tarballTarget: required files in the release\'s own tree, nothing else in /opt/qrvend, no development dependencies or tests, version and arch from the name', { timeout: 5_000 }, () => {
+test('treeProblems and tarballTarget: required files in the release\'s own tree, nothing else ' +
+  'in /opt/qrvend, no development dependencies or tests, version and arch from the name', { timeout: 5_000 }, () => {
   const paths = parseContents(LISTING);
   assert.deepEqual(treeProblems(paths, '0.1.0'), []);
   const node = 'opt/qrvend/releases/0.1.0/node/bin/node';

@@ -16,7 +16,8 @@ const link = (root: string, name: string) => readlinkSync(join(root, 'opt/qrvend
 const releases = (root: string) => readdirSync(join(root, 'opt/qrvend/releases')).sort();
 const restartRequest = (root: string) => join(root, 'var/lib/qrvend/updates/restart.json');
 
-test('install, two upgrades, purge: current switches, the replaced release is kept byte for byte, older ones go, restart.json instead of a restart', T, async () => {
+test('install, two upgrades, purge: current switches, the replaced release is ' +
+  'kept byte for byte, older ones go, restart.json instead of a restart', T, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-releases-'));
   try {
     const [v1, v2, v3] = ['0.1.0', '0.2.0', '0.3.0'].map((v) => debPackage(root, v)) as [ReturnType<typeof debPackage>, ReturnType<typeof debPackage>, ReturnType<typeof debPackage>];
@@ -71,7 +72,8 @@ test('install, two upgrades, purge: current switches, the replaced release is ke
   }
 });
 
-test('an upgrade from the flat layout keeps that release as the previous one, and restarts its agent as before (it knows no restart request)', T, async () => {
+test('an upgrade from the flat layout keeps that release as the previous ' +
+  'one, and restarts its agent as before (it knows no restart request)', T, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-flat-'));
   try {
     const opt = join(root, 'opt/qrvend');

@@ -21,7 +21,8 @@ function unpacked(root: string): Package {
   return pkg;
 }
 
-test('maintainer scripts: install enables and creates the token; upgrade keeps config, token and the admin\'s disable; remove keeps state; purge removes it', { timeout: 60_000 }, async () => {
+test('maintainer scripts: install enables and creates the token; upgrade keeps ' +
+  'config, token and the admin\'s disable; remove keeps state; purge removes it', { timeout: 60_000 }, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-'));
   try {
     const pkg = unpacked(root);

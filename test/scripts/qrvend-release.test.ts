@@ -43,7 +43,8 @@ test('a rollback happens even when the report cannot be written (the updates dir
   }
 });
 
-test('activation: verified by the running release on root\'s copies, only the release tree extracted, current switched, the trial counted; healthy confirms it', T, async () => {
+test('activation: verified by the running release on root\'s copies, only the release ' +
+  'tree extracted, current switched, the trial counted; healthy confirms it', T, async () => {
   const m = machine();
   try {
     await activated(m);
@@ -58,7 +59,8 @@ test('activation: verified by the running release on root\'s copies, only the re
     assert.equal(statSync(m.state).mode & 0o777, 0o755);
     assert.equal(existsSync(join(m.upd, 'activate.json')), false, 'the request is consumed');
     const call = readFileSync(join(m.opt, 'releases/0.1.0/verify-calls'), 'utf8').trim();
-    assert.equal(call, `update verify --manifest ${m.state}/incoming.manifest.json --artifact ${m.state}/incoming.tar.gz --trust ${m.root}/etc/qrvend/fleet-trust.json --installed 0.1.0`);
+    assert.equal(call, `update verify --manifest ${m.state}/incoming.manifest.json --artifact ${m.state}` +
+      `/incoming.tar.gz --trust ${m.root}/etc/qrvend/fleet-trust.json --installed 0.1.0`);
     assert.equal(existsSync(join(m.state, 'incoming.tar.gz')), false, 'the copy is removed once extracted');
 
     // The agent on trial said it is healthy: the next stop (or start, or the deadline) ends the trial.
@@ -87,7 +89,8 @@ for (const [how, ended] of [['is killed (a crash)', ENDED.killed], ['exits at st
       const report = m.json('rolled-back.json');
       assert.equal(report.version, '0.2.0');
       assert.equal(report.previous, '0.1.0');
-      assert.match(String(report.reason), new RegExp(`ended before it was confirmed healthy \\(${ended.SERVICE_RESULT}, ${ended.EXIT_CODE} ${ended.EXIT_STATUS}\\)`));
+      assert.match(String(report.reason), new RegExp(`ended before it was confirmed healthy \\(${ended.SERVICE_RESULT}, ` +
+        `${ended.EXIT_CODE} ${ended.EXIT_STATUS}\\)`));
       // The previous release's start that follows: nothing more to do.
       assert.equal((await m.start()).code, 0);
       assert.equal(m.current(), 'releases/0.1.0');
@@ -97,7 +100,8 @@ for (const [how, ended] of [['is killed (a crash)', ENDED.killed], ['exits at st
   });
 }
 
-test('power cuts: a trial start not seen ending is counted, not failed; three cut short in a row: the fourth start rolls back; a stop on request counts like one', T, async () => {
+test('power cuts: a trial start not seen ending is counted, not failed; three cut ' +
+  'short in a row: the fourth start rolls back; a stop on request counts like one', T, async () => {
   const m = machine();
   try {
     await activated(m);
@@ -168,7 +172,8 @@ test('a healthy.json for another version does not confirm the trial', T, async (
   }
 });
 
-test('cut short mid-way: between the trial mark and the switch it activates again; after the rollback report it finishes the rollback', T, async () => {
+test('cut short mid-way: between the trial mark and the switch it ' +
+  'activates again; after the rollback report it finishes the rollback', T, async () => {
   const m = machine();
   try {
     requested(m, '0.2.0', tarball(m, '0.2.0'));
@@ -190,7 +195,8 @@ test('cut short mid-way: between the trial mark and the switch it activates agai
   }
 });
 
-test('refused activations leave activation-refused.json and change nothing: tampered artifact, another version\'s artifact, a hostile request, a symlink', T, async () => {
+test('refused activations leave activation-refused.json and change nothing: ' +
+  'tampered artifact, another version\'s artifact, a hostile request, a symlink', T, async () => {
   const cases: Array<[string, (m: Machine) => void, RegExp, string]> = [
     ['tampered', (m) => {
       requested(m, '0.2.0', tarball(m, '0.2.0'));
@@ -236,7 +242,8 @@ test('a hostile argument is refused with the usage line', T, async () => {
   }
 });
 
-test('an activation keeps the unit\'s start alive while it runs (EXTEND_TIMEOUT_USEC through systemd-notify), and only then', T, async () => {
+test('an activation keeps the unit\'s start alive while it runs ' +
+  '(EXTEND_TIMEOUT_USEC through systemd-notify), and only then', T, async () => {
   const m = machine();
   try {
     // systemd's side, played by a systemd-notify on PATH that records what it was asked to send.

@@ -82,7 +82,8 @@ for (const [how, ended] of [['exits 75 (a refused start)', ENDED.exit75], ['exit
       for (const f of [pendingFile(s.overlay), previousOverlayFile(s.overlay), trialRunFile(s.overlay)]) assert.equal(existsSync(f), false, f);
       const mark = readRolledBack(s.overlay);
       assert.ok(mark !== null && mark.at !== 'unknown', 'the mark is JSON the agent reads');
-      assert.match(mark.reason, new RegExp(`ended before it was confirmed healthy \\(${ended.SERVICE_RESULT}, ${ended.EXIT_CODE} ${ended.EXIT_STATUS}\\)`));
+      assert.match(mark.reason, new RegExp(`ended before it was confirmed healthy \\(${ended.SERVICE_RESULT}, ` +
+        `${ended.EXIT_CODE} ${ended.EXIT_STATUS}\\)`));
       assert.match(run.stderr, /rolled back/, 'said in the journal');
       // The agent's next start finds no trial: start does nothing more.
       assert.equal((await start(s.overlay)).code, 0);

@@ -117,7 +117,8 @@ const body: fc.Arbitrary<Buffer> = fc.oneof(
   { arbitrary: fc.string({ maxLength: 200, unit: 'binary' }).map((s) => Buffer.from(s)), weight: 1 },
   { arbitrary: fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)), weight: 1 },
   { arbitrary: deepNesting.map((s) => Buffer.from(s)), weight: 1 },
-  { arbitrary: fc.integer({ min: 15_000, max: 20_000 }).map((n) => Buffer.alloc(n, 0x20)), weight: 1 }, // around maxBodyBytes
+  // around maxBodyBytes
+  { arbitrary: fc.integer({ min: 15_000, max: 20_000 }).map((n) => Buffer.alloc(n, 0x20)), weight: 1 },
 );
 
 const START_PATH = `/payment/v2/transactions/Gateway/${INTEGRATOR}/start`;

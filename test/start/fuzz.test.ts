@@ -87,7 +87,8 @@ test(`fuzz in-process: ${RUNS} generated requests`, { timeout: 600_000 }, async 
     { numRuns: RUNS, seed: SEED, endOnFailure: true, includeErrorInReport: true },
   );
   const seconds = (performance.now() - started) / 1000;
-  t.diagnostic(`${RUNS} cases in ${seconds.toFixed(1)} s; answers: ${JSON.stringify(Object.fromEntries([...tally.byCode].sort()))}`);
+  t.diagnostic(`${RUNS} cases in ${seconds.toFixed(1)} s; answers: ` +
+    `${JSON.stringify(Object.fromEntries([...tally.byCode].sort()))}`);
   // The generator must reach every check, or the property proves little.
   for (const key of ['Approved', '200/998', '200/997', '200/9', '200/50', '200/996', '200/30', '200/6', '404/998', '405/998', '415/998', '413/998']) {
     assert.ok((tally.byCode.get(key) ?? 0) > 0 || RUNS < 1_000, `no case reached ${key}`);
@@ -147,7 +148,8 @@ test(`fuzz over loopback HTTP: ${HTTP_RUNS} generated requests`, { timeout: 600_
         // Over the wire the oracle decides only for well-formed requests; garbage must never reach accept.
         if (garbage !== null || cut === 0) assert.equal(called, 0);
         else if (!/[\r\n\0]/.test(Object.values(c.headers).join('') + c.path)) {
-          assert.equal(called, expectAccept ? 1 : 0, `accept called ${called} times; answer ${reply.status} ${reply.body.slice(0, 160)}; headers ${JSON.stringify(c.headers)}`);
+          assert.equal(called, expectAccept ? 1 : 0, `accept called ${called} times; answer ${reply.status} ` +
+            `${reply.body.slice(0, 160)}; headers ${JSON.stringify(c.headers)}`);
         }
       }),
       { numRuns: HTTP_RUNS, seed: SEED, endOnFailure: true, includeErrorInReport: true },

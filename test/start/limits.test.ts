@@ -73,7 +73,8 @@ test('a slow body is cut off with 408 (Declined 992) and the connection closed',
   const fx = await startFixture({ limits: { bodyTimeoutMs: 300 } });
   try {
     const { socket, response, closed } = rawClient(fx.endpoint);
-    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{"AppUserId":`);
+    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+      `application/json\r\nContent-Length: 200\r\n\r\n{"AppUserId":`);
     const reply = await response; // and then nothing more is ever sent
     assert.ok(reply, 'no answer');
     assert.equal(reply.status, 408);
@@ -202,7 +203,8 @@ test('Expect: 100-continue is answered only after the head passed its checks', T
   const fx = await startFixture({ start: { maxBodyBytes: 1024 } });
   try {
     const { socket, response } = rawClient(fx.endpoint);
-    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n`);
+    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+      `application/json\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n`);
     const reply = await response;
     assert.ok(reply);
     assert.equal(reply.status, 413); // refused straight away: no "100 Continue" invites the body

@@ -77,7 +77,8 @@ test('a relayed Start is accepted, recorded and authorized; the same Transaction
   });
 });
 
-test('a relayed body that still carries a SecretToken gets 9 (the relay never forwards one); a Start for another machine 50; busy 30', T, async () => {
+test('a relayed body that still carries a SecretToken gets 9 (the relay ' +
+  'never forwards one); a Start for another machine 50; busy 30', T, async () => {
   await withMachine({}, async (m, _logs, kit) => {
     // Vouched for, but with a token in the body: a relay that forwards tokens is not one of ours.
     const withToken = JSON.stringify({ AppUserId: 'user-1', SecretToken: TOKEN, TerminalId: 'TERM-R1', TransactionId: txId() });
@@ -165,7 +166,8 @@ test('bad args and a deadline implausibly far ahead are refused without judging 
   });
 });
 
-test('a relayed Start without a good voucher is refused and starts nothing: unsigned, an untrusted key, another machine, a replay', T, async () => {
+test('a relayed Start without a good voucher is refused and starts ' +
+  'nothing: unsigned, an untrusted key, another machine, a replay', T, async () => {
   const stranger = createTrustKit({ machines: [] });
   try {
     await withMachine({}, async (m, logs, kit) => {
@@ -199,7 +201,8 @@ test('a relayed Start without a good voucher is refused and starts nothing: unsi
   }
 });
 
-test('an Approved relayed Start never confirmed is dropped: no Authorization, closed as declined with nothing owed, the slot freed', T, async () => {
+test('an Approved relayed Start never confirmed is dropped: no ' +
+  'Authorization, closed as declined with nothing owed, the slot freed', T, async () => {
   await withMachine({ confirmGraceMs: 100 }, async (m) => {
     const tx = txId();
     const outcome = await m.relay(args(startBody(tx), { deadlineAt: Date.now() + 600 }));

@@ -98,7 +98,8 @@ test('a document may be signed for longer when signer and verifier both allow it
   assert.throws(() => signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW, lifetimeMs: year }), RangeError);
 });
 
-test('commands are signed in format 2 (the key id signed) and refused in format 1; other kinds stay in format 1 and take 2', () => {
+test('commands are signed in format 2 (the key id signed) and ' +
+  'refused in format 1; other kinds stay in format 1 and take 2', () => {
   const command = signStatement('command', body, { keyId: 'ops', key: ops.privateKey, nowMs: NOW });
   assert.equal(command.format, 2);
   assert.equal(verifyStatement({ kind: 'command', body, signature: command, scope: 'operate', keyring, nowMs: NOW }).ok, true);

@@ -1,4 +1,7 @@
-/** The activation runner (src/updates/activation-runner.ts) with a stand-in payment worker: files written, exits asked for. */
+/**
+ * The activation runner (src/updates/activation-runner.ts) with a stand-in
+ * payment worker: files written, exits asked for.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

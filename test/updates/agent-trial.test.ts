@@ -56,7 +56,8 @@ test('the trial and healthy events of a release carry the rollout id of the offe
 test('the rolled-back event carries the rollout id too; a version the update state does not name gets none', T, () => {
   const s = setUp('0.3.0', 'rollout-7');
   try {
-    writeFileSync(rolledBackFile(s.updates), '{"version":"0.3.0","previous":"0.2.0","at":"2026-11-26T08:00:00Z","reason":"the trial start ended before it was confirmed healthy (exit-code, exited 1)"}\n');
+    writeFileSync(rolledBackFile(s.updates), '{"version":"0.3.0","previous":"0.2.0","at":"2026-11-26T08:00:00Z","reason":"the ' +
+      'trial start ended before it was confirmed healthy (exit-code, exited 1)"}\n');
     s.watch('0.2.0');
     assert.deepEqual(s.published, [{ state: 'rolled-back', version: '0.3.0', rolloutId: 'rollout-7' }]);
     rmSync(updateFiles(s.updates).state);
@@ -68,7 +69,8 @@ test('the rolled-back event carries the rollout id too; a version the update sta
   }
 });
 
-test('a damaged state file, or a rollout id that is not one, gives events with no rollout id (read by hand: the main thread loads no zod)', T, () => {
+test('a damaged state file, or a rollout id that is not one, gives events ' +
+  'with no rollout id (read by hand: the main thread loads no zod)', T, () => {
   const s = setUp('0.3.0', 'rollout-7');
   try {
     writeFileSync(join(s.dir, 'trial.json'), '{"version":"0.3.0","previous":"0.2.0","runs":1}\n');

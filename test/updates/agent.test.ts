@@ -1,4 +1,7 @@
-/** The fleet worker's update agent (src/updates/agent.ts) with a loopback artifact server: offers, replacement, restarts. */
+/**
+ * The fleet worker's update agent (src/updates/agent.ts) with a loopback
+ * artifact server: offers, replacement, restarts.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,7 +83,8 @@ test('a newer offer replaces one under way; the earlier download is removed', T,
   agent.stop();
 });
 
-test('after the switch: the new version shows trial, then healthy once healthy.json names it; no event of its own (the trial publishes them)', T, async (t) => {
+test('after the switch: the new version shows trial, then healthy once ' +
+  'healthy.json names it; no event of its own (the trial publishes them)', T, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-agent-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const r = makeRelease(dir, { version: '9.1.0', arch: ARCH, key });

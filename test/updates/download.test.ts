@@ -1,4 +1,6 @@
-/** The artifact download against a real server on loopback: resume after cuts, Range ignored, the cap, tampering, TLS. */
+/**
+ * The artifact download against a real server on loopback: resume after cuts, Range ignored, the cap, tampering, TLS.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
@@ -133,7 +135,8 @@ test('https with the CA file; without it the self-signed server is refused', T, 
   await assert.rejects(downloadArtifact(options(join(dir, 'dl2'), server.url, { maxStalledAttempts: 2 })), (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED'));
 });
 
-test('redirects are followed (relative or absolute, within the same rules), at most 3 hops, from the offered URL at every attempt', T, async (t) => {
+test('redirects are followed (relative or absolute, within the same ' +
+  'rules), at most 3 hops, from the offered URL at every attempt', T, async (t) => {
   const dir = tmp(t);
   const server = await startArtifactServer({ body: BODY, path: PATH, redirectChain: ['/a', '/b'], cutAfter: 100_000 });
   t.after(() => server.close());

@@ -53,10 +53,12 @@ test('the trial is this start\'s only when it names the running version; anythin
   }
 });
 
-test('healthy.json names the version, durably; it ends an earlier rollback\'s report; the reported rollback keeps its alarm without a second event', T, () => {
+test('healthy.json names the version, durably; it ends an earlier rollback\'s ' +
+  'report; the reported rollback keeps its alarm without a second event', T, () => {
   const s = scratch();
   try {
-    writeFileSync(rolledBackFile(s.dir), '{"version":"0.2.0","previous":"0.1.0","at":"2026-11-26T05:00:00Z","reason":"the trial start ended before it was confirmed healthy (signal, killed KILL)"}\n');
+    writeFileSync(rolledBackFile(s.dir), '{"version":"0.2.0","previous":"0.1.0","at":"2026-11-26T05:00:00Z","reason":"the ' +
+      'trial start ended before it was confirmed healthy (signal, killed KILL)"}\n');
     const fresh = readReleaseRolledBack(s.dir);
     assert.equal(fresh?.reported, false);
     assert.equal(fresh?.reason, 'the trial start ended before it was confirmed healthy (signal, killed KILL)');
@@ -81,7 +83,8 @@ test('healthy.json names the version, durably; it ends an earlier rollback\'s re
   }
 });
 
-test('each member is checked (the main thread reads these files without zod): versions, counts, lengths; unknown members are dropped', T, () => {
+test('each member is checked (the main thread reads these files without ' +
+  'zod): versions, counts, lengths; unknown members are dropped', T, () => {
   const s = scratch();
   try {
     const file = join(s.dir, 'trial.json');

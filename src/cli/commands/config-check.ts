@@ -15,7 +15,8 @@ function layersText(loaded: LoadedConfig): string {
 export function register(parent: Command): void {
   parent
     .command('check')
-    .description('validate a configuration file layered over config/default.json (and the fleet overlay over it), without starting anything')
+    .description('validate a configuration file layered over config/default.json ' +
+      '(and the fleet overlay over it), without starting anything')
     .argument('[file]', 'the site configuration file (default: QRVEND_CONFIG, else the defaults alone)')
     .option('--json', 'print the verdict as JSON')
     .action(async (file: string | undefined, opts: { json?: boolean }) => {
@@ -32,18 +33,21 @@ export function register(parent: Command): void {
         if (config.start.keyFile !== null) refuseExposedSecret(config.start.keyFile, 'Start endpoint TLS key', ErrorCodes.CONFIG_UNREADABLE, 'start.keyFile');
         for (const warning of warnings) process.stderr.write(`qrvend: warning: ${warning}\n`);
         if (loaded.overlay.status === 'rejected') {
-          process.stderr.write(`qrvend: warning: ${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${loaded.overlay.file} is ignored: ${loaded.overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')}\n`);
+          process.stderr.write(`qrvend: warning: ${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${loaded.overlay.file} ` +
+            `is ignored: ${loaded.overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')}\n`);
         }
         // The site file and the defaults are what the daemon starts on: a rejected overlay does not fail the check.
         process.stdout.write(
           opts.json
-            ? `${JSON.stringify({ ok: true, file: source, problems: [], warnings, layers: loaded.layers, overlay: loaded.overlay })}\n`
+            ? JSON.stringify({ ok: true, file: source, problems: [], warnings, layers: loaded.layers, overlay: loaded.overlay }) +
+              '\n'
             : `config OK: ${source}\n${layersText(loaded)}`,
         );
       } catch (err) {
         if (!isQrvendError(err)) throw err;
         const problems = (err.details?.problems as unknown[] | undefined) ?? [];
-        if (opts.json) process.stdout.write(`${JSON.stringify({ ok: false, file: file ?? null, code: err.code, problems, message: err.message })}\n`);
+        if (opts.json) process.stdout.write(`${JSON.stringify({ ok: false, file: file ?? null, code: err.code, problems, message: err.message })}` +
+          `\n`);
         else process.stderr.write(`qrvend: ${err.describe()}\n`);
         process.exitCode = ExitCodes.CONFIG;
       }

@@ -5,7 +5,8 @@ import { ErrorCodes, QrvendError } from '../../core/errors.js';
 export function register(parent: Command): void {
   parent
     .command('demo')
-    .description('the agent with the gateway and VMC simulators: a consumer buys through Static QR and Dynamic QR; exit 0 when every sale was settled exactly once')
+    .description('the agent with the gateway and VMC simulators: a consumer buys through ' +
+      'Static QR and Dynamic QR; exit 0 when every sale was settled exactly once')
     .option('--log-level <level>', `agent log level shown during the demo (${LOG_LEVELS.join(', ')})`, 'error')
     .option('--no-qr', 'do not draw the screens (the dynamic QR) in the terminal')
     .option('--step-timeout <ms>', 'deadline of each demo step', '20000')

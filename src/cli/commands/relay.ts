@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 export function register(parent: Command): void {
   const relay = parent
     .command('relay')
-    .description("run the Start relay: one HTTPS Start URL for a whole fleet, forwarding each Start to its machine over the fleet broker (docs/relay.md)")
+    .description("run the Start relay: one HTTPS Start URL for a whole fleet, forwarding " +
+      "each Start to its machine over the fleet broker (docs/relay.md)")
     // Not a required option: `qrvend relay registry sign` needs none, and commander checks the parent's too.
     .option('-c, --config <file>', "the relay's configuration file (keys under relay., see config/relay.example.json); required to run")
     .option('--check', 'check the configuration and exit (0 when valid, 78 naming each bad key)')

@@ -5,7 +5,8 @@ export function register(parent: Command): void {
   parent
     .command('dex')
     .description("play a vending machine's DEX jack (DEX/UCS or DDCMP) on a pseudo-terminal, serving audit files in turn")
-    .argument('<files...>', 'audit files served one per read, the last one repeated (a VMC that resets its interim counters gives a new file each time)')
+    .argument('<files...>', 'audit files served one per read, the last one repeated (a VMC ' +
+      'that resets its interim counters gives a new file each time)')
     .requiredOption('--pty <path>', "the VMC end of a pty pair (the agent's dex.port is the other end)")
     .option('--agent-pty <path>', 'make the pty pair here and now: the agent end appears at this path')
     .option('--protocol <p>', 'dex-ucs or ddcmp', 'dex-ucs')

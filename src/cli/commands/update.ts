@@ -18,7 +18,8 @@ export function register(program: Command): void {
   const update = program.command('update').description('remote updates: check a signed release by hand (docs/updates-on-the-machine.md)');
   update
     .command('verify')
-    .description('check an update manifest (signature by an update key, expiry, version, architecture) and its artifact (size, sha256); exit 0 when good')
+    .description('check an update manifest (signature by an update key, expiry, version, ' +
+      'architecture) and its artifact (size, sha256); exit 0 when good')
     .requiredOption('--manifest <file>', 'the manifest, qrvend_<version>_<arch>.manifest.json')
     .requiredOption('--artifact <file>', 'the release tarball it names')
     .option('--trust <file>', 'the trust file with the update keys', '/etc/qrvend/fleet-trust.json')
@@ -50,6 +51,7 @@ export function register(program: Command): void {
       });
       verifyArtifactFile(flags.artifact, manifest);
       const outcome = { ok: true, version: manifest.version, arch: manifest.arch, size: manifest.size, sha256: manifest.sha256, keyId: manifest.signature.keyId, expiresAt: new Date(manifest.signature.expiresAt).toISOString() };
-      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `good: qrvend ${manifest.version} for ${manifest.arch}, signed by ${manifest.signature.keyId}, valid until ${outcome.expiresAt}; artifact ${manifest.size} bytes, sha256 matches\n`);
+      process.stdout.write(flags.json ? `${JSON.stringify(outcome)}\n` : `good: qrvend ${manifest.version} for ${manifest.arch}, signed by ${manifest.signature.keyId}` +
+        `, valid until ${outcome.expiresAt}; artifact ${manifest.size} bytes, sha256 matches\n`);
     });
 }

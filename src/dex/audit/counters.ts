@@ -84,7 +84,8 @@ export function intervalSales(prev: { snapshot: CounterSnapshot; atMs: number } 
   const a = prev.snapshot;
   const b = cur.snapshot;
   if (a.serial !== null && b.serial !== null && a.serial !== b.serial) {
-    return { kind: 'new-series', reason: `the machine serial changed from ${a.serial} to ${b.serial}: another machine (or board) answers on this DEX line` };
+    return { kind: 'new-series', reason: `the machine serial changed from ${a.serial} to ${b.serial}: ` +
+      `another machine (or board) answers on this DEX line` };
   }
   const elapsedMs = Math.max(0, cur.atMs - prev.atMs);
   const maxVends = Math.floor(elapsedMs / 1000 / MIN_SECONDS_PER_VEND) + SLACK_VENDS;
@@ -95,10 +96,13 @@ export function intervalSales(prev: { snapshot: CounterSnapshot; atMs: number } 
     if (d.count !== null && d.count < 0) return wentDown(`${tag}02 (vends)`, a[key].count!, b[key].count!);
     if (d.value !== null && d.value < 0) return wentDown(`${tag}01 (value)`, a[key].value!, b[key].value!);
     if (d.count !== null && d.count > maxVends) {
-      return { kind: 'new-series', reason: `${tag}02 jumped by ${d.count} vends in ${Math.round(elapsedMs / 60_000)} min, more than a machine can vend (at most ${maxVends}): counters of another board or a restored memory; the series starts again here` };
+      return { kind: 'new-series', reason: `${tag}02 jumped by ${d.count} vends in ${Math.round(elapsedMs / 60_000)} ` +
+        `min, more than a machine can vend (at most ${maxVends}): counters of ` +
+        `another board or a restored memory; the series starts again here` };
     }
     if (d.value !== null && d.count !== null && maxPrice !== null && d.value > d.count * maxPrice) {
-      return { kind: 'new-series', reason: `${tag}01 grew by ${d.value} for ${d.count} vends, more than the highest price (${maxPrice}) allows: the series starts again here` };
+      return { kind: 'new-series', reason: `${tag}01 grew by ${d.value} for ${d.count} vends, more than the ` +
+        `highest price (${maxPrice}) allows: the series starts again here` };
     }
     sales[key] = d;
   }
@@ -121,6 +125,7 @@ function delta(a: Figures, b: Figures): Figures {
 function wentDown(what: string, before: number, after: number): Interval {
   return {
     kind: 'new-series',
-    reason: `${what} went down from ${before} to ${after}: the VMC's control board was swapped or its lifetime counters were cleared; the series starts again here, sales over this interval are unknown`,
+    reason: `${what} went down from ${before} to ${after}: the VMC's control board was swapped or its lifetime ` +
+      `counters were cleared; the series starts again here, sales over this interval are unknown`,
   };
 }

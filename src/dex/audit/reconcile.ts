@@ -46,7 +46,9 @@ export function reconcile(input: {
   if (vmc.count === null) return { status: 'skipped', reason: `the audit has no ${record} vend count (qrvend is ${device}, mdb.device): nothing to compare` };
   const difference = vmc.count - ledger.count;
   const status = Math.abs(difference) > tolerance ? 'mismatch' : 'match';
-  const figures = `the VMC counted ${vmc.count} vends (${record}${vmc.value === null ? '' : `, value ${vmc.value} at ${input.vmcDecimalPlaces} decimals`}), qrvend's ledger ${ledger.count} (value ${ledger.valueMinor} at ${ledger.decimalPlaces} decimals)`;
+  const figures = `the VMC counted ${vmc.count} vends (${record}` +
+    `${vmc.value === null ? '' : `, value ${vmc.value} at ${input.vmcDecimalPlaces} decimals`}), ` +
+    `qrvend's ledger ${ledger.count} (value ${ledger.valueMinor} at ${ledger.decimalPlaces} decimals)`;
   return {
     status,
     record,
@@ -57,6 +59,7 @@ export function reconcile(input: {
     message:
       status === 'match'
         ? `${figures}: within ${tolerance}`
-        : `${figures} over the same interval: ${Math.abs(difference)} apart, more than dex.reconcileToleranceVends (${tolerance}); check mdb.device and the VMC's cashless settings, then the ledger (\`qrvend ledger\`)`,
+        : `${figures} over the same interval: ${Math.abs(difference)} apart, more than dex.reconcileToleranceVends ` +
+          `(${tolerance}); check mdb.device and the VMC's cashless settings, then the ledger (\`qrvend ledger\`)`,
   };
 }

@@ -84,7 +84,8 @@ export function checkFile(bytes: Uint8Array, env: Envelope): FileCheck {
       + 'a capture tool\'s header, kept with the lines before DXS';
     warn('dxs-after-header', skipped.line, message);
   }
-  if (env.blocks.length > 1) warn('several-blocks', env.blocks[1]!.dxs.line, `${env.blocks.length} DXS blocks: the one with a VA1 line is read as the machine's audit, the others are kept as they are`);
+  if (env.blocks.length > 1) warn('several-blocks', env.blocks[1]!.dxs.line, `${env.blocks.length} DXS blocks: the one with a VA1 line is ` +
+    `read as the machine's audit, the others are kept as they are`);
 
   for (const block of env.blocks) {
     if (block.dxe === null) error('no-dxe', block.dxs.line, `the DXS block of line ${block.dxs.line} has no DXE: the file was cut short`);

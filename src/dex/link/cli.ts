@@ -34,7 +34,8 @@ export async function runDexRead(opts: DexReadOptions): Promise<void> {
   const read = await link.read();
   writeFileSync(out, read.bytes, { mode: 0o640 });
   const name = read.protocol === 'dex-ucs' ? 'DEX/UCS' : 'DDCMP';
-  process.stdout.write(`read ${read.bytes.length} bytes over ${name} from ${escapeForTerminal(port)} in ${(read.durationMs / 1000).toFixed(1)} s; written to ${escapeForTerminal(out)}\n`);
+  process.stdout.write(`read ${read.bytes.length} bytes over ${name} from ${escapeForTerminal(port)} in ` +
+    `${(read.durationMs / 1000).toFixed(1)} s; written to ${escapeForTerminal(out)}\n`);
   // What the file says, as `qrvend dex parse` prints it (src/dex/file).
   process.stdout.write(formatAuditText(examineAuditFile(read.bytes)));
 }

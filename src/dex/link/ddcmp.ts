@@ -47,7 +47,8 @@ export interface DdcmpState {
 
 const send = (bytes: Buffer, delayMs = T.turnaroundMs): LinkEffect => ({ kind: 'send', bytes, delayMs });
 const timer = (ms: number): LinkEffect => ({ kind: 'timer', ms });
-const WIRING = 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC receive, sleeve = ground) and that the VMC has DDCMP (or DEX) enabled';
+const WIRING = 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC ' +
+  'receive, sleeve = ground) and that the VMC has DDCMP (or DEX) enabled';
 const NOISE = 'the line is noisy: check the cable and its ground, keep it away from mains wiring, and try again';
 
 export const ddcmp: LinkMachine<DdcmpState> = {
@@ -89,8 +90,10 @@ function onTimeout(s: DdcmpState): Step<DdcmpState> {
         ]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(startMessage(s.phase === 'start' ? REQUESTED_BAUD_CODE : 0), 0), timer(T.stackTimeoutMs)] };
     case 'cmd':
-      // The Finish went unacknowledged: the file is whole, only the VMC's reset of its interim counters is in doubt (6.1.5).
-      if (s.attempts >= DATA_ATTEMPTS) return s.cmd === 'finish' ? done(s) : over(s, [{ kind: 'fail', code: 'DEX_TIMEOUT', message: `the VMC stopped acknowledging our DDCMP ${s.cmd === 'way' ? 'Who Are You' : 'Read Data'} (${DATA_ATTEMPTS} tries)`, hint: WIRING }]);
+      // The Finish went unacknowledged: the file is whole, only the VMC's
+      // reset of its interim counters is in doubt (6.1.5).
+      if (s.attempts >= DATA_ATTEMPTS) return s.cmd === 'finish' ? done(s) : over(s, [{ kind: 'fail', code: 'DEX_TIMEOUT', message: `the VMC stopped acknowledging our DDCMP ` +
+        `${s.cmd === 'way' ? 'Who Are You' : 'Read Data'} (${DATA_ATTEMPTS} tries)`, hint: WIRING }]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(s.outgoing, 0), timer(T.ackTimeoutMs)] };
     default: {
       const where = s.phase === 'data' ? (inFrame(s.scan) ? 'in the middle of a data message' : `after ${s.file.bytes} bytes`) : 'before answering our command';
@@ -143,7 +146,8 @@ function onEvent(s: DdcmpState, e: DdcmpEvent): Step<DdcmpState> {
     if (badMessages >= DATA_ATTEMPTS) return over(s, [nack, { kind: 'fail', code: 'DEX_CRC', message: `${badMessages} DDCMP data messages in a row arrived with a bad CRC`, hint: NOISE }]);
     return { state: { ...s, badMessages }, effects: [nack, timer(waitMs(s))] };
   }
-  if (e.tx === s.rx) return { state: s, effects: [send(control(ACK, s.rx, 0)), timer(waitMs(s))] }; // a repeat: our ACK was lost
+  // a repeat: our ACK was lost
+  if (e.tx === s.rx) return { state: s, effects: [send(control(ACK, s.rx, 0)), timer(waitMs(s))] };
   if (e.tx !== ((s.rx + 1) & 0xff)) return { state: s, effects: [send(control(NACK, s.rx, 0, 17)), timer(waitMs(s))] };
   const rx = e.tx;
   const ack = send(control(ACK, rx, 0));

@@ -70,7 +70,8 @@ const ourResponse = (): Buffer => encodeBlock('soh', Buffer.from(`${OUR_COMM_ID}
 function fail(code: 'DEX_NO_ANSWER' | 'DEX_TIMEOUT' | 'DEX_CRC', message: string, hint: string): LinkEffect {
   return { kind: 'fail', code, message, hint };
 }
-const WIRING = 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC receive, sleeve = ground) and that the VMC has DEX enabled';
+const WIRING = 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC ' +
+  'receive, sleeve = ground) and that the VMC has DEX enabled';
 const NOISE = 'the line is noisy: check the cable and its ground, keep it away from mains wiring, and try again';
 
 export const dexUcs: LinkMachine<UcsState> = {

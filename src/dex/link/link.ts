@@ -61,7 +61,8 @@ export function openDexLink(options: DexLinkOptions): DexLink {
     }
     if (tries.length > 1 && isQrvendError(lastError))
       throw new QrvendError(ErrorCodes.DEX_NO_ANSWER, `the VMC answered neither DEX/UCS nor DDCMP on ${port}`, {
-        hint: 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC receive, sleeve = ground), that the VMC has DEX enabled, and that dex.port names the adapter',
+        hint: 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC receive, sleeve = ' +
+          'ground), that the VMC has DEX enabled, and that dex.port names the adapter',
         cause: lastError,
       });
     throw lastError;

@@ -58,8 +58,10 @@ function portError(path: string, err: Error): QrvendError {
   const locked = /lock|busy|temporarily unavailable/i.test(err.message);
   return new QrvendError(ErrorCodes.DEX_PORT, `cannot use the DEX port ${path}: ${err.message}`, {
     hint: locked
-      ? 'another process holds the port (the qrvend daemon reading on schedule, or a terminal program): wait for it or stop it'
-      : 'check that the USB-RS232 adapter is plugged in, that dex.port names it, and that the qrvend user is in the dialout group',
+      ? 'another process holds the port (the qrvend daemon reading on ' +
+        'schedule, or a terminal program): wait for it or stop it'
+      : 'check that the USB-RS232 adapter is plugged in, that dex.port ' +
+        'names it, and that the qrvend user is in the dialout group',
     details: { path },
     cause: err,
   });

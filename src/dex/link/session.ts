@@ -27,8 +27,10 @@ export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileByt
     const deadline = setTimeout(
       () =>
         finish(
-          new QrvendError(ErrorCodes.DEX_TIMEOUT, `the DEX read did not end within ${Math.round(deadlineMs / 1000)} s (the VMC kept the session going without finishing it)`, {
-            hint: 'power-cycle the VMC if it keeps doing this; check that dex.maxFileBytes is not far larger than its files',
+          new QrvendError(ErrorCodes.DEX_TIMEOUT, `the DEX read did not end within ${Math.round(deadlineMs / 1000)}` +
+            ` s (the VMC kept the session going without finishing it)`, {
+            hint: 'power-cycle the VMC if it keeps doing this; check that ' +
+              'dex.maxFileBytes is not far larger than its files',
           }),
         ),
       deadlineMs,

@@ -11,7 +11,8 @@ import type { Frame, FrameGeometry, PixelFormat } from '../frame.js';
 
 function unusable(device: string, why: string, cause?: unknown): QrvendError {
   return new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `framebuffer ${device} is not usable: ${why}`, {
-    hint: 'check display.framebuffer, that the display is connected and its driver loaded (ls /sys/class/graphics), and that qrvend may write the device (group video)',
+    hint: 'check display.framebuffer, that the display is connected and its driver loaded ' +
+      '(ls /sys/class/graphics), and that qrvend may write the device (group video)',
     cause,
   });
 }
@@ -47,7 +48,8 @@ export function readFramebufferGeometry(device: string, sysfsRoot = '/sys'): Fra
   let format: PixelFormat;
   if (bpp === 16) format = 'rgb565';
   else if (bpp === 32) format = 'xrgb8888';
-  else throw unusable(device, `${bpp} bits per pixel is not supported (16 and 32 are); set the depth with fbset or in config.txt (framebuffer_depth=32)`);
+  else throw unusable(device, `${bpp} bits per pixel is not supported (16 and 32 are); set the ` +
+    `depth with fbset or in config.txt (framebuffer_depth=32)`);
   const stride = Number(readSysfs(dir, 'stride', device));
   if (!Number.isInteger(stride) || stride < (width * bpp) / 8) throw unusable(device, `stride ${stride} is smaller than a row of ${width} pixels`);
   if (width < 1 || height < 1) throw unusable(device, `size ${width}x${height} is empty`);

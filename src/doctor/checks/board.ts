@@ -37,7 +37,8 @@ export const boardCheck: Check = {
       return {
         status: 'FAIL',
         summary: `no answer from the board on ${port}: ${(err as Error).message}`,
-        action: `check the board's power and wiring (TX/RX), that mdb.baudRate (${baudRate}) matches the board, and reset the board`,
+        action: `check the board's power and wiring (TX/RX), that mdb.baudRate (` +
+          `${baudRate}) matches the board, and reset the board`,
         details: { port, baudRate },
       };
     }

@@ -33,7 +33,8 @@ export const clockCheck: Check = {
       return {
         status: 'FAIL',
         summary: `the clock says ${now.toISOString()}: it was never set`,
-        action: 'check time synchronisation: timedatectl status; systemctl status systemd-timesyncd (NTP must reach the network)',
+        action: 'check time synchronisation: timedatectl status; systemctl ' +
+          'status systemd-timesyncd (NTP must reach the network)',
         details,
       };
     }
@@ -49,7 +50,8 @@ export const clockCheck: Check = {
       return {
         status: 'FAIL',
         summary: `the clock is ${minutes(skewMs)} ${direction} the gateway's`,
-        action: 'fix time synchronisation (timedatectl status; timedatectl set-ntp true); the gateway may refuse wrong date-times',
+        action: 'fix time synchronisation (timedatectl status; timedatectl ' +
+          'set-ntp true); the gateway may refuse wrong date-times',
         details,
       };
     }

@@ -36,7 +36,8 @@ export const configCheck: Check = {
     if (keyFile !== null && keyMode !== null) {
       return {
         status: 'FAIL',
-        summary: `Start endpoint TLS key ${keyFile} has mode ${keyMode}: every local user can read it; the daemon refuses to start`,
+        summary: `Start endpoint TLS key ${keyFile} has mode ${keyMode}: ` +
+          `every local user can read it; the daemon refuses to start`,
         action: `chmod 0640 ${keyFile} && chown root:qrvend ${keyFile}`,
         details: { file: ctx.configFile ?? null, keyFile, keyMode },
       };
@@ -45,8 +46,10 @@ export const configCheck: Check = {
     if (overlay !== null && overlay.status === 'rejected') {
       return {
         status: 'WARN',
-        summary: `the fleet overlay ${overlay.file} is ignored (CONFIG_OVERLAY_REJECTED): ${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')}`,
-        action: `the agent runs on ${source} and the defaults; drop the overlay with: qrvend config reset-remote ${source}`,
+        summary: `the fleet overlay ${overlay.file} is ignored (CONFIG_OVERLAY_REJECTED): ` +
+          `${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')}`,
+        action: `the agent runs on ${source} and the defaults; drop the ` +
+          `overlay with: qrvend config reset-remote ${source}`,
         details: { file: ctx.configFile ?? null, overlay: overlay.file, problems: overlay.problems },
       };
     }

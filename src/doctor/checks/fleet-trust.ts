@@ -14,11 +14,13 @@ export const fleetTrustCheck: Check = {
   async run(_ctx, config) {
     const { url, trustFile, allowUnsignedReads } = config.fleet;
     if (url === null) return { status: 'OK', summary: 'fleet link off (fleet.url is null): no command comes from afar', details: { fleet: false } };
-    const action = 'make a key with `qrvend fleet keygen` on an operator workstation and list its public half in the trust file (docs/fleet-operations.md, "Operator keys")';
+    const action = 'make a key with `qrvend fleet keygen` on an operator workstation and list its ' +
+      'public half in the trust file (docs/fleet-operations.md, "Operator keys")';
     if (trustFile === null || !existsSync(trustFile)) {
       return {
         status: 'WARN',
-        summary: `no operator key (${trustFile === null ? 'fleet.trustFile is null' : `no file at ${trustFile}`}): every command that needs a signature is refused`,
+        summary: `no operator key (${trustFile === null ? 'fleet.trustFile is null' : `no file at ${trustFile}`}` +
+          `): every command that needs a signature is refused`,
         action,
         details: { trustFile, keys: 0, allowUnsignedReads },
       };
@@ -30,7 +32,8 @@ export const fleetTrustCheck: Check = {
       return {
         status: 'FAIL',
         summary: err instanceof TrustFileError ? err.message : `${trustFile} cannot be read`,
-        action: `fix ${trustFile} (root-owned, mode 0644, {"keys":[{"id","publicKey","scopes"}]}), then restart the agent`,
+        action: `fix ${trustFile} (root-owned, mode 0644, ` +
+          `{"keys":[{"id","publicKey","scopes"}]}), then restart the agent`,
         details: { trustFile },
       };
     }

@@ -14,7 +14,8 @@ export const ledgerCheck: Check = {
       return {
         status: 'FAIL',
         summary: `ledger lost: ${loss}; the daemon refuses sessions`,
-        action: `restore the ledger from a backup, or reconcile its sales with the provider and run \`${ACKNOWLEDGE_COMMAND}\``,
+        action: `restore the ledger from a backup, or reconcile its sales ` +
+          `with the provider and run \`${ACKNOWLEDGE_COMMAND}\``,
         details: { path, lost: true },
       };
     }
@@ -30,7 +31,8 @@ export const ledgerCheck: Check = {
         return {
           status: 'FAIL',
           summary: `${path} cannot be inspected: ${look.message}`,
-          action: 'copy the file aside for support; the daemon moves a damaged ledger aside and starts a new one at its next start',
+          action: 'copy the file aside for support; the daemon moves a damaged ' +
+            'ledger aside and starts a new one at its next start',
           details: { path },
         };
       case 'inspected': {
@@ -40,7 +42,8 @@ export const ledgerCheck: Check = {
           return {
             status: 'FAIL',
             summary: `${path} is damaged: ${integrity.slice(0, 200)}`,
-            action: 'copy the file aside for support (it may hold undelivered settlements); the daemon moves it aside and starts a new one at its next start',
+            action: 'copy the file aside for support (it may hold undelivered settlements); ' +
+              'the daemon moves it aside and starts a new one at its next start',
             details,
           };
         }
@@ -49,8 +52,10 @@ export const ledgerCheck: Check = {
           // Not lost: the ledger is the authority; the daemon rewrites its witness at the next start.
           return {
             status: 'WARN',
-            summary: `${path} integrity ok (schema ${schemaVersion}), but its identity marker ${markerPathOf(path)} is torn (${torn}; a power cut while it was written)`,
-            action: 'nothing to do: qrvend rewrites the marker from the ledger at its next start (`systemctl restart qrvend`); do not run acknowledge-loss',
+            summary: `${path} integrity ok (schema ${schemaVersion}), but its identity marker ` +
+              `${markerPathOf(path)} is torn (${torn}; a power cut while it was written)`,
+            action: 'nothing to do: qrvend rewrites the marker from the ledger at its next ' +
+              'start (`systemctl restart qrvend`); do not run acknowledge-loss',
             details: { ...details, tornMarker: torn },
           };
         }

@@ -27,7 +27,8 @@ export const outboxCheck: Check = {
     const details = { pending, dead, oldestPendingAt, oldestAgeMs };
     const summary = pending === 0 ? `empty (${dead} dead-lettered)` : `${pending} pending, oldest ${age(oldestAgeMs ?? 0)} old, ${dead} dead-lettered`;
     if (dead > 0) {
-      return { status: 'WARN', summary, action: 'items the gateway never accepted within store.retryWindowHours: list them with qrvend outbox and settle them with the provider', details };
+      return { status: 'WARN', summary, action: 'items the gateway never accepted within store.retryWindowHours: ' +
+        'list them with qrvend outbox and settle them with the provider', details };
     }
     if (oldestAgeMs !== null && oldestAgeMs > OLD_AFTER_MS) {
       return { status: 'WARN', summary, action: 'the outbox is not draining: check the gateway check and qrvend-logs --level warn', details };

@@ -28,7 +28,8 @@ export const serialCheck: Check = {
         summary: `${port} does not exist`,
         action:
           'check the board is plugged in and powered (ls -l /dev/serial* /dev/ttyACM* /dev/ttyUSB*); ' +
-          'on a Raspberry Pi HAT enable the serial port (raspi-config: Interface Options > Serial Port, no login shell); ' +
+          'on a Raspberry Pi HAT enable the serial port (raspi-config: ' +
+            'Interface Options > Serial Port, no login shell); ' +
           'then set mdb.port',
         details: { port },
       };
@@ -54,7 +55,8 @@ export const serialCheck: Check = {
         status: 'FAIL',
         summary: `${port} cannot be opened: ${message}`,
         action: permission
-          ? `the user needs the dialout group (the service user qrvend has it): run the doctor as root or qrvend; ls -l ${device}`
+          ? `the user needs the dialout group (the service user qrvend has ` +
+            `it): run the doctor as root or qrvend; ls -l ${device}`
           : `check the device with: ls -l ${device}; dmesg | tail`,
         details: { port, device },
       };

@@ -27,8 +27,10 @@ export const startEndpointCheck: Check = {
       case 'refused':
         return {
           status: 'FAIL',
-          summary: `plain HTTP on ${listen}, off loopback, without start.certFile: Starts and their SecretToken would cross the network in clear text`,
-          action: 'set start.certFile and start.keyFile, or start.behindTlsProxy: true in the site file when a TLS proxy terminates HTTPS in front of the machine',
+          summary: `plain HTTP on ${listen}, off loopback, without start.certFile: ` +
+            `Starts and their SecretToken would cross the network in clear text`,
+          action: 'set start.certFile and start.keyFile, or start.behindTlsProxy: true in the ' +
+            'site file when a TLS proxy terminates HTTPS in front of the machine',
           details,
         };
     }

@@ -13,7 +13,8 @@ export const vmcCheck: Check = {
   needsConfig: true,
   async run(_ctx, config) {
     const path = vmcFactsPath(config.store.path);
-    const running = `profile ${config.mdb.profile} (level ${PROFILES[config.mdb.profile].level}) as cashless ${config.mdb.device === 'cashless2' ? '#2' : '#1'}`;
+    const running = `profile ${config.mdb.profile} (level ${PROFILES[config.mdb.profile].level}) ` +
+      `as cashless ${config.mdb.device === 'cashless2' ? '#2' : '#1'}`;
     const f = readVmcFacts(path);
     if (f === null) {
       return { status: 'OK', summary: `${running}; no facts from a running daemon yet (${path})`, details: { profile: config.mdb.profile, path } };
@@ -24,8 +25,10 @@ export const vmcCheck: Check = {
     if (f.configRefused !== null) {
       return {
         status: 'FAIL',
-        summary: `${head}: the board refused C,SETCONF,${f.configRefused.key}=${f.configRefused.value} (answer: ${f.configRefused.answer}); the reader is disabled`,
-        action: `check the board's firmware documentation for this key's name and set it in mdb.boardKeys (docs/mdb.md), or update the board's firmware`,
+        summary: `${head}: the board refused C,SETCONF,${f.configRefused.key}=${f.configRefused.value}` +
+          ` (answer: ${f.configRefused.answer}); the reader is disabled`,
+        action: `check the board's firmware documentation for this key's name and set ` +
+          `it in mdb.boardKeys (docs/mdb.md), or update the board's firmware`,
         details,
       };
     }
@@ -33,7 +36,8 @@ export const vmcCheck: Check = {
       return {
         status: 'FAIL',
         summary: `${head}: the VMC resets the reader in a loop; held off the bus until ${f.resetLoop.heldUntil}`,
-        action: 'try another mdb.profile (a session profile, or level1-session), or a lower MDB level for this cashless device in the VMC menu (docs/mdb.md)',
+        action: 'try another mdb.profile (a session profile, or level1-session), or a ' +
+          'lower MDB level for this cashless device in the VMC menu (docs/mdb.md)',
         details,
       };
     }

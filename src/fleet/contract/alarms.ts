@@ -17,19 +17,31 @@ export const ALARM_CODES = [
   'LEDGER_CORRUPT',
   /** The wall clock stepped (CLOCK_STEP) or is implausible. */
   'CLOCK_UNSYNCED',
-  /** The VMC reset the reader repeatedly right after setting it up; the reader is held off the bus for a while (docs/mdb.md). */
+  /**
+   * The VMC reset the reader repeatedly right after setting it up; the
+   * reader is held off the bus for a while (docs/mdb.md).
+   */
   'VMC_RESET_LOOP',
   /** The adapter board refused (or never answered) a C,SETCONF line: the reader stays disabled (docs/mdb.md). */
   'BOARD_CONFIG_REFUSED',
   /** A config.set left the agent unhealthy and was rolled back (raised once, cleared by the next good config.set). */
   'CONFIG_ROLLED_BACK',
-  /** An update's trial failed and the previous release is running again (the detail says why; cleared by the next healthy update). */
+  /**
+   * An update's trial failed and the previous release is running again (the detail says why; cleared by the next
+   * healthy update).
+   */
   'UPDATE_ROLLED_BACK',
-  /** A downloaded update has waited past its maximum deferral for the machine to be idle; it still waits, never forcing a restart. */
+  /**
+   * A downloaded update has waited past its maximum deferral for the machine
+   * to be idle; it still waits, never forcing a restart.
+   */
   'UPDATE_DEFERRED',
   /** The VMC's audit could not be read over the DEX line (no answer, CRC errors, timeouts); the detail says which. */
   'DEX_READ_FAILED',
-  /** The VMC's cashless counter (DA or DB) and qrvend's ledger disagree beyond dex.reconcileTolerance over one audit interval. */
+  /**
+   * The VMC's cashless counter (DA or DB) and qrvend's ledger disagree
+   * beyond dex.reconcileTolerance over one audit interval.
+   */
   'AUDIT_MISMATCH',
   /**
    * The gateway approved an Authorization in another currency than asked (the detail names both);

@@ -9,7 +9,10 @@ import { z } from 'zod';
 export const DexReadArgs = z.strictObject({});
 export type DexReadArgs = z.infer<typeof DexReadArgs>;
 
-/** Bytes of raw audit text per event part (base64 grows it by 4/3; the rest of the event fits in what is left of 64 KiB). */
+/**
+ * Bytes of raw audit text per event part (base64 grows it by 4/3; the
+ * rest of the event fits in what is left of 64 KiB).
+ */
 export const AUDIT_PART_BYTES = 32 * 1024;
 
 export const AuditEvent = z.object({

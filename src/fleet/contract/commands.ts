@@ -15,7 +15,10 @@ export const ConfigGetArgs = z.strictObject({
 });
 
 export const ConfigSetArgs = z.strictObject({
-  /** Values to layer over the site config file, as a partial config object ({ "mdb": { "sessionIdleTimeoutMs": 30000 } }). */
+  /**
+   * Values to layer over the site config file, as a partial config object
+   * ({ "mdb": { "sessionIdleTimeoutMs": 30000 } }).
+   */
   set: z.record(z.string(), z.unknown()),
   /** How long the restarted agent has to report healthy before the old file comes back. */
   healthyWithinS: z.number().int().min(5).max(600).default(60),

@@ -25,7 +25,10 @@ export const StatusMessage = z.union([
     terminalId: Id,
     uniQr: z.string().max(255).nullable(),
     version: z.string().max(64),
-    /** The release architecture (Debian name), so a rollout offers a manifest only to machines it fits; absent on older agents. */
+    /**
+     * The release architecture (Debian name), so a rollout offers a manifest
+     * only to machines it fits; absent on older agents.
+     */
     arch: z.enum(UPDATE_ARCHES).optional(),
     startedAt: Iso,
     reader: ReaderState,
@@ -132,12 +135,18 @@ export const COMMAND_ERROR_CODES = [
   'TOO_LATE',
   'UNAVAILABLE',
   'INTERNAL',
-  /** Not signed, or not by a key trusted here for the command's scope, or stale, replayed, or the clock is unsynced (the message says which). */
+  /**
+   * Not signed, or not by a key trusted here for the command's scope, or stale, replayed, or the clock is unsynced (the
+   * message says which).
+   */
   'UNAUTHORIZED',
 ] as const;
 export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
 
-/** `machineSig`: the machine's signature over the reply (src/trust/machine-sig.ts); the relay believes no reply without it. */
+/**
+ * `machineSig`: the machine's signature over the reply
+ * (src/trust/machine-sig.ts); the relay believes no reply without it.
+ */
 export const CommandReply = z.union([
   z.object({ ok: z.literal(true), machineId: Id, command: z.string().max(64), correlationId: z.string().max(128).nullable(), result: z.unknown(), machineSig: z.unknown().optional() }),
   z.object({

@@ -31,7 +31,9 @@ export const COMMAND_SCOPES: Readonly<Record<CommandName, Scope>> = {
 /** Kind of the signed statement (src/trust/canonical.ts) of a fleet command. */
 export const COMMAND_STATEMENT_KIND = 'command';
 
-/** What an operator signs: this machine, this command, these arguments (plus the window and nonce signStatement adds). */
+/**
+ * What an operator signs: this machine, this command, these arguments (plus the window and nonce signStatement adds).
+ */
 export function commandStatement(machineId: string, command: string, args: unknown): Record<string, unknown> {
   return { machineId, command, args: args ?? {} };
 }

@@ -76,7 +76,10 @@ export interface CommandRequestOptions {
   args?: unknown;
   timeoutMs: number;
   protocol: 4 | 5;
-  /** The operator's key (docs/fleet.md "Signed commands"); absent = unsigned (reads on machines with fleet.allowUnsignedReads). */
+  /**
+   * The operator's key (docs/fleet.md "Signed commands"); absent = unsigned (reads on machines with
+   * fleet.allowUnsignedReads).
+   */
   signer?: CommandSigner;
 }
 
@@ -145,8 +148,10 @@ export async function sendFleetCommand(client: MqttClient, options: CommandReque
     if (reply === null) {
       const known = status as StatusMessage | null;
       const state = known === null ? 'no retained status seen' : known.online ? 'its retained status says online' : 'its retained status says OFFLINE (last will)';
-      throw new QrvendError(ErrorCodes.FLEET_NO_REPLY, `no reply from ${options.machineId} to ${options.name} within ${options.timeoutMs} ms (${state}${malformed > 0 ? `; ${malformed} malformed replies skipped` : ''})`, {
-        hint: 'the machine may be offline or its fleet link down; the request expires on the broker after the timeout',
+      throw new QrvendError(ErrorCodes.FLEET_NO_REPLY, `no reply from ${options.machineId} to ${options.name} within ${options.timeoutMs} ms ` +
+        `(${state}${malformed > 0 ? `; ${malformed} malformed replies skipped` : ''})`, {
+        hint: 'the machine may be offline or its fleet link down; the ' +
+          'request expires on the broker after the timeout',
       });
     }
     return { reply, elapsedMs: performance.now() - t0, malformedReplies: malformed };

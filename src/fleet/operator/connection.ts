@@ -180,7 +180,10 @@ export interface ConnectFleetOptions {
    * while the client is away, and hands them over when it comes back.
    */
   session?: string;
-  /** Called with the client before it connects: a message handler set here misses nothing a resumed session delivers at once. */
+  /**
+   * Called with the client before it connects: a message handler set here
+   * misses nothing a resumed session delivers at once.
+   */
   beforeConnect?: (client: MqttClient) => void;
 }
 

@@ -36,7 +36,8 @@ export function decodeFleetMessage(prefix: string, topic: string, payload: Uint8
   if (parsed === null) return bad(null, topic, 'topic', 'not a fleet topic under the prefix');
   const { machineId } = parsed;
   if (parsed.kind === 'command') return { kind: 'ignored', machineId };
-  // Not the size received: a packet over the MQTT bound arrives cut to one byte over the limit (src/fleet/packet-bound.ts).
+  // Not the size received: a packet over the MQTT bound arrives cut to one byte over the limit
+  // (src/fleet/packet-bound.ts).
   if (payload.byteLength > MAX_PAYLOAD_BYTES) return bad(machineId, topic, 'too-large', `more than ${MAX_PAYLOAD_BYTES} bytes`);
   if (payload.byteLength === 0 && parsed.kind === 'status') return { kind: 'removed', machineId };
   let json: unknown;

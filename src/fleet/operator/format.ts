@@ -30,7 +30,8 @@ function alignTable(header: string[], rows: string[][]): string {
 
 function statusCells(row: MachineRow): string[] {
   const s = row.status;
-  const sale = row.lastSale ? `${shortTime(row.lastSale.at)} ${escapeForTerminal(row.lastSale.amount)} ${escapeForTerminal(row.lastSale.currency)}${row.lastSale.verdict === 'dead-letter' ? ' DEAD' : ''}` : '-';
+  const sale = row.lastSale ? `${shortTime(row.lastSale.at)} ${escapeForTerminal(row.lastSale.amount)} ` +
+    `${escapeForTerminal(row.lastSale.currency)}${row.lastSale.verdict === 'dead-letter' ? ' DEAD' : ''}` : '-';
   const id = escapeForTerminal(row.machineId);
   if (s === null) return [id, '?', '-', '-', '-', sale, '-', '-', '(no status yet)'];
   if (!s.online) return [id, 'NO', '-', '-', '-', sale, '-', '-', '(offline: last will)'];
@@ -43,7 +44,8 @@ const UPDATE_FAILED = new Set(['refused', 'failed', 'rolled-back']);
 /** The last update a machine heard of: its state (failures in capitals) and the version on offer. */
 function updateCell(update: Extract<StatusMessage, { online: true }>['update']): string {
   if (update === undefined) return '-';
-  return `${UPDATE_FAILED.has(update.state) ? update.state.toUpperCase() : update.state} ${escapeForTerminal(update.version)}`;
+  return `${UPDATE_FAILED.has(update.state) ? update.state.toUpperCase() : update.state}` +
+    ` ${escapeForTerminal(update.version)}`;
 }
 
 /** `versions: 1.4.0 x12, 1.5.0 x3`: what the online machines run, most common first. */
@@ -97,13 +99,16 @@ export function formatStatusTable(rows: readonly MachineRow[], bad: BadCounts): 
     lines.push(alignTable(['MACHINE', 'ONLINE', 'VERSION', 'READER', 'GATEWAY', 'LAST SALE', 'OUTBOX p/d', 'UPDATE', 'ALARMS'], rows.map(statusCells)));
     const s = summarize(rows);
     lines.push('');
-    lines.push(`${s.machines} machine${s.machines === 1 ? '' : 's'}: ${s.online} online, ${s.offline} offline, ${s.withAlarms} with alarms, ${s.deadLetters} dead-lettered payment${s.deadLetters === 1 ? '' : 's'}`);
+    lines.push(`${s.machines} machine${s.machines === 1 ? '' : 's'}: ${s.online} online, ${s.offline} offline, ` +
+      `${s.withAlarms} with alarms, ${s.deadLetters} dead-lettered payment${s.deadLetters === 1 ? '' : 's'}`);
     const versions = versionsLine(rows);
     if (versions !== null) lines.push(versions);
   }
   for (const shared of sharedIdentifiers(rows)) {
     // A device's own text: escaped like every other.
-    lines.push(`warning: ${shared.kind} ${escapeForTerminal(JSON.stringify(shared.value.slice(0, 64)))} is claimed by ${escapeForTerminal(shared.machineIds.join(', '))} (the relay routes by its signed registry; check these machines)`);
+    lines.push(`warning: ${shared.kind} ${escapeForTerminal(JSON.stringify(shared.value.slice(0, 64)))} ` +
+      `is claimed by ${escapeForTerminal(shared.machineIds.join(', '))} (the relay routes by ` +
+      `its signed registry; check these machines)`);
   }
   const b = badLine(bad);
   if (b !== null) lines.push(b);
@@ -129,30 +134,38 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
   if (event.kind === 'sale') {
     const items = event.products.map((p) => `${p.item}:${escapeForTerminal(p.outcome)}`).join(',') || '-';
     const verdict = event.verdict === 'dead-letter' ? 'DEAD-LETTER' : 'accepted';
-    return `${shortTime(event.at)}  ${id}  sale   ${escapeForTerminal(event.amount)} ${escapeForTerminal(event.currency)}  ${event.flow} ${event.closing} ${verdict}  tx ${escapeForTerminal(event.txId)}  items ${items}`;
+    return `${shortTime(event.at)}  ${id}  sale   ${escapeForTerminal(event.amount)} ` +
+      `${escapeForTerminal(event.currency)}  ${event.flow} ${event.closing} ` +
+      `${verdict}  tx ${escapeForTerminal(event.txId)}  items ${items}`;
   }
   if (event.kind === 'cash-sale') {
-    return `${shortTime(event.at)}  ${id}  cash   ${escapeForTerminal(event.price)} ${escapeForTerminal(event.currency)}  item ${event.item} (paid to another device, not charged by qrvend)`;
+    return `${shortTime(event.at)}  ${id}  cash   ${escapeForTerminal(event.price)} ` +
+      `${escapeForTerminal(event.currency)}  item ${event.item} (paid to another device, not charged by qrvend)`;
   }
   if (event.kind === 'update') {
     const progress = event.progress ? `  ${event.progress.bytes}/${event.progress.size} bytes` : '';
     const state = UPDATE_FAILED.has(event.state) ? event.state.toUpperCase() : event.state;
     const rollout = event.rolloutId !== null ? `  rollout ${escapeForTerminal(event.rolloutId)}` : '';
-    return `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)} (running ${escapeForTerminal(event.running)})${progress}${rollout}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+    return `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)}` +
+      ` (running ${escapeForTerminal(event.running)})${progress}${rollout}` +
+      `${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
   }
   if (event.kind === 'audit') {
     const said = auditSummaryText(event.summary);
-    return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)} part ${event.part + 1}/${event.parts}${said ? `  ${said}` : ''}`;
+    return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)}` +
+      ` part ${event.part + 1}/${event.parts}${said ? `  ${said}` : ''}`;
   }
   const state = event.state === 'raised' ? 'RAISED ' : 'cleared';
-  return `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+  return `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}` +
+    `${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
 }
 
 /** One line of `qrvend fleet watch` when a machine comes online or goes away (its last will). */
 export function formatPresenceLine(machineId: string, status: StatusMessage): string {
   const id = escapeForTerminal(machineId).padEnd(ID_WIDTH);
   if (!status.online) return `${'-'.padEnd(20)}  ${id}  OFFLINE (last will)`;
-  return `${shortTime(status.at)}  ${id}  online  version ${escapeForTerminal(status.version)}, reader ${status.reader}`;
+  return `${shortTime(status.at)}  ${id}  online  version ` +
+    `${escapeForTerminal(status.version)}, reader ${status.reader}`;
 }
 
 /** The line `qrvend fleet status --json` prints. */
@@ -175,7 +188,8 @@ export function formatReply(reply: CommandReply, elapsedMs: number): string {
   const head = `${escapeForTerminal(reply.machineId)} ${escapeForTerminal(reply.command)}`;
   const ms = `${Math.round(elapsedMs)} ms`;
   if (!reply.ok) return `${head}: error ${reply.error.code}: ${escapeForTerminal(reply.error.message)} (${ms})\n`;
-  // JSON.stringify escapes C0 controls inside strings, not bidi controls: escape line by line, keep the indentation's line breaks.
+  // JSON.stringify escapes C0 controls inside strings, not bidi controls:
+  // escape line by line, keep the indentation's line breaks.
   const result = reply.result === undefined || reply.result === null ? '' : `${JSON.stringify(reply.result, null, 2).split('\n').map(escapeForTerminal).join('\n')}\n`;
   return `${head}: ok (${ms})\n${result}`;
 }

@@ -47,14 +47,18 @@ export function createWatchListener(prefix: string, handlers: WatchHandlers): { 
 export async function watchFleet(
   client: MqttClient,
   prefix: string,
-  /** What to do with each message: handlers, or a listener made by createWatchListener (already set on the client or not). */
+  /**
+   * What to do with each message: handlers, or a listener made by
+   * createWatchListener (already set on the client or not).
+   */
   source: WatchHandlers | { view: FleetView; onMessage: MessageListener },
   options: { share?: string } = {},
 ): Promise<FleetWatch> {
   const { view, onMessage } = 'onMessage' in source ? source : createWatchListener(prefix, source);
   if (!client.listeners('message').includes(onMessage as never)) client.on('message', onMessage);
   const filters = fleetFilters(prefix);
-  // A shared subscription spreads the events over several consumers of one group (MQTT 5 brokers, mosquitto 2 also for 3.1.1).
+  // A shared subscription spreads the events over several consumers of one
+  // group (MQTT 5 brokers, mosquitto 2 also for 3.1.1).
   const events = options.share ? `$share/${options.share}/${filters.events}` : filters.events;
   await client.subscribeAsync({ [events]: { qos: 1 }, [filters.status]: { qos: 1 } });
   return {

@@ -34,7 +34,10 @@ export interface ExactMinor {
   exact: boolean;
 }
 
-/** Reads the JSON number `text` (as received) into minor units without floating point. Null when `text` is not a JSON number. */
+/**
+ * Reads the JSON number `text` (as received) into minor units without
+ * floating point. Null when `text` is not a JSON number.
+ */
 export function exactMinor(text: string, decimalPlaces: number): ExactMinor | null {
   const m = JSON_NUMBER.exec(text.trim());
   if (m === null) return null;

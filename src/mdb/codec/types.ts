@@ -30,7 +30,10 @@ export type BoardLine =
   | { kind: 'vend-error'; code: number } // c,ERR,VEND <n>
   | { kind: 'error'; text: string } // c,ERR,<text>
   | { kind: 'poll' } // r,ACK
-  /** A sale another device took the money for (MDB 4.2 7.4.10 CASH SALE): c,CASHSALE,<price>,<item> (see board-lines.ts). */
+  /**
+   * A sale another device took the money for (MDB 4.2 7.4.10 CASH SALE): c,CASHSALE,<price>,<item>
+   * (see board-lines.ts).
+   */
   | { kind: 'cash-sale'; price: number; item: number }
   /** A line of the board's protocol that the cashless reader has no use for: counted by kind, never noise. */
   | { kind: 'ignored'; what: IgnoredLineKind; line: string };

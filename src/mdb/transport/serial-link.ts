@@ -13,7 +13,9 @@ type AnyPort = SerialPort | SerialPortMock;
 export interface SerialLinkOptions {
   path: string;
   baudRate: number;
-  /** Use serialport's MockBinding (unit tests); create the port first with `SerialPortMock.binding.createPort(path)`. */
+  /**
+   * Use serialport's MockBinding (unit tests); create the port first with `SerialPortMock.binding.createPort(path)`.
+   */
   mock?: boolean;
 }
 
@@ -94,7 +96,8 @@ export function openSerialLink(options: SerialLinkOptions): Promise<ByteLink> {
       if (err) {
         reject(
           new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `cannot open the MDB adapter port ${path}: ${err.message}`, {
-            hint: 'check that the board is plugged in, that mdb.port names it, and that the qrvend user is in the dialout group',
+            hint: 'check that the board is plugged in, that mdb.port names ' +
+              'it, and that the qrvend user is in the dialout group',
             details: { path, baudRate },
             cause: err,
           }),

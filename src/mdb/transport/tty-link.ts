@@ -123,7 +123,8 @@ function bounded(p: Promise<void>): Promise<void> {
 
 function openFailed(path: string, baudRate: number, err: unknown): QrvendError {
   return new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `cannot open the MDB adapter port ${path}: ${(err as Error).message}`, {
-    hint: 'check that the board is plugged in, that mdb.port names it, and that the qrvend user is in the dialout group',
+    hint: 'check that the board is plugged in, that mdb.port names ' +
+      'it, and that the qrvend user is in the dialout group',
     details: { path, baudRate },
     cause: err,
   });

@@ -32,7 +32,8 @@ export async function runSimDex(files: string[], opts: SimDexOptions): Promise<v
   if (opts.agentPty !== undefined) {
     if (opts.agentPty === opts.pty) usage('--agent-pty and --pty must be two different paths');
     relay = await startPtyRelay(opts.agentPty, opts.pty);
-    print(`# pty pair: agent end ${escapeForTerminal(opts.agentPty)} (the agent's dex.port), VMC end ${escapeForTerminal(opts.pty)}`);
+    print(`# pty pair: agent end ${escapeForTerminal(opts.agentPty)} (the ` +
+      `agent's dex.port), VMC end ${escapeForTerminal(opts.pty)}`);
   }
   const sim = await startDexSim({ path: opts.pty, protocol: opts.protocol as 'dex-ucs' | 'ddcmp', files: contents, behaviour: opts.behaviour as DexBehaviour });
   print(`# DEX VMC (${opts.protocol}, ${opts.behaviour}) serving ${files.length} file(s); Ctrl-C to stop`);

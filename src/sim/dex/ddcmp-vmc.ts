@@ -86,7 +86,8 @@ async function session(wire: W, script: Script, delay: number, mbd: number): Pro
   const read = await command();
   if (!read || read[1] !== 0xe2) return false;
   const file = script.file();
-  // A file of 64 KiB or more has no length that fits: FFFF, and the select flag marks the last block (3.6.4.1.3 note 6).
+  // A file of 64 KiB or more has no length that fits: FFFF, and the select
+  // flag marks the last block (3.6.4.1.3 note 6).
   const length = file.length >= 0xffff ? 0xffff : file.length;
   const accepted = Buffer.from([0x88, 0xe2, 0x01, read[3] ?? 1, 0x01, 0, 0, length & 0xff, length >>> 8]);
   if (!(await reply(accepted, false))) return false;

@@ -13,16 +13,9 @@ import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { Behaviours, type BehaviourRule } from './behaviours.js';
 import { parseControl, type ControlCommand } from './control.js';
 import { FAULT_TIMING, FaultInjector, type FaultKind, type FaultSpec } from './faults.js';
-import {
-  handleAuthorization,
-  handleCancel,
-  handleGenerateQR,
-  handleInquiry,
-  handleSettlement,
-  handleVoid,
-  type HandlerContext,
-  type IncomingRequest,
-} from './handlers.js';
+import { handleGenerateQR, handleInquiry, handleVoid } from './dynamic-handlers.js';
+import type { HandlerContext, IncomingRequest } from './handler-parts.js';
+import { handleAuthorization, handleCancel, handleSettlement } from './static-handlers.js';
 import { SimLedger, type LedgerView } from './ledger.js';
 import { checkRequest, isJsonMediaType } from './validation.js';
 

@@ -116,7 +116,8 @@ export class VmcSimulator extends BoardWire {
   disable(): boolean {
     this.vmcWantsEnabled = false;
     if (this.reader !== 'enabled') return false;
-    this.dropVend(this.vend?.phase === 'approved' ? 'failed' : 'reset'); // a disable is no reset: not a dispense (MDB 4.2 7.4.7)
+    // a disable is no reset: not a dispense (MDB 4.2 7.4.7)
+    this.dropVend(this.vend?.phase === 'approved' ? 'failed' : 'reset');
     this.closeRecord('disabled');
     this.setReader('disabled');
     return true;
@@ -329,7 +330,8 @@ export class VmcSimulator extends BoardWire {
     }
   }
 
-  /** The board answers at the configured address; the VMC talks to it only in an enabled slot, and never where a card reader answers too. */
+  // The board answers at the configured address; the VMC talks to it only in an enabled slot, and never where a card
+  // reader answers too.
   private vmcTalksToUs(): boolean {
     const address = this.config.address;
     if (this.quirks.neverPolls) return false;

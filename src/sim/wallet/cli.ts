@@ -41,7 +41,8 @@ export async function runSimWallet(opts: SimWalletCliOptions): Promise<void> {
   } else if (outcome.kind === 'approved') {
     process.stdout.write(`Approved  TransactionId ${transactionId}  (${outcome.elapsedMs} ms)\n${JSON.stringify(outcome.response)}\n`);
   } else if (outcome.kind === 'declined') {
-    process.stdout.write(`Declined  code ${outcome.code}: ${outcome.message ?? ''}  TransactionId ${transactionId}\n${JSON.stringify(outcome.response)}\n`);
+    process.stdout.write(`Declined  code ${outcome.code}: ${outcome.message ?? ''}  TransactionId ` +
+      `${transactionId}\n${JSON.stringify(outcome.response)}\n`);
   } else {
     process.stdout.write(`No answer: ${outcome.failure} (${outcome.detail})  POST ${endpoint}\n`);
   }

@@ -50,7 +50,8 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
   // Healthy already (a power cut before the root side saw it): nothing left to prove.
   let pending = trial !== null && readHealthy(o.updatesDir) !== o.version;
   if (pending && trial !== null) {
-    log.info({ event: 'update.trial', version: o.version, previous: trial.previous, run: trial.runs }, `release ${o.version} is on trial (previous: ${trial.previous}); it is kept once the reader is enabled, the ledger writable and the fleet link round trip done`);
+    log.info({ event: 'update.trial', version: o.version, previous: trial.previous, run: trial.runs }, `release ${o.version} is on trial (previous: ${trial.previous}); it is kept once ` +
+      `the reader is enabled, the ledger writable and the fleet link round trip done`);
     o.publish('trial', o.version, `trial start ${trial.runs} (previous ${trial.previous})`, rolloutOf(o.version));
   }
   return {
@@ -64,7 +65,8 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
         writeHealthy(o.updatesDir, o.version);
       } catch (err) {
         // The root side then rolls the release back at its deadline: say why before it does.
-        log.error({ err, code: 'UPDATE_ROLLED_BACK', updatesDir: o.updatesDir }, `release ${o.version} is healthy but healthy.json could not be written in ${o.updatesDir}: the trial will be rolled back at its deadline; check that the directory is the agent's and the disk not full`);
+        log.error({ err, code: 'UPDATE_ROLLED_BACK', updatesDir: o.updatesDir }, `release ${o.version} is healthy but healthy.json could not be written in ${o.updatesDir}: the trial ` +
+          `will be rolled back at its deadline; check that the directory is the agent's and the disk not full`);
         return;
       }
       o.alarm(false, null);

@@ -26,7 +26,7 @@ test('a1 -> a2: sales are the lifetime deltas (cash 6, cashless #1 12, cashless 
   assert.equal(r.elapsedMs, DAY);
 });
 
-test('a2 -> a3: a VMC that reset its interval counters on read still gives the right sales (lifetime counters only)', () => {
+test('a2 -> a3: a VMC resetting its interval counters on read still gives the right sales (lifetime counters)', () => {
   const r = intervalSales({ snapshot: snap('vmc-a2.dex'), atMs: T0 + DAY }, { snapshot: snap('vmc-a3-reset-on-read.dex'), atMs: T0 + 2 * DAY });
   assert.equal(r.kind, 'sales');
   if (r.kind === 'sales') assert.deepEqual(r.sales.cashless1, { value: 390, count: 3 });
@@ -38,7 +38,8 @@ test('a3 -> a4: lifetime counters went down (board swap): a new series, said so,
   if (r.kind === 'new-series') assert.match(r.reason, /^VA102 \(vends\) went down from 1060 to 10: the VMC's control board was swapped/);
 });
 
-test('a jump more than a machine can vend in the elapsed time starts a new series; the same jump over a longer time is sales', () => {
+test('a jump more than a machine can vend in the elapsed time starts ' +
+  'a new series; the same jump over a longer time is sales', () => {
   const a = snap('vmc-a1.dex');
   const b: CounterSnapshot = structuredClone(a);
   b.cash = { value: a.cash.value! + 500 * 120, count: a.cash.count! + 500 };

@@ -98,7 +98,8 @@ function service(opts: { configured?: boolean } = {}) {
   return { ledger, clock, svc, toMain, alarms, ok, fail, close: () => (svc.close(), ledger.close(), tmp.cleanup()) };
 }
 
-test(`payment side: DEX_READ_FAILED after ${FAILED_READS_BEFORE_ALARM} failed reads in a row (a bad G85 counts, DEX_BUSY does not), cleared by a good one`, T, () => {
+test(`payment side: DEX_READ_FAILED after ${FAILED_READS_BEFORE_ALARM} failed reads ` +
+  `in a row (a bad G85 counts, DEX_BUSY does not), cleared by a good one`, T, () => {
   const s = service();
   try {
     s.svc.handle(s.fail('DEX_NO_ANSWER'));
@@ -181,8 +182,10 @@ test('fleet watch: the audit line of part 0 says serial, size, check, the interv
     s.svc.handle(s.ok(fixture('vmc-a2.dex')));
     const events = s.ledger.fleetEvents.pending(0, 10).map((e) => FleetEvent.parse(JSON.parse(e.body)));
     const lines = events.map((e) => formatEventLine('M1', e).replace(/^\S+ \S+ +/, '').replace(/audit  \S+/, 'audit  <id>'));
-    assert.match(lines[0]!, new RegExp(`^M1 +audit  <id> part 1/1  serial VM2024001, ${fixture('vmc-a1.dex').length} bytes dex-ucs, check ok, NEW SERIES \\(the first audit read: the series starts here\\)$`));
-    assert.match(lines[1]!, new RegExp(`^M1 +audit  <id> part 1/1  serial VM2024001, ${fixture('vmc-a2.dex').length} bytes dex-ucs, check ok, vends paid \\+21, cash \\+6, cashless #1 \\+12, cashless #2 \\+3, MISMATCH the VMC counted 12 vends`));
+    assert.match(lines[0]!, new RegExp(`^M1 +audit  <id> part 1/1  serial VM2024001, ${fixture('vmc-a1.dex').length} bytes ` +
+      `dex-ucs, check ok, NEW SERIES \\(the first audit read: the series starts here\\)$`));
+    assert.match(lines[1]!, new RegExp(`^M1 +audit  <id> part 1/1  serial VM2024001, ${fixture('vmc-a2.dex').length} bytes dex-ucs, check ok, ` +
+      `vends paid \\+21, cash \\+6, cashless #1 \\+12, cashless #2 \\+3, MISMATCH the VMC counted 12 vends`));
   } finally {
     s.close();
   }

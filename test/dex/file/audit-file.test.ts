@@ -14,7 +14,8 @@ const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixture
 function build(body: string[], opts: { version?: string; g85?: string; se?: number } = {}): Buffer {
   const set = `ST*001*0001\r\n${body.map((l) => `${l}\r\n`).join('')}`;
   const g85 = opts.g85 ?? crc16(Buffer.from(set, 'latin1')).toString(16).toUpperCase().padStart(4, '0');
-  return Buffer.from(`DXS*XYZ1234567*VA*${opts.version ?? 'V0/6'}*1\r\n${set}G85*${g85}\r\nSE*${opts.se ?? body.length + 3}*0001\r\nDXE*1*1\r\n`, 'latin1');
+  return Buffer.from(`DXS*XYZ1234567*VA*${opts.version ?? 'V0/6'}*1\r\n${set}G85*${g85}` +
+    `\r\nSE*${opts.se ?? body.length + 3}*0001\r\nDXE*1*1\r\n`, 'latin1');
 }
 
 test('vmc-a1.dex: check passes and every modelled figure is read from its element', () => {
@@ -73,7 +74,8 @@ test('the fixtures agree with themselves: VA1 = CA2 + DA2 + DB2 and each PA2 = i
   }
 });
 
-test('bad-g85.dex: one altered digit fails the G85 check, names both values, and the file is still parsed for the record', () => {
+test('bad-g85.dex: one altered digit fails the G85 check, names ' +
+  'both values, and the file is still parsed for the record', () => {
   const file = examineAuditFile(fixture('bad-g85.dex'));
   assert.equal(file.check.ok, false);
   assert.deepEqual(file.check.g85, ['mismatch']);

@@ -22,7 +22,8 @@ function siteConfig(dir: string): string {
   return path;
 }
 
-test('qrvend dex read: detects DDCMP, writes the raw file, prints protocol and size, remembers the protocol beside the ledger', T, async () => {
+test('qrvend dex read: detects DDCMP, writes the raw file, prints ' +
+  'protocol and size, remembers the protocol beside the ledger', T, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-dexcli-'));
   const pty = await createPtyPair();
   const file = auditFile('CLI');

@@ -58,7 +58,8 @@ test('DEX/UCS: unanswered ENQs are repeated on timer A, then DEX_NO_ANSWER', () 
   assert.deepEqual(last(effects), { kind: 'fail', code: 'DEX_NO_ANSWER', message: `the VMC did not answer ${ENQ_ATTEMPTS} DEX/UCS ENQs`, hint: (last(effects) as { hint: string }).hint });
 });
 
-test('DEX/UCS: a whole session as the first-handshake master, answers alternating DLE 1 / DLE 0, a WACK waits, a damaged block is NAKed', () => {
+test('DEX/UCS: a whole session as the first-handshake master, answers ' +
+  'alternating DLE 1 / DLE 0, a WACK waits, a damaged block is NAKed', () => {
   const block1 = encodeBlock('stx', Buffer.from('ST*001*0001\r\n'), false);
   const block2 = encodeBlock('stx', Buffer.from('SE*2*0001\r\n'), true);
   const damaged = Buffer.from(block2);
@@ -155,7 +156,8 @@ test('DDCMP: STARTs every 250 ms up to the limit, then DEX_NO_ANSWER', () => {
   assert.equal((last(effects) as { code: string }).code, 'DEX_NO_ANSWER');
 });
 
-test('DDCMP: the rate is the lower of ours and the slave\'s, set before a second START; Who Are You carries the date in BCD', () => {
+test('DDCMP: the rate is the lower of ours and the slave\'s, set ' +
+  'before a second START; Who Are You carries the date in BCD', () => {
   const { effects } = run(ddcmp, [begin, bytes(control(STACK, 4, 8)), bytes(control(STACK, 4, 0))]);
   const baud = effects.find((e) => e.kind === 'baud');
   assert.deepEqual(baud, { kind: 'baud', rate: 9600 });

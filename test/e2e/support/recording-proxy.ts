@@ -22,7 +22,9 @@ export interface Exchange {
   requestText: string;
   /** Parsed request body (null when it was not JSON). */
   request: Record<string, any> | null;
-  /** What happened to it: answered (any HTTP status), reset upstream, held by hangWhen, or dropped by the daemon first. */
+  /**
+   * What happened to it: answered (any HTTP status), reset upstream, held by hangWhen, or dropped by the daemon first.
+   */
   fate: 'answered' | 'reset' | 'held' | 'aborted' | 'pending';
   status: number | null;
   responseText: string | null;

@@ -1,4 +1,7 @@
-/** The dispatch decisions of command-gate.ts (issue 31 item 1): who may run which command, in which order the checks cost. */
+/**
+ * The dispatch decisions of command-gate.ts (issue 31 item 1): who may
+ * run which command, in which order the checks cost.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -58,7 +61,8 @@ test('a command signed by a key with its scope, for this machine, runs on that k
   assert.equal(decide('config.set', set, signCommand(cfg, MACHINE, 'config.set', set, NOW)).kind, 'run');
 });
 
-test('each refusal names why: unsigned, no key, unknown key, scope, another machine, command or args, expired, not yet valid, clock', T, () => {
+test('each refusal names why: unsigned, no key, unknown key, scope, ' +
+  'another machine, command or args, expired, not yet valid, clock', T, () => {
   const disable = signCommand(ops, MACHINE, 'reader.disable', {}, NOW);
   assert.equal(reason(decide('reader.disable', {}, undefined)), 'unsigned');
   assert.equal(reason(decide('reader.disable', {}, disable, { keyring: null })), 'no-keys');

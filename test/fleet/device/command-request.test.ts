@@ -23,7 +23,8 @@ test('MQTT 5: the response topic and correlation data of the packet win; an empt
   assert.deepEqual(r.kind === 'request' && r.args, {});
 });
 
-test('unknown command, bad JSON, a non-object, oversize: error replies, to the default topic when the body could not be read', T, () => {
+test('unknown command, bad JSON, a non-object, oversize: error ' +
+  'replies, to the default topic when the body could not be read', T, () => {
   const unknown = parse('qrvend/M1/cmd/format.disk', JSON.stringify({ correlationId: 'c-2' }));
   assert.deepEqual(unknown.kind === 'error' && [unknown.code, unknown.reply.correlationId], ['UNKNOWN_COMMAND', 'c-2']);
   const bad = parse('qrvend/M1/cmd/ping', '{"correlationId":');

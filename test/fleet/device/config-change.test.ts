@@ -44,7 +44,8 @@ function machine(): Machine {
   // A change is checked against what the next start needs: the SecretToken file among it.
   const token = join(root, 'secret-token');
   writeFileSync(token, `${'t'.repeat(64)}\n`, { mode: 0o600 });
-  writeFileSync(site, `${JSON.stringify({ mdb: { port: 'sim' }, log: { level: 'warn' }, start: { secretTokenFile: token }, fleet: { configOverlay: overlay } }, null, 2)}\n`);
+  const siteConfig = { mdb: { port: 'sim' }, log: { level: 'warn' }, start: { secretTokenFile: token }, fleet: { configOverlay: overlay } };
+  writeFileSync(site, `${JSON.stringify(siteConfig, null, 2)}\n`);
   return {
     site,
     siteDir,
@@ -88,7 +89,8 @@ test('a change the next start would refuse (the daemon\'s start checks) is CONFI
     const r = checkConfigSet(m.site, m.overlay, { mdb: { sessionIdleTimeoutMs: 30_000 } });
     assert.equal(!r.ok && r.code, 'CONFIG_INVALID');
     assert.deepEqual(!r.ok && r.paths, ['start.secretTokenFile']);
-    assert.match(!r.ok ? r.message : '', /^the agent would not start on it: start\.secretTokenFile: Start SecretToken file \/nonexistent: file not found$/);
+    assert.match(!r.ok ? r.message : '', new RegExp(/^the agent would not start on it: start\.secretTokenFile: /.source +
+      /Start SecretToken file \/nonexistent: file not found$/.source));
     assert.equal(existsSync(m.overlay), false);
     assert.equal(existsSync(pendingFile(m.overlay)), false);
   } finally {
@@ -96,7 +98,8 @@ test('a change the next start would refuse (the daemon\'s start checks) is CONFI
   }
 });
 
-test('a change while another is on trial is BUSY (a rollback would restore the unconfirmed one); accepted again once confirmed', T, () => {
+test('a change while another is on trial is BUSY (a rollback would ' +
+  'restore the unconfirmed one); accepted again once confirmed', T, () => {
   const m = machine();
   try {
     set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });

@@ -129,7 +129,8 @@ test('a dead-lettered outbox row raises OUTBOX_DEAD_LETTER: an alarm event and t
   }
 });
 
-test('inside a session, the reader going vend and back is not sent per vend: the tick sends the latest; other changes go at once', T, async () => {
+test('inside a session, the reader going vend and back is not sent per ' +
+  'vend: the tick sends the latest; other changes go at once', T, async () => {
   const tmp = tempLedgerPath();
   const h = harness(tmp.path);
   try {

@@ -136,7 +136,8 @@ test('item 1: a signed command runs once; the same request again is a replay, re
   assert.equal(statSync(nonces).mode & 0o777, 0o600);
 });
 
-test('item 1: config.get shows no secret\'s path (token, password, keys) and no file path at all; doctor over the fleet shows no secret\'s path', T, async () => {
+test('item 1: config.get shows no secret\'s path (token, password, keys) and ' +
+  'no file path at all; doctor over the fleet shows no secret\'s path', T, async () => {
   const all = await watcher.command('config.get');
   assert.equal(all.ok, true);
   const text = JSON.stringify(all);
@@ -150,7 +151,8 @@ test('item 1: config.get shows no secret\'s path (token, password, keys) and no 
   assert.match(JSON.stringify(doctor), /secret-token/, 'the check itself is there');
 });
 
-test('item 1: qrvend fleet keygen writes the private key 0600 and prints only the public entry; fleet cmd --sign-key signs', T, async () => {
+test('item 1: qrvend fleet keygen writes the private key 0600 and ' +
+  'prints only the public entry; fleet cmd --sign-key signs', T, async () => {
   assert.equal(statSync(cliKeyFile).mode & 0o777, 0o600);
   const again = await runCli(['fleet', 'keygen', '--out', cliKeyFile]);
   assert.notEqual(again.code, 0, 'an existing key is never overwritten');
@@ -200,7 +202,8 @@ test('item 3: config.set refuses every key the fleet may not set, (a)-(d) of the
   assert.equal(started.outcome.kind, 'approved', JSON.stringify(started.outcome));
 });
 
-test('config.set writes only keys the allowlist names as written: __proto__ and an item alias "012" refused, amounts finer than the currency refused', T, async () => {
+test('config.set writes only keys the allowlist names as written: __proto__ and ' +
+  'an item alias "012" refused, amounts finer than the currency refused', T, async () => {
   // Parsed from JSON so __proto__ is a member (as the device parses it), not an object literal's prototype.
   const attempts: Array<{ set: string; code: string; message: RegExp }> = [
     { set: '{"catalog":{"__proto__":{"name":"x"}}}', code: 'BAD_ARGS', message: /args\.set\.catalog\.__proto__: .*MDB item number/ },
@@ -252,7 +255,8 @@ test('item 5: a flood of relayed Starts, unsigned and forged commands leaves eve
   await until(() => watcher.health.some((h) => (h.stats?.fleet?.droppedBy?.start ?? 0) > 0), 15_000, 'health to count the dropped Starts');
 });
 
-test('item 2: a retained service.restart and a retained config.set, both signed, never run: three starts in a row, no exit 75', { timeout: 120_000 }, async () => {
+test('item 2: a retained service.restart and a retained config.set, ' +
+  'both signed, never run: three starts in a row, no exit 75', { timeout: 120_000 }, async () => {
   await rig.stopAgent('SIGTERM');
   const set = { set: { mdb: { sessionIdleTimeoutMs: 41_000 } } };
   const retained = async (name: 'service.restart' | 'config.set', args: unknown, key: typeof ops) => {

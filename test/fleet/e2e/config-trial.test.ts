@@ -56,7 +56,10 @@ after(async () => {
 const mark = () => ({ events: watcher.events.length, statuses: watcher.statuses.length });
 type Mark = ReturnType<typeof mark>;
 
-/** The agent started after `m` is on the broker (its status is published after it subscribed) with CONFIG_ROLLED_BACK raised or not. */
+/**
+ * The agent started after `m` is on the broker (its status is published after
+ * it subscribed) with CONFIG_ROLLED_BACK raised or not.
+ */
 async function backOnline(m: Mark, rolledBack: boolean): Promise<void> {
   await until(() => watcher.statuses.slice(m.statuses).some((st) => st.online === true && ((st.alarms as string[] | undefined) ?? []).includes('CONFIG_ROLLED_BACK') === rolledBack), 20_000, `online, CONFIG_ROLLED_BACK ${rolledBack ? 'raised' : 'clear'}`);
 }
@@ -67,7 +70,8 @@ async function alarmAfter(m: Mark, state: 'raised' | 'cleared'): Promise<void> {
 
 const errorOf = (reply: Awaited<ReturnType<FleetWatcher['command']>>) => (reply.ok ? null : reply.error);
 
-test('the reported config.set (start.secretTokenFile=/nonexistent) is refused naming the key, even signed; nothing is written; the agent runs on', T, async () => {
+test('the reported config.set (start.secretTokenFile=/nonexistent) is refused ' +
+  'naming the key, even signed; nothing is written; the agent runs on', T, async () => {
   // The allowlist answers first (no start.* key is the fleet's); the start checks behind it
   // (checkConfigSet's CONFIG_INVALID "the agent would not start on it") are unit-tested in
   // test/fleet/device/config-change.test.ts, since no allowed key can fail them today.
@@ -80,7 +84,8 @@ test('the reported config.set (start.secretTokenFile=/nonexistent) is refused na
   assert.equal((await watcher.command('ping')).ok, true);
 });
 
-test('a trial start the start checks refuse (its SecretToken file gone): it exits 75, not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 90_000 }, async () => {
+test('a trial start the start checks refuse (its SecretToken file gone): it exits 75, ' +
+  'not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 90_000 }, async () => {
   const site = readFileSync(rig.configFile);
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
   assert.equal(set.ok, true, JSON.stringify(set));
@@ -111,7 +116,8 @@ test('a trial start the start checks refuse (its SecretToken file gone): it exit
   assert.equal((await watcher.command('ping')).ok, true);
 });
 
-test('a good change is confirmed only after the machine\'s probe came back on its own command topic; CONFIG_ROLLED_BACK clears', { timeout: 90_000 }, async () => {
+test('a good change is confirmed only after the machine\'s probe came ' +
+  'back on its own command topic; CONFIG_ROLLED_BACK clears', { timeout: 90_000 }, async () => {
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
   assert.equal(set.ok, true, JSON.stringify(set));
   await serviceEnded(rig, rig.agent!);

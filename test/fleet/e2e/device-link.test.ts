@@ -143,7 +143,8 @@ test('a sale appears as exactly one event, removed from the queue once the broke
   assert.equal(salesOf(txId).length, 1);
 });
 
-test('a cash sale the VMC reports (paid to another device) appears as exactly one cash-sale event; nothing goes to the gateway', T, async () => {
+test('a cash sale the VMC reports (paid to another device) appears as ' +
+  'exactly one cash-sale event; nothing goes to the gateway', T, async () => {
   const before = Object.keys(rig.gateway.ledger().transactions).length;
   reportCashSale(rig.vmc, 21, 1.15);
   const event = (await watcher.waitForEvent((e) => e.kind === 'cash-sale' && e.item === 21, 10_000, 'the cash-sale event')) as CashSaleEvent;
@@ -162,7 +163,8 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   // Bad JSON and an oversize payload: no body to read a correlationId from, so the reply goes to the
   // default reply topic with correlationId null.
   watcher.publishRaw('ping', '{"correlationId": "cid-bad", ');
-  // Over the 64 KiB payload limit but under the MQTT packet bound: bigger ones never reach the device with MQTT 5 (test/relay/packet-size.test.ts).
+  // Over the 64 KiB payload limit but under the MQTT packet bound: bigger ones never reach the device with MQTT 5
+  // (test/relay/packet-size.test.ts).
   watcher.publishRaw('doctor', JSON.stringify({ args: { pad: 'x'.repeat(66_000) } }));
   const badPayload = (command: string) => watcher.replies.find((r) => r.command === command && !r.ok && r.error.code === 'BAD_PAYLOAD' && r.correlationId === null);
   await until(() => badPayload('ping') !== undefined && badPayload('doctor') !== undefined, 10_000, 'BAD_PAYLOAD replies to bad JSON and to an oversize payload');
@@ -201,7 +203,8 @@ test('a command flood is bounded: most of it is dropped unanswered, and the devi
   // Every flooded command is accounted for: answered, or counted as dropped (by the key's
   // budget, or the signature checks' before it) in a later health message (every 5 s).
   await until(() => answered() + (droppedSoFar() - droppedBefore) === ids.length, 30_000, 'every flooded command answered or counted as dropped').catch((err) => {
-    throw new Error(`${err.message}: ${answered()} answered, dropped ${droppedBefore} before, ${JSON.stringify(watcher.health.at(-1)?.stats?.fleet)}`);
+    throw new Error(`${err.message}: ${answered()} answered, dropped ${droppedBefore} ` +
+      `before, ${JSON.stringify(watcher.health.at(-1)?.stats?.fleet)}`);
   });
   const elapsedS = (performance.now() - started) / 1000;
   const dropped = droppedSoFar() - droppedBefore;
@@ -258,7 +261,8 @@ test('kill -9 between the ledger write and the publish: the event arrives after 
   assert.equal(salesOf(txId).length, 1);
 });
 
-test('reader.disable takes the reader out of service after the running session; the VMC sees it disabled; a restart keeps it', { timeout: 60_000 }, async () => {
+test('reader.disable takes the reader out of service after the ' +
+  'running session; the VMC sees it disabled; a restart keeps it', { timeout: 60_000 }, async () => {
   const session = await openSession(rig);
   const disabled = await watcher.command('reader.disable');
   assert.deepEqual(disabled.ok && disabled.result, { readerDisabledRemotely: true, takesEffect: 'after the running session' });
@@ -345,7 +349,8 @@ test('a corrupt overlay is set aside with CONFIG_OVERLAY_REJECTED and the daemon
   assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 30_000 }, 'the site file\'s value');
 });
 
-test('a good config.set on a read-only site file is applied by the restart, kept once healthy, and clears CONFIG_ROLLED_BACK', { timeout: 60_000 }, async () => {
+test('a good config.set on a read-only site file is applied by the ' +
+  'restart, kept once healthy, and clears CONFIG_ROLLED_BACK', { timeout: 60_000 }, async () => {
   chmodSync(rig.configFile, 0o444);
   const before = readFileSync(rig.configFile);
   const agent = rig.agent!;

@@ -93,7 +93,8 @@ test('a signed dex.read reads the VMC over DEX/UCS, stores the audit, publishes 
   }
 });
 
-test('scheduled reads (dex.intervalS) read a VMC that resets its interval counters on read: one series, sales from lifetime counters', { timeout: 120_000 }, async () => {
+test('scheduled reads (dex.intervalS) read a VMC that resets its ' +
+  'interval counters on read: one series, sales from lifetime counters', { timeout: 120_000 }, async () => {
   const broker = await startTestBroker();
   const dexPty = await createPtyPair();
   const files = [fixture('vmc-a1.dex'), fixture('vmc-a2.dex'), fixture('vmc-a3-reset-on-read.dex')];
@@ -124,7 +125,8 @@ test('scheduled reads (dex.intervalS) read a VMC that resets its interval counte
   }
 });
 
-test('auto finds a DDCMP VMC through the daemon; a VMC that never answers fails dex.read and raises DEX_READ_FAILED after 3 reads', { timeout: 180_000 }, async () => {
+test('auto finds a DDCMP VMC through the daemon; a VMC that never ' +
+  'answers fails dex.read and raises DEX_READ_FAILED after 3 reads', { timeout: 180_000 }, async () => {
   const broker = await startTestBroker();
   const scratch = mkdtempSync(join(tmpdir(), 'qrvend-dex-e2e-'));
   const dexPty = await createPtyPair();

@@ -84,7 +84,8 @@ async function stopPost(agent: AgentProcess): Promise<ScriptRun> {
   return runScript(argv[0]!, argv.slice(1), { env: { DPKG_ROOT: root, ...ended }, timeoutMs: 20_000 });
 }
 
-test('a healthy trial start (reader enabled, payment side ready, own command topic round trip) writes healthy.json; the stop hook then keeps the release', { timeout: 90_000 }, async () => {
+test('a healthy trial start (reader enabled, payment side ready, own command topic ' +
+  'round trip) writes healthy.json; the stop hook then keeps the release', { timeout: 90_000 }, async () => {
   await onTrial();
   const agent = await rig.startAgent(30_000);
   // The line comes after the file (written durably first): once it is in, so is the file.
@@ -106,7 +107,8 @@ test('a healthy trial start (reader enabled, payment side ready, own command top
   assert.equal(current(), `releases/${VERSION}`);
 });
 
-test('a trial start that crashes before it is healthy is rolled back by the stop hook; the previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 120_000 }, async () => {
+test('a trial start that crashes before it is healthy is rolled back by the stop hook; the ' +
+  'previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 120_000 }, async () => {
   await onTrial();
   const agent = await rig.startAgentProcessOnly();
   agent.child.kill('SIGKILL');
@@ -118,7 +120,8 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   const events = watcher.events.length;
   const back = await rig.startAgent(30_000);
   const raised = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'UPDATE_ROLLED_BACK' && e.state === 'raised', 30_000, 'UPDATE_ROLLED_BACK raised');
-  assert.match(JSON.stringify(raised), new RegExp(`release ${VERSION.replaceAll('.', '\\.')} was rolled back to ${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`));
+  assert.match(JSON.stringify(raised), new RegExp(`release ${VERSION.replaceAll('.', '\\.')} was rolled back to ` +
+    `${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`));
   assert.ok(watcher.events.indexOf(raised) >= events);
   await back.waitForLog((l) => l.event === 'update.rolled-back', 10_000, 'the rollback in the journal');
   assert.equal(back.logs.filter((l) => l.event === 'update.rolled-back').length, 1);
@@ -137,7 +140,8 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   await rig.stopAgent('SIGTERM');
 });
 
-test('a trial start its start checks refuse (SecretToken file gone) exits 75, not 78, so that systemd restarts it on the previous release', { timeout: 90_000 }, async () => {
+test('a trial start its start checks refuse (SecretToken file gone) exits ' +
+  '75, not 78, so that systemd restarts it on the previous release', { timeout: 90_000 }, async () => {
   await onTrial();
   const tokenFile = join(rig.dir, 'secret-token');
   const token = readFileSync(tokenFile);

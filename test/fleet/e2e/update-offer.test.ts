@@ -134,7 +134,8 @@ test('a tampered artifact: fetched, refused by its sha256, nothing to activate',
   assert.equal(rig.agent?.child.exitCode, null, 'still running');
 });
 
-test('an offer during a session: the cut download resumes, activation waits for the session end, then activate.json and exit 75', T, async (t) => {
+test('an offer during a session: the cut download resumes, activation ' +
+  'waits for the session end, then activate.json and exit 75', T, async (t) => {
   if (skipWithoutTls(t)) return;
   const agent = rig.agent!;
   const session = await openSession(rig);
@@ -173,7 +174,8 @@ test('the next start: a refused activation is reported failed; restart.json rest
   const failed = await watcher.waitForEvent((e) => e.kind === 'update' && e.version === '9.1.0' && e.state === 'failed', 30_000, 'failed after a refused activation');
   assert.match((failed as UpdateEvent).detail ?? '', /refused by the test/);
   assert.equal(existsSync(join(updatesDir, 'activation-refused.json')), false);
-  // The session that ran during the offer ended once, cleanly: one Cancel (nothing was sold), before or after the restart.
+  // The session that ran during the offer ended once, cleanly: one Cancel
+  // (nothing was sold), before or after the restart.
   const closed = await waitTx(rig, sessionTx, (x) => x.state === 'cancelled', 'the Cancel of the session that ran during the offer', 30_000);
   assert.equal(closed.accepted.Cancel, 1);
   assert.equal(closed.accepted.Settlement, 0);

@@ -139,7 +139,8 @@ test('no outcome within the batch timeout: timed out (a failure), from the time 
   assert.deepEqual(offerNext(s).ids, ['c']);
 });
 
-test('machines whose offer was being sent when the run stopped are offered again first; reports before an offer are ignored', { timeout: 5_000 }, () => {
+test('machines whose offer was being sent when the run stopped are ' +
+  'offered again first; reports before an offer are ignored', { timeout: 5_000 }, () => {
   let s = rollout(['a', 'b', 'c'], { first: 2 });
   s = startBatch(s, 0, ['a', 'b'], 'now');
   s = markOffered(s, 'a');

@@ -87,7 +87,7 @@ test('the request ended while the QR was generated: recorded issued and cancelle
   assert.deepEqual(state, { tag: 'closed', ctx, result: 'cancelled' });
 });
 
-test('polls count up; the poll whose interval reaches the deadline is the last; a poll in flight is not doubled', () => {
+test('polls count up; the poll whose interval reaches the deadline is the last; one in flight is not doubled', () => {
   const polling = run([generated]).state;
   const first = step(polling, { tag: 'poll-due', nowMs: 1_000 });
   assert.deepEqual(plain(first.effects), [{ tag: 'inquire', attempt: 1, isLast: false, qr }]);
@@ -118,7 +118,7 @@ test('paid: recorded paid (in minor units) and vend-approved before the VMC is t
   assert.deepEqual(vended.state, { tag: 'closed', ctx, result: 'vended' });
 });
 
-test('paid one cent short: denied first, recorded paid with what was paid, voided with reason 3, told on screen', () => {
+test('paid one cent short: denied first, recorded paid with what was paid, voided (reason 3), told on screen', () => {
   const short = '{"SrvTranId":"S9","AuthAmount":0.28}';
   const { state, last } = run([generated, { tag: 'poll-due', nowMs: 1 }, { tag: 'inquired', outcome: { kind: 'approved', response: {}, bodyText: `{"PaymentInfo":${short}}`, elapsedMs: 1 } }]);
   const reason = { reasonCode: 3, reasonText: 'amount paid below price: paid 0.28, price 0.29' };
@@ -167,7 +167,8 @@ test('after payment: a failed vend voids with 3, a consumer cancel with 2, a dro
   assert.deepEqual(step(paidState, { tag: 'poll-due', nowMs: 5 }), { state: paidState, effects: [] });
 });
 
-test('inquiry verdicts: pending and timed-out decide only on the last poll; retryable codes and transport are unknown', () => {
+test('inquiry verdicts: pending and timed-out decide only on the ' +
+  'last poll; retryable codes and transport are unknown', () => {
   const d = (code: number) => ({ kind: 'declined' as const, code, message: null, response: {}, elapsedMs: 1 });
   assert.equal(inquiryVerdict(d(993), false), 'pending');
   assert.equal(inquiryVerdict(d(993), true), 'unpaid');

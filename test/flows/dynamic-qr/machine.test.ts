@@ -80,7 +80,8 @@ for (const outcome of ['success', 'reset'] as const) {
 }
 
 for (const outcome of ['failed', 'cancelled', 'timeout', 'expired'] as const) {
-  test(`vend ${outcome} after payment voids with the approving PaymentInfo, reason ${outcome === 'cancelled' ? 2 : 3}`, () => {
+  test(`vend ${outcome} after payment voids with the approving ` +
+    `PaymentInfo, reason ${outcome === 'cancelled' ? 2 : 3}`, () => {
     const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paid, { tag: 'vend-result', outcome }]);
     assert.deepEqual(state.tag === 'closed' && state.result, 'voided');
     const v = effects.find((e) => e.tag === 'void');
@@ -90,7 +91,7 @@ for (const outcome of ['failed', 'cancelled', 'timeout', 'expired'] as const) {
   });
 }
 
-test('approved for less than the price (0.50 for 1.50): vend denied, Void reason 3 with the approving PaymentInfo', () => {
+test('approved below the price (0.50 of 1.50): vend denied, Void reason 3 with the approving PaymentInfo', () => {
   const short = '{"SrvTranId":"S1","RRN":"RRN1","AuthAmount":0.50,"AuthCode":"A1"}';
   const { state, effects } = run([generatedOk, { tag: 'poll-due', nowMs: 1000 }, paidWith(short)]);
   assert.equal(state.tag === 'closed' && state.result, 'voided');
@@ -113,7 +114,8 @@ test('one cent short is short, exactly: 1.49 and 1.499 deny; 1.50, 1.500 and mor
   }
 });
 
-test('paid in another currency than asked (a refused approval): the vend is denied and the payment voided with its own PaymentInfo', () => {
+test('paid in another currency than asked (a refused approval): the ' +
+  'vend is denied and the payment voided with its own PaymentInfo', () => {
   const foreign = '{"SrvTranId":"S1","AuthAmount":1.50}';
   const refused: DynamicQrInput = {
     tag: 'inquired',

@@ -58,7 +58,7 @@ test('a QR answer without QRCode or QRData: shown as empty text, the ids recorde
   assert.deepEqual(effects[0], { tag: 'record', record: { tag: 'qr-issued', qr: { qrCode: '', rrn: null, srvTranId: null, channelId: null } } });
 });
 
-test('paid in another currency after the vend request ended: voided with its PaymentInfo, no deny (the VMC gave up)', () => {
+test('paid in another currency after the vend request ended: voided with its PaymentInfo, no deny', () => {
   const pi = '{"SrvTranId":"S2","AuthAmount":4.35}';
   const foreign: DynamicQrInput = {
     tag: 'inquired',

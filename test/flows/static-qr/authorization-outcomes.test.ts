@@ -221,7 +221,8 @@ test('a vend denied in the session for its age limit says so on the screen; any 
   assert.equal(flow.activeTxId, TX, 'the session goes on');
 });
 
-test('a held (relayed) Start never confirmed: closed as declined 30, no Authorization, the slot free; another id changes nothing', T, async () => {
+test('a held (relayed) Start never confirmed: closed as declined 30, ' +
+  'no Authorization, the slot free; another id changes nothing', T, async () => {
   answer = approvedWith('{"SrvTranId":"S1","AuthAmount":5}');
   const start = { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX };
   await flow.accept(start as StartRequest, { held: true });

@@ -29,7 +29,8 @@ test('the codes are the gateway interface\'s: 2 by the consumer, 3 by the machin
 test('every session end reason and approved-vend count gets its ReasonCode', () => {
   const expected = (reason: SessionEndReason, approvedVends: number): number => {
     if (reason === 'consumer-cancel') return 2; // the consumer's choice, whatever was tried before
-    if (reason === 'complete') return approvedVends === 0 ? 2 : 3; // ended by the VMC: nothing tried is the consumer walking away
+    // ended by the VMC: nothing tried is the consumer walking away
+    if (reason === 'complete') return approvedVends === 0 ? 2 : 3;
     return 3;
   };
   for (const reason of Object.keys(EVERY_REASON) as SessionEndReason[]) {

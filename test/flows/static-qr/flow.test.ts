@@ -172,7 +172,7 @@ test('an item denied for its age limit: the display says why', async () => {
   assert.equal(shown.length, before, 'a funds denial is the VMC\'s to show');
 });
 
-test('a vend write refused mid-session: the session is stopped, and the vend still reaches the Settlement', async () => {
+test('a vend write refused mid-session: the session is stopped, the vend still reaches the Settlement', async () => {
   await openSession();
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
   failing = new Set(['recordVendResult']);
@@ -184,7 +184,7 @@ test('a vend write refused mid-session: the session is stopped, and the vend sti
   assert.equal(outboxBody('Settlement').BasicInfo.Amount, 1.5);
 });
 
-test('one commit per vend: the session opening and the approval are written with the outcome, none before', async () => {
+test('one commit per vend: the session opening and approval are written with the outcome, none before', async () => {
   await openSession();
   assert.equal(ledger.getTransaction(TX)?.state, 'authorized', 'session.started alone writes nothing');
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
@@ -227,7 +227,7 @@ test('a Start answered without the endpoint (relayed) is authorized on the next 
   assert.equal(authRequests.length, 1);
 });
 
-test('the closing refused by the disk is kept and written when the disk is back; recovery leaves it alone meanwhile', async () => {
+test('a closing the disk refused is kept, written once the disk is back; recovery leaves it alone', async () => {
   await openSession();
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 2, item: 3 });
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
@@ -253,7 +253,7 @@ test('a vend with no result when the session ends is not charged: Cancel, Reason
   assert.deepEqual(body.PaymentInfo, PAYMENT_INFO);
 });
 
-test('the VMC ends the session: Cancel ReasonCode 2 when nothing was approved, 3 when an approved vend failed', async () => {
+test('the VMC ends the session: Cancel ReasonCode 2 if nothing was approved, 3 if an approved vend fails', async () => {
   await openSession();
   flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
   assert.equal(outboxBody('Cancel').ReasonCode, 2, 'no selection: the consumer walked away');
@@ -290,7 +290,8 @@ const settlements: Array<{ currency: Currency; prices: number[]; total: number }
   { currency: { decimalPlaces: 3, currencyCode: 'KWD', currencyNumeric: '414', preauthAmount: 10 }, prices: [0.295, 1.005, 4.35], total: 5.65 },
 ];
 for (const { currency, prices, total } of settlements) {
-  test(`${currency.currencyCode} (${currency.decimalPlaces} decimals): the Settlement of ${prices.join(' + ')} is ${total}, every price as sold`, async () => {
+  test(`${currency.currencyCode} (${currency.decimalPlaces} decimals): the ` +
+    `Settlement of ${prices.join(' + ')} is ${total}, every price as sold`, async () => {
     ledger.close();
     rmSync(dir, { recursive: true, force: true });
     setUp(currency);

@@ -46,7 +46,8 @@ test('the address key refused under both spellings keeps the reader disabled and
   assert.notEqual(h.model.configRefused, null);
 });
 
-test('a firmware that knows only mdb-addr: the address is set under that name, then C,1; a site that names the key gets no second try', T, () => {
+test('a firmware that knows only mdb-addr: the address is set under that ' +
+  'name, then C,1; a site that names the key gets no second try', T, () => {
   const h = new Harness();
   h.feed(linkUp, line('c,0'), line('c,ERR,SETCONF -1'), ...oks(h.cfg.setconf.length - 1));
   assert.deepEqual(sent(h.feed(line('c,SET,OK'))), ['C,1', 'V']);
@@ -110,7 +111,8 @@ test('session profiles: an unused virtual session is refreshed; without multi-ve
   assert.deepEqual(sent(h.feed(line('c,VEND,SUCCESS'))), ['C,STOP'], 'single vend: the session ends');
 });
 
-test('a C,0 garbled at link open (glued to a line the board had half-received): the refusals behind it name no key; the link is opened again and the sequence resent', T, () => {
+test('a C,0 garbled at link open (glued to a line the board had half-received): the ' +
+  'refusals behind it name no key; the link is opened again and the sequence resent', T, () => {
   // Seen on the emulated Pi after a power cut: the tty echoed the board's polls back to it until
   // the port was set raw, so the board read `r,ACC,0`, stayed enabled and refused every SETCONF.
   const h = new Harness();

@@ -97,7 +97,8 @@ test('a hold during a paid session waits for the session to end before disabling
   assert.deepEqual(sent(h.feed(line('c,STATUS,ENABLED'))), ['C,0']);
 });
 
-test('shutdown with a Dynamic QR vend waiting for payment: its request ends as the machine\'s doing, not the consumer\'s', () => {
+test('shutdown with a Dynamic QR vend waiting for payment: its ' +
+  'request ends as the machine\'s doing, not the consumer\'s', () => {
   // byConsumer decides the reason code of the Void downstream.
   const h = reach.DynamicAwaitingPayment();
   const ended = posted(h.feed({ kind: 'shutdown' }));
@@ -144,7 +145,8 @@ test('the link lost while out of service: the reader is enabled again by the nex
   assert.equal(h.model.hostDisabled, false, 'the C,0 written before the link was lost no longer stands');
 });
 
-test('a session the consumer cancelled a selection in, then disabled by the VMC, ends as disabled, not as the consumer\'s cancel', () => {
+test('a session the consumer cancelled a selection in, then disabled ' +
+  'by the VMC, ends as disabled, not as the consumer\'s cancel', () => {
   // consumer-cancel is kept for a session that ends on its own (c,STATUS,ENABLED); a disable is the machine's doing.
   const h = reach.SessionIdle();
   h.feed(line('c,ERR,VEND 1'));

@@ -56,7 +56,8 @@ test("the payment side's health and lifecycle messages do not move the reader", 
   }
 });
 
-test('the link lost with a Dynamic QR vend waiting for payment: the request ends as the machine\'s doing, not the consumer\'s', () => {
+test('the link lost with a Dynamic QR vend waiting for payment: the ' +
+  'request ends as the machine\'s doing, not the consumer\'s', () => {
   const h = reach.DynamicAwaitingPayment();
   const out = h.feed({ kind: 'link.down', reason: 'unplugged' });
   const ended = posted(out).filter((m) => m.type === 'vend.request.ended');

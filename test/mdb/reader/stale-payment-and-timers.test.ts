@@ -53,7 +53,8 @@ test('a vend-result timer that fires while a Dynamic QR vend waits for payment r
   assert.ok(h.model.state.kind === 'Vend' && h.model.state.vend.phase === 'awaiting-payment');
 });
 
-test('a Dynamic QR dispense with no result in time outside a session: timeout reported, the reader enabled with no stop', () => {
+test('a Dynamic QR dispense with no result in time outside a ' +
+  'session: timeout reported, the reader enabled with no stop', () => {
   const h = reach.DynamicAwaitingResult();
   const out = h.feed(timeout('vend-result'));
   assert.deepEqual(posted(out).map((m) => m.type === 'vend.result' && m.outcome), ['timeout']);
@@ -101,7 +102,7 @@ test('a session.cancel for a session already closing is refused as stale, with n
   assert.equal(h.state, 'Stopping');
 });
 
-test('a session.cancel during a static dispense: the dispense finishes, then the session stops as a reader cancel', () => {
+test('a session.cancel during a static dispense: the dispense ends, then the session stops as a reader cancel', () => {
   const h = reach.VendStatic(); // T1 funds 5.00, vend 1.50 approved
   const during = h.feed(pay({ type: 'session.cancel', txId: 'T1', reason: 'operator' }));
   assert.deepEqual(sent(during), [], 'the dispense is not interrupted');

@@ -47,7 +47,8 @@ test('the charging rule: success and reset are charged, nothing else', () => {
 for (const e of endings) {
   const charged = isChargedVend(e.outcome);
 
-  test(`static session, vend of 1.15 approved, then ${e.name}: vend.result ${e.outcome}, ${charged ? 'charged' : 'not charged'}`, () => {
+  test(`static session, vend of 1.15 approved, then ${e.name}: ` +
+    `vend.result ${e.outcome}, ${charged ? 'charged' : 'not charged'}`, () => {
     const h: Harness = reach.VendStatic();
     // VendStatic approved 1.50; use a second session-funded vend at 1.15 to keep amounts off whole units.
     h.feed(line('c,VEND,SUCCESS'), line('c,STATUS,VEND,1.15,13'));

@@ -109,7 +109,7 @@ test('a paid Start queued behind a virtual session: a repeated session.begin for
   assert.ok(h.model.state.kind === 'Starting' && h.model.state.purpose.kind === 'static' && h.model.state.purpose.txId === 'T2');
 });
 
-test('a virtual session refreshing on its own: a session.begin meanwhile is refused as the previous session closing', () => {
+test('a virtual session refreshing itself: a session.begin meanwhile is refused as the previous one closing', () => {
   const h = virtualIdle({ sessionRefreshMs: 240_000 });
   h.feed(timeout('session-refresh'));
   assert.ok(h.model.state.kind === 'Stopping' && h.model.state.then === null);
@@ -117,7 +117,8 @@ test('a virtual session refreshing on its own: a session.begin meanwhile is refu
   assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T3', reason: 'the previous session is still closing' }]);
 });
 
-test('a virtual session that does not close in time: the paid Start queued behind it is refused, a fresh virtual session opens', () => {
+test('a virtual session that does not close in time: the paid Start ' +
+  'queued behind it is refused, a fresh virtual session opens', () => {
   const h = paidStartQueued();
   const out = h.feed(timeout('board-answer'));
   assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T2', reason: 'the previous session did not close in time' }]);
@@ -145,7 +146,7 @@ test('no virtual session opens while sessions are refused, out of service, held 
   }
 });
 
-test('mdb.multiVend off applies to virtual sessions only: a paid session with funds left stays open after a vend', () => {
+test('mdb.multiVend off applies to virtual sessions only: a paid session with funds left stays open on a vend', () => {
   const h = reach.SessionIdle(readerConfig({ multiVend: false })); // T1, funds 5.00
   h.feed(line('c,STATUS,VEND,1.50,12'));
   const out = h.feed(line('c,VEND,SUCCESS'));

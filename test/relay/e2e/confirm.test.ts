@@ -80,7 +80,8 @@ test('the normal path still approves and authorizes (the confirmation is one mor
   const answeredAt = performance.now();
   assert.equal(start.outcome.kind, 'approved', JSON.stringify(start.outcome));
   await waitTx(rig, transactionId, (r) => r.requests.Authorization === 1, 'the Authorization');
-  t.diagnostic(`wallet's Approved to the Authorization at the gateway: ${Math.round(performance.now() - answeredAt)} ms (loopback)`);
+  t.diagnostic(`wallet's Approved to the Authorization at the gateway: ` +
+    `${Math.round(performance.now() - answeredAt)} ms (loopback)`);
   await opened;
   await buy(rig, 12, 1.5);
   assert.ok(rig.vmc.endSession());

@@ -43,7 +43,10 @@ const USERS = [
   { username: 'qrvend-relay', password: 'pw-relay-r1' },
   { username: 'broker-admin', password: 'pw-admin-a1' },
 ];
-/** Only for this test: an administrator of the broker, who can write anywhere (the ACL cannot stop a broker's own admin). */
+/**
+ * Only for this test: an administrator of the broker, who can write
+ * anywhere (the ACL cannot stop a broker's own admin).
+ */
 const ADMIN_ACL = '\nuser broker-admin\ntopic readwrite qrvend/#\n';
 
 let broker: TestBroker;
@@ -108,7 +111,10 @@ function startThrough(transactionId?: string): Promise<StartResult> {
   return sendStart({ url: relay.origin, integratorName: rig.integratorName, secretToken: rig.secretToken, terminalId: rig.terminalId, ...(transactionId ? { transactionId } : {}), timeoutMs: 10_000 });
 }
 
-/** A relayed Start the machine takes, a vend, the session closed and settled: the machine's own Approved reached the wallet. */
+/**
+ * A relayed Start the machine takes, a vend, the session closed and
+ * settled: the machine's own Approved reached the wallet.
+ */
 async function saleThrough(): Promise<string> {
   const opened = rig.nextCommand((c) => c.kind === 'start', 10_000, 'C,START');
   opened.catch(() => {});
@@ -149,7 +155,8 @@ before(async () => {
   const relayBroker = { url: broker.url, topicPrefix: PREFIX, protocolVersion, clientId: 'relay-forged', ...account('qrvend-relay') };
   relay = await startRelay(validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: relayBroker, timeoutMs: 3_000, ...kit.relayConfig() } }, 'test'), silentLogger());
   await until(machineOnline, 15_000, 'the relay to believe the machine online').catch((err) => {
-    throw new Error(`${(err as Error).message}: ${JSON.stringify(relay.stats().link)} ${JSON.stringify(rig.agent?.logs.filter((l) => l.level !== 'info' && l.level !== 'debug').slice(-5))}`);
+    throw new Error(`${(err as Error).message}: ${JSON.stringify(relay.stats().link)} ` +
+      `${JSON.stringify(rig.agent?.logs.filter((l) => l.level !== 'info' && l.level !== 'debug').slice(-5))}`);
   });
   operator = await login('qrvend-operator');
   forger = onMosquitto ? await login('broker-admin') : operator;
@@ -168,7 +175,8 @@ after(async () => {
   kit?.remove();
 });
 
-test('a forged offline status (unsigned, or signed by a key not the machine\'s) moves nothing: refused, counted, the machine still sells', T, async () => {
+test('a forged offline status (unsigned, or signed by a key not the ' +
+  'machine\'s) moves nothing: refused, counted, the machine still sells', T, async () => {
   const before = { ...refused().statusRefused };
   await forge(operator, topic('status'), '{"online":false}', { retain: true });
   // A key of the forger's own, made as keygen makes a machine key: not the one in the registry.
@@ -178,7 +186,8 @@ test('a forged offline status (unsigned, or signed by a key not the machine\'s) 
   const offline = { online: false, machineSig: stranger.status({ online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null }, Date.now()) };
   await forge(forger, topic('status'), '{"online":false}', { retain: true });
   await forge(forger, topic('status'), JSON.stringify(offline), { retain: true });
-  // The forgeries reached the relay once it counted the last one, or (a relay that believes them) once it saw the machine gone.
+  // The forgeries reached the relay once it counted the last one, or (a relay
+  // that believes them) once it saw the machine gone.
   await until(() => (refused().statusRefused['unknown-key'] ?? 0) > (before['unknown-key'] ?? 0) || !machineOnline(), 10_000, 'the forged statuses at the relay');
   assert.ok(machineOnline(), 'the relay still believes the machine online');
   await saleThrough();

@@ -43,7 +43,8 @@ describe('fault injector', () => {
 describe('behaviours', () => {
   it('the amount table', () => {
     assert.deepEqual(amountBehaviour('Authorization', 9.05), { kind: 'decline', code: 5 });
-    assert.deepEqual(amountBehaviour('Authorization', 9.5), { kind: 'decline', code: 50 }); // 9.50: code 50, unknown machine
+    // 9.50: code 50, unknown machine
+    assert.deepEqual(amountBehaviour('Authorization', 9.5), { kind: 'decline', code: 50 });
     assert.deepEqual(amountBehaviour('Authorization', 9.3), { kind: 'decline', code: 30 });
     assert.deepEqual(amountBehaviour('Authorization', 9.11), { kind: 'approve' }, '11 is not a decline code');
     assert.deepEqual(amountBehaviour('Settlement', 8.04), { kind: 'decline', code: 4 });

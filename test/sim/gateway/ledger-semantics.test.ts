@@ -69,7 +69,8 @@ describe('gateway simulator: static QR ledger', () => {
     assert.equal(view.summary.closedMoreThanOnce.length, 0);
   });
 
-  it('semantic declines: unknown transaction, above AuthAmount, products total, altered PaymentInfo, declined authorization', T, async () => {
+  it('semantic declines: unknown transaction, above AuthAmount, ' +
+    'products total, altered PaymentInfo, declined authorization', T, async () => {
     const unknown = await post(sim.url, 'Settlement', b.settlement({ txId: newTx(), amount: 1, paymentInfo: EMPTY, products: [], ...closes }));
     assert.equal(unknown.json.Status.Code, 2);
 
@@ -182,7 +183,8 @@ describe('gateway simulator: dynamic QR ledger', () => {
     assert.equal(sim.ledger().transactions[txId]?.state, 'qr-declined');
   });
 
-  it('declined, then voided as an unknown outcome (IsGatewayTimeout): nothing was taken, the Void succeeds; a plain Void is still refused', T, async () => {
+  it('declined, then voided as an unknown outcome (IsGatewayTimeout): ' +
+    'nothing was taken, the Void succeeds; a plain Void is still refused', T, async () => {
     const { txId, pi } = await generate(8.01);
     assert.equal((await inquire(txId, 8.01, pi, 1)).json.Status.Code, 1);
     const plain = await post(sim.url, 'Void', b.void({ txId, amount: 8.01, paymentInfo: pi, reasonCode: 3, ...closes }));

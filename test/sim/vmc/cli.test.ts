@@ -1,4 +1,7 @@
-/** `qrvend sim vmc` as a technician runs it: a separate process on the VMC end of a pty pair (made by the test, or by the simulator itself with --agent-pty). */
+/**
+ * `qrvend sim vmc` as a technician runs it: a separate process on the VMC end of a pty pair (made by the test, or by
+ * the simulator itself with --agent-pty).
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

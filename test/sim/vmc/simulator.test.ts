@@ -171,7 +171,8 @@ test('noise lines are terminated and never valid', { timeout: 10_000 }, async ()
 });
 
 test('the script is parsed strictly, with the line number in the error', () => {
-  const steps = parseScript('# a demo\nenable\nselect 12 1.50   # cola\nsuccess\nfail\nfail 5\nwait 500\nsilent 5000\nnoise 100\nauto success\nend\n');
+  const steps = parseScript('# a demo\nenable\nselect 12 1.50   # cola\nsuccess\nfail\nfail ' +
+    '5\nwait 500\nsilent 5000\nnoise 100\nauto success\nend\n');
   assert.deepEqual(steps, [
     { op: 'enable' },
     { op: 'select', item: 12, price: 1.5 },

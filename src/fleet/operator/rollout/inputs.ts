@@ -17,7 +17,8 @@ export function readManifestFile(path: string, nowMs: number): UpdateManifest {
     throw new QrvendError(ErrorCodes.UPDATE_MANIFEST_INVALID, `the manifest ${path} is refused: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, { hint: 'is it signed? `npm run release -- --sign KEY` makes a signed manifest' });
   }
   if (parsed.data.signature.expiresAt <= nowMs) {
-    throw new QrvendError(ErrorCodes.UPDATE_SIGNATURE_REFUSED, `the manifest ${path} expired at ${new Date(parsed.data.signature.expiresAt).toISOString()}: every machine would refuse it`, { hint: 'sign the release again' });
+    throw new QrvendError(ErrorCodes.UPDATE_SIGNATURE_REFUSED, `the manifest ${path} expired at ` +
+      `${new Date(parsed.data.signature.expiresAt).toISOString()}: every machine would refuse it`, { hint: 'sign the release again' });
   }
   return parsed.data;
 }

@@ -164,7 +164,8 @@ export function nextStep(state: RolloutState, batchWaitedMs: number): Step {
   const pending = state.targets.filter((t) => t.phase === 'pending');
   if (pending.length === 0) {
     const healthy = state.targets.filter((t) => t.outcome === 'healthy').length;
-    return { kind: 'complete', reason: `${healthy} of ${state.targets.length} machines healthy on ${state.manifest.version}, ${failed} failed (${limit} allowed)` };
+    return { kind: 'complete', reason: `${healthy} of ${state.targets.length} machines healthy on ` +
+      `${state.manifest.version}, ${failed} failed (${limit} allowed)` };
   }
   const index = state.batches.length;
   return { kind: 'offer', index, machineIds: pending.slice(0, batchSize(state.policy, index)).map((t) => t.machineId) };

@@ -39,7 +39,8 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
   let dirty = false;
   const version = state.manifest.version;
   const shown = new Map<string, { state: string; bytes: number | null }>();
-  // A state is shown once per machine, whether its event or its retained status says it first; download progress each time it moves.
+  // A state is shown once per machine, whether its event or its retained status
+  // says it first; download progress each time it moves.
   const show = (record: Extract<RolloutRecord, { type: 'state' }>) => {
     const last = shown.get(record.machineId);
     if (last !== undefined && last.state === record.state && (record.progress === null || record.progress.bytes === last.bytes)) return;
