@@ -15,10 +15,11 @@ import type { Logger } from '../core/log.js';
 import type { MainToPayment, PaymentToMain, ReaderStatus } from '../ipc/messages.js';
 import { encodeCommand, NoiseCounter, parseBoardLine } from './codec/index.js';
 import { LinkSupervisor, type LinkStats, type OpenLink } from './transport/index.js';
-import { writeFileAtomic, writeFileAtomicAsync } from '../core/durable-file.js';
 import { DEVICE_ADDRESS } from '../config/board-keys.js';
 import { overridesOf, PROFILES } from '../config/mdb-profiles.js';
 import { VmcWatch, type VmcFacts } from './vmc-watch.js';
+import { VmcFactsWriter } from './facts-writer.js';
+import type { VendApproval } from '../ipc/vend-outcome.js';
 import {
   initialModel,
   isQuiescent,
@@ -66,10 +67,14 @@ export interface MachineLoopOptions {
   factsPath?: string | null;
   /** Monotonic clock for the VMC watch (default performance.now). */
   monotonicNow?: () => number;
+  /**
+   * The vend journal's approval record (src/ledger/vend-journal-writer.ts): called with the vend
+   * just before C,VEND,<amount> is written, synchronously (one write(2), no fsync).
+   */
+  journalApproval?: (approval: VendApproval) => void;
 }
 
-/** How often the VMC facts are looked at for the doctor's file (written only when they changed). */
-export const FACTS_WRITE_INTERVAL_MS = 2_000;
+export { FACTS_WRITE_INTERVAL_MS } from './facts-writer.js';
 
 export interface MachineLoopStats {
   state: ReaderState['kind'];
@@ -115,11 +120,8 @@ export class MachineLoop extends EventEmitter {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly watch: VmcWatch;
-  private factsTimer: NodeJS.Timeout | null = null;
+  private readonly facts: VmcFactsWriter | null;
   private holdTimer: NodeJS.Timeout | null = null;
-  private factsWriteFailed = false;
-  /** The facts write on the thread pool, while one runs. */
-  private factsWriting: Promise<unknown> | null = null;
 
   constructor(private readonly o: MachineLoopOptions) {
     super();
@@ -144,6 +146,7 @@ export class MachineLoop extends EventEmitter {
       resetLoop: { count: o.mdb.resetLoop.count, windowMs: o.mdb.resetLoop.windowS * 1000 },
       now: mono,
     });
+    this.facts = o.factsPath ? new VmcFactsWriter(o.factsPath, this.watch, o.log) : null;
     this.link = new LinkSupervisor({
       open: o.openTransport,
       devicePath: o.devicePath !== undefined ? o.devicePath : o.mdb.port === 'sim' ? null : o.mdb.port,
@@ -173,10 +176,7 @@ export class MachineLoop extends EventEmitter {
   start(): void {
     this.publishStatus();
     this.link.start();
-    if (this.o.factsPath) {
-      this.factsTimer = setInterval(() => this.writeFacts(), FACTS_WRITE_INTERVAL_MS);
-      this.factsTimer.unref();
-    }
+    this.facts?.start();
   }
 
   /** A message from the payment worker. */
@@ -217,10 +217,8 @@ export class MachineLoop extends EventEmitter {
     this.dispatch({ kind: 'shutdown.force' });
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
-    if (this.factsTimer) clearInterval(this.factsTimer);
     if (this.holdTimer) clearTimeout(this.holdTimer);
-    await this.factsWriting;
-    this.writeFacts(true);
+    await this.facts?.stop();
     this.refusalLog.flush();
     await this.link.stop();
   }
@@ -284,6 +282,10 @@ export class MachineLoop extends EventEmitter {
     switch (e.kind) {
       case 'send': {
         const line = encodeCommand(e.command, this.cfg.decimalPlaces);
+        // Journaled just before the write: once the VMC has an approval, a restart that never hears
+        // its result charges it (MDB 4.2 7.4.7, docs/decisions/sales-and-recovery.md). A link that
+        // is down drops the line, so the VMC never gets that approval: nothing to journal.
+        if (e.approval !== undefined && this.link.isUp) this.o.journalApproval?.(e.approval);
         if (!this.link.writeLine(line)) {
           this.counters.linesDropped += 1;
           return;
@@ -362,36 +364,6 @@ export class MachineLoop extends EventEmitter {
       this.dispatch({ kind: 'hold', reason: null });
     }, holdMs);
     this.holdTimer.unref();
-  }
-
-  /**
-   * The VMC facts for `qrvend doctor`, when they changed. On the timer the write runs on libuv's
-   * thread pool (the machine loop never waits for an fsync); at stop it is written at once, the
-   * vend loop being over. One write at a time: facts that change meanwhile go at the next tick.
-   */
-  private writeFacts(atStop = false): void {
-    const path = this.o.factsPath;
-    if (!path || this.factsWriting !== null) return;
-    this.watch.markTick();
-    const facts = this.watch.takeChanged();
-    if (facts === null) return;
-    const text = `${JSON.stringify(facts, null, 2)}\n`;
-    const failed = (err: unknown) => {
-      if (!this.factsWriteFailed) this.log.warn({ err: (err as Error).message, path }, 'MDB: could not write the VMC facts for qrvend doctor');
-      this.factsWriteFailed = true;
-    };
-    if (atStop) {
-      try {
-        writeFileAtomic(path, text, 0o644);
-        this.factsWriteFailed = false;
-      } catch (err) {
-        failed(err);
-      }
-      return;
-    }
-    this.factsWriting = writeFileAtomicAsync(path, text, 0o644)
-      .then(() => (this.factsWriteFailed = false), failed)
-      .finally(() => (this.factsWriting = null));
   }
 
   private async restartLink(reason: string): Promise<void> {
