@@ -67,14 +67,9 @@ export interface MachineLoopOptions {
   factsPath?: string | null;
   /** Monotonic clock for the VMC watch (default performance.now). */
   monotonicNow?: () => number;
-  /**
-   * The vend journal's approval record (src/ledger/vend-journal-writer.ts): called with the vend
-   * just before C,VEND,<amount> is written, synchronously (one write(2), no fsync).
-   */
+  /** The vend journal (src/ledger/vend-journal-writer.ts): each vend just before its C,VEND is written. */
   journalApproval?: (approval: VendApproval) => void;
 }
-
-export { FACTS_WRITE_INTERVAL_MS } from './facts-writer.js';
 
 export interface MachineLoopStats {
   state: ReaderState['kind'];
@@ -285,7 +280,7 @@ export class MachineLoop extends EventEmitter {
         // Journaled just before the write: once the VMC has an approval, a restart that never hears
         // its result charges it (MDB 4.2 7.4.7, docs/decisions/sales-and-recovery.md). A link that
         // is down drops the line, so the VMC never gets that approval: nothing to journal.
-        if (e.approval !== undefined && this.link.isUp) this.o.journalApproval?.(e.approval);
+        if (e.approval !== undefined && this.link.isUp) this.journalApproval(e.approval);
         if (!this.link.writeLine(line)) {
           this.counters.linesDropped += 1;
           return;
@@ -376,6 +371,15 @@ export class MachineLoop extends EventEmitter {
       }
     }
     if (!this.stopping) this.link.restart(reason);
+  }
+
+  /** The journal never holds up an approval: a failure of its own is logged, the line still goes. */
+  private journalApproval(approval: VendApproval): void {
+    try {
+      this.o.journalApproval?.(approval);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message, txId: approval.txId }, 'MDB: the vend journal failed');
+    }
   }
 
   private safePost(message: MainToPayment): void {
