@@ -6,8 +6,10 @@
  */
 import Database from 'better-sqlite3';
 import { existsSync } from 'node:fs';
-import { vendJournalPathFor } from '../../src/ledger/vend-journal.js';
 import { readJournal } from '../../src/ledger/vend-journal-reader.js';
+import { isApproval, vendJournalPathFor, vendKey } from '../../src/ledger/vend-journal.js';
+import type { ApprovalRecord, ResultRecord } from '../../src/ledger/vend-journal.js';
+import { isChargedVend } from '../../src/ipc/vend-outcome.js';
 
 export interface AgentTransaction {
   txId: string;
@@ -18,6 +20,11 @@ export interface AgentTransaction {
   recordedSoldMinor: number;
   /** Of those, kept only by the vend journal (not yet in the ledger): minor units and vends. */
   journalOnly?: { minor: number; vends: number };
+  /**
+   * Not in recordedSoldMinor: vends the journal held approved with no result anywhere, charged at
+   * the next start under MDB's reset rule (minor units and vends).
+   */
+  approvedOnly?: { minor: number; vends: number };
 }
 
 export interface AgentOutbox {
@@ -56,7 +63,9 @@ export function readAgentTransactions(path: string, sinceMs = 0): AgentTransacti
 
 /**
  * What the daemon had kept when it died: its ledger plus the charged results its vend journal held
- * (src/ledger/vend-journal.ts), which the next start records. A vend in both counts once.
+ * (src/ledger/vend-journal.ts), which the next start records. A vend in both counts once. Apart:
+ * the approvals the journal held with no result in the journal or the ledger, which the next start
+ * charges as a reset after VEND APPROVED (MDB 4.2 7.4.7; docs/decisions/sales-and-recovery.md).
  */
 export function readKeptAtKill(path: string, sinceMs: number): AgentTransaction[] {
   const txs = readAgentTransactions(path, sinceMs);
@@ -64,25 +73,42 @@ export function readKeptAtKill(path: string, sinceMs: number): AgentTransaction[
   if (journal.length === 0) return txs;
   const db = open(path);
   if (db === null) return txs;
+  const charged = journal.filter((r): r is ResultRecord => !isApproval(r) && isChargedVend(r.outcome));
+  const resulted = new Set(journal.filter((r) => !isApproval(r)).map(vendKey));
+  const approvedOnly = journal.filter((r): r is ApprovalRecord => isApproval(r) && !resulted.has(vendKey(r)));
   try {
-    const soldSeqs = db.prepare(`SELECT seq FROM vends WHERE tx_id = ? AND state IN ('success', 'reset')`);
+    const vendState = db.prepare('SELECT state FROM vends WHERE tx_id = ? AND seq = ?');
     const amount = db.prepare('SELECT amount_minor AS minor FROM transactions WHERE tx_id = ?');
+    const soldSeqs = db.prepare(`SELECT seq FROM vends WHERE tx_id = ? AND state IN ('success', 'reset')`);
     return txs.map((t) => {
-      const mine = journal.filter((r) => r.tx === t.txId);
-      if (mine.length === 0) return t;
+      let kept = t;
+      const results = charged.filter((r) => r.tx === t.txId);
+      const approvals = approvedOnly.filter((r) => r.tx === t.txId);
       if (t.flow === 'dynamic') {
-        if (t.recordedSoldMinor > 0) return t;
         const minor = (amount.get(t.txId) as { minor: number | null } | undefined)?.minor ?? 0;
-        return { ...t, recordedSoldMinor: minor, journalOnly: { minor, vends: 1 } };
+        if (t.recordedSoldMinor > 0) return t;
+        if (results.length > 0) return { ...t, recordedSoldMinor: minor, journalOnly: { minor, vends: 1 } };
+        const open = t.state === 'paid' || t.state === 'vend_approved';
+        return approvals.length > 0 && open ? { ...t, approvedOnly: { minor, vends: 1 } } : t;
       }
       const inLedger = new Set((soldSeqs.all(t.txId) as Array<{ seq: number }>).map((r) => r.seq));
       const extra = new Map<number, number>();
-      for (const r of mine) {
+      for (const r of results) {
         if (r.flow === 'static' && !inLedger.has(r.seq)) extra.set(r.seq, Math.round(r.price * 100));
       }
-      if (extra.size === 0) return t;
-      const minor = [...extra.values()].reduce((sum, m) => sum + m, 0);
-      return { ...t, recordedSoldMinor: t.recordedSoldMinor + minor, journalOnly: { minor, vends: extra.size } };
+      if (extra.size > 0) {
+        const minor = [...extra.values()].reduce((sum, m) => sum + m, 0);
+        kept = { ...t, recordedSoldMinor: t.recordedSoldMinor + minor, journalOnly: { minor, vends: extra.size } };
+      }
+      const sessionOpen = t.state === 'authorized' || t.state === 'session_open';
+      const charges = approvals.filter((r) => {
+        if (r.flow !== 'static' || !sessionOpen) return false;
+        const line = vendState.get(t.txId, r.seq) as { state: string } | undefined;
+        return line === undefined || line.state === 'approved';
+      });
+      if (charges.length === 0) return kept;
+      const minor = charges.reduce((sum, r) => sum + (r.flow === 'static' ? Math.round(r.price * 100) : 0), 0);
+      return { ...kept, approvedOnly: { minor, vends: charges.length } };
     });
   } finally {
     db.close();

@@ -14,12 +14,22 @@
  *     was still on its way to the daemon), or after it (the machine dispensed a vend it had
  *     approved while the reader was dead: no reader hears that result).
  * Anything else missing from the gateway is lost; a vend the journal kept must be charged.
+ *
+ * Its mirror (docs/decisions/sales-and-recovery.md): the journal also keeps each approval, written
+ * just before C,VEND goes to the board, and the next start charges an approval with no result in
+ * the journal or the ledger, because a reset after VEND APPROVED is a sale (MDB 4.2 7.4.7). When
+ * the VMC failed that vend (its failure line unread by the dead process, or written after the kill),
+ * the consumer is charged for a vend that failed. Such a vend is counted as "charged at a crash
+ * under MDB's reset rule", never inside chargedNotVended, only under the same conditions: a kill
+ * during the session; the approval journaled and no result in the journal or the ledger at the
+ * kill; the VMC's failure line written at most UNRECORDED_WINDOW_MS before the kill, or after it.
+ * Anything else charged above what was dispensed stays a finding.
  */
 import type { LedgerView, TxRecord } from '../../src/sim/gateway/index.js';
 import { owedVend, type SimSessionRecord } from '../../src/sim/vmc/index.js';
 import { checkSales, type SaleCheck } from '../../src/sim/checker.js';
 import type { AgentOutbox, AgentTransaction } from './agent-ledger.js';
-import type { Attempt } from './harness.js';
+import type { Attempt, VendSuccessMark } from './harness.js';
 
 /** Longest plausible time from c,VEND,SUCCESS on the wire to its ledger commit on a loaded 2-core box. */
 export const UNRECORDED_WINDOW_MS = 2_000;
@@ -57,6 +67,10 @@ export interface Audit {
   unrecordedAtCrash: { vends: number; minor: number; afterKill: number };
   /** Vends not in the ledger at a kill but kept by the vend journal (each one must be charged). */
   keptByJournal: { vends: number; minor: number };
+  /** Approvals the journal held with no result at a kill (charged at the next start under MDB's reset rule). */
+  approvedAtKill: { vends: number; minor: number };
+  /** Of those, vends the VMC failed inside the crash window: charged under MDB's reset rule, not dispensed. */
+  chargedByResetRule: { vends: number; minor: number; afterKill: number };
   /** The plain sale checker over the whole run (its "lost" equals unrecordedAtCrash + lostMinor). */
   aggregate: SaleCheck;
   findings: AuditFinding[];
@@ -70,6 +84,37 @@ function chargedFor(tx: TxRecord | undefined): number {
 }
 
 const closings = (tx: TxRecord) => tx.accepted.Settlement + tx.accepted.Cancel + tx.accepted.Void;
+
+/** What the daemon had kept for a session when it was killed (agent-ledger.ts, readKeptAtKill). */
+function keptAtKill(committed: readonly AgentTransaction[]) {
+  const kept = { recorded: 0, journal: { vends: 0, minor: 0 }, approved: { vends: 0, minor: 0 } };
+  for (const t of committed) {
+    kept.recorded += t.recordedSoldMinor;
+    kept.journal.vends += t.journalOnly?.vends ?? 0;
+    kept.journal.minor += t.journalOnly?.minor ?? 0;
+    kept.approved.vends += t.approvedOnly?.vends ?? 0;
+    kept.approved.minor += t.approvedOnly?.minor ?? 0;
+  }
+  return kept;
+}
+
+/**
+ * The last vends of `marks` that make up exactly `minor`, when every one of them came at most
+ * UNRECORDED_WINDOW_MS before the kill or after it; null otherwise.
+ */
+function inCrashWindow(marks: readonly VendSuccessMark[], killAtMs: number, minor: number) {
+  let left = minor;
+  let count = 0;
+  let afterKill = 0;
+  for (const mark of [...marks].reverse()) {
+    if (left <= 0) break;
+    if (!mark.afterKill && mark.atMs < killAtMs - UNRECORDED_WINDOW_MS) return null;
+    left -= mark.amountMinor;
+    count += 1;
+    if (mark.afterKill) afterKill += 1;
+  }
+  return left === 0 ? { count, afterKill } : null;
+}
 
 export function audit(input: {
   attempts: readonly Attempt[];
@@ -87,6 +132,8 @@ export function audit(input: {
   let vendsDispensed = 0;
   const unrecorded = { vends: 0, minor: 0, afterKill: 0 };
   const keptByJournal = { vends: 0, minor: 0 };
+  const approvedAtKill = { vends: 0, minor: 0 };
+  const resetRule = { vends: 0, minor: 0, afterKill: 0 };
   const known = new Set(agentTxs.map((t) => t.txId));
 
   attempts.forEach((a, i) => {
@@ -107,34 +154,42 @@ export function audit(input: {
 
     let owed = dispensed;
     if (a.kill !== null) {
-      const recorded = a.kill.committed.reduce((sum, t) => sum + t.recordedSoldMinor, 0);
-      for (const t of a.kill.committed) {
-        keptByJournal.vends += t.journalOnly?.vends ?? 0;
-        keptByJournal.minor += t.journalOnly?.minor ?? 0;
-      }
-      const missing = dispensed - recorded;
-      if (missing < 0) {
-        findings.push({ session: a.n, problem: `the ledger held ${recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}` });
-      } else if (missing > 0) {
+      const kept = keptAtKill(a.kill.committed);
+      keptByJournal.vends += kept.journal.vends;
+      keptByJournal.minor += kept.journal.minor;
+      approvedAtKill.vends += kept.approved.vends;
+      approvedAtKill.minor += kept.approved.minor;
+      // What the daemon owes by its own account: the sold results it kept, and the approvals with none.
+      const due = kept.recorded + kept.approved.minor;
+      if (kept.recorded > dispensed) {
+        const problem =
+          `the ledger held ${kept.recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}`;
+        findings.push({ session: a.n, problem });
+      } else if (due < dispensed) {
         // The missing vends are the last ones dispensed (results are committed in order).
-        let left = missing;
-        let count = 0;
-        let afterKill = 0;
-        let inWindow = true;
-        for (const mark of [...a.successes].reverse()) {
-          if (left <= 0) break;
-          if (!mark.afterKill && mark.atMs < a.kill.atMs - UNRECORDED_WINDOW_MS) inWindow = false;
-          left -= mark.amountMinor;
-          count += 1;
-          if (mark.afterKill) afterKill += 1;
-        }
-        if (left === 0 && inWindow) {
-          unrecorded.vends += count;
-          unrecorded.afterKill += afterKill;
-          unrecorded.minor += missing;
-          owed = recorded;
+        const window = inCrashWindow(a.successes, a.kill.atMs, dispensed - due);
+        if (window === null) {
+          const problem =
+            `${dispensed - due} minor units dispensed but not recorded at the kill, outside the crash window`;
+          findings.push({ session: a.n, problem });
         } else {
-          findings.push({ session: a.n, problem: `${missing} minor units dispensed but not recorded at the kill, outside the crash window` });
+          unrecorded.vends += window.count;
+          unrecorded.afterKill += window.afterKill;
+          unrecorded.minor += dispensed - due;
+          owed = due;
+        }
+      } else if (due > dispensed) {
+        // Approvals charged for vends the VMC failed: the failures must be the last ones, in the window.
+        const window = inCrashWindow(a.failures, a.kill.atMs, due - dispensed);
+        if (window === null) {
+          const problem =
+            `${due - dispensed} minor units approved at the kill but not dispensed, outside the crash window`;
+          findings.push({ session: a.n, problem });
+        } else {
+          resetRule.vends += window.count;
+          resetRule.afterKill += window.afterKill;
+          resetRule.minor += due - dispensed;
+          owed = due;
         }
       }
     }
@@ -182,8 +237,8 @@ export function audit(input: {
     outbox.pending === 0 &&
     outbox.dead === 0 &&
     findings.length === 0 &&
-    // Cross-check with the plain checker: the only gap it may see is the crash window.
-    aggregate.lostMinor - aggregate.chargedNotVendedMinor === unrecorded.minor;
+    // Cross-check with the plain checker: the only gaps it may see are the crash window's.
+    aggregate.lostMinor - aggregate.chargedNotVendedMinor === unrecorded.minor - resetRule.minor;
   return {
     sessions: attempts.length,
     vendsDispensed,
@@ -199,6 +254,8 @@ export function audit(input: {
     outbox,
     unrecordedAtCrash: unrecorded,
     keptByJournal,
+    approvedAtKill,
+    chargedByResetRule: resetRule,
     aggregate,
     findings,
     ok,

@@ -56,6 +56,8 @@ export interface Attempt {
   vmcRecordsBefore: number;
   staticTxId: string | null;
   successes: VendSuccessMark[];
+  /** Approved vends the VMC failed (c,ERR,VEND 3), with the same marks. */
+  failures: VendSuccessMark[];
   kill: KillRecord | null;
   /** How the session went, for a post-mortem. */
   steps: string[];
@@ -122,6 +124,7 @@ export class Harness {
       vmcRecordsBefore: this.rig.vmc.records().length,
       staticTxId: null,
       successes: [],
+      failures: [],
       kill: null,
       steps: [],
     };
@@ -224,7 +227,8 @@ export class Harness {
         if (vmc.vendSuccess()) attempt.successes.push({ atMs: Date.now(), amountMinor: amount, afterKill: true });
         attempt.steps.push('VMC dispensed after the kill');
       } else {
-        vmc.vendFailure(3);
+        const amountMinor = this.approvedAmount ?? 0;
+        if (vmc.vendFailure(3)) attempt.failures.push({ atMs: Date.now(), amountMinor, afterKill: true });
         attempt.steps.push('VMC failed the vend after the kill');
       }
     }

@@ -26,6 +26,12 @@ export function formatReport(r: ChaosReport): string {
     `dispensed ${major(a.dispensedMinor)}, charged ${major(a.chargedMinor)}`,
     `kept by the vend journal at a kill (not yet in the ledger): ${a.keptByJournal.vends} vends, ` +
       major(a.keptByJournal.minor),
+    `approved at a kill with no result heard (charged at the restart, MDB 4.2 7.4.7): ` +
+      `${a.approvedAtKill.vends} vends, ${major(a.approvedAtKill.minor)}`,
+    `charged at a crash under MDB's reset rule (approved, the VMC failed the vend, its failure unheard): ` +
+      `${a.chargedByResetRule.vends} vends, ${major(a.chargedByResetRule.minor)} ` +
+      `(failed after the kill: ${a.chargedByResetRule.afterKill}; failure line on its way at the kill: ` +
+      `${a.chargedByResetRule.vends - a.chargedByResetRule.afterKill})`,
     `unrecorded at crash (dispensed as the daemon died, never recorded, not charged): ${u.vends} vends, ` +
       major(u.minor) +
       ` (dispensed after the kill: ${u.afterKill}; result on its way at the kill: ${u.vends - u.afterKill})`,

@@ -168,6 +168,7 @@ async function dispenseOrFail(h: Harness, a: Attempt, amount: number, moment: Ki
     await h.at(a, 'after-vend-success');
   } else {
     vmc.vendFailure(3);
+    a.failures.push({ atMs: Date.now(), amountMinor: minor(amount), afterKill: false });
     a.steps.push(`vend ${amount} failed`);
     h.approvedAmount = null;
   }

@@ -174,6 +174,7 @@ export function startDaemon(options: DaemonOptions): Daemon {
     },
     ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
     factsPath: vmcFactsPath(config.store.path),
+    journalApproval: (approval) => vendJournal.approving(approval),
   });
 
   // The VMC's audit (design section 13): its own serial line, read here, processed by the payment worker.

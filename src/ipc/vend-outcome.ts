@@ -14,3 +14,13 @@ export const CHARGED_VEND_OUTCOMES = ['success', 'reset'] as const;
 export function isChargedVend(outcome: string): boolean {
   return outcome === 'success' || outcome === 'reset';
 }
+
+/**
+ * A vend the reader is about to approve to the VMC: what the vend journal keeps of it, written
+ * just before C,VEND,<amount> goes to the board (docs/operations.md, "The vend journal"). Once
+ * the VMC has it, a reset before its result is a sale (MDB 4.2 7.4.7), so a restart that never
+ * heard the result charges it (docs/decisions/sales-and-recovery.md).
+ */
+export type VendApproval =
+  | { flow: 'static'; txId: string; vendSeq: number; item: number; price: number }
+  | { flow: 'dynamic'; txId: string; requestId: string };

@@ -22,6 +22,7 @@ import { DexAuditLog } from './dex-audits.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
 import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
 import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
+import { insertVendApproved, updateVendResult } from './vend-lines.js';
 import type { InsertResult, LedgerEvent, OutboxOperation, StartData, TransitionResult, TxRecord, VendLine, VendLineState } from './types.js';
 
 export interface OpenLedgerOptions {
@@ -230,38 +231,17 @@ export class Ledger {
 
   /** A vend approved locally inside the session; its outcome follows with recordVendResult. */
   recordVendApproved(txId: string, vend: { seq: number; item: number; price: number }): VendLine {
-    return this.conn.write(() => {
-      const tx = loadTx(this.conn, txId);
-      const priceMinor = toMinor(vend.price, tx.decimalPlaces, 'vend price');
-      const existing = this.conn.statement('SELECT * FROM vends WHERE tx_id = ? AND seq = ?').get(txId, vend.seq) as VendRowData | undefined;
-      if (existing !== undefined) {
-        if (existing.item !== vend.item || existing.price_minor !== priceMinor) throw refused(txId, `vend ${vend.seq} was already recorded with another item or price`);
-        return vendFromRow(existing, tx.decimalPlaces);
-      }
-      if (tx.state !== 'session_open') throw refused(txId, `a vend needs state session_open, the transaction is ${tx.state}`);
-      const at = this.now();
-      this.conn
-        .statement(`INSERT INTO vends (tx_id, seq, item, price_minor, state, created_at_ms, updated_at_ms) VALUES (?, ?, ?, ?, 'approved', ?, ?)`)
-        .run(txId, vend.seq, vend.item, priceMinor, at, at);
-      appendEvent(this.conn, txId, at, 'vend.approved', tx.state, tx.state, { seq: vend.seq, item: vend.item, price: vend.price });
-      return this.vendRow(txId, vend.seq, tx.decimalPlaces);
-    });
+    return this.conn.write(() => insertVendApproved(this.conn, this.now, txId, vend));
   }
 
-  /** What became of an approved vend. Only `success` is charged. */
-  recordVendResult(txId: string, seq: number, outcome: Exclude<VendLineState, 'approved'>, detail: string | null = null): VendLine {
-    return this.conn.write(() => {
-      const tx = loadTx(this.conn, txId);
-      const existing = this.conn.statement('SELECT * FROM vends WHERE tx_id = ? AND seq = ?').get(txId, seq) as VendRowData | undefined;
-      if (existing === undefined) throw refused(txId, `vend ${seq} was never approved`);
-      if (existing.state === outcome) return vendFromRow(existing, tx.decimalPlaces);
-      if (existing.state !== 'approved') throw refused(txId, `vend ${seq} already ended as ${existing.state}`);
-      if (tx.state !== 'session_open') throw refused(txId, `a vend result needs state session_open, the transaction is ${tx.state}`);
-      const at = this.now();
-      this.conn.statement('UPDATE vends SET state = ?, updated_at_ms = ? WHERE tx_id = ? AND seq = ?').run(outcome, at, txId, seq);
-      appendEvent(this.conn, txId, at, `vend.${outcome}`, tx.state, tx.state, { seq, detail });
-      return this.vendRow(txId, seq, tx.decimalPlaces);
-    });
+  /** What became of an approved vend. A success, or a reset after the approval, is charged (vend-outcome.ts). */
+  recordVendResult(
+    txId: string,
+    seq: number,
+    outcome: Exclude<VendLineState, 'approved'>,
+    detail: string | null = null,
+  ): VendLine {
+    return this.conn.write(() => updateVendResult(this.conn, this.now, txId, seq, outcome, detail));
   }
 
   /** Session ended with at least one successful vend: Settlement (amount = their sum) to the outbox. */
@@ -401,10 +381,6 @@ export class Ledger {
 
   private vendRows(txId: string): VendRowData[] {
     return this.conn.statement('SELECT * FROM vends WHERE tx_id = ? ORDER BY seq').all(txId) as VendRowData[];
-  }
-
-  private vendRow(txId: string, seq: number, decimalPlaces: number): VendLine {
-    return vendFromRow(this.conn.statement('SELECT * FROM vends WHERE tx_id = ? AND seq = ?').get(txId, seq) as VendRowData, decimalPlaces);
   }
 
   private requireResolved(txId: string, vends: VendRowData[]): void {

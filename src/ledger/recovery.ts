@@ -10,6 +10,14 @@
  * - qr_requested: GenerateQR never answered, the QR was never shown -> closed, nothing owed;
  * - qr_issued, paid, vend_approved: the consumer may have paid without a vend -> Void.
  *
+ * The vend journal's take-over runs first (src/ledger/vend-journal-takeover.ts) and decides the
+ * two cases of a vend approved with no result (docs/decisions/sales-and-recovery.md):
+ * - its approval is in the journal: the VMC had it, and a reset after VEND APPROVED is a sale
+ *   (MDB 4.2 7.4.7). The take-over records it as `reset` (static) or vended (dynamic), so this
+ *   module settles it, or sends no Void;
+ * - its approval is not in the journal (the kill came before it left the agent: the VMC never saw
+ *   it): it is still `approved` here, and counts as failed ("never reported"), as it always did.
+ *
  * Run it after openLedger and before the drainer, the Start endpoint and the flows start. Bodies
  * are built by the flows' builders (RecoveryBodies), so recovered requests look like live ones.
  */
@@ -69,7 +77,9 @@ function resolveOne(ledger: Ledger, tx: TxRecord, bodies: RecoveryBodies): Omit<
       if (tx.state === 'session_open') {
         for (const vend of ledger.vendsOf(tx.txId)) {
           if (vend.state !== 'approved') continue;
-          ledger.recordVendResult(tx.txId, vend.seq, 'timeout', 'outcome never reported before a restart; treated as failed');
+          // Never journaled as approved (an approval the VMC had was charged by the take-over).
+          const why = 'outcome never reported before a restart, its approval never journaled; treated as failed';
+          ledger.recordVendResult(tx.txId, vend.seq, 'timeout', why);
           unreported++;
         }
       }

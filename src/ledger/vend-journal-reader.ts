@@ -6,28 +6,35 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
-import { CHARGED_VEND_OUTCOMES } from '../ipc/vend-outcome.js';
+import type { VendOutcome } from '../ipc/messages.js';
 import { checksum, CHECKSUM_CHARS, MAX_JOURNAL_BYTES, MAX_RECORD_BYTES, RECORD_MAGIC } from './vend-journal.js';
 import type { VendJournalRecord } from './vend-journal.js';
+
+const VEND_OUTCOMES = ['success', 'failed', 'cancelled', 'reset', 'timeout', 'expired'] as const satisfies
+  readonly VendOutcome[];
 
 const common = {
   run: z.string().regex(/^[0-9a-f]{8}$/),
   n: z.number().int().nonnegative(),
   at: z.number().int().nonnegative(),
   tx: z.string().min(1).max(64),
-  outcome: z.enum(CHARGED_VEND_OUTCOMES),
 };
-const staticRecord = z
-  .object({
-    ...common,
-    flow: z.literal('static'),
-    seq: z.number().int().positive(),
-    item: z.number().int().nonnegative(),
-    price: z.number().nonnegative().finite(),
-  })
-  .strict();
-const dynamicRecord = z.object({ ...common, flow: z.literal('dynamic'), req: z.string().min(1).max(64) }).strict();
-const journalRecord: z.ZodType<VendJournalRecord> = z.discriminatedUnion('flow', [staticRecord, dynamicRecord]);
+const staticVend = {
+  flow: z.literal('static'),
+  seq: z.number().int().positive(),
+  item: z.number().int().nonnegative(),
+  price: z.number().nonnegative().finite(),
+};
+const dynamicVend = { flow: z.literal('dynamic'), req: z.string().min(1).max(64) };
+const approval = { kind: z.literal('approval') };
+// No `kind`: a result written by an earlier version (vend-journal.ts).
+const result = { kind: z.literal('result').optional(), outcome: z.enum(VEND_OUTCOMES) };
+const journalRecord: z.ZodType<VendJournalRecord> = z.union([
+  z.object({ ...common, ...staticVend, ...approval }).strict(),
+  z.object({ ...common, ...dynamicVend, ...approval }).strict(),
+  z.object({ ...common, ...staticVend, ...result }).strict(),
+  z.object({ ...common, ...dynamicVend, ...result }).strict(),
+]);
 
 export type LineVerdict =
   | { ok: true; record: VendJournalRecord }

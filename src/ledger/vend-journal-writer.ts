@@ -1,9 +1,11 @@
 /**
- * The vend journal's writer, on the main thread (docs/operations.md, "The vend journal"). It sees
- * every message the machine loop posts to the payment worker, before it is posted: a charged vend
- * result is appended to the journal with one plain write(2) on a file opened O_APPEND, no fsync.
- * The kernel has the bytes when the call returns, so a process kill (SIGKILL, the OOM killer, a
- * crash) cannot lose them; the machine loop never waits on the disk beyond that call.
+ * The vend journal's writer, on the main thread (docs/operations.md, "The vend journal"). The
+ * machine loop hands it each vend it approves just before C,VEND,<amount> is written to the board
+ * (approving), and every message it posts to the payment worker, before it is posted (observe): the
+ * approval, and the result of a vend whose approval is journaled or that is charged, are appended
+ * with one plain write(2) each on a file opened O_APPEND, no fsync. The kernel has the bytes when
+ * the call returns, so a process kill (SIGKILL, the OOM killer, a crash) cannot lose them; the
+ * machine loop never waits on the disk beyond that call.
  *
  * The payment worker says which results it has recorded in the ledger (and when it has taken over
  * what earlier runs left); once nothing is pending the file is cut back to empty, usually long
@@ -18,8 +20,9 @@ import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } f
 import type { Logger } from '../core/log.js';
 import { ErrorCodes } from '../core/errors.js';
 import type { MainToPayment } from '../ipc/messages.js';
-import { isChargedVend } from '../ipc/vend-outcome.js';
-import { encodeRecord, MAX_JOURNAL_BYTES, vendKey, type VendJournalRecord } from './vend-journal.js';
+import { isChargedVend, type VendApproval } from '../ipc/vend-outcome.js';
+import { encodeRecord, MAX_JOURNAL_BYTES, vendKey } from './vend-journal.js';
+import type { JournaledVendRef, VendJournalRecord } from './vend-journal.js';
 
 export interface VendJournalWriterOptions {
   path: string;
@@ -44,6 +47,8 @@ export class VendJournalWriter {
   private carried = false;
   private readonly pending = new Set<string>();
   private readonly approvals = new Map<string, { item: number; price: number }>();
+  /** Vends whose approval this run journaled and whose result has not come yet. */
+  private readonly journaled = new Set<string>();
   private trouble: string | null = null;
   private readonly maxBytes: number;
   private readonly now: () => number;
@@ -61,26 +66,49 @@ export class VendJournalWriter {
     return this.pending.size;
   }
 
+  /**
+   * The machine loop is about to write C,VEND,<amount> for this vend. Once the VMC has it, a
+   * restart that never hears its result charges it (MDB 4.2 7.4.7; docs/decisions/sales-and-recovery.md).
+   */
+  approving(approval: VendApproval): void {
+    const vend: JournaledVendRef =
+      approval.flow === 'static'
+        ? { flow: 'static', seq: approval.vendSeq, item: approval.item, price: approval.price }
+        : { flow: 'dynamic', req: approval.requestId };
+    if (vend.flow === 'static') this.rememberApproval(`${approval.txId}#${vend.seq}`, vend);
+    const base = { run: this.run, n: this.n++, at: this.now(), tx: approval.txId };
+    const record: VendJournalRecord = { ...base, kind: 'approval', ...vend };
+    if (!this.append(record)) return;
+    if (this.journaled.size >= MAX_OPEN_APPROVALS) this.journaled.delete(this.journaled.values().next().value!);
+    this.journaled.add(vendKey(record));
+  }
+
   /** Every message the machine loop posts passes here first. */
   observe(message: MainToPayment): void {
     if (message.type === 'vend.approved') {
-      if (this.approvals.size >= MAX_OPEN_APPROVALS) this.approvals.delete(this.approvals.keys().next().value!);
-      this.approvals.set(`${message.txId}#${message.vendSeq}`, { item: message.item, price: message.price });
+      this.rememberApproval(`${message.txId}#${message.vendSeq}`, message);
       return;
     }
-    if (message.type !== 'vend.result') return;
+    if (message.type !== 'vend.result' || message.txId === null) return;
     const approval = message.vendSeq === null ? undefined : this.approvals.get(`${message.txId}#${message.vendSeq}`);
     if (message.vendSeq !== null) this.approvals.delete(`${message.txId}#${message.vendSeq}`);
-    if (!isChargedVend(message.outcome) || message.txId === null) return;
-    const outcome = message.outcome as VendJournalRecord['outcome'];
-    const base = { run: this.run, n: this.n++, at: this.now(), tx: message.txId, outcome };
-    let record: VendJournalRecord;
-    if (message.requestId !== null) record = { ...base, flow: 'dynamic', req: message.requestId };
-    else if (message.vendSeq !== null && approval !== undefined) {
-      record = { ...base, flow: 'static', seq: message.vendSeq, ...approval };
-    }
-    else return; // a static result whose approval this run never saw: nothing to record it with
-    this.append(record);
+    const vend: JournaledVendRef | null =
+      message.requestId !== null
+        ? { flow: 'dynamic', req: message.requestId }
+        : message.vendSeq !== null && approval !== undefined
+          ? { flow: 'static', seq: message.vendSeq, ...approval }
+          : null; // a static result whose approval this run never saw: nothing to record it with
+    if (vend === null) return;
+    // A result that says "not sold" matters only when its approval is journaled (it overrules it).
+    const approvalJournaled = this.journaled.delete(vendKey({ tx: message.txId, ...vend }));
+    if (!approvalJournaled && !isChargedVend(message.outcome)) return;
+    const base = { run: this.run, n: this.n++, at: this.now(), tx: message.txId };
+    this.append({ ...base, kind: 'result', outcome: message.outcome, ...vend });
+  }
+
+  private rememberApproval(key: string, vend: { item: number; price: number }): void {
+    if (this.approvals.size >= MAX_OPEN_APPROVALS) this.approvals.delete(this.approvals.keys().next().value!);
+    this.approvals.set(key, { item: vend.item, price: vend.price });
   }
 
   /** From the payment worker: these results are in the ledger; earlier runs' records are taken over. */
@@ -102,12 +130,13 @@ export class VendJournalWriter {
     this.fd = null;
   }
 
-  private append(record: VendJournalRecord): void {
+  /** True when the record is in the file. */
+  private append(record: VendJournalRecord): boolean {
     const line = encodeRecord(record);
     if (line === null) return this.fail('a record exceeded its size bound');
-    if (this.fd === null && !this.tryOpen(true)) return;
+    if (this.fd === null && !this.tryOpen(true)) return false;
     if (this.bytes + line.length > this.maxBytes) {
-      return this.fail(`it reached its bound of ${this.maxBytes} bytes (its results were not recorded)`);
+      return this.fail(`it reached its bound of ${this.maxBytes} bytes (its vends were not journaled)`);
     }
     try {
       const written = writeSync(this.fd!, line);
@@ -122,6 +151,7 @@ export class VendJournalWriter {
     }
     this.pending.add(vendKey(record));
     this.clear();
+    return true;
   }
 
   private tryOpen(report: boolean): boolean {
@@ -137,13 +167,14 @@ export class VendJournalWriter {
     }
   }
 
-  private fail(why: string): void {
+  private fail(why: string): false {
     const detail =
       `the vend journal ${this.o.path} cannot be written: ${why}. Sales go on, but a crash before the ledger ` +
       'records a dispensed vend would lose it: check the disk (qrvend doctor)';
     if (this.trouble === null) this.o.log.error({ code: ErrorCodes.LEDGER_JOURNAL_FAILED, path: this.o.path }, detail);
     if (this.trouble !== why) this.o.onTrouble?.(true, detail);
     this.trouble = why;
+    return false;
   }
 
   private clear(): void {

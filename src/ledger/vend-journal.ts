@@ -1,7 +1,8 @@
 /**
- * The vend journal (docs/operations.md, "The vend journal"): what the machine loop saw the VMC
- * dispense, kept on the main thread's side before the result travels to the payment worker, so a
- * process kill between the two loses no dispensed vend. This module is its format;
+ * The vend journal (docs/operations.md, "The vend journal"): the vends the machine loop approved
+ * to the VMC and what the VMC reported of them, kept on the main thread's side before anything
+ * travels to the payment worker, so a process kill loses no vend the VMC may have dispensed. This
+ * module is its format;
  * the writer is vend-journal-writer.ts (main thread), the take-over vend-journal-takeover.ts
  * (payment worker, at start), the reader vend-journal-reader.ts. No zod here: the main thread loads
  * this module, and keeps every module it loads (test/daemon/main-thread-modules.test.ts).
@@ -12,12 +13,17 @@
  *
  * A record whose line end, checksum or fields are wrong is dropped, never read as something else:
  * the last record of a process killed mid-write (torn), the zeros or garbage a power cut leaves in a
- * file written without fsync. Only charged outcomes are kept (a success, or a reset after the
- * approval, src/ipc/vend-outcome.ts): a vend whose result never reached the ledger counts as failed
- * anyway, so a failure needs no record.
+ * file written without fsync.
+ *
+ * Two kinds of record: an approval (`"kind":"approval"`), written just before C,VEND,<amount> goes
+ * to the board; and a result (`"kind":"result"`, or no kind: the records of earlier versions, which
+ * journaled charged results only). A result is journaled when it is charged (a success, or a reset
+ * after the approval, src/ipc/vend-outcome.ts), and any result of a vend whose approval is in the
+ * journal: an approval with no result is a reset after VEND APPROVED, a sale (MDB 4.2 7.4.7;
+ * docs/decisions/sales-and-recovery.md), so the result that says otherwise must be kept too.
  */
 import { createHash } from 'node:crypto';
-import type { CHARGED_VEND_OUTCOMES } from '../ipc/vend-outcome.js';
+import type { VendOutcome } from '../ipc/messages.js';
 
 /** `<store.path>.vend-journal`: beside the ledger, in the ledger's directory. */
 export function vendJournalPathFor(storePath: string): string {
@@ -41,13 +47,23 @@ interface RecordCommon {
   at: number;
   /** The gateway TransactionId. */
   tx: string;
-  outcome: (typeof CHARGED_VEND_OUTCOMES)[number];
 }
 
-/** One journaled vend: a static session's vend (its number, item and price) or a dynamic QR vend. */
-export type VendJournalRecord =
-  | (RecordCommon & { flow: 'static'; seq: number; item: number; price: number })
-  | (RecordCommon & { flow: 'dynamic'; req: string });
+/** Which vend: a static session's vend (its number, item and price) or a dynamic QR vend. */
+export type JournaledVendRef =
+  | { flow: 'static'; seq: number; item: number; price: number }
+  | { flow: 'dynamic'; req: string };
+
+/** The reader approved this vend to the VMC (written just before C,VEND,<amount>). */
+export type ApprovalRecord = RecordCommon & JournaledVendRef & { kind: 'approval' };
+/** What the VMC reported of a vend (no `kind`: written by an earlier version, always charged). */
+export type ResultRecord = RecordCommon & JournaledVendRef & { kind?: 'result'; outcome: VendOutcome };
+
+export type VendJournalRecord = ApprovalRecord | ResultRecord;
+
+export function isApproval(record: VendJournalRecord): record is ApprovalRecord {
+  return record.kind === 'approval';
+}
 
 /** The key that names one vend in the journal, in the payment worker's acknowledgements and the take-over. */
 export function vendKey(record: { tx: string; flow: 'static' | 'dynamic'; seq?: number }): string {

@@ -15,11 +15,12 @@ import type { Logger } from '../core/log.js';
 import type { MainToPayment, PaymentToMain, ReaderStatus } from '../ipc/messages.js';
 import { encodeCommand, NoiseCounter, parseBoardLine } from './codec/index.js';
 import { LinkSupervisor, type LinkStats, type OpenLink } from './transport/index.js';
-import { writeFileAtomic, writeFileAtomicAsync } from '../core/durable-file.js';
 import { DEVICE_ADDRESS } from '../config/board-keys.js';
 import { overridesOf, PROFILES } from '../config/mdb-profiles.js';
 import { VmcWatch, type VmcFacts } from './vmc-watch.js';
 import { sameReaderView, type ReaderView } from './reader-view.js';
+import { VmcFactsWriter } from './facts-writer.js';
+import type { VendApproval } from '../ipc/vend-outcome.js';
 import {
   initialModel,
   isQuiescent,
@@ -67,10 +68,9 @@ export interface MachineLoopOptions {
   factsPath?: string | null;
   /** Monotonic clock for the VMC watch (default performance.now). */
   monotonicNow?: () => number;
+  /** The vend journal (src/ledger/vend-journal-writer.ts): each vend just before its C,VEND is written. */
+  journalApproval?: (approval: VendApproval) => void;
 }
-
-/** How often the VMC facts are looked at for the doctor's file (written only when they changed). */
-export const FACTS_WRITE_INTERVAL_MS = 2_000;
 
 export interface MachineLoopStats {
   state: ReaderState['kind'];
@@ -116,11 +116,8 @@ export class MachineLoop extends EventEmitter {
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly watch: VmcWatch;
-  private factsTimer: NodeJS.Timeout | null = null;
+  private readonly facts: VmcFactsWriter | null;
   private holdTimer: NodeJS.Timeout | null = null;
-  private factsWriteFailed = false;
-  /** The facts write on the thread pool, while one runs. */
-  private factsWriting: Promise<unknown> | null = null;
   /** The board as the link watchdog sees it, since the port last opened (readerView()). */
   private board = { polling: false, answering: false };
   private lastView: ReaderView | null = null;
@@ -148,6 +145,7 @@ export class MachineLoop extends EventEmitter {
       resetLoop: { count: o.mdb.resetLoop.count, windowMs: o.mdb.resetLoop.windowS * 1000 },
       now: mono,
     });
+    this.facts = o.factsPath ? new VmcFactsWriter(o.factsPath, this.watch, o.log) : null;
     this.link = new LinkSupervisor({
       open: o.openTransport,
       devicePath: o.devicePath !== undefined ? o.devicePath : o.mdb.port === 'sim' ? null : o.mdb.port,
@@ -182,10 +180,7 @@ export class MachineLoop extends EventEmitter {
   start(): void {
     this.publishStatus();
     this.link.start();
-    if (this.o.factsPath) {
-      this.factsTimer = setInterval(() => this.writeFacts(), FACTS_WRITE_INTERVAL_MS);
-      this.factsTimer.unref();
-    }
+    this.facts?.start();
   }
 
   /** A message from the payment worker. */
@@ -233,10 +228,8 @@ export class MachineLoop extends EventEmitter {
     this.dispatch({ kind: 'shutdown.force' });
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
-    if (this.factsTimer) clearInterval(this.factsTimer);
     if (this.holdTimer) clearTimeout(this.holdTimer);
-    await this.factsWriting;
-    this.writeFacts(true);
+    await this.facts?.stop();
     this.refusalLog.flush();
     await this.link.stop();
   }
@@ -302,6 +295,10 @@ export class MachineLoop extends EventEmitter {
     switch (e.kind) {
       case 'send': {
         const line = encodeCommand(e.command, this.cfg.decimalPlaces);
+        // Journaled just before the write: once the VMC has an approval, a restart that never hears
+        // its result charges it (MDB 4.2 7.4.7, docs/decisions/sales-and-recovery.md). A link that
+        // is down drops the line, so the VMC never gets that approval: nothing to journal.
+        if (e.approval !== undefined && this.link.isUp) this.journalApproval(e.approval);
         if (!this.link.writeLine(line)) {
           this.counters.linesDropped += 1;
           return;
@@ -382,36 +379,6 @@ export class MachineLoop extends EventEmitter {
     this.holdTimer.unref();
   }
 
-  /**
-   * The VMC facts for `qrvend doctor`, when they changed. On the timer the write runs on libuv's
-   * thread pool (the machine loop never waits for an fsync); at stop it is written at once, the
-   * vend loop being over. One write at a time: facts that change meanwhile go at the next tick.
-   */
-  private writeFacts(atStop = false): void {
-    const path = this.o.factsPath;
-    if (!path || this.factsWriting !== null) return;
-    this.watch.markTick();
-    const facts = this.watch.takeChanged();
-    if (facts === null) return;
-    const text = `${JSON.stringify(facts, null, 2)}\n`;
-    const failed = (err: unknown) => {
-      if (!this.factsWriteFailed) this.log.warn({ err: (err as Error).message, path }, 'MDB: could not write the VMC facts for qrvend doctor');
-      this.factsWriteFailed = true;
-    };
-    if (atStop) {
-      try {
-        writeFileAtomic(path, text, 0o644);
-        this.factsWriteFailed = false;
-      } catch (err) {
-        failed(err);
-      }
-      return;
-    }
-    this.factsWriting = writeFileAtomicAsync(path, text, 0o644)
-      .then(() => (this.factsWriteFailed = false), failed)
-      .finally(() => (this.factsWriting = null));
-  }
-
   private async restartLink(reason: string): Promise<void> {
     this.boardUnheard();
     if (this.o.boardReset) {
@@ -423,6 +390,15 @@ export class MachineLoop extends EventEmitter {
       }
     }
     if (!this.stopping) this.link.restart(reason);
+  }
+
+  /** The journal never holds up an approval: a failure of its own is logged, the line still goes. */
+  private journalApproval(approval: VendApproval): void {
+    try {
+      this.o.journalApproval?.(approval);
+    } catch (err) {
+      this.log.error({ err: (err as Error).message, txId: approval.txId }, 'MDB: the vend journal failed');
+    }
   }
 
   private safePost(message: MainToPayment): void {

@@ -82,8 +82,8 @@ test('a power cut\'s leftovers: zeros before and after records, garbage lines, a
 });
 
 test('a record that passes its checksum but carries a field out of bounds is refused', T, () => {
-  // Only charged outcomes are journaled: a failure with a good checksum is still refused.
-  const json = JSON.stringify({ ...staticRecord(1), outcome: 'failed' });
+  // An outcome no reader reports, with a good checksum, is still refused.
+  const json = JSON.stringify({ ...staticRecord(1), outcome: 'dispensed' });
   const sum = createHash('sha256').update(json).digest('hex').slice(0, 8);
   const forged = parseJournal(Buffer.from(`qv1 ${sum} ${json}\n`));
   assert.equal(forged.records.length, 0);
@@ -92,7 +92,7 @@ test('a record that passes its checksum but carries a field out of bounds is ref
   assert.equal(longTx, null, 'a record over the bound is never written');
 });
 
-test('the writer journals charged results only, with their approval\'s item and price', T, () => {
+test('without journaled approvals the writer journals charged results only, with their item and price', T, () => {
   const s = scratch();
   try {
     const w = new VendJournalWriter({ path: s.path, log: keptLog().log, now: () => 42 });
@@ -107,11 +107,42 @@ test('the writer journals charged results only, with their approval\'s item and 
     assert.deepEqual(
       records.map((r) => ({ ...r, run: 'R', n: 0 })),
       [
-        { run: 'R', n: 0, at: 42, tx: 'TX-S', outcome: 'reset', flow: 'static', seq: 2, item: 7, price: 2.4 },
-        { run: 'R', n: 0, at: 42, tx: 'TX-D', outcome: 'success', flow: 'dynamic', req: 'vr1-1' },
+        { run: 'R', n: 0, at: 42, tx: 'TX-S', kind: 'result', outcome: 'reset', flow: 'static', seq: 2, item: 7,
+          price: 2.4 },
+        { run: 'R', n: 0, at: 42, tx: 'TX-D', kind: 'result', outcome: 'success', flow: 'dynamic', req: 'vr1-1' },
       ],
     );
     assert.equal(w.pendingCount, 2);
+    w.close();
+  } finally {
+    s.done();
+  }
+});
+
+test('an approval is journaled before its write; then its result, whatever it is (it overrules it)', T, () => {
+  const s = scratch();
+  try {
+    const w = new VendJournalWriter({ path: s.path, log: keptLog().log, now: () => 42 });
+    // What the machine loop hands over just before C,VEND,<amount> (src/mdb/machine-loop.ts).
+    w.approving({ flow: 'static', txId: 'TX-S', vendSeq: 1, item: 7, price: 2.4 });
+    w.observe(approved(1));
+    assert.deepEqual(readJournal(s.path).records.map((r) => ({ ...r, run: 'R' })), [
+      { run: 'R', n: 0, at: 42, tx: 'TX-S', kind: 'approval', flow: 'static', seq: 1, item: 7, price: 2.4 },
+    ]);
+    w.observe(result(1, 'failed')); // kept: without it the next start would charge the approval
+    w.approving({ flow: 'dynamic', txId: 'TX-D', requestId: 'vr1-1' });
+    w.observe({ ...dynamicSuccess, outcome: 'timeout' });
+    w.observe({ ...dynamicSuccess, txId: 'TX-E', outcome: 'expired' }); // never approved: nothing
+    const kept = readJournal(s.path).records.map((r) => [r.tx, r.kind, 'outcome' in r ? r.outcome : null]);
+    assert.deepEqual(kept, [
+      ['TX-S', 'approval', null],
+      ['TX-S', 'result', 'failed'],
+      ['TX-D', 'approval', null],
+      ['TX-D', 'result', 'timeout'],
+    ]);
+    assert.equal(w.pendingCount, 2);
+    w.recorded(['TX-S#1', 'TX-D'], false);
+    assert.equal(statSync(s.path).size, 0, 'cut back once the ledger holds both results');
     w.close();
   } finally {
     s.done();
@@ -147,7 +178,8 @@ test('at its bound the writer stops appending and raises its alarm, cleared when
     const { log, lines } = keptLog();
     const alarms: Array<[boolean, string | null]> = [];
     const first: VendJournalRecord =
-      { run: 'abcdef01', n: 0, at: 1, flow: 'static', tx: 'TX-S', seq: 1, item: 7, price: 2.4, outcome: 'success' };
+      { run: 'abcdef01', n: 0, at: 1, kind: 'result', flow: 'static', tx: 'TX-S', seq: 1, item: 7, price: 2.4,
+        outcome: 'success' };
     const one = encodeRecord(first)!.length;
     const bound = { maxBytes: one * 2 + 10, now: () => 1 };
     const w = new VendJournalWriter({ path: s.path, log, ...bound, onTrouble: (a, d) => alarms.push([a, d]) });

@@ -43,7 +43,9 @@ const session = (amounts: number[]): SimSessionRecord => ({ id: 1, kind: 'funded
 const agentTx = (id: string, recordedSoldMinor: number): AgentTransaction => ({ txId: id, flow: 'static', state: 'settled', createdAtMs: T0 + 1, recordedSoldMinor });
 
 function attempt(kill: Attempt['kill'], successesAt: number[], amountMinor = 200): Attempt {
-  return { n: 1, kind: 'static', plan: { kind: 'none' }, startedAtMs: T0, vmcRecordsBefore: 0, staticTxId: 'tx1', successes: successesAt.map((atMs) => ({ atMs, amountMinor, afterKill: false })), kill, steps: [] };
+  const successes = successesAt.map((atMs) => ({ atMs, amountMinor, afterKill: false }));
+  const where = { startedAtMs: T0, vmcRecordsBefore: 0, staticTxId: 'tx1' };
+  return { n: 1, kind: 'static', plan: { kind: 'none' }, ...where, successes, failures: [], kill, steps: [] };
 }
 
 const outbox = { pending: 0, dead: 0, open: [] };
@@ -108,4 +110,55 @@ test('two accepted closings, an open approval and a charge above the vends are e
   assert.deepEqual(r.unresolved, ['tx2']);
   assert.equal(r.chargedNotVendedMinor, 100);
   assert.equal(r.ok, false);
+});
+
+// The mirror of the crash window (docs/decisions/sales-and-recovery.md): an approval the journal
+// held with no result is charged at the restart (MDB 4.2 7.4.7), even when the VMC failed the vend.
+const failedAfter = (vends: number[], failed: number): SimSessionRecord => {
+  const s = session(vends);
+  return { ...s, vends: [...s.vends, { item: 2, price: failed, approved: failed, outcome: 'failed' as const }] };
+};
+
+test('an approval charged at the restart whose vend the VMC failed in the window: its own line, not a finding', () => {
+  const kept = { ...agentTx('tx1', 200), approvedOnly: { minor: 150, vends: 1 } };
+  const kill = { atMs: T0 + 30, what: 'between-vend-approve-and-success', committed: [kept] };
+  const a = { ...attempt(kill, [T0 + 10]), failures: [{ atMs: T0 + 40, amountMinor: 150, afterKill: true }] };
+  const charged = { gateway: view([staticTx('tx1', 3.5)]), agentTxs: [agentTx('tx1', 350)] };
+  const r = audit({ attempts: [a], vmc: [failedAfter([2], 1.5)], ...charged, outbox });
+  assert.ok(r.ok, JSON.stringify(r.findings));
+  assert.deepEqual(r.chargedByResetRule, { vends: 1, minor: 150, afterKill: 1 });
+  assert.deepEqual(r.approvedAtKill, { vends: 1, minor: 150 });
+  assert.equal(r.chargedNotVendedMinor, 0);
+  assert.deepEqual(r.unrecordedAtCrash, { vends: 0, minor: 0, afterKill: 0 });
+});
+
+test('an approval charged at the restart whose vend the VMC dispensed: owed, nothing unrecorded', () => {
+  const kept = { ...agentTx('tx1', 200), approvedOnly: { minor: 200, vends: 1 } };
+  const kill = { atMs: T0 + 30, what: 'between-vend-approve-and-success', committed: [kept] };
+  const successes = [
+    { atMs: T0 + 10, amountMinor: 200, afterKill: false },
+    { atMs: T0 + 40, amountMinor: 200, afterKill: true }, // dispensed after the kill: nobody heard it
+  ];
+  const a = { ...attempt(kill, []), successes };
+  const paid = { gateway: view([staticTx('tx1', 4)]), agentTxs: [agentTx('tx1', 400)] };
+  const r = audit({ attempts: [a], vmc: [session([2, 2])], ...paid, outbox });
+  assert.ok(r.ok, JSON.stringify(r.findings));
+  assert.deepEqual(r.unrecordedAtCrash, { vends: 0, minor: 0, afterKill: 0 });
+  assert.deepEqual(r.chargedByResetRule, { vends: 0, minor: 0, afterKill: 0 });
+  // The same approval, not charged after the restart, is lost.
+  const unpaid = { gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)] };
+  const short = audit({ attempts: [a], vmc: [session([2, 2])], ...unpaid, outbox });
+  assert.equal(short.lostMinor, 200);
+  assert.equal(short.ok, false);
+});
+
+test('a failed vend charged outside the window (failure long before the kill) stays a finding', () => {
+  const kept = { ...agentTx('tx1', 200), approvedOnly: { minor: 150, vends: 1 } };
+  const kill = { atMs: T0 + 40 + UNRECORDED_WINDOW_MS + 500, what: 'delay', committed: [kept] };
+  const a = { ...attempt(kill, [T0 + 10]), failures: [{ atMs: T0 + 40, amountMinor: 150, afterKill: false }] };
+  const charged = { gateway: view([staticTx('tx1', 3.5)]), agentTxs: [agentTx('tx1', 350)] };
+  const r = audit({ attempts: [a], vmc: [failedAfter([2], 1.5)], ...charged, outbox });
+  assert.equal(r.ok, false);
+  assert.deepEqual(r.chargedByResetRule, { vends: 0, minor: 0, afterKill: 0 });
+  assert.equal(r.chargedNotVendedMinor, 150);
 });

@@ -85,7 +85,13 @@ export type DynamicQrEffect =
   /** Write a Void to the outbox (in the same ledger transaction as closing the payment). */
   | { tag: 'void'; paymentInfo: PaymentInfo; reason: VoidReason }
   | { tag: 'main'; message: PaymentToMain }
-  | { tag: 'show'; screen: Screen };
+  | { tag: 'show'; screen: Screen }
+  /**
+   * The alarm GATEWAY_CURRENCY_MISMATCH (src/flows/currency-alarm.ts): raised naming the gateway's
+   * answer when it reports the payment paid in another currency than asked; cleared (null) by a
+   * payment approved in the currency asked.
+   */
+  | { tag: 'currency'; mismatch: { declineCode: number; asked: string; answered: string } | null };
 
 export interface Transition {
   state: DynamicQrState;
@@ -167,6 +173,21 @@ function refusePaid(ctx: DynamicQrContext, paymentInfo: PaymentInfo, paidMinor: 
       { tag: 'show', screen },
     ],
   };
+}
+
+/** Paid, but in another currency than asked: refused, what was taken goes back, the alarm names the answer. */
+function refuseForeignCurrency(
+  ctx: DynamicQrContext,
+  qr: IssuedQr,
+  o: Extract<GatewayOutcome<Pick<InquiryResponse, 'PaymentInfo'>>, { kind: 'declined' }>,
+  denyVend: boolean,
+): Transition {
+  const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(qr, ctx.amount, ctx.decimalPlaces);
+  const reason: VoidReason = { reasonCode: 3, reasonText: 'paid in another currency than asked' };
+  const refused = refusePaid(ctx, paymentInfo, null, reason, denyVend, declinedScreen('declined', o.code));
+  const asked = o.currencies?.asked ?? ctx.currencyCode;
+  const mismatch = { declineCode: o.code, asked, answered: o.currencies?.answered ?? 'another currency' };
+  return { ...refused, effects: [...refused.effects, { tag: 'currency', mismatch }] };
 }
 
 function voidAndClose(ctx: DynamicQrContext, paymentInfo: PaymentInfo, reason: VoidReason, denyVend: boolean, screen: Screen): Transition {
@@ -284,14 +305,12 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
                 { tag: 'record', record: { tag: 'vend-approved' } },
                 { tag: 'main', message: { type: 'vend.approve', requestId: ctx.requestId, txId: ctx.txId, amount: ctx.amount } },
                 { tag: 'show', screen: { kind: 'vending', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, item: ctx.item } },
+                { tag: 'currency', mismatch: null },
               ],
             };
           }
           if (o.kind === 'declined' && o.heldFunds === true) {
-            // Paid, but in another currency than asked: refused, and what was taken goes back.
-            const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(state.qr, ctx.amount, ctx.decimalPlaces);
-            const reason: VoidReason = { reasonCode: 3, reasonText: 'paid in another currency than asked' };
-            return refusePaid(ctx, paymentInfo, null, reason, !state.ended, declinedScreen('declined', o.code));
+            return refuseForeignCurrency(ctx, state.qr, o, !state.ended);
           }
           const verdict = inquiryVerdict(o, state.lastSent);
           const code = o.kind === 'declined' ? o.code : null;

@@ -2,6 +2,7 @@
  * Runs Dynamic QR payments: one pure state machine (machine.ts) per vend request, fed with
  * gateway outcomes, poll timers and machine-loop events, its effects carried out here in order.
  */
+import { currencyAgreed, raiseCurrencyMismatch } from '../currency-alarm.js';
 import type { MainToPayment } from '../../ipc/messages.js';
 import { formatGatewayDateTime } from '../../gateway/protocol/index.js';
 import { newTransactionId } from '../transaction-id.js';
@@ -166,6 +167,13 @@ export class DynamicQrPayments {
         return true;
       case 'show':
         ctx.show(effect.screen);
+        return true;
+      case 'currency':
+        if (effect.mismatch === null) currencyAgreed(ctx);
+        else {
+          const mismatch = { txId: q.txId, operation: 'Dynamic QR payment', ...effect.mismatch };
+          raiseCurrencyMismatch(ctx, mismatch, 'the vend denied, the payment voided');
+        }
         return true;
     }
   }

@@ -5,13 +5,13 @@
  * once by a Cancel (machine cause) that releases the whole hold, with the Authorization's Amount
  * and currency as asked and its PaymentInfo as received. A Cancel the gateway refuses is
  * dead-lettered by the outbox like any other (a person reconciles it). The alarm
- * GATEWAY_CURRENCY_MISMATCH names the answer: a gateway set up in another currency fails every
- * sale the same way until someone corrects the machine's or the merchant's currency.
+ * GATEWAY_CURRENCY_MISMATCH names the answer (src/flows/currency-alarm.ts).
  */
 import { ReasonCodes } from '../../gateway/protocol/index.js';
 import { receivedPaymentInfo } from '../../gateway/wire/index.js';
 import type { GatewayOutcome } from '../../gateway/outcome.js';
 import { tryWrite, type FlowContext } from '../context.js';
+import { currencyAgreed, raiseCurrencyMismatch } from '../currency-alarm.js';
 
 type HeldDecline = Extract<GatewayOutcome<{ PaymentInfo?: unknown }>, { kind: 'declined' }>;
 
@@ -31,17 +31,9 @@ export function cancelForeignCurrency(ctx: FlowContext, txId: string, outcome: H
   if (written) ctx.outboxChanged();
   const asked = outcome.currencies?.asked ?? ctx.settings.currencyCode;
   const answered = outcome.currencies?.answered ?? 'another currency';
-  const detail =
-    `the gateway approved Authorization ${txId} in ${answered} when ${asked} was asked; read here as declined ` +
-    `(code ${outcome.code}) and its hold cancelled in full. Check machine.currencyCode and machine.currencyNumeric ` +
-    "against the currency of the gateway's merchant account";
-  const facts = { txId, code: 'GATEWAY_CURRENCY_MISMATCH', declineCode: outcome.code, asked, answered };
-  ctx.log.error({ ...facts, cancelQueued: written }, detail);
-  ctx.alarm?.('GATEWAY_CURRENCY_MISMATCH', true, detail);
+  const mismatch = { txId, operation: 'Authorization', declineCode: outcome.code, asked, answered };
+  raiseCurrencyMismatch(ctx, mismatch, 'its hold cancelled in full', { cancelQueued: written });
   return written;
 }
 
-/** An Authorization approved in the currency asked: the gateway's currency is right again. */
-export function currencyAgreed(ctx: FlowContext): void {
-  ctx.alarm?.('GATEWAY_CURRENCY_MISMATCH', false, null);
-}
+export { currencyAgreed };

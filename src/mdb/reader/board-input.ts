@@ -148,7 +148,8 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
       return { ...model, state: idle(fx, session) };
     }
     const vendSeq = session.approvedVends + 1;
-    fx.send({ kind: 'vend-approve', amount: fx.major(priceMinor) }); // first: nothing may delay the answer
+    // First: nothing may delay the answer.
+    fx.approve(priceMinor, { flow: 'static', txId: session.txId!, vendSeq, item, price: fx.major(priceMinor) });
     fx.cancel('session-idle');
     fx.arm('vend-result', fx.cfg.vendResultTimeoutMs);
     fx.post({ type: 'vend.approved', txId: session.txId!, vendSeq, price: fx.major(priceMinor), item });

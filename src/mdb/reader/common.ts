@@ -7,7 +7,7 @@ import type { SessionEndReason, VendOutcome } from '../../ipc/messages.js';
 import { ALL_TIMERS, type ReaderConfig, type ReaderEffect, type ReaderModel, type ReaderState, type Session, type StartPurpose, type TimerName } from './types.js';
 import type { BoardCommand } from '../codec/types.js';
 import type { MainToPayment } from '../../ipc/messages.js';
-import { isChargedVend } from '../../ipc/vend-outcome.js';
+import { isChargedVend, type VendApproval } from '../../ipc/vend-outcome.js';
 
 /** Collects effects in order; the machine loop runs them in that order (board writes first where it matters). */
 export class Fx {
@@ -15,6 +15,10 @@ export class Fx {
   constructor(readonly cfg: ReaderConfig) {}
   send(command: BoardCommand): void {
     this.list.push({ kind: 'send', command });
+  }
+  /** C,VEND,<amount>, with the vend it approves (the machine loop journals it before the write). */
+  approve(amountMinor: number, approval: VendApproval): void {
+    this.list.push({ kind: 'send', command: { kind: 'vend-approve', amount: this.major(amountMinor) }, approval });
   }
   post(message: MainToPayment): void {
     this.list.push({ kind: 'post', message });

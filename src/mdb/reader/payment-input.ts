@@ -105,7 +105,7 @@ function onVendApprove(fx: Fx, model: ReaderModel, requestId: string, txId: stri
   const s = model.state;
   if (s.kind === 'Vend' && s.vend.phase === 'awaiting-payment' && s.vend.requestId === requestId) {
     const amountMinor = toMinor(amount, fx.cfg.decimalPlaces);
-    fx.send({ kind: 'vend-approve', amount: fx.major(amountMinor) });
+    fx.approve(amountMinor, { flow: 'dynamic', txId, requestId });
     fx.cancel('payment-wait');
     fx.arm('vend-result', fx.cfg.vendResultTimeoutMs);
     return {

@@ -7,6 +7,7 @@
  */
 import type { BoardCommand, BoardLine } from '../codec/types.js';
 import type { MainToPayment, PaymentToMain, SessionEndReason } from '../../ipc/messages.js';
+import type { VendApproval } from '../../ipc/vend-outcome.js';
 
 export type TimerName =
   | 'session-idle' // static session with no vend request for mdb.sessionIdleTimeoutMs
@@ -146,7 +147,11 @@ export type ReaderInput =
   | { kind: 'hold'; reason: string | null };
 
 export type ReaderEffect =
-  | { kind: 'send'; command: BoardCommand }
+  /**
+   * A line to the board. `approval`: the vend C,VEND,<amount> approves, journaled by the machine
+   * loop just before the write (docs/operations.md, "The vend journal").
+   */
+  | { kind: 'send'; command: BoardCommand; approval?: VendApproval }
   | { kind: 'post'; message: MainToPayment }
   | { kind: 'timer.arm'; timer: TimerName; ms: number }
   | { kind: 'timer.cancel'; timer: TimerName }

@@ -108,6 +108,7 @@ test('paid: recorded paid (in minor units) and vend-approved before the VMC is t
     { tag: 'record', record: { tag: 'vend-approved' } },
     { tag: 'main', message: { type: 'vend.approve', requestId: 'rq-9', txId: 'TX-DYN-EXACT-1', amount: 0.29 } },
     { tag: 'show', screen: { kind: 'vending', amount: 0.29, currencyCode: 'EUR', decimalPlaces: 2, item: 4 } },
+    { tag: 'currency', mismatch: null }, // paid in the currency asked: GATEWAY_CURRENCY_MISMATCH clears
   ]);
   assert.equal(state.tag, 'paid');
   const vended = step(state, { tag: 'vend-result', outcome: 'success' });

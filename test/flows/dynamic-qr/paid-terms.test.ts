@@ -62,12 +62,18 @@ test('paid in another currency after the vend request ended: voided with its Pay
   const pi = '{"SrvTranId":"S2","AuthAmount":4.35}';
   const foreign: DynamicQrInput = {
     tag: 'inquired',
-    outcome: { kind: 'declined', code: 8, message: 'other currency', response: {}, elapsedMs: 1, bodyText: `{"PaymentInfo":${pi}}`, heldFunds: true },
+    outcome: {
+      kind: 'declined', code: 8, message: 'other currency', response: {}, elapsedMs: 1,
+      bodyText: `{"PaymentInfo":${pi}}`, heldFunds: true, currencies: { asked: 'EUR/978', answered: 'USD/840' },
+    },
   };
   const { state, effects } = run([generated, { tag: 'request-ended', reason: 'timeout', byConsumer: false }, foreign]);
   assert.deepEqual(state.tag === 'closed' ? state.result : state.tag, 'voided');
   const after = effects.slice(effects.findIndex((e) => e.tag === 'inquire') + 1);
-  assert.deepEqual(after.map((e) => e.tag), ['record', 'void', 'show']);
+  assert.deepEqual(after.map((e) => e.tag), ['record', 'void', 'show', 'currency']);
+  // The alarm GATEWAY_CURRENCY_MISMATCH names the gateway's answer (src/flows/currency-alarm.ts).
+  const mismatch = { declineCode: 8, asked: 'EUR/978', answered: 'USD/840' };
+  assert.deepEqual(after.at(-1), { tag: 'currency', mismatch });
   const v = after.find((e) => e.tag === 'void');
   assert.ok(v && v.tag === 'void');
   assert.equal(v.paymentInfo.text, pi);

@@ -17,6 +17,9 @@ test('vend.approve -> C,VEND,<amount>; success -> vend.result naming the request
   const h = reach.DynamicAwaitingPayment();
   const approve = h.feed(pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 }));
   assert.deepEqual(sent(approve), ['C,VEND,2.00']);
+  // The vend the machine loop journals just before the write (docs/operations.md, "The vend journal").
+  const write = approve.find((e) => e.kind === 'send');
+  assert.deepEqual(write?.kind === 'send' ? write.approval : null, { flow: 'dynamic', txId: 'D1', requestId: 'rq-1' });
   assert.deepEqual(armed(approve), ['vend-result']);
   const done = h.feed(line('c,VEND,SUCCESS'));
   assert.deepEqual(posted(done), [{ type: 'vend.result', txId: 'D1', requestId: 'rq-1', vendSeq: null, outcome: 'success', detail: null }]);

@@ -90,10 +90,12 @@ test('no answer to C,START in time: C,STOP to be sure, and session.refused', () 
   assert.equal(h.state, 'Enabled');
 });
 
-test('a vend within the funds is approved locally: the approval is the first effect', () => {
+test('a vend within the funds is approved locally: the approval is the first effect, with the vend to journal', () => {
   const h = reach.SessionIdle();
   const out = h.feed(line('c,STATUS,VEND,1.50,12'));
-  assert.deepEqual(out[0], { kind: 'send', command: { kind: 'vend-approve', amount: 1.5 } });
+  // The machine loop journals `approval` just before it writes C,VEND (docs/operations.md, "The vend journal").
+  const approval = { flow: 'static', txId: 'T1', vendSeq: 1, item: 12, price: 1.5 };
+  assert.deepEqual(out[0], { kind: 'send', command: { kind: 'vend-approve', amount: 1.5 }, approval });
   assert.deepEqual(posted(out), [{ type: 'vend.approved', txId: 'T1', vendSeq: 1, price: 1.5, item: 12 }]);
   assert.deepEqual(armed(out), ['vend-result']);
   assert.equal(h.state, 'Vend');
