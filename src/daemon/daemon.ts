@@ -16,7 +16,7 @@ import type { MainToPayment, PaymentToMain } from '../ipc/messages.js';
 import { heapLimitReport, quietCollector, threadMemory } from './heap-limits.js';
 import { createNotifier, type Notifier } from './systemd-notify.js';
 import { raiseThisThread, type PriorityResult } from './thread-priority.js';
-import { startFleetLink, type FleetMain } from '../fleet/device/main-side.js';
+import { startFleetLink, type FleetMain } from '../fleet/machine-link/main-side.js';
 import { startActivationRunner, type ActivationRunner } from '../updates/activation-runner.js';
 import { updatesDir } from '../updates/files.js';
 import { dexFactsPathFor, openDexLink } from '../dex/link/index.js';

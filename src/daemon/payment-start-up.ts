@@ -30,7 +30,7 @@ import { outboxBodies, type OutboxBodies } from '../flows/bodies.js';
 import { realTimers, type FlowContext } from '../flows/context.js';
 import { PaymentService } from '../flows/payment-service.js';
 import { threadMemory } from './heap-limits.js';
-import { CommandFailure, FleetPaymentSide } from '../fleet/device/payment-side.js';
+import { CommandFailure, FleetPaymentSide } from '../fleet/machine-link/payment-side.js';
 import { DexAuditService, DexCommandError } from '../dex/audit/service.js';
 
 export interface PaymentWorkerData {

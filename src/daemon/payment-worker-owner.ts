@@ -15,7 +15,7 @@ import { firmwareVersion } from '../device/device-info.js';
 import type { MainToPayment, PaymentToMain, Screen, ToDisplay } from '../ipc/messages.js';
 import type { PaymentService, FlowMessage } from '../flows/payment-service.js';
 import { quietCollector } from './heap-limits.js';
-import type { FleetPaymentSide } from '../fleet/device/payment-side.js';
+import type { FleetPaymentSide } from '../fleet/machine-link/payment-side.js';
 import type { DexAuditService } from '../dex/audit/service.js';
 import {
   openPaymentStores,

@@ -1,5 +1,5 @@
 /**
- * What the main thread hands the fleet worker at its start (src/fleet/device/main-side.ts), and the
+ * What the main thread hands the fleet worker at its start (src/fleet/machine-link/main-side.ts), and the
  * update agent the worker builds from it.
  */
 import type { MessagePort } from 'node:worker_threads';

@@ -14,7 +14,7 @@ import { startAedesBroker } from '../../../rigs/broker/index.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { machineTopics } from '../../../src/fleet/contract/topics.js';
-import { FleetDeviceLink } from '../../../src/fleet/device/link.js';
+import { FleetDeviceLink } from '../../../src/fleet/machine-link/link.js';
 import type { FleetFacts, FleetToMain, FleetToPayment } from '../../../src/ipc/messages.js';
 
 /** Whatever arrives, kept in order; waitFor gives up after its deadline with what it waited for. */
