@@ -24,7 +24,7 @@ export default {
     'src/ledger/backoff.ts',
     'src/ledger/outbox.ts',
     // Start: the checks (token, identity, replay, busy) and the token comparison.
-    'src/start/checks.ts',
+    'src/start/request-checks.ts',
     'src/start/secret-compare.ts',
     // Reader: funds, vend approval and vend results.
     'src/mdb/reader/payment-input.ts',
@@ -39,13 +39,12 @@ export default {
     // decisions: the ledger's fleet events, identity, corruption, migration and cash-sales tests,
     // and the Start endpoint's HTTP limits, connection guard and secrecy tests. Left out because
     // they cost seconds per mutant for what quicker files already reach: the Start fuzzer and the
-    // relayed-Start tests (checks-in-process and endpoint cover the checks), the outbox CLI and the
+    // relayed-Start tests (request-checks-in-process and endpoint cover the checks), the outbox CLI and the
     // write-failure tests (child processes; drainer and ledger tests cover the outbox).
     testFiles: [
       'dist/test/flows/**/*.test.js',
-      'dist/test/ledger/{backoff,closing-facts,drainer,ledger,money-checks,' +
-        'outbox-clock,recovery,retry-verdicts,transition-table}.test.js',
-      'dist/test/start/{endpoint,units,checks-in-process}.test.js',
+      'dist/test/ledger/{backoff,closing-facts,drainer,ledger,money-checks,outbox-clock,recovery,retry-verdicts,transition-table}.test.js',
+      'dist/test/start/{endpoint,units,request-checks-in-process}.test.js',
       'dist/test/mdb/reader/**/*.test.js',
     ],
     nodeArgs: ['--test-reporter=tap', '--test-timeout=120000', '-r', '{{hookFile}}', '{{testFile}}'],

@@ -9,7 +9,7 @@
  */
 import type { Keyring } from '../../src/trust/keys.js';
 import { isQrvendError } from '../../src/core/errors.js';
-import { decideCommand, refusalText } from '../../src/fleet/device/command-gate.js';
+import { decideCommand, refusalText } from '../../src/fleet/machine-link/command-gate.js';
 import { UpdateOfferArgs, type UpdateState } from '../../src/fleet/contract/index.js';
 import { verifyManifest } from '../../src/updates/manifest.js';
 import { isReleaseVersion } from '../../src/updates/version-order.js';

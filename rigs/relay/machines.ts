@@ -5,7 +5,7 @@
  * members). What a machine answers is the caller's: `answer` may run the real Start decisions
  * (src/start/relayed.ts over a real ledger and flow) or return a canned answer. With `signer`
  * (a machine's own key, the trust kit's machineSigner), status, last will and replies are signed as
- * the real agent signs them (src/fleet/device/machine-voice.ts); without it the relay believes none.
+ * the real agent signs them (src/fleet/machine-link/machine-voice.ts); without it the relay believes none.
  */
 import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import { CommandRequest, machineTopics, type CommandReply } from '../../src/fleet/contract/index.js';

@@ -1,38 +1,36 @@
 /**
  * The daemon's main thread: the machine loop (serial port, codec, reader state machine, local
  * vend approval), GPIO, the systemd watchdog; plus the start, supervision and orderly stop of
- * the payment and display workers. Nothing here awaits the network, SQLite or rendering.
+ * the payment and display workers. Nothing here awaits the network, SQLite or rendering
+ * (docs/architecture.md, the threads).
  */
 import { vmcFactsPath } from '../mdb/facts-file.js';
-import { Worker } from 'node:worker_threads';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { QrvendConfig } from '../config/schema.js';
 import type { Logger } from '../core/log.js';
-import { readSecretToken } from '../start/secret-file.js';
-import { readHwSerial } from '../device/hw-serial.js';
-import { terminalIdFor } from '../device/device-info.js';
-import { openGpio } from '../device/gpio.js';
+import { openGpio, type Gpio } from '../device/gpio.js';
 import { gpioFactsPath } from '../device/gpio/facts-file.js';
-import { startDisplay, type DisplayHandle } from '../display/display-thread.js';
+import type { DisplayHandle } from '../display/display-thread.js';
 import { MachineLoop, createMdbTransport, type MemoryWire } from '../mdb/index.js';
-import { StatusLedDriver } from '../mdb/status-led.js';
 import { ageDeniedItems } from '../mdb/reader/index.js';
-import type { MainToPayment, PaymentToMain, ThreadMemory } from '../ipc/messages.js';
-import { heapLimitReport, PAYMENT_WORKER_LIMITS, quietCollector, threadMemory } from './heap-limits.js';
-import { mallocTrimAvailable } from './malloc-trim.js';
+import type { MainToPayment, PaymentToMain } from '../ipc/messages.js';
+import { heapLimitReport, quietCollector, threadMemory } from './heap-limits.js';
 import { createNotifier, type Notifier } from './systemd-notify.js';
-import { raiseThisThread } from './thread-priority.js';
-import type { PaymentWorkerData } from './payment-worker.js';
-import { startFleetLink } from '../fleet/device/main-side.js';
-import { RESTART_EXIT_CODE } from '../fleet/device/config-change.js';
-import { startActivationRunner } from '../updates/activation-runner.js';
+import { raiseThisThread, type PriorityResult } from './thread-priority.js';
+import { startFleetLink, type FleetMain } from '../fleet/machine-link/main-side.js';
+import { startActivationRunner, type ActivationRunner } from '../updates/activation-runner.js';
 import { updatesDir } from '../updates/files.js';
 import { dexFactsPathFor, openDexLink } from '../dex/link/index.js';
 import { startDexReads, type DexReads } from '../dex/main-side.js';
 import { monotonicNow, wallNow } from '../core/clock.js';
-import { ErrorCodes } from '../core/errors.js';
+import { ErrorCodes, ExitCodes } from '../core/errors.js';
 import { vendJournalPathFor } from '../ledger/vend-journal.js';
 import { VendJournalWriter } from '../ledger/vend-journal-writer.js';
+import { PaymentThread } from './payment-thread.js';
+import { LoopDelay } from './loop-delay.js';
+import { PaymentHealth } from './payment-health.js';
+import { StatusLedDriver } from '../mdb/status-led.js';
+import { ReadyGate, type PaymentReady } from './ready-gate.js';
+import { logMemoryLimits, openDisplay, readIdentity, type Identity } from './main-thread-setup.js';
 
 export interface DaemonOptions {
   config: QrvendConfig;
@@ -44,311 +42,345 @@ export interface DaemonOptions {
   hardwareRoot?: string;
   /** How often a `stats` line (event-loop delay, reader counters, memory) is logged; 0 = never. */
   statsIntervalMs?: number;
-  /** The site config file (config.set from the fleet layers its overlay over it); null = defaults only. */
+  /** The site config file (config.set from the fleet layers its overlay over it); null = none. */
   configFile?: string | null;
   /** Tick of the event-loop delay sampler, ms (config log.loopDelayResolutionMs). */
   loopDelayResolutionMs?: number;
 }
 
-export interface Daemon {
-  /** Resolves when the payment worker is ready (ledger open, recovery done, Start listening). */
-  readonly ready: Promise<{ startUrl: string | null }>;
-  /** Resolves with the process exit code once everything has stopped. */
-  readonly done: Promise<number>;
-  readonly machineLoop: MachineLoop;
-  stop(reason: string): Promise<number>;
-  stats(): Record<string, unknown>;
-}
-
 const STOP_WORKER_TIMEOUT_MS = 20_000;
-/** A DEX read under way at stop is not cut short (the VMC would be left mid-session), but not waited for beyond this. */
+/** A DEX read under way at stop is not cut short (the VMC would be left mid-session), nor awaited beyond this. */
 const STOP_DEX_TIMEOUT_MS = 10_000;
 /** Quiet time before the main thread's between-sessions collection (see quietCollector). */
 const MAIN_COLLECT_QUIET_MS = 2_000;
+const TRIAL_CHECK_INTERVAL_MS = 1_000;
 
-export function startDaemon(options: DaemonOptions): Daemon {
-  const { config, log } = options;
-  // Read before anything starts: a missing token is a configuration error (exit 78), not a crash loop.
-  const secretToken = readSecretToken(config.start.secretTokenFile);
-  const hwSerial = readHwSerial({ override: config.device.hwSerial, root: options.hardwareRoot, log }).serial;
-  const terminalId = terminalIdFor(config, hwSerial);
-  // First, while the process is small and no VMC is being answered: the one fork the main thread
-  // waits for (systemd-notify.ts); every notification after it is a write to a pipe.
-  const notifier = options.notifier ?? createNotifier(log);
-
-  // Every tick wakes the machine loop: fine sampling is for benchmarks, not for an idle machine.
-  const loopTickMs = options.loopDelayResolutionMs ?? config.log.loopDelayResolutionMs;
-  const loopDelay = monitorEventLoopDelay({ resolution: loopTickMs });
-  loopDelay.enable();
-
-  const gpio = openGpio(config.gpio, log, { factsPath: gpioFactsPath(config.store.path) });
-  const transport = createMdbTransport(config.mdb);
-  if (transport.simWire !== null) options.onSimWire?.(transport.simWire);
-
-  let display: DisplayHandle | null = null;
-  if (config.display.framebuffer !== null || config.display.png !== null || config.display.terminal) {
-    // QRVEND_TEST_SYSFS_ROOT: where the framebuffer's geometry is read (tests and `npm run bench`
-    // point display.framebuffer at a regular file with a fixture beside it); /sys otherwise.
-    const sysfsRoot = process.env.QRVEND_TEST_SYSFS_ROOT || undefined;
-    display = startDisplay({ display: config.display, catalog: config.catalog, machine: config.machine, log, ...(sysfsRoot ? { sysfsRoot } : {}) });
-  }
-
-  // Messages for the payment worker sent before it exists (the fleet link's first observations) wait here.
-  const beforeWorker: MainToPayment[] = [];
-  let postToWorker: (message: MainToPayment) => void = (message) => beforeWorker.push(message);
-  const fleet = startFleetLink({
-    config,
-    terminalId,
-    configFile: options.configFile ?? null,
-    log,
-    toPayment: (message) => postToWorker(message),
-    restart: (reason) => void stop(reason, RESTART_EXIT_CODE),
-    onUpdateReady: (version, rolloutId) => activation.request({ kind: 'update', version, rolloutId }),
-  });
-  // Charged vend results, kept on this thread before they travel to the payment worker (docs/operations.md).
-  const vendJournal = new VendJournalWriter({
-    path: vendJournalPathFor(config.store.path),
-    log,
-    onTrouble: (active, detail) => postToWorker({ type: 'fleet.observe', code: 'VEND_JOURNAL_FAILED', active, detail }),
-  });
-  const workerData: PaymentWorkerData = {
-    config,
-    secretToken,
-    hwSerial,
-    terminalId,
-    displayPort: display?.port ?? null,
-    fleetPort: fleet.paymentPort,
-    machineId: fleet.machineId,
-    vendJournal: { path: vendJournalPathFor(config.store.path), run: vendJournal.run },
+export class Daemon {
+  /** Resolves when the payment worker is ready (ledger open, recovery done, Start listening). */
+  readonly ready: Promise<PaymentReady>;
+  /** Resolves with the process exit code once everything has stopped. */
+  readonly done: Promise<number>;
+  readonly machineLoop: MachineLoop;
+  private readonly config: QrvendConfig;
+  private readonly log: Logger;
+  private readonly notifier: Notifier;
+  private readonly loopDelay: LoopDelay;
+  private readonly gpio: Gpio;
+  private readonly display: DisplayHandle | null;
+  private readonly payment = new PaymentThread();
+  private readonly gate: ReadyGate;
+  private readonly fleet: FleetMain;
+  private readonly vendJournal: VendJournalWriter;
+  private readonly priority: PriorityResult;
+  private readonly collector = quietCollector(MAIN_COLLECT_QUIET_MS);
+  private readonly activation: ActivationRunner;
+  private readonly dexReads: DexReads | null;
+  private readonly health: PaymentHealth;
+  private readonly heapLimit = heapLimitReport();
+  private readonly timers: { trial: NodeJS.Timeout | null; fleetStats: NodeJS.Timeout | null } = {
+    trial: null,
+    fleetStats: null,
   };
-  const worker = new Worker(new URL('./payment-worker.js', import.meta.url), {
-    workerData,
-    transferList: [...(display ? [display.port] : []), ...(fleet.paymentPort ? [fleet.paymentPort] : [])],
-    resourceLimits: PAYMENT_WORKER_LIMITS,
-  });
-  postToWorker = (message) => worker.postMessage(message);
-  for (const message of beforeWorker.splice(0)) worker.postMessage(message);
-  // After the workers exist (threads inherit their creator's priority): only the machine loop is raised.
-  const priority = raiseThisThread(log);
-  let lastAvailability: string | null = null;
-  const collector = quietCollector(MAIN_COLLECT_QUIET_MS);
-  const toPayment = (message: MainToPayment) => {
-    collector.touch();
-    // Out of a session (ended, or the reader enabled at start-up): collect once the thread is quiet.
-    if (message.type === 'reader.status' && message.status !== 'session' && message.status !== 'vend') collector.arm();
-    // STATUS only on availability changes, never per vend: systemd logs nothing for it, but it is a wake-up there.
-    if (message.type === 'reader.status') {
-      const availability = message.status === 'session' || message.status === 'vend' ? 'enabled' : message.status;
-      if (availability !== lastAvailability) notifier.status(`reader ${(lastAvailability = availability)}`);
-    }
-    vendJournal.observe(message);
-    worker.postMessage(message);
-  };
+  private watchdog: NodeJS.Timeout | null = null;
+  private statsTimer: NodeJS.Timeout | null = null;
+  private stopping: Promise<number> | null = null;
+  private resolveDone!: (code: number) => void;
 
-  // Activation of an update, or the restart an installed package asks for, waits for an idle machine (design section 12).
-  const activation = startActivationRunner({
-    dir: updatesDir(config),
-    maxDeferralMs: config.updates.maxDeferralS * 1000,
-    readerBusy: () => {
-      const status = machineLoop.stats().status;
-      return status === 'session' || status === 'vend' ? `reader ${status}` : null;
-    },
-    toPayment: (message) => worker.postMessage(message),
-    restart: (reason) => void stop(reason, RESTART_EXIT_CODE),
-    log,
-    monotonicNow,
-  });
-
-  const machineLoop = new MachineLoop({
-    mdb: config.mdb,
-    decimalPlaces: config.machine.decimalPlaces,
-    currencyNumeric: config.machine.currencyNumeric,
-    openTransport: transport.open,
-    devicePath: transport.devicePath,
-    post: toPayment,
-    log,
-    boardReset: gpio.boardReset,
-    onEnableWritten: () => {
-      readerEnabled = true;
-      readyWhenBoth();
-    },
-    ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
-    factsPath: vmcFactsPath(config.store.path),
-    journalApproval: (approval) => vendJournal.approving(approval),
-  });
-
-  // The VMC's audit (design section 13): its own serial line, read here, processed by the payment worker.
-  const dexReads: DexReads | null =
-    config.dex.port === null
-      ? null
-      : startDexReads({
-          dex: config.dex,
-          link: openDexLink({ port: config.dex.port, protocol: config.dex.protocol, factsPath: dexFactsPathFor(config.store.path), maxFileBytes: config.dex.maxFileBytes, log }),
-          post: toPayment,
-          log,
-          wallNow,
-        });
-
-  let health = { fault: false, gatewayOnline: true, outboxPending: 0, clockSteps: 0, starts: { requests: 0, accepted: 0, relayed: 0, relayedTooLate: 0, relayedDropped: 0, relayedUnvouched: 0 } };
-  let paymentMemory: ThreadMemory | null = null;
-  const heapLimit = heapLimitReport();
-  if (!heapLimit.limited) {
-    log.info({ heapLimitMb: heapLimit.heapLimitMb }, 'main thread heap is not capped: resident memory grows with garbage; start `qrvend run` through the installed qrvend command (it passes the heap flags)');
-  }
-  if (!mallocTrimAvailable()) {
-    log.info({ addon: 'dist/src/native/qrvend-trim.node' }, 'malloc trimming is off (the addon was not built: Node without its headers): resident memory keeps what malloc freed; rebuild with `npm run build` where include/node/node_api.h is installed');
-  }
-  // The LED follows the board's polls and the reader's state (docs/devices.md, the LED).
-  const statusLed = new StatusLedDriver(machineLoop, gpio.statusLed);
-
-  // READY means the agent can take a payment: the VMC enabled the reader (so it polls us and will
-  // offer sessions) and the payment worker is ready (ledger open, recovery done, Start listening).
-  // Whichever comes last sends it; until then the watchdog pings extend the start timeout.
-  let readerEnabled = false;
-  let paymentReady = false;
-  let readySent = false;
-  function readyWhenBoth(): void {
-    if (readySent || !readerEnabled || !paymentReady) return;
-    readySent = true;
-    notifier.ready('reader enabled, payments ready');
+  constructor(private readonly options: DaemonOptions) {
+    const { config, log } = options;
+    this.config = config;
+    this.log = log;
+    // Read before anything starts: a missing token is a configuration error (exit 78), not a crash loop.
+    const identity = readIdentity(options);
+    // First, while the process is small and no VMC is being answered: the one fork the main thread
+    // waits for (systemd-notify.ts); every notification after it is a write to a pipe.
+    this.notifier = options.notifier ?? createNotifier(log);
+    this.gate = new ReadyGate(this.notifier);
+    this.ready = this.gate.ready;
+    this.done = new Promise<number>((resolve) => (this.resolveDone = resolve));
+    this.loopDelay = new LoopDelay(options.loopDelayResolutionMs ?? config.log.loopDelayResolutionMs);
+    this.gpio = openGpio(config.gpio, log, { factsPath: gpioFactsPath(config.store.path) });
+    const transport = createMdbTransport(config.mdb);
+    if (transport.simWire !== null) options.onSimWire?.(transport.simWire);
+    this.display = openDisplay(config, log);
+    this.fleet = this.startFleet(identity.terminalId);
+    // Charged vend results, kept on this thread before they travel to the payment worker (docs/operations.md).
+    this.vendJournal = new VendJournalWriter({
+      path: vendJournalPathFor(config.store.path),
+      log,
+      onTrouble: (active, detail) =>
+        this.payment.post({ type: 'fleet.observe', code: 'VEND_JOURNAL_FAILED', active, detail }),
+    });
+    this.spawnPaymentWorker(identity);
+    // After the workers exist (threads inherit their creator's priority): only the machine loop is raised.
+    this.priority = raiseThisThread(log);
+    this.activation = this.startActivation();
+    this.machineLoop = this.createMachineLoop(transport);
+    this.dexReads = this.startDex();
+    // The LED follows the board's polls and the reader's state, and the payment side's health.
+    this.health = new PaymentHealth(new StatusLedDriver(this.machineLoop, this.gpio.statusLed));
+    logMemoryLimits(log, this.heapLimit);
   }
 
-  let resolveReady!: (v: { startUrl: string | null }) => void;
-  let rejectReady!: (err: Error) => void;
-  const ready = new Promise<{ startUrl: string | null }>((resolve, reject) => ((resolveReady = resolve), (rejectReady = reject)));
-  ready.catch(() => {}); // a caller that never awaits `ready` must not see an unhandled rejection
-  let resolveDone!: (code: number) => void;
-  const done = new Promise<number>((r) => (resolveDone = r));
-  let workerStopped: (() => void) | null = null;
-  let workerGone = false;
-  let stopping: Promise<number> | null = null;
-
-  worker.on('message', (message: PaymentToMain) => {
-    if (message.type !== 'health') collector.touch();
-    switch (message.type) {
-      case 'ready':
-        paymentReady = true;
-        readyWhenBoth();
-        resolveReady({ startUrl: message.startUrl });
-        return;
-      case 'health':
-        health = { ...health, gatewayOnline: message.gatewayOnline, outboxPending: message.outboxPending, clockSteps: message.clockSteps ?? 0, starts: message.starts ?? health.starts };
-        if (message.memory) paymentMemory = message.memory;
-        statusLed.setHealth(health);
-        return;
-      case 'fatal':
-        log.fatal({ code: message.code }, `payment worker: ${message.message}`);
-        rejectReady(new Error(`payment worker failed to start: ${message.message}`));
-        health = { ...health, fault: true };
-        statusLed.setHealth(health);
-        void stop(`payment worker failed: ${message.code}`, message.code === 'SECRET_UNREADABLE' || message.code.startsWith('CONFIG') ? 78 : 70);
-        return;
-      case 'stopped':
-        workerStopped?.();
-        return;
-      case 'update.activity':
-        activation.activity(message.busy, message.held);
-        return;
-      case 'vend.journal':
-        vendJournal.recorded(message.recordedKeys, message.takenOver);
-        return;
-      case 'dex.read':
-        if (dexReads) dexReads.request(message.requestId);
-        else toPayment({ type: 'dex.audit', requestId: message.requestId, trigger: 'command', atMs: wallNow(), read: { ok: false, code: ErrorCodes.DEX_PORT, message: 'dex.port is not set' } });
-        return;
-      default:
-        machineLoop.handle(message);
+  /** Starts the machine loop and the timers; the workers run from construction on. */
+  start(): this {
+    this.machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => {
+      this.fleet.onLink(change);
+    });
+    this.startFleetTimers();
+    this.machineLoop.start();
+    const { notifier } = this;
+    if (notifier.watchdogIntervalMs !== null) {
+      this.watchdog = setInterval(() => notifier.watchdog(), notifier.watchdogIntervalMs);
     }
-  });
-  worker.on('error', (err) => {
-    log.fatal({ err, code: 'INTERNAL' }, 'payment worker crashed');
-    void stop('payment worker crashed', 70);
-  });
-  worker.on('exit', (code) => {
-    workerGone = true;
-    rejectReady(new Error(`payment worker exited (code ${code}) before it was ready`));
-    workerStopped?.();
-    if (stopping === null) {
-      log.fatal({ exitCode: code }, 'payment worker exited unexpectedly');
-      void stop('payment worker exited', 70);
+    const statsEvery = this.options.statsIntervalMs ?? 60_000;
+    if (statsEvery > 0) {
+      this.statsTimer = setInterval(() => this.log.info({ stats: this.stats() }, 'stats'), statsEvery);
+      this.statsTimer.unref();
     }
-  });
+    return this;
+  }
 
-  machineLoop.on('link', (change: { up: boolean; silent: boolean; reason: string | null }) => {
-    fleet.onLink(change);
-  });
-  // Only on the start after a config.set from the fleet: confirms it, or rolls it back.
-  const trialTimer = fleet.inTrial
-    ? setInterval(() => {
-        const status = machineLoop.stats().status;
-        fleet.checkTrial({ paymentReady, readerUp: status !== 'offline' && status !== 'inactive' });
-      }, 1_000)
-    : null;
-  trialTimer?.unref();
-  const fleetStatsTimer =
-    config.fleet.url !== null
-      ? setInterval(() => fleet.stats({ reader: machineLoop.stats(), health, rssBytes: process.memoryUsage.rss(), gpio: gpio.stats() }), Math.max(1, config.fleet.healthIntervalS - 1) * 1000)
-      : null;
-  fleetStatsTimer?.unref();
-
-  machineLoop.start();
-
-  const watchdog = notifier.watchdogIntervalMs !== null ? setInterval(() => notifier.watchdog(), notifier.watchdogIntervalMs) : null;
-  const statsEvery = options.statsIntervalMs ?? 60_000;
-  const statsTimer = statsEvery > 0 ? setInterval(() => log.info({ stats: stats() }, 'stats'), statsEvery) : null;
-  statsTimer?.unref();
-
-  function stats(): Record<string, unknown> {
-    // The histogram holds whole intervals between the sampler's ticks: an idle loop reads the tick
-    // itself (1.0-1.1 ms at 1 ms, ~100 ms in production). The delay is what is over the tick.
-    const late = (ns: number) => Math.max(0, Math.round((ns / 1e6 - loopTickMs) * 100) / 100);
-    const out = {
-      reader: machineLoop.stats(),
-      eventLoopDelayMs: { p50: late(loopDelay.percentile(50)), p99: late(loopDelay.percentile(99)), max: late(loopDelay.max), count: loopDelay.count, tickMs: loopTickMs },
+  stats(): Record<string, unknown> {
+    return {
+      reader: this.machineLoop.stats(),
+      eventLoopDelayMs: this.loopDelay.takeFigures(),
       rssBytes: process.memoryUsage.rss(),
       // Per thread, so a real leak shows where it is (RSS alone mixes the isolates and the binary).
       // The display and fleet workers answer when asked (their figures are one interval old); null when off.
-      memory: { main: threadMemory(), payment: paymentMemory, display: display?.memory() ?? null, fleet: fleet.memory(), mainHeapLimitMb: heapLimit.heapLimitMb },
-      mainThreadNice: priority.nice,
-      health,
-      gpio: gpio.stats(),
+      memory: {
+        main: threadMemory(),
+        payment: this.health.paymentMemory,
+        display: this.display?.memory() ?? null,
+        fleet: this.fleet.memory(),
+        mainHeapLimitMb: this.heapLimit.heapLimitMb,
+      },
+      mainThreadNice: this.priority.nice,
+      health: this.health.figures,
+      gpio: this.gpio.stats(),
     };
-    loopDelay.reset();
-    return out;
   }
 
   /** SIGTERM path: no new session, the vend in progress finishes or fails cleanly, then the ledger closes. */
-  function stop(reason: string, exitCode = 0): Promise<number> {
-    if (stopping) return stopping;
-    stopping = (async () => {
-      log.info({ reason }, 'stopping');
-      notifier.stopping();
-      if (trialTimer) clearInterval(trialTimer);
-      activation.stop();
-      if (fleetStatsTimer) clearInterval(fleetStatsTimer);
-      // In parallel with the machine loop's stop: a stalled broker must not delay the end of sessions.
-      const fleetStopped = fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));
-      await machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
-      if (dexReads) await Promise.race([dexReads.stop(), new Promise((r) => setTimeout(r, STOP_DEX_TIMEOUT_MS).unref())]);
-      const stopped = workerGone ? Promise.resolve() : new Promise<void>((r) => (workerStopped = r));
-      toPayment({ type: 'shutdown' });
-      const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), STOP_WORKER_TIMEOUT_MS).unref());
-      if ((await Promise.race([stopped, timeout])) === 'timeout') log.error('payment worker did not stop in time');
-      await worker.terminate();
-      vendJournal.close();
-      await fleetStopped;
-      await display?.close();
-      gpio.close();
-      if (watchdog) clearInterval(watchdog);
-      if (statsTimer) clearInterval(statsTimer);
-      collector.cancel();
-      loopDelay.disable();
-      log.info({ exitCode }, 'stopped');
-      resolveDone(exitCode);
-      return exitCode;
-    })();
-    return stopping;
+  stop(reason: string, exitCode: number = ExitCodes.OK): Promise<number> {
+    this.stopping ??= this.runStop(reason, exitCode);
+    return this.stopping;
   }
 
-  return { ready, done, machineLoop, stop: (reason) => stop(reason), stats };
+  /** Every message of the payment worker, routed once; a kind left out does not compile. */
+  private route(message: PaymentToMain): void {
+    if (message.type !== 'health') this.collector.touch();
+    switch (message.type) {
+      case 'ready':
+        this.gate.paymentReadyNow(message.startUrl);
+        return;
+      case 'health':
+        this.health.fromPayment(message);
+        return;
+      case 'fatal':
+        this.paymentFatal(message.code, message.message);
+        return;
+      case 'stopped':
+        this.payment.stopped();
+        return;
+      case 'update.activity':
+        this.activation.activity(message.busy, message.held);
+        return;
+      case 'vend.journal':
+        this.vendJournal.recorded(message.recordedKeys, message.takenOver);
+        return;
+      case 'dex.read':
+        this.readDex(message.requestId);
+        return;
+      case 'session.begin':
+      case 'session.cancel':
+      case 'vend.approve':
+      case 'vend.deny':
+      case 'sessions.allowed':
+      case 'reader.service':
+        this.machineLoop.handle(message);
+        return;
+      default: {
+        const unknownKind: never = message;
+        this.log.error({ message: unknownKind }, 'payment worker sent a message of an unknown kind');
+      }
+    }
+  }
+
+  /** What the machine loop and the DEX reads send the payment worker (and the stop's shutdown). */
+  private toPayment(message: MainToPayment): void {
+    this.collector.touch();
+    if (message.type === 'reader.status') {
+      // Out of a session (ended, or the reader enabled at start-up): collect once the thread is quiet.
+      if (message.status !== 'session' && message.status !== 'vend') this.collector.arm();
+      this.gate.readerStatus(message.status);
+    }
+    this.vendJournal.observe(message);
+    this.payment.post(message);
+  }
+
+  private paymentFatal(code: string, text: string): void {
+    this.log.fatal({ code }, `payment worker: ${text}`);
+    this.gate.paymentFailed(new Error(`payment worker failed to start: ${text}`));
+    this.health.fault();
+    const configuration = code === 'SECRET_UNREADABLE' || code.startsWith('CONFIG');
+    void this.stop(`payment worker failed: ${code}`, configuration ? ExitCodes.CONFIG : ExitCodes.SOFTWARE);
+  }
+
+  private readDex(requestId: number): void {
+    if (this.dexReads) {
+      this.dexReads.request(requestId);
+      return;
+    }
+    const read = { ok: false as const, code: ErrorCodes.DEX_PORT, message: 'dex.port is not set' };
+    this.toPayment({ type: 'dex.audit', requestId, trigger: 'command', atMs: wallNow(), read });
+  }
+
+  private startFleet(terminalId: string): FleetMain {
+    return startFleetLink({
+      config: this.config,
+      terminalId,
+      configFile: this.options.configFile ?? null,
+      log: this.log,
+      // Before the payment worker exists (the link's first observations), these wait for it.
+      toPayment: (message) => this.payment.post(message),
+      restart: (reason) => void this.stop(reason, ExitCodes.RESTART),
+      onUpdateReady: (version, rolloutId) => this.activation.request({ kind: 'update', version, rolloutId }),
+    });
+  }
+
+  private spawnPaymentWorker(identity: Identity): void {
+    const { display, fleet } = this;
+    const workerData = {
+      config: this.config,
+      ...identity,
+      displayPort: display?.port ?? null,
+      fleetPort: fleet.paymentPort,
+      machineId: fleet.machineId,
+      vendJournal: { path: vendJournalPathFor(this.config.store.path), run: this.vendJournal.run },
+    };
+    const transferList = [...(display ? [display.port] : []), ...(fleet.paymentPort ? [fleet.paymentPort] : [])];
+    this.payment.spawn(workerData, transferList, {
+      message: (message) => this.route(message),
+      error: (err) => {
+        this.log.fatal({ err, code: 'INTERNAL' }, 'payment worker crashed');
+        void this.stop('payment worker crashed', ExitCodes.SOFTWARE);
+      },
+      exit: (code) => {
+        this.gate.paymentFailed(new Error(`payment worker exited (code ${code}) before it was ready`));
+        if (this.stopping !== null) return;
+        this.log.fatal({ exitCode: code }, 'payment worker exited unexpectedly');
+        void this.stop('payment worker exited', ExitCodes.SOFTWARE);
+      },
+    });
+  }
+
+  /**
+   * Activation of an update, or the restart an installed package asks for, waits for an idle machine
+   * (docs/updates-on-the-machine.md).
+   */
+  private startActivation(): ActivationRunner {
+    return startActivationRunner({
+      dir: updatesDir(this.config),
+      maxDeferralMs: this.config.updates.maxDeferralS * 1000,
+      readerBusy: () => {
+        const status = this.machineLoop.stats().status;
+        return status === 'session' || status === 'vend' ? `reader ${status}` : null;
+      },
+      toPayment: (message) => this.payment.post(message),
+      restart: (reason) => void this.stop(reason, ExitCodes.RESTART),
+      log: this.log,
+      monotonicNow,
+    });
+  }
+
+  private createMachineLoop(transport: ReturnType<typeof createMdbTransport>): MachineLoop {
+    const { config } = this;
+    return new MachineLoop({
+      mdb: config.mdb,
+      decimalPlaces: config.machine.decimalPlaces,
+      currencyNumeric: config.machine.currencyNumeric,
+      openTransport: transport.open,
+      devicePath: transport.devicePath,
+      post: (message) => this.toPayment(message),
+      log: this.log,
+      boardReset: this.gpio.boardReset,
+      onEnableWritten: () => this.gate.readerEnabledNow(),
+      ageDeniedItems: ageDeniedItems(config.staticQr.verifyAge, config.catalog),
+      factsPath: vmcFactsPath(config.store.path),
+      // The approval is journaled just before C,VEND leaves (docs/decisions/sales-and-recovery.md).
+      journalApproval: (approval) => this.vendJournal.approving(approval),
+    });
+  }
+
+  /** The VMC's audit (docs/dex.md): its own serial line, read here, processed by the payment worker. */
+  private startDex(): DexReads | null {
+    const { dex, store } = this.config;
+    if (dex.port === null) return null;
+    const { port, protocol, maxFileBytes } = dex;
+    const factsPath = dexFactsPathFor(store.path);
+    return startDexReads({
+      dex,
+      link: openDexLink({ port, protocol, factsPath, maxFileBytes, log: this.log }),
+      post: (message) => this.toPayment(message),
+      log: this.log,
+      wallNow,
+    });
+  }
+
+  private startFleetTimers(): void {
+    const { fleet, machineLoop } = this;
+    // Only on the start after a config.set from the fleet: confirms it, or rolls it back.
+    if (fleet.inTrial) {
+      this.timers.trial = setInterval(() => {
+        const status = machineLoop.stats().status;
+        const readerUp = status !== 'offline' && status !== 'inactive';
+        fleet.checkTrial({ paymentReady: this.gate.paymentReady, readerUp });
+      }, TRIAL_CHECK_INTERVAL_MS);
+      this.timers.trial.unref();
+    }
+    if (this.config.fleet.url !== null) {
+      const everyMs = Math.max(1, this.config.fleet.healthIntervalS - 1) * 1000;
+      this.timers.fleetStats = setInterval(() => {
+        const rssBytes = process.memoryUsage.rss();
+        fleet.stats({ reader: machineLoop.stats(), health: this.health.figures, rssBytes, gpio: this.gpio.stats() });
+      }, everyMs);
+      this.timers.fleetStats.unref();
+    }
+  }
+
+  private async runStop(reason: string, exitCode: number): Promise<number> {
+    const { log } = this;
+    log.info({ reason }, 'stopping');
+    this.notifier.stopping();
+    if (this.timers.trial) clearInterval(this.timers.trial);
+    this.activation.stop();
+    if (this.timers.fleetStats) clearInterval(this.timers.fleetStats);
+    // In parallel with the machine loop's stop: a stalled broker must not delay the end of sessions.
+    const fleetStopped = this.fleet.stop().catch((err: unknown) => log.error({ err }, 'fleet link stop failed'));
+    await this.machineLoop.stop().catch((err: unknown) => log.error({ err }, 'machine loop stop failed'));
+    if (this.dexReads) {
+      await Promise.race([this.dexReads.stop(), new Promise((r) => setTimeout(r, STOP_DEX_TIMEOUT_MS).unref())]);
+    }
+    const sendShutdown = () => this.toPayment({ type: 'shutdown' });
+    if (!(await this.payment.shutdown(sendShutdown, STOP_WORKER_TIMEOUT_MS))) {
+      log.error('payment worker did not stop in time');
+    }
+    this.vendJournal.close();
+    await fleetStopped;
+    await this.display?.close();
+    this.gpio.close();
+    if (this.watchdog) clearInterval(this.watchdog);
+    if (this.statsTimer) clearInterval(this.statsTimer);
+    this.collector.cancel();
+    this.loopDelay.disable();
+    log.info({ exitCode }, 'stopped');
+    this.resolveDone(exitCode);
+    return exitCode;
+  }
+}
+
+/** Constructs the main thread's owner and starts it. */
+export function startDaemon(options: DaemonOptions): Daemon {
+  return new Daemon(options).start();
 }

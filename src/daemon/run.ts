@@ -20,7 +20,7 @@ import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { TEST_CLOCK_ENV } from '../core/clock.js';
 import type { startDaemon } from './daemon.js';
 import { assertStartable } from '../doctor/start-checks.js';
-import { RESTART_EXIT_CODE, settleRejectedOverlay } from '../fleet/device/config-change.js';
+import { RESTART_EXIT_CODE, settleRejectedOverlay } from '../fleet/machine-link/config-change.js';
 import type { ConfigProblem } from '../config/load.js';
 import { VERSION } from '../core/version.js';
 import { readReleaseTrial } from '../updates/trial/release-trial.js';

@@ -2,7 +2,7 @@
  * What `qrvend run` refuses to start on, beyond the schema (exit 78): the files the configuration
  * names must be there and readable by the agent. One list, run by the daemon itself before
  * anything starts (run.ts) and by `config.set` on the configuration a change would give
- * (src/fleet/device/config-change.ts), so a change the next start would refuse is refused
+ * (src/fleet/machine-link/config-change.ts), so a change the next start would refuse is refused
  * before it is written instead of stopping the machine (issue 31 item 4).
  *
  * Each check calls the very reader the daemon uses, so the two cannot drift apart; a new start-up

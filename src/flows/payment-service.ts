@@ -12,6 +12,28 @@ import { StaticQrFlow } from './static-qr/flow.js';
 import { DynamicQrPayments } from './dynamic-qr/runner.js';
 import { isUsable, readerScreen } from './reader-screen.js';
 
+/**
+ * The machine loop's messages the flows take; the payment worker routes every other kind
+ * (src/daemon/payment-worker-owner.ts).
+ */
+export type FlowMessage = Extract<
+  MainToPayment,
+  {
+    type:
+      | 'reader.status'
+      | 'vend.requested'
+      | 'vend.result'
+      | 'vend.request.ended'
+      | 'session.started'
+      | 'session.refused'
+      | 'vend.approved'
+      | 'vend.denied'
+      | 'session.ended'
+      | 'cash.sale'
+      | 'shutdown';
+  }
+>;
+
 export class PaymentService {
   readonly staticQr: StaticQrFlow;
   readonly dynamicQr: DynamicQrPayments;
@@ -91,13 +113,11 @@ export class PaymentService {
     };
   }
 
-  handle(message: MainToPayment): void {
+  handle(message: FlowMessage): void {
     switch (message.type) {
       case 'reader.status':
         this.onReaderStatus(message.status);
         return;
-      case 'board.info':
-        return; // the worker rebuilds DeviceInfo; nothing for the flows
       case 'vend.requested':
         if (this.stopping) {
           this.ctx.toMain({ type: 'vend.deny', requestId: message.requestId, reason: 'shutting down' });
@@ -123,11 +143,13 @@ export class PaymentService {
       case 'shutdown':
         this.stop();
         return;
-      case 'fleet.observe':
-        return; // the fleet link's alarm book (src/fleet/device/payment-side.ts)
       case 'cash.sale':
         this.recordCashSale(message.price, message.item);
         return;
+      default: {
+        const unknownKind: never = message;
+        this.ctx.log.error({ message: unknownKind }, 'a message of an unknown kind reached the payment flows');
+      }
     }
   }
 

@@ -226,7 +226,7 @@ export type FromDisplay =
   | { type: 'unavailable'; output: 'framebuffer' | 'png' | 'terminal'; reason: string }
   | { type: 'memory'; memory: ThreadMemory };
 
-// --- Fleet link (design section 10; src/fleet/device) ---------------------------------------
+// --- Fleet link (design section 10; src/fleet/machine-link) ---------------------------------------
 
 /** What the fleet's `status` says about the machine, as the payment worker knows it. */
 export interface FleetFacts {

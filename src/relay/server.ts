@@ -26,7 +26,7 @@ import type { Logger } from '../core/log.js';
 import { DeclineCodes } from '../gateway/protocol/codes.js';
 import { declined, httpRefusals, type Echo, type StartAnswer } from '../start/answers.js';
 import { readLimitedBody } from '../start/body.js';
-import { AUTH_FAILED, readStartBody } from '../start/checks.js';
+import { AUTH_FAILED, readStartBody } from '../start/request-checks.js';
 import { ConnectionGuard } from '../start/connection-guard.js';
 import { createGuardedServer } from '../start/guarded-server.js';
 import { createStartPreflight } from '../start/exchange.js';

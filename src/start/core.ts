@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../core/log.js';
 import type { QrvendConfig } from '../config/schema.js';
-import { StartDeclined, type StartHooks } from './checks.js';
+import { StartDeclined, type StartHooks } from './request-checks.js';
 import { createStartExchange, type StartExchange } from './exchange.js';
 import { createSecretMatcher } from './secret-compare.js';
 import { StartStatsCounter } from './stats.js';

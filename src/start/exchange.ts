@@ -8,7 +8,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { httpRefusals, type StartAnswer } from './answers.js';
-import { createStartChecks, type StartCheckOptions, type StartChecks } from './checks.js';
+import { createStartChecks, type StartCheckOptions, type StartChecks } from './request-checks.js';
 import { ClientRateLimiter, type RateLimit } from './rate-limit.js';
 import { declaredLength, isAcceptedContentType, matchStartPath } from './route.js';
 

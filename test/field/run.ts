@@ -63,7 +63,7 @@ const EMULATION_START_TIMEOUT_S = 300;
 const TRIAL_HEALTHY_WITHIN_S = 300;
 /** Sales before the agent's resident memory is read (issue 27 item 3: steady after 100 sales). */
 const RSS_SALES = 100;
-/** What a config.set leaves beside the overlay (src/fleet/device/config-change.ts), read after the cut. */
+/** What a config.set leaves beside the overlay (src/fleet/machine-link/config-change.ts), read after the cut. */
 const TRIAL_FILES = ['', '.pending.json', '.previous', '.trial-run', '.rolled-back.json'].map((suffix) => FLEET_OVERLAY + suffix);
 const print = (line: string) => process.stdout.write(`${line}\n`);
 

@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO, runScript } from './helpers.js';
-import { applyConfigSet, confirmChange, pendingFile, previousOverlayFile, readRolledBack, rolledBackFile, trialRunFile } from '../../src/fleet/device/config-change.js';
+import { applyConfigSet, confirmChange, pendingFile, previousOverlayFile, readRolledBack, rolledBackFile, trialRunFile } from '../../src/fleet/machine-link/config-change.js';
 
 const SCRIPT = join(REPO, 'packaging/qrvend-trial.sh');
 const T = { timeout: 30_000 };

@@ -15,7 +15,7 @@ export function register(parent: Command): void {
     .action(async (file: string | undefined, opts: { json?: boolean }) => {
       const { loadConfig } = await import('../../config/load.js');
       const { isQrvendError } = await import('../../core/errors.js');
-      const { resetRemote } = await import('../../fleet/device/config-change.js');
+      const { resetRemote } = await import('../../fleet/machine-link/config-change.js');
       try {
         const loaded = loadConfig({ file });
         const overlay = loaded.overlay.file;

@@ -1,7 +1,7 @@
 /**
  * The parts of the console's fault runs (test/console/browser/faults.ts): `qrvend console` as an
  * operator runs it (its own process, its log kept for the test to read), machines that sell the
- * way an agent's fleet worker publishes (src/fleet/device/worker.ts: QoS 1 events held until the
+ * way an agent's fleet worker publishes (src/fleet/machine-link/link.ts: QoS 1 events held until the
  * broker's PUBACK, sent again after a reconnect, a bounded window in flight), and the count of
  * what the console stored against what the machines sent, by eventId.
  */
@@ -85,7 +85,7 @@ export class SellingMachine {
   static async connect(brokerUrl: string, machineId: string): Promise<SellingMachine> {
     const client = await mqtt.connectAsync(brokerUrl, {
       clientId: `qrvend-${machineId}`,
-      // As the agent (src/fleet/device/client-options.ts): a clean session, its own reconnect.
+      // As the agent (src/fleet/machine-link/client-options.ts): a clean session, its own reconnect.
       clean: true,
       reconnectPeriod: 300,
       connectTimeout: 5_000,

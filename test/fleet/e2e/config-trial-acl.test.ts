@@ -13,7 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRig } from '../../../rigs/rig.js';
-import { RESTART_EXIT_CODE, applyConfigSet, pendingFile } from '../../../src/fleet/device/config-change.js';
+import { RESTART_EXIT_CODE, applyConfigSet, pendingFile } from '../../../src/fleet/machine-link/config-change.js';
 import { serviceEnded, startService } from './support/unit-runner.js';
 
 const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.conf', import.meta.url));

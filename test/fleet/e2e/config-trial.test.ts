@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createRig, until, type Rig } from '../../../rigs/rig.js';
 import { startAedesBroker, type TestBroker } from '../../../rigs/broker/index.js';
-import { RESTART_EXIT_CODE, pendingFile, rolledBackFile } from '../../../src/fleet/device/config-change.js';
+import { RESTART_EXIT_CODE, pendingFile, rolledBackFile } from '../../../src/fleet/machine-link/config-change.js';
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { serviceEnded, startService } from './support/unit-runner.js';
@@ -74,7 +74,7 @@ test('the reported config.set (start.secretTokenFile=/nonexistent) is refused ' 
   'naming the key, even signed; nothing is written; the agent runs on', T, async () => {
   // The allowlist answers first (no start.* key is the fleet's); the start checks behind it
   // (checkConfigSet's CONFIG_INVALID "the agent would not start on it") are unit-tested in
-  // test/fleet/device/config-change.test.ts, since no allowed key can fail them today.
+  // test/fleet/machine-link/config-change.test.ts, since no allowed key can fail them today.
   const error = errorOf(await watcher.command('config.set', { set: { start: { secretTokenFile: '/nonexistent' } } }));
   assert.equal(error?.code, 'BAD_ARGS');
   assert.match(error.message, /args\.set\.start\.secretTokenFile: /);

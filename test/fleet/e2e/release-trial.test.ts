@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createRig, until, type AgentProcess, type Rig } from '../../../rigs/rig.js';
 import { startAedesBroker, type TestBroker } from '../../../rigs/broker/index.js';
-import { RESTART_EXIT_CODE } from '../../../src/fleet/device/config-change.js';
+import { RESTART_EXIT_CODE } from '../../../src/fleet/machine-link/config-change.js';
 import { VERSION } from '../../../src/core/version.js';
 import { RELEASE_STATE_DIR_ENV, healthyFile, rolledBackFile, rolledBackReportedFile } from '../../../src/updates/trial/release-trial.js';
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../support/operator-keys.js';

@@ -1,9 +1,9 @@
 /** Reading commands off the wire: every input yields a request, an error to answer, or "not ours". */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseCommand } from '../../../src/fleet/device/command-request.js';
+import { parseCommand } from '../../../src/fleet/machine-link/command-request.js';
 import { MAX_PAYLOAD_BYTES } from '../../../src/fleet/contract/messages.js';
-import { CommandRateBound } from '../../../src/fleet/device/rate-bound.js';
+import { CommandRateBound } from '../../../src/fleet/machine-link/rate-bound.js';
 
 const T = { timeout: 5_000 };
 const DEFAULT_REPLY = 'qrvend/M1/replies';

@@ -1,10 +1,10 @@
 /**
- * The probe of a configuration trial (src/fleet/device/probe.ts): only this start's probe counts,
+ * The probe of a configuration trial (src/fleet/machine-link/probe.ts): only this start's probe counts,
  * whatever else arrives on the topic; it is sent once the subscription is in place and counted once.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createProbe, isOwnProbe, probeTopic } from '../../../src/fleet/device/probe.js';
+import { createProbe, isOwnProbe, probeTopic } from '../../../src/fleet/machine-link/probe.js';
 import { isCommandName, parseTopic } from '../../../src/fleet/contract/topics.js';
 
 const T = { timeout: 5_000 };

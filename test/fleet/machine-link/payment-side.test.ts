@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { FleetPaymentSide } from '../../../src/fleet/device/payment-side.js';
+import { FleetPaymentSide } from '../../../src/fleet/machine-link/payment-side.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { monotonicNow } from '../../../src/core/clock.js';
 import type { FleetToPayment, PaymentToFleet, PaymentToMain } from '../../../src/ipc/messages.js';

@@ -1,5 +1,5 @@
 /**
- * The fleet worker's MQTT client options (src/fleet/device/client-options.ts), and what the
+ * The fleet worker's MQTT client options (src/fleet/machine-link/client-options.ts), and what the
  * memory one does to a real mqtt.js client on a real broker: mqtt-packet's per-packet-id Buffer
  * cache (65,536 Buffers, 6-7 MB of the worker's heap) is never built.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { connect } from 'mqtt';
 import { readJsonFile, DEFAULT_CONFIG_PATH, validateConfig, layer } from '../../../src/config/load.js';
-import { deviceClientOptions } from '../../../src/fleet/device/client-options.js';
+import { deviceClientOptions } from '../../../src/fleet/machine-link/client-options.js';
 import { startAedesBroker } from '../../../rigs/broker/index.js';
 
 const config = validateConfig(layer(readJsonFile(DEFAULT_CONFIG_PATH, 'defaults'), { fleet: { url: 'mqtt://127.0.0.1:1883', machineId: 'M-OPT' } }), 'test');

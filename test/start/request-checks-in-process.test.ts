@@ -1,12 +1,12 @@
 /**
- * The Start checks (src/start/checks.ts) called in-process, for what the HTTP tests do not reach:
+ * The Start checks (src/start/request-checks.ts) called in-process, for what the HTTP tests do not reach:
  * the replay memory's bound (the oldest TransactionId is forgotten first, the ledger still
  * answers for it), the vouched path of a relayed Start, a member named twice, and a hook that
  * throws synchronously (an answer still, never an exception).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createStartChecks, type StartHooks } from '../../src/start/checks.js';
+import { createStartChecks, type StartHooks } from '../../src/start/request-checks.js';
 import { createSecretMatcher } from '../../src/start/secret-compare.js';
 import { INTEGRATOR, TERMINAL_ID, TOKEN, validStart } from './helpers.js';
 

@@ -1,8 +1,8 @@
 /** Separate budgets per kind of command (issue 31 item 5). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { COMMAND_BUDGETS, CommandBudgets } from '../../../src/fleet/device/rate-bound.js';
-import { VERIFY_RESERVE } from '../../../src/fleet/device/key-budgets.js';
+import { COMMAND_BUDGETS, CommandBudgets } from '../../../src/fleet/machine-link/rate-bound.js';
+import { VERIFY_RESERVE } from '../../../src/fleet/machine-link/key-budgets.js';
 
 test('a flood on one budget takes nothing from another', { timeout: 5_000 }, () => {
   const budgets = new CommandBudgets(0);

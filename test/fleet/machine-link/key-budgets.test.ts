@@ -8,7 +8,7 @@ import {
   KeyBudgets,
   MAX_COMMANDS_IN_FLIGHT,
   PER_KEY_BUDGET,
-} from '../../../src/fleet/device/key-budgets.js';
+} from '../../../src/fleet/machine-link/key-budgets.js';
 import { MAX_KEYS } from '../../../src/trust/keys.js';
 
 test('each key has its own budget per scope; health counts per key id, bounded by the keys', { timeout: 5_000 }, () => {

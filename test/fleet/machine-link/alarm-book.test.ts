@@ -1,7 +1,7 @@
 /** The alarm debounce: raised after the condition held, cleared after it was gone, nothing for a flap. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyAlarmBook, observe, raisedCodes, settle, withRaised, type AlarmTiming } from '../../../src/fleet/device/alarm-book.js';
+import { emptyAlarmBook, observe, raisedCodes, settle, withRaised, type AlarmTiming } from '../../../src/fleet/machine-link/alarm-book.js';
 import { ALARM_CODES, type AlarmCode } from '../../../src/fleet/contract/alarms.js';
 
 const T = { timeout: 5_000 };

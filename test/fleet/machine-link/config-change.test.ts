@@ -19,8 +19,8 @@ import {
   rollBack,
   settleRejectedOverlay,
   trialRunFile,
-} from '../../../src/fleet/device/config-change.js';
-import { checkConfigSet } from '../../../src/fleet/device/config-set-check.js';
+} from '../../../src/fleet/machine-link/config-change.js';
+import { checkConfigSet } from '../../../src/fleet/machine-link/config-set-check.js';
 import { ConfigSchema, isAllowedFleetUrl } from '../../../src/config/schema.js';
 import { loadConfig } from '../../../src/config/load.js';
 
@@ -297,7 +297,7 @@ test('fleet.url: TLS schemes anywhere, plain MQTT and WebSocket to loopback only
 });
 
 test('config.get shows no path and no broker credential', T, async () => {
-  const { redactConfig, REDACTED } = await import('../../../src/fleet/device/local-commands.js');
+  const { redactConfig, REDACTED } = await import('../../../src/fleet/machine-link/local-commands.js');
   const shown = redactConfig({
     start: { secretTokenFile: '/etc/qrvend/secret-token', certFile: null, listen: '127.0.0.1:8080' },
     fleet: { url: 'mqtts://dev:hunter2@broker:8883', passwordFile: '/etc/qrvend/pw', configOverlay: '/var/lib/qrvend/fleet-config.json', trustFile: '/etc/qrvend/fleet-trust.json' },

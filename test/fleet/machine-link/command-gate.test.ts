@@ -12,8 +12,8 @@ import { MAX_NONCES, NonceBook } from '../../../src/trust/nonce-book.js';
 import { signStatement } from '../../../src/trust/signed.js';
 import { COMMAND_SCOPES, COMMAND_STATEMENT_KIND, commandStatement } from '../../../src/fleet/contract/scopes.js';
 import { COMMAND_NAMES, type CommandName } from '../../../src/fleet/contract/topics.js';
-import { admitNonce, decideCommand, type GateDecision, type GatePolicy } from '../../../src/fleet/device/command-gate.js';
-import { spenderOf } from '../../../src/fleet/device/key-budgets.js';
+import { admitNonce, decideCommand, type GateDecision, type GatePolicy } from '../../../src/fleet/machine-link/command-gate.js';
+import { spenderOf } from '../../../src/fleet/machine-link/key-budgets.js';
 import { signCommand, testKey } from '../support/operator-keys.js';
 
 const T = { timeout: 10_000 };
