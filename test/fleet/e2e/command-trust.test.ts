@@ -219,7 +219,7 @@ test('config.set writes only keys the allowlist names as written: __proto__ and 
   assert.equal(rig.agent?.child.exitCode, null, 'still running');
 });
 
-test('item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered', { timeout: 90_000 }, async () => {
+test('item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered', { timeout: 180_000 }, async () => {
   let flooding = true;
   let sent = 0;
   const forged = { ...signCommand(ops, MACHINE, 'ping', {}), sig: signCommand(stranger, MACHINE, 'ping', {}).sig };
@@ -239,7 +239,7 @@ test('item 5: a flood of relayed Starts, unsigned and forged commands leaves eve
   try {
     await new Promise((r) => setTimeout(r, 1_000)); // the flood has drained every bucket it can reach
     for (let i = 0; i < 5; i++) {
-      const ping = await watcher.command('ping', {}, 5_000);
+      const ping = await watcher.command('ping', {}, 20_000);
       assert.equal(ping.ok, true, `ping ${i}: ${JSON.stringify(ping)}`);
       await new Promise((r) => setTimeout(r, 300));
     }
