@@ -19,7 +19,7 @@ import { serviceEnded, startService } from './support/unit-runner.js';
 const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.conf', import.meta.url));
 const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
 
-test('with the documented ACL a good change is confirmed over the probe; a machineId the broker account does not match is rolled back', { skip, timeout: 120_000 }, async (t) => {
+test('with the documented ACL a good change is confirmed over the probe; a machineId the broker account does not match is rolled back', { skip, timeout: 180_000 }, async (t) => {
   const { startMosquitto } = await import('../../../rigs/broker/mosquitto-broker.js');
   const user = { username: 'vm-trial', password: 'vm-trial-pw-61' };
   const broker = await startMosquitto({ users: [user], acl: readFileSync(ACL_FILE, 'utf8') });
