@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpuMounts } from '../../bench/support/cgroup.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 const HYBRID = [
   'tmpfs /sys/fs/cgroup tmpfs rw,relatime,mode=755 0 0',

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { FsyncFloor } from '../../bench/support/fsync-floor.js';
 import { LEDGER_PAGE_SIZE } from '../../src/ledger/db.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 test('the floor file has the ledger pragmas, and each pair is two commits that append WAL frames', T, () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-fsync-floor-'));

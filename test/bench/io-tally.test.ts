@@ -10,7 +10,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { FAIL_IO_SHIM, parseTally } from '../../bench/support/io-tally.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 test('parseTally counts syncs and bytes per file and skips torn lines', T, () => {
   const t = parseTally('W 100 /x/ledger.sqlite-wal\nW 24 /x/ledger.sqlite-wal\nS 0 /x/ledger.sqlite-wal\nW ' +
@@ -42,7 +42,7 @@ test('the shim tallies the write and sync calls on files in scope only, and fail
       fs.writeSync(out, 'not counted');
       fs.fsyncSync(out);
       fs.closeSync(out);`;
-    const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: scope, QRVEND_FAILIO_TALLY: tallyFile }, encoding: 'utf8', timeout: 20_000 });
+    const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: scope, QRVEND_FAILIO_TALLY: tallyFile }, encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stderr);
     assert.deepEqual(parseTally(readFileSync(tallyFile, 'utf8')), { syncs: 2, writes: 2, bytesByFile: { 'a.db': 1024 }, syncsByFile: { 'a.db': 2 } });
   } finally {

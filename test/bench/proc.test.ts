@@ -8,7 +8,7 @@ import { cpuTicks, parseCtxtSwitches, parseIoField, parseSchedstatRunNs, parseSt
 /** statfs f_type of tmpfs (linux/magic.h). */
 const TMPFS_MAGIC = 0x01021994;
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 test('utime + stime are counted after the last ")" even when the command name holds spaces and parentheses', T, () => {
   // Fields: pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...

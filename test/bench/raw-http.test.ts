@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAnswerJson, rawPostRequest } from '../../bench/support/raw-http.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const answer = (head: string, body: string) => Buffer.from(`${head}\r\n\r\n${body}`, 'utf8');
 
 test('the request is one HTTP/1.1 POST with the exact body length and Connection: close', T, () => {

@@ -17,7 +17,7 @@ import { nextCommand } from '../../bench/support/vmc.js';
 import { OPERATIONS } from '../../src/gateway/protocol/index.js';
 import { LEDGER_PAGE_SIZE } from '../../src/ledger/db.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 
 interface Seen {
   path: string;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const gpioOf = (gpio: object) => loadConfig({ env: {}, overrides: { gpio } as never }).config.gpio;
 const refusal = (gpio: object): string => {
   try {

@@ -12,7 +12,7 @@ import { loadConfigOffThread } from '../../src/config/load-off-thread.js';
 import { siteFiles } from './support/site-file.js';
 import { isQrvendError, QrvendError } from '../../src/core/errors.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const { scratch, siteFile } = siteFiles('qrvend-load-off-thread-');
 
 function inThreadError(file: string): QrvendError {

@@ -6,7 +6,7 @@ import { isQrvendError } from '../../src/core/errors.js';
 import { overridesOf, PROFILES } from '../../src/config/mdb-profiles.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const mdbOf = (mdb: object) => loadConfig({ env: {}, overrides: { mdb } as never }).config.mdb;
 
 test('the default profile keeps what qrvend did before profiles: always-idle, cashless #1, no refresh', T, () => {

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic, writeFileAtomicAsync } from '../../src/core/durable-file.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 for (const [name, write] of [
   ['writeFileAtomic', async (p: string, t: string, m?: number) => writeFileAtomic(p, t, m)],

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { installLazyListFormat } from '../../src/daemon/lazy-list-format.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const Real = Intl.ListFormat;
 installLazyListFormat();
 

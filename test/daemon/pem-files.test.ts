@@ -40,7 +40,7 @@ function files() {
   return { dir, good, bad, config, done: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-test('each CA, certificate and key file that is empty or damaged is refused, naming the key and the file', { timeout: 20_000, skip }, () => {
+test('each CA, certificate and key file that is empty or damaged is refused, naming the key and the file', { timeout: 180_000, skip }, () => {
   const f = files();
   try {
     const fleet = (over: Record<string, unknown>) => ({ fleet: { configOverlay: join(f.dir, 'overlay.json'), url: 'mqtts://127.0.0.1:8883', caFile: f.good.cert, certFile: f.good.cert, keyFile: f.good.key, ...over } });
@@ -72,7 +72,7 @@ test('each CA, certificate and key file that is empty or damaged is refused, nam
   }
 });
 
-test('the daemon refuses an empty gateway.caFile at start: exit 78 naming the key and the file', { timeout: 60_000, skip }, async () => {
+test('the daemon refuses an empty gateway.caFile at start: exit 78 naming the key and the file', { timeout: 180_000, skip }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-pem-e2e-'));
   const ca = join(dir, 'gateway-ca.pem');
   writeFileSync(ca, '');

@@ -15,7 +15,7 @@ import { MAIN_THREAD_NICE } from '../../src/daemon/thread-priority.js';
 import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 import { compactingCollection, MAIN_THREAD_NODE_FLAGS, PAYMENT_WORKER_LIMITS, quietCollector } from '../../src/daemon/heap-limits.js';
 
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 const WRAPPER = fileURLToPath(new URL('../../../packaging/qrvend-wrapper.sh', import.meta.url));
 const PRIORITY_JS = new URL('../../src/daemon/thread-priority.js', import.meta.url).href;
 const HEAP_JS = new URL('../../src/daemon/heap-limits.js', import.meta.url).href;
@@ -177,7 +177,7 @@ kept: keep.length };
   assert.ok(r.afterMb - r.liveMb < (r.fragmentedMb - r.liveMb) / 2, `compaction gave most of them back: ${JSON.stringify(r)}`);
 });
 
-test('the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority', { timeout: 40_000 }, async () => {
+test('the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority', { timeout: 180_000 }, async () => {
   const { createRig } = await import('../../rigs/rig.js');
   const rig = await createRig({ config: { log: { statsIntervalMs: 500 } } });
   try {
@@ -203,7 +203,7 @@ test('the stats line shows each thread: main and payment heaps, the main heap li
   }
 });
 
-test('with a display and the fleet link on, the stats line shows their workers heaps too', { timeout: 60_000 }, async () => {
+test('with a display and the fleet link on, the stats line shows their workers heaps too', { timeout: 180_000 }, async () => {
   const { createRig } = await import('../../rigs/rig.js');
   const { startTestBroker } = await import('../../rigs/broker/index.js');
   const broker = await startTestBroker();

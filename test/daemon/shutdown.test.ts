@@ -9,7 +9,7 @@ import { createRig, until } from '../../rigs/rig.js';
 import { inspectLedger } from '../../src/ledger/index.js';
 import { join } from 'node:path';
 
-const T = { timeout: 40_000 };
+const T = { timeout: 180_000 };
 
 test('SIGTERM during a vend: the vend finishes, the session is settled, exit 0', T, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });

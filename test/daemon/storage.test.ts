@@ -8,7 +8,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRig, until } from '../../rigs/rig.js';
 
-test('a ledger that cannot be opened at start: payments refused meanwhile, served again once it opens, without a restart', { timeout: 40_000 }, async () => {
+test('a ledger that cannot be opened at start: payments refused meanwhile, served again once it opens, without a restart', { timeout: 180_000 }, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });
   const ledgerPath = join(rig.dir, 'ledger.sqlite');
   // A directory where the ledger file should be: SQLite cannot open it (SQLITE_CANTOPEN).

@@ -16,7 +16,7 @@ async function rigUnder(sink: NotifySink) {
   return createRig({ env: { NOTIFY_SOCKET: sink.path, WATCHDOG_USEC: '400000' } });
 }
 
-test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTERM', { timeout: 40_000 }, async (t) => {
+test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTERM', { timeout: 180_000 }, async (t) => {
   const sink = await startNotifySink();
   t.after(() => sink.close());
   const rig = await rigUnder(sink);
@@ -39,7 +39,7 @@ test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTER
   }
 });
 
-test('a payment worker held up at start: the main thread keeps extending the start timeout, READY waits for it', { timeout: 60_000 }, async (t) => {
+test('a payment worker held up at start: the main thread keeps extending the start timeout, READY waits for it', { timeout: 180_000 }, async (t) => {
   const sink = await startNotifySink();
   t.after(() => sink.close());
   const rig = await rigUnder(sink);

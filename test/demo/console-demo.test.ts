@@ -9,7 +9,7 @@ import { waitFor } from '../console/support/wait.js';
 
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-const T = { timeout: 120_000 };
+const T = { timeout: 180_000 };
 
 test('qrvend demo --console: prints a URL and a login, a sale shows on the sales page, Ctrl-C ends it', T, async () => {
   const child = spawn(process.execPath, [MAIN_JS, 'demo', '--console', '--listen', '127.0.0.1:0'], {

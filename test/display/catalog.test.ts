@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CATALOG, DEFAULT_LOCALE, direction, LANGUAGES, translate } from '../../src/display/catalog/index.js';
 import { en } from '../../src/display/catalog/en.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
 describe('message catalog', () => {

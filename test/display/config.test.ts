@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { DEFAULT_CONFIG_PATH, layer, readJsonFile, validateConfig } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const defaults = readJsonFile(DEFAULT_CONFIG_PATH, 'defaults');
 const withDisplay = (display: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   validateConfig(layer(defaults, { display, ...extra } as Parameters<typeof layer>[1]), 'test');

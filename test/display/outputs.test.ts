@@ -126,7 +126,7 @@ describe('DisplayOutputs', () => {
     assert.equal(decoded.text, null, 'no QR code drawn');
     assert.deepEqual(h.unavailable, []);
   });
-  it('a countdown tick writes only the rows of the countdown, not the whole frame', { timeout: 60_000 }, () => {
+  it('a countdown tick writes only the rows of the countdown, not the whole frame', { timeout: 180_000 }, () => {
     const dir = sub();
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
     const h = harness(dir, { framebuffer: fb });
@@ -149,7 +149,7 @@ describe('DisplayOutputs', () => {
     h.outputs.close();
   });
 
-  it('draws upright on a panel mounted turned 90 degrees, and the countdown tick lands in the turned place', { timeout: 60_000 }, () => {
+  it('draws upright on a panel mounted turned 90 degrees, and the countdown tick lands in the turned place', { timeout: 180_000 }, () => {
     const dir = sub();
     const fx = FB_FIXTURES[0]; // dsi-800x480-32
     const fb = makeFramebufferFile(dir, fx.stride * fx.height);
@@ -168,7 +168,7 @@ describe('DisplayOutputs', () => {
     h.outputs.close();
   });
 
-  it('shows the operator logo from a PNG on the idle screen, and carries on without one that is broken', { timeout: 60_000 }, async () => {
+  it('shows the operator logo from a PNG on the idle screen, and carries on without one that is broken', { timeout: 180_000 }, async () => {
     const dir = sub();
     const logo = join(dir, 'logo.png');
     const canvas = createCanvas(120, 40);
@@ -195,7 +195,7 @@ describe('DisplayOutputs', () => {
     assert.equal(decodePng(readFileSync(png)).text, 'no-logo');
   });
 
-  it('shows an SVG logo too', { timeout: 60_000 }, async () => {
+  it('shows an SVG logo too', { timeout: 180_000 }, async () => {
     const dir = sub();
     const logo = join(dir, 'logo.svg');
     writeFileSync(logo, '<svg xmlns="http://www.w3.org/2000/svg" width="200" ' +

@@ -13,7 +13,7 @@ import { decodeFrame, decodePng, FB_FIXTURES, makeFramebufferFile, makeTempDir, 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const run = promisify(execFile);
 
-describe('qrvend qr', { timeout: 20_000 }, () => {
+describe('qrvend qr', { timeout: 180_000 }, () => {
   let tmp: ReturnType<typeof makeTempDir>;
   before(() => {
     tmp = makeTempDir();
@@ -55,7 +55,7 @@ describe('qrvend qr', { timeout: 20_000 }, () => {
     ['an unwritable PNG file', ['hi', '--png', '/nonexistent-dir/qr.png'], /DISPLAY_UNAVAILABLE: PNG file \/nonexistent-dir\/qr\.png cannot be written/],
     ['a missing framebuffer', ['hi', '--fb', '/nonexistent-dir/fb0'], /DISPLAY_UNAVAILABLE: framebuffer \/nonexistent-dir\/fb0 is not usable: the device does not exist/],
   ] as const) {
-    it(`the CLI exits 1 naming ${what}`, { timeout: 10_000 }, async () => {
+    it(`the CLI exits 1 naming ${what}`, { timeout: 180_000 }, async () => {
       const result = await run(process.execPath, [MAIN, 'qr', ...args], { env }).then(
         () => ({ code: 0, stderr: '' }),
         (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),

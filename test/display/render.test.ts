@@ -10,7 +10,7 @@ import { decodeFrame, QR_TEXTS } from './helpers.js';
 
 const G800: FrameGeometry = { width: 800, height: 480, stride: 3200, format: 'xrgb8888' };
 const NOW = 1_700_000_000_000;
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const dynamic = (over: Partial<Extract<Screen, { kind: 'dynamic-qr' }>> = {}): Screen => ({
   kind: 'dynamic-qr',
   qrText: QR_TEXTS.url,

@@ -5,7 +5,7 @@ import { renderScreen } from '../../src/display/render.js';
 import { defaultLayoutContext, DEFAULT_PALETTE } from '../../src/display/layout.js';
 import { pixelValue } from '../../src/display/frame.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const PANEL: FrameGeometry = { width: 6, height: 4, stride: 6 * 2, format: 'rgb565' };
 
 describe('display.rotate', () => {

@@ -50,7 +50,7 @@ describe('every screen, every language, every panel', () => {
     });
   }
 
-  it('a turned panel holds the upright picture turned: the panel frame is the logical one rotated', { timeout: 60_000 }, () => {
+  it('a turned panel holds the upright picture turned: the panel frame is the logical one rotated', { timeout: 180_000 }, () => {
     const panel: FrameGeometry = { width: 480, height: 320, stride: 1920, format: 'xrgb8888' };
     const upright = renderSample(SAMPLE_SCREENS[0]!, 'en', panel, 0);
     const turned = renderSample(SAMPLE_SCREENS[0]!, 'en', panel, 90);

@@ -35,7 +35,7 @@ function eventLog() {
 
 const rendered = (kind: Screen['kind']) => (e: FromDisplay) => e.type === 'rendered' && e.kind === kind;
 
-describe('display worker', { timeout: 20_000 }, () => {
+describe('display worker', { timeout: 180_000 }, () => {
   let tmp: ReturnType<typeof makeTempDir>;
   const handles: DisplayHandle[] = [];
   before(() => {
@@ -46,7 +46,7 @@ describe('display worker', { timeout: 20_000 }, () => {
     tmp.cleanup();
   });
 
-  it('shows the idle screen at start, then renders posted screens to the framebuffer and the PNG', { timeout: 10_000 }, async () => {
+  it('shows the idle screen at start, then renders posted screens to the framebuffer and the PNG', { timeout: 180_000 }, async () => {
     const dir = join(tmp.dir, 'basic');
     mkdirSync(dir);
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
@@ -72,7 +72,7 @@ describe('display worker', { timeout: 20_000 }, () => {
     await display.close();
   });
 
-  it('reports a missing framebuffer once and keeps rendering the PNG', { timeout: 10_000 }, async () => {
+  it('reports a missing framebuffer once and keeps rendering the PNG', { timeout: 180_000 }, async () => {
     const dir = join(tmp.dir, 'missing-fb');
     mkdirSync(dir);
     const png = join(dir, 'screen.png');
@@ -95,7 +95,7 @@ describe('display worker', { timeout: 20_000 }, () => {
     await display.close();
   });
 
-  it('accepts screens through its port and draws the newest of a burst', { timeout: 10_000 }, async () => {
+  it('accepts screens through its port and draws the newest of a burst', { timeout: 180_000 }, async () => {
     const dir = join(tmp.dir, 'port');
     mkdirSync(dir);
     const png = join(dir, 'screen.png');
@@ -118,7 +118,7 @@ describe('display worker', { timeout: 20_000 }, () => {
     await display.close();
   });
 
-  it('close() ends the worker and later show() calls are ignored', { timeout: 10_000 }, async () => {
+  it('close() ends the worker and later show() calls are ignored', { timeout: 180_000 }, async () => {
     const log = eventLog();
     const display = startDisplay({
       display: displayConfig({ framebuffer: null, png: null, terminal: false, width: 320, height: 240 }),

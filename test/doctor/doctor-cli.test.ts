@@ -65,7 +65,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-test('healthy setup: every check passes except the daemon state, exit code 0', { timeout: 60_000 }, async (t) => {
+test('healthy setup: every check passes except the daemon state, exit code 0', { timeout: 180_000 }, async (t) => {
   // Each part is torn down even if a later one fails to start.
   const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-ok-');
@@ -103,7 +103,7 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
   }
 });
 
-test('broken setup: missing serial device, unreachable gateway, corrupted ledger, exit code 1', { timeout: 60_000 }, async () => {
+test('broken setup: missing serial device, unreachable gateway, corrupted ledger, exit code 1', { timeout: 180_000 }, async () => {
   const tmp = tempDir('qrvend-doctor-broken-');
   try {
     const port = await closedPort();
@@ -134,7 +134,7 @@ test('broken setup: missing serial device, unreachable gateway, corrupted ledger
   }
 });
 
-test('a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port', { timeout: 60_000 }, async (t) => {
+test('a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port', { timeout: 180_000 }, async (t) => {
   const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-busy-');
   defer(tmp.cleanup);
@@ -156,7 +156,7 @@ test('a port held by the running daemon: WARN "daemon running, board check skipp
   }
 });
 
-test('a board that never answers fails the board check', { timeout: 60_000 }, async (t) => {
+test('a board that never answers fails the board check', { timeout: 180_000 }, async (t) => {
   const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-silent-');
   defer(tmp.cleanup);
@@ -175,7 +175,7 @@ test('a board that never answers fails the board check', { timeout: 60_000 }, as
   }
 });
 
-test('secret token file: world-readable or wrong length fails, and the content is never shown', { timeout: 60_000 }, async () => {
+test('secret token file: world-readable or wrong length fails, and the content is never shown', { timeout: 180_000 }, async () => {
   const tmp = tempDir('qrvend-doctor-token-');
   try {
     const setup = writeSetup(tmp.dir, { gateway: 'http://127.0.0.1:9', port: 'sim' });
@@ -198,7 +198,7 @@ test('secret token file: world-readable or wrong length fails, and the content i
   }
 });
 
-test('mdb.port=sim skips the serial hardware; an invalid config fails and skips the rest', { timeout: 60_000 }, async () => {
+test('mdb.port=sim skips the serial hardware; an invalid config fails and skips the rest', { timeout: 180_000 }, async () => {
   const tmp = tempDir('qrvend-doctor-config-');
   try {
     const setup = writeSetup(tmp.dir, { gateway: 'http://127.0.0.1:9', port: 'sim' });

@@ -9,7 +9,7 @@ import { fleetTrustCheck } from '../../src/doctor/checks/fleet-trust.js';
 import type { DoctorContext } from '../../src/doctor/types.js';
 import { testKey, writeTrustFile } from '../fleet/support/operator-keys.js';
 
-test('fleet-trust: off, missing, refused, held by someone else, fine', { timeout: 10_000 }, async (t) => {
+test('fleet-trust: off, missing, refused, held by someone else, fine', { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-doctor-trust-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const base = loadConfig({ env: {} }).config;

@@ -14,7 +14,7 @@ import { assertStartable, changeProblems, startProblems } from '../../src/doctor
 import { isQrvendError } from '../../src/core/errors.js';
 import { generateMachineKey } from '../../src/trust/machine-key.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 function fixture(): { dir: string; config: (over?: Record<string, unknown>) => QrvendConfig; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-start-checks-'));

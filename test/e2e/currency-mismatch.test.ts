@@ -24,7 +24,7 @@ import { PREFIX, startWatcher, type FleetWatcher } from '../fleet/e2e/support/fl
 import { waitTx } from './support/e2e-rig.js';
 
 const MACHINE = 'M-CURRENCY-1';
-const T = { timeout: 90_000 };
+const T = { timeout: 180_000 };
 const ALARM = 'GATEWAY_CURRENCY_MISMATCH';
 const IN_USD = { kind: 'approve-in-currency', currencyCode: 'USD', currencyNumeric: '840' } as const;
 

@@ -13,7 +13,7 @@ before(async () => {
 });
 after(async () => bench?.close());
 
-test('gateway unreachable: one warn line with the reason; back: one info line', { timeout: 40_000 }, async () => {
+test('gateway unreachable: one warn line with the reason; back: one info line', { timeout: 180_000 }, async () => {
   const { rig } = bench;
   const mark = logMark(rig);
   rig.gateway.setFaults([{ kind: 'reset-before', rate: 1 }]);

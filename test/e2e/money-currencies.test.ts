@@ -43,7 +43,7 @@ function member(text: string | null, ...path: string[]): string | null {
 for (const c of cases) {
   const { decimalPlaces, currencyCode } = c.machine;
   test(`${currencyCode} (${decimalPlaces} decimals): the session's funds, the Settlement of ` +
-    `${c.sold.map((s) => s.text).join(' + ')} and every amount written as the currency has it`, { timeout: 60_000 }, async () => {
+    `${c.sold.map((s) => s.text).join(' + ')} and every amount written as the currency has it`, { timeout: 180_000 }, async () => {
     const bench = await createBench({
       vmc: { vendPolicy: 'manual', decimalPlaces },
       config: { machine: c.machine, staticQr: { preauthAmount: c.preauth.amount } },

@@ -15,7 +15,7 @@ import { assertLedgerClean, assertSalesBalance, createBench, lastSession, logMar
 import { selectAndPay } from './support/dynamic-payment.js';
 
 let bench: Bench;
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({

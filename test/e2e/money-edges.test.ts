@@ -17,7 +17,7 @@ import { buy, openSession, select } from './support/static-session.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 let bench: Bench;
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({
@@ -71,7 +71,7 @@ test('gateway.baseUrl http:// to a non-loopback host: qrvend run ' +
     const file = join(dir, 'config.json');
     const check = (baseUrl: string, command: string[]) => {
       writeFileSync(file, JSON.stringify({ gateway: { baseUrl } }));
-      return spawnSync(process.execPath, [MAIN, ...command, ...(command[0] === 'run' ? ['--config', file] : [file])], { encoding: 'utf8', timeout: 15_000, env: { ...process.env, QRVEND_CONFIG: '' } });
+      return spawnSync(process.execPath, [MAIN, ...command, ...(command[0] === 'run' ? ['--config', file] : [file])], { encoding: 'utf8', timeout: 180_000, env: { ...process.env, QRVEND_CONFIG: '' } });
     };
     const run = check('http://gw.example.com:8090', ['run']);
     assert.equal(run.status, 78, run.stderr);

@@ -19,7 +19,7 @@ import { assertLedgerClean, assertSalesBalance, createBench, until, vmcIdle, wai
 import { buy, openSession } from './support/static-session.js';
 
 let bench: Bench;
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({
@@ -86,7 +86,7 @@ test('nothing sold: the Cancel carries the same PaymentInfo bytes, MachineAuTime
   await vmcIdle(rig);
 });
 
-test('after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time', { timeout: 60_000 }, async () => {
+test('after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time', { timeout: 180_000 }, async () => {
   const { rig, proxy } = bench;
   const session = await openSession(rig);
   await buy(rig, 31, 0.29);

@@ -12,7 +12,7 @@ import { assertLedgerClean, assertSalesBalance, createBench, setReaderEnabled, v
 import { openSession } from './support/static-session.js';
 
 let bench: Bench;
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({ vmc: { vendPolicy: 'manual' } });
@@ -58,7 +58,7 @@ test('a Start naming another machine (TerminalId or UniQR) is declined 50; one n
   await endEmptySession(ok.transactionId);
 });
 
-test('a replayed TransactionId is declined 996, also after the daemon restarted, also while the machine is busy', { timeout: 40_000 }, async () => {
+test('a replayed TransactionId is declined 996, also after the daemon restarted, also while the machine is busy', { timeout: 180_000 }, async () => {
   const { rig } = bench;
   const session = await openSession(rig);
   await endEmptySession(session.txId);

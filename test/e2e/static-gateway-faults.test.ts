@@ -12,7 +12,7 @@ import { assertLedgerClean, assertSalesBalance, createBench, logMark, tx, until,
 import { buy, openSession } from './support/static-session.js';
 
 let bench: Bench;
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({ vmc: { vendPolicy: 'manual' }, config: { gateway: { timeoutMs: 1000 } } });

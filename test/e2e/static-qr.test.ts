@@ -12,7 +12,7 @@ import { assertLedgerClean, assertSalesBalance, createBench, lastSession, vmcIdl
 import { buy, openSession, select } from './support/static-session.js';
 
 let bench: Bench;
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({

@@ -16,7 +16,7 @@ import { assertLedgerClean, assertSalesBalance, waitTx } from './support/e2e-rig
 import { buy, openSession } from './support/static-session.js';
 
 test('a torn marker beside a ledger with an open session and a reported vend: ' +
-  'the daemon repairs it, recovery settles once, a new session opens', { timeout: 120_000 }, async () => {
+  'the daemon repairs it, recovery settles once, a new session opens', { timeout: 180_000 }, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });
   try {
     await rig.startAgent(20_000);

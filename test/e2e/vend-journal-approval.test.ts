@@ -17,7 +17,7 @@ import { openSession, select } from './support/static-session.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { APPROVAL_CHARGED_LOG as CHARGED_LOG } from '../../src/ledger/vend-journal-takeover.js';
 
-const T = { timeout: 120_000 };
+const T = { timeout: 180_000 };
 
 test('static QR: SIGKILL after C,VEND reached the VMC, before its result: charged at the next start', T, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });

@@ -71,7 +71,7 @@ async function killDuringCommit(s: StallRig): Promise<void> {
   s.stall(0);
 }
 
-const T = { timeout: 120_000 };
+const T = { timeout: 180_000 };
 
 test('static QR: SIGKILL while a vend success is committed; after the restart it is settled, once', T, async () => {
   const s = await stallRig();

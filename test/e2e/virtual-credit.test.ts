@@ -11,7 +11,7 @@ import { selectAndPay } from './support/dynamic-payment.js';
 import { buy, openSession } from './support/static-session.js';
 
 let bench: Bench;
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 const CREDIT = 20;
 
 /** The virtual-credit session is open on the VMC with nothing pending. */

@@ -21,7 +21,7 @@ import { buy, openSession, select } from './support/static-session.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 
 let bench: Bench;
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 before(async () => {
   bench = await createBench({

@@ -10,7 +10,7 @@ import { createRig, type Rig, type RigOptions } from '../../rigs/rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { rigFacts, vmcDoctor, vmcDoctorCli } from './support/vmc-doctor.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const ALL_KEYS_BUT_ADDRESS = ['mdb-addr', 'mdb-always-idle', 'mdb-currency-code', 'mdb-decimal-places', 'mdb-scale-factor', 'mdb-timeout-vend'];
 
 async function withBench(options: Parameters<typeof createBench>[0], body: (b: Bench) => Promise<void>): Promise<void> {
@@ -58,7 +58,7 @@ test('cashless #2 on a board that knows the address key only as ' +
     const alias = rig.agent!.logs.find((l) => l.event === 'mdb.config.alias');
     assert.deepEqual(alias && { key: alias.key, alias: alias.alias }, { key: 'mdb-address', alias: 'mdb-addr' });
     assert.ok(!rig.agent!.logs.some((l) => l.event === 'mdb.config.refused'));
-    await until(() => rigFacts(rig)?.configRefused === null, 10_000, 'facts without a refusal');
+    await until(() => rigFacts(rig)?.configRefused === null, 30_000, 'facts without a refusal');
   });
 });
 
@@ -67,11 +67,11 @@ test('cashless #2 on a board that knows the address key under neither ' +
   const keys = ALL_KEYS_BUT_ADDRESS.filter((k) => k !== 'mdb-addr').concat('mdb-slave-address');
   const firmware = { knownKeys: keys, addressKey: 'mdb-slave-address' };
   await withRefusingBoard({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2' } } }, async (rig) => {
-    const line = await rig.agent!.waitForLog((l) => l.event === 'mdb.config.refused', 10_000, 'the refusal log line');
+    const line = await rig.agent!.waitForLog((l) => l.event === 'mdb.config.refused', 30_000, 'the refusal log line');
     assert.equal(line.key, 'mdb-addr', 'refused after both spellings were tried');
     assert.equal(line.answer, 'c,ERR,SETCONF mdb-addr');
     assert.equal(line.code, 'BOARD_CONFIG_REFUSED');
-    await until(() => rigFacts(rig)?.configRefused?.key === 'mdb-addr', 10_000, 'the refusal in the doctor facts');
+    await until(() => rigFacts(rig)?.configRefused?.key === 'mdb-addr', 30_000, 'the refusal in the doctor facts');
     assert.ok(!rig.vmc.received().includes('C,1'), 'the reader was never enabled');
     assert.equal(rig.vmc.state().hostEnabled, false);
     // `qrvend doctor`, a separate process, reads what the running daemon saw.
@@ -83,7 +83,7 @@ test('cashless #2 on a board that knows the address key under neither ' +
   await withBench({ vmc: { firmwareKeys: firmware, quirks: { cardReader: '0x10' } }, config: { mdb: { device: 'cashless2', boardKeys: { address: 'mdb-slave-address' } } } }, async ({ rig }) => {
     await vmcIdle(rig);
     assert.equal(rig.vmc.state().config['mdb-slave-address'], '0x60');
-    await until(() => rigFacts(rig)?.configRefused === null, 10_000, 'facts without a refusal');
+    await until(() => rigFacts(rig)?.configRefused === null, 30_000, 'facts without a refusal');
   });
 });
 
@@ -103,7 +103,7 @@ test('a VMC that resets the reader after every setup: the loop is ' +
     assert.equal(line.code, 'VMC_RESET_LOOP');
     assert.match(line.msg, /Try a session profile/);
     await until(() => rig.vmc.state().hostEnabled === false, 5000, 'the reader held off the bus (C,0)');
-    await until(() => rigFacts(rig)?.resetLoop !== null && rigFacts(rig)?.resetLoop !== undefined, 10_000, 'the loop in the doctor facts');
+    await until(() => rigFacts(rig)?.resetLoop !== null && rigFacts(rig)?.resetLoop !== undefined, 30_000, 'the loop in the doctor facts');
     const doctor = await vmcDoctor(rig);
     assert.equal(doctor.status, 'FAIL');
     assert.match(doctor.summary, /resets the reader in a loop/);
@@ -125,7 +125,7 @@ test('level 2 profile: the idle session is refreshed before the VMC ' +
     await vmcIdle(rig);
     assert.ok(rig.vmc.select(3, 1));
     assert.deepEqual(await nextVendAnswer(rig), { kind: 'vend-deny' });
-    await until(() => (rigFacts(rig)?.vendsOutsideSession ?? 0) === 1, 10_000, 'the vend outside a session in the facts');
+    await until(() => (rigFacts(rig)?.vendsOutsideSession ?? 0) === 1, 30_000, 'the vend outside a session in the facts');
     const doctor = await vmcDoctor(rig);
     assert.equal(doctor.status, 'WARN');
     assert.match(doctor.summary, /profile level2-session .*vend\(s\) outside a session/);

@@ -29,7 +29,7 @@ function recorder(client: MqttClient): { topic: string; payload: string }[] {
   return got;
 }
 
-test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, timeout: 60_000 }, async (t) => {
+test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, timeout: 180_000 }, async (t) => {
   const { startMosquitto } = await import('../../rigs/broker/mosquitto-broker.js');
   const broker = await startMosquitto({ users: USERS, acl: readFileSync(ACL_FILE, 'utf8') });
   t.after(() => broker.close());

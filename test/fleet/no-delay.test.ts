@@ -26,7 +26,7 @@ test('a TCP or TLS socket gets TCP_NODELAY; another stream (a WebSocket duplex) 
   assert.equal(setNoDelayOn(null), false);
 });
 
-test('every connection the client makes, the first and each reconnect, has TCP_NODELAY', { timeout: 20_000 }, async () => {
+test('every connection the client makes, the first and each reconnect, has TCP_NODELAY', { timeout: 180_000 }, async () => {
   const broker = await startAedesBroker();
   const original = Socket.prototype.setNoDelay;
   const noDelay = new Set<Socket>();

@@ -54,7 +54,7 @@ async function run(
 
 for (const protocolVersion of [4, 5] as const) {
   test(`MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: small packets pass unchanged; an 8 MiB ` +
-    `PUBLISH is cut to its header and a stand-in payload, held no more than its header`, { timeout: 30_000 }, async () => {
+    `PUBLISH is cut to its header and a stand-in payload, held no more than its header`, { timeout: 180_000 }, async () => {
     const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
     const small = publish('qrvend/m2/status', Buffer.from('{"online":false}'));
     const atBound = publish('qrvend/m3/status', Buffer.alloc(MAX_PAYLOAD_BYTES, 0x41), { qos: 0, messageId: undefined, retain: false });
@@ -82,7 +82,7 @@ for (const protocolVersion of [4, 5] as const) {
 
 for (const protocolVersion of [4, 5] as const) {
   test(`MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: fixed headers, ` +
-    `topics and properties split over chunks of 1 to 13 bytes`, { timeout: 60_000 }, async () => {
+    `topics and properties split over chunks of 1 to 13 bytes`, { timeout: 180_000 }, async () => {
     const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
     const within = [
       publish('qrvend/m2/status', Buffer.from('{"online":false}')),
@@ -114,7 +114,7 @@ for (const protocolVersion of [4, 5] as const) {
 }
 
 test('a packet that is not a PUBLISH over the bound ends the stream with ' +
-  'an error; the bound is a whole contract payload plus headers', { timeout: 10_000 }, async () => {
+  'an error; the bound is a whole contract payload plus headers', { timeout: 180_000 }, async () => {
   // A SUBACK with 100,000 granted QoS bytes: no broker of ours sends that.
   const suback = mqttPacket.generate({ cmd: 'suback', messageId: 1, granted: new Array(100_000).fill(1) } as Packet);
   const { error } = await run(4, suback);

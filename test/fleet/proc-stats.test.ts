@@ -11,7 +11,7 @@ test('/proc parsing: CPU from utime+stime (a command name with spaces and parent
   assert.throws(() => parseCpuMs('1 (x) S'), /unreadable/);
 });
 
-test('the readers follow this process: CPU it burns, memory it touches', { timeout: 10_000 }, () => {
+test('the readers follow this process: CPU it burns, memory it touches', { timeout: 180_000 }, () => {
   // getrusage (process.cpuUsage) says when 100 ms of CPU were spent; /proc must show about as
   // much (10 ms ticks, rounded either way).
   const rusageMs = () => {

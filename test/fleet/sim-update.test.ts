@@ -13,7 +13,7 @@ import { machineTopics } from '../../src/fleet/contract/index.js';
 import { startRolloutFleet, signManifest, RELEASE } from './support/rollout-kit.js';
 import { testKey } from './support/operator-keys.js';
 
-test('simulated machines check the offer and the manifest as a machine does', { timeout: 60_000 }, async (t) => {
+test('simulated machines check the offer and the manifest as a machine does', { timeout: 180_000 }, async (t) => {
   const fleet = await startRolloutFleet([{ id: 's1' }, { id: 's2', arch: 'armhf' }, { id: 's3', version: '1.1.0' }]);
   t.after(() => fleet.close());
   const { client, protocol } = await connectFleet({ url: fleet.broker.url }, { purpose: 'test' });

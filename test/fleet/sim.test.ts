@@ -12,7 +12,7 @@ import { join } from 'node:path';
 
 const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
 
-test('fleet-sim, scaled down: all sales seen once, last wills seen, start answered by a plugged-in handler', { skip, timeout: 120_000 }, async (t) => {
+test('fleet-sim, scaled down: all sales seen once, last wills seen, start answered by a plugged-in handler', { skip, timeout: 180_000 }, async (t) => {
   const { runFleetSim } = await import('../../rigs/fleet/run.js');
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-fleet-sim-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -27,7 +27,7 @@ function makeCertificates(dir: string): void {
   ssl('x509', '-req', '-in', 'broker.csr', '-CA', 'site-ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'broker.crt', '-days', '2', '-extfile', 'ext.cnf');
 }
 
-test('the documented site config: TLS, password file and ACL, with a machine and the operator CLI', { skip, timeout: 90_000 }, async (t) => {
+test('the documented site config: TLS, password file and ACL, with a machine and the operator CLI', { skip, timeout: 180_000 }, async (t) => {
   const { startMosquitto } = await import('../../rigs/broker/mosquitto-broker.js');
   const work = mkdtempSync(join(tmpdir(), 'qrvend-fleet-site-'));
   t.after(() => rmSync(work, { recursive: true, force: true }));

@@ -15,7 +15,7 @@ import { startGatewaySimulator, type FaultKind, type GatewaySimulator } from '..
 import { DEVICE, FIXED_NOW, sampleConfig } from './helpers.js';
 import { makeSelfSignedCert } from './tls-fixture.js';
 
-const TEST_TIMEOUT = { timeout: 20_000 };
+const TEST_TIMEOUT = { timeout: 180_000 };
 const b = createRequestBuilders(sampleConfig(), DEVICE, FIXED_NOW);
 let seq = 0;
 const newTx = () => `client-test-${String(++seq).padStart(4, '0')}`;

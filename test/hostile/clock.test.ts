@@ -75,7 +75,7 @@ const stepLogged = (c: ClockRig, sign: 1 | -1, atLeastMs: number) =>
   c.rig.agent!.waitForLog((l) => l.event === 'clock.step' && sign * Number(l.stepMs) >= atLeastMs && l.code === 'CLOCK_STEP', 10_000, 'the clock.step line');
 
 test('6. clock steps: +80 h keeps a queued Cancel pending, -10 h does ' +
-  'not delay its retry, +2 h does not end a dynamic QR early', { timeout: 120_000 }, async () => {
+  'not delay its retry, +2 h does not end a dynamic QR early', { timeout: 180_000 }, async () => {
   const c = await clockRig();
   try {
     await c.rig.startAgent();
@@ -110,7 +110,7 @@ test('6. clock steps: +80 h keeps a queued Cancel pending, -10 h does ' +
   }
 });
 
-test('7. replay after retention: with the clock 31 days on and the history pruned, the used TransactionId gets 996', { timeout: 90_000 }, async () => {
+test('7. replay after retention: with the clock 31 days on and the history pruned, the used TransactionId gets 996', { timeout: 180_000 }, async () => {
   const c = await clockRig();
   try {
     await c.rig.startAgent();

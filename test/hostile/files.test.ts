@@ -32,7 +32,7 @@ function site(dir: string, overrides: Record<string, unknown> = {}): { config: s
   return { config, token };
 }
 
-test('8. under umask 022 the state directory is created 0750 and the ledger, its -wal, -shm and identity 0600', { timeout: 60_000 }, async () => {
+test('8. under umask 022 the state directory is created 0750 and the ledger, its -wal, -shm and identity 0600', { timeout: 180_000 }, async () => {
   const scratch = scratchDir('qrvend-umask-');
   const previous = process.umask(0o022); // the daemon inherits it, as when started by hand
   const state = join(scratch.dir, 'state');
@@ -54,7 +54,7 @@ test('8. under umask 022 the state directory is created 0750 and the ledger, its
 });
 
 test('9. a secret or TLS key readable by others is refused (exit 78, file ' +
-  'and mode named); a config writable by others is warned about', { timeout: 60_000 }, async () => {
+  'and mode named); a config writable by others is warned about', { timeout: 180_000 }, async () => {
   const scratch = scratchDir('qrvend-modes-');
   try {
     const { config, token } = site(scratch.dir);
@@ -89,7 +89,7 @@ test('9. a secret or TLS key readable by others is refused (exit 78, file ' +
 });
 
 test('10. a relative store.path (or any path key) is refused at start ' +
-  'with exit 78 naming the key, from any working directory', { timeout: 60_000 }, async () => {
+  'with exit 78 naming the key, from any working directory', { timeout: 180_000 }, async () => {
   const scratch = scratchDir('qrvend-relpath-');
   try {
     for (const [key, overrides] of [
@@ -128,7 +128,7 @@ function connectionRefused(port: number): Promise<boolean> {
 }
 
 test('11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, ' +
-  'sessions refused until `qrvend ledger acknowledge-loss`', { timeout: 90_000 }, async () => {
+  'sessions refused until `qrvend ledger acknowledge-loss`', { timeout: 180_000 }, async () => {
   const port = await freePort();
   const rig = await createRig({ config: { start: { listen: `127.0.0.1:${port}` } } });
   try {
@@ -167,7 +167,7 @@ test('11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, ' +
   }
 });
 
-test('12. an mdb.port that a tool would read as a command (socat !!SYSTEM:) is refused at start, exit 78, nothing run', { timeout: 60_000 }, async () => {
+test('12. an mdb.port that a tool would read as a command (socat !!SYSTEM:) is refused at start, exit 78, nothing run', { timeout: 180_000 }, async () => {
   const scratch = scratchDir('qrvend-port-');
   try {
     const marker = join(scratch.dir, 'owned');

@@ -35,7 +35,7 @@ async function frontedRig(): Promise<{ rig: Rig; front: GatewayFront; close(): P
 const tooLarge = (l: LogLine) => l.msg.startsWith('gateway answer too large');
 
 test('4. answers of 64 MB, with a declared length or ending at close, are aborted: ' +
-  'the daemon lives, retries, and survives a restart into the same gateway', { timeout: 90_000 }, async () => {
+  'the daemon lives, retries, and survives a restart into the same gateway', { timeout: 180_000 }, async () => {
   const { rig, front, close } = await frontedRig();
   try {
     await rig.startAgent();
@@ -70,7 +70,7 @@ test('4. answers of 64 MB, with a declared length or ending at close, are aborte
 });
 
 test('5. an approval in another currency than asked is read as a decline (code 8) ' +
-  'with a log line; no session opens; the held money is released by a Cancel', { timeout: 60_000 }, async () => {
+  'with a log line; no session opens; the held money is released by a Cancel', { timeout: 180_000 }, async () => {
   const { rig, front, close } = await frontedRig();
   try {
     await rig.startAgent();

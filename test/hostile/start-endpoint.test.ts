@@ -18,7 +18,7 @@ after(async () => rig?.close());
 
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-test('1. slowloris: 64 slow-header connections from one address leave >= 99 % of another client\'s Starts answered', { timeout: 60_000 }, async () => {
+test('1. slowloris: 64 slow-header connections from one address leave >= 99 % of another client\'s Starts answered', { timeout: 180_000 }, async () => {
   const origin = new URL(rig.agent!.startOrigin!);
   const attack = startSlowloris({ host: origin.hostname, port: Number(origin.port), localAddress: '127.0.0.2', count: 64, byteEveryMs: 200 });
   try {
@@ -38,7 +38,7 @@ test('1. slowloris: 64 slow-header connections from one address leave >= 99 % of
   }
 });
 
-test('2. TransactionId with CR/LF, an escape sequence or a bidi control is refused (998); the CLI escapes untrusted text', { timeout: 30_000 }, async () => {
+test('2. TransactionId with CR/LF, an escape sequence or a bidi control is refused (998); the CLI escapes untrusted text', { timeout: 180_000 }, async () => {
   for (const txId of ['hostile-\r\nforged: line', 'hostile-\u001b[2J-clear', 'hostile-\u202e-reversed', 'hostile-\u0000-nul-byte', 'hostile-caf\u00e9-nonascii']) {
     const reply = await postStart(rig, JSON.stringify(startBody(rig, { TransactionId: txId })));
     assert.ok(reply, 'answered');
@@ -61,7 +61,7 @@ test('2. TransactionId with CR/LF, an escape sequence or a bidi control is refus
   assert.doesNotMatch(report.replace(/\n/g, ''), CONTROL, 'doctor text output carries no raw control character');
 });
 
-test('3. a body with a duplicated member (SecretToken twice) is refused as malformed (998), whichever copy is right', { timeout: 30_000 }, async () => {
+test('3. a body with a duplicated member (SecretToken twice) is refused as malformed (998), whichever copy is right', { timeout: 180_000 }, async () => {
   const wrong = 'f'.repeat(64);
   for (const [first, second] of [[wrong, rig.secretToken], [rig.secretToken, wrong]]) {
     const base = startBody(rig);

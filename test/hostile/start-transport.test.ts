@@ -29,7 +29,7 @@ function problems(start: Record<string, unknown>): string[] {
   }
 }
 
-test('config: plain HTTP off loopback is refused unless start.behindTlsProxy; HTTPS and loopback are fine', { timeout: 10_000 }, () => {
+test('config: plain HTTP off loopback is refused unless start.behindTlsProxy; HTTPS and loopback are fine', { timeout: 180_000 }, () => {
   for (const listen of ['0.0.0.0:8091', '[::]:8091', '192.168.1.20:8091', 'vending-07.local:8091']) {
     assert.deepEqual(problems({ listen }), ['start.listen'], listen);
     assert.deepEqual(problems({ listen, behindTlsProxy: true }), [], `${listen} behind the proxy`);
@@ -74,7 +74,7 @@ async function doctorLine(config: string, id: string): Promise<DoctorLine | unde
 }
 
 test('qrvend run and config check refuse 0.0.0.0 in plain HTTP (exit 78, ' +
-  'the key and the way out named); doctor shows the transport', { timeout: 120_000 }, async () => {
+  'the key and the way out named); doctor shows the transport', { timeout: 180_000 }, async () => {
   const scratch = scratchDir('qrvend-start-transport-');
   try {
     const exposed = site(scratch.dir, 'exposed', { listen: '0.0.0.0:18555' });

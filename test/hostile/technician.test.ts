@@ -14,7 +14,7 @@ import { until } from '../../src/sim/wait.js';
 import { MAIN_JS, scratchDir } from './support.js';
 
 test('14. 2,000 out-of-sequence lines from the board: a handful of ' +
-  'journal lines carrying the count; the count stays in the stats', { timeout: 60_000 }, async () => {
+  'journal lines carrying the count; the count stays in the stats', { timeout: 180_000 }, async () => {
   const rig = await createRig({ config: { log: { statsIntervalMs: 1_000 } } });
   try {
     const agent = await rig.startAgent();
@@ -35,7 +35,7 @@ test('14. 2,000 out-of-sequence lines from the board: a handful of ' +
   }
 });
 
-test('15. `qrvend sim vmc` ends on SIGTERM while its script waits', { timeout: 30_000 }, async () => {
+test('15. `qrvend sim vmc` ends on SIGTERM while its script waits', { timeout: 180_000 }, async () => {
   const scratch = scratchDir('qrvend-simvmc-');
   const pty = await createPtyPair();
   try {

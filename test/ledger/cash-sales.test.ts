@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { FleetEvent } from '../../src/fleet/contract/index.js';
 import { ManualClock, openTest, tempLedgerPath } from './helpers.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 test('a cash sale is one row and, with the fleet link on, one cash-sale event; nothing is owed to the gateway', T, () => {
   const tmp = tempLedgerPath();

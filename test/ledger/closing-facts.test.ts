@@ -20,7 +20,7 @@ const PI = '{"SrvTranId":"S-1", "AuthAmount":5.00,"AuthCode":"A1"}';
 const builders = createRequestBuilders(config, { hwSerial: 'HW', fwVersion: 'test', type: 'qrvend' }, () => new Date(2030, 0, 1, 0, 0, 0));
 const bodies = outboxBodies(() => builders, { preauthAmount: 5, decimalPlaces: 2 });
 
-test('recovery after a restart: Settlement and Void carry the recorded PaymentInfo bytes, MachineAuTime and AgeLimitation', { timeout: 10_000 }, () => {
+test('recovery after a restart: Settlement and Void carry the recorded PaymentInfo bytes, MachineAuTime and AgeLimitation', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     let ledger = openLedger({ path: tmp.path, decimalPlaces: 2 });
@@ -56,7 +56,7 @@ test('recovery after a restart: Settlement and Void carry the recorded PaymentIn
 });
 
 test('a ledger from before machine_au_time/age_limit is migrated; its ' +
-  'open transactions close with the time they were created', { timeout: 10_000 }, () => {
+  'open transactions close with the time they were created', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     const created = new Date(2025, 0, 15, 9, 30, 5).getTime();

@@ -13,7 +13,7 @@ import { tempLedgerPath } from './helpers.js';
 const FULL = 2;
 const NORMAL = 1;
 
-test('writeUnsynced commits at NORMAL and leaves the connection at FULL; nested in a write it keeps FULL', { timeout: 10_000 }, () => {
+test('writeUnsynced commits at NORMAL and leaves the connection at FULL; nested in a write it keeps FULL', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   const db = new Database(tmp.path);
   applyDurabilityPragmas(db);

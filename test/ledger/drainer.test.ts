@@ -74,7 +74,7 @@ function captureLogs(): { logger: ReturnType<typeof createLogger>; lines: () => 
   return { logger, lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
-test('the drainer delivers every row and closes its transaction as settled, cancelled or voided', { timeout: 10_000 }, async () => {
+test('the drainer delivers every row and closes its transaction as settled, cancelled or voided', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const ledger = openTest(tmp.path, clock);
@@ -101,7 +101,7 @@ test('the drainer delivers every row and closes its transaction as settled, canc
   }
 });
 
-test('one request in flight per TransactionId, rows of one transaction in order, global concurrency respected', { timeout: 10_000 }, async () => {
+test('one request in flight per TransactionId, rows of one transaction in order, global concurrency respected', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const ledger = openTest(tmp.path, clock);
@@ -139,7 +139,7 @@ test('one request in flight per TransactionId, rows of one transaction in order,
   }
 });
 
-test('retryable failures back off exponentially with jitter and resend the first body byte for byte', { timeout: 10_000 }, async () => {
+test('retryable failures back off exponentially with jitter and resend the first body byte for byte', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const ledger = openTest(tmp.path, clock);
@@ -176,7 +176,7 @@ test('retryable failures back off exponentially with jitter and resend the first
   }
 });
 
-test('a final decline dead-letters the row with an alarm; a manual retry sends it again with a fresh window', { timeout: 10_000 }, async () => {
+test('a final decline dead-letters the row with an alarm; a manual retry sends it again with a fresh window', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const { logger, lines } = captureLogs();
@@ -221,7 +221,7 @@ test('a final decline dead-letters the row with an alarm; a manual retry sends i
   }
 });
 
-test('the retry window runs from enqueue time across restarts, then the row is dead', { timeout: 10_000 }, async () => {
+test('the retry window runs from enqueue time across restarts, then the row is dead', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   try {
@@ -258,7 +258,7 @@ test('the retry window runs from enqueue time across restarts, then the row is d
   }
 });
 
-test('retention: delivered rows and closed histories go after retentionDays; dead and pending rows stay', { timeout: 10_000 }, async () => {
+test('retention: delivered rows and closed histories go after retentionDays; dead and pending rows stay', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const ledger = openTest(tmp.path, clock);
@@ -293,7 +293,7 @@ test('retention: delivered rows and closed histories go after retentionDays; dea
   }
 });
 
-test('stop() waits for the request in flight and records its result', { timeout: 10_000 }, async () => {
+test('stop() waits for the request in flight and records its result', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const ledger = openTest(tmp.path, clock);
@@ -323,7 +323,7 @@ test('stop() waits for the request in flight and records its result', { timeout:
   }
 });
 
-test('with real timers the drainer wakes by itself when a retry falls due', { timeout: 10_000 }, async () => {
+test('with real timers the drainer wakes by itself when a retry falls due', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const ledger = openTest(tmp.path, new ManualClock(Date.now()));
   const realLedger = ledger;

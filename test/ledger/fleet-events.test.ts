@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { ManualClock, openTest, settlementBody, tempLedgerPath, voidBody } from './helpers.js';
 import { minorText } from '../../src/ledger/fleet-events.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const PI = '{"SrvTranId":"S","RRN":"R"}';
 
 test('no event is written while the fleet link is off', T, () => {

@@ -127,7 +127,7 @@ function open(path: string, clock: ManualClock): Ledger {
   return openLedger({ path, decimalPlaces: 2, now: clock.now });
 }
 
-test('a schema-4 ledger is migrated to schema 5 in place: every row kept, ids included, the page size unchanged', { timeout: 20_000 }, () => {
+test('a schema-4 ledger is migrated to schema 5 in place: every row kept, ids included, the page size unchanged', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     writeV4Ledger(tmp.path);
@@ -168,7 +168,7 @@ test('a schema-4 ledger is migrated to schema 5 in place: every row kept, ids in
   }
 });
 
-test('the migrated ledger is read and written by the product: histories, recovery, delivery, retention, fleet events', { timeout: 20_000 }, () => {
+test('the migrated ledger is read and written by the product: histories, recovery, delivery, retention, fleet events', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     writeV4Ledger(tmp.path);

@@ -10,7 +10,7 @@ import { ManualClock, openStaticSession, openTest, settlementBody, tempLedgerPat
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 function qrvend(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, QRVEND_CONFIG: '' } });
+  const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, QRVEND_CONFIG: '' } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -31,7 +31,7 @@ function seed(path: string): { deadId: number; pendingId: number } {
   return { deadId, pendingId };
 }
 
-test('qrvend outbox lists pending, dead and recent rows; bodies only with --bodies', { timeout: 30_000 }, () => {
+test('qrvend outbox lists pending, dead and recent rows; bodies only with --bodies', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     const site = join(tmp.dir, 'site.json');
@@ -65,7 +65,7 @@ test('qrvend outbox lists pending, dead and recent rows; bodies only with --bodi
   }
 });
 
-test('qrvend outbox retry moves a dead row back to pending; bad ids and a missing ledger fail clearly', { timeout: 30_000 }, () => {
+test('qrvend outbox retry moves a dead row back to pending; bad ids and a missing ledger fail clearly', { timeout: 180_000 }, () => {
   const tmp = tempLedgerPath();
   try {
     const site = join(tmp.dir, 'site.json');

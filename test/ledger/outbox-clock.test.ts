@@ -18,7 +18,7 @@ function enqueue(ledger: ReturnType<typeof openTest>, txId: string): number {
   return row.id;
 }
 
-test('rebase shifts pending rows by the step, both ways, and leaves done rows alone', { timeout: 10_000 }, () => {
+test('rebase shifts pending rows by the step, both ways, and leaves done rows alone', { timeout: 180_000 }, () => {
   withLedger((ledger, clock) => {
     const t0 = clock.now();
     const a = enqueue(ledger, 'TX-CLOCK-00001');
@@ -34,7 +34,7 @@ test('rebase shifts pending rows by the step, both ways, and leaves done rows al
   });
 });
 
-test('clampFuture pulls a due time beyond the longest backoff, or a future window, in to now; nothing else', { timeout: 10_000 }, () => {
+test('clampFuture pulls a due time beyond the longest backoff, or a future window, in to now; nothing else', { timeout: 180_000 }, () => {
   withLedger((ledger, clock) => {
     const t0 = clock.now();
     const id = enqueue(ledger, 'TX-CLOCK-00003');

@@ -15,7 +15,7 @@ import { COMPATIBLE_FROM, COMPATIBLE_FROM_KEY, MIGRATION_STEPS, additiveProblems
 import { readOutbox } from '../../src/ledger/admin.js';
 import { ManualClock, openTest, settlementBody, tempLedgerPath } from './helpers.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 /** A static sale from Start to its Settlement in the outbox, as the flows record one. */
 function recordSale(ledger: ReturnType<typeof openTest>, txId: string): void {

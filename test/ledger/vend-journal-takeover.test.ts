@@ -12,7 +12,7 @@ import { VendJournalTakeover } from '../../src/ledger/vend-journal-takeover.js';
 import { silentLogger } from '../../src/core/log.js';
 import { ManualClock, openStaticSession, openTest, recordingBodies, tempLedgerPath, voidBody } from './helpers.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const EARLIER = 'e0e0e0e0';
 
 const sold = (tx: string, seq: number, price: number): VendJournalRecord =>

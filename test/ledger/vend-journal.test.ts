@@ -16,7 +16,7 @@ import { parseJournal, readJournal } from '../../src/ledger/vend-journal-reader.
 import type { VendJournalRecord } from '../../src/ledger/vend-journal.js';
 import { VendJournalWriter } from '../../src/ledger/vend-journal-writer.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 function scratch(): { dir: string; path: string; done(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-vend-journal-'));

@@ -97,7 +97,7 @@ function assertNothingLost(path: string, lines: string[]): number {
   return committed.size;
 }
 
-test('random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row', { timeout: 60_000 }, async () => {
+test('random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row', { timeout: 180_000 }, async () => {
   const tmp = tempLedgerPath();
   const faults = faultControl(tmp.dir);
   faults.set(0.03, 0.03);
@@ -151,6 +151,6 @@ async function disk(kind: 'write' | 'sync', name: string): Promise<void> {
   }
 }
 
-test('a disk that refuses syncs (fsync/fdatasync) makes the ledger unwritable until it takes them again', { timeout: 60_000 }, () => disk('sync', 'the disk refused syncs'));
+test('a disk that refuses syncs (fsync/fdatasync) makes the ledger unwritable until it takes them again', { timeout: 180_000 }, () => disk('sync', 'the disk refused syncs'));
 
-test('a disk that refuses writes (pwrite/write) makes the ledger unwritable until it takes them again', { timeout: 60_000 }, () => disk('write', 'the disk refused writes'));
+test('a disk that refuses writes (pwrite/write) makes the ledger unwritable until it takes them again', { timeout: 180_000 }, () => disk('write', 'the disk refused writes'));

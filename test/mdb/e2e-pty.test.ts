@@ -15,7 +15,7 @@ import { createPtyPair, type PtyPair } from '../support/pty.js';
 import { PaymentDouble, assertBooksBalance, testMdb, waitFor } from './support.js';
 import type { QrvendConfig } from '../../src/config/schema.js';
 
-const T = { timeout: 40_000 };
+const T = { timeout: 180_000 };
 
 async function ptyRig(mdb: Partial<QrvendConfig['mdb']> = {}) {
   const pty: PtyPair = await createPtyPair();

@@ -12,7 +12,7 @@ import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import { PaymentDouble, assertBooksBalance, testMdb, waitFor } from './support.js';
 import type { QrvendConfig } from '../../src/config/schema.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 function rig(mdb: Partial<QrvendConfig['mdb']> = {}, extra: { pulses?: () => void } = {}) {
   const wire = new MemoryWire();

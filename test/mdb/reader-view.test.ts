@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readerLedOf, type ReaderView } from '../../src/mdb/reader-view.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 /** A reader enabled by the VMC, its board polling. */
 const polled: ReaderView = {
   linkUp: true, // the port is open

@@ -78,7 +78,7 @@ function sinceHold(r: HoldRig) {
   return { held, commands, enables, probes: commands.filter((c) => c.startsWith('V ')) };
 }
 
-const T = { timeout: 120_000 };
+const T = { timeout: 180_000 };
 
 test('a held reader stays off the bus: quiet line probed, dead board restarted, C,1 only at the end', T, async () => {
   const r = await holdRig();

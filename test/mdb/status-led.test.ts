@@ -13,7 +13,7 @@ import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import type { StatusLedState } from '../../src/device/gpio.js';
 import { PaymentDouble, testMdb, waitFor } from './support.js';
 
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 function rig() {
   const wire = new MemoryWire();

@@ -11,7 +11,7 @@ import { replay } from './transcript-replay.js';
 
 const DIR = fileURLToPath(new URL('../../../test/fixtures/transcripts/', import.meta.url));
 const FILES = readdirSync(DIR).filter((f) => f.endsWith('.txt')).sort();
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 test('there are transcripts, and each names its source', T, () => {
   assert.ok(FILES.length >= 4, `transcripts in ${DIR}`);

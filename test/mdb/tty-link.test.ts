@@ -12,7 +12,7 @@ import { silentLogger } from '../../src/core/log.js';
 import { createPtyPair, type PtyPair } from '../support/pty.js';
 import { waitFor } from './support.js';
 
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 function collect(link: ByteLink): { text: () => string; closes: string[] } {
   const chunks: Buffer[] = [];

@@ -6,7 +6,7 @@ import { readerConfig } from './reader/helpers.js';
 import type { BoardLine } from '../../src/mdb/codec/index.js';
 import type { ReaderState } from '../../src/mdb/reader/index.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const enabled: ReaderState = { kind: 'Enabled', holdVirtual: false };
 const inactive: ReaderState = { kind: 'Inactive' };
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { validateRelayConfig } from '../../src/relay/index.js';
 import { isQrvendError } from '../../src/core/errors.js';
 
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const trust = {
   registryFile: '/etc/qrvend/registry.signed.json',
@@ -69,12 +69,12 @@ test('qrvend relay exits 78 naming the bad key; --check exits 0 on a good file',
   try {
     const bad = join(dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ relay: { ...minimal.relay, rateLimit: { perSecond: 0, burst: 1 } } }));
-    const refused = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', bad], { encoding: 'utf8', timeout: 15_000 });
+    const refused = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', bad], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(refused.status, 78);
     assert.match(refused.stderr, /relay\.rateLimit\.perSecond/);
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify(minimal));
-    const checked = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', good, '--check'], { encoding: 'utf8', timeout: 15_000 });
+    const checked = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', good, '--check'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(checked.status, 0, checked.stderr);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -15,7 +15,7 @@ import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { sourceKey } from '../../src/relay/source.js';
 import { createRelayRig, until, type RelayRig } from './support/relay-rig.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const MACHINES = [
   { machineId: 'SILENT', terminalId: 'TERM-SILENT', uniQr: null },
   { machineId: 'HEALTHY', terminalId: 'TERM-HEALTHY', uniQr: null },

@@ -14,7 +14,7 @@ import { createRelayRig, postStart, until } from './support/relay-rig.js';
 type Answer = { httpStatus: number; contentType: string; body: string };
 const json = 'application/json; charset=utf-8';
 
-test("a hostile machine's answers become Declined 30; conforming ones pass", { timeout: 60_000 }, async () => {
+test("a hostile machine's answers become Declined 30; conforming ones pass", { timeout: 180_000 }, async () => {
   const rig = await createRelayRig({ machines: [{ machineId: 'EVIL', terminalId: 'TERM-EVIL', uniQr: null }] });
   let next: (tx: string) => Answer = () => ({ httpStatus: 200, contentType: json, body: '{}' });
   const sims = await startSimMachines({

@@ -10,7 +10,7 @@ import { sendStart } from '../../src/sim/wallet/index.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 import { createRelayRig, until } from './support/relay-rig.js';
 
-test('HTTPS with its own certificate: a Start through the relay gets the machine answer', { timeout: 30_000 }, async (t) => {
+test('HTTPS with its own certificate: a Start through the relay gets the machine answer', { timeout: 180_000 }, async (t) => {
   const tls = makeSelfSignedCert();
   if (tls === null) {
     t.skip('openssl is not installed');

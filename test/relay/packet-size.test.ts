@@ -39,7 +39,7 @@ function status(machineId: string): StatusMessage {
   };
 }
 
-test('an 8 MiB retained status is never delivered whole to the relay or the CLI; the relay stays connected', { timeout: 120_000 }, async (t) => {
+test('an 8 MiB retained status is never delivered whole to the relay or the CLI; the relay stays connected', { timeout: 180_000 }, async (t) => {
   const rig = await createRelayRig();
   t.after(() => rig.close());
   const v5 = rig.protocolVersion === 5;

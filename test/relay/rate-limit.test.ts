@@ -20,7 +20,7 @@ function post(origin: string, forwardedFor: string): Promise<number> {
   });
 }
 
-test('rate limit per source: the peer address, or the forwarded address behind a trusted load balancer', { timeout: 30_000 }, async () => {
+test('rate limit per source: the peer address, or the forwarded address behind a trusted load balancer', { timeout: 180_000 }, async () => {
   const rig = await createRelayRig();
   try {
     const trusting = await rig.startRelay({ rateLimit: { perSecond: 1, burst: 1 }, trustForwardedFor: true });

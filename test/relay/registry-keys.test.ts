@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 test('machineKeys are signed with the registry; a key given to two ' +
   'machines, or one id twice, is refused; no key is counted', T, (t) => {
@@ -48,7 +48,7 @@ test('machineKeys are signed with the registry; a key given to two ' +
 });
 
 test('a machine the registry lists without a key gets no Start: ' +
-  'Declined 30 (no-machine-key), though it signs and is online', { timeout: 30_000 }, async (t) => {
+  'Declined 30 (no-machine-key), though it signs and is online', { timeout: 180_000 }, async (t) => {
   const machines = [{ machineId: 'KEYLESS', terminalId: 'TERM-KL', uniQr: null }, { machineId: 'KEYED', terminalId: 'TERM-KD', uniQr: null }];
   const rig = await createRelayRig({ machines });
   t.after(() => rig.close());

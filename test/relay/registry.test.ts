@@ -17,7 +17,7 @@ import { startSimMachines } from '../../rigs/relay/machines.js';
 import { generateSigningKey } from '../../src/trust/index.js';
 import { createRelayRig, getJson, postStart, until } from './support/relay-rig.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 let seq = 0;
 const txId = () => `registry-t-${process.pid}-${++seq}`;
@@ -119,12 +119,12 @@ test('qrvend relay registry sign signs what the relay accepts; qrvend relay ' +
     writeFileSync(trustFile, JSON.stringify(trust), { mode: 0o644 });
     const input = join(dir, 'registry.json');
     writeFileSync(input, JSON.stringify({ machines: [{ machineId: 'VM-1', terminalId: 'TERM-1', uniQr: 'QR-1' }] }));
-    const signed = spawnSync(process.execPath, [MAIN_JS, 'relay', 'registry', 'sign', '--key', keyFile, '--key-id', 'ops-cli', '--days', '30', input, registryFile], { encoding: 'utf8', timeout: 15_000 });
+    const signed = spawnSync(process.execPath, [MAIN_JS, 'relay', 'registry', 'sign', '--key', keyFile, '--key-id', 'ops-cli', '--days', '30', input, registryFile], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(signed.status, 0, signed.stderr);
     assert.match(signed.stdout, /signed 1 machines with ops-cli/);
     const twice = join(dir, 'twice.json');
     writeFileSync(twice, JSON.stringify({ machines: [{ machineId: 'A', terminalId: 'T', uniQr: null }, { machineId: 'B', terminalId: 'T', uniQr: null }] }));
-    const refused = spawnSync(process.execPath, [MAIN_JS, 'relay', 'registry', 'sign', '--key', keyFile, '--key-id', 'ops-cli', twice, join(dir, 'out.json')], { encoding: 'utf8', timeout: 15_000 });
+    const refused = spawnSync(process.execPath, [MAIN_JS, 'relay', 'registry', 'sign', '--key', keyFile, '--key-id', 'ops-cli', twice, join(dir, 'out.json')], { encoding: 'utf8', timeout: 120_000 });
     assert.notEqual(refused.status, 0);
     assert.match(refused.stderr, /TerminalId "T" is given to A and B/);
 
@@ -134,9 +134,9 @@ test('qrvend relay registry sign signs what the relay accepts; qrvend relay ' +
     const stranger = join(dir, 'stranger.json');
     const strangerKey = join(dir, 'stranger.pem');
     writeFileSync(strangerKey, generateSigningKey().privatePem, { mode: 0o600 });
-    assert.equal(spawnSync(process.execPath, [MAIN_JS, 'relay', 'registry', 'sign', '--key', strangerKey, '--key-id', 'nobody', input, stranger], { timeout: 15_000 }).status, 0);
+    assert.equal(spawnSync(process.execPath, [MAIN_JS, 'relay', 'registry', 'sign', '--key', strangerKey, '--key-id', 'nobody', input, stranger], { timeout: 120_000 }).status, 0);
     writeFileSync(configFile, config(stranger));
-    const bad = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', configFile], { encoding: 'utf8', timeout: 15_000 });
+    const bad = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', configFile], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(bad.status, 78);
     assert.match(bad.stderr, /registry cannot be used.*unknown-key/s);
 

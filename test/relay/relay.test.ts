@@ -13,7 +13,7 @@ import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { createTestMachine, type TestMachine } from './support/machine.js';
 import { createRelayRig, getJson, postStart, until, type RelayRig } from './support/relay-rig.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const TOKEN = randomBytes(32).toString('hex');
 let seq = 0;
 const txId = () => `relay-t-${process.pid}-${++seq}`;

@@ -11,7 +11,7 @@ import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createTestMachine } from './support/machine.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
 
-test("a machine's 429 comes back through the relay with its Retry-After", { timeout: 30_000 }, async () => {
+test("a machine's 429 comes back through the relay with its Retry-After", { timeout: 180_000 }, async () => {
   const token = randomBytes(32).toString('hex');
   const rig = await createRelayRig({ machines: [{ machineId: 'TERM-R', terminalId: 'TERM-R', uniQr: null }], token });
   const machine = await createTestMachine({ terminalId: 'TERM-R', uniQr: 'QR-R', token, rateLimit: { perSecond: 1, burst: 1 }, keyring: rig.kit.machineKeyring });

@@ -13,7 +13,7 @@ import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createTestMachine } from './support/machine.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
 
-test('the SecretToken never crosses the broker; the machine takes the Start on the relay\'s voucher', { timeout: 60_000 }, async () => {
+test('the SecretToken never crosses the broker; the machine takes the Start on the relay\'s voucher', { timeout: 180_000 }, async () => {
   const rig = await createRelayRig({ machines: [{ machineId: 'TERM-S', terminalId: 'TERM-S', uniQr: 'QR-S' }] });
   const token = rig.kit.token;
   const machine = await createTestMachine({ terminalId: 'TERM-S', uniQr: 'QR-S', token, listen: false, keyring: rig.kit.machineKeyring });
@@ -63,7 +63,7 @@ test('the SecretToken never crosses the broker; the machine takes the Start on t
   }
 });
 
-test('a token file the relay cannot use stops it, naming its relay key', { timeout: 30_000 }, async () => {
+test('a token file the relay cannot use stops it, naming its relay key', { timeout: 180_000 }, async () => {
   const rig = await createRelayRig({ machines: [] });
   try {
     await assert.rejects(

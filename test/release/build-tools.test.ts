@@ -48,7 +48,7 @@ test('each target needs the common tools and its own cross compiler', () => {
   }
 });
 
-test('npm run release without the cross compilers: the apt-get line, no stack, nothing downloaded', { timeout: 60_000 }, () => {
+test('npm run release without the cross compilers: the apt-get line, no stack, nothing downloaded', { timeout: 180_000 }, () => {
   const bin = binDir(COMMON);
   const scratch = mkdtempSync(join(tmpdir(), 'qrvend-release-'));
   try {

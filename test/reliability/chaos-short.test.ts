@@ -14,7 +14,7 @@ import { FAULT_KINDS } from '../../src/sim/gateway/index.js';
 const SESSIONS = Number(process.env.QRVEND_CHAOS_SESSIONS ?? 250);
 const SEED = Number(process.env.QRVEND_CHAOS_SEED ?? 777);
 
-test(`chaos: ${SESSIONS} sessions under combined faults end with zero lost, doubled or unresolved sales`, { timeout: 150_000 }, async () => {
+test(`chaos: ${SESSIONS} sessions under combined faults end with zero lost, doubled or unresolved sales`, { timeout: 180_000 }, async () => {
   const report = await runChaos({ profile: 'chaos', sessions: SESSIONS, maxMs: 75_000, seed: SEED });
   const text = formatReport(report);
   assert.ok(report.sessions.static > 0 && report.sessions.dynamic > 0, text);

@@ -18,7 +18,7 @@ import { formatReport } from '../../rigs/chaos/report.js';
 const KILLS = Number(process.env.QRVEND_CRASH_KILLS ?? 80);
 const SEED = Number(process.env.QRVEND_CRASH_SEED ?? 4242);
 
-test(`SIGKILL at random points, ${KILLS} times: nothing lost, nothing doubled, nothing unresolved`, { timeout: 120_000 + KILLS * 3_000 }, async () => {
+test(`SIGKILL at random points, ${KILLS} times: nothing lost, nothing doubled, nothing unresolved`, { timeout: 180_000 + KILLS * 3_000 }, async () => {
   const report = await runChaos({ profile: 'crash', sessions: 0, minKills: KILLS, maxMs: 60_000 + KILLS * 2_500, seed: SEED });
   const text = formatReport(report);
   assert.ok(report.counters.kills >= KILLS, `only ${report.counters.kills} kills happened\n${text}`);

@@ -74,7 +74,7 @@ test('rigs that fail on purpose: the run ends with the failures, no process and 
   }
 });
 
-test('a process ended by SIGTERM while its rig runs (a file past its deadline) leaves no process and no temp file', { timeout: 60_000 }, async () => {
+test('a process ended by SIGTERM while its rig runs (a file past its deadline) leaves no process and no temp file', { timeout: 180_000 }, async () => {
   const uuid = randomUUID();
   const tmp = mkdtempSync(join(tmpdir(), 'qrvend-teardown-'));
   const child = spawn(process.execPath, [HOLD], { env: { ...process.env, TMPDIR: tmp, QRVEND_TEARDOWN_MARK: uuid }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { debPackage, dpkgInstall } from './deb-support.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const link = (root: string, name: string) => readlinkSync(join(root, 'opt/qrvend', name));
 const releases = (root: string) => readdirSync(join(root, 'opt/qrvend/releases')).sort();
 const restartRequest = (root: string) => join(root, 'var/lib/qrvend/updates/restart.json');

@@ -22,7 +22,7 @@ function unpacked(root: string): Package {
 }
 
 test('maintainer scripts: install enables and creates the token; upgrade keeps ' +
-  'config, token and the admin\'s disable; remove keeps state; purge removes it', { timeout: 60_000 }, async () => {
+  'config, token and the admin\'s disable; remove keeps state; purge removes it', { timeout: 180_000 }, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-'));
   try {
     const pkg = unpacked(root);
@@ -77,7 +77,7 @@ test('maintainer scripts: install enables and creates the token; upgrade keeps '
   }
 });
 
-test('postinst brings back a config.json deleted by hand (dpkg does not restore a deleted conffile)', { timeout: 30_000 }, async () => {
+test('postinst brings back a config.json deleted by hand (dpkg does not restore a deleted conffile)', { timeout: 180_000 }, async () => {
   const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-conf-'));
   try {
     const pkg = unpacked(root);

@@ -77,7 +77,7 @@ test('install.sh --root builds the image tree, enables the unit, and a second ru
     const version = execFileSync(join(opt, 'bin/qrvend'), ['--version'], { env, encoding: 'utf8' }).trim();
     assert.equal(version, JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
     // The doctor loads serialport and better-sqlite3: it exits 1 here (no board, no token) but must report.
-    const doctor = spawnSync(join(opt, 'bin/qrvend'), ['doctor', '--json', '--config', config], { env, encoding: 'utf8', timeout: 60_000 });
+    const doctor = spawnSync(join(opt, 'bin/qrvend'), ['doctor', '--json', '--config', config], { env, encoding: 'utf8', timeout: 120_000 });
     assert.equal(doctor.status, 1, doctor.stderr);
     const report = JSON.parse(doctor.stdout) as { results: { id: string; status: string }[] };
     assert.equal(report.results.find((r) => r.id === 'config')?.status, 'WARN', 'the template still has CHANGE-ME values');
@@ -122,7 +122,7 @@ test('install.sh --no-enable leaves the unit disabled; a bad option is a usage e
   }
 });
 
-test('the sysusers.d declaration creates the qrvend user in the dialout, gpio and video groups', { timeout: 60_000 }, async (t) => {
+test('the sysusers.d declaration creates the qrvend user in the dialout, gpio and video groups', { timeout: 180_000 }, async (t) => {
   if (!hasCommand('systemd-sysusers')) {
     t.skip('systemd-sysusers is not installed');
     return;

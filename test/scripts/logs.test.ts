@@ -28,7 +28,7 @@ function fakeJournal(): { dir: string; env: NodeJS.ProcessEnv; args(): string } 
   return { dir, env: { JOURNALCTL: fake }, args: () => readFileSync(join(dir, 'args'), 'utf8').trim() };
 }
 
-test('--level keeps that level and worse plus non-JSON lines (crash traces)', { timeout: 30_000 }, async () => {
+test('--level keeps that level and worse plus non-JSON lines (crash traces)', { timeout: 180_000 }, async () => {
   const j = fakeJournal();
   try {
     const run = await runScript(LOGS, ['--level', 'warn', '--since', '1 hour ago'], { env: j.env });
@@ -40,7 +40,7 @@ test('--level keeps that level and worse plus non-JSON lines (crash traces)', { 
   }
 });
 
-test('--tx keeps one transaction; --pretty prints readable lines; --follow asks journalctl to follow', { timeout: 30_000 }, async () => {
+test('--tx keeps one transaction; --pretty prints readable lines; --follow asks journalctl to follow', { timeout: 180_000 }, async () => {
   const j = fakeJournal();
   try {
     const run = await runScript(LOGS, ['--tx', 'TX-AAA-1', '--pretty', '-f'], { env: j.env });
@@ -55,7 +55,7 @@ test('--tx keeps one transaction; --pretty prints readable lines; --follow asks 
   }
 });
 
-test('bad input is refused with a usage error; --help works', { timeout: 30_000 }, async () => {
+test('bad input is refused with a usage error; --help works', { timeout: 180_000 }, async () => {
   const j = fakeJournal();
   try {
     const bad = await runScript(LOGS, ['--level', 'loud'], { env: j.env });

@@ -12,7 +12,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { machine, requested, tarball, type Machine } from './release-machine.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const REAL_RM = execFileSync('/bin/sh', ['-c', 'command -v rm'], { encoding: 'utf8' }).trim();
 
 /** The environment of a start whose power is cut right after `current` switched to `version`. */

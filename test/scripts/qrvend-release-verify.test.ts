@@ -17,7 +17,7 @@ import { signManifest, machineArch } from '../../src/updates/manifest.js';
 import { testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
 
 const SCRIPT = join(REPO, 'packaging/qrvend-release.sh');
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const ARCH = machineArch() ?? 'amd64';
 const updateKey = testKey('rel-2026', ['update']);
 const otherScope = testKey('ops-2026', ['operate']);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { runScript } from './helpers.js';
 import { ENDED, SCRIPT, activated, machine, requested, tarball, type Machine } from './release-machine.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 
 test('nothing asked, nothing on trial: start and stop write nothing', T, async () => {
   const m = machine();

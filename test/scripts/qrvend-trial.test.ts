@@ -13,7 +13,7 @@ import { REPO, runScript } from './helpers.js';
 import { applyConfigSet, confirmChange, pendingFile, previousOverlayFile, readRolledBack, rolledBackFile, trialRunFile } from '../../src/fleet/machine-link/config-change.js';
 
 const SCRIPT = join(REPO, 'packaging/qrvend-trial.sh');
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 /** How systemd describes the end of the main process to ExecStopPost (systemd.exec(5)). */
 const ENDED = {

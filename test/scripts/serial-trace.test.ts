@@ -43,7 +43,7 @@ function fakeQrvend(dir: string): string {
   return path;
 }
 
-test('the trace records agent -> board and board -> agent bytes through the serial tap', { timeout: 60_000 }, async (t) => {
+test('the trace records agent -> board and board -> agent bytes through the serial tap', { timeout: 180_000 }, async (t) => {
   const defer = teardown(t);
   const tmp = tempDir('qrvend-trace-');
   defer(tmp.cleanup);
@@ -75,7 +75,7 @@ test('the trace records agent -> board and board -> agent bytes through the seri
   }
 });
 
-test('without --out the trace goes into a new private directory (not a predictable name)', { timeout: 60_000 }, async (t) => {
+test('without --out the trace goes into a new private directory (not a predictable name)', { timeout: 180_000 }, async (t) => {
   const defer = teardown(t);
   const tmp = tempDir('qrvend-trace-default-');
   defer(tmp.cleanup);
@@ -107,7 +107,7 @@ for (const [where, hostile] of [
   ['mdb.port', '/dev/../tmp/MARKER'],
   ['--device', '$(touch MARKER)'],
 ] as const) {
-  test(`a device path that is not a plain /dev path is refused before use (${where} ${JSON.stringify(hostile)})`, { timeout: 30_000 }, async () => {
+  test(`a device path that is not a plain /dev path is refused before use (${where} ${JSON.stringify(hostile)})`, { timeout: 180_000 }, async () => {
     const tmp = tempDir('qrvend-trace-hostile-');
     try {
       const marker = join(tmp.dir, 'pwned');
@@ -126,7 +126,7 @@ for (const [where, hostile] of [
   });
 }
 
-test('a missing device is refused before anything is stopped', { timeout: 30_000 }, async () => {
+test('a missing device is refused before anything is stopped', { timeout: 180_000 }, async () => {
   const tmp = tempDir('qrvend-trace-missing-');
   try {
     const config = join(tmp.dir, 'config.json');

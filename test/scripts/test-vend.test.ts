@@ -23,7 +23,7 @@ function standIn(dir: string, demoExit: number): string {
   return file;
 }
 
-test('passes demo options through and reports PASS on exit 0, FAIL otherwise', { timeout: 30_000 }, async () => {
+test('passes demo options through and reports PASS on exit 0, FAIL otherwise', { timeout: 180_000 }, async () => {
   const tmp = tempDir('qrvend-test-vend-');
   try {
     const ok = await runScript(TEST_VEND, ['--timeout', '20', '--', '--flow', 'static'], { env: { QRVEND_BIN: standIn(tmp.dir, 0) } });

@@ -20,7 +20,7 @@ import {
   type Fixture,
 } from './helpers.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 let fx: Fixture;
 
 before(async () => {

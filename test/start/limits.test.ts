@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { DeclineCodes } from '../../src/gateway/protocol/codes.js';
 import { parseResponse, post, rawClient, startFixture, startPath, validStart } from './helpers.js';
 
-const T = { timeout: 15_000 };
+const T = { timeout: 180_000 };
 
 test('a declared Content-Length over the limit is refused with 413 before any body byte is sent', T, async () => {
   const fx = await startFixture({ start: { maxBodyBytes: 1024 } });

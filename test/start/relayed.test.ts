@@ -13,7 +13,7 @@ import { post } from './helpers.js';
 import { createTestMachine, type TestMachineOptions } from '../relay/support/machine.js';
 import { createTrustKit } from '../../rigs/relay/trust-kit.js';
 
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 const TOKEN = randomBytes(32).toString('hex');
 let seq = 0;
 const txId = () => `relayed-${process.pid}-${++seq}`;

@@ -29,7 +29,7 @@ function checks(hooks: Partial<StartHooks> = {}, rememberAccepted?: number) {
   return { c, decide, accepted, errors };
 }
 
-test('the replay memory keeps the newest TransactionIds: the oldest is forgotten first', { timeout: 10_000 }, async () => {
+test('the replay memory keeps the newest TransactionIds: the oldest is forgotten first', { timeout: 180_000 }, async () => {
   const { decide } = checks({}, 2);
   const [a, b, c] = [validStart(), validStart(), validStart()];
   for (const s of [a, b, c]) assert.equal(await decide(s), 'approved');
@@ -39,7 +39,7 @@ test('the replay memory keeps the newest TransactionIds: the oldest is forgotten
   assert.equal(await decide({ ...a, AppUserId: 'other' }), 'approved');
 });
 
-test('without a bound given, ten thousand TransactionIds are remembered', { timeout: 30_000 }, async () => {
+test('without a bound given, ten thousand TransactionIds are remembered', { timeout: 180_000 }, async () => {
   const { decide } = checks();
   const first = validStart();
   assert.equal(await decide(first), 'approved');
@@ -49,7 +49,7 @@ test('without a bound given, ten thousand TransactionIds are remembered', { time
   assert.equal(await decide(first), 'approved', 'the 10,001st pushed the first out');
 });
 
-test('a relayed Start (vouched) comes without its token and is accepted; one that carries a token is refused 9', { timeout: 10_000 }, async () => {
+test('a relayed Start (vouched) comes without its token and is accepted; one that carries a token is refused 9', { timeout: 180_000 }, async () => {
   const { decide, accepted } = checks();
   const { SecretToken: _token, ...withoutToken } = validStart();
   assert.equal(await decide(withoutToken, true), 'approved');
@@ -60,14 +60,14 @@ test('a relayed Start (vouched) comes without its token and is accepted; one tha
   assert.notEqual(await decide(again), 'approved');
 });
 
-test('a member named twice is 998, and nothing is accepted', { timeout: 10_000 }, async () => {
+test('a member named twice is 998, and nothing is accepted', { timeout: 180_000 }, async () => {
   const { decide, accepted } = checks();
   const body = JSON.stringify(validStart()).replace(/^\{/, `{"TerminalId":"${TERMINAL_ID}",`);
   assert.equal(await decide(body), 998);
   assert.deepEqual(accepted, []);
 });
 
-test('a hook that throws synchronously: 999 for the wallet, the error to onError, and the next Start is judged', { timeout: 10_000 }, async () => {
+test('a hook that throws synchronously: 999 for the wallet, the error to onError, and the next Start is judged', { timeout: 180_000 }, async () => {
   let throwing = true;
   const { decide, errors } = checks({
     readerBusy: () => {
@@ -81,7 +81,7 @@ test('a hook that throws synchronously: 999 for the wallet, the error to onError
   assert.equal(await decide(validStart()), 'approved');
 });
 
-test('a body that is not valid UTF-8 is 998, even where JSON.parse would take the replacement characters', { timeout: 10_000 }, async () => {
+test('a body that is not valid UTF-8 is 998, even where JSON.parse would take the replacement characters', { timeout: 180_000 }, async () => {
   const { c, decide, accepted } = checks();
   const text = JSON.stringify(validStart({ AppUserId: 'user-XX' }));
   const at = text.indexOf('XX');

@@ -17,7 +17,7 @@ function assertNoToken(where: string, text: string): void {
   for (const piece of tokenPieces()) assert.ok(!text.includes(piece), `${where} contains (part of) the SecretToken`);
 }
 
-test('the SecretToken appears in no log line, response or accepted request', { timeout: 15_000 }, async () => {
+test('the SecretToken appears in no log line, response or accepted request', { timeout: 180_000 }, async () => {
   const fx = await startFixture({ logLevel: 'trace', start: { maxBodyBytes: 2048, rateLimit: { perSecond: 1, burst: 30 } }, now: () => 0 });
   try {
     const replies: string[] = [];

@@ -38,7 +38,7 @@ test('watchdog interval is half of WATCHDOG_USEC, only for our PID and only unde
   assert.equal(watchdogIntervalFrom({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: 'junk' }, 42), null);
 });
 
-test('ready, watchdog, status and stopping reach the notify socket as sd_notify sends them', { timeout: 10_000 }, async () => {
+test('ready, watchdog, status and stopping reach the notify socket as sd_notify sends them', { timeout: 180_000 }, async () => {
   const sink = await startNotifySink();
   try {
     const { log } = capturingLogger();
@@ -67,7 +67,7 @@ test('ready, watchdog, status and stopping reach the notify socket as sd_notify 
   }
 });
 
-test('a systemd that does not read never holds up the calling thread; READY and STOPPING arrive once it reads', { timeout: 20_000 }, async () => {
+test('a systemd that does not read never holds up the calling thread; READY and STOPPING arrive once it reads', { timeout: 180_000 }, async () => {
   const sink = await startNotifySink();
   try {
     const { log } = capturingLogger();
@@ -90,7 +90,7 @@ test('a systemd that does not read never holds up the calling thread; READY and 
   }
 });
 
-test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { timeout: 10_000 }, async () => {
+test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { timeout: 180_000 }, async () => {
   const { log, lines } = capturingLogger();
   const n = createNotifier(log, { env: { WATCHDOG_USEC: '20000000' }, helper: '/nonexistent/qrvend-notify' });
   assert.equal(n.enabled, false);
@@ -103,7 +103,7 @@ test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { tim
   assert.equal(lines.filter((l) => l.level === 'error').length, 0);
 });
 
-test('a missing helper is logged once at error, naming what systemd will do', { timeout: 10_000 }, async () => {
+test('a missing helper is logged once at error, naming what systemd will do', { timeout: 180_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-missing-'));
   try {
     const { log, lines } = capturingLogger();
@@ -121,7 +121,7 @@ test('a missing helper is logged once at error, naming what systemd will do', { 
   }
 });
 
-test('a send that fails is reported by the helper and logged at warn, bounded', { timeout: 10_000 }, async () => {
+test('a send that fails is reported by the helper and logged at warn, bounded', { timeout: 180_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-nosock-'));
   try {
     const { log, lines } = capturingLogger();

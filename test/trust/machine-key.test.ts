@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateMachineKey, loadMachineKey, machineKeyId } from '../../src/trust/machine-key.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 test('a 0600 key owned by the agent loads, with the id and public half keygen printed', T, (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-machine-key-'));

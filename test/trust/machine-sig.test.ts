@@ -9,7 +9,7 @@ import { generateMachineKey } from '../../src/trust/machine-key.js';
 import { checkMachineReply, checkMachineStatus, machineKeyring, MachineSigner, REPLY_LIFETIME_MS, statusIsNewer, WILL_LIFETIME_MS } from '../../src/trust/machine-sig.js';
 import { publicKeyFromRaw } from '../../src/trust/keys.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const made = generateMachineKey();
 const ring = machineKeyring([{ id: made.entry.id, key: publicKeyFromRaw(made.entry.publicKey) }]);
 const signer = () => {

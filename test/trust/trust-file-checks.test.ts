@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { generateSigningKey, loadKeyring } from '../../src/trust/keys.js';
 import { allowedOwners } from '../../src/trust/trust-file-checks.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 /** A uid that is neither root nor the test's own user (nobody, on Debian). */
 const STRANGER = 65534;
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;

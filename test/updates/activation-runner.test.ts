@@ -12,7 +12,7 @@ import { updateFiles } from '../../src/updates/files.js';
 import { until } from '../../rigs/rig.js';
 import type { MainToPayment } from '../../src/ipc/messages.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 function setup(t: { after(fn: () => void): void }, dir?: string) {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { initialActivation, stepActivation, type ActivationEvent, type ActivationRequest, type ActivationState } from '../../src/updates/activation.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const LIMITS = { maxDeferralMs: 60_000, holdTimeoutMs: 5_000 };
 const UPDATE: ActivationRequest = { kind: 'update', version: '9.1.0', rolloutId: 'r1' };
 const RESTART: ActivationRequest = { kind: 'restart', version: '9.0.1', rolloutId: null };

@@ -16,7 +16,7 @@ import { silentLogger } from '../../src/core/log.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease } from './support/release-fixture.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const key = testKey('rel', ['update']);
 
 function setUp(version: string, rolloutId: string | null) {

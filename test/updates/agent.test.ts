@@ -18,7 +18,7 @@ import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease, type TestRelease } from './support/release-fixture.js';
 import { startArtifactServer } from './support/artifact-server.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const ARCH = machineArch() ?? 'amd64';
 const key = testKey('rel', ['update']);
 

@@ -12,7 +12,7 @@ import { ARTIFACT_FILE, PART_FILE, checkDownloadUrl, downloadArtifact, type Down
 import { startArtifactServer } from './support/artifact-server.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const BODY = randomBytes(300_000);
 const MANIFEST = { size: BODY.length, sha256: createHash('sha256').update(BODY).digest('hex'), artifact: 'qrvend_9.1.0_amd64.tar.gz' };
 const PATH = '/releases/qrvend_9.1.0_amd64.tar.gz';

@@ -9,7 +9,7 @@ import { machineArch, verifyArtifactFile, verifyManifest, type ManifestCheck } f
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease } from './support/release-fixture.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 function withDir(fn: (dir: string) => void): void {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-manifest-'));

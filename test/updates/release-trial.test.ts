@@ -22,7 +22,7 @@ import {
 } from '../../src/updates/trial/release-trial.js';
 import { updatesDir } from '../../src/updates/files.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 function scratch(): { dir: string; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-release-trial-'));

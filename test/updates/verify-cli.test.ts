@@ -11,11 +11,11 @@ import { signReleaseTarball } from '../../release/sign.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN_JS, 'update', 'verify', ...args], { timeout: 20_000, env: { ...process.env, QRVEND_CONFIG: '' } }, (err, stdout, stderr) => {
+    execFile(process.execPath, [MAIN_JS, 'update', 'verify', ...args], { timeout: 120_000, env: { ...process.env, QRVEND_CONFIG: '' } }, (err, stdout, stderr) => {
       resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
     });
   });

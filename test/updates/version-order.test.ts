@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareVersions, isReleaseVersion } from '../../src/updates/version-order.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 test('versions in semver precedence order, each pair compared both ways', T, () => {
   // Ascending; a string comparison gets 1.2.0-rc.10 vs rc.2, 1.10.0 vs 1.9.0 and the release vs its pre-releases wrong.

@@ -12,7 +12,7 @@ import { processAuditRead, type ProcessDeps } from '../../../src/dex/audit/proce
 import { KEEP_AUDITS, type Ledger } from '../../../src/ledger/index.js';
 import { ManualClock, openStaticSession, openTest, tempLedgerPath, withLedger } from '../../ledger/helpers.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
 const DAY = 86_400_000;
 

@@ -15,7 +15,7 @@ import { formatEventLine } from '../../../src/fleet/operator/index.js';
 import { FleetEvent } from '../../../src/fleet/contract/index.js';
 import { ManualClock, openStaticSession, openTest, tempLedgerPath } from '../../ledger/helpers.js';
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
 const DEX_CONFIG = { port: '/dev/ttyUSB9', protocol: 'auto', intervalS: 0, maxFileBytes: 1024 * 1024, reconcileToleranceVends: 0 } as const;
 

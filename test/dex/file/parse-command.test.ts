@@ -12,13 +12,13 @@ const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtur
 
 function qrvend(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: 120_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
 }
 
-describe('qrvend dex parse', { timeout: 60_000 }, () => {
+describe('qrvend dex parse', { timeout: 180_000 }, () => {
   it('prints the serial, the totals with the implied decimals and the product table', async () => {
     const { code, stdout } = await qrvend(['dex', 'parse', fixture('vmc-a1.dex')]);
     assert.equal(code, 0);

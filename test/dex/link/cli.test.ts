@@ -14,7 +14,7 @@ import { createPtyPair } from '../../support/pty.js';
 import { runCli, startCli } from '../../fleet/operator/run-cli.js';
 import { auditFile } from './support.js';
 
-const T = { timeout: 90_000 };
+const T = { timeout: 180_000 };
 
 function siteConfig(dir: string): string {
   const path = join(dir, 'site.json');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { dexFactsPathFor } from '../../../src/dex/link/index.js';
 import { readFacts, writeFacts } from '../../../src/dex/link/facts.js';
 
-test('facts: written beside the ledger and read back; damaged, foreign, oversized or missing files read as unknown', { timeout: 10_000 }, () => {
+test('facts: written beside the ledger and read back; damaged, foreign, oversized or missing files read as unknown', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-dexfacts-'));
   try {
     const path = dexFactsPathFor(join(dir, 'ledger.sqlite'));

@@ -9,7 +9,7 @@ import { isQrvendError } from '../../../src/core/errors.js';
 import { until } from '../../../src/sim/wait.js';
 import { auditFile, dexRig } from './support.js';
 
-const T = { timeout: 90_000 };
+const T = { timeout: 180_000 };
 
 for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
   test(`${protocol}: a read returns the file byte for byte, and the next read of a resetting VMC the next file`, T, async () => {

@@ -33,7 +33,7 @@ function fakePort(): DexPort & { written: number; push(b: Buffer): void; lose(r:
   return port;
 }
 
-test('a VMC that keeps the session going without finishing it is cut off at the whole-read bound (DEX_TIMEOUT)', { timeout: 30_000 }, async () => {
+test('a VMC that keeps the session going without finishing it is cut off at the whole-read bound (DEX_TIMEOUT)', { timeout: 180_000 }, async () => {
   const port = fakePort();
   const read = runSession(chatty, port, 1024, silentLogger(), new Date(), 300);
   port.push(Buffer.from([5]));
@@ -41,14 +41,14 @@ test('a VMC that keeps the session going without finishing it is cut off at the 
   assert.ok(port.written > 1);
 });
 
-test('a port that fails mid-read ends it with DEX_PORT', { timeout: 30_000 }, async () => {
+test('a port that fails mid-read ends it with DEX_PORT', { timeout: 180_000 }, async () => {
   const port = fakePort();
   const read = runSession(chatty, port, 1024, silentLogger());
   port.lose('the port closed (adapter unplugged?)');
   await assert.rejects(read, (err: unknown) => isQrvendError(err, 'DEX_PORT') && /unplugged/.test(err.message));
 });
 
-test('a device that stops taking bytes cannot hold the result up: the read ends with its failure', { timeout: 30_000 }, async () => {
+test('a device that stops taking bytes cannot hold the result up: the read ends with its failure', { timeout: 180_000 }, async () => {
   const port = fakePort();
   port.write = () => new Promise(() => {}); // the write never completes
   const failing: LinkMachine<number> = {

@@ -7,7 +7,7 @@ import { until } from '../../../src/sim/wait.js';
 
 const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
 
-test('without the mosquitto binary: an error naming it and the package to install', { timeout: 10_000 }, async () => {
+test('without the mosquitto binary: an error naming it and the package to install', { timeout: 180_000 }, async () => {
   await assert.rejects(startMosquitto({ bin: '/nonexistent/sbin/mosquitto' }), /mosquitto not found at \/nonexistent\/sbin\/mosquitto: install the Debian package `mosquitto`/);
 });
 
@@ -31,7 +31,7 @@ async function retained(url: string, topic: string, protocolVersion: 4 | 5): Pro
   }
 }
 
-test('mosquitto on a loopback port: MQTT 5 and 3.1.1, stop and start on the same port, close removes everything', { skip, timeout: 60_000 }, async (t) => {
+test('mosquitto on a loopback port: MQTT 5 and 3.1.1, stop and start on the same port, close removes everything', { skip, timeout: 180_000 }, async (t) => {
   const broker = await startMosquitto();
   t.after(() => broker.close());
   assert.match(broker.url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
@@ -56,7 +56,7 @@ test('mosquitto on a loopback port: MQTT 5 and 3.1.1, stop and start on the same
   assert.equal(existsSync(dir), false);
 });
 
-test('mosquitto with persistence keeps retained messages across stop and start', { skip, timeout: 60_000 }, async (t) => {
+test('mosquitto with persistence keeps retained messages across stop and start', { skip, timeout: 180_000 }, async (t) => {
   const broker = await startMosquitto({ persistence: true });
   t.after(() => broker.close());
   const c = await mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0 });

@@ -30,7 +30,7 @@ import { signCommand, testKey, writeTrustFile } from '../support/operator-keys.j
 import { runCli } from '../operator/run-cli.js';
 
 const MACHINE = 'M-TRUST-1';
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const ops = testKey('ops', ['read', 'operate']);
 const cfg = testKey('cfg', ['configure']);
 const reader = testKey('reader', ['read']);
@@ -222,7 +222,7 @@ test('config.set writes only keys the allowlist names as written: __proto__ and 
   assert.equal(rig.agent?.child.exitCode, null, 'still running');
 });
 
-test('item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered', { timeout: 90_000 }, async () => {
+test('item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered', { timeout: 180_000 }, async () => {
   let flooding = true;
   let sent = 0;
   const forged = { ...signCommand(ops, MACHINE, 'ping', {}), sig: signCommand(stranger, MACHINE, 'ping', {}).sig };
@@ -242,7 +242,7 @@ test('item 5: a flood of relayed Starts, unsigned and forged commands leaves eve
   try {
     await new Promise((r) => setTimeout(r, 1_000)); // the flood has drained every bucket it can reach
     for (let i = 0; i < 5; i++) {
-      const ping = await watcher.command('ping', {}, 5_000);
+      const ping = await watcher.command('ping', {}, 20_000);
       assert.equal(ping.ok, true, `ping ${i}: ${JSON.stringify(ping)}`);
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -256,7 +256,7 @@ test('item 5: a flood of relayed Starts, unsigned and forged commands leaves eve
 });
 
 test('item 2: a retained service.restart and a retained config.set, ' +
-  'both signed, never run: three starts in a row, no exit 75', { timeout: 120_000 }, async () => {
+  'both signed, never run: three starts in a row, no exit 75', { timeout: 180_000 }, async () => {
   await rig.stopAgent('SIGTERM');
   const set = { set: { mdb: { sessionIdleTimeoutMs: 41_000 } } };
   const retained = async (name: 'service.restart' | 'config.set', args: unknown, key: typeof ops) => {
@@ -283,7 +283,7 @@ test('item 2: a retained service.restart and a retained config.set, ' +
   await until(() => watcher.statuses.slice(mark).some((s) => s.online === true), 10_000, 'the device back on the broker');
 });
 
-test('item 1: with no usable trust file nothing that changes anything runs, signed or not', { timeout: 60_000 }, async () => {
+test('item 1: with no usable trust file nothing that changes anything runs, signed or not', { timeout: 180_000 }, async () => {
   await rig.stopAgent('SIGTERM');
   const site = JSON.parse(readFileSync(rig.configFile, 'utf8'));
   const trustFile = site.fleet.trustFile as string;
@@ -309,7 +309,7 @@ test('item 1: with no usable trust file nothing that changes anything runs, sign
   assert.equal(hostEnabled(), true);
 });
 
-test('item 1: while the machine knows its clock is unsynced (CLOCK_UNSYNCED), signed commands are refused naming it', { timeout: 60_000 }, async () => {
+test('item 1: while the machine knows its clock is unsynced (CLOCK_UNSYNCED), signed commands are refused naming it', { timeout: 180_000 }, async () => {
   assert.equal((await watcher.command('ping')).ok, true, 'taken before the step');
   writeFileSync(clockFile, String(90_000)); // the wall clock jumps 90 s ahead
   await until(() => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CLOCK_UNSYNCED') === true, 20_000, 'the CLOCK_UNSYNCED alarm in the status');

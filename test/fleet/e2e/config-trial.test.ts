@@ -22,7 +22,7 @@ import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher
 import { serviceEnded, startService } from './support/unit-runner.js';
 
 const MACHINE = 'M-TRIAL-1';
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 let broker: TestBroker;
 let rig: Rig;
@@ -85,7 +85,7 @@ test('the reported config.set (start.secretTokenFile=/nonexistent) is refused ' 
 });
 
 test('a trial start the start checks refuse (its SecretToken file gone): it exits 75, ' +
-  'not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 90_000 }, async () => {
+  'not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK', { timeout: 180_000 }, async () => {
   const site = readFileSync(rig.configFile);
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
   assert.equal(set.ok, true, JSON.stringify(set));
@@ -117,7 +117,7 @@ test('a trial start the start checks refuse (its SecretToken file gone): it exit
 });
 
 test('a good change is confirmed only after the machine\'s probe came ' +
-  'back on its own command topic; CONFIG_ROLLED_BACK clears', { timeout: 90_000 }, async () => {
+  'back on its own command topic; CONFIG_ROLLED_BACK clears', { timeout: 180_000 }, async () => {
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 45_000 } }, healthyWithinS: 60 });
   assert.equal(set.ok, true, JSON.stringify(set));
   await serviceEnded(rig, rig.agent!);
@@ -134,7 +134,7 @@ test('a good change is confirmed only after the machine\'s probe came ' +
   assert.equal(watcher.replies.some((r) => r.command === '_probe'), false);
 });
 
-test('a trial start that crashes at load is rolled back by the unit: the previous overlay comes back byte for byte', { timeout: 90_000 }, async () => {
+test('a trial start that crashes at load is rolled back by the unit: the previous overlay comes back byte for byte', { timeout: 180_000 }, async () => {
   const good = readFileSync(rig.overlayFile);
   const set = await watcher.command('config.set', { set: { mdb: { sessionIdleTimeoutMs: 50_000 } }, healthyWithinS: 60 });
   assert.equal(set.ok, true, JSON.stringify(set));
@@ -155,7 +155,7 @@ test('a trial start that crashes at load is rolled back by the unit: the previou
   assert.deepEqual(get.ok && get.result, { key: 'mdb.sessionIdleTimeoutMs', value: 45_000 }, 'the confirmed change, not the crashed one');
 });
 
-test('a trial whose probe never comes back (connected, but the fleet cannot reach it) is not confirmed: rolled back', { timeout: 90_000 }, async () => {
+test('a trial whose probe never comes back (connected, but the fleet cannot reach it) is not confirmed: rolled back', { timeout: 180_000 }, async () => {
   const good = readFileSync(rig.overlayFile);
   withholdProbes = true;
   try {

@@ -76,7 +76,7 @@ after(async () => {
   clientCert?.cleanup();
 });
 
-test('the device verifies the broker against fleet.caFile and presents its client certificate', { timeout: 30_000 }, async (t) => {
+test('the device verifies the broker against fleet.caFile and presents its client certificate', { timeout: 180_000 }, async (t) => {
   if (rig === undefined || watcher === undefined) {
     t.skip('openssl is not installed: no certificates for the TLS front');
     return;

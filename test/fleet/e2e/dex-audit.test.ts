@@ -23,7 +23,7 @@ const MACHINE = 'M-DEX-1';
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
 const ops = testKey('ops', ['read', 'operate']);
 
-test('a signed dex.read reads the VMC over DEX/UCS, stores the audit, publishes it in parts and reconciles the next one', { timeout: 120_000 }, async () => {
+test('a signed dex.read reads the VMC over DEX/UCS, stores the audit, publishes it in parts and reconciles the next one', { timeout: 180_000 }, async () => {
   const broker = await startTestBroker();
   const scratch = mkdtempSync(join(tmpdir(), 'qrvend-dex-e2e-'));
   const dexPty = await createPtyPair();
@@ -94,7 +94,7 @@ test('a signed dex.read reads the VMC over DEX/UCS, stores the audit, publishes 
 });
 
 test('scheduled reads (dex.intervalS) read a VMC that resets its ' +
-  'interval counters on read: one series, sales from lifetime counters', { timeout: 120_000 }, async () => {
+  'interval counters on read: one series, sales from lifetime counters', { timeout: 180_000 }, async () => {
   const broker = await startTestBroker();
   const dexPty = await createPtyPair();
   const files = [fixture('vmc-a1.dex'), fixture('vmc-a2.dex'), fixture('vmc-a3-reset-on-read.dex')];

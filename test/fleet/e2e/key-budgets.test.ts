@@ -27,7 +27,7 @@ import { signCommand, testKey, type TestKey } from '../support/operator-keys.js'
 import { runCli } from '../operator/run-cli.js';
 
 const MACHINE = 'M-KEYS-1';
-const T = { timeout: 90_000 };
+const T = { timeout: 240_000 };
 const ops = testKey('ops', ['read', 'operate']);
 /** A leaked key that may only read. */
 const pinger = testKey('pinger', ['read']);

@@ -52,7 +52,7 @@ async function connectTap(): Promise<ConnectTap> {
 
 const announced = (packets: IConnectPacket[], clientId: RegExp) => packets.find((p) => clientId.test(p.clientId));
 
-test('MQTT 5 CONNECT of the device, the relay and the CLI carries Maximum Packet Size', { timeout: 120_000 }, async (t) => {
+test('MQTT 5 CONNECT of the device, the relay and the CLI carries Maximum Packet Size', { timeout: 180_000 }, async (t) => {
   const tap = await connectTap();
   t.after(() => tap.close());
 

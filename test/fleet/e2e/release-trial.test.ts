@@ -85,9 +85,9 @@ async function stopPost(agent: AgentProcess): Promise<ScriptRun> {
 }
 
 test('a healthy trial start (reader enabled, payment side ready, own command topic ' +
-  'round trip) writes healthy.json; the stop hook then keeps the release', { timeout: 90_000 }, async () => {
+  'round trip) writes healthy.json; the stop hook then keeps the release', { timeout: 180_000 }, async () => {
   await onTrial();
-  const agent = await rig.startAgent(30_000);
+  const agent = await rig.startAgent();
   // The line comes after the file (written durably first): once it is in, so is the file.
   await agent.waitForLog((l) => l.event === 'update.healthy', 30_000, 'the release confirmed healthy');
   assert.deepEqual(JSON.parse(readFileSync(healthyFile(updatesDir), 'utf8')), { version: VERSION });
@@ -108,7 +108,7 @@ test('a healthy trial start (reader enabled, payment side ready, own command top
 });
 
 test('a trial start that crashes before it is healthy is rolled back by the stop hook; the ' +
-  'previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 120_000 }, async () => {
+  'previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 180_000 }, async () => {
   await onTrial();
   const agent = await rig.startAgentProcessOnly();
   agent.child.kill('SIGKILL');
@@ -118,7 +118,7 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   assert.match(readFileSync(rolledBackFile(updatesDir), 'utf8'), /signal, killed KILL/);
 
   const events = watcher.events.length;
-  const back = await rig.startAgent(30_000);
+  const back = await rig.startAgent();
   const raised = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'UPDATE_ROLLED_BACK' && e.state === 'raised', 30_000, 'UPDATE_ROLLED_BACK raised');
   assert.match(JSON.stringify(raised), new RegExp(`release ${VERSION.replaceAll('.', '\\.')} was rolled back to ` +
     `${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`));
@@ -133,7 +133,7 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
   // The next start keeps the alarm (it clears with the next healthy release) but reports nothing again.
   await rig.stopAgent('SIGTERM');
   const statuses = watcher.statuses.length;
-  const again = await rig.startAgent(30_000);
+  const again = await rig.startAgent();
   await until(() => watcher.statuses.slice(statuses).some((st) => st.online === true && ((st.alarms as string[] | undefined) ?? []).includes('UPDATE_ROLLED_BACK')), 30_000, 'online again with UPDATE_ROLLED_BACK still raised');
   assert.equal(again.logs.filter((l) => l.event === 'update.rolled-back').length, 0);
   assert.equal(watcher.events.filter((e) => e.kind === 'update' && e.state === 'rolled-back').length, 1, 'reported once');
@@ -141,7 +141,7 @@ test('a trial start that crashes before it is healthy is rolled back by the stop
 });
 
 test('a trial start its start checks refuse (SecretToken file gone) exits ' +
-  '75, not 78, so that systemd restarts it on the previous release', { timeout: 90_000 }, async () => {
+  '75, not 78, so that systemd restarts it on the previous release', { timeout: 180_000 }, async () => {
   await onTrial();
   const tokenFile = join(rig.dir, 'secret-token');
   const token = readFileSync(tokenFile);

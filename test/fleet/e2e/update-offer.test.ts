@@ -30,7 +30,7 @@ import { openSession } from '../../e2e/support/static-session.js';
 import { waitTx } from '../../e2e/support/e2e-rig.js';
 
 const MACHINE = 'M-UPDATE-1';
-const T = { timeout: 90_000 };
+const T = { timeout: 180_000 };
 const ARCH = machineArch() ?? 'amd64';
 /** Signs manifests (scope update). */
 const release = testKey('rel-2026', ['update']);

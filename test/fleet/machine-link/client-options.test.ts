@@ -28,7 +28,7 @@ test('the options: the machine names the client and its will, reconnects spread 
   assert.equal(deviceClientOptions(config.fleet, 'M'.repeat(200), 't').clientId!.length, 128);
 });
 
-test('a client with these options publishes and is acknowledged without building the packet-id cache', { timeout: 15_000 }, async () => {
+test('a client with these options publishes and is acknowledged without building the packet-id cache', { timeout: 180_000 }, async () => {
   // mqtt-packet as mqtt.js itself resolves it (its own dependency, not ours).
   const numbers = createRequire(createRequire(import.meta.url).resolve('mqtt'))('mqtt-packet/numbers') as { cache: Record<number, Buffer> };
   assert.equal(Object.keys(numbers.cache).length, 0, 'nothing in this process built it yet');

@@ -16,7 +16,7 @@ import { admitNonce, decideCommand, type GateDecision, type GatePolicy } from '.
 import { spenderOf } from '../../../src/fleet/machine-link/key-budgets.js';
 import { signCommand, testKey } from '../support/operator-keys.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 const MACHINE = 'VM-1';
 const ops = testKey('ops', ['read', 'operate']);

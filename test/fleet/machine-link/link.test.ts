@@ -52,7 +52,7 @@ const FACTS: FleetFacts = {
 };
 
 const TITLE = 'the fleet link runs in-process: status, events acknowledged, a payment-side command, a clean stop';
-test(TITLE, { timeout: 60_000 }, async (t) => {
+test(TITLE, { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-fleet-link-'));
   const broker = await startAedesBroker();
   const channel = new MessageChannel();

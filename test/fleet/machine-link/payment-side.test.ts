@@ -12,7 +12,7 @@ import { monotonicNow } from '../../../src/core/clock.js';
 import type { FleetToPayment, PaymentToFleet, PaymentToMain } from '../../../src/ipc/messages.js';
 import { ManualClock, openTest, tempLedgerPath } from '../../ledger/helpers.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 function harness(path: string) {
   const clock = new ManualClock();

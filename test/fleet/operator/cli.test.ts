@@ -12,7 +12,7 @@ import { SimulatedMachine } from '../../../rigs/fleet/machine.js';
 import { until } from '../../../src/sim/wait.js';
 import { runCli, startCli } from './run-cli.js';
 
-test('fleet status, watch and cmd against a real broker and simulated machines', { timeout: 120_000 }, async (t) => {
+test('fleet status, watch and cmd against a real broker and simulated machines', { timeout: 300_000 }, async (t) => {
   const broker = await startTestBroker();
   t.after(() => broker.close());
   const v5 = broker.protocolVersions.includes(5);

@@ -16,7 +16,7 @@ import { runCli, startCli } from './run-cli.js';
 const HOSTILE = 'v1\u009b31m\u202etxt';
 const RAW = /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
 
-test('fleet status, watch and cmd --json escape C1 and bidi controls and stay valid JSON', { timeout: 120_000 }, async (t) => {
+test('fleet status, watch and cmd --json escape C1 and bidi controls and stay valid JSON', { timeout: 180_000 }, async (t) => {
   const broker = await startTestBroker();
   t.after(() => broker.close());
   const machine = await SimulatedMachine.connect({

@@ -9,7 +9,7 @@ import { loadMachineKey } from '../../../src/trust/machine-key.js';
 import { runCli } from './run-cli.js';
 
 test('keygen: a 0600 private key and a trust-file entry a machine ' +
-  'accepts; bad id or scope refused (exit 64), nothing written', { timeout: 30_000 }, async (t) => {
+  'accepts; bad id or scope refused (exit 64), nothing written', { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-keygen-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const out = join(dir, 'ops.pem');
@@ -35,7 +35,7 @@ test('keygen: a 0600 private key and a trust-file entry a machine ' +
   assert.match(notKey.stderr, /cannot be read \(ENOENT\)/);
 });
 
-test('keygen --machine: a 0600 machine key the agent accepts, and the registry entry part naming its key id', { timeout: 30_000 }, async (t) => {
+test('keygen --machine: a 0600 machine key the agent accepts, and the registry entry part naming its key id', { timeout: 180_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-keygen-machine-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const out = join(dir, 'machine-key.pem');

@@ -21,7 +21,7 @@ import { DynamicQrPayments } from '../../../src/flows/dynamic-qr/runner.js';
 import type { PaymentToMain } from '../../../src/ipc/messages.js';
 
 const { config } = loadConfig({ env: {} });
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 // The gateway's answers: a QR, then an Inquiry paid in USD/840 when EUR/978 was asked (read as
 // declined 8 with the money held: src/gateway/currency-check.ts), or paid as asked.

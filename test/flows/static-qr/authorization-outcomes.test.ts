@@ -25,7 +25,7 @@ import type { StartRequest } from '../../../src/gateway/protocol/index.js';
 
 const { config } = loadConfig({ env: {} });
 const TX = 'STATIC-AUTH-0001';
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 let dir: string;
 let ledger: Ledger;

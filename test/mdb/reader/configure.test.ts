@@ -8,7 +8,7 @@ import { Harness, line, linkUp, readerConfig, sent, timeout } from './helpers.js
 import { setconfCommands } from '../../../src/mdb/reader/index.js';
 import { mdbDefaults } from './helpers.js';
 
-const T = { timeout: 10_000 };
+const T = { timeout: 180_000 };
 
 function refusedOf(h: Harness) {
   return h.effects.flatMap((e) => (e.kind === 'config.refused' ? [e] : []));

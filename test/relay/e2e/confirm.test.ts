@@ -26,7 +26,7 @@ import { tx, vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { buy } from '../../e2e/support/static-session.js';
 
 const PREFIX = 'qrvend-confirm-e2e';
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 
 let broker: TestBroker;
 let gate: TcpGate;

@@ -35,7 +35,7 @@ const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.con
 const onMosquitto = process.env.QRVEND_TEST_BROKER === 'mosquitto';
 const PREFIX = 'qrvend'; // the documented ACL names this prefix
 const MACHINE = 'RIG-TERMINAL-1';
-const T = { timeout: 60_000 };
+const T = { timeout: 180_000 };
 const NOT_AUTHORIZED = 0x87;
 const USERS = [
   { username: MACHINE, password: 'pw-machine-m1' },

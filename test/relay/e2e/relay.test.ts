@@ -26,7 +26,7 @@ import { Writable } from 'node:stream';
 import { createTrustKit, type TrustKit } from '../../../rigs/relay/trust-kit.js';
 
 const PREFIX = 'qrvend-relay-e2e';
-const T = { timeout: 40_000 };
+const T = { timeout: 180_000 };
 
 let broker: TestBroker;
 let rig: Rig;

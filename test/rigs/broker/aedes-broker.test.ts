@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import { startAedesBroker } from '../../../rigs/broker/index.js';
 
-test('aedes broker relays a retained message, drops clients on stop and serves again on the same port', { timeout: 30_000 }, async (t) => {
+test('aedes broker relays a retained message, drops clients on stop and serves again on the same port', { timeout: 180_000 }, async (t) => {
   const broker = await startAedesBroker();
   t.after(() => broker.close());
   const port = broker.port;

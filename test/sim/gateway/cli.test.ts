@@ -11,7 +11,7 @@ import { RawJson } from '../../../src/gateway/wire/index.js';
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 
 describe('qrvend sim gateway (CLI)', () => {
-  it('serves on the given address with flag faults and stops cleanly on SIGTERM', { timeout: 20_000 }, async () => {
+  it('serves on the given address with flag faults and stops cleanly on SIGTERM', { timeout: 180_000 }, async () => {
     const child = spawn(process.execPath, [MAIN, 'sim', 'gateway', '--listen', '127.0.0.1:0', '--fault', 'http500:1:Void', '--seed', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       const lines = createInterface({ input: child.stdout! });
@@ -35,11 +35,11 @@ describe('qrvend sim gateway (CLI)', () => {
     }
   });
 
-  it('refuses a bad fault flag or address with a usage error (exit 64)', { timeout: 20_000 }, () => {
-    const bad = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--fault', 'explode:1'], { encoding: 'utf8', timeout: 15_000 });
+  it('refuses a bad fault flag or address with a usage error (exit 64)', { timeout: 180_000 }, () => {
+    const bad = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--fault', 'explode:1'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(bad.status, 64, bad.stderr);
     assert.match(bad.stderr, /explode/);
-    const badListen = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--listen', 'nowhere'], { encoding: 'utf8', timeout: 15_000 });
+    const badListen = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--listen', 'nowhere'], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(badListen.status, 64, badListen.stderr);
   });
 });

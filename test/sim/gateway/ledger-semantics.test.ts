@@ -14,7 +14,7 @@ import { authorize, builders as b, closes, newTx, paymentInfoOf, post } from './
 const EMPTY = new RawJson('{}');
 const TIMEOUT_PI = new RawJson('{"IsGatewayTimeout":true}');
 
-const T = { timeout: 15_000 };
+const T = { timeout: 180_000 };
 
 describe('gateway simulator: static QR ledger', () => {
   let sim: GatewaySimulator;

@@ -10,7 +10,7 @@ import { encodeRequest, RawJson } from '../../../src/gateway/wire/index.js';
 import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
 import { authorize, builders as b, closes, newTx, paymentInfoOf, post } from './helpers.js';
 
-const T = { timeout: 15_000 };
+const T = { timeout: 180_000 };
 
 describe('gateway simulator: strict by default', () => {
   let sim: GatewaySimulator;

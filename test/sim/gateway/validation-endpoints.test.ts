@@ -13,7 +13,7 @@ import { builders as b, closes, newTx, post } from './helpers.js';
 
 const EMPTY = new RawJson('{}');
 
-const T = { timeout: 30_000 };
+const T = { timeout: 180_000 };
 
 describe('gateway simulator: validation and endpoints', () => {
   let sim: GatewaySimulator;

@@ -67,11 +67,11 @@ async function scriptedSale(makesPair: boolean): Promise<void> {
   }
 }
 
-test('a scripted VMC sells one item through the agent over a pty', { timeout: 20_000 }, () => scriptedSale(false));
+test('a scripted VMC sells one item through the agent over a pty', { timeout: 180_000 }, () => scriptedSale(false));
 
-test('with --agent-pty the simulator makes the pty pair itself (no socat), and removes it on exit', { timeout: 20_000 }, () => scriptedSale(true));
+test('with --agent-pty the simulator makes the pty pair itself (no socat), and removes it on exit', { timeout: 180_000 }, () => scriptedSale(true));
 
-test('a bad script is refused before anything runs, naming the line (exit 64)', { timeout: 10_000 }, async () => {
+test('a bad script is refused before anything runs, naming the line (exit 64)', { timeout: 180_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-simvmc-'));
   const script = join(dir, 'bad.txt');
   writeFileSync(script, 'enable\nselect twelve 1.50\n');

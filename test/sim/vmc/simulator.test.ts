@@ -39,7 +39,7 @@ async function host() {
   return { sim, send, take, lines, enable, approve };
 }
 
-test('configuration, enable and setup: the answers the board gives', { timeout: 10_000 }, async () => {
+test('configuration, enable and setup: the answers the board gives', { timeout: 180_000 }, async () => {
   const h = await host();
   try {
     await h.send('V', 'C,0', 'C,SETCONF,mdb-always-idle=1', 'C,1');
@@ -53,7 +53,7 @@ test('configuration, enable and setup: the answers the board gives', { timeout: 
   }
 });
 
-test('C,START needs an enabled reader; a funded session, vends and records', { timeout: 10_000 }, async () => {
+test('C,START needs an enabled reader; a funded session, vends and records', { timeout: 180_000 }, async () => {
   const h = await host();
   try {
     await h.send('C,START,5.00');
@@ -95,7 +95,7 @@ test('C,START needs an enabled reader; a funded session, vends and records', { t
   }
 });
 
-test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: 10_000 }, async () => {
+test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: 180_000 }, async () => {
   const h = await host();
   try {
     await h.enable();
@@ -133,7 +133,7 @@ test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: 1
   }
 });
 
-test('always-idle selections without a session are recorded per vend', { timeout: 10_000 }, async () => {
+test('always-idle selections without a session are recorded per vend', { timeout: 180_000 }, async () => {
   const h = await host();
   try {
     assert.equal(h.sim.select(1, 1), false, 'not enabled yet');
@@ -157,7 +157,7 @@ test('always-idle selections without a session are recorded per vend', { timeout
   }
 });
 
-test('noise lines are terminated and never valid', { timeout: 10_000 }, async () => {
+test('noise lines are terminated and never valid', { timeout: 180_000 }, async () => {
   const h = await host();
   try {
     await h.sim.noise(300);
@@ -196,7 +196,7 @@ test('the script is parsed strictly, with the line number in the error', () => {
   }
 });
 
-test('field boards and VMCs: unknown and ignored SETCONF keys, the address, a card reader that wins a selection', { timeout: 10_000 }, async () => {
+test('field boards and VMCs: unknown and ignored SETCONF keys, the address, a card reader that wins a selection', { timeout: 180_000 }, async () => {
   const wire = new MemoryWire();
   const link: ByteLink = await wire.openAgent();
   const lines: string[] = [];
@@ -224,7 +224,7 @@ test('field boards and VMCs: unknown and ignored SETCONF keys, the address, a ca
   }
 });
 
-test('a VMC that has only slot #1 never sets up a board at 0x60', { timeout: 10_000 }, async () => {
+test('a VMC that has only slot #1 never sets up a board at 0x60', { timeout: 180_000 }, async () => {
   const wire = new MemoryWire();
   const link: ByteLink = await wire.openAgent();
   const sim = new VmcSimulator({ link: wire.vmcEnd, pollIntervalMs: 20, quirks: { slots: ['0x10'] } });

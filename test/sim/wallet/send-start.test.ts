@@ -17,7 +17,7 @@ import { sendStart } from '../../../src/sim/wallet/index.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const TOKEN = 'S'.repeat(32) + 'e'.repeat(32);
-const T = { timeout: 20_000 };
+const T = { timeout: 180_000 };
 
 /** Runs the CLI without blocking this process (the stand-in server lives here). */
 function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
