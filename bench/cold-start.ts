@@ -1,5 +1,5 @@
 /**
- * Cold start to reader enabled (design section 7: <= 0.5 s). From spawning
+ * Cold start to reader enabled (docs/decisions/targets.md: <= 0.5 s). From spawning
  * `node dist/src/cli/main.js run` until the VMC end of the pty has read `C,1`: Node's own start,
  * loading the code, configuration, the ledger (opened and checked), the workers, the serial port,
  * and the board handshake. Each run gets a fresh pty and ledger; the file cache is warm after the

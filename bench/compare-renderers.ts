@@ -1,5 +1,5 @@
 /**
- * One-off, side by side: the old renderer (hand-made 5x7 bitmap font, before issue 16) against
+ * One-off, side by side: the old renderer (hand-made 5x7 bitmap font, before docs/decisions/consumer-screen.md) against
  * the current one (Skia text), drawing the same dynamic QR screens into an 800x480 XRGB8888
  * frame, alternating old and new sample by sample so both see the same machine noise. The new
  * renderer is timed twice: with the amounts and product of a real machine (1.00 to 9.00, one

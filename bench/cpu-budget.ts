@@ -1,5 +1,5 @@
 /**
- * A Pi-class CPU budget (design section 7: cold start <= 2 s with the daemon capped to 0.5 of one
+ * A Pi-class CPU budget (docs/decisions/targets.md: cold start <= 2 s with the daemon capped to 0.5 of one
  * core). The daemon runs in a cgroup limited to 50 ms of CPU per 100 ms (support/cgroup.ts), from
  * its first instruction (the launcher's shell moves itself in before it execs node). Measured:
  * cold start (spawn -> C,1 on the VMC end), vend approval (interleaved with the unconfined floor,

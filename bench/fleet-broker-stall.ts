@@ -1,17 +1,19 @@
 /**
- * The fleet link cannot hurt payments (issue 15, design section 10): vend approval in a static QR
+ * The fleet link cannot hurt payments (docs/decisions/fleet-link-first.md, docs/decisions/fleet-link.md): vend approval
+ * in a static QR
  * session while the MQTT broker is stalled. The daemon reaches a real broker (aedes on loopback)
  * through a TCP gate (rigs/broker/tcp-gate.ts); the gate is then set to `stalled`: the TCP
  * connection stays up and nothing is forwarded either way (a hung broker: no PUBACK, no PINGRESP,
  * the fleet worker's publishes pile up). Before the stall, the same rig with the broker answering
  * (`vend-latency-broker-up`, the control) and with an operator sending signed and forged commands
- * (`vend-latency-signed-commands`). Judged like every vend figure (design section 7): p99 over the
+ * (`vend-latency-signed-commands`). Judged like every vend figure (docs/decisions/targets.md): p99 over the
  * floor's p99 (pty-floor.ts), the floor measured in blocks alternating with the daemon's.
  *
  * The rig is vend-latency-idle's (DaemonRig: the daemon through the launcher, the VMC end read on
  * the event loop as the floor's is, the gateway in its own process) with `fleet.url` set, and the
  * broker, its gate and the operator's traffic run in a process of their own (support/broker.ts):
- * so a difference from vend-latency-idle is the fleet link's. Until issue 27 this figure ran on
+ * so a difference from vend-latency-idle is the fleet link's. Until docs/decisions/smallest-boards.md this figure ran
+ * on
  * rigs/rig.ts, whose VMC end reads the pty through serialport (a libuv thread-pool round trip
  * per chunk) while the floor's does not, with aedes, the gate and the operator in the bench's own
  * process: that measured the rig, not the link (BENCHMARKS.md).
@@ -46,7 +48,7 @@ const BASE = {
 };
 
 /**
- * The vend path with operator commands flowing (issue 31): signed and forged commands at
+ * The vend path with operator commands flowing (docs/decisions/fleet-trust.md): signed and forged commands at
  * COMMANDS_PER_S each while the vends run, the broker answering. Judged like every vend figure.
  */
 const COMMANDS_PER_S = 20;

@@ -1,5 +1,5 @@
 /**
- * Idle cost (design section 7: CPU while idle <= 0.5 % of one core). The daemon with its reader
+ * Idle cost (docs/decisions/targets.md: CPU while idle <= 0.5 % of one core). The daemon with its reader
  * enabled and no consumer, the board sending its idle lines (the VMC simulator's `r,ACK` every
  * 100 ms, as a polling VMC makes the board report), production logging (a stats line a minute).
  * Over WINDOW_S seconds: utime + stime of the whole process from /proc/<pid>/stat, and the

@@ -1,5 +1,5 @@
 /**
- * Durable ledger write latency (design section 7: WAL, synchronous=FULL, p99 <= 5 ms).
+ * Durable ledger write latency (docs/decisions/targets.md: WAL, synchronous=FULL, p99 <= 5 ms).
  *
  * Each sample is one ledger transition as the payment worker calls it (one IMMEDIATE SQLite
  * transaction, committed and fsynced before it returns) on a file on a real disk: a static QR

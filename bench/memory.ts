@@ -1,5 +1,5 @@
 /**
- * Resident memory of the daemon (design section 7: steady state <= 1.25x a bare Node process with
+ * Resident memory of the daemon (docs/decisions/targets.md: steady state <= 1.25x a bare Node process with
  * two worker threads started the same way, growth <= 2 MB after 100,000 vends). VmRSS of the daemon process from
  * /proc/<pid>/status: the main thread and every
  * worker share one address space, so this is all threads.

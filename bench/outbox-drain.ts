@@ -1,5 +1,5 @@
 /**
- * Outbox drain rate (design section 7: 10,000 queued settlements against the local simulator,
+ * Outbox drain rate (docs/decisions/targets.md: 10,000 queued settlements against the local simulator,
  * >= 500 per second).
  *
  * 10,000 transactions are authorized at the gateway simulator (its own process, on loopback), their

@@ -1,5 +1,5 @@
 /**
- * QR render time (design section 7: QR render to an 800x480 32-bit framebuffer, p99 <= 20 ms).
+ * QR render time (docs/decisions/targets.md: QR render to an 800x480 32-bit framebuffer, p99 <= 20 ms).
  *
  * Each sample is the display worker's whole job for a new dynamic QR: encode the QR (a new
  * TransactionId each time, so the QR matrix cache never helps), draw the screen (clear, QR,

@@ -1,5 +1,5 @@
 /**
- * Latency as a ratio to a floor measured in the same run (design section 7). The floor and the
+ * Latency as a ratio to a floor measured in the same run (docs/decisions/targets.md). The floor and the
  * subject are measured in alternating blocks so that both see the same machine noise; the judged
  * figure is p99 of all subject samples over p99 of all floor samples, and the spread of the
  * per-block ratios says how steady that is. Where the floor is a cost the figure contains (the

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: every target of design section 7, measured in sequence on this machine, each
+ * `npm run bench`: every target of docs/decisions/targets.md, measured in sequence on this machine, each
  * within its own time budget (about 12 minutes on 2 cores; the budgets add up to 22 minutes, each
  * with a backstop 45 s past it). Writes
  * bench/results.json and prints a table. Figures that need the daemon say `pending` while
@@ -26,7 +26,7 @@ import { GatewayProcess } from './support/gateway.js';
 import { machineInfo, REPO_ROOT } from './support/machine.js';
 import { benchVendLatency } from './vend-latency.js';
 import { benchSlowlorisVend } from './slowloris-vend.js';
-// Fleet link (issue 15): the broker stalled during vends.
+// Fleet link (docs/decisions/fleet-link-first.md): the broker stalled during vends.
 import { benchFleetBrokerStall } from './fleet-broker-stall.js';
 import { benchStorageWear } from './storage-wear.js';
 import { benchIdleCost } from './idle-cost.js';
@@ -56,7 +56,7 @@ const BENCHES: Bench[] = [
   { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
   { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
   { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
-  // Fleet link (issue 15): a stalled MQTT broker changes nothing for vends.
+  // Fleet link (docs/decisions/fleet-link-first.md): a stalled MQTT broker changes nothing for vends.
   { id: 'vend-latency-broker-stalled', figures: ['vend-latency-broker-up', 'vend-latency-signed-commands', 'vend-latency-broker-stalled'], budgetMs: 150_000, run: async (b, s) => benchFleetBrokerStall(b, await s.gateway()) },
   { id: 'start-overhead', figures: ['start-overhead-static', 'start-overhead-static-beyond-fsync', 'start-overhead-static-floor', 'start-overhead-static-beyond-floor', 'start-overhead-dynamic'], budgetMs: 90_000, run: async (b, s) => benchStartOverhead(b, await s.gateway()) },
   { id: 'storage-wear', figures: ['storage-per-sale-static', 'storage-per-sale-dynamic'], budgetMs: 300_000, run: async (b, s) => benchStorageWear(b, await s.gateway()) },

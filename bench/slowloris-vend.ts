@@ -1,6 +1,6 @@
 /**
- * Vend approval while the Start endpoint is under a slow-header attack (issue 20 item 1), judged
- * like every vend figure (design section 7: p99 <= 1.0 x the floor's p99 of the same run). The
+ * Vend approval while the Start endpoint is under a slow-header attack (docs/decisions/hardening.md item 1), judged
+ * like every vend figure (docs/decisions/targets.md: p99 <= 1.0 x the floor's p99 of the same run). The
  * daemon's static QR session takes vends 5 ms apart while 64 connections from 127.0.0.2 trickle
  * request heads one byte every 200 ms (reconnecting when cut) and a wallet on 127.0.0.3 sends a
  * Start every 250 ms; the floor (pty-floor.ts) is measured in blocks alternating with the

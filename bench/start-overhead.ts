@@ -1,5 +1,5 @@
 /**
- * The consumer's wait, the agent's share of it (design section 7), measured from outside the
+ * The consumer's wait, the agent's share of it (docs/decisions/targets.md), measured from outside the
  * daemon: a timing proxy in front of the gateway simulator (which answers at once), the VMC end of
  * the pty, and the framebuffer file.
  *

@@ -1,5 +1,5 @@
 /**
- * SD-card wear (design section 7: bytes written to storage per sale <= 64 KiB, about 250 KiB in
+ * SD-card wear (docs/decisions/targets.md: bytes written to storage per sale <= 64 KiB, about 250 KiB in
  * the first release). The real daemon's /proc/<pid>/io write_bytes (bytes it caused to be sent to
  * the storage layer: page-cache pages it dirtied, the -shm mapping included) around whole sales:
  *

@@ -1,5 +1,6 @@
 /**
- * Where the fleet link reaches the vend path, counted rather than timed (issue 27 item 4): a busy
+ * Where the fleet link reaches the vend path, counted rather than timed (docs/decisions/smallest-boards.md item 4): a
+ * busy
  * machine changes latencies, not how many messages, timers and wake-ups a vend costs.
  *
  * `node dist/bench/thread-tally.js [vends]` runs the bench's rig (DaemonRig: the daemon through the

@@ -1,6 +1,6 @@
 /**
  * Vend approval inside a static QR session, over a real pty, as a ratio to the floor of the same
- * run (design section 7: p99 <= 1.0 x the floor's p99 idle, <= 1.1 x while the workers are
+ * run (docs/decisions/targets.md: p99 <= 1.0 x the floor's p99 idle, <= 1.1 x while the workers are
  * saturated), and the daemon's main-thread event-loop delay during the saturated run (p99 <= 2 ms).
  *
  * The floor (pty-floor.ts: a trivial echo reader over its own pty) and the daemon are measured in

@@ -13,7 +13,7 @@ if [ -z "${QRVEND_NODE:-}" ] && [ -x "$QRVEND_HOME/node/bin/node" ]; then
   QRVEND_NODE="$QRVEND_HOME/node/bin/node"
 fi
 # `qrvend run` (the daemon): cap the main thread's V8 heap near what it uses, so resident memory
-# stays flat instead of filling with garbage (design section 7: <= 1.25x bare Node, all threads). The
+# stays flat instead of filling with garbage (docs/decisions/targets.md: <= 1.25x bare Node, all threads). The
 # workers' caps are set in the code (src/daemon/heap-limits.ts, which a test keeps equal to this).
 # On an installed machine the technician's commands (doctor, outbox, config check) read the
 # machine's configuration without being told; --config still wins.

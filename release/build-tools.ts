@@ -1,6 +1,6 @@
 /**
  * What `npm run release` needs on the build machine, checked before anything is downloaded or
- * compiled (issue 27 item 5: without the cross compilers a newcomer got node-gyp's raw stack,
+ * compiled (docs/decisions/smallest-boards.md item 5: without the cross compilers a newcomer got node-gyp's raw stack,
  * "aarch64-linux-gnu-gcc: not found", minutes into the build). Each missing command is named with
  * the Debian package that provides it, so the message is the apt-get line docs/install.md shows.
  */

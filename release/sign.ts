@@ -1,6 +1,6 @@
 /**
  * `npm run release -- --sign KEY --key-id ID`: a signed update manifest beside each release
- * tarball (design section 12). The manifest names the artifact `qrvend_<version>_<arch>.tar.gz`
+ * tarball (docs/decisions/remote-updates.md). The manifest names the artifact `qrvend_<version>_<arch>.tar.gz`
  * (the name machines fetch, manifest-schema.ts ARTIFACT_NAME); when the tarball was packed under
  * another name, a hard link of that name is made beside it, so both names hold the same bytes.
  */

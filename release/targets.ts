@@ -60,7 +60,7 @@ export const DEB_DEPENDS = 'libc6 (>= 2.36), libgcc-s1, libstdc++6 (>= 12), syst
 /**
  * The .deb's Depends for one target. The armv7l Node binary also links libatomic.so.1, which a
  * minimal bookworm armhf system lacks: the field test's 32-bit guest failed every start with
- * "error while loading shared libraries: libatomic.so.1" (issue 27 item 2).
+ * "error while loading shared libraries: libatomic.so.1" (docs/decisions/smallest-boards.md item 2).
  */
 export function debDepends(target: ReleaseTarget): string {
   return target.deb === 'armhf' ? `libatomic1, ${DEB_DEPENDS}` : DEB_DEPENDS;

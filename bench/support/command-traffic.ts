@@ -1,5 +1,5 @@
 /**
- * Operator command traffic for the vend benchmarks (issue 31: "the vend path untouched with signed
+ * Operator command traffic for the vend benchmarks (docs/decisions/fleet-trust.md: "the vend path untouched with signed
  * commands flowing"): a client on the broker sends this machine signed `ping`s and `outbox.list`s,
  * and as many commands signed by a key it does not trust, each at `perSecond`. Every one of them
  * costs the fleet worker a parse and an Ed25519 check (the forged ones too), and the signed ones a

@@ -88,7 +88,7 @@ export function writeDaemonConfig(c: DaemonConfigInput): DaemonFiles {
  * One `stats` line's event-loop delay (ms, over the interval since the previous line), with when it
  * was read. The daemon samples with monitorEventLoopDelay({resolution: 1}), whose histogram records
  * the time between its 1 ms timer ticks (an idle loop reads about 1.0-1.1 ms); the stats line gives
- * the excess over the tick, the lateness proper (issue 17; before it, the line gave the interval).
+ * the excess over the tick, the lateness proper (docs/decisions/benchmarks.md; before it, the line gave the interval).
  */
 export interface LoopDelayReport {
   atMs: number;

@@ -1,5 +1,5 @@
 /**
- * The physical floor under the static Start overhead (design section 7): a Start is answered and
+ * The physical floor under the static Start overhead (docs/decisions/targets.md): a Start is answered and
  * its `C,START` written only after two ledger commits, each fsynced before the effect it precedes.
  * What those two syncs cost depends on the disk, not on qrvend, so the figure is judged beyond them.
  *

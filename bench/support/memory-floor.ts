@@ -1,5 +1,5 @@
 /**
- * The memory floor (design section 7: the daemon's resident memory <= 1.25 x a bare Node process
+ * The memory floor (docs/decisions/targets.md: the daemon's resident memory <= 1.25 x a bare Node process
  * with the same two worker threads, measured in the same run): Node started the way the launcher
  * starts `qrvend run` (its heap flags, MALLOC_ARENA_MAX=2), two idle worker threads with the
  * payment worker's heap caps, nothing else loaded. Forked by memory.ts; says {type:'ready'} over IPC.

@@ -1,5 +1,5 @@
 /**
- * The stack floor (BENCHMARKS.md, issue 27 item 3): the bare floor (memory-floor.ts) plus the
+ * The stack floor (BENCHMARKS.md, docs/decisions/smallest-boards.md item 3): the bare floor (memory-floor.ts) plus the
  * libraries the daemon is made of, loaded and used once in the threads that use them, and none of
  * qrvend's own code. The main thread: serialport's port class and binding, pino. One worker with
  * the payment worker's caps: better-sqlite3, got, zod, pino (memory-stack-floor-worker.ts). One

@@ -1,7 +1,7 @@
 /**
  * Reads the daemon's own SQLite ledger, read-only, from outside the process. Right after a
  * SIGKILL the file holds exactly what the agent had committed when it died, which is how the
- * chaos run tells a vend the agent never learnt of (the physical window of design section 2)
+ * chaos run tells a vend the agent never learnt of (the physical window of docs/decisions/sales-and-recovery.md)
  * from a vend it learnt of and then lost (a bug).
  */
 import Database from 'better-sqlite3';

@@ -3,7 +3,7 @@
  * the gateway records that session produced (by its transactions in the daemon's ledger), and
  * checks the gateway simulator's ledger as a whole.
  *
- * The one allowance is the physical window of design section 2: when the daemon is killed after
+ * The one allowance is the physical window of docs/decisions/sales-and-recovery.md: when the daemon is killed after
  * the VMC dispensed but before the daemon kept that result, it never learns of the vend and the
  * consumer is not charged. What the daemon kept is its ledger and its vend journal (the machine
  * loop's record of results not yet in the ledger, taken over at the next start). Such a vend is

@@ -1,12 +1,13 @@
 /**
- * The chaos run and the crash test (issues 4 and 9): the real daemon, both payment flows, session
+ * The chaos run and the crash test (docs/decisions/ledger-and-outbox.md and docs/decisions/reliability-suite.md): the
+ * real daemon, both payment flows, session
  * after session, while the daemon is SIGKILLed at chosen moments and random delays, the gateway
  * misbehaves, the serial adapter is pulled and the line carries noise. At the end every fault is
  * lifted, the outbox drains, and the audit holds the VMC's vends against the gateway's ledger.
  *
  * Profiles:
- * - crash: no gateway or serial faults; nearly every session ends in a SIGKILL (issue 4).
- * - chaos: everything at once, a kill now and then (issue 9).
+ * - crash: no gateway or serial faults; nearly every session ends in a SIGKILL (docs/decisions/ledger-and-outbox.md).
+ * - chaos: everything at once, a kill now and then (docs/decisions/reliability-suite.md).
  */
 import { FAULT_KINDS, type FaultSpec } from '../../src/sim/gateway/index.js';
 import { readAgentOutbox, readAgentTransactions } from './agent-ledger.js';

@@ -18,7 +18,7 @@ export class AgentGone extends Error {
   }
 }
 
-/** The named moments of the crash test (issue 4) and the chaos run. */
+/** The named moments of the crash test (docs/decisions/ledger-and-outbox.md) and the chaos run. */
 export const KILL_MOMENTS = [
   'after-start-approved',
   'after-c-start',

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * `npm run chaos`: the chaos run (issue 9), the crash test at full size (issue 4) and the soak.
+ * `npm run chaos`: the chaos run (docs/decisions/reliability-suite.md), the crash test at full size
+ * (docs/decisions/ledger-and-outbox.md) and the soak.
  * Loopback only, bounded in time; exits 0 only when nothing was lost, doubled or left unresolved.
  *
  *   node dist/rigs/chaos/run.js [--profile chaos|crash] [--sessions N] [--kills N]

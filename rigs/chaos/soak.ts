@@ -1,5 +1,6 @@
 /**
- * The soak (issue 9 item 3): many simulated vends through the real daemon, mostly inside long
+ * The soak (docs/decisions/reliability-suite.md item 3): many simulated vends through the real daemon, mostly inside
+ * long
  * Static QR sessions with a Dynamic QR purchase between them, while the daemon's resident memory
  * (/proc/<pid>/status VmRSS, all threads) and open file descriptors (/proc/<pid>/fd) are sampled.
  * Growth is judged from the samples after a warm-up: the median of the first three against the
@@ -44,7 +45,7 @@ export interface SoakReport {
   ok: boolean;
 }
 
-/** Design section 7: growth after 100,000 vends at most 2 MB. */
+/** docs/decisions/targets.md: growth after 100,000 vends at most 2 MB. */
 export const RSS_GROWTH_LIMIT_KB = 2048;
 const VENDS_PER_SESSION = 50;
 const VEND_PRICE = 0.1;

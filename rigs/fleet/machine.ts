@@ -1,5 +1,5 @@
 /**
- * A simulated machine on the fleet link, speaking the contract of design section 10 the way the
+ * A simulated machine on the fleet link, speaking the contract of docs/decisions/fleet-link.md the way the
  * daemon's fleet worker does: retained `status` with a last will, QoS 1 `events` with eventIds,
  * QoS 0 `health`, and `cmd/<name>` answered on the MQTT 5 response topic with the correlation data
  * (3.1.1: the body's `replyTo` and `correlationId`). For the operator CLI's tests and the fleet

@@ -1,5 +1,6 @@
 /**
- * The fleet simulation (issue 15 item 4): one local mosquitto, N simulated machines in a child
+ * The fleet simulation (docs/decisions/fleet-link-first.md item 4): one local mosquitto, N simulated machines in a
+ * child
  * process (one MQTT connection each), and the operator side in this process running the same code
  * as `qrvend fleet watch`, `status` and `cmd`. Loopback only, bounded in machines and seconds.
  *

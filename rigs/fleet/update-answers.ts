@@ -1,5 +1,5 @@
 /**
- * How a simulated machine answers `update.offer` (design section 12), so `qrvend fleet update` can
+ * How a simulated machine answers `update.offer` (docs/decisions/remote-updates.md), so `qrvend fleet update` can
  * be tested end to end without a real agent: the command's signature goes through the device's own
  * command gate (decideCommand) and the manifest through the agent's own verifyManifest
  * (src/updates/manifest.ts), so a forged or unsigned offer is refused here as it would be there. Then, instead of

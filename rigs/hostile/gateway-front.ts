@@ -1,5 +1,5 @@
 /**
- * A misbehaving gateway for tests (issue 20 items 4 and 5), on loopback: forwards every request
+ * A misbehaving gateway for tests (docs/decisions/hardening.md items 4 and 5), on loopback: forwards every request
  * to the gateway simulator, except the operations told to misbehave, which get
  *   - `huge-declared`: 200 with a Content-Length of `hugeBytes` and that many bytes of JSON-ish text;
  *   - `huge-undeclared`: 200 without Content-Length, `hugeBytes` of text, the end marked by closing

@@ -1,5 +1,5 @@
 /**
- * A slow-header attacker for tests and the benchmark (issue 20 item 1), loopback only: `count`
+ * A slow-header attacker for tests and the benchmark (docs/decisions/hardening.md item 1), loopback only: `count`
  * connections from `localAddress` that each send a Start request head one byte every `byteEveryMs`
  * and never finish it, reconnecting whenever the server cuts them. Bounded: stop() ends it, and it
  * refuses any target that is not a loopback address.

@@ -1,5 +1,5 @@
 /**
- * Modes of the files qrvend trusts (issue 20 item 9). A secret (the Start SecretToken, the TLS
+ * Modes of the files qrvend trusts (docs/decisions/hardening.md item 9). A secret (the Start SecretToken, the TLS
  * key) that every local user can read is no longer a secret: refused, exit 78 naming the file and
  * its mode. A configuration file that every local user can write lets any of them point the
  * daemon at another gateway: warned about (a site may have a reason; the daemon still starts).

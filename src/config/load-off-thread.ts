@@ -1,7 +1,7 @@
 /**
  * loadConfig for the daemon's main thread, run in a short-lived worker (load-worker.ts) so that
  * zod and the config schema never load in the main thread, which lives as long as the agent and
- * keeps what it loaded (design section 7: resident memory; BENCHMARKS.md, memory). Same answer,
+ * keeps what it loaded (docs/decisions/targets.md: resident memory; BENCHMARKS.md, memory). Same answer,
  * same errors: a QrvendError comes back with its code, message, hint and details, so a refused
  * configuration still ends `qrvend run` with exit 78 naming the key.
  */

@@ -1,5 +1,6 @@
 /**
- * VMC profiles (design section 4, issue 29 item 4): one preset per family of vending machine
+ * VMC profiles (docs/decisions/mdb-adapter.md, docs/decisions/real-vending-machines.md item 4): one preset per family
+ * of vending machine
  * controllers, so that a technician picks the machine's kind instead of tuning six keys by hand.
  *
  * A profile only supplies defaults. Every key a site sets explicitly in `mdb` wins over the

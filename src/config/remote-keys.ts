@@ -1,5 +1,6 @@
 /**
- * What the fleet may set (design section 10, "Trust"; issue 31 item 3): `config.set` writes only
+ * What the fleet may set (docs/decisions/fleet-link.md, "Trust"; docs/decisions/fleet-trust.md item 3): `config.set`
+ * writes only
  * the keys listed here, and the daemon loads an overlay only if every key in it is listed. The rest
  * (every file or path, URL, host or listen address, credential, the machine's identity, currency
  * and decimals, the gateway, the store, the fleet link itself, logging, the Start endpoint, the

@@ -80,7 +80,7 @@ export const ConfigSchema = z
       });
     }
     if (startEndpointTransport(cfg.start) === 'refused') {
-      // Starts carry the SecretToken: plain HTTP off this machine only when the site says a TLS proxy is in front (issue 31 item 13).
+      // Starts carry the SecretToken: plain HTTP off this machine only when the site says a TLS proxy is in front (docs/decisions/fleet-trust.md item 13).
       ctx.addIssue({
         code: 'custom',
         path: ['start', 'listen'],

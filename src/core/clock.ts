@@ -1,5 +1,5 @@
 /**
- * Clocks (issue 20 item 6). Durations (retry windows, backoff delays, payment and session
+ * Clocks (docs/decisions/hardening.md item 6). Durations (retry windows, backoff delays, payment and session
  * deadlines, polling) are measured on the monotonic clock, which NTP never steps. The wall clock
  * is kept for what the gateway or a person reads (MachineAuTime, log and ledger times) and for
  * due times persisted in the ledger, which are re-based when a step is detected.

@@ -41,7 +41,7 @@ export function writeFileAtomic(path: string, text: string | Uint8Array, mode = 
 
 /**
  * writeFileAtomic on libuv's thread pool: the caller's thread never waits for the disk. For the
- * machine loop (design section 5), where an fsync on a slow SD card would delay an MDB answer.
+ * machine loop (docs/decisions/threads.md), where an fsync on a slow SD card would delay an MDB answer.
  * Callers keep one write in flight at a time (two would race for the same temporary file).
  */
 export async function writeFileAtomicAsync(path: string, text: string | Uint8Array, mode = 0o640): Promise<void> {

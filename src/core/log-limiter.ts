@@ -1,5 +1,5 @@
 /**
- * One log line per interval for a message that can repeat without bound (issue 20 item 14: a
+ * One log line per interval for a message that can repeat without bound (docs/decisions/hardening.md item 14: a
  * board spewing noise wrote 66 info lines a second of "input refused (out of sequence)"). The
  * first occurrence is logged at once, with its fields; later ones within `intervalMs` are
  * counted, and one summary line with the count (and the last occurrence's fields) is written

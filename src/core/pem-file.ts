@@ -1,7 +1,7 @@
 /**
  * Checks that a CA, certificate or private key file holds what TLS will need, so an empty or
  * damaged file is refused at start naming its config key, instead of every connection failing
- * later with an opaque TLS error (issue 27 item 6: a power cut after provisioning left
+ * later with an opaque TLS error (docs/decisions/smallest-boards.md item 6: a power cut after provisioning left
  * gateway.caFile empty; the agent started without a word). Uses node:crypto's own parsers, the
  * same OpenSSL that will load the file. Never puts the file's content in a message.
  */

@@ -1,5 +1,5 @@
 /**
- * Untrusted text on a technician's terminal (issue 20 item 2). A TransactionId, a gateway's
+ * Untrusted text on a technician's terminal (docs/decisions/hardening.md item 2). A TransactionId, a gateway's
  * message or a file name can carry CR/LF (forged lines), ANSI escape sequences (clear the screen,
  * retitle the window, rewrite what was printed) or bidirectional controls (U+202E shows text
  * reversed). Every such character is shown as a visible escape instead: `\x1b`, `\u202e`.
@@ -20,7 +20,7 @@ export function escapeForTerminal(text: string): string {
 }
 
 /**
- * JSON of untrusted values for a terminal or a pipe (`--json`, issue 31 item 12): JSON.stringify
+ * JSON of untrusted values for a terminal or a pipe (`--json`, docs/decisions/fleet-trust.md item 12): JSON.stringify
  * leaves C1 and bidi controls raw, so a device's `\u009b` would reach the terminal as a CSI. Each
  * becomes its `\uXXXX` escape, which is still valid JSON and parses back to the same string.
  */

@@ -1,5 +1,5 @@
 /**
- * Heap sizes of the daemon's V8 isolates and their collections (design section 7: resident memory,
+ * Heap sizes of the daemon's V8 isolates and their collections (docs/decisions/targets.md: resident memory,
  * all threads, <= 1.25x a bare Node process with two worker threads).
  *
  * Left to its defaults, V8 sizes each heap for the machine's RAM (a young generation of 16 MB
@@ -105,7 +105,7 @@ export function quietCollector(
 
 /**
  * How much a heap's committed size must have grown since the last quiet collection for the next
- * to run: small enough to keep 100,000 vends' growth under 2 MB (design section 7), large enough
+ * to run: small enough to keep 100,000 vends' growth under 2 MB (docs/decisions/targets.md), large enough
  * that most sessions end without a collection.
  */
 export const QUIET_COLLECTION_MIN_GROWTH_BYTES = 1 << 20;

@@ -1,5 +1,6 @@
 /**
- * The audit reads on the main thread (design sections 5 and 13): serialport lives here, and a
+ * The audit reads on the main thread (docs/decisions/threads.md and docs/decisions/machine-audit.md): serialport lives
+ * here, and a
  * read's work per byte is tiny, so it never delays the MDB line. Reads come from the schedule
  * (dex.intervalS) and from the payment worker (the fleet's dex.read); one at a time. Each ends as a
  * `dex.audit` message with the bytes, or with why there are none; the payment worker does the rest.

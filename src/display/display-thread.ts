@@ -46,7 +46,7 @@ export interface DisplayHandle {
 const CLOSE_TIMEOUT_MS = 3000;
 
 /**
- * The worker's V8 heap caps (design section 7: <= 90 MB resident, all threads; see
+ * The worker's V8 heap caps (docs/decisions/targets.md: <= 90 MB resident, all threads; see
  * src/daemon/heap-limits.ts for why caps). It holds a QR matrix and screen state; the 800x480
  * frame is a Buffer outside the V8 heap. Young generation 3 MB = 1 MB semi-spaces.
  */

@@ -1,5 +1,5 @@
 /**
- * Every screen of design section 11 with sample facts, in every language, at a given panel size:
+ * Every screen of docs/decisions/consumer-display.md with sample facts, in every language, at a given panel size:
  * what `npm run screens` writes as PNGs and what the display tests check (QR decodes, text fits).
  */
 import type { Screen } from '../ipc/messages.js';

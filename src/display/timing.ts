@@ -1,5 +1,5 @@
 /**
- * Render timing for the benchmark ("QR render to an 800x480 32-bit framebuffer", design section 7):
+ * Render timing for the benchmark ("QR render to an 800x480 32-bit framebuffer", docs/decisions/targets.md):
  * draws a screen `count` times into one framebuffer-format frame and returns each duration in ms.
  * Every render is complete (clear, QR, text), as the display worker does it.
  */

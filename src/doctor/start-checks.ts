@@ -3,7 +3,7 @@
  * names must be there and readable by the agent. One list, run by the daemon itself before
  * anything starts (run.ts) and by `config.set` on the configuration a change would give
  * (src/fleet/machine-link/config-change.ts), so a change the next start would refuse is refused
- * before it is written instead of stopping the machine (issue 31 item 4).
+ * before it is written instead of stopping the machine (docs/decisions/fleet-trust.md item 4).
  *
  * Each check calls the very reader the daemon uses, so the two cannot drift apart; a new start-up
  * refusal belongs here. Nothing is kept: the contents read are dropped at once. It lives beside the

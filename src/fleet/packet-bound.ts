@@ -1,5 +1,5 @@
 /**
- * What the broker may hand an MQTT client of ours (issue 31 item 11). A status of 200 MB on a
+ * What the broker may hand an MQTT client of ours (docs/decisions/fleet-trust.md item 11). A status of 200 MB on a
  * machine's own topic took the relay from 91 to 535 MiB before it was dropped: mqtt.js buffers a
  * whole packet before anyone can look at its size.
  *

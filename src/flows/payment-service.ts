@@ -41,7 +41,8 @@ export class PaymentService {
   private stopping = false;
   /**
    * The VMC disabled the reader in the middle of a vend request: it took the selection elsewhere
-   * (its card reader, cash; issue 29). That is no fault: the abandoned payment ends (voided if it
+   * (its card reader, cash; docs/decisions/real-vending-machines.md). That is no fault: the abandoned payment ends
+   * (voided if it
    * was or may have been paid) and the idle screen comes back, not "out of order".
    */
   private takenElsewhere = false;
@@ -92,7 +93,7 @@ export class PaymentService {
     return { busy: null };
   }
 
-  /** Why a Static QR session cannot start now, or null when it can (design section 2, Start checks). */
+  /** Why a Static QR session cannot start now, or null when it can (docs/decisions/sales-and-recovery.md, Start checks). */
   busyReason(): string | null {
     if (this.stopping) return 'shutting down';
     if (this.heldForUpdate) return 'restarting for an update';

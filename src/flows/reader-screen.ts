@@ -1,5 +1,6 @@
 /**
- * What the consumer sees while the reader cannot take a payment (issue 27 item 7). At every start
+ * What the consumer sees while the reader cannot take a payment (docs/decisions/smallest-boards.md item 7). At every
+ * start
  * the VMC needs a moment (its reset, the setup exchange) before it enables the reader, and a VMC
  * disables the reader for a while in normal operation too; "Out of order" then would be false. So
  * a neutral screen shows first, and out of order only once the reader has been unusable for

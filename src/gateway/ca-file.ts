@@ -1,8 +1,8 @@
 /**
  * The gateway's CA file (gateway.caFile), read the way the client reads it. Apart from the client
  * so that the daemon's start checks (src/doctor/start-checks.ts, main thread) can refuse a bad file
- * without loading got and the gateway protocol there: the main thread stays small (design
- * section 7, resident memory; BENCHMARKS.md).
+ * without loading got and the gateway protocol there: the main thread stays small
+ * (docs/decisions/targets.md, resident memory; BENCHMARKS.md).
  */
 import { readPemFile } from '../core/pem-file.js';
 

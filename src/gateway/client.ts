@@ -50,7 +50,7 @@ export interface GatewayClientOptions {
 }
 
 /**
- * Longest gateway answer read (issue 20 item 4). The seed's largest answer (GenerateQR with its
+ * Longest gateway answer read (docs/decisions/hardening.md item 4). The seed's largest answer (GenerateQR with its
  * PaymentInfo) is a few KiB; 64 KiB is plenty. A longer one, declared or found while downloading,
  * is aborted at once and is a transport failure like any other, retried by whoever retries: a
  * gateway that misbehaves must not be able to fill the payment worker's heap.
@@ -91,7 +91,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const keepAlive = { keepAlive: true, timeout: IDLE_SOCKET_MS };
   const agents = {
     http: new http.Agent(keepAlive),
-    // Certificate verification is never optional (design section 3): stated here so that not even
+    // Certificate verification is never optional (docs/decisions/gateway-interface.md): stated here so that not even
     // NODE_TLS_REJECT_UNAUTHORIZED=0 in the environment can turn it off.
     https: new https.Agent({ ...keepAlive, rejectUnauthorized: true, ...(ca ? { ca } : {}) }),
   };

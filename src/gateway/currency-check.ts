@@ -1,5 +1,5 @@
 /**
- * An answer in another currency than the request's (issue 20 item 5). Amounts in qrvend are
+ * An answer in another currency than the request's (docs/decisions/hardening.md item 5). Amounts in qrvend are
  * numbers in the machine's currency; an approval of "2.00 USD" for a request of "2.00 EUR" is not
  * an approval of what was asked, so it is read as a decline (FormatError, not retried) and logged.
  */

@@ -53,7 +53,7 @@ export function gatewayTimeoutPaymentInfo(): RawJson {
 
 /**
  * PaymentInfo for Inquiry after GenerateQR: SrvTranId and RRN from QRData, AuthAmount = the
- * amount of the QR with the currency's decimals (design section 3).
+ * amount of the QR with the currency's decimals (docs/decisions/gateway-interface.md).
  */
 export function paymentInfoFromGenerateQR(response: Pick<GenerateQRResponse, 'QRData'>, authAmount: number, decimalPlaces: number): RawJson {
   return composePaymentInfo(
@@ -181,7 +181,7 @@ export function highestAgeLimit(config: Pick<EnvelopeConfig, 'catalog'>): number
   return limit;
 }
 
-/** What closes an authorization repeats from it (design section 3): its MachineAuTime and AgeLimitation. */
+/** What closes an authorization repeats from it (docs/decisions/gateway-interface.md): its MachineAuTime and AgeLimitation. */
 export interface ClosedAuthorization {
   /** MachineAuTime of the authorization this request closes (ddMMyyHHmmss, as it was sent). */
   machineAuTime: string;
@@ -241,7 +241,7 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
 
   /**
    * The members every request starts with, in the seed's order. MachineAuTime is the time of the
-   * authorization (design section 3): now for the requests that ask for one, the recorded time of
+   * authorization (docs/decisions/gateway-interface.md): now for the requests that ask for one, the recorded time of
    * the authorization for the requests that close one.
    */
   function head(txId: string, amount: number, ageLimit: number | null, machineAuTime?: string) {

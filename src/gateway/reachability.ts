@@ -1,5 +1,6 @@
 /**
- * Whether the gateway answers, as the journal tells it (issue 27 item 6: with an empty CA file a
+ * Whether the gateway answers, as the journal tells it (docs/decisions/smallest-boards.md item 6: with an empty CA file
+ * a
  * Settlement sat through 9 failed attempts over 3.5 minutes with nothing in the journal, because
  * every retry is logged at debug). Every gateway call's outcome is observed: an answer (approved
  * or declined) means reachable, a transport failure (no connection, TLS refused, timeout, a

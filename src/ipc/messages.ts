@@ -1,5 +1,5 @@
 /**
- * Typed messages between the threads (design section 5).
+ * Typed messages between the threads (docs/decisions/threads.md).
  *
  * The main thread is the machine loop: serial port, adapter codec, reader state machine, session
  * funds and local vend approval. It never waits on the network, SQLite or rendering. The payment
@@ -226,7 +226,7 @@ export type FromDisplay =
   | { type: 'unavailable'; output: 'framebuffer' | 'png' | 'terminal'; reason: string }
   | { type: 'memory'; memory: ThreadMemory };
 
-// --- Fleet link (design section 10; src/fleet/machine-link) ---------------------------------------
+// --- Fleet link (docs/decisions/fleet-link.md; src/fleet/machine-link) ---------------------------------------
 
 /** What the fleet's `status` says about the machine, as the payment worker knows it. */
 export interface FleetFacts {

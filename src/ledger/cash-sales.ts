@@ -1,5 +1,6 @@
 /**
- * Cash sales (issue 29 item 7): sales the VMC reports that another device was paid for (coins,
+ * Cash sales (docs/decisions/real-vending-machines.md item 7): sales the VMC reports that another device was paid for
+ * (coins,
  * bills, the operator's own card reader), MDB 4.2 7.4.10 CASH SALE. qrvend charges nothing for
  * them; it keeps one small row each (SD-card wear: no event log, no transaction), so the
  * machine's whole turnover can be audited, and publishes each on the fleet link in the same

@@ -98,7 +98,7 @@ export class LedgerConnection {
    * Like write(), but the commit is not synced to the disk on its own (synchronous=NORMAL for this
    * one transaction): it becomes durable with the next synced commit or checkpoint. Only for a
    * change that precedes no effect outside the process, so that losing it to a power cut merely
-   * repeats work that is safe to repeat (SD-card wear, issue 17). A kill -9 loses nothing: the
+   * repeats work that is safe to repeat (SD-card wear, docs/decisions/benchmarks.md). A kill -9 loses nothing: the
    * commit is in the WAL in the page cache.
    */
   writeUnsynced<T>(fn: () => T): T {

@@ -1,7 +1,7 @@
 /**
  * Opening the ledger file: integrity check before anything is written, durability pragmas on every
  * connection, migrations, and the damaged-file path (copy aside, replace, raise an alarm, keep
- * running: design section 8).
+ * running: docs/decisions/reliability-bars.md).
  */
 import Database from 'better-sqlite3';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
@@ -52,7 +52,7 @@ export function applyDurabilityPragmas(db: Database.Database): void {
   db.pragma('busy_timeout = 5000');
   // Every commit appends each page it changed to the WAL as a whole frame, and a sale is a handful
   // of commits touching ~7 pages each (row, indexes, event, sqlite_sequence; ~4 since schema 5): with 4 KiB pages a
-  // sale wrote ~250 KiB to the SD card; 512-byte pages cut the commits' share about 3x (issue 17,
+  // sale wrote ~250 KiB to the SD card; 512-byte pages cut the commits' share about 3x (docs/decisions/benchmarks.md,
   // BENCHMARKS.md). Only a new, empty file takes it (before WAL is switched on); an existing
   // ledger keeps its page size.
   db.pragma(`page_size = ${LEDGER_PAGE_SIZE}`);

@@ -1,5 +1,5 @@
 /**
- * The VMC's audits in the ledger (migration 7, design section 13): each read's raw file, what was
+ * The VMC's audits in the ledger (migration 7, docs/decisions/machine-audit.md): each read's raw file, what was
  * parsed from it, and the lifetime counters the next read is compared with. One durable write per
  * read, with its fleet events in the same transaction (like a sale): one read a day adds a few
  * kilobytes, nothing per sale. The newest KEEP_AUDITS rows stay; older ones go when a new one comes

@@ -49,7 +49,7 @@ export interface OutboxDrainerOptions {
   onDelivered?: (row: OutboxRow) => void;
   /** The alarm for a dead-lettered row (also logged at error level with code OUTBOX_DEAD_LETTER). */
   onDeadLetter?: (row: OutboxRow, error: string) => void;
-  /** Notices wall-clock steps (issue 20 item 6); persisted due times are re-based on each. */
+  /** Notices wall-clock steps (docs/decisions/hardening.md item 6); persisted due times are re-based on each. */
   clockSteps?: ClockStepDetector;
   /** Told about each step after the re-base (the payment worker logs it as CLOCK_STEP). */
   onClockStep?: (step: ClockStep, rowsRebased: number) => void;

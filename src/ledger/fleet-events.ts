@@ -1,5 +1,5 @@
 /**
- * The fleet link's outgoing events in the ledger (design section 10, migration 4). A sale event is
+ * The fleet link's outgoing events in the ledger (docs/decisions/fleet-link.md, migration 4). A sale event is
  * written by the same SQLite transaction as the ledger change that closed its payment, so a crash
  * can lose neither the change without its event nor the event without its change; an alarm event
  * is written when the alarm is raised or cleared. Rows leave only when the fleet worker reports the

@@ -1,5 +1,6 @@
 /**
- * The ledger's identity marker (issue 20 item 11, issue 28) and the modes of its files (item 8).
+ * The ledger's identity marker (docs/decisions/hardening.md item 11, docs/decisions/power-cuts.md) and the modes of its
+ * files (item 8).
  *
  * SQLite happily treats a zero-byte or missing file as a new, empty database, so a ledger that
  * was truncated or deleted would silently become a fresh one and every unsettled sale in it would

@@ -1,5 +1,5 @@
 /**
- * The ledger: one named method per transition of a payment (design section 2), each one SQLite
+ * The ledger: one named method per transition of a payment (docs/decisions/sales-and-recovery.md), each one SQLite
  * transaction that moves the state, appends to the event log and, when the step owes the gateway
  * a Settlement, Cancel or Void, writes the outbox row with its exact body, all or nothing.
  *
@@ -38,7 +38,7 @@ export interface OpenLedgerOptions {
   probeIntervalMs?: number;
 }
 
-/** What a closing request repeats from the authorization (design section 3). */
+/** What a closing request repeats from the authorization (docs/decisions/gateway-interface.md). */
 export interface AuthorizationFacts {
   /** MachineAuTime as sent (ddMMyyHHmmss). */
   machineAuTime: string;
@@ -93,7 +93,7 @@ export class Ledger {
   readonly fleetEvents: FleetEventLog;
   /** Sales another device was paid for, as the VMC reported them (never charged). */
   readonly cashSales: CashSaleLog;
-  /** The VMC's own audits read over its DEX jack (design section 13). */
+  /** The VMC's own audits read over its DEX jack (docs/decisions/machine-audit.md). */
   readonly dexAudits: DexAuditLog;
   private readonly enqueuedListeners = new Set<(outboxId: number, txId: string) => void>();
 
@@ -102,7 +102,7 @@ export class Ledger {
     /** machine.decimalPlaces, recorded on each new transaction. */
     readonly decimalPlaces: number,
     private readonly now: () => number,
-    /** Set when this start found the file damaged and replaced it (design section 8). */
+    /** Set when this start found the file damaged and replaced it (docs/decisions/reliability-bars.md). */
     readonly corruptionAlarm: CorruptionAlarm | null,
   ) {
     this.fleetEvents = new FleetEventLog(conn, now);
@@ -135,7 +135,7 @@ export class Ledger {
 
   /**
    * Several transitions as one durable write (one commit, one fsync): for steps with no effect
-   * outside the process between them (SD-card wear, issue 17). The transitions inside nest as
+   * outside the process between them (SD-card wear, docs/decisions/benchmarks.md). The transitions inside nest as
    * savepoints; if one throws, none of them is kept.
    */
   atomically<T>(fn: () => T): T {

@@ -57,7 +57,7 @@ export class LedgerOutbox {
 
   /** When the next eligible row falls due (null: nothing pending outside the in-flight transactions). */
   /**
-   * The wall clock stepped by `stepMs` (issue 20 item 6): pending rows keep their place in time,
+   * The wall clock stepped by `stepMs` (docs/decisions/hardening.md item 6): pending rows keep their place in time,
    * measured as durations, so a forward step does not end a retry window early and a backward
    * step does not push the next attempt hours away.
    */

@@ -1,5 +1,5 @@
 /**
- * Recovery at start (design section 2, "Recovery after a crash or power loss"): every transaction
+ * Recovery at start (docs/decisions/sales-and-recovery.md, "Recovery after a crash or power loss"): every transaction
  * the ledger holds that is neither closed nor already waiting on the outbox is resolved, so that
  * each approved payment ends in exactly one Settlement, Cancel or Void:
  *
@@ -29,7 +29,7 @@ import { describeError } from './sqlite-errors.js';
 import { isChargedVend } from '../ipc/vend-outcome.js';
 import type { TxRecord, VendLine } from './types.js';
 
-/** Cancel/Void ReasonCode 3: cancelled by machine (design section 3). */
+/** Cancel/Void ReasonCode 3: cancelled by machine (docs/decisions/gateway-interface.md). */
 export const REASON_CANCELLED_BY_MACHINE = 3;
 export const RECOVERY_REASON_TEXT = 'machine restarted before the payment completed';
 
@@ -43,7 +43,7 @@ export interface RecoveryBodies {
   cancel(tx: TxRecord, reasonCode: number, reasonText: string): string;
   /**
    * Void of a dynamic QR payment. PaymentInfo: tx.paymentInfoText when Inquiry approved (paid,
-   * vend_approved); in qr_issued none was approved, so per design section 3 the Void carries
+   * vend_approved); in qr_issued none was approved, so per docs/decisions/gateway-interface.md the Void carries
    * {"IsGatewayTimeout": true} (the outcome of the last Inquiry is unknown).
    */
   void(tx: TxRecord, reasonCode: number, reasonText: string): string;

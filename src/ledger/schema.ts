@@ -87,21 +87,22 @@ const MIGRATIONS: readonly string[] = [
     value TEXT NOT NULL
   ) STRICT;
   `,
-  // 2: what a closing request repeats from the authorization it closes (design section 3), so a
+  // 2: what a closing request repeats from the authorization it closes (docs/decisions/gateway-interface.md), so a
   // Settlement, Cancel or Void built after a restart carries the same values as a live one.
   `
   ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as sent
   ALTER TABLE transactions ADD COLUMN age_limit INTEGER;      -- BasicInfo.AgeLimitation it carried (null = none)
   `,
   // 3: TransactionIds of pruned transactions, kept longer than the transactions themselves so a
-  // replayed Start is still refused (996) after retention removed its history (issue 20 item 7).
+  // replayed Start is still refused (996) after retention removed its history (docs/decisions/hardening.md item 7).
   `
   CREATE TABLE used_tx_ids (
     tx_id            TEXT PRIMARY KEY,
     last_used_at_ms  INTEGER NOT NULL
   ) STRICT, WITHOUT ROWID;
   `,
-  // 4: the fleet link's outgoing events (design section 10, issue 15): a sale is written in the
+  // 4: the fleet link's outgoing events (docs/decisions/fleet-link.md, docs/decisions/fleet-link-first.md): a sale is
+  // written in the
   // same transaction as the ledger change that closed its payment, an alarm when it is raised or
   // cleared; a row is deleted only once the broker acknowledged it (PUBACK). `seq` orders them;
   // `event_id` is what the operator deduplicates by, the same on every republish.
@@ -115,7 +116,7 @@ const MIGRATIONS: readonly string[] = [
   ) STRICT;
   CREATE INDEX fleet_events_kind ON fleet_events (kind, seq);
   `,
-  // 5: fewer pages per commit (SD-card wear, issue 17; BENCHMARKS.md). Every commit appends each
+  // 5: fewer pages per commit (SD-card wear, docs/decisions/benchmarks.md; BENCHMARKS.md). Every commit appends each
   // page it changed to the WAL, so every b-tree a write touches costs a page, and a b-tree keyed
   // by a random TransactionId costs one or more at a random place:
   // - transactions_state went: no query can use it (recovery asks for states NOT IN a list, the
@@ -197,7 +198,8 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX outbox_tx ON outbox (tx_id, id);
   CREATE INDEX outbox_done ON outbox (done_at_ms) WHERE status = 'done';
   `,
-  // 6: cash sales the VMC reports (MDB CASH SALE, issue 29): sales another device was paid for,
+  // 6: cash sales the VMC reports (MDB CASH SALE, docs/decisions/real-vending-machines.md): sales another device was
+  // paid for,
   // never charged. One small row each and no index but the key (SD-card wear); pruned with the
   // outbox's retention. Their fleet events go in fleet_events with kind 'sale' (a delivery class:
   // never dropped, like sales), the body saying "cash-sale", so that table is not rebuilt.
@@ -210,7 +212,7 @@ const MIGRATIONS: readonly string[] = [
     decimal_places  INTEGER NOT NULL
   ) STRICT;
   `,
-  // 7: the VMC's own audit (EVA-DTS over its DEX jack, issue 26): a new table only, so a qrvend
+  // 7: the VMC's own audit (EVA-DTS over its DEX jack, docs/decisions/dex-audit.md): a new table only, so a qrvend
   // that knows 6 steps can still read every table it knows. The raw file is kept as the VMC sent
   // it, parsed or not (a file that fails its check keeps its reason); `counters` is set only on a
   // file whose figures can be trusted, and is what the next read's interval is computed from.

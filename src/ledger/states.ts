@@ -148,7 +148,7 @@ export function checkTransition(flow: Flow, state: TxState, name: TransitionName
   return { kind: 'refused', reason: `${name} needs state ${rule.from.join(' or ')}, the transaction is ${state}` };
 }
 
-/** What recovery at start owes a transaction left in `state` (design section 2). */
+/** What recovery at start owes a transaction left in `state` (docs/decisions/sales-and-recovery.md). */
 export type RecoveryAction =
   | 'none' // closed, or its request already waits in the outbox
   | 'cancel-timeout' // Start or Authorization without an answer: Cancel {IsGatewayTimeout: true}

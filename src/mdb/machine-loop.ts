@@ -1,5 +1,5 @@
 /**
- * The machine loop (design section 5): the main thread's side of qrvend. It owns the link to the
+ * The machine loop (docs/decisions/threads.md): the main thread's side of qrvend. It owns the link to the
  * adapter board, the codec, the reader state machine and its timers, and talks to the payment
  * worker only through MainToPayment / PaymentToMain messages.
  *

@@ -1,5 +1,6 @@
 /**
- * What the VMC actually does, counted against what its profile promised (issue 29 items 4 and 5),
+ * What the VMC actually does, counted against what its profile promised (docs/decisions/real-vending-machines.md items
+ * 4 and 5),
  * for `qrvend doctor` and the VMC_RESET_LOOP alarm. The machine loop feeds it every transition;
  * it never touches the reader itself, it only says when the reader should be held off the bus.
  *

@@ -1,5 +1,5 @@
 /**
- * What the relay hands back to a wallet from a machine (issue 31 item 9: a machine's 302 text/html
+ * What the relay hands back to a wallet from a machine (docs/decisions/fleet-trust.md item 9: a machine's 302 text/html
  * <script> answer reached the wallet as it was; a status 100 reset the wallet's connection). Only
  * an answer that conforms to the seed passes: HTTP 200 with a JSON Start response (the seed's
  * Status, the TransactionId the wallet sent when Approved), or one of the HTTP refusals

@@ -1,5 +1,5 @@
 /**
- * Per-machine bounds at the relay (issue 31 item 10: 36 sources, each under its own rate limit,
+ * Per-machine bounds at the relay (docs/decisions/fleet-trust.md item 10: 36 sources, each under its own rate limit,
  * aiming Starts at one silent machine filled every in-flight slot of the relay, and Starts for
  * healthy machines got "too many Starts waiting"):
  *

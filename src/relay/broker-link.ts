@@ -2,7 +2,7 @@
  * The relay's one MQTT connection to the fleet broker: it follows the machines' retained status
  * (into a MachineDirectory) and sends `cmd/start` requests, matching each reply to its request.
  *
- * Request/response (design section 10): MQTT 5 puts the reply topic and correlation data in the
+ * Request/response (docs/decisions/fleet-link.md): MQTT 5 puts the reply topic and correlation data in the
  * packet's properties, with a message expiry shorter than the relay's timeout, so a broker never
  * hands a machine a Start the wallet was already told is declined. The body also carries
  * `replyTo`/`correlationId` (the MQTT 3.1.1 way), so a machine whose client speaks 3.1.1 behind a
@@ -110,7 +110,7 @@ export function mqttOptionsOf(broker: RelayConfig['broker'], clientId: string): 
     // A Start is never queued while the broker is away: the wallet gets 30 at once instead.
     queueQoSZero: false,
     resubscribe: true,
-    // A 200 MB status must never reach this process (issue 31 item 11; src/fleet/packet-bound.ts).
+    // A 200 MB status must never reach this process (docs/decisions/fleet-trust.md item 11; src/fleet/packet-bound.ts).
     properties: maxPacketProperties(broker.protocolVersion),
   };
   if (broker.caFile !== null) options.ca = readFile(broker.caFile, 'broker CA file', 'relay.broker.caFile');

@@ -1,12 +1,12 @@
 /**
- * Which machine a Start is for, and whether it can take it now (design section 10, "Start relay").
+ * Which machine a Start is for, and whether it can take it now (docs/decisions/fleet-link.md, "Start relay").
  *
  * Identity comes from the operator's signed registry (registry.ts): TerminalId and UniQR map to a
  * machineId there and nowhere else. The machines' retained `status` (each online status carries
  * machineId, terminalId, uniQr and acceptsRelayedStart; a machine that went away leaves
  * `{"online": false}`, its last will) says only whether the machine is online and takes relayed
  * Starts. What a status claims is compared with the registry: a claim of an identifier the
- * registry gives to another machine is an impostor's (issue 31 item 6): ignored, logged at warn
+ * registry gives to another machine is an impostor's (docs/decisions/fleet-trust.md item 6): ignored, logged at warn
  * once per claim, and counted (`claims.impostor`, /healthz); a machine the registry does not list
  * is never routed to (`claims.unregistered`).
  *

@@ -1,4 +1,4 @@
-/** `qrvend relay` (design section 10, "Start relay"): the registry, the broker link and the HTTP server, wired. */
+/** `qrvend relay` (docs/decisions/fleet-link.md, "Start relay"): the registry, the broker link and the HTTP server, wired. */
 import type { Logger } from '../core/log.js';
 import { connectBrokerLink, type BrokerLink, type BrokerLinkStats } from './broker-link.js';
 import type { ClaimCounters } from './directory.js';

@@ -1,5 +1,5 @@
 /**
- * The integrators' SecretTokens, held by the relay (design section 10, "Trust": the token is
+ * The integrators' SecretTokens, held by the relay (docs/decisions/fleet-link.md, "Trust": the token is
  * checked at the relay and never crosses the broker). One file per integrator, named in
  * relay.integrators, read with the machine's own reader (permissions, exactly 64 printable
  * characters) and compared in constant time with the machine's own matcher.

@@ -1,7 +1,7 @@
 /**
- * The operator's registry of machines (design section 10, "Trust"): which machine owns which
+ * The operator's registry of machines (docs/decisions/fleet-link.md, "Trust"): which machine owns which
  * TerminalId and UniQR. A machine's retained status says which identifiers it answers to, but a
- * status is the machine's own word, and any machine of the fleet could claim another's (issue 31
+ * status is the machine's own word, and any machine of the fleet could claim another's (docs/decisions/fleet-trust.md
  * item 6). So the relay routes by this file only, signed by an operator key of scope `registry`
  * (src/trust/), and treats a status that claims an identifier of another machine as an alarm.
  *

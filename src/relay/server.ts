@@ -5,7 +5,7 @@
  * connection guard, the bounded body reader, the first body checks (a body the relay cannot read
  * gets the machine's own answer), the Declined bodies (answers.ts) and the socket handling.
  *
- * What it adds (design section 10, "Start relay" and its "Trust"):
+ * What it adds (docs/decisions/fleet-link.md, "Start relay" and its "Trust"):
  *   - the integrator's SecretToken is checked here (integrators.ts) and never forwarded: the Start
  *     crosses the broker without it, vouched for by the relay's key (voucher.ts);
  *   - the machine comes from the operator's signed registry (directory.ts, registry.ts): unknown
@@ -163,7 +163,8 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
       registry: { machines: registry.machines, expiresAt: registry.expiresAt, expired: registry.expired, reloadFailures: registry.reloadFailures, withoutKey: registry.withoutKey },
       // Statuses and replies not signed by their machine's registry key, per reason (docs/relay.md).
       refused: { status: stats.statusRefused, replies: stats.repliesRefused },
-      // Raised for the operator: machines claiming another machine's identifiers (issue 31 item 6).
+      // Raised for the operator: machines claiming another machine's identifiers (docs/decisions/fleet-trust.md item
+      // 6).
       claims: { ...link.directory.claims },
       breakers: breakerStats(),
     });

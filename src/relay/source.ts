@@ -1,5 +1,5 @@
 /**
- * Who sent a Start, as the relay's per-source bounds count it (issue 31 item 10):
+ * Who sent a Start, as the relay's per-source bounds count it (docs/decisions/fleet-trust.md item 10):
  *
  *   - an IPv4 address is one source; an IPv6 address is keyed by its /64, the block one customer
  *     line or one host is given, so a client cannot become 2^64 sources by changing the low bits;

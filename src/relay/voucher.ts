@@ -1,5 +1,5 @@
 /**
- * The relay's word for a Start it forwards (design section 10, "Trust"): the relay checked the
+ * The relay's word for a Start it forwards (docs/decisions/fleet-link.md, "Trust"): the relay checked the
  * wallet's SecretToken, so the Start crosses the broker without it, signed with the relay's own
  * key (scope `start` in the machines' trust file). The machine checks it (src/start/voucher.ts).
  * A second signature confirms that the machine's Approved answer was written to the wallet in time

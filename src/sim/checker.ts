@@ -1,6 +1,6 @@
 /**
  * The sale checker: compares what the VMC simulator actually dispensed with what the gateway
- * simulator recorded, and says whether every sale was charged exactly once (design section 8:
+ * simulator recorded, and says whether every sale was charged exactly once (docs/decisions/reliability-bars.md:
  * nothing lost, nothing doubled). Used by the demo, the chaos run and the end-to-end tests.
  *
  * The VMC side knows which vends were dispensed and at what approved amount; the gateway side

@@ -1,5 +1,5 @@
 /**
- * Who may hold the Start endpoint's connections (issue 20 item 1: 64 slow-header connections
+ * Who may hold the Start endpoint's connections (docs/decisions/hardening.md item 1: 64 slow-header connections
  * from one address starved every other wallet). Decided when a connection is accepted, before a
  * byte is parsed:
  *

@@ -1,5 +1,5 @@
 /**
- * Duplicate members in a JSON object (issue 20 item 3). JSON.parse keeps the last of two
+ * Duplicate members in a JSON object (docs/decisions/hardening.md item 3). JSON.parse keeps the last of two
  * members with the same name, so `{"SecretToken":"a…","SecretToken":"b…"}` is read as "b" by us
  * and perhaps as "a" by a proxy, a log pipeline or the wallet's own audit: two readers of the same
  * request disagreeing is the start of a smuggling bug. RFC 8259 says names SHOULD be unique; a

@@ -1,5 +1,5 @@
 /**
- * Per-client token bucket for the Start endpoint (design section 8: a source sending up to 10
+ * Per-client token bucket for the Start endpoint (docs/decisions/reliability-bars.md: a source sending up to 10
  * requests a second is always served; beyond a configurable bound it is refused).
  *
  * A client is its remote address. Each bucket holds up to `burst` tokens and refills at

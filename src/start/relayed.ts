@@ -1,11 +1,11 @@
 /**
- * A Start that came through `qrvend relay` and the fleet broker (`cmd/start`, design section 10,
+ * A Start that came through `qrvend relay` and the fleet broker (`cmd/start`, docs/decisions/fleet-link.md,
  * "Start relay"). It is judged by the machine's own Start decisions (core.ts: the same rate
  * limiter keyed by the wallet's address as the relay saw it, the same path, media-type and length
  * checks, identity, replay 996, busy 30, the same ledger and flow), and answered with exactly the
  * HTTP status and body the machine's endpoint would have sent.
  *
- * Trust (design section 10, "Trust"). The body comes without its SecretToken: the relay checked
+ * Trust (docs/decisions/fleet-link.md, "Trust"). The body comes without its SecretToken: the relay checked
  * the token and vouches for the Start with its own key (scope `start`, voucher.ts). A Start
  * without a good voucher is refused and starts nothing.
  *

@@ -1,5 +1,6 @@
 /**
- * The checks on a Start body, in the order of issue 5 / design section 2, each failure a
+ * The checks on a Start body, in the order of docs/decisions/payment-flows.md / docs/decisions/sales-and-recovery.md,
+ * each failure a
  * Declined with nothing started:
  *   JSON, nested at most MAX_JSON_DEPTH levels, no member named twice in one object (998) -> schema and lengths
  *   (997/998) -> integrator authenticated (9) ->

@@ -85,7 +85,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     stats.answered(answer);
     const remote = clientOf(req.socket);
     writeAnswer(res, answer, bodyUnread, limits.lingerMs);
-    // An accepted Start's Authorization goes out now (design section 2: answered, then authorized),
+    // An accepted Start's Authorization goes out now (docs/decisions/sales-and-recovery.md: answered, then authorized),
     // and the answer's log line after this turn: a synchronous log write must not sit in front of it.
     core.answered(answer);
     setImmediate(() => core.logAnswer(remote, answer));

@@ -1,5 +1,5 @@
 /**
- * The machine's check of what `qrvend relay` vouches for (design section 10, "Trust"): a relayed
+ * The machine's check of what `qrvend relay` vouches for (docs/decisions/fleet-link.md, "Trust"): a relayed
  * Start carries no SecretToken (the relay checked it), so the machine takes it only with the
  * relay's signature, by a key of its trust file (`fleet.trustFile`) with the scope `start`, over
  * this machine, the body, the deadline and the wallet's address; and a `start.confirm` only with

@@ -1,4 +1,4 @@
-/** Operator keys, signed statements and their nonces (design section 10, "Trust"). */
+/** Operator keys, signed statements and their nonces (docs/decisions/fleet-link.md, "Trust"). */
 export { canonicalJson, signedBytes, CanonicalError, SIGNED_DOMAIN } from './canonical.js';
 export {
   SCOPES,

@@ -1,5 +1,5 @@
 /**
- * Operator keys (design section 10, "Trust"). A machine holds public keys only, in a root-owned
+ * Operator keys (docs/decisions/fleet-link.md, "Trust"). A machine holds public keys only, in a root-owned
  * trust file named by the site config; each key has an id (so a signer says which key, and keys
  * rotate by adding the new one before removing the old) and the scopes it may sign for.
  *

@@ -1,6 +1,6 @@
 /**
  * Nonces of the signed statements a machine accepted, kept durably until their window has passed
- * (design section 10: "a nonce seen before, kept durably for the window"). A statement is recorded
+ * (docs/decisions/fleet-link.md: "a nonce seen before, kept durably for the window"). A statement is recorded
  * before it acts, with an atomic, fsynced write, so neither a restart nor a power cut lets the same
  * signed command run twice.
  *

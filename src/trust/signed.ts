@@ -1,5 +1,5 @@
 /**
- * Signed statements (design section 10, "Trust"): a statement of some kind (a command for one
+ * Signed statements (docs/decisions/fleet-link.md, "Trust"): a statement of some kind (a command for one
  * machine, a relay's voucher for a Start, the operator's registry of machines), its time window
  * and a nonce, signed with an Ed25519 key from a keyring. This file checks the signature, the key's
  * scope and the window; what a nonce seen before means is the caller's (see nonce-book.ts).

@@ -1,6 +1,6 @@
 /**
  * When an update (or a hand-installed package's restart request) may take the agent down
- * (design section 12, "never during a sale"): a pure state machine, timeouts fed in.
+ * (docs/decisions/remote-updates.md, "never during a sale"): a pure state machine, timeouts fed in.
  *
  *   none --request--> waiting --idle seen--> holding --idle seen again, sessions held--> activate
  *                       ^                       |

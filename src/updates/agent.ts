@@ -1,5 +1,5 @@
 /**
- * The machine's side of `update.offer` (design section 12), inside the fleet worker: checks the
+ * The machine's side of `update.offer` (docs/decisions/remote-updates.md), inside the fleet worker: checks the
  * offer and its manifest before anything is fetched, answers the command at once, then downloads
  * (download.ts), verifies, and hands the verified version to the main thread, which activates it
  * at the next idle moment (activation.ts). Every change of state is an `update` event (durable,

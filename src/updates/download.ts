@@ -1,5 +1,5 @@
 /**
- * Fetching an update's artifact (design section 12): HTTPS with the gateway's TLS rules (system
+ * Fetching an update's artifact (docs/decisions/remote-updates.md): HTTPS with the gateway's TLS rules (system
  * CAs, or updates.caFile for a private repository; plain http only to a loopback host), into
  * `<dir>/artifact.part`, resumed with an HTTP Range request after a cut. A server that ignores
  * Range (200 instead of 206) is read from the start again. Bytes are hashed as they arrive; at a

@@ -1,5 +1,5 @@
 /**
- * The one way to publish an `update` event (design section 12): from any thread, a message to the
+ * The one way to publish an `update` event (docs/decisions/remote-updates.md): from any thread, a message to the
  * payment worker, which queues it durably in the ledger's event queue like an alarm (published,
  * and kept until the broker acknowledged it). The fleet worker sends its own as
  * `fleet.update.event`; the main thread (the trial, the rollback report) sends this.

@@ -1,5 +1,5 @@
 /**
- * The update files in the state directory (design section 12; the contract with the root-side
+ * The update files in the state directory (docs/decisions/remote-updates.md; the contract with the root-side
  * activator, docs/updates-on-the-machine.md). The agent writes only here; every file it writes is
  * untrusted input for the root side, and every file the root side leaves is read with a bound.
  * No zod here: the daemon's main thread uses these names (activation, release trial) and does not

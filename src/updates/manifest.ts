@@ -1,5 +1,5 @@
 /**
- * Signing and checking an update manifest (design section 12; the schema is manifest-schema.ts).
+ * Signing and checking an update manifest (docs/decisions/remote-updates.md; the schema is manifest-schema.ts).
  * The checks run in this order, each refusal a QrvendError with its own code: the shape, the
  * signature (a key of scope `update` from the trust file, within its window: the manifest's
  * expiry), the architecture, the version against the running one (no downgrade, no re-install of

@@ -1,5 +1,5 @@
 /**
- * The update agent's state file (`<updates.dir>/state.json`, design section 12): where an update
+ * The update agent's state file (`<updates.dir>/state.json`, docs/decisions/remote-updates.md): where an update
  * stands across restarts. Read and written by the update agent (payment worker) only; apart from
  * files.ts so that the main thread, which uses the other update files, does not load zod.
  */

@@ -107,7 +107,7 @@ test('doctor\'s config check warns about a rejected overlay with its key path, a
 });
 
 test('outbox runs on the effective config: an overlay that moves the ' +
-  'store is rejected and named on stderr (issue 31 item 3c)', T, async () => {
+  'store is rejected and named on stderr (docs/decisions/fleet-trust.md item 3c)', T, async () => {
   const m = machine();
   try {
     const moved = join(m.dir, 'state', 'moved.sqlite');

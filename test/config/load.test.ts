@@ -100,7 +100,7 @@ test('layer merges objects and replaces everything else', () => {
   assert.deepEqual(layer({ a: { b: 1 } }, { a: null }), { a: null });
 });
 
-test('gateway.baseUrl: https://, or http:// only to a loopback host (design section 3)', () => {
+test('gateway.baseUrl: https://, or http:// only to a loopback host (docs/decisions/gateway-interface.md)', () => {
   for (const ok of ['https://gw.example.com:443', 'https://10.0.0.5:8443', 'http://127.0.0.1:8090', 'http://127.9.9.9', 'http://[::1]:8090', 'http://localhost:8090']) {
     assert.equal(loadConfig({ env: {}, overrides: { gateway: { baseUrl: ok } } }).config.gateway.baseUrl, ok);
   }

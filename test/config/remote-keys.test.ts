@@ -1,5 +1,6 @@
 /**
- * What the fleet may set (issue 31 item 3): the allowlist, the ceiling and the floor, and the table in docs/fleet.md.
+ * What the fleet may set (docs/decisions/fleet-trust.md item 3): the allowlist, the ceiling and the floor, and the
+ * table in docs/fleet.md.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

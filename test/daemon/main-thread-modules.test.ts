@@ -1,5 +1,5 @@
 /**
- * What the daemon's main thread loads (design section 7, resident memory; BENCHMARKS.md, memory):
+ * What the daemon's main thread loads (docs/decisions/targets.md, resident memory; BENCHMARKS.md, memory):
  * it lives as long as the agent and keeps every module it ever loaded, so the libraries only the
  * workers need stay out of it: zod (the config schema is checked in a short-lived worker,
  * src/config/load-off-thread.ts), got and the gateway protocol (payment worker), mqtt (fleet

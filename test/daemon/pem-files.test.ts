@@ -1,6 +1,7 @@
 /**
  * An empty or damaged CA, certificate or key file is refused at start, naming its key and file
- * (issue 27 item 6: a power cut right after provisioning left gateway.caFile empty, and the agent
+ * (docs/decisions/smallest-boards.md item 6: a power cut right after provisioning left gateway.caFile empty, and the
+ * agent
  * started without a word and failed every gateway call). The start checks for each key, and the
  * real daemon's exit 78.
  */

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of the real daemon process (issue 7 item 2): on SIGTERM no new session
+ * Graceful shutdown of the real daemon process (docs/decisions/field-operations.md item 2): on SIGTERM no new session
  * starts, the vend in progress finishes (or is failed cleanly), the session is settled, the
  * ledger is closed, and the process exits 0 well within the unit's stop timeout.
  */

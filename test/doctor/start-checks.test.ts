@@ -1,6 +1,6 @@
 /**
  * The daemon's start checks (src/doctor/start-checks.ts): what `qrvend run` refuses to start on,
- * and what config.set refuses to accept (issue 31 item 4). Each problem names the key and why,
+ * and what config.set refuses to accept (docs/decisions/fleet-trust.md item 4). Each problem names the key and why,
  * never a secret's content; the daemon raises the reader's own error (its code gives exit 78).
  */
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * End to end: what the journal says when the gateway stops answering and comes back (issue 27
+ * End to end: what the journal says when the gateway stops answering and comes back (docs/decisions/smallest-boards.md
  * item 6). The real daemon, the gateway simulator resetting every call: one warn line naming the
  * reason; the outbox's retries (debug) add no more; once the simulator answers, one info line.
  */

@@ -1,5 +1,6 @@
 /**
- * End to end, Static QR in currencies without cents and with three decimals (issue 30 item 3):
+ * End to end, Static QR in currencies without cents and with three decimals (docs/decisions/tests-that-catch.md item
+ * 3):
  * the real daemon over a pty, the VMC and the gateway simulator set to the same currency, the
  * exact bytes the gateway received. The prices are ones binary floating point holds just below
  * their decimal value (1.005 * 1000 = 1004.9999999999999): a Settlement that truncates instead of

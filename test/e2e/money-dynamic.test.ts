@@ -1,5 +1,6 @@
 /**
- * End to end, money and conformance in Dynamic QR (issue 14): the real daemon over a pty, the
+ * End to end, money and conformance in Dynamic QR (docs/decisions/money-conformance.md): the real daemon over a pty,
+ * the
  * gateway simulator behind the recording proxy, the exact bytes the gateway received.
  * - an Inquiry approved for less than the price (0.50 for 1.50) denies the vend and voids the
  *   payment (ReasonCode 3) with the approving PaymentInfo byte for byte;

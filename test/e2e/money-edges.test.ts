@@ -1,5 +1,5 @@
 /**
- * End to end, the rules of issue 14 that a configuration or a wallet can trip:
+ * End to end, the rules of docs/decisions/money-conformance.md that a configuration or a wallet can trip:
  * - staticQr.verifyAge false: the Authorization carries no AgeLimitation and an 18+ item is
  *   denied inside the static session, the display saying why; other items sell;
  * - a Start with Balance 1e21 is declined saying the Balance is too large;

@@ -1,5 +1,5 @@
 /**
- * End to end, money and conformance in Static QR (issue 14): the real daemon over a pty, the
+ * End to end, money and conformance in Static QR (docs/decisions/money-conformance.md): the real daemon over a pty, the
  * gateway simulator behind the recording proxy, and the exact bytes the gateway received.
  * - amounts written with the currency's decimals (10.00, 5.50, 4.35), summed exactly from prices
  *   that binary floating point holds just below their value (1.15, 4.35, 0.29);

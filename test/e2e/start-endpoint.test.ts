@@ -77,7 +77,7 @@ test('a replayed TransactionId is declined 996, also after the daemon restarted,
   assert.equal(rig.vmc.records().length, before);
 
   // While another session runs, the replay still gets 996 (the TransactionId is checked before
-  // busy, design section 2), not 30: only the ledger can know it after the restart.
+  // busy, docs/decisions/sales-and-recovery.md), not 30: only the ledger can know it after the restart.
   const running = await openSession(rig);
   const replay = await rig.start({ transactionId: session.txId });
   declinedWith(replay, 996);

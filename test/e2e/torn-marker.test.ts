@@ -1,5 +1,5 @@
 /**
- * A power cut while the ledger's identity marker was written (issue 28), through the real daemon:
+ * A power cut while the ledger's identity marker was written (docs/decisions/power-cuts.md), through the real daemon:
  * the daemon is killed (SIGKILL) with a Static QR session open and a vend reported, and the marker
  * is left empty, as ext4 leaves a file written without fsync. The ledger is intact. The daemon must
  * take the ledger's word (rewrite the marker, warn), run recovery (the Settlement queued and

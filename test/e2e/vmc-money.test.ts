@@ -1,5 +1,6 @@
 /**
- * End to end, the MDB standard's money rules on real VMCs (issue 29 items 1, 6, 7): the real
+ * End to end, the MDB standard's money rules on real VMCs (docs/decisions/real-vending-machines.md items 1, 6, 7): the
+ * real
  * daemon over a real pty, the VMC simulator, the gateway simulator behind the recording proxy.
  * - MDB 4.2 7.4.7: a reset between VEND APPROVED and the vend result (c,ERR,VEND 5 then INACTIVE,
  *   INACTIVE alone, a board restart) is a VEND SUCCESS: static, the vend is in the Settlement's

@@ -1,5 +1,6 @@
 /**
- * End to end against a VMC that behaves like real ones (issue 29 items 2 to 5 and 8): the real
+ * End to end against a VMC that behaves like real ones (docs/decisions/real-vending-machines.md items 2 to 5 and 8):
+ * the real
  * daemon, the VMC simulator on a pty pair, the gateway simulator. Each case builds its own rig
  * because the VMC's quirks and the board's firmware are fixed at power-up.
  */

@@ -1,6 +1,7 @@
 /**
  * The two emulated Pis of the field test: arm64 (a 64-bit Raspberry Pi OS / Debian, the first
- * choice) and armhf (a 32-bit image, as many Pi Zero 2 W and Pi 3 controllers run; issue 27 item
+ * choice) and armhf (a 32-bit image, as many Pi Zero 2 W and Pi 3 controllers run; docs/decisions/smallest-boards.md
+ * item
  * 2). QRVEND_FIELD_ARCH picks one (default arm64). The image recipe takes the same variable
  * (test/field/image/build-image.sh), and each architecture has its own cached image.
  */

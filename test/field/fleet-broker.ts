@@ -1,5 +1,5 @@
 /**
- * The fleet side of the field test (issue 28 item 3, "right after a fleet config.set"): Debian's
+ * The fleet side of the field test (docs/decisions/power-cuts.md item 3, "right after a fleet config.set"): Debian's
  * mosquitto with a TLS listener on the host's loopback, the documented ACL loaded as it is
  * (docs/fleet/mosquitto-acl.conf), one account for the machine (its machineId, as the ACL wants)
  * and one for the operator; the guest reaches it through a guestfwd (qemu.ts). The operator is

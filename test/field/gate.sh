@@ -3,7 +3,8 @@
 # Exit 0: run it. Exit 1: skip it (the reason is printed; CI treats this as a skip, not a failure).
 #
 # QRVEND_FIELD_BUDGET_S: seconds CI can give the field test (default 1200). The remote-update
-# steps (issue 25 item 6) add about 400 s of downloads, restarts and boots to a run. A warm run (image
+# steps (docs/decisions/remote-updates-rollout.md item 6) add about 400 s of downloads, restarts and boots to a run. A
+# warm run (image
 # cached) needs about WARM_S; a cold one adds the image build (COLD_BUILD_S). Both are measured on
 # this machine type with the other core idle (docs/field-test.md); a busy second core doubles them.
 set -uo pipefail

@@ -1,5 +1,5 @@
 /**
- * The GPIO steps of the field test (issue 41 item 4, docs/field-test.md): QEMU virt's PL061 chip,
+ * The GPIO steps of the field test (docs/decisions/gpio-lines.md item 4, docs/field-test.md): QEMU virt's PL061 chip,
  * driven by the guest's own kernel through the character device. The LED and the reset line are on
  * free PL061 lines; line 3 is held by the kernel's power key (gpio-keys), a busy line for free.
  * Checked through the kernel's own view (`gpioinfo`) and what qrvend reads back (its stats line).

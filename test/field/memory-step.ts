@@ -1,5 +1,6 @@
 /**
- * The agent's resident memory on the emulated board (issue 27 item 3): 100 Static QR sales, then
+ * The agent's resident memory on the emulated board (docs/decisions/smallest-boards.md item 3): 100 Static QR sales,
+ * then
  * the daemon's RSS (all threads) once it has rested, beside a bare-Node floor started in the guest
  * the way the launcher starts `qrvend run` (its heap flags, MALLOC_ARENA_MAX=2) with as many idle
  * worker threads as the agent runs. The bench (`npm run bench -- memory`) judges the ratio on

@@ -1,5 +1,5 @@
 /**
- * What a power cut left on the guest's disk (issue 28), read between the cut and the next boot,
+ * What a power cut left on the guest's disk (docs/decisions/power-cuts.md), read between the cut and the next boot,
  * before the guest's own start-up touches anything: the overlay is converted to a raw image, its
  * ext4 journal replayed (what the guest's kernel would do at mount), and the agent's files are
  * dumped with debugfs (no mount, no root filesystem of the host involved). The ledger is judged

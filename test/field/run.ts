@@ -1,6 +1,7 @@
 /**
  * `npm run field-test`: the arm64 (or, with QRVEND_FIELD_ARCH=armhf, the 32-bit armhf) release on
- * an emulated Pi, end to end (issue 13 part 2, issue 27 item 2, docs/field-test.md). Boots the
+ * an emulated Pi, end to end (docs/decisions/emulated-pi.md part 2, docs/decisions/smallest-boards.md item 2,
+ * docs/field-test.md). Boots the
  * cached Debian bookworm image of that architecture under qemu-system-aarch64 / qemu-system-arm,
  * installs the .deb with apt, provisions it like a technician, and plays the machine from the
  * host: the VMC simulator on the guest's PL011, the gateway simulator behind QEMU's user net, the
@@ -61,7 +62,7 @@ const EMULATION_START_TIMEOUT_S = 300;
  * start, and under TCG on a busy host READY alone comes 60-80 s after it (a Pi: a few seconds).
  */
 const TRIAL_HEALTHY_WITHIN_S = 300;
-/** Sales before the agent's resident memory is read (issue 27 item 3: steady after 100 sales). */
+/** Sales before the agent's resident memory is read (docs/decisions/smallest-boards.md item 3: steady after 100 sales). */
 const RSS_SALES = 100;
 /** What a config.set leaves beside the overlay (src/fleet/machine-link/config-change.ts), read after the cut. */
 const TRIAL_FILES = ['', '.pending.json', '.previous', '.trial-run', '.rolled-back.json'].map((suffix) => FLEET_OVERLAY + suffix);
@@ -145,7 +146,8 @@ async function main(): Promise<number> {
     steps.onTeardown('gateway simulator', () => gateway.close());
     const fleet = await startFieldFleet(runDir, FIELD_IDENTITY.terminalId);
     steps.onTeardown('fleet broker', () => fleet.close());
-    // The update repository (issue 25 item 6): HTTPS, its certificate the machine's updates.caFile.
+    // The update repository (docs/decisions/remote-updates-rollout.md item 6): HTTPS, its certificate the machine's
+    // updates.caFile.
     const artifactTls = makeServerCert(runDir, 'artifacts', [GUEST_ARTIFACTS.host]);
     const artifacts = await startArtifactServer(artifactTls);
     steps.onTeardown('artifact server', () => artifacts.close());
@@ -244,7 +246,8 @@ async function main(): Promise<number> {
     const secretToken = randomBytes(32).toString('hex');
     const waitEnable = (timeoutMs: number, what: string) => nextCommand(vmc, (c: BoardCommand) => c.kind === 'enable' && c.enabled, timeoutMs, what);
 
-    // ---- power cuts (issue 28): kill -9 of qemu, what the disk holds read before the next boot ----
+    // ---- power cuts (docs/decisions/power-cuts.md): kill -9 of qemu, what the disk holds read before the next boot
+    // ----
     const cuts: Array<{ moment: string; left: LeftOnDisk; outcome?: string }> = [];
     results.facts.powerCuts = cuts;
     const powerCut = async (moment: string, expected: Record<string, string> = {}, show: readonly string[] = []): Promise<LeftOnDisk> => {
@@ -300,7 +303,8 @@ async function main(): Promise<number> {
       // The update repository's private CA (updates.caFile); the release key is in the trust file above.
       await g().sh(`cat > ${UPDATES_CA_FILE} && chmod 0644 ${UPDATES_CA_FILE}`, 30_000, false, provisioned[UPDATES_CA_FILE]);
     };
-    // No drop-in: the unit is tested exactly as shipped (issue 27; the TimeoutStartSec=300s allowance is gone).
+    // No drop-in: the unit is tested exactly as shipped (docs/decisions/smallest-boards.md; the TimeoutStartSec=300s
+    // allowance is gone).
     results.facts.emulationDropIn = 'none';
 
     if (updatesOnly) {
@@ -470,7 +474,8 @@ async function main(): Promise<number> {
         results.facts.securityExposure = `${m[1]} ${m[2]}`;
       });
 
-      // ---- memory (issue 27 item 3): the agent's RSS after 100 sales, beside a bare-Node floor --------
+      // ---- memory (docs/decisions/smallest-boards.md item 3): the agent's RSS after 100 sales, beside a bare-Node
+      // floor --------
       await steps.run(`agent memory after ${RSS_SALES} sales`, 1_500_000, async () => {
         const ids: string[] = [];
         const sale = async (n: number) => {
@@ -700,11 +705,12 @@ async function main(): Promise<number> {
       });
     }
 
-    // ---- GPIO on the emulated machine's PL061 (issue 41) -------------------------------------
+    // ---- GPIO on the emulated machine's PL061 (docs/decisions/gpio-lines.md) -------------------------------------
     if (gpioSteps) await runGpioSteps({ steps, runDir, facts: results.facts, g, vmc, siteConfig: site });
     else results.facts.gpioSteps = 'skipped (opt-in: QRVEND_FIELD_GPIO=1 or QRVEND_FIELD_ONLY=gpio)';
 
-    // ---- remote updates (issue 25 item 6) ----------------------------------------------------
+    // ---- remote updates (docs/decisions/remote-updates-rollout.md item 6)
+    // ----------------------------------------------------
     if (gpioOnly) {
       results.facts.updateScenarios = 'skipped (QRVEND_FIELD_ONLY=gpio)';
     } else if (process.env.QRVEND_FIELD_UPDATES === '0') {

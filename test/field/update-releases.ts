@@ -1,5 +1,6 @@
 /**
- * The releases the field test offers over the fleet (issue 25 item 6), made on the host from the
+ * The releases the field test offers over the fleet (docs/decisions/remote-updates-rollout.md item 6), made on the host
+ * from the
  * release under test: its tarball (beside the .deb, as `npm run release` writes it; else the
  * .deb's own tree) repacked as higher versions, the same way the upgrade step repacks the .deb
  * (run.ts bumpVersion): the release tree renamed, package.json's version changed (the agent's

@@ -1,5 +1,6 @@
 /**
- * Remote updates on the emulated Pi (issue 25 item 6, docs/field-test.md): releases repacked from
+ * Remote updates on the emulated Pi (docs/decisions/remote-updates-rollout.md item 6, docs/field-test.md): releases
+ * repacked from
  * the one under test (update-releases.ts), served over HTTPS by the host (artifact-server.ts),
  * offered with signed `update.offer` commands over the field test's broker with the operator's
  * own code, as `qrvend fleet update` sends them. Four scenarios, each a step with its deadline:

@@ -96,7 +96,7 @@ test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, t
     assert.equal(atDev1.some((m) => m.payload.includes('forged')), false);
   });
 
-  await t.test('the relay user reads statuses and replies and writes Starts and their confirmations, nothing else (issue 31)', async () => {
+  await t.test('the relay user reads statuses and replies and writes Starts and their confirmations, nothing else (docs/decisions/fleet-trust.md)', async () => {
     const relay = await login('qrvend-relay');
     const atRelay = recorder(relay);
     await relay.subscribeAsync({ 'qrvend/+/status': { qos: 1 }, 'qrvend/+/replies': { qos: 1 }, 'qrvend/+/events': { qos: 1 }, 'qrvend/+/cmd/+': { qos: 1 } });

@@ -1,5 +1,5 @@
 /**
- * The inbound packet bound of every MQTT client of ours (issue 31 item 11), on the byte level: a
+ * The inbound packet bound of every MQTT client of ours (docs/decisions/fleet-trust.md item 11), on the byte level: a
  * stream of real MQTT packets (made by mqtt-packet, the library mqtt.js parses with) is fed to
  * PacketSizeFilter in socket-sized chunks, and what comes out is parsed again. Packets within the
  * bound come out byte for byte; an 8 MiB PUBLISH comes out as its topic and packet id with a

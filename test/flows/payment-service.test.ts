@@ -1,10 +1,10 @@
 /**
- * The payment side's front door (src/flows/payment-service.ts), issue 29 items 6 and 7:
+ * The payment side's front door (src/flows/payment-service.ts), docs/decisions/real-vending-machines.md items 6 and 7:
  * - the VMC disables the reader in the middle of a dynamic QR vend request (its card reader or
  *   cash took the selection): the payment is abandoned and the idle screen comes back, not
  *   "out of order"; a plain disable still shows "out of order" once the grace period is over;
  * - at a start the screen is neutral ("One moment") until the VMC enables the reader, and out of
- *   order only when it has not within display.readerGraceS (issue 27 item 7);
+ *   order only when it has not within display.readerGraceS (docs/decisions/smallest-boards.md item 7);
  * - a cash sale the reader reports is recorded in the ledger and charges nothing.
  */
 import { test, beforeEach, afterEach } from 'node:test';

@@ -19,6 +19,6 @@ test('past the grace period: out of order, with the code for the technician', ()
   assert.deepEqual(readerScreen('offline', 30_000, 30_000), { show: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' });
 });
 
-test('a grace period of 0 shows out of order at once (the behaviour before issue 27)', () => {
+test('a grace period of 0 shows out of order at once (the behaviour before docs/decisions/smallest-boards.md)', () => {
   assert.deepEqual(readerScreen('disabled', 0, 0), { show: 'out-of-order', reason: 'unavailable', code: 'E-RDR-DIS' });
 });

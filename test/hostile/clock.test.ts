@@ -1,5 +1,5 @@
 /**
- * Wall-clock steps under the real daemon (issue 20 items 6 and 7). The daemon's wall clock is
+ * Wall-clock steps under the real daemon (docs/decisions/hardening.md items 6 and 7). The daemon's wall clock is
  * stepped through its test clock (QRVEND_TEST_CLOCK_OFFSET_FILE, src/core/clock.ts); the monotonic
  * clock runs on, as it does when NTP or a person steps the system clock.
  */

@@ -1,5 +1,5 @@
 /**
- * Files and configuration under hostile conditions (issue 20 items 8-12): modes whatever the
+ * Files and configuration under hostile conditions (docs/decisions/hardening.md items 8-12): modes whatever the
  * umask, secrets readable by others, relative paths, a truncated ledger, a device path that a
  * tool would read as a command. Through the real daemon and CLI, in scratch directories.
  */

@@ -1,5 +1,5 @@
 /**
- * A hostile gateway behind the real daemon (issue 20 items 4 and 5), on loopback.
+ * A hostile gateway behind the real daemon (docs/decisions/hardening.md items 4 and 5), on loopback.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Hostile wallets at the Start endpoint of the real daemon (issue 20 items 1-3), over loopback.
+ * Hostile wallets at the Start endpoint of the real daemon (docs/decisions/hardening.md items 1-3), over loopback.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

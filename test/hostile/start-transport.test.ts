@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 13: Starts carry the SecretToken, and the seed's transport is HTTPS. A
+ * docs/decisions/fleet-trust.md item 13: Starts carry the SecretToken, and the seed's transport is HTTPS. A
  * `start.listen` off loopback without `start.certFile` served them in plain HTTP without a word;
  * it is now refused at start (exit 78, CONFIG_INVALID naming start.listen and the way out) unless
  * the site file says a TLS proxy terminates HTTPS in front of the machine (start.behindTlsProxy),

@@ -1,5 +1,5 @@
 /**
- * Shared parts of the hostile tests (issue 20): a raw Start over loopback from a chosen local
+ * Shared parts of the hostile tests (docs/decisions/hardening.md): a raw Start over loopback from a chosen local
  * address, the CLI as a child process, and scratch directories that are always removed.
  */
 import { spawn } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * The technician's side under hostile conditions (issue 20 items 14 and 15): a board spewing
+ * The technician's side under hostile conditions (docs/decisions/hardening.md items 14 and 15): a board spewing
  * out-of-sequence lines must not flood the journal, and `qrvend sim vmc` must end on SIGTERM.
  * (Items 12 and 13 for scripts/qrvend-serial-trace are tested with the trace itself, test/trace/.)
  */

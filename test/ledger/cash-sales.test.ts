@@ -1,5 +1,6 @@
 /**
- * Cash sales in the ledger (issue 29 item 7): one small row each, never a transaction or an
+ * Cash sales in the ledger (docs/decisions/real-vending-machines.md item 7): one small row each, never a transaction or
+ * an
  * outbox request (never charged), its fleet event in the same SQLite transaction, valid against
  * the fleet contract; pruned with the outbox's retention; the table arrives by migration 6.
  */

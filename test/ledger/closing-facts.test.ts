@@ -1,5 +1,5 @@
 /**
- * What a closing request repeats from its authorization (issue 14): the ledger keeps the
+ * What a closing request repeats from its authorization (docs/decisions/money-conformance.md): the ledger keeps the
  * PaymentInfo text, MachineAuTime and AgeLimitation, so recovery after a restart builds the very
  * bodies a live flow would. Real SQLite files; the production body builders.
  */

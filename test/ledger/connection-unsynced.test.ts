@@ -1,5 +1,5 @@
 /**
- * writeUnsynced (SD-card wear, issue 17): one commit at synchronous=NORMAL, the connection back at
+ * writeUnsynced (SD-card wear, docs/decisions/benchmarks.md): one commit at synchronous=NORMAL, the connection back at
  * FULL afterwards, and inside a larger write simply part of that durable commit.
  */
 import { test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The identity marker beside the ledger after a power cut (issue 28): the ledger is the authority,
+ * The identity marker beside the ledger after a power cut (docs/decisions/power-cuts.md): the ledger is the authority,
  * the marker its witness. A torn marker (empty, half-written, zero-filled, unreadable) beside a
  * sound ledger that carries an identity is rewritten from the ledger; a ledger that is missing,
  * empty, without an identity, or with another identity than a readable marker stays lost. The

@@ -1,5 +1,5 @@
 /**
- * Schema 5 (SD-card wear, issue 17) on a ledger written by the previous release: a schema-4 file
+ * Schema 5 (SD-card wear, docs/decisions/benchmarks.md) on a ledger written by the previous release: a schema-4 file
  * made with that release's DDL (test/ledger/schema-v4.ts) and 4 KiB pages, holding transactions in
  * every kind of state, their vends, an event log with interleaved histories, outbox rows
  * (delivered, pending, dead), fleet events and the AUTOINCREMENT counters. It is migrated by

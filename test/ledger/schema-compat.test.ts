@@ -1,5 +1,5 @@
 /**
- * Ledger migrations and a release's rollback (issue 25 item 5, docs/releases.md "Ledger
+ * Ledger migrations and a release's rollback (docs/decisions/remote-updates-rollout.md item 5, docs/releases.md "Ledger
  * migrations"): a newer release that migrated the ledger with additive steps leaves a file this
  * build opens as it is, with the sales the newer one recorded during its trial, and keeps
  * recording and delivering in it; a file a step made unusable for this build is refused with

@@ -1,6 +1,6 @@
 /**
  * The ledger's transition table (src/ledger/states.ts) against the state diagram of its header
- * and of design section 2, written out here independently: every transition, from every state,
+ * and of docs/decisions/sales-and-recovery.md, written out here independently: every transition, from every state,
  * in both flows. A rule that lets a transaction move from a state it must not (a second
  * Settlement, a Void after a Cancel) or refuses a legal move fails here by name.
  */

@@ -1,5 +1,6 @@
 /**
- * Recorded transcripts (issue 29 item 9): conversations with the adapter board from its maker's
+ * Recorded transcripts (docs/decisions/real-vending-machines.md item 9): conversations with the adapter board from its
+ * maker's
  * documentation and from public clients, replayed through the codec and the reader; every line
  * the agent sends back is checked (test/fixtures/transcripts/).
  */

@@ -39,7 +39,7 @@ test('a minimal file gets the documented defaults', T, () => {
   assert.deepEqual(config.breaker, { failures: 3, openMs: 15_000 });
 });
 
-test('the registry, the trust file, the voucher key and the integrators are required (issue 31: no relay without them)', T, () => {
+test('the registry, the trust file, the voucher key and the integrators are required (docs/decisions/fleet-trust.md: no relay without them)', T, () => {
   const { registryFile: _r, trustFile: _t, voucherKey: _v, integrators: _i, ...bare } = minimal.relay;
   assert.deepEqual(problems({ relay: bare }).sort(), ['relay.integrators', 'relay.registryFile', 'relay.trustFile', 'relay.voucherKey']);
   assert.deepEqual(problems({ relay: { ...minimal.relay, integrators: [] } }), ['relay.integrators']);

@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 10: fleet-wide exhaustion. Before: 36 sources, each under its own limit, sending
+ * docs/decisions/fleet-trust.md item 10: fleet-wide exhaustion. Before: 36 sources, each under its own limit, sending
  * Starts for a silent machine filled the relay's in-flight slots (5 of 6 Starts for a healthy
  * machine got "too many Starts waiting"); rate limits were per full address, so one IPv6 /64 was
  * unlimited sources; behind a load balancer the connection guard counted the balancer's address

@@ -1,5 +1,6 @@
 /**
- * Issue 31 item 9: a machine's answer reaches the wallet only when it conforms to the seed. Before:
+ * docs/decisions/fleet-trust.md item 9: a machine's answer reaches the wallet only when it conforms to the seed.
+ * Before:
  * a machine answering 302 text/html <script> had it passed to the wallet as it was, and status 100
  * reset the wallet's connection. Now anything but 200 JSON with a Start response (Approved only
  * for the TransactionId asked) or a documented refusal (404, 405, 413, 415, 429 with a Declined

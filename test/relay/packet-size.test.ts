@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 11: a status far over the contract's 64 KiB on a machine's own topic (8 MiB here;
+ * docs/decisions/fleet-trust.md item 11: a status far over the contract's 64 KiB on a machine's own topic (8 MiB here;
  * 200 MB took the relay from 91 to 535 MiB) must not reach the relay or `qrvend fleet status`
  * whole. The payload is a valid status followed by 8 MiB of spaces, so it is still valid JSON:
  * only the size check stands between it and the relay's map.

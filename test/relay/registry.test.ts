@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 6: which machine owns a TerminalId or UniQR is the operator's word (a registry
+ * docs/decisions/fleet-trust.md item 6: which machine owns a TerminalId or UniQR is the operator's word (a registry
  * signed with a key of scope `registry`), never a machine's own claim. Through the real relay and
  * a real broker (aedes; mosquitto under `npm run fleet-test`): a second machine of the fleet
  * publishes, on its own status topic, the victim's TerminalId and UniQR. Before: the relay's map

@@ -1,5 +1,6 @@
 /**
- * Issue 31 item 8: the SecretToken never crosses the broker. Before: every `cmd/start` body carried
+ * docs/decisions/fleet-trust.md item 8: the SecretToken never crosses the broker. Before: every `cmd/start` body
+ * carried
  * it, readable by any client allowed to read the fleet's topics. Now the relay checks it (constant
  * time, relay.integrators) and forwards the Start without it, vouched for by its own key; the
  * machine runs the real Start decisions and takes the Start only with that voucher. A client that

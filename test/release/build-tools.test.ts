@@ -1,5 +1,5 @@
 /**
- * `npm run release` on a build machine without the cross compilers (issue 27 item 5): it stops
+ * `npm run release` on a build machine without the cross compilers (docs/decisions/smallest-boards.md item 5): it stops
  * before downloading or compiling anything, names each missing command and the apt-get line that
  * installs it, and shows no stack. The real release entry point, PATH reduced to a directory of
  * stand-ins for the tools that are there.

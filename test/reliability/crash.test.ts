@@ -1,5 +1,6 @@
 /**
- * The crash test (issue 4): the real daemon runs random Static and Dynamic QR sessions against
+ * The crash test (docs/decisions/ledger-and-outbox.md): the real daemon runs random Static and Dynamic QR sessions
+ * against
  * the gateway simulator and is killed with SIGKILL at chosen moments (right after Start approved,
  * after C,START, between vend approval and success, after vend success, right after session end,
  * during a dynamic QR poll, after payment approval) and after random delays, then restarted; after

@@ -1,7 +1,8 @@
 /**
  * packaging/qrvend-release.sh with the real verifier: the running release's `qrvend update verify`
  * (this checkout's, as root would run it) checks what the agent left before anything is
- * extracted (issue 25 item 4). A signed release tarball of 0.2.0 activates; a tampered artifact,
+ * extracted (docs/decisions/remote-updates-rollout.md item 4). A signed release tarball of 0.2.0 activates; a tampered
+ * artifact,
  * an unsigned manifest, one signed by a key of another scope, and a downgrade are refused, with
  * nothing changed. The activation's other paths: qrvend-release.test.ts (a stand-in verifier).
  */

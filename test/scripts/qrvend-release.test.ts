@@ -1,5 +1,5 @@
 /**
- * packaging/qrvend-release.sh, the root side of remote updates (issue 25 items 4-5,
+ * packaging/qrvend-release.sh, the root side of remote updates (docs/decisions/remote-updates-rollout.md items 4-5,
  * docs/releases.md), run as systemd runs it around every start of the agent, with systemd's
  * variables, on a temporary root (DPKG_ROOT): a running release 0.1.0 whose `qrvend update verify`
  * is a stand-in here (it checks the artifact's sha256 against the manifest and records how it was

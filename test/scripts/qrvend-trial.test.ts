@@ -1,6 +1,6 @@
 /**
  * packaging/qrvend-trial.sh, the unit's ExecStartPre/ExecStopPost around every start of the agent
- * (issue 31 item 4): run as systemd runs it, with systemd's variables, on a scratch state
+ * (docs/decisions/fleet-trust.md item 4): run as systemd runs it, with systemd's variables, on a scratch state
  * directory holding the files config.set leaves (written by the agent's own code, so the two
  * sides agree on names and formats). The agent around it: test/fleet/e2e/config-trial.test.ts.
  */

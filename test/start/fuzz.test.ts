@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of the Start endpoint (issue 9): bodies, headers, paths, methods.
+ * Property-based fuzzing of the Start endpoint (docs/decisions/reliability-suite.md): bodies, headers, paths, methods.
  * Properties: no crash, no 5xx, every answer valid against StartResponseSchema, and the payment
  * side is reached exactly when the request is valid (never for an invalid one).
  *

@@ -104,7 +104,7 @@ export const LogSection = z.strictObject({
   statsIntervalMs: z.number().int().min(0).max(86_400_000),
   /**
    * Tick of the event-loop delay sampler behind the stats line. Each tick wakes the machine loop:
-   * 1 ms is ~1,000 wake-ups a second (1.8 % of a core on an idle machine, issue 17), 100 ms is 10
+   * 1 ms is ~1,000 wake-ups a second (1.8 % of a core on an idle machine, docs/decisions/benchmarks.md), 100 ms is 10
    * (stalls longer than a tick are still caught; shorter ones only when they overlap one). The
    * bench sets 1 for its event-loop figure.
    */

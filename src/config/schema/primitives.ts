@@ -18,7 +18,7 @@ export const nonEmpty = (max: number) => z.string().min(1).max(max);
 
 /**
  * A file path the daemon opens. Absolute only: a relative path resolves against whatever working
- * directory the process happened to start in (issue 20 item 10: the daemon looped forever).
+ * directory the process happened to start in (docs/decisions/hardening.md item 10: the daemon looped forever).
  */
 export const AbsolutePath = z
   .string()
@@ -28,7 +28,7 @@ export const AbsolutePath = z
   .refine((s) => !s.includes('\0'), 'must not contain a NUL byte');
 
 /**
- * `mdb.port`: a device path that no tool can read as anything but a path (issue 20 item 12: a
+ * `mdb.port`: a device path that no tool can read as anything but a path (docs/decisions/hardening.md item 12: a
  * path with `!!SYSTEM:` reached socat as an address), or `sim`. Absolute, letters, digits and
  * `/ _ . -` only; not limited to /dev because test rigs and some USB adapters use symlinks
  * elsewhere (a pty pair's link in a temporary directory, /run/...).
@@ -104,7 +104,7 @@ export function isLoopbackHost(hostname: string): boolean {
   return v4 !== null && v4.slice(1).every((n) => Number(n) <= 255);
 }
 
-/** Design section 3: HTTPS to the gateway; plain HTTP only to a loopback address. */
+/** docs/decisions/gateway-interface.md: HTTPS to the gateway; plain HTTP only to a loopback address. */
 export function isAllowedGatewayUrl(url: string): boolean {
   let parsed: URL;
   try {
@@ -115,7 +115,7 @@ export function isAllowedGatewayUrl(url: string): boolean {
   return parsed.protocol === 'https:' || (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname));
 }
 
-/** Design section 10: TLS to the broker; plain MQTT (or WebSocket) only to a loopback address. */
+/** docs/decisions/fleet-link.md: TLS to the broker; plain MQTT (or WebSocket) only to a loopback address. */
 export function isAllowedFleetUrl(url: string): boolean {
   let parsed: URL;
   try {

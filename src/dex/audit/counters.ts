@@ -1,5 +1,5 @@
 /**
- * Sales over an interval from two audits' lifetime counters (design section 13). Only the "since
+ * Sales over an interval from two audits' lifetime counters (docs/decisions/machine-audit.md). Only the "since
  * initialisation" counters are used: the "since last reset" ones are cleared by some VMCs after
  * every read (and by a service-mode reset), so their difference means nothing. A lifetime counter
  * that went down, a changed machine serial, or a jump no machine could vend in the time between

@@ -1,5 +1,5 @@
 /**
- * What the payment worker does with one audit read (design section 13): check and parse the file,
+ * What the payment worker does with one audit read (docs/decisions/machine-audit.md): check and parse the file,
  * compute the interval's sales from the last trusted audit, reconcile qrvend's cashless figure
  * with the ledger, store it all (raw included, whatever the check said) and queue its fleet events
  * in the same write. Returns what the alarms and the `dex.read` reply need.

@@ -1,6 +1,6 @@
 /**
  * Does the VMC's own count of cashless vends through qrvend agree with qrvend's ledger over the
- * same interval (design section 13)? qrvend is cashless device #1 or #2 (mdb.device), so the VMC
+ * same interval (docs/decisions/machine-audit.md)? qrvend is cashless device #1 or #2 (mdb.device), so the VMC
  * counts its vends in DA2 or DB2. Counts decide (dex.reconcileToleranceVends): they are exact on
  * both sides, while values may be kept with different decimal places; both values are reported.
  * A vend that completes while the VMC is being read can land on either side of the boundary,

@@ -1,7 +1,7 @@
 /**
  * One audit file in, one answer out: the check (check.ts) and the parsed audit (parse.ts). A file
  * that cannot be read as an audit still comes back, with `audit: null` and the reason: the caller
- * keeps the raw bytes (design section 13: never dropped).
+ * keeps the raw bytes (docs/decisions/machine-audit.md: never dropped).
  */
 import { readEnvelope } from './blocks.js';
 import { checkFile, type FileCheck } from './check.js';

@@ -1,5 +1,5 @@
 /**
- * The DEX link: reads the VMC's EVA-DTS audit file over its DEX jack (design section 13,
+ * The DEX link: reads the VMC's EVA-DTS audit file over its DEX jack (docs/decisions/machine-audit.md,
  * docs/dex.md). Main thread only (serialport is not safe in worker threads); the bytes go to
  * the payment worker, which checks and parses them (src/dex/file, src/dex/audit).
  *

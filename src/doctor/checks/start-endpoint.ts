@@ -1,5 +1,5 @@
 /**
- * How a wallet's Start reaches this machine (issue 31 item 13): HTTPS, plain HTTP on loopback,
+ * How a wallet's Start reaches this machine (docs/decisions/fleet-trust.md item 13): HTTPS, plain HTTP on loopback,
  * plain HTTP behind the site's TLS proxy, or no inbound port. Starts carry the SecretToken, so a
  * technician must see at a glance which of these the site chose. The config schema refuses plain
  * HTTP off loopback without start.behindTlsProxy, so that case never gets here.

@@ -1,5 +1,5 @@
 /**
- * Alarm codes the fleet sees (design section 10). Stable: operators build dashboards and pager
+ * Alarm codes the fleet sees (docs/decisions/fleet-link.md). Stable: operators build dashboards and pager
  * rules on them. Each is raised and cleared from what the daemon already knows.
  */
 export const ALARM_CODES = [

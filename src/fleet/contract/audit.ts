@@ -1,5 +1,5 @@
 /**
- * The machine's own audit (EVA-DTS, design section 13, docs/dex.md) over the fleet link: the
+ * The machine's own audit (EVA-DTS, docs/decisions/machine-audit.md, docs/dex.md) over the fleet link: the
  * `dex.read` command and the `audit` events. A raw audit file is published in parts so that each
  * message stays within MAX_PAYLOAD_BYTES (messages.ts); the parsed summary rides on part 0.
  */

@@ -26,7 +26,7 @@ export const ConfigSetArgs = z.strictObject({
 
 /**
  * `cmd/start` from `qrvend relay`: the Start as the wallet sent it, without its SecretToken (the
- * relay checked it and never forwards it, design section 10 "Trust"), vouched for by the relay's
+ * relay checked it and never forwards it, docs/decisions/fleet-link.md "Trust"), vouched for by the relay's
  * own key (scope `start`): `voucher` signs START_VOUCHER_KIND over startVoucherStatement(). The
  * machine answers with the HTTP status and body it would have given on its own endpoint.
  * `deadlineAt` (epoch ms, the relay's clock, the voucher's expiresAt) is when the relay stops

@@ -1,4 +1,4 @@
-/** The fleet link's contract: topics, payloads, alarm codes, command arguments (design section 10). */
+/** The fleet link's contract: topics, payloads, alarm codes, command arguments (docs/decisions/fleet-link.md). */
 export * from './topics.js';
 export * from './alarms.js';
 export * from './messages.js';

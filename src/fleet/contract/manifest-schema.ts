@@ -1,5 +1,6 @@
 /**
- * The update manifest (design section 12, issue 25): what an operator signs with an `update` key
+ * The update manifest (docs/decisions/remote-updates.md, docs/decisions/remote-updates-rollout.md): what an operator
+ * signs with an `update` key
  * for one release artifact. Shared by `npm run release --sign`, `qrvend update verify`, the fleet
  * command `update.offer` and the root-side activator, so all of them read the same bytes the same
  * way; it sits in the fleet contract, below all of them (CONTRIBUTING.md, "Layout"). The

@@ -1,5 +1,5 @@
 /**
- * Payloads on the fleet topics (design section 10), as zod schemas: the device validates what it
+ * Payloads on the fleet topics (docs/decisions/fleet-link.md), as zod schemas: the device validates what it
  * receives (commands), the operator CLI and the relay validate what they receive (status, events,
  * replies). Every payload is one JSON object; `at` is the sender's wall clock (ISO 8601 UTC),
  * informative only: order and deduplication go by eventId, never by time.
@@ -39,7 +39,7 @@ export const StatusMessage = z.union([
     alarms: z.array(z.enum(ALARM_CODES)).max(ALARM_CODES.length),
     /** Whether this machine takes relayed Starts (fleet link up, Start relay enabled on the device). */
     acceptsRelayedStart: z.boolean(),
-    /** The last update this machine heard of (design section 12); absent on machines without one. */
+    /** The last update this machine heard of (docs/decisions/remote-updates.md); absent on machines without one. */
     update: UpdateStatus.optional(),
     at: Iso,
     /** The machine's own signature over what the relay acts on (src/trust/machine-sig.ts); checked by the relay. */

@@ -1,5 +1,5 @@
 /**
- * Which operator scope signs which command (design section 10, "Trust"; src/trust/keys.ts), and
+ * Which operator scope signs which command (docs/decisions/fleet-link.md, "Trust"; src/trust/keys.ts), and
  * the statement a command's signature covers. Part of the contract: the operator CLI signs what
  * the device verifies, so both build the statement here.
  */

@@ -1,5 +1,5 @@
 /**
- * Fleet topics (design section 10): everything a machine says or hears lives under
+ * Fleet topics (docs/decisions/fleet-link.md): everything a machine says or hears lives under
  * `<fleet.topicPrefix>/<machineId>/`. The broker's ACL confines each device to its own prefix,
  * so these names are part of the contract with the operator's broker and must not drift.
  */
@@ -20,13 +20,13 @@ export const COMMAND_NAMES = [
   'config.get',
   'config.set',
   'service.restart',
-  /** A Start forwarded by `qrvend relay` (design section 10, Start relay). */
+  /** A Start forwarded by `qrvend relay` (docs/decisions/fleet-link.md, Start relay). */
   'start',
   /** The relay wrote the machine's Approved answer to the wallet in time: authorize it. */
   'start.confirm',
-  /** A signed update manifest and where to fetch it (design section 12, contract/updates.ts). */
+  /** A signed update manifest and where to fetch it (docs/decisions/remote-updates.md, contract/updates.ts). */
   'update.offer',
-  /** Read the VMC's EVA-DTS audit now (design section 13, contract/audit.ts). */
+  /** Read the VMC's EVA-DTS audit now (docs/decisions/machine-audit.md, contract/audit.ts). */
   'dex.read',
 ] as const;
 export type CommandName = (typeof COMMAND_NAMES)[number];

@@ -1,5 +1,5 @@
 /**
- * Remote updates over the fleet link (design section 12, docs/updates.md): the `update.offer`
+ * Remote updates over the fleet link (docs/decisions/remote-updates.md, docs/updates.md): the `update.offer`
  * command's arguments and the `update` events a machine publishes as an update goes through its
  * states. Part of the contract between the device and `qrvend fleet update`.
  */

@@ -1,5 +1,5 @@
 /**
- * Alarm debounce as a pure state (design section 10): conditions are observed (true/false) as often
+ * Alarm debounce as a pure state (docs/decisions/fleet-link.md): conditions are observed (true/false) as often
  * as the daemon likes; an alarm is raised only after its condition held for `raiseAfterMs`, and
  * cleared only after it was absent for `clearAfterMs`, so a flapping condition yields no events
  * at all instead of a flood. No timers inside: the caller passes the monotonic time and calls

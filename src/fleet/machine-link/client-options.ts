@@ -20,7 +20,7 @@ export function deviceClientOptions(fleet: QrvendConfig['fleet'], machineId: str
     resubscribe: false,
     will: { topic: statusTopic, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
     rejectUnauthorized: true,
-    // MQTT 5: the broker never hands this worker a packet over the bound (issue 31 item 11).
+    // MQTT 5: the broker never hands this worker a packet over the bound (docs/decisions/fleet-trust.md item 11).
     properties: maxPacketProperties(fleet.protocolVersion),
     // mqtt-packet's default caches a Buffer for each of the 65,536 packet ids at the first packet:
     // 6-7 MB of the fleet worker's heap for ever (BENCHMARKS.md, "Memory"), to save a 2-byte

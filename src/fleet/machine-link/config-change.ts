@@ -1,5 +1,5 @@
 /**
- * `config.set` from the fleet (design section 10, docs/fleet.md): the change is layered into the
+ * `config.set` from the fleet (docs/decisions/fleet-link.md, docs/fleet.md): the change is layered into the
  * fleet's overlay (src/config/overlay.ts, `fleet.configOverlay` in the state directory), the site
  * file under it and the defaults under that are validated together by the config schema, the
  * overlay written atomically (tmp + fsync + rename + fsync of the directory), and the agent

@@ -5,7 +5,7 @@
  * commands that need the ledger, the outbox or the reader.
  *
  * Commands arrive as `fleet.command` and leave as `fleet.reply` (src/ipc/messages.ts). The switch
- * in `command()` is where each one is served; `start` (a relayed Start, design section 10) plugs in
+ * in `command()` is where each one is served; `start` (a relayed Start, docs/decisions/fleet-link.md) plugs in
  * there through `relayedStart` (src/start/relayed.ts, branch `relay`).
  */
 import type { MessagePort } from 'node:worker_threads';
@@ -24,7 +24,8 @@ const TICK_MS = 1_000;
  * Inside a session the reader goes session -> vend -> session at every vend. Those changes wait
  * for the next tick (one fleet.facts a second at most, always the latest) instead of costing the
  * fleet worker two messages and wake-ups per vend, on the cores the machine loop needs at that
- * very moment (issue 27: counted with bench/thread-tally.ts). The fleet's status is coalesced to
+ * very moment (docs/decisions/smallest-boards.md: counted with bench/thread-tally.ts). The fleet's status is coalesced
+ * to
  * one publish a second anyway (worker.ts); every other change of the reader goes at once.
  */
 const IN_SESSION: ReadonlySet<ReaderStatus> = new Set<ReaderStatus>(['session', 'vend']);

@@ -1,6 +1,6 @@
 /**
  * The round trip on the machine's own command topic that a configuration trial needs before it is
- * confirmed (issue 31 item 4): "connected" is not "reachable". A change of identity, prefix or
+ * confirmed (docs/decisions/fleet-trust.md item 4): "connected" is not "reachable". A change of identity, prefix or
  * credentials can leave the link connected yet deaf (the broker's ACL drops what the machine
  * subscribes to, or its publishes), and then the fleet can never reach the machine again.
  *

@@ -102,7 +102,7 @@ function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Parti
   const options: IClientOptions = {
     protocolVersion: protocol,
     clean: session === undefined,
-    // The Maximum Packet Size (MQTT 5): a 200 MB status never reaches the CLI (issue 31 item 11).
+    // The Maximum Packet Size (MQTT 5): a 200 MB status never reaches the CLI (docs/decisions/fleet-trust.md item 11).
     properties: maxPacketProperties(protocol, session !== undefined && protocol === 5 ? { sessionExpiryInterval: SESSION_EXPIRY_S } : undefined),
     reconnectPeriod: 0,
     connectTimeout: s.connectTimeoutMs,

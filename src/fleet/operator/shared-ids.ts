@@ -1,5 +1,5 @@
 /**
- * Identifiers two machines claim at once (issue 31 item 6): a TerminalId or UniQR in the retained
+ * Identifiers two machines claim at once (docs/decisions/fleet-trust.md item 6): a TerminalId or UniQR in the retained
  * status of more than one online machine. The relay routes by the operator's signed registry and
  * ignores such a claim, but the operator should know: one of the machines is misconfigured, or its
  * broker account is in the wrong hands. Pure.

@@ -1,5 +1,5 @@
 /**
- * The Dynamic QR payment of one vend request, as a pure transition function (design section 2):
+ * The Dynamic QR payment of one vend request, as a pure transition function (docs/decisions/sales-and-recovery.md):
  *
  *   generating --QR issued--> polling --Inquiry Approved--> paid --vend success/reset--> closed(vended)
  *        |                     |  ^ 993 pending: poll again       |--vend failed/cancelled/expired--> Void
@@ -119,7 +119,7 @@ function voidReason(cause: EndCause, text: string): VoidReason {
   return { reasonCode: cause.byConsumer ? 2 : 3, reasonText: `${text}: ${cause.reason}` };
 }
 
-/** PaymentInfo for an Inquiry before any Inquiry approved: composed from GenerateQR (design section 3). */
+/** PaymentInfo for an Inquiry before any Inquiry approved: composed from GenerateQR (docs/decisions/gateway-interface.md). */
 export function paymentInfoFromQr(qr: IssuedQr, amount: number, decimalPlaces: number): PaymentInfo {
   return paymentInfoFromGenerateQR({ QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } }, amount, decimalPlaces);
 }
@@ -127,7 +127,7 @@ export function paymentInfoFromQr(qr: IssuedQr, amount: number, decimalPlaces: n
 export { GATEWAY_TIMEOUT_PAYMENT_INFO };
 
 /**
- * What an approving Inquiry says was paid, against the price (design section 3): `short` when
+ * What an approving Inquiry says was paid, against the price (docs/decisions/gateway-interface.md): `short` when
  * its AuthAmount is below the price (the vend is denied and the payment voided). An answer
  * without AuthAmount approves the QR for the amount it was issued for.
  */
@@ -288,7 +288,8 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             }
             const { short, paidMinor } = paidAgainstPrice(paymentInfo, ctx);
             if (short) {
-              // Approved for less than the price: no vend, and what was taken goes back (design section 3).
+              // Approved for less than the price: no vend, and what was taken goes back
+              // (docs/decisions/gateway-interface.md).
               const paidText = paidMinor === null ? 'less' : amountText(paidMinor, ctx.decimalPlaces);
               const reason: VoidReason = {
                 reasonCode: 3,

@@ -54,7 +54,7 @@ export class DynamicQrPayments {
     const amount = price;
     const products = [{ item, price }];
     // GenerateQR is this payment's authorization: its time and age limit are recorded with it,
-    // and a Void repeats them (design section 3).
+    // and a Void repeats them (docs/decisions/gateway-interface.md).
     const at = new Date(ctx.now());
     const ageLimit = ctx.builders().ageLimit(products);
     const auth = { machineAuTime: formatGatewayDateTime(at), ageLimit };
@@ -103,7 +103,7 @@ export class DynamicQrPayments {
     run.state = state;
     for (let i = 0; i < effects.length; ) {
       // Records that follow each other with no effect between them (paid, then vend approved) are
-      // one durable write: one commit and one fsync (SD-card wear, issue 17).
+      // one durable write: one commit and one fsync (SD-card wear, docs/decisions/benchmarks.md).
       let end = i;
       while (end < effects.length && effects[end]!.tag === 'record') end++;
       if (end - i > 1) {

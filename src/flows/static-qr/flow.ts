@@ -1,10 +1,10 @@
 /**
- * The Static QR flow on the payment side (design section 2): Start accepted -> Authorization ->
+ * The Static QR flow on the payment side (docs/decisions/sales-and-recovery.md): Start accepted -> Authorization ->
  * session.begin to the machine loop -> vends recorded as their outcomes arrive -> Settlement
  * (something sold) or Cancel (nothing sold) to the outbox when the session ends.
  *
  * One durable write per point that precedes an effect outside this thread, and no more (each is
- * a commit and an fsync: SD-card wear, issue 17): the Start and its Authorization are recorded
+ * a commit and an fsync: SD-card wear, docs/decisions/benchmarks.md): the Start and its Authorization are recorded
  * together before the Start is answered (recovery treats start_accepted and authorizing alike);
  * the session's opening and each vend's approval are written with that vend's outcome (an
  * approved vend without an outcome and no vend at all recover the same way: not charged).
@@ -82,7 +82,7 @@ export class StaticQrFlow {
     if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
     this.active = { txId, opened: false, vends: new Map(), degraded: false };
     ctx.show({ kind: 'authorizing' });
-    // Design section 2: answered Approved, then the Authorization. The endpoint says when the
+    // docs/decisions/sales-and-recovery.md: answered Approved, then the Authorization. The endpoint says when the
     // answer's bytes are out (answered(), before it logs anything), and the Authorization follows
     // at once: the consumer's wait (C,START) waits for it (BENCHMARKS.md). A Start relayed over
     // the fleet link is held: authorized when the relay confirms the wallet got the answer in

@@ -1,5 +1,5 @@
 /**
- * The cross-object amount rule (design section 3): BasicInfo.Amount and every product Price carry
+ * The cross-object amount rule (docs/decisions/gateway-interface.md): BasicInfo.Amount and every product Price carry
  * no more decimals than MachineInfo.DecimalPlace says. Applied to each request schema that has
  * those members, so a mis-rounded amount is refused as 998 naming the member.
  */

@@ -1,5 +1,5 @@
 /**
- * The numeric codes qrvend and its simulator agree on (design section 3): Status.Code decline
+ * The numeric codes qrvend and its simulator agree on (docs/decisions/gateway-interface.md): Status.Code decline
  * reasons and the Cancel/Void ReasonCode values. The seed gives no list; this is the one list.
  */
 export const DeclineCodes = {

@@ -1,5 +1,5 @@
 /**
- * Dynamic QR operations: GenerateQR (seed) and Inquiry, Void (design section 3). Inquiry and Void
+ * Dynamic QR operations: GenerateQR (seed) and Inquiry, Void (docs/decisions/gateway-interface.md). Inquiry and Void
  * requests and responses are closed, Polling has exactly its two members, and the GenerateQR
  * response is closed.
  */

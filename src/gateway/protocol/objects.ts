@@ -155,7 +155,7 @@ export const PaymentInfoSchema = z.strictObject({
 });
 export type PaymentInfo = z.infer<typeof PaymentInfoSchema>;
 
-/** Product item: Code is the MDB item number and Price the vend price (design section 3). */
+/** Product item: Code is the MDB item number and Price the vend price (docs/decisions/gateway-interface.md). */
 export const ProductItemSchema = z.object({
   Code: int32,
   Price: amount,

@@ -71,7 +71,7 @@ export const gatewayDateTime = z.string().refine(isGatewayDateTime, 'must be a d
 
 const two = (n: number) => String(n).padStart(2, '0');
 
-/** Formats `date` as ddMMyyHHmmss in local time (design section 3). */
+/** Formats `date` as ddMMyyHHmmss in local time (docs/decisions/gateway-interface.md). */
 export function formatGatewayDateTime(date: Date): string {
   return (
     two(date.getDate()) +

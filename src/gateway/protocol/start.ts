@@ -27,7 +27,7 @@ export const START_LIMITS = {
 /**
  * Start TransactionId: 8..40 printable ASCII characters. The id travels to the gateway, the
  * ledger and the technician's terminal: CR/LF, escape sequences and bidi controls are refused
- * here (issue 20 item 2) rather than escaped at every place it lands.
+ * here (docs/decisions/hardening.md item 2) rather than escaped at every place it lands.
  */
 export const StartTransactionIdSchema = z
   .string()

@@ -1,5 +1,5 @@
 /**
- * Amounts on the wire (design section 3): written as doubles with the currency's decimals
+ * Amounts on the wire (docs/decisions/gateway-interface.md): written as doubles with the currency's decimals
  * (`5.00`, `1.50`, `234.0` when the currency has none), and read back exactly from the text the
  * gateway sent, never through a double (`0.29` * 100 is 28.999999999999996 in floating point).
  */

@@ -1,6 +1,6 @@
 /**
  * The exact text of one member of a JSON object, as it arrived. Used to keep the gateway's
- * PaymentInfo byte for byte (design section 3) and to read amounts without a round trip through
+ * PaymentInfo byte for byte (docs/decisions/gateway-interface.md) and to read amounts without a round trip through
  * a double. The input has already been accepted by JSON.parse, so the scan only needs to follow
  * strings and brackets; like JSON.parse, the last of duplicate members wins.
  */

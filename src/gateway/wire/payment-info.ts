@@ -1,6 +1,7 @@
 /**
- * PaymentInfo as JSON text. The gateway's PaymentInfo goes back exactly as it came (design
- * section 3: `5.00` stays `5.00`, members keep their order and spelling), so it travels through
+ * PaymentInfo as JSON text. The gateway's PaymentInfo goes back exactly as it came
+ * (docs/decisions/gateway-interface.md: `5.00` stays `5.00`, members keep their order and spelling), so it travels
+ * through
  * qrvend, the ledger and restarts as the text of the member, never as a re-serialized object.
  */
 import type { GatewayOutcome } from '../outcome.js';

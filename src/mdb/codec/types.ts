@@ -1,5 +1,5 @@
 /**
- * The adapter board's line protocol (design section 4) as tagged unions, in both directions.
+ * The adapter board's line protocol (docs/decisions/mdb-adapter.md) as tagged unions, in both directions.
  *
  * Amounts are numbers in major units (`1.50` -> 1.5), the board's own notation; the reader
  * converts them to minor units before it does any arithmetic with them.

@@ -21,7 +21,7 @@ export interface ReaderSetup {
 }
 
 /**
- * The catalog items a static QR session must deny locally (design section 3): with
+ * The catalog items a static QR session must deny locally (docs/decisions/gateway-interface.md): with
  * staticQr.verifyAge false the Authorization vouches for no age, so every item with an ageLimit
  * is refused inside the session. With verifyAge true the Authorization carried the highest limit.
  */

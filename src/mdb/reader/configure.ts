@@ -4,7 +4,8 @@
  *
  * The board loses its configuration at power-up, and a firmware that does not know a key answers
  * `c,ERR,...` instead of c,SET,OK. Enabling the reader anyway would leave it at the wrong MDB address
- * or mode without a word (issue 29 item 3), so a refused or unanswered key keeps it disabled and
+ * or mode without a word (docs/decisions/real-vending-machines.md item 3), so a refused or unanswered key keeps it
+ * disabled and
  * says which key and what the board answered; the machine loop alarms and logs it.
  */
 import type { BoardCommand } from '../codec/types.js';

@@ -166,7 +166,7 @@ export class LinkSupervisor {
 
   // Re-arming a timer per line would cost more than the lines; instead the timer checks the last
   // line's time when it fires and sleeps again for what is left. Monotonic: a wall clock stepped
-  // back 10 h would otherwise put the next check 10 h away (issue 20 item 6).
+  // back 10 h would otherwise put the next check 10 h away (docs/decisions/hardening.md item 6).
   private onWatchdog(lateByMs: number): void {
     this.watchdogTimer = null;
     if (this.link === null) return;

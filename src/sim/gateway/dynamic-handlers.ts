@@ -2,7 +2,7 @@
  * The simulated gateway's decisions for valid Dynamic QR requests: GenerateQR issues a QR, each
  * Inquiry polls it (paid per the behaviour), a Void closes it once per body. Like a strict
  * gateway, it expects the PaymentInfo composed from GenerateQR until the QR is paid, and the
- * approving Inquiry's PaymentInfo byte for byte after (design section 3).
+ * approving Inquiry's PaymentInfo byte for byte after (docs/decisions/gateway-interface.md).
  */
 import {
   approvedStatus,
@@ -29,7 +29,7 @@ import {
 import type { QrRecord, TxRecord } from './ledger.js';
 
 /**
- * Why a PaymentInfo composed from GenerateQR (SrvTranId, RRN, AuthAmount: design section 3) is not
+ * Why a PaymentInfo composed from GenerateQR (SrvTranId, RRN, AuthAmount: docs/decisions/gateway-interface.md) is not
  * the one this QR was issued with, or null when it is.
  */
 function composedMismatch(sentText: string | null, qr: QrRecord): string | null {
@@ -184,7 +184,8 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
       return { Status: accept(rec, 'the payment was declined; nothing was taken') };
     }
     if (rec.state !== 'paid') return reject(decline(DeclineCodes.NotAllowed, `nothing to void (${rec.state})`));
-    // A paid QR is voided with the approving Inquiry's PaymentInfo, byte for byte (design section 3).
+    // A paid QR is voided with the approving Inquiry's PaymentInfo, byte for byte
+    // (docs/decisions/gateway-interface.md).
     if (!timeout && sent !== qr.paymentInfoText) {
       return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by the approving Inquiry (it goes back byte for byte)'));
     }

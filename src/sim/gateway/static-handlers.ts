@@ -7,7 +7,7 @@
  * the answer as text so that a duplicate gets the very same bytes.
  *
  * Like a strict gateway, it writes amounts with the currency's decimals (`AuthAmount":10.00`)
- * and expects every PaymentInfo it issued back byte for byte (design section 3).
+ * and expects every PaymentInfo it issued back byte for byte (docs/decisions/gateway-interface.md).
  */
 import {
   approvedStatus,

@@ -1,8 +1,10 @@
 /**
- * How the simulated VMC and board differ from the idealized ones (issue 29 item 8): which
+ * How the simulated VMC and board differ from the idealized ones (docs/decisions/real-vending-machines.md item 8):
+ * which
  * cashless addresses the VMC polls, a card reader at the other address, VMC quirks seen in the
  * field, and a board firmware that knows only some SETCONF keys. The lines real VMCs and boards
- * send that the idealized VMC does not (issue 29 items 1 and 7) are played by field-lines.ts.
+ * send that the idealized VMC does not (docs/decisions/real-vending-machines.md items 1 and 7) are played by
+ * field-lines.ts.
  */
 export interface VmcQuirks {
   /** Cashless addresses the VMC polls (its menu's "cashless 1/2 enabled"). Default both. */

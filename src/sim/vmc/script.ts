@@ -130,7 +130,7 @@ export async function runStep(sim: VmcSimulator, step: ScriptStep, signal?: Abor
       await sim.noise(step.count);
       return null;
     case 'wait':
-      // Abortable: a SIGTERM must not wait for the end of a long pause (issue 20 item 15).
+      // Abortable: a SIGTERM must not wait for the end of a long pause (docs/decisions/hardening.md item 15).
       await new Promise<void>((resolve) => {
         if (signal?.aborted) return resolve();
         const timer = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), step.ms);

@@ -1,6 +1,6 @@
 /**
  * The VMC behind an MDB adapter board, simulated. It answers the host's commands the way the
- * board does (design section 4) and plays the vending machine's part: enabling the reader,
+ * board does (docs/decisions/mdb-adapter.md) and plays the vending machine's part: enabling the reader,
  * selections, dispensing, cancels, resets. Tests, the demo, chaos runs and technicians drive it
  * through this class (or `qrvend sim vmc` and its line script).
  *

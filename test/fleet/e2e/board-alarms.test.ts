@@ -1,5 +1,6 @@
 /**
- * The MDB alarms on the fleet link (issue 29 items 3 and 5): the real daemon, the VMC simulator on
+ * The MDB alarms on the fleet link (docs/decisions/real-vending-machines.md items 3 and 5): the real daemon, the VMC
+ * simulator on
  * a pty pair and a real MQTT broker. A board that refuses a SETCONF key raises BOARD_CONFIG_REFUSED
  * with the key and the answer; a VMC that resets the reader after every setup raises VMC_RESET_LOOP
  * with what to try.

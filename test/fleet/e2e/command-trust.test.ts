@@ -1,5 +1,5 @@
 /**
- * Fleet trust on the machine (issue 31 items 1, 2, 3 and 5) through the real daemon (`qrvend run`)
+ * Fleet trust on the machine (docs/decisions/fleet-trust.md items 1, 2, 3 and 5) through the real daemon (`qrvend run`)
  * and a real MQTT broker (aedes in `npm test`, mosquitto in `npm run fleet-test`):
  * - 1: commands are signed by an operator key with the command's scope, for this machine, within
  *   their window, once; the machine refuses the rest with UNAUTHORIZED naming why, and every

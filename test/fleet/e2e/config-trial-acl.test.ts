@@ -1,5 +1,5 @@
 /**
- * The trial's round trip on the machine's own command topic (issue 31 item 4) against mosquitto
+ * The trial's round trip on the machine's own command topic (docs/decisions/fleet-trust.md item 4) against mosquitto
  * with the documented ACL (docs/fleet/mosquitto-acl.conf, loaded as it is): the one write it
  * grants a machine on its own command topics (`cmd/_probe`) lets a good change be confirmed, and a
  * change that leaves the machine connected but unreachable (another machineId than its broker

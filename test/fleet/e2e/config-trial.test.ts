@@ -1,5 +1,5 @@
 /**
- * A configuration change that stops the agent (issue 31 item 4), end to end: the real daemon
+ * A configuration change that stops the agent (docs/decisions/fleet-trust.md item 4), end to end: the real daemon
  * (`qrvend run`), the VMC simulator on a pty pair, the gateway simulator, a real MQTT broker
  * (aedes), and systemd's part played as the unit says (support/unit-runner.ts: ExecStartPre,
  * ExecStopPost with systemd's variables, Restart=always but not on 78).

@@ -1,5 +1,6 @@
 /**
- * The fleet link end to end (issue 15 item 3): the real daemon (`qrvend run`), the VMC simulator on
+ * The fleet link end to end (docs/decisions/fleet-link-first.md item 3): the real daemon (`qrvend run`), the VMC
+ * simulator on
  * a pty pair, the gateway simulator on loopback, and a real MQTT broker (aedes in `npm test`,
  * mosquitto with QRVEND_TEST_BROKER=mosquitto). The daemon reaches the broker through a TCP gate
  * (rigs/broker/tcp-gate.ts) so an outage can end while the operator's client is already
@@ -180,7 +181,8 @@ test('commands: ping answers; unknown names, bad JSON and oversize payloads get 
   const get = await watcher.command('config.get', { key: 'fleet.topicPrefix' });
   assert.deepEqual(get.ok && get.result, { key: 'fleet.topicPrefix', value: PREFIX });
   // cmd/start is served by the machine's Start decisions (src/start/relayed.ts) only with the relay's
-  // voucher (issue 31 item 8): a broker client's own Start is refused and judged no further; bad args too.
+  // voucher (docs/decisions/fleet-trust.md item 8): a broker client's own Start is refused and judged no further; bad
+  // args too.
   const start = await watcher.command('start', { integratorName: 'x', body: '{}', deadlineAt: Date.now() + 5000, client: '127.0.0.1' });
   assert.equal(!start.ok && start.error.code, 'BAD_ARGS');
   assert.match(!start.ok ? start.error.message : '', /not vouched for by a relay key this machine trusts/);

@@ -1,5 +1,5 @@
 /**
- * The fleet link over TLS with a private CA and a client certificate (issue 15 item 1): a TLS
+ * The fleet link over TLS with a private CA and a client certificate (docs/decisions/fleet-link-first.md item 1): a TLS
  * front on loopback, in front of the test broker, that verifies the device's certificate; the
  * daemon must verify the front's self-signed certificate against fleet.caFile (the system CAs
  * would refuse it) and present fleet.certFile / fleet.keyFile (the front refuses a client

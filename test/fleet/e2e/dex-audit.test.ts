@@ -1,5 +1,5 @@
 /**
- * The machine audit end to end (issue 26): the real daemon with its DEX line on a pty pair, the
+ * The machine audit end to end (docs/decisions/dex-audit.md): the real daemon with its DEX line on a pty pair, the
  * DEX VMC simulator (DEX/UCS) serving the annotated fixtures, a real MQTT broker and the real
  * ledger file. A signed dex.read reads, stores and publishes the audit; the second read's interval
  * is reconciled with the ledger (no qrvend vends: AUDIT_MISMATCH with both figures).

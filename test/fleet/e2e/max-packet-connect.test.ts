@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 11: every MQTT client of ours announces the Maximum Packet Size in its MQTT 5
+ * docs/decisions/fleet-trust.md item 11: every MQTT client of ours announces the Maximum Packet Size in its MQTT 5
  * CONNECT, so a broker never hands it a 200 MB message. What each client really sends is read
  * off the wire: a loopback listener that parses the first packet of each connection (with
  * mqtt-packet, the library mqtt.js is built on) and closes it. The clients are the real ones:

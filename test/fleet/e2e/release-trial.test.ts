@@ -1,5 +1,6 @@
 /**
- * The trial of a new release (issue 25 item 5, docs/releases.md), end to end on the agent's side:
+ * The trial of a new release (docs/decisions/remote-updates-rollout.md item 5, docs/releases.md), end to end on the
+ * agent's side:
  * the real daemon (`qrvend run`) with the VMC simulator on a pty pair, the gateway simulator and
  * a real MQTT broker (aedes), and the unit's root side (packaging/qrvend-release.sh, its
  * ExecStopPost line read from systemd/qrvend.service) on a scratch root (DPKG_ROOT) whose

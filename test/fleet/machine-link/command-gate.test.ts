@@ -1,5 +1,5 @@
 /**
- * The dispatch decisions of command-gate.ts (issue 31 item 1): who may
+ * The dispatch decisions of command-gate.ts (docs/decisions/fleet-trust.md item 1): who may
  * run which command, in which order the checks cost.
  */
 import { test } from 'node:test';

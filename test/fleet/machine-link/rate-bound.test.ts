@@ -1,4 +1,4 @@
-/** Separate budgets per kind of command (issue 31 item 5). */
+/** Separate budgets per kind of command (docs/decisions/fleet-trust.md item 5). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { COMMAND_BUDGETS, CommandBudgets } from '../../../src/fleet/machine-link/rate-bound.js';

@@ -77,7 +77,7 @@ test('a reply: ok with its result, or the error code and message', { timeout: 5_
   );
 });
 
-test('an identifier two online machines claim is raised under the table and in the JSON (issue 31 item 6)', { timeout: 5_000 }, () => {
+test('an identifier two online machines claim is raised under the table and in the JSON (docs/decisions/fleet-trust.md item 6)', { timeout: 5_000 }, () => {
   const view = viewOf([
     ['qrvend/VICTIM/status', onlineStatus('VICTIM', { terminalId: 'TERM-V', uniQr: 'QR-V' })],
     ['qrvend/IMPOSTOR/status', onlineStatus('IMPOSTOR', { terminalId: 'TERM-V', uniQr: 'QR-V\u202e' })],

@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 12: `qrvend fleet status|watch|cmd --json` print what devices sent. A device's
+ * docs/decisions/fleet-trust.md item 12: `qrvend fleet status|watch|cmd --json` print what devices sent. A device's
  * text may carry U+009B (a one-byte CSI: the terminal reads what follows as a control sequence)
  * or U+202E (shows the rest reversed). The JSON output escapes them (`\u009b`) and stays valid
  * JSON that parses back to exactly what the device sent. Real broker, simulated machine, the

@@ -1,5 +1,6 @@
 /**
- * The configuration sequence checks every SETCONF answer (issue 29 item 3): C,1 only after each
+ * The configuration sequence checks every SETCONF answer (docs/decisions/real-vending-machines.md item 3): C,1 only
+ * after each
  * key was taken; a refused or unanswered key keeps the reader disabled and says which key.
  */
 import { test } from 'node:test';

@@ -1,5 +1,6 @@
 /**
- * What an approved vend is worth, for every way its vend sequence can end (issue 29 item 1):
+ * What an approved vend is worth, for every way its vend sequence can end (docs/decisions/real-vending-machines.md item
+ * 1):
  * MDB 4.2 7.4.7 says "a reset between VEND APPROVED and VEND SUCCESS shall be interpreted as a
  * VEND SUCCESS", so c,ERR,VEND 5, c,STATUS,INACTIVE and a board restart after the approval
  * report `reset` and the session counts the vend as sold (charged); a failure, a consumer

@@ -1,5 +1,5 @@
 /**
- * Issue 31 item 7 end to end: the wallet is told Approved if and only if the machine authorizes.
+ * docs/decisions/fleet-trust.md item 7 end to end: the wallet is told Approved if and only if the machine authorizes.
  * The real daemon (`qrvend run`, start.listen null) reaches the broker (aedes; mosquitto under
  * `npm run fleet-test`) through a TCP gate that delays what goes down to the machine by 1.55 s and
  * what comes up by 0.7 s; `qrvend relay` (in-process, timeout 2 s) is on the broker directly.

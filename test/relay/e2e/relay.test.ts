@@ -1,5 +1,5 @@
 /**
- * The Start relay end to end (issue 18 item 3): the wallet simulator -> `qrvend relay` (two
+ * The Start relay end to end (docs/decisions/start-relay.md item 3): the wallet simulator -> `qrvend relay` (two
  * replicas) -> a real broker (aedes in `npm test`; mosquitto with QRVEND_TEST_BROKER=mosquitto) ->
  * the real daemon (`qrvend run`, its fleet worker and payment worker, start.listen null: no inbound
  * port) -> Authorization at the gateway simulator -> the MDB session on the VMC simulator (C,START)

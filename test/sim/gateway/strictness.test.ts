@@ -1,5 +1,6 @@
 /**
- * A simulator that catches us (issue 14, item 9): it refuses what a strict gateway would, so the
+ * A simulator that catches us (docs/decisions/money-conformance.md, item 9): it refuses what a strict gateway would, so
+ * the
  * daemon's own tests fail when its requests drift. Real HTTP on loopback.
  */
 import { after, before, describe, it } from 'node:test';

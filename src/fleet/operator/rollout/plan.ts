@@ -1,5 +1,5 @@
 /**
- * The staged rollout of `qrvend fleet update` (design section 12, docs/updates.md), as pure
+ * The staged rollout of `qrvend fleet update` (docs/decisions/remote-updates.md, docs/updates.md), as pure
  * functions over the rollout's state: which machines are targets, how big each batch is, what to do
  * next, and when to stop. No I/O and no clock: the time a batch has waited comes in as an input
  * (measured on the monotonic clock by the caller, restarted when a rollout is resumed, because no
