@@ -12,19 +12,36 @@ import type { GatewayProcess } from './support/gateway.js';
 import { DaemonRig } from './support/rig.js';
 import { summarize } from './stats.js';
 
-const TARGET = { text: '<= 0.5 s (every start: judged on the worst run)', checks: [{ stat: 'max' as const, op: '<=' as const, limit: 500 }] };
-const BASE = { id: 'cold-start', what: 'Cold start to reader enabled (spawn until C,1 read on the VMC end)', unit: 'ms', target: TARGET };
+const TARGET = {
+  text: '<= 0.5 s (every start: judged on the worst run)',
+  checks: [{ stat: 'max' as const, op: '<=' as const, limit: 500 }],
+};
+const BASE = {
+  id: 'cold-start',
+  what: 'Cold start to reader enabled (spawn until C,1 read on the VMC end)',
+  unit: 'ms',
+  target: TARGET,
+};
 
 export async function benchColdStart(budget: Budget, gateway: GatewayProcess, runs = 7): Promise<Figure[]> {
   if (!daemonBuilt()) return [notMeasured(BASE, 'pending', DAEMON_PENDING)];
   const samples: number[] = [];
   try {
     for (let i = 0; i < runs && !budget.spent; i++) {
-      const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 10, enableTimeoutMs: Math.max(1000, Math.min(30_000, budget.leftMs)) });
+      const rig = await DaemonRig.start({
+        gatewayUrl: gateway.url,
+        preauthAmount: 10,
+        enableTimeoutMs: Math.max(1000, Math.min(30_000, budget.leftMs)),
+      });
       samples.push(rig.coldStartMs);
       await rig.stop();
     }
-    return [measured({ ...BASE, context: { runs: samples.length, firstRunMs: Math.round(samples[0] ?? Number.NaN) } }, { samples: samples.length, summary: summarize(samples) })];
+    return [
+      measured(
+        { ...BASE, context: { runs: samples.length, firstRunMs: Math.round(samples[0] ?? Number.NaN) } },
+        { samples: samples.length, summary: summarize(samples) },
+      ),
+    ];
   } catch (err) {
     return [notMeasured({ ...BASE, context: { runsDone: samples.length } }, 'error', (err as Error).message)];
   }

@@ -26,14 +26,20 @@ const renders = Math.min(5000, Math.max(10, Number(countArg ?? 1000)));
 const NOW = 1_700_000_000_000;
 
 type OldRender = (frame: unknown, screen: unknown, nowMs: number) => unknown;
-const oldModule = (await import(pathToFileURL(join(resolve(oldDist), 'src/display/render.js')).href)) as { renderScreen: OldRender };
-const oldFrameModule = (await import(pathToFileURL(join(resolve(oldDist), 'src/display/frame.js')).href)) as { createFrame: (g: unknown) => unknown };
+const oldModule = (await import(pathToFileURL(join(resolve(oldDist), 'src/display/render.js')).href)) as {
+  renderScreen: OldRender;
+};
+const oldFrameModule = (await import(pathToFileURL(join(resolve(oldDist), 'src/display/frame.js')).href)) as {
+  createFrame: (g: unknown) => unknown;
+};
 
 function payload(n: number): string {
   const tx = n.toString(16).padStart(32, '0');
-  return `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405` +
+  return (
+    `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405` +
     `${(1 + (n % 9)).toFixed(2).padStart(5, '0')}5802DE5913QRVEND DEMO 16005BERLIN62410525` +
-    `${tx.slice(0, 25)}0708QRVEND016304ABCD`;
+    `${tx.slice(0, 25)}0708QRVEND016304ABCD`
+  );
 }
 
 const newFrame = createFrame(BENCH_GEOMETRY);
@@ -41,7 +47,14 @@ const oldFrame = oldFrameModule.createFrame(BENCH_GEOMETRY);
 const context = defaultLayoutContext({ shownAtMs: NOW, catalog: { '12': { name: 'Sparkling water 0.5 l' } } });
 const times = { old: [] as number[], new: [] as number[], 'new-cold-lines': [] as number[] };
 for (let n = -20; n < renders; n++) {
-  const common = { kind: 'dynamic-qr' as const, qrText: payload(n + 100_000), amount: 1 + (Math.abs(n) % 9), currencyCode: 'EUR', decimalPlaces: 2, expiresAtMs: NOW + 45_000 };
+  const common = {
+    kind: 'dynamic-qr' as const,
+    qrText: payload(n + 100_000),
+    amount: 1 + (Math.abs(n) % 9),
+    currencyCode: 'EUR',
+    decimalPlaces: 2,
+    expiresAtMs: NOW + 45_000,
+  };
   let t = performance.now();
   oldModule.renderScreen(oldFrame, common, NOW);
   const oldMs = performance.now() - t;
@@ -63,6 +76,12 @@ for (let n = -20; n < renders; n++) {
 }
 for (const [name, samples] of Object.entries(times)) {
   const s = summarize(samples);
-  const figures = { renderer: name, samples: samples.length, p50: +s.p50.toFixed(3), p99: +s.p99.toFixed(3), max: +s.max.toFixed(3) };
+  const figures = {
+    renderer: name,
+    samples: samples.length,
+    p50: +s.p50.toFixed(3),
+    p99: +s.p99.toFixed(3),
+    max: +s.max.toFixed(3),
+  };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
 }

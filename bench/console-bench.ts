@@ -7,7 +7,11 @@ import { benchConsole } from './console.js';
 import { formatTable } from './report.js';
 import { Budget } from './support/budget.js';
 
-const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 process.stdout.write(`console bench; load average at start ${load()}\n`);
 const figures = await benchConsole(new Budget(600_000));
 process.stdout.write(`${formatTable(figures)}\n\nload average at end ${load()}\n`);

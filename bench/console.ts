@@ -120,7 +120,10 @@ async function pageP95(client: WebClient, requests: number, next: (i: number) =>
     if (res.status !== 200) throw new Error(`${res.status} from the console for ${next(i)}`);
     samples.push(performance.now() - t);
   }
-  const p95 = percentile([...samples].sort((a, b) => a - b), 0.95);
+  const p95 = percentile(
+    [...samples].sort((a, b) => a - b),
+    0.95,
+  );
   return { samples: samples.length, summary: summarize(samples), value: p95 };
 }
 

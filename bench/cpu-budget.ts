@@ -30,7 +30,10 @@ const COLD = {
   id: 'budget-cold-start',
   what: 'Cold start to reader enabled with the daemon capped to 0.5 of one core (cgroup CPU quota)',
   unit: 'ms',
-  target: { text: '<= 2 s under the budget (every start: judged on the worst run)', checks: [{ stat: 'max' as const, op: '<=' as const, limit: 2000 }] },
+  target: {
+    text: '<= 2 s under the budget (every start: judged on the worst run)',
+    checks: [{ stat: 'max' as const, op: '<=' as const, limit: 2000 }],
+  },
 };
 const VEND = {
   id: 'budget-vend-latency',
@@ -42,7 +45,10 @@ const START = {
   id: 'budget-start-overhead-static',
   what: 'Agent share of a Static QR Start with the daemon capped to 0.5 of one core',
   unit: 'ms',
-  target: { text: 'reference (no target under the budget; unconfined: p99 <= 2 ms beyond the fsync floor)', checks: [] },
+  target: {
+    text: 'reference (no target under the budget; unconfined: p99 <= 2 ms beyond the fsync floor)',
+    checks: [],
+  },
 };
 
 export async function benchCpuBudget(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
@@ -56,11 +62,21 @@ export async function benchCpuBudget(budget: Budget, gateway: GatewayProcess): P
     const cold: number[] = [];
     try {
       for (let i = 0; i < COLD_STARTS && !budget.spent; i++) {
-        const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 10, cgroupProcs: cgroup.procsFile, enableTimeoutMs: 30_000 });
+        const rig = await DaemonRig.start({
+          gatewayUrl: gateway.url,
+          preauthAmount: 10,
+          cgroupProcs: cgroup.procsFile,
+          enableTimeoutMs: 30_000,
+        });
         cold.push(rig.coldStartMs);
         await rig.stop();
       }
-      figures.push(measured({ ...COLD, context: { ...where, runs: cold.length } }, { samples: cold.length, summary: summarize(cold) }));
+      figures.push(
+        measured(
+          { ...COLD, context: { ...where, runs: cold.length } },
+          { samples: cold.length, summary: summarize(cold) },
+        ),
+      );
     } catch (err) {
       figures.push(notMeasured({ ...COLD, context: where }, 'error', (err as Error).message));
     }
@@ -84,8 +100,15 @@ export async function benchCpuBudget(budget: Budget, gateway: GatewayProcess): P
         measured(
           {
             ...START,
-            context: { ...where, firstP99Ms: round(a.p99), secondP99Ms: round(b.p99), floorPairP99Ms: round(beyond.floorP99), beyondFsyncP99Ms: round(beyond.p99) },
-            detail: `Start -> Authorization p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; answer -> C,START ` +
+            context: {
+              ...where,
+              firstP99Ms: round(a.p99),
+              secondP99Ms: round(b.p99),
+              floorPairP99Ms: round(beyond.floorP99),
+              beyondFsyncP99Ms: round(beyond.p99),
+            },
+            detail:
+              `Start -> Authorization p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; answer -> C,START ` +
               `p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms; beyond two fsync-floor commits (p99 ` +
               `${round(beyond.floorP99, 2)} ms) p50/p99 ${round(beyond.p50, 2)}/${round(beyond.p99, 2)} ms`,
           },
@@ -93,7 +116,9 @@ export async function benchCpuBudget(budget: Budget, gateway: GatewayProcess): P
         ),
       );
     } catch (err) {
-      for (const b of [VEND, START]) if (!figures.some((f) => f.id === b.id)) figures.push(notMeasured({ ...b, context: where }, 'error', (err as Error).message));
+      for (const b of [VEND, START])
+        if (!figures.some((f) => f.id === b.id))
+          figures.push(notMeasured({ ...b, context: where }, 'error', (err as Error).message));
     } finally {
       await floor?.stop();
       await rig?.stop();

@@ -41,10 +41,14 @@ const PREAUTH = 100_000;
 const MACHINE_ID = 'BENCH-FLEET-1';
 const BASE = {
   id: 'vend-latency-broker-stalled',
-  what: 'Vend approval in a static QR session while the fleet broker is ' +
+  what:
+    'Vend approval in a static QR session while the fleet broker is ' +
     'stalled (TCP up, nothing answered), p99 over the floor p99',
   unit: 'x floor',
-  target: { text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)", checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }] },
+  target: {
+    text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)",
+    checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }],
+  },
 };
 
 /**
@@ -55,7 +59,8 @@ const COMMANDS_PER_S = 20;
 const SIGNED = {
   ...BASE,
   id: 'vend-latency-signed-commands',
-  what: `Vend approval in a static QR session while an operator sends ${COMMANDS_PER_S} signed and ` +
+  what:
+    `Vend approval in a static QR session while an operator sends ${COMMANDS_PER_S} signed and ` +
     `${COMMANDS_PER_S} forged commands a second over the fleet link, p99 over the floor p99`,
 };
 
@@ -63,7 +68,8 @@ const SIGNED = {
 const UP = {
   ...BASE,
   id: 'vend-latency-broker-up',
-  what: 'Vend approval in a static QR session with the fleet link up ' +
+  what:
+    'Vend approval in a static QR session with the fleet link up ' +
     '(the control of the stalled figure), p99 over the floor p99',
 };
 
@@ -82,11 +88,20 @@ export async function benchFleetBrokerStall(budget: Budget, gateway: GatewayProc
       preauthAmount: PREAUTH,
       watchLogs: [CONNECTED, LOST],
       patch: (c, dir) => {
-        c.fleet = { url: b.gateUrl, protocolVersion: 4, machineId: MACHINE_ID, healthIntervalS: 5, keepaliveS: 5, trustFile: b.trustFile, configOverlay: join(dir, 'state', 'fleet-config.json') };
+        c.fleet = {
+          url: b.gateUrl,
+          protocolVersion: 4,
+          machineId: MACHINE_ID,
+          healthIntervalS: 5,
+          keepaliveS: 5,
+          trustFile: b.trustFile,
+          configOverlay: join(dir, 'state', 'fleet-config.json'),
+        };
       },
     });
     const connected = rig.daemon.watch(CONNECTED);
-    if (!(await waitFor(() => connected.seen() > 0, 15_000, 50))) throw new Error(`the fleet link did not connect within 15 s: ${rig.daemon.describeProblems()}`);
+    if (!(await waitFor(() => connected.seen() > 0, 15_000, 50)))
+      throw new Error(`the fleet link did not connect within 15 s: ${rig.daemon.describeProblems()}`);
     await openStaticSession(rig.sim, rig.files, Math.min(30_000, budget.leftMs));
     floor = await EchoFloor.start();
     await runVends(rig.sim, DAEMON_WARM_UP_VENDS, { price: 1, gapMs: 5, budget });
@@ -104,7 +119,11 @@ export async function benchFleetBrokerStall(budget: Budget, gateway: GatewayProc
     endSession(rig.sim);
     return [
       ratioFigure(UP, up),
-      ratioFigure(SIGNED, signed, { commandsSent: commands.sent, commandsAnswered: commands.answered, commandsRefused: commands.refused }),
+      ratioFigure(SIGNED, signed, {
+        commandsSent: commands.sent,
+        commandsAnswered: commands.answered,
+        commandsRefused: commands.refused,
+      }),
       ratioFigure(BASE, run, { fleetLinkDroppedDuringStall: rig.daemon.watch(LOST).seen() > lostBefore }),
     ];
   } catch (err) {

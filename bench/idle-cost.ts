@@ -46,7 +46,11 @@ function switchesByThread(pid: number): Map<string, number> {
 
 export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, windowS = WINDOW_S): Promise<Figure[]> {
   if (!daemonBuilt()) return [notMeasured(BASE, 'pending', DAEMON_PENDING)];
-  const rig = await DaemonRig.start({ gatewayUrl: gateway.url, preauthAmount: 10, patch: (c) => (c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 100 }) });
+  const rig = await DaemonRig.start({
+    gatewayUrl: gateway.url,
+    preauthAmount: 10,
+    patch: (c) => (c.log = { level: 'info', statsIntervalMs: 60_000, loopDelayResolutionMs: 100 }),
+  });
   try {
     await sleep(Math.min(SETTLE_MS, budget.leftMs / 4));
     const pid = rig.daemon.pid;
@@ -82,7 +86,8 @@ export async function benchIdleCost(budget: Budget, gateway: GatewayProcess, win
       boardLinesPerSecond: 10,
       logBytesPerMinute: round(((rig.daemon.stdoutBytes - log0) / seconds) * 60, 0),
     };
-    const detail = `${round(wakeups, 1)} wake-ups/s over ${sw1.threads} threads (${threads.slice(0, 4).join(', ')}); ` +
+    const detail =
+      `${round(wakeups, 1)} wake-ups/s over ${sw1.threads} threads (${threads.slice(0, 4).join(', ')}); ` +
       `CPU ticks of 10 ms, ${ticks} in ${round(seconds, 0)} s (schedstat: ${round(schedPct, 2)} %)`;
     return [measured({ ...BASE, context, detail }, { samples: 1, value: cpuPct })];
   } catch (err) {

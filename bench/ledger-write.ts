@@ -16,7 +16,14 @@ import { summarize } from './stats.js';
 const TARGET = { text: 'p99 <= 5 ms', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 5 }] };
 const BASE = { id: 'ledger-write', what: 'Durable ledger write (WAL, synchronous=FULL)', unit: 'ms', target: TARGET };
 
-const PAYMENT_INFO = { SrvTranId: 'SIM00000001', AuthCode: '107919', AuthAmount: 1000, RRN: '000000000001', AuthDateTime: '010125120000', AuthSource: 'SIM' };
+const PAYMENT_INFO = {
+  SrvTranId: 'SIM00000001',
+  AuthCode: '107919',
+  AuthAmount: 1000,
+  RRN: '000000000001',
+  AuthDateTime: '010125120000',
+  AuthSource: 'SIM',
+};
 
 export interface LedgerWriteOptions {
   /** Timed writes wanted (the budget may stop earlier). */
@@ -24,7 +31,10 @@ export interface LedgerWriteOptions {
   vendsPerSession: number;
 }
 
-export async function benchLedgerWrite(budget: Budget, options: LedgerWriteOptions = { writes: 4000, vendsPerSession: 50 }): Promise<Figure[]> {
+export async function benchLedgerWrite(
+  budget: Budget,
+  options: LedgerWriteOptions = { writes: 4000, vendsPerSession: 50 },
+): Promise<Figure[]> {
   const scratch = diskScratchDir('ledger');
   const ledger = openLedger({ path: `${scratch.dir}/ledger.sqlite`, decimalPlaces: 2 });
   const samples: number[] = [];
@@ -49,7 +59,14 @@ export async function benchLedgerWrite(budget: Budget, options: LedgerWriteOptio
     }
     return [
       measured(
-        { ...BASE, context: { file: scratch.mount ? `${scratch.mount.device} (${scratch.mount.fsType})` : 'unknown', sessions: session, budgetStopped: samples.length < options.writes } },
+        {
+          ...BASE,
+          context: {
+            file: scratch.mount ? `${scratch.mount.device} (${scratch.mount.fsType})` : 'unknown',
+            sessions: session,
+            budgetStopped: samples.length < options.writes,
+          },
+        },
         { samples: samples.length, summary: summarize(samples) },
       ),
     ];

@@ -38,20 +38,33 @@ const COOL_DOWN_RESERVE_MS = 20_000;
 
 const STEADY = {
   id: 'memory-steady',
-  what: 'Daemon resident memory (VmRSS, all threads) at steady state, ' +
+  what:
+    'Daemon resident memory (VmRSS, all threads) at steady state, ' +
     'over the floor (bare Node, two idle workers, same flags)',
   unit: 'x floor',
-  target: { text: '<= 1.25 x the floor measured in the same run', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1.25 }] },
+  target: {
+    text: '<= 1.25 x the floor measured in the same run',
+    checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1.25 }],
+  },
 };
 /** Reference: the daemon over the libraries it is made of (support/memory-stack-floor.ts), same run. */
 const STACK = {
   id: 'memory-steady-stack-floor',
-  what: 'Daemon resident memory at steady state over the stack floor (the bare floor plus serialport, ' +
-    'pino, better-sqlite3, got and zod loaded and used once, none of qrvend\'s code)',
+  what:
+    'Daemon resident memory at steady state over the stack floor (the bare floor plus serialport, ' +
+    "pino, better-sqlite3, got and zod loaded and used once, none of qrvend's code)",
   unit: 'x stack floor',
-  target: { text: 'reference: what qrvend adds to its libraries (the judged figure is memory-steady)', checks: [] as Target['checks'] },
+  target: {
+    text: 'reference: what qrvend adds to its libraries (the judged figure is memory-steady)',
+    checks: [] as Target['checks'],
+  },
 };
-const GROWTH = { id: 'memory-growth', what: 'Daemon resident memory growth over 100,000 vends', unit: 'MB', target: { text: '<= 2 MB after 100,000 vends', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 2 }] } };
+const GROWTH = {
+  id: 'memory-growth',
+  what: 'Daemon resident memory growth over 100,000 vends',
+  unit: 'MB',
+  target: { text: '<= 2 MB after 100,000 vends', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 2 }] },
+};
 
 /**
  * Median RSS over a few samples once the daemon has had time to rest: both threads collect (and
@@ -85,7 +98,10 @@ async function threadHeapsMb(daemon: DaemonProcess): Promise<(when: string) => R
   const out: Record<string, string> = {};
   for (const thread of ['main', 'payment']) {
     const m = memory?.[thread] as { heapUsedBytes?: number; heapTotalBytes?: number } | null | undefined;
-    out[thread] = m?.heapUsedBytes !== undefined && m.heapTotalBytes !== undefined ? `${round(m.heapUsedBytes / 2 ** 20, 1)} / ${round(m.heapTotalBytes / 2 ** 20, 1)}` : '';
+    out[thread] =
+      m?.heapUsedBytes !== undefined && m.heapTotalBytes !== undefined
+        ? `${round(m.heapUsedBytes / 2 ** 20, 1)} / ${round(m.heapTotalBytes / 2 ** 20, 1)}`
+        : '';
   }
   return (when) => ({ [`mainHeap${when}Mb`]: out.main!, [`paymentHeap${when}Mb`]: out.payment! });
 }
@@ -132,11 +148,21 @@ async function settledCount(gateway: GatewayProcess): Promise<number> {
   return (await gateway.summary()).byState.settled ?? 0;
 }
 
-async function sessions(rig: DaemonRig, gateway: GatewayProcess, count: number, budget: Budget, onSession: () => void): Promise<number> {
+async function sessions(
+  rig: DaemonRig,
+  gateway: GatewayProcess,
+  count: number,
+  budget: Budget,
+  onSession: () => void,
+): Promise<number> {
   let vends = 0;
   for (let s = 0; s < count && budget.leftMs > COOL_DOWN_RESERVE_MS; s++) {
     await openStaticSession(rig.sim, rig.files, 30_000);
-    const run = await runVends(rig.sim, VENDS_PER_SESSION, { price: PRICE, gapMs: 0, budget: budget.slice(budget.leftMs - COOL_DOWN_RESERVE_MS) });
+    const run = await runVends(rig.sim, VENDS_PER_SESSION, {
+      price: PRICE,
+      gapMs: 0,
+      budget: budget.slice(budget.leftMs - COOL_DOWN_RESERVE_MS),
+    });
     vends += run.latencies.length;
     endSession(rig.sim);
     onSession();
@@ -168,7 +194,8 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
     const startRss = rig.daemon.rssMb();
     // RSS after each warm-up session; done when the last WARM_UP_WINDOW sessions added < WARM_UP_FLAT_MB.
     const warmUpRss: number[] = [rig.daemon.rssMb()];
-    const flat = () => warmUpRss.length > WARM_UP_WINDOW && warmUpRss.at(-1)! - warmUpRss.at(-1 - WARM_UP_WINDOW)! < WARM_UP_FLAT_MB;
+    const flat = () =>
+      warmUpRss.length > WARM_UP_WINDOW && warmUpRss.at(-1)! - warmUpRss.at(-1 - WARM_UP_WINDOW)! < WARM_UP_FLAT_MB;
     while (warmUpRss.length - 1 < MAX_WARM_UP_SESSIONS && (warmUpRss.length - 1 < MIN_WARM_UP_SESSIONS || !flat())) {
       if ((await sessions(rig, gateway, 1, budget, track)) === 0) break;
       warmUpRss.push(rig.daemon.rssMb());
@@ -208,24 +235,43 @@ export async function benchMemory(budget: Budget, gateway: GatewayProcess): Prom
       vendsPerSecond: round(vends / vendSeconds, 1),
       allSettlementsDelivered: delivered,
     };
-    const detail = `daemon ${round(before, 1)} MB / floor ${round(floor, 1)} MB (bare Node + ` +
+    const detail =
+      `daemon ${round(before, 1)} MB / floor ${round(floor, 1)} MB (bare Node + ` +
       `2 idle workers, the launcher's heap flags and MALLOC_ARENA_MAX=2); the ` +
       `bench's daemon runs one JS worker (payment; no display configured)`;
     const steady = measured({ ...STEADY, context, detail }, { samples: 5, value: before / floor });
-    const stackDetail = `daemon ${round(before, 1)} MB / stack floor ${round(stackFloor, 1)} MB; the stack ` +
+    const stackDetail =
+      `daemon ${round(before, 1)} MB / stack floor ${round(stackFloor, 1)} MB; the stack ` +
       `floor is ${round(stackFloor / floor, 3)}x the bare floor (${round(floor, 1)} MB)`;
-    const stack = measured({ ...STACK, context: { stackFloorRssMb: round(stackFloor, 1), floorRssMb: round(floor, 1), stackFloorOverFloor: round(stackFloor / floor, 3), rssBeforeMb: round(before, 1) }, detail: stackDetail }, { samples: 5, value: before / stackFloor });
+    const stack = measured(
+      {
+        ...STACK,
+        context: {
+          stackFloorRssMb: round(stackFloor, 1),
+          floorRssMb: round(floor, 1),
+          stackFloorOverFloor: round(stackFloor / floor, 3),
+          rssBeforeMb: round(before, 1),
+        },
+        detail: stackDetail,
+      },
+      { samples: 5, value: before / stackFloor },
+    );
     const growth = measured({ ...GROWTH, context }, { samples: vends, value: after - before });
     if (vends < TOTAL_VENDS) {
       growth.status = 'error';
       growth.pass = null;
-      growth.reason = `only ${vends} of ${TOTAL_VENDS} vends fitted in the time budget (` +
+      growth.reason =
+        `only ${vends} of ${TOTAL_VENDS} vends fitted in the time budget (` +
         `${round(vendSeconds, 1)} s); the growth shown is over those`;
     }
     return [steady, stack, growth];
   } catch (err) {
     const reason = `${(err as Error).message}${rig ? ` (daemon: ${rig.daemon.describeProblems()})` : ''}`;
-    return [notMeasured(STEADY, 'error', reason), notMeasured(STACK, 'error', reason), notMeasured(GROWTH, 'error', reason)];
+    return [
+      notMeasured(STEADY, 'error', reason),
+      notMeasured(STACK, 'error', reason),
+      notMeasured(GROWTH, 'error', reason),
+    ];
   } finally {
     await rig?.stop();
   }

@@ -19,7 +19,12 @@ import { diskScratchDir } from './support/machine.js';
 import { seedSettlements } from './support/seed-outbox.js';
 
 const TARGET = { text: '>= 500 per second', checks: [{ stat: 'rate' as const, op: '>=' as const, limit: 500 }] };
-const BASE = { id: 'outbox-drain', what: 'Outbox drain of 10,000 queued settlements (local simulator)', unit: 'settlements/s', target: TARGET };
+const BASE = {
+  id: 'outbox-drain',
+  what: 'Outbox drain of 10,000 queued settlements (local simulator)',
+  unit: 'settlements/s',
+  target: TARGET,
+};
 
 export async function benchOutboxDrain(budget: Budget, items = 10_000): Promise<Figure[]> {
   const config = loadConfig({ env: {} }).config;
@@ -34,7 +39,14 @@ export async function benchOutboxDrain(budget: Budget, items = 10_000): Promise<
     const seedStarted = performance.now();
     const authorized = await authorizeAll(client.current, builders, txIds, 10);
     const path = `${scratch.dir}/ledger.sqlite`;
-    const queued = seedSettlements({ path, decimalPlaces: config.machine.decimalPlaces, builders, authorized, authAmount: 10, price: 1.5 });
+    const queued = seedSettlements({
+      path,
+      decimalPlaces: config.machine.decimalPlaces,
+      builders,
+      authorized,
+      authAmount: 10,
+      price: 1.5,
+    });
     const seedMs = performance.now() - seedStarted;
 
     const ledger = openLedger({ path, decimalPlaces: config.machine.decimalPlaces });
@@ -66,8 +78,22 @@ export async function benchOutboxDrain(budget: Budget, items = 10_000): Promise<
       gatewayClosedMoreThanOnce: summary.closedMoreThanOnce.length,
       seedingS: Math.round(seedMs / 100) / 10,
     };
-    if (!finished) return [notMeasured({ ...BASE, context }, 'error', `drain did not finish within its budget: ${delivered} of ${queued} delivered`)];
-    if (dead > 0) return [notMeasured({ ...BASE, context }, 'error', `${dead} settlements were dead-lettered; the drain is not a clean run`)];
+    if (!finished)
+      return [
+        notMeasured(
+          { ...BASE, context },
+          'error',
+          `drain did not finish within its budget: ${delivered} of ${queued} delivered`,
+        ),
+      ];
+    if (dead > 0)
+      return [
+        notMeasured(
+          { ...BASE, context },
+          'error',
+          `${dead} settlements were dead-lettered; the drain is not a clean run`,
+        ),
+      ];
     return [measured({ ...BASE, context }, { samples: delivered, rate: delivered / elapsedS })];
   } catch (err) {
     return [notMeasured(BASE, 'error', (err as Error).message)];

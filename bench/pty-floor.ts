@@ -26,8 +26,15 @@ export class EchoFloor {
    * pty-echo on a fresh pty pair, reader enabled and a session open with `funds`. `attach` makes
    * the VMC simulator on the pty's other end (a diagnostic compares ways of reading it).
    */
-  static async start(funds = 1_000_000, attach: (vmcPath: string) => Promise<VmcSimulator> = attachVmc): Promise<EchoFloor> {
-    const { sim, child, pty } = await forkOnPty(new URL('./support/pty-echo.js', import.meta.url), (agentPath) => [agentPath], attach);
+  static async start(
+    funds = 1_000_000,
+    attach: (vmcPath: string) => Promise<VmcSimulator> = attachVmc,
+  ): Promise<EchoFloor> {
+    const { sim, child, pty } = await forkOnPty(
+      new URL('./support/pty-echo.js', import.meta.url),
+      (agentPath) => [agentPath],
+      attach,
+    );
     try {
       const started = nextCommand(sim, (cmd) => cmd.kind === 'start', 5000, 'C,START');
       child.send({ type: 'start', funds });

@@ -17,14 +17,21 @@ import { diskScratchDir } from './support/machine.js';
 import { summarize } from './stats.js';
 
 const TARGET = { text: 'p99 <= 20 ms', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 20 }] };
-const BASE = { id: 'qr-render', what: 'QR render to an 800x480 32-bit framebuffer (new QR each time, written to a framebuffer file)', unit: 'ms', target: TARGET };
+const BASE = {
+  id: 'qr-render',
+  what: 'QR render to an 800x480 32-bit framebuffer (new QR each time, written to a framebuffer file)',
+  unit: 'ms',
+  target: TARGET,
+};
 
 /** A payload as long as an EMVCo merchant-presented QR, unique per transaction. */
 function qrPayload(n: number): string {
   const tx = n.toString(16).padStart(32, '0');
-  return `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405` +
+  return (
+    `00020101021226860014com.example.pay0136${tx}0208QRVEND010311VENDING-0015204581453039785405` +
     `${(1 + (n % 9)).toFixed(2).padStart(5, '0')}5802DE5913QRVEND DEMO 16005BERLIN62410525` +
-    `${tx.slice(0, 25)}0708QRVEND016304ABCD`;
+    `${tx.slice(0, 25)}0708QRVEND016304ABCD`
+  );
 }
 
 /** A directory that looks like /sys for one 800x480 32 bpp framebuffer, and the "device" file. */
@@ -50,7 +57,15 @@ export async function benchQrRender(budget: Budget, renders = 1000): Promise<Fig
     const fake = fakeFramebuffer(scratch.dir);
     const fb = openFramebuffer(fake.device, fake.sysfs);
     const now = () => 1_700_000_000_000;
-    const screen = (n: number): Screen => ({ kind: 'dynamic-qr', qrText: qrPayload(n), amount: 1 + (n % 9), currencyCode: 'EUR', decimalPlaces: 2, item: 12, expiresAtMs: now() + 45_000 });
+    const screen = (n: number): Screen => ({
+      kind: 'dynamic-qr',
+      qrText: qrPayload(n),
+      amount: 1 + (n % 9),
+      currencyCode: 'EUR',
+      decimalPlaces: 2,
+      item: 12,
+      expiresAtMs: now() + 45_000,
+    });
     const options = { geometry: fb.geometry, output: (frame: Parameters<typeof fb.write>[0]) => fb.write(frame), now };
     try {
       timeRenders(screen(0), 20, options); // warm-up: JIT, font, first allocations
@@ -60,7 +75,15 @@ export async function benchQrRender(budget: Budget, renders = 1000): Promise<Fig
       const again = summarize(timeRenders(screen(1), Math.min(200, renders), options));
       return [
         measured(
-          { ...BASE, context: { format: fb.geometry.format, stride: fb.geometry.stride, qrPayloadChars: qrPayload(1).length, redrawSameQrP99Ms: Math.round(again.p99 * 1000) / 1000 } },
+          {
+            ...BASE,
+            context: {
+              format: fb.geometry.format,
+              stride: fb.geometry.stride,
+              qrPayloadChars: qrPayload(1).length,
+              redrawSameQrP99Ms: Math.round(again.p99 * 1000) / 1000,
+            },
+          },
           { samples: fresh.length, summary: summarize(fresh) },
         ),
       ];

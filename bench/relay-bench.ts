@@ -25,7 +25,13 @@ import { loadConfig } from '../src/config/load.js';
 import { startTestBroker } from '../rigs/broker/index.js';
 import { startSimMachines } from '../rigs/relay/machines.js';
 import { closedLoop, openLoop, type LoadSample } from '../rigs/relay/load.js';
-import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type StartHooks } from '../src/start/index.js';
+import {
+  createRelayedStart,
+  createStartCore,
+  RelayVouchers,
+  startStartEndpoint,
+  type StartHooks,
+} from '../src/start/index.js';
 import { createTrustKit } from '../rigs/relay/trust-kit.js';
 import { round, summarize } from './stats.js';
 
@@ -77,9 +83,18 @@ async function main(): Promise<void> {
     // The machines' side: real Start decisions, a payment side that accepts at once.
     const { config } = loadConfig({ env: {} });
     const seen = new Set<string>();
-    const hooks: StartHooks = { readerBusy: () => null, transactionSeen: (tx) => seen.has(tx), accept: async (r) => void seen.add(r.TransactionId) };
+    const hooks: StartHooks = {
+      readerBusy: () => null,
+      transactionSeen: (tx) => seen.has(tx),
+      accept: async (r) => void seen.add(r.TransactionId),
+    };
     const core = createStartCore({
-      start: { ...config.start, listen: '127.0.0.1:0', integratorName: INTEGRATOR, rateLimit: { perSecond: 100_000, burst: 100_000 } },
+      start: {
+        ...config.start,
+        listen: '127.0.0.1:0',
+        integratorName: INTEGRATOR,
+        rateLimit: { perSecond: 100_000, burst: 100_000 },
+      },
       acceptedTerminalIds: terminalIds,
       acceptedUniQr: [],
       secretToken: Buffer.from(token),
@@ -87,20 +102,44 @@ async function main(): Promise<void> {
       log: silentLogger(),
     });
     // The relay's keys, the machines' trust and the operator's signed registry of the 1,000 machines.
-    const kit = createTrustKit({ machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), token, integratorName: INTEGRATOR });
+    const kit = createTrustKit({
+      machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })),
+      token,
+      integratorName: INTEGRATOR,
+    });
     cleanups.push(() => kit.remove());
     // One set of Start decisions for every machine; each machine checks vouchers for itself.
     const relayedOf = new Map<string, ReturnType<typeof createRelayedStart>>();
     const relayed = (machineId: string) => {
       let r = relayedOf.get(machineId);
-      if (r === undefined) relayedOf.set(machineId, (r = createRelayedStart({ core, vouchers: new RelayVouchers(kit.machineKeyring, machineId) })));
+      if (r === undefined)
+        relayedOf.set(
+          machineId,
+          (r = createRelayedStart({ core, vouchers: new RelayVouchers(kit.machineKeyring, machineId) })),
+        );
       return r;
     };
     cleanups.push(() => relayedOf.forEach((r) => r.dropAll('bench over')));
-    const direct = await startStartEndpoint({ start: { ...config.start, listen: '127.0.0.1:0', integratorName: INTEGRATOR, maxConnectionsPerSource: 64 }, acceptedTerminalIds: terminalIds, acceptedUniQr: [], secretToken: Buffer.from(token), hooks, log: silentLogger(), core, limits: { maxConnections: 256 } });
+    const direct = await startStartEndpoint({
+      start: { ...config.start, listen: '127.0.0.1:0', integratorName: INTEGRATOR, maxConnectionsPerSource: 64 },
+      acceptedTerminalIds: terminalIds,
+      acceptedUniQr: [],
+      secretToken: Buffer.from(token),
+      hooks,
+      log: silentLogger(),
+      core,
+      limits: { maxConnections: 256 },
+    });
     cleanups.push(() => direct.close());
     const connectStarted = performance.now();
-    const sims = await startSimMachines({ url: broker.url, protocolVersion, signer: kit.machineSigner, machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })), answer: (m, args) => relayed(m).start(args), confirm: (m, args) => void relayed(m).confirm(args) });
+    const sims = await startSimMachines({
+      url: broker.url,
+      protocolVersion,
+      signer: kit.machineSigner,
+      machines: terminalIds.map((id) => ({ machineId: id, terminalId: id, uniQr: null })),
+      answer: (m, args) => relayed(m).start(args),
+      confirm: (m, args) => void relayed(m).confirm(args),
+    });
     cleanups.push(() => sims.close());
     const machinesUpMs = performance.now() - connectStarted;
 
@@ -109,16 +148,34 @@ async function main(): Promise<void> {
     const configFile = join(dir, 'relay.json');
     writeFileSync(
       configFile,
-      JSON.stringify({ relay: { listen: `127.0.0.1:${port}`, broker: { url: broker.url, protocolVersion }, rateLimit: { perSecond: 10_000, burst: 10_000 }, maxConnectionsPerSource: 512, logLevel: 'info', ...kit.relayConfig() } }),
+      JSON.stringify({
+        relay: {
+          listen: `127.0.0.1:${port}`,
+          broker: { url: broker.url, protocolVersion },
+          rateLimit: { perSecond: 10_000, burst: 10_000 },
+          maxConnectionsPerSource: 512,
+          logLevel: 'info',
+          ...kit.relayConfig(),
+        },
+      }),
     );
-    const child = spawn(process.execPath, [MAIN_JS, 'relay', '--config', configFile], { stdio: ['ignore', 'ignore', 'inherit'] });
-    cleanups.push(() => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')))));
+    const child = spawn(process.execPath, [MAIN_JS, 'relay', '--config', configFile], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) =>
+          child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
+        ),
+    );
     const origin = `http://127.0.0.1:${port}`;
     const mapStarted = performance.now();
     for (;;) {
       if (performance.now() - mapStarted > 60_000) throw new Error('the relay did not learn the machines within 60 s');
       try {
-        const health = (await (await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(2_000) })).json()) as { machines: number };
+        const health = (await (await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(2_000) })).json()) as {
+          machines: number;
+        };
         if (health.machines >= MACHINES) break;
       } catch {
         // not up yet
@@ -131,7 +188,12 @@ async function main(): Promise<void> {
     let n = 0;
     const bodyFor = () => {
       n += 1;
-      return JSON.stringify({ AppUserId: 'bench-user', SecretToken: token, TerminalId: terminalIds[n % MACHINES], TransactionId: `bench-${process.pid}-${n}` });
+      return JSON.stringify({
+        AppUserId: 'bench-user',
+        SecretToken: token,
+        TerminalId: terminalIds[n % MACHINES],
+        TransactionId: `bench-${process.pid}-${n}`,
+      });
     };
     const directTarget = { origin: direct.origin, integratorName: INTEGRATOR };
     const relayTarget = { origin, integratorName: INTEGRATOR };
@@ -144,7 +206,11 @@ async function main(): Promise<void> {
     const afterPaced = procStatus(child.pid!);
 
     const ticksBefore = cpuTicks(child.pid!);
-    const saturated = await closedLoop(relayTarget, bodyFor, { concurrency: 64, durationMs: 15_000, maxCount: 200_000 });
+    const saturated = await closedLoop(relayTarget, bodyFor, {
+      concurrency: 64,
+      durationMs: 15_000,
+      maxCount: 200_000,
+    });
     const ticksAfter = cpuTicks(child.pid!);
     const afterSaturation = procStatus(child.pid!);
     const d = summarize(directSamples.map((s) => s.ms));
@@ -172,7 +238,12 @@ async function main(): Promise<void> {
         verdicts: verdicts(saturated.samples),
         relayCpuPercentOfOneCore: round(((ticksAfter - ticksBefore) / 100 / (saturated.elapsedMs / 1000)) * 100, 0),
       },
-      relayMemory: { idleWithMapMb: idle.rssMb, afterPacedMb: afterPaced.rssMb, afterSaturationMb: afterSaturation.rssMb, peakMb: afterSaturation.hwmMb },
+      relayMemory: {
+        idleWithMapMb: idle.rssMb,
+        afterPacedMb: afterPaced.rssMb,
+        afterSaturationMb: afterSaturation.rssMb,
+        peakMb: afterSaturation.hwmMb,
+      },
     };
     writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -27,17 +27,34 @@ function verdict(f: Figure): string {
 }
 
 function targetText(f: Figure): string {
-  const derived = f.target.checks.filter((c) => c.derived !== undefined).map((c) => `${c.stat} <= ${c.limit} (${c.derived})`);
+  const derived = f.target.checks
+    .filter((c) => c.derived !== undefined)
+    .map((c) => `${c.stat} <= ${c.limit} (${c.derived})`);
   return derived.length > 0 ? `${f.target.text}; ${derived.join('; ')}` : f.target.text;
 }
 
 export function formatTable(figures: Figure[]): string {
   const head = ['figure', 'unit', 'n', 'p50', 'p99', 'max', 'rate/value', 'target', 'result'];
-  const rows = figures.map((f) => [f.id, f.unit, String(f.samples), show(f.p50), show(f.p99), show(f.max), show(f.rate ?? f.value), targetText(f), verdict(f)]);
+  const rows = figures.map((f) => [
+    f.id,
+    f.unit,
+    String(f.samples),
+    show(f.p50),
+    show(f.p99),
+    show(f.max),
+    show(f.rate ?? f.value),
+    targetText(f),
+    verdict(f),
+  ]);
   const widths = head.map((h, i) => Math.min(60, Math.max(h.length, ...rows.map((r) => r[i]!.length))));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join('  ');
   const details = figures.filter((f) => f.detail !== undefined).map((f) => `  ${f.id}: ${f.detail}`);
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), ...(details.length > 0 ? ['', ...details] : [])].join('\n');
+  return [
+    line(head),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.map(line),
+    ...(details.length > 0 ? ['', ...details] : []),
+  ].join('\n');
 }
 
 const START = '<!-- bench:figures:start (written by `npm run bench`; edit outside these markers) -->';
@@ -65,7 +82,12 @@ export function formatMarkdown(results: Results): string {
 }
 
 /** Replaces the generated section of BENCHMARKS.md (between the markers); false when the markers are missing. */
-export function updateBenchmarksMd(path: string, results: Results, read: (p: string) => string, write: (p: string, s: string) => void): boolean {
+export function updateBenchmarksMd(
+  path: string,
+  results: Results,
+  read: (p: string) => string,
+  write: (p: string, s: string) => void,
+): boolean {
   let text: string;
   try {
     text = read(path);

@@ -53,16 +53,68 @@ const BENCHES: Bench[] = [
   { id: 'ledger-write', figures: ['ledger-write'], budgetMs: 20_000, run: (b) => benchLedgerWrite(b) },
   { id: 'qr-render', figures: ['qr-render'], budgetMs: 20_000, run: (b) => benchQrRender(b) },
   { id: 'outbox-drain', figures: ['outbox-drain'], budgetMs: 90_000, long: true, run: (b) => benchOutboxDrain(b) },
-  { id: 'cold-start', figures: ['cold-start'], budgetMs: 40_000, run: async (b, s) => benchColdStart(b, await s.gateway()) },
-  { id: 'vend-latency', figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'], budgetMs: 130_000, run: async (b, s) => benchVendLatency(b, await s.gateway()) },
-  { id: 'vend-latency-slowloris', figures: ['vend-latency-slowloris'], budgetMs: 60_000, run: async (b, s) => benchSlowlorisVend(b, await s.gateway()) },
+  {
+    id: 'cold-start',
+    figures: ['cold-start'],
+    budgetMs: 40_000,
+    run: async (b, s) => benchColdStart(b, await s.gateway()),
+  },
+  {
+    id: 'vend-latency',
+    figures: ['vend-latency-idle', 'vend-latency-saturated', 'event-loop-delay'],
+    budgetMs: 130_000,
+    run: async (b, s) => benchVendLatency(b, await s.gateway()),
+  },
+  {
+    id: 'vend-latency-slowloris',
+    figures: ['vend-latency-slowloris'],
+    budgetMs: 60_000,
+    run: async (b, s) => benchSlowlorisVend(b, await s.gateway()),
+  },
   // Fleet link (docs/decisions/fleet-link-first.md): a stalled MQTT broker changes nothing for vends.
-  { id: 'vend-latency-broker-stalled', figures: ['vend-latency-broker-up', 'vend-latency-signed-commands', 'vend-latency-broker-stalled'], budgetMs: 150_000, run: async (b, s) => benchFleetBrokerStall(b, await s.gateway()) },
-  { id: 'start-overhead', figures: ['start-overhead-static', 'start-overhead-static-beyond-fsync', 'start-overhead-static-floor', 'start-overhead-static-beyond-floor', 'start-overhead-dynamic'], budgetMs: 90_000, run: async (b, s) => benchStartOverhead(b, await s.gateway()) },
-  { id: 'storage-wear', figures: ['storage-per-sale-static', 'storage-per-sale-dynamic'], budgetMs: 300_000, run: async (b, s) => benchStorageWear(b, await s.gateway()) },
-  { id: 'idle-cost', figures: ['idle-cpu'], budgetMs: 90_000, run: async (b, s) => benchIdleCost(b, await s.gateway()) },
-  { id: 'cpu-budget', figures: ['budget-cold-start', 'budget-vend-latency', 'budget-start-overhead-static'], budgetMs: 120_000, run: async (b, s) => benchCpuBudget(b, await s.gateway()) },
-  { id: 'memory', figures: ['memory-steady', 'memory-steady-stack-floor', 'memory-growth'], budgetMs: 230_000, long: true, run: async (b, s) => benchMemory(b, await s.gateway()) },
+  {
+    id: 'vend-latency-broker-stalled',
+    figures: ['vend-latency-broker-up', 'vend-latency-signed-commands', 'vend-latency-broker-stalled'],
+    budgetMs: 150_000,
+    run: async (b, s) => benchFleetBrokerStall(b, await s.gateway()),
+  },
+  {
+    id: 'start-overhead',
+    figures: [
+      'start-overhead-static',
+      'start-overhead-static-beyond-fsync',
+      'start-overhead-static-floor',
+      'start-overhead-static-beyond-floor',
+      'start-overhead-dynamic',
+    ],
+    budgetMs: 90_000,
+    run: async (b, s) => benchStartOverhead(b, await s.gateway()),
+  },
+  {
+    id: 'storage-wear',
+    figures: ['storage-per-sale-static', 'storage-per-sale-dynamic'],
+    budgetMs: 300_000,
+    run: async (b, s) => benchStorageWear(b, await s.gateway()),
+  },
+  {
+    id: 'idle-cost',
+    figures: ['idle-cpu'],
+    budgetMs: 90_000,
+    run: async (b, s) => benchIdleCost(b, await s.gateway()),
+  },
+  {
+    id: 'cpu-budget',
+    figures: ['budget-cold-start', 'budget-vend-latency', 'budget-start-overhead-static'],
+    budgetMs: 120_000,
+    run: async (b, s) => benchCpuBudget(b, await s.gateway()),
+  },
+  {
+    id: 'memory',
+    figures: ['memory-steady', 'memory-steady-stack-floor', 'memory-growth'],
+    budgetMs: 230_000,
+    long: true,
+    run: async (b, s) => benchMemory(b, await s.gateway()),
+  },
   { id: 'console', figures: CONSOLE_FIGURES, budgetMs: 240_000, long: true, run: (b) => benchConsole(b) },
 ];
 
@@ -71,10 +123,15 @@ const GRACE_MS = 45_000;
 
 async function runOne(bench: Bench, shared: Shared): Promise<Figure[]> {
   const placeholder = (reason: string) =>
-    bench.figures.map((id) => notMeasured({ id, what: id, unit: '-', target: { text: '-', checks: [] } }, 'error', reason));
+    bench.figures.map((id) =>
+      notMeasured({ id, what: id, unit: '-', target: { text: '-', checks: [] } }, 'error', reason),
+    );
   let timer: NodeJS.Timeout | undefined;
   const backstop = new Promise<Figure[]>((resolve) => {
-    timer = setTimeout(() => resolve(placeholder(`did not finish within ${(bench.budgetMs + GRACE_MS) / 1000} s`)), bench.budgetMs + GRACE_MS);
+    timer = setTimeout(
+      () => resolve(placeholder(`did not finish within ${(bench.budgetMs + GRACE_MS) / 1000} s`)),
+      bench.budgetMs + GRACE_MS,
+    );
   });
   try {
     return await Promise.race([bench.run(new Budget(bench.budgetMs), shared), backstop]);
@@ -98,7 +155,9 @@ async function main(): Promise<number> {
   const started = performance.now();
   const loadStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
   const machine = machineInfo();
-  process.stdout.write(`qrvend benchmarks on ${machine.cpus} x ${machine.cpuModel}, Node ${machine.node}, scratch disk ${machine.scratchDisk}\n`);
+  process.stdout.write(
+    `qrvend benchmarks on ${machine.cpus} x ${machine.cpuModel}, Node ${machine.node}, scratch disk ${machine.scratchDisk}\n`,
+  );
 
   let gateway: Promise<GatewayProcess> | null = null;
   const shared: Shared = { gateway: () => (gateway ??= GatewayProcess.start()) };
@@ -118,7 +177,12 @@ async function main(): Promise<number> {
   const file = join(REPO_ROOT, 'bench', wanted.length === 0 ? 'results.json' : 'results.partial.json');
   const results = {
     generatedAt: new Date().toISOString(),
-    command: wanted.length === 0 ? 'npm run bench' : quick ? 'npm run bench -- --quick' : `node dist/bench/run.js ${wanted.join(' ')}`,
+    command:
+      wanted.length === 0
+        ? 'npm run bench'
+        : quick
+          ? 'npm run bench -- --quick'
+          : `node dist/bench/run.js ${wanted.join(' ')}`,
     durationS: Math.round((performance.now() - started) / 100) / 10,
     machine,
     loadAverage: { start: loadStart, end: os.loadavg().map((l) => Math.round(l * 100) / 100) },
@@ -127,8 +191,17 @@ async function main(): Promise<number> {
   writeResults(file, results);
   // Only a full run may replace the figures recorded in BENCHMARKS.md.
   const md = join(REPO_ROOT, 'BENCHMARKS.md');
-  const mdUpdated = wanted.length === 0 && updateBenchmarksMd(md, results, (p) => readFileSync(p, 'utf8'), (p, t) => writeFileSync(p, t));
-  process.stdout.write(`\n${formatTable(figures)}\n\nwritten ${file}${mdUpdated ? ` and the figures in ${md}` : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  const mdUpdated =
+    wanted.length === 0 &&
+    updateBenchmarksMd(
+      md,
+      results,
+      (p) => readFileSync(p, 'utf8'),
+      (p, t) => writeFileSync(p, t),
+    );
+  process.stdout.write(
+    `\n${formatTable(figures)}\n\nwritten ${file}${mdUpdated ? ` and the figures in ${md}` : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+  );
   return figures.some((f) => f.status === 'error') ? 1 : 0;
 }
 

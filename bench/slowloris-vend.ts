@@ -22,10 +22,14 @@ import { summarize } from './stats.js';
 const VENDS = 1000;
 const BASE = {
   id: 'vend-latency-slowloris',
-  what: 'Vend approval in a static QR session while 64 slow-header connections ' +
+  what:
+    'Vend approval in a static QR session while 64 slow-header connections ' +
     'attack the Start endpoint from one address, p99 over the floor p99',
   unit: 'x floor',
-  target: { text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)", checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }] },
+  target: {
+    text: "p99 <= 1.0 x the floor's p99 (same run, interleaved blocks)",
+    checks: [{ stat: 'value' as const, op: '<=' as const, limit: 1 }],
+  },
 };
 
 /** Why wallet Starts went unanswered, by error code. */
@@ -39,11 +43,22 @@ const failed = (why: string) => {
 function walletStart(startUrl: string, body: string, localAddress: string): Promise<boolean> {
   const url = new URL(startUrl);
   return new Promise((resolve) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, localAddress, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(true));
-      res.on('error', (err: NodeJS.ErrnoException) => resolve(failed(`response ${err.code ?? err.message}`)));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent: false,
+        localAddress,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(true));
+        res.on('error', (err: NodeJS.ErrnoException) => resolve(failed(`response ${err.code ?? err.message}`)));
+      },
+    );
     req.setTimeout(10_000, () => req.destroy(Object.assign(new Error('no answer in 10 s'), { code: 'TIMEOUT' })));
     req.on('error', (err: NodeJS.ErrnoException) => resolve(failed(err.code ?? err.message)));
     req.end(body);
@@ -64,10 +79,22 @@ export async function benchSlowlorisVend(budget: Budget, gateway: GatewayProcess
   // The same vends without the attack first: on a loaded machine this tells the attack from the load.
   const baseline = summarize((await runVends(rig.sim, VENDS / 2, { price: 1, gapMs: 5, budget })).latencies);
   const url = new URL(rig.files.startUrl);
-  const attack = startSlowloris({ host: url.hostname, port: Number(url.port), localAddress: '127.0.0.2', count: 64, byteEveryMs: 200 });
+  const attack = startSlowloris({
+    host: url.hostname,
+    port: Number(url.port),
+    localAddress: '127.0.0.2',
+    count: 64,
+    byteEveryMs: 200,
+  });
   let walletRunning = true;
   const replies: Array<Promise<boolean>> = [];
-  const body = JSON.stringify({ AppUserId: 'bench-wallet', SecretToken: rig.files.secretToken, TerminalId: 'NOT-THIS-MACHINE', TransactionId: 'bench-slowloris-0000', Balance: 1 });
+  const body = JSON.stringify({
+    AppUserId: 'bench-wallet',
+    SecretToken: rig.files.secretToken,
+    TerminalId: 'NOT-THIS-MACHINE',
+    TransactionId: 'bench-slowloris-0000',
+    Balance: 1,
+  });
   const wallet = (async () => {
     while (walletRunning) {
       replies.push(walletStart(rig.files.startUrl, body, '127.0.0.3'));
@@ -83,7 +110,15 @@ export async function benchSlowlorisVend(budget: Budget, gateway: GatewayProcess
     walletRunning = false;
     await wallet;
     const answered = (await Promise.all(replies)).filter(Boolean).length;
-    const context = { walletStarts: replies.length, walletAnswered: answered, walletAnsweredShare: Math.round((answered / Math.max(1, replies.length)) * 1000) / 1000, attackConnectionsOpened: attack.opened, walletFailures: JSON.stringify(failures), baselineNoAttackP50Ms: baseline.p50, baselineNoAttackP99Ms: baseline.p99 };
+    const context = {
+      walletStarts: replies.length,
+      walletAnswered: answered,
+      walletAnsweredShare: Math.round((answered / Math.max(1, replies.length)) * 1000) / 1000,
+      attackConnectionsOpened: attack.opened,
+      walletFailures: JSON.stringify(failures),
+      baselineNoAttackP50Ms: baseline.p50,
+      baselineNoAttackP99Ms: baseline.p99,
+    };
     return [ratioFigure(BASE, run, context)];
   } catch (err) {
     return [notMeasured(BASE, 'error', (err as Error).message)];

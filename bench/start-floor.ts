@@ -24,7 +24,12 @@ export class StartFloor {
   /** The floor against `gatewayUrl` (the timing proxy), its SQLite file in `dir` (the daemon's scratch directory). */
   static async start(gatewayUrl: string, dir: string): Promise<StartFloor> {
     const script = new URL('./support/start-floor-process.js', import.meta.url);
-    const { sim, child, pty, ready } = await forkOnPty<{ port: number }>(script, (agentPath) => [agentPath, dir, gatewayUrl, OPERATIONS.Authorization.path]);
+    const { sim, child, pty, ready } = await forkOnPty<{ port: number }>(script, (agentPath) => [
+      agentPath,
+      dir,
+      gatewayUrl,
+      OPERATIONS.Authorization.path,
+    ]);
     return new StartFloor(sim, `http://127.0.0.1:${ready.port}/start`, child, pty);
   }
 

@@ -42,38 +42,52 @@ const DYNAMIC_SALES = 25;
 
 const STATIC = {
   id: 'start-overhead-static',
-  what: 'Agent share of a Static QR Start: Start sent -> Authorization at ' +
+  what:
+    'Agent share of a Static QR Start: Start sent -> Authorization at ' +
     'the gateway, + Authorization answer -> C,START on the VMC end',
   unit: 'ms',
-  target: { text: 'reference: two fsyncs included (judged beyond them: start-overhead-static-beyond-fsync)', checks: [] as Target['checks'] },
+  target: {
+    text: 'reference: two fsyncs included (judged beyond them: start-overhead-static-beyond-fsync)',
+    checks: [] as Target['checks'],
+  },
 };
 /** The design's target (section 7): the agent's own share, the two syncs the disk takes left out. */
 const BEYOND_FSYNC_LIMIT_MS = 2;
 const BEYOND = {
   id: 'start-overhead-static-beyond-fsync',
-  what: 'Static QR Start overhead beyond its two fsyncs: p99 of start-overhead-static minus p99 of ' +
+  what:
+    'Static QR Start overhead beyond its two fsyncs: p99 of start-overhead-static minus p99 of ' +
     'two ledger-like commits on the same disk (same run, a pair between each two Starts)',
   unit: 'ms',
-  target: { text: `p99 <= ${BEYOND_FSYNC_LIMIT_MS} ms beyond the fsync floor of the same disk (same run)`, checks: [{ stat: 'value' as const, op: '<=' as const, limit: BEYOND_FSYNC_LIMIT_MS }] },
+  target: {
+    text: `p99 <= ${BEYOND_FSYNC_LIMIT_MS} ms beyond the fsync floor of the same disk (same run)`,
+    checks: [{ stat: 'value' as const, op: '<=' as const, limit: BEYOND_FSYNC_LIMIT_MS }],
+  },
 };
 const FLOOR = {
   id: 'start-overhead-static-floor',
-  what: 'The same Static QR Start against a bare Node process of the daemon\'s ' +
+  what:
+    "The same Static QR Start against a bare Node process of the daemon's " +
     'shape (support/start-floor-process.ts: node:http, the two commits, a ' +
-    'kept-alive Authorization, C,START), blocks alternating with the daemon\'s',
+    "kept-alive Authorization, C,START), blocks alternating with the daemon's",
   unit: 'ms',
   target: { text: 'reference: the floor of the Start path on this machine', checks: [] as Target['checks'] },
 };
 const BEYOND_PATH = {
   id: 'start-overhead-static-beyond-floor',
-  what: 'Static QR Start overhead beyond the bare path: p99 of start-overhead-static ' +
+  what:
+    'Static QR Start overhead beyond the bare path: p99 of start-overhead-static ' +
     'minus p99 of start-overhead-static-floor (same run, interleaved blocks)',
   unit: 'ms',
-  target: { text: 'reference: qrvend\'s own work in the Start (its checks, schemas, got, ledger, log)', checks: [] as Target['checks'] },
+  target: {
+    text: "reference: qrvend's own work in the Start (its checks, schemas, got, ledger, log)",
+    checks: [] as Target['checks'],
+  },
 };
 const DYNAMIC = {
   id: 'start-overhead-dynamic',
-  what: 'Agent share of a Dynamic QR: vend request -> GenerateQR at the ' +
+  what:
+    'Agent share of a Dynamic QR: vend request -> GenerateQR at the ' +
     'gateway, + GenerateQR answer -> QR pixels in the framebuffer file',
   unit: 'ms',
   target: { text: 'p99 <= 25 ms (sum of both)', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 25 }] },
@@ -91,7 +105,10 @@ const DYNAMIC = {
 /** A Start's answer is a few hundred bytes; anything past this is a fault, not an answer. */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
-function postStart(url: string, body: string): Promise<{ t0: number; connectMs: number; answer: Record<string, unknown> }> {
+function postStart(
+  url: string,
+  body: string,
+): Promise<{ t0: number; connectMs: number; answer: Record<string, unknown> }> {
   const u = new URL(url);
   const request = rawPostRequest(u, body);
   return new Promise((resolve, reject) => {
@@ -106,7 +123,8 @@ function postStart(url: string, body: string): Promise<{ t0: number; connectMs: 
     let received = 0;
     socket.on('data', (c: Buffer) => {
       received += c.length;
-      if (received > MAX_ANSWER_BYTES) socket.destroy(new Error(`the answer to a Start passed ${MAX_ANSWER_BYTES} bytes`));
+      if (received > MAX_ANSWER_BYTES)
+        socket.destroy(new Error(`the answer to a Start passed ${MAX_ANSWER_BYTES} bytes`));
       else parts.push(c);
     });
     socket.on('error', reject);
@@ -146,10 +164,12 @@ function beyondFigure(s: Split): Figure | null {
     floorPairs: s.floor.length,
     beyondP50Ms: round(b.p50),
     floorFramesPerCommit: round(s.floorFramesPerCommit ?? Number.NaN, 1),
-    floor: 'two commits (IMMEDIATE, WAL, synchronous=FULL, the ledger pragmas) in ' +
+    floor:
+      'two commits (IMMEDIATE, WAL, synchronous=FULL, the ledger pragmas) in ' +
       'a file beside the daemon ledger, a pair between each two Starts',
   };
-  const detail = `Start p50/p99 ${round(all.p50, 2)}/${round(all.p99, 2)} ms; two fsync-floor ` +
+  const detail =
+    `Start p50/p99 ${round(all.p50, 2)}/${round(all.p99, 2)} ms; two fsync-floor ` +
     `commits p50/p99 ${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms (` +
     `${s.floor.length} pairs, ${round(s.floorFramesPerCommit ?? Number.NaN, 1)} WAL ` +
     `frames a commit); beyond the floor p50 ${round(b.p50, 2)} ms`;
@@ -166,7 +186,13 @@ function floorFigure(floor: Split): Figure {
   if (pairs.length === 0) return splitFigure(FLOOR, floor, names);
   const b = beyondFloor(floor.sum, pairs);
   const beyond = { beyondFsyncP50Ms: round(b.p50), beyondFsyncP99Ms: round(b.p99), fsyncPairP99Ms: round(b.floorP99) };
-  return splitFigure(FLOOR, floor, names, beyond, `; beyond its own fsync pairs (p99 ${round(b.floorP99, 2)} ms) p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`);
+  return splitFigure(
+    FLOOR,
+    floor,
+    names,
+    beyond,
+    `; beyond its own fsync pairs (p99 ${round(b.floorP99, 2)} ms) p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms`,
+  );
 }
 
 /** The daemon's Starts beyond the bare path's, percentile by percentile. */
@@ -174,21 +200,55 @@ function beyondPathFigure(daemon: Split, floor: Split): Figure {
   if (floor.sum.length === 0) return notMeasured(BEYOND_PATH, 'error', 'no Start reached the floor');
   const d = summarize(daemon.sum);
   const b = beyondFloor(daemon.sum, floor.sum);
-  const context = { daemonP50Ms: round(d.p50), daemonP99Ms: round(d.p99), floorP50Ms: round(b.floorP50), floorP99Ms: round(b.floorP99), beyondP50Ms: round(b.p50), floorStarts: floor.sum.length };
-  const detail = `daemon p50/p99 ${round(d.p50, 2)}/${round(d.p99, 2)} ms; bare path p50/p99 ` +
+  const context = {
+    daemonP50Ms: round(d.p50),
+    daemonP99Ms: round(d.p99),
+    floorP50Ms: round(b.floorP50),
+    floorP99Ms: round(b.floorP99),
+    beyondP50Ms: round(b.p50),
+    floorStarts: floor.sum.length,
+  };
+  const detail =
+    `daemon p50/p99 ${round(d.p50, 2)}/${round(d.p99, 2)} ms; bare path p50/p99 ` +
     `${round(b.floorP50, 2)}/${round(b.floorP99, 2)} ms; beyond it p50 ${round(b.p50, 2)} ms`;
   return measured({ ...BEYOND_PATH, context, detail }, { samples: daemon.sum.length, value: b.p99 });
 }
 
-function splitFigure(base: { id: string; what: string; unit: string; target: Target }, s: Split, names: [string, string], extra: Figure['context'] = {}, moreDetail = ''): Figure {
+function splitFigure(
+  base: { id: string; what: string; unit: string; target: Target },
+  s: Split,
+  names: [string, string],
+  extra: Figure['context'] = {},
+  moreDetail = '',
+): Figure {
   const a = summarize(s.first);
   const b = summarize(s.second);
   const c = s.connect !== undefined && s.connect.length > 0 ? summarize(s.connect) : null;
-  const beside = c === null ? '' : `; before them, the wallet's connect p50/p99 ${round(c.p50, 2)}/${round(c.p99, 2)} ms (not in the figure)`;
-  const detail = `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} ` +
+  const beside =
+    c === null
+      ? ''
+      : `; before them, the wallet's connect p50/p99 ${round(c.p50, 2)}/${round(c.p99, 2)} ms (not in the figure)`;
+  const detail =
+    `${names[0]} p50/p99 ${round(a.p50, 2)}/${round(a.p99, 2)} ms; ${names[1]} ` +
     `p50/p99 ${round(b.p50, 2)}/${round(b.p99, 2)} ms${beside}${moreDetail}`;
-  const connect: Record<string, string | number> = c === null ? {} : { walletConnectP50Ms: round(c.p50), walletConnectP99Ms: round(c.p99), walletConnect: 'the fresh connection before the Start is written: not in the figure' };
-  const context = { ...extra, firstP50Ms: round(a.p50), firstP99Ms: round(a.p99), secondP50Ms: round(b.p50), secondP99Ms: round(b.p99), first: names[0], second: names[1], ...connect };
+  const connect: Record<string, string | number> =
+    c === null
+      ? {}
+      : {
+          walletConnectP50Ms: round(c.p50),
+          walletConnectP99Ms: round(c.p99),
+          walletConnect: 'the fresh connection before the Start is written: not in the figure',
+        };
+  const context = {
+    ...extra,
+    firstP50Ms: round(a.p50),
+    firstP99Ms: round(a.p99),
+    secondP50Ms: round(b.p50),
+    secondP99Ms: round(b.p99),
+    first: names[0],
+    second: names[1],
+    ...connect,
+  };
   return measured({ ...base, context, detail }, { samples: s.sum.length, summary: summarize(s.sum) });
 }
 
@@ -202,7 +262,13 @@ interface StartSubject {
 }
 
 function daemonSubject(rig: DaemonRig, proxy: TimingProxy): StartSubject {
-  const wallet = { url: rig.files.startUrl, integratorName: rig.files.integratorName, secretToken: rig.files.secretToken, uniQr: rig.files.uniQr, timeoutMs: 10_000 };
+  const wallet = {
+    url: rig.files.startUrl,
+    integratorName: rig.files.integratorName,
+    secretToken: rig.files.secretToken,
+    uniQr: rig.files.uniQr,
+    timeoutMs: 10_000,
+  };
   return {
     sim: rig.sim,
     endpoint: startEndpoint(rig.files.startUrl, rig.files.integratorName),
@@ -219,7 +285,10 @@ function floorSubject(floor: StartFloor): StartSubject {
   return {
     sim: floor.sim,
     endpoint: floor.startUrl,
-    body: (txId) => JSON.stringify(buildStartBody({ url: floor.startUrl, integratorName: 'floor', secretToken: 'floor', timeoutMs: 10_000 }, txId)),
+    body: (txId) =>
+      JSON.stringify(
+        buildStartBody({ url: floor.startUrl, integratorName: 'floor', secretToken: 'floor', timeoutMs: 10_000 }, txId),
+      ),
     // The floor closes nothing: the same pause as the daemon's after its Cancel.
     closed: () => sleep(20),
   };
@@ -230,11 +299,23 @@ function floorSubject(floor: StartFloor): StartSubject {
  * Each next Start waits until the Cancel was delivered (a real machine's sales are seconds apart);
  * with `fsync`, a pair of its commits is taken then, while the daemon is quiet.
  */
-export function staticStarts(rig: DaemonRig, proxy: TimingProxy, count: number, budget: Budget, fsync: FsyncFloor | null = null): Promise<Split> {
+export function staticStarts(
+  rig: DaemonRig,
+  proxy: TimingProxy,
+  count: number,
+  budget: Budget,
+  fsync: FsyncFloor | null = null,
+): Promise<Split> {
   return startsOn(daemonSubject(rig, proxy), proxy, count, budget, fsync);
 }
 
-async function startsOn(subject: StartSubject, proxy: TimingProxy, count: number, budget: Budget, fsync: FsyncFloor | null): Promise<Split> {
+async function startsOn(
+  subject: StartSubject,
+  proxy: TimingProxy,
+  count: number,
+  budget: Budget,
+  fsync: FsyncFloor | null,
+): Promise<Split> {
   const out: Split = { first: [], second: [], sum: [], connect: [], ...(fsync !== null ? { floor: [] } : {}) };
   const { sim } = subject;
   // One C,START listener per sample, kept across the retries of a refused Start.
@@ -268,8 +349,13 @@ async function startsOn(subject: StartSubject, proxy: TimingProxy, count: number
     const { atMs: t3 } = await started;
     started = null;
     // The proxy's thread reports by message: wait for it (it answered before C,START could come).
-    const auth = await proxy.answered((e) => e.op === 'Authorization' && e.txId === txId, 5000, `the Authorization of ${txId}`);
-    if (auth.answeredAtMs === null) throw new Error(`the Authorization of ${txId} was not seen answered at the gateway`);
+    const auth = await proxy.answered(
+      (e) => e.op === 'Authorization' && e.txId === txId,
+      5000,
+      `the Authorization of ${txId}`,
+    );
+    if (auth.answeredAtMs === null)
+      throw new Error(`the Authorization of ${txId} was not seen answered at the gateway`);
     out.first.push(auth.receivedAtMs - t0);
     out.connect!.push(connectMs);
     out.second.push(t3 - auth.answeredAtMs);
@@ -286,12 +372,20 @@ async function startsOn(subject: StartSubject, proxy: TimingProxy, count: number
 /** Blocks of Starts, the daemon's and the floor's alternating (the order flipping each block). */
 const START_BLOCKS = 10;
 
-async function interleavedStarts(daemon: StartSubject, floor: StartSubject, proxy: TimingProxy, count: number, budget: Budget, fsync: FsyncFloor): Promise<{ daemon: Split; floor: Split }> {
+async function interleavedStarts(
+  daemon: StartSubject,
+  floor: StartSubject,
+  proxy: TimingProxy,
+  count: number,
+  budget: Budget,
+  fsync: FsyncFloor,
+): Promise<{ daemon: Split; floor: Split }> {
   const parts: { daemon: Split[]; floor: Split[] } = { daemon: [], floor: [] };
   const perBlock = Math.ceil(count / START_BLOCKS);
   for (let b = 0; b < START_BLOCKS && !budget.spent; b++) {
     const order: Array<'daemon' | 'floor'> = b % 2 === 0 ? ['floor', 'daemon'] : ['daemon', 'floor'];
-    for (const which of order) parts[which].push(await startsOn(which === 'daemon' ? daemon : floor, proxy, perBlock, budget, fsync));
+    for (const which of order)
+      parts[which].push(await startsOn(which === 'daemon' ? daemon : floor, proxy, perBlock, budget, fsync));
   }
   return { daemon: joinSplits(parts.daemon), floor: joinSplits(parts.floor) };
 }
@@ -299,7 +393,14 @@ async function interleavedStarts(daemon: StartSubject, floor: StartSubject, prox
 function joinSplits(splits: Split[]): Split {
   const all = <K extends 'first' | 'second' | 'sum' | 'connect' | 'floor'>(k: K) => splits.flatMap((s) => s[k] ?? []);
   const last = splits.at(-1);
-  return { first: all('first'), second: all('second'), sum: all('sum'), connect: all('connect'), floor: all('floor'), ...(last?.floorFramesPerCommit !== undefined ? { floorFramesPerCommit: last.floorFramesPerCommit } : {}) };
+  return {
+    first: all('first'),
+    second: all('second'),
+    sum: all('sum'),
+    connect: all('connect'),
+    floor: all('floor'),
+    ...(last?.floorFramesPerCommit !== undefined ? { floorFramesPerCommit: last.floorFramesPerCommit } : {}),
+  };
 }
 
 async function staticRun(gateway: GatewayProcess, budget: Budget): Promise<Figure[]> {
@@ -318,7 +419,12 @@ async function staticRun(gateway: GatewayProcess, budget: Budget): Promise<Figur
       const s = await interleavedStarts(subjects.daemon, subjects.floor, proxy, STATIC_SALES, budget, fsync);
       const raw = splitFigure(STATIC, s.daemon, ['Start -> Authorization', 'answer -> C,START']);
       const floorRaw = floorFigure(s.floor);
-      return [raw, beyondFigure(s.daemon) ?? notMeasured(BEYOND, 'error', 'no fsync-floor pair was taken'), floorRaw, beyondPathFigure(s.daemon, s.floor)];
+      return [
+        raw,
+        beyondFigure(s.daemon) ?? notMeasured(BEYOND, 'error', 'no fsync-floor pair was taken'),
+        floorRaw,
+        beyondPathFigure(s.daemon, s.floor),
+      ];
     } finally {
       await floor?.stop();
       fsync?.close();
@@ -366,7 +472,8 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
       extraEnv: () => ({ QRVEND_TEST_SYSFS_ROOT: fb.sysfs }),
     });
     try {
-      if (!(await waitFor(() => rig.sim.state().reader === 'enabled', 10_000))) throw new Error('the VMC did not enable the reader');
+      if (!(await waitFor(() => rig.sim.state().reader === 'enabled', 10_000)))
+        throw new Error('the VMC did not enable the reader');
       const changes: Array<{ atMs: number; frame: Buffer }> = [];
       watcher = watch(fb.device, () => {
         const atMs = performance.now();
@@ -375,13 +482,23 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
       const out: Split = { first: [], second: [], sum: [] };
       for (let i = -2; i < DYNAMIC_SALES && !budget.spent; i++) {
         changes.length = 0;
-        const answer = nextCommand(rig.sim, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', 15_000, 'answer to the vend request');
+        const answer = nextCommand(
+          rig.sim,
+          (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+          15_000,
+          'answer to the vend request',
+        );
         const t0 = performance.now();
-        if (!rig.sim.select(1 + (i + 2) % 40, 1.2)) throw new Error(`the VMC simulator could not select (state ${JSON.stringify(rig.sim.state())})`);
+        if (!rig.sim.select(1 + ((i + 2) % 40), 1.2))
+          throw new Error(`the VMC simulator could not select (state ${JSON.stringify(rig.sim.state())})`);
         const { command } = await answer;
         if (command.kind !== 'vend-approve') throw new Error('the dynamic QR vend was denied');
         rig.sim.vendSuccess();
-        const gen = await proxy.answered((e) => e.op === 'GenerateQR' && e.receivedAtMs >= t0, 5000, 'the GenerateQR of this vend');
+        const gen = await proxy.answered(
+          (e) => e.op === 'GenerateQR' && e.receivedAtMs >= t0,
+          5000,
+          'the GenerateQR of this vend',
+        );
         if (gen.answeredAtMs === null) throw new Error('the GenerateQR was not seen answered at the gateway');
         const qrText = String((JSON.parse(gen.responseText ?? '{}') as { QRCode?: unknown }).QRCode ?? '');
         const shown = changes.find((c) => c.atMs >= gen.answeredAtMs! && decodeFrame(c.frame) === qrText);
@@ -394,7 +511,10 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
         await waitFor(() => rig.sim.state().vend === 'none', 5000);
         await sleep(300);
       }
-      return splitFigure(DYNAMIC, out, ['vend request -> GenerateQR', 'answer -> QR in framebuffer'], { framebuffer: `${BENCH_GEOMETRY.width}x${BENCH_GEOMETRY.height} XRGB8888 file`, watch: 'inotify (fs.watch), pixels checked with jsQR' });
+      return splitFigure(DYNAMIC, out, ['vend request -> GenerateQR', 'answer -> QR in framebuffer'], {
+        framebuffer: `${BENCH_GEOMETRY.width}x${BENCH_GEOMETRY.height} XRGB8888 file`,
+        watch: 'inotify (fs.watch), pixels checked with jsQR',
+      });
     } finally {
       await rig.stop();
     }
@@ -405,7 +525,8 @@ async function dynamicRun(gateway: GatewayProcess, budget: Budget): Promise<Figu
 }
 
 export async function benchStartOverhead(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
-  if (!daemonBuilt()) return [STATIC, BEYOND, FLOOR, BEYOND_PATH, DYNAMIC].map((b) => notMeasured(b, 'pending', DAEMON_PENDING));
+  if (!daemonBuilt())
+    return [STATIC, BEYOND, FLOOR, BEYOND_PATH, DYNAMIC].map((b) => notMeasured(b, 'pending', DAEMON_PENDING));
   const figures: Figure[] = [];
   try {
     figures.push(...(await staticRun(gateway, budget.slice(budget.leftMs / 2))));

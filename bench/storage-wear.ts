@@ -49,7 +49,10 @@ const DYNAMIC = {
   id: 'storage-per-sale-dynamic',
   what: 'Bytes written to storage per dynamic QR sale (GenerateQR, paid at the first Inquiry, vended)',
   unit: 'KiB',
-  target: { text: '<= 64 KiB per sale (the static target, applied to a dynamic sale)', checks: [{ stat: 'value' as const, op: '<=' as const, limit: 64 }] },
+  target: {
+    text: '<= 64 KiB per sale (the static target, applied to a dynamic sale)',
+    checks: [{ stat: 'value' as const, op: '<=' as const, limit: 64 }],
+  },
 };
 
 function tallyDir(): string {
@@ -68,7 +71,13 @@ function checkpointsIn(tallyFile: string): number {
   return existsSync(tallyFile) ? (parseTally(readFileSync(tallyFile, 'utf8')).syncsByFile['ledger.sqlite'] ?? 0) : 0;
 }
 
-async function measureSales(rig: DaemonRig, tallyFile: string, budget: Budget, sale: () => Promise<void>, cycle: boolean): Promise<Sales> {
+async function measureSales(
+  rig: DaemonRig,
+  tallyFile: string,
+  budget: Budget,
+  sale: () => Promise<void>,
+  cycle: boolean,
+): Promise<Sales> {
   for (let i = 0; i < WARM_UP_SALES; i++) await sale();
   if (cycle && existsSync(FAIL_IO_SHIM)) {
     // Up to the first checkpoint after start (migrations and the warm-up may already have had one).
@@ -87,7 +96,12 @@ async function measureSales(rig: DaemonRig, tallyFile: string, budget: Budget, s
     if (cycle && checkpointsIn(tallyFile) > 0) break;
   }
   const tally = existsSync(tallyFile) ? parseTally(readFileSync(tallyFile, 'utf8')) : null;
-  return { perSaleKiB: perSale, totalBytes: writeBytes(rig.daemon.pid) - start, logBytes: rig.daemon.stdoutBytes - log0, tally };
+  return {
+    perSaleKiB: perSale,
+    totalBytes: writeBytes(rig.daemon.pid) - start,
+    logBytes: rig.daemon.stdoutBytes - log0,
+    tally,
+  };
 }
 
 function figureOf(base: typeof STATIC, s: Sales, extra: Figure['context']): Figure {
@@ -110,13 +124,19 @@ function figureOf(base: typeof STATIC, s: Sales, extra: Figure['context']): Figu
     ...extra,
   };
   const checkpoints = s.tally ? (s.tally.syncsByFile['ledger.sqlite'] ?? 0) : null;
-  const detail = `${checkpoints ?? '?'} WAL checkpoint(s) in the window; ${fsyncs ?? '?'} fsyncs/sale; ` +
+  const detail =
+    `${checkpoints ?? '?'} WAL checkpoint(s) in the window; ${fsyncs ?? '?'} fsyncs/sale; ` +
     `write() per sale: ${files.join(', ') || 'n/a'}; log ${round(s.logBytes / n / KiB, 1)} ` +
     `KiB/sale on stdout; p50/max ${round(sum.p50, 1)}/${round(sum.max, 1)} KiB over ${n} sales`;
   return measured({ ...base, context, detail }, { samples: n, value: s.totalBytes / n / KiB });
 }
 
-async function withRig<T>(gateway: GatewayProcess, tallyFile: string, alwaysIdle: boolean, run: (rig: DaemonRig) => Promise<T>): Promise<T> {
+async function withRig<T>(
+  gateway: GatewayProcess,
+  tallyFile: string,
+  alwaysIdle: boolean,
+  run: (rig: DaemonRig) => Promise<T>,
+): Promise<T> {
   const rig = await DaemonRig.start({
     gatewayUrl: gateway.url,
     preauthAmount: 20,
@@ -129,7 +149,9 @@ async function withRig<T>(gateway: GatewayProcess, tallyFile: string, alwaysIdle
       const fleetUrl = process.env.QRVEND_BENCH_FLEET_URL;
       if (fleetUrl) c.fleet = { url: fleetUrl, protocolVersion: 5, machineId: 'BENCH-WEAR-1' };
     },
-    extraEnv: existsSync(FAIL_IO_SHIM) ? (dir) => ({ LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: dir, QRVEND_FAILIO_TALLY: tallyFile }) : () => ({}),
+    extraEnv: existsSync(FAIL_IO_SHIM)
+      ? (dir) => ({ LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: dir, QRVEND_FAILIO_TALLY: tallyFile })
+      : () => ({}),
   });
   try {
     return await run(rig);
@@ -139,7 +161,8 @@ async function withRig<T>(gateway: GatewayProcess, tallyFile: string, alwaysIdle
 }
 
 export async function benchStorageWear(budget: Budget, gateway: GatewayProcess): Promise<Figure[]> {
-  if (!daemonBuilt()) return [notMeasured(STATIC, 'pending', DAEMON_PENDING), notMeasured(DYNAMIC, 'pending', DAEMON_PENDING)];
+  if (!daemonBuilt())
+    return [notMeasured(STATIC, 'pending', DAEMON_PENDING), notMeasured(DYNAMIC, 'pending', DAEMON_PENDING)];
   const tallyFile = join(tallyDir(), `qrvend-bench-tally-${process.pid}`);
   const figures: Figure[] = [];
   try {
@@ -151,16 +174,26 @@ export async function benchStorageWear(budget: Budget, gateway: GatewayProcess):
         await vendOnce(rig.sim, 11, 1.5);
         await vendOnce(rig.sim, 12, 2.5);
         endSession(rig.sim);
-        if (!(await pollUntil(async () => (await settled()) > before, 15_000))) throw new Error('the Settlement did not reach the gateway within 15 s');
+        if (!(await pollUntil(async () => (await settled()) > before, 15_000)))
+          throw new Error('the Settlement did not reach the gateway within 15 s');
         await sleep(SETTLE_MS);
       };
       return measureSales(rig, tallyFile, budget.slice(budget.leftMs * 0.7), sale, true);
     });
-    const static_ = figureOf(STATIC, s, { vendsPerSale: 2, window: 'one WAL checkpoint cycle (from just after one checkpoint to just after the next)' });
+    const static_ = figureOf(STATIC, s, {
+      vendsPerSale: 2,
+      window: 'one WAL checkpoint cycle (from just after one checkpoint to just after the next)',
+    });
     // A window without its checkpoint leaves the checkpoint's share out: that is not the figure.
     if (s.tally && (s.tally.syncsByFile['ledger.sqlite'] ?? 0) === 0) {
-      figures.push(notMeasured({ ...STATIC, context: static_.context }, 'error', `no WAL checkpoint in the window (the budget ran out after ` +
-        `${s.perSaleKiB.length} sales): ${static_.detail ?? ''}`));
+      figures.push(
+        notMeasured(
+          { ...STATIC, context: static_.context },
+          'error',
+          `no WAL checkpoint in the window (the budget ran out after ` +
+            `${s.perSaleKiB.length} sales): ${static_.detail ?? ''}`,
+        ),
+      );
     } else {
       figures.push(static_);
     }
@@ -171,10 +204,17 @@ export async function benchStorageWear(budget: Budget, gateway: GatewayProcess):
     const d = await withRig(gateway, tallyFile, true, async (rig) => {
       let item = 0;
       // Always idle: the board reports the reader enabled once the VMC has set it up.
-      if (!(await waitFor(() => rig.sim.state().reader === 'enabled', 10_000))) throw new Error(`the VMC did not enable the reader (state ${JSON.stringify(rig.sim.state())})`);
+      if (!(await waitFor(() => rig.sim.state().reader === 'enabled', 10_000)))
+        throw new Error(`the VMC did not enable the reader (state ${JSON.stringify(rig.sim.state())})`);
       const sale = async () => {
-        const answer = nextCommand(rig.sim, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', 15_000, 'answer to the dynamic QR vend request');
-        if (!rig.sim.select(1 + (item++ % 40), 1.2)) throw new Error(`the VMC simulator could not select (state ${JSON.stringify(rig.sim.state())})`);
+        const answer = nextCommand(
+          rig.sim,
+          (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+          15_000,
+          'answer to the dynamic QR vend request',
+        );
+        if (!rig.sim.select(1 + (item++ % 40), 1.2))
+          throw new Error(`the VMC simulator could not select (state ${JSON.stringify(rig.sim.state())})`);
         const { command } = await answer;
         if (command.kind !== 'vend-approve') throw new Error('the dynamic QR vend was denied');
         rig.sim.vendSuccess();
@@ -183,7 +223,11 @@ export async function benchStorageWear(budget: Budget, gateway: GatewayProcess):
       };
       return measureSales(rig, tallyFile, budget, sale, false);
     });
-    figures.push(figureOf(DYNAMIC, d, { window: `${DYNAMIC_SALES} sales, the WAL checkpoint's share left out unless one fell in` }));
+    figures.push(
+      figureOf(DYNAMIC, d, {
+        window: `${DYNAMIC_SALES} sales, the WAL checkpoint's share left out unless one fell in`,
+      }),
+    );
   } catch (err) {
     figures.push(notMeasured(DYNAMIC, 'error', (err as Error).message));
   } finally {

@@ -74,9 +74,9 @@ function report(label: string, a: Map<number, Tally>, b: Map<number, Tally>, n: 
       `- ${t1.role} (thread ${id}): CPU ${((t1.runNs - t0.runNs) / n / 1000).toFixed(1)} ` +
         `us, run-queue wait ${((t1.waitNs - t0.waitNs) / n / 1000).toFixed(1)} us, ` +
         `wake-ups ${((t1.voluntarySwitches - t0.voluntarySwitches) / n).toFixed(2)}, ` +
-          `preempted ${((t1.involuntarySwitches - t0.involuntarySwitches) / n).toFixed(2)}\n` +
+        `preempted ${((t1.involuntarySwitches - t0.involuntarySwitches) / n).toFixed(2)}\n` +
         `  posted: ${perVend(t0.posts, t1.posts, n) || 'nothing'}\n  async ` +
-          `resources: ${perVend(t0.resources, t1.resources, n) || 'none'}\n`,
+        `resources: ${perVend(t0.resources, t1.resources, n) || 'none'}\n`,
     );
   }
 }
@@ -92,7 +92,15 @@ async function daemonRun(gateway: GatewayProcess, fleet: 'off' | 'on' | 'stalled
       watchLogs: ['fleet link connected'],
       extraEnv: () => ({ QRVEND_TALLY_DIR: dir }),
       patch: (c, scratch) => {
-        if (broker !== null) c.fleet = { url: broker.gateUrl, protocolVersion: 4, machineId: 'BENCH-FLEET-1', healthIntervalS: 5, keepaliveS: 5, configOverlay: join(scratch, 'state', 'fleet-config.json') };
+        if (broker !== null)
+          c.fleet = {
+            url: broker.gateUrl,
+            protocolVersion: 4,
+            machineId: 'BENCH-FLEET-1',
+            healthIntervalS: 5,
+            keepaliveS: 5,
+            configOverlay: join(scratch, 'state', 'fleet-config.json'),
+          };
       },
     });
     if (broker !== null) {
@@ -119,7 +127,18 @@ async function daemonRun(gateway: GatewayProcess, fleet: 'off' | 'on' | 'stalled
 
 /** The bench process's own cost per vend against pty-echo, with the VMC end read one way or the other. */
 async function linkRun(kind: 'serialport' | 'tty'): Promise<void> {
-  const attach = kind === 'tty' ? attachVmc : async (path: string) => new VmcSimulator({ link: await openSerialLink({ path, baudRate: 115200 }), vendPolicy: 'manual', autoEnable: true, pollIntervalMs: 100, seed: 1, keepCommands: 100 });
+  const attach =
+    kind === 'tty'
+      ? attachVmc
+      : async (path: string) =>
+          new VmcSimulator({
+            link: await openSerialLink({ path, baudRate: 115200 }),
+            vendPolicy: 'manual',
+            autoEnable: true,
+            pollIntervalMs: 100,
+            seed: 1,
+            keepCommands: 100,
+          });
   const floor = await EchoFloor.start(1_000_000, attach);
   const counts: Record<string, number> = {};
   const hook = createHook({ init: (_id, type) => void (counts[type] = (counts[type] ?? 0) + 1) });
@@ -137,9 +156,9 @@ async function linkRun(kind: 'serialport' | 'tty'): Promise<void> {
     process.stdout.write(
       `\n## bench process, VMC end read by ${kind}, against pty-echo: per vend over ${VENDS}\n` +
         `- CPU ${((cpu.user + cpu.system) / VENDS).toFixed(1)} us (whole ` +
-          `process), async resources: ${perVend(before, counts, VENDS)}\n` +
+        `process), async resources: ${perVend(before, counts, VENDS)}\n` +
         `- latency p50 ${sorted[Math.floor(VENDS / 2)]!.toFixed(3)} ms (for ` +
-          `orientation only; ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
+        `orientation only; ${((performance.now() - t0) / 1000).toFixed(1)} s)\n`,
     );
   } finally {
     hook.disable();

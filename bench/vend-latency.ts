@@ -44,21 +44,24 @@ const ratioTarget = (limit: number): Target => ({
 });
 const IDLE = {
   id: 'vend-latency-idle',
-  what: 'Vend approval in a static QR session, idle (request line ' +
+  what:
+    'Vend approval in a static QR session, idle (request line ' +
     'in to approval line out, pty), p99 over the floor p99',
   unit: 'x floor',
   target: ratioTarget(1.0),
 };
 const SATURATED = {
   id: 'vend-latency-saturated',
-  what: `Vend approval while 10,000 outbox items drain through a slow ` +
+  what:
+    `Vend approval while 10,000 outbox items drain through a slow ` +
     `gateway (${SLOW_GATEWAY_MS} ms per request), p99 over the floor p99`,
   unit: 'x floor',
   target: ratioTarget(1.1),
 };
 const LOOP = {
   id: 'event-loop-delay',
-  what: 'Daemon main-thread event-loop delay (lateness of the 1 ms sampler ' +
+  what:
+    'Daemon main-thread event-loop delay (lateness of the 1 ms sampler ' +
     'ticks) during the saturated vend run (worst stats interval)',
   unit: 'ms',
   target: { text: 'p99 <= 2 ms', checks: [{ stat: 'p99' as const, op: '<=' as const, limit: 2 }] },
@@ -74,7 +77,14 @@ export interface InterleavedRun {
  * BLOCKS x (floor block, daemon block), the order flipping each block. Both sessions must be open.
  * Exported for the CPU-budget run, which interleaves a confined daemon the same way.
  */
-export async function interleave(floor: VmcSimulator, daemon: VmcSimulator, daemonPid: number, budget: Budget, blocks = BLOCKS, blockVends = BLOCK_VENDS): Promise<InterleavedRun> {
+export async function interleave(
+  floor: VmcSimulator,
+  daemon: VmcSimulator,
+  daemonPid: number,
+  budget: Budget,
+  blocks = BLOCKS,
+  blockVends = BLOCK_VENDS,
+): Promise<InterleavedRun> {
   await runVends(floor, WARM_UP_VENDS, { price: PRICE, gapMs: GAP_MS, budget });
   await runVends(daemon, WARM_UP_VENDS, { price: PRICE, gapMs: GAP_MS, budget });
   const pairs: BlockPair[] = [];
@@ -99,11 +109,27 @@ export async function interleave(floor: VmcSimulator, daemon: VmcSimulator, daem
     daemonAllThreadsCpuUsPerVend: Math.round((cpu.daemonAllThreadsCpuMs! * 1000) / vends),
     daemonWakeupsPerVend: Math.round((cpu.daemonWakeups! / vends) * 10) / 10,
   };
-  return { pairs, stoppedByBudget, context: { blocks: pairs.length, blockVends, vendGapMs: GAP_MS, warmUpVends: WARM_UP_VENDS, budgetStopped: stoppedByBudget, ...cpu, ...perVend } };
+  return {
+    pairs,
+    stoppedByBudget,
+    context: {
+      blocks: pairs.length,
+      blockVends,
+      vendGapMs: GAP_MS,
+      warmUpVends: WARM_UP_VENDS,
+      budgetStopped: stoppedByBudget,
+      ...cpu,
+      ...perVend,
+    },
+  };
 }
 
 /** The ratio figure of an interleaved run: value = pooled p99 ratio, the ms figures and the spread beside it. */
-export function ratioFigure(base: { id: string; what: string; unit: string; target: Target }, run: InterleavedRun, extra: Figure['context'] = {}): Figure {
+export function ratioFigure(
+  base: { id: string; what: string; unit: string; target: Target },
+  run: InterleavedRun,
+  extra: Figure['context'] = {},
+): Figure {
   const r = ratioSpread(run.pairs);
   const daemon = summarize(run.pairs.flatMap((p) => p.subject));
   const floor = summarize(run.pairs.flatMap((p) => p.floor));
@@ -120,9 +146,9 @@ export function ratioFigure(base: { id: string; what: string; unit: string; targ
   };
   const detail =
     `daemon p50/p99 ${round(daemon.p50, 2)}/${round(daemon.p99, 2)} ms; ` +
-      `floor p50/p99 ${round(floor.p50, 2)}/${round(floor.p99, 2)} ms; ` +
+    `floor p50/p99 ${round(floor.p50, 2)}/${round(floor.p99, 2)} ms; ` +
     `per-block p99 ratio median ${round(r.median, 2)} (min ${round(r.min, 2)}, max ` +
-      `${round(r.max, 2)}, ${r.blocks.length} blocks of ${run.context.blockVends})`;
+    `${round(r.max, 2)}, ${r.blocks.length} blocks of ${run.context.blockVends})`;
   return measured({ ...base, context, detail }, { samples: daemon.count, value: r.pooled });
 }
 
@@ -140,18 +166,26 @@ async function idleRun(gateway: GatewayProcess, budget: Budget): Promise<Figure>
     const run = await interleave(floor.sim, rig.sim, rig.daemon.pid, budget);
     endSession(rig.sim);
     const loopP99s = rig.daemon.loopDelays.slice(firstReport).map((d) => d.p99);
-    return ratioFigure(IDLE, run, { eventLoopDelayWorstIntervalP99Ms: loopP99s.length > 0 ? Math.max(...loopP99s) : null });
+    return ratioFigure(IDLE, run, {
+      eventLoopDelayWorstIntervalP99Ms: loopP99s.length > 0 ? Math.max(...loopP99s) : null,
+    });
   } finally {
     await floor?.stop();
     await rig.stop();
   }
 }
 
-async function saturatedRun(gateway: GatewayProcess, budget: Budget): Promise<{ figure: Figure; loopDelays: LoopDelayReport[]; context: Figure['context'] }> {
+async function saturatedRun(
+  gateway: GatewayProcess,
+  budget: Budget,
+): Promise<{ figure: Figure; loopDelays: LoopDelayReport[]; context: Figure['context'] }> {
   const config = loadConfig({ env: {} }).config;
   const builders = benchBuilders(config);
   const client = benchClient(gateway.url);
-  const txIds = Array.from({ length: OUTBOX_ITEMS }, (_, i) => `bench-sat-${Date.now().toString(36)}-${String(i + 1).padStart(6, '0')}`);
+  const txIds = Array.from(
+    { length: OUTBOX_ITEMS },
+    (_, i) => `bench-sat-${Date.now().toString(36)}-${String(i + 1).padStart(6, '0')}`,
+  );
   let authorized;
   try {
     authorized = await authorizeAll(client, builders, txIds, 10);
@@ -159,7 +193,14 @@ async function saturatedRun(gateway: GatewayProcess, budget: Budget): Promise<{ 
     client.close();
   }
   const seed = (storePath: string) => {
-    seedSettlements({ path: storePath, decimalPlaces: config.machine.decimalPlaces, builders, authorized, authAmount: 10, price: 1.5 });
+    seedSettlements({
+      path: storePath,
+      decimalPlaces: config.machine.decimalPlaces,
+      builders,
+      authorized,
+      authAmount: 10,
+      price: 1.5,
+    });
   };
   gateway.setDelay(SLOW_GATEWAY_MS);
   const rig = await DaemonRig.start({ gatewayUrl: gateway.slowUrl, preauthAmount: PREAUTH, seed });
@@ -172,7 +213,8 @@ async function saturatedRun(gateway: GatewayProcess, budget: Budget): Promise<{ 
     const after = (await gateway.summary()).requests.Settlement ?? 0;
     // The stats line after the window covers its last interval.
     const reportsWanted = rig.daemon.loopDelays.length + 1;
-    if (reportsWanted > 1) await waitFor(() => rig.daemon.loopDelays.length >= reportsWanted, 3 * STATS_INTERVAL_MS, 50);
+    if (reportsWanted > 1)
+      await waitFor(() => rig.daemon.loopDelays.length >= reportsWanted, 3 * STATS_INTERVAL_MS, 50);
     endSession(rig.sim);
     const context = {
       slowGatewayMsPerRequest: SLOW_GATEWAY_MS,
@@ -182,7 +224,11 @@ async function saturatedRun(gateway: GatewayProcess, budget: Budget): Promise<{ 
       settlementRequestsBeforeWindow: before,
       settlementRequestsAfterWindow: after,
     };
-    return { figure: ratioFigure(SATURATED, run, context), loopDelays: rig.daemon.loopDelays.slice(firstReport), context: { ...run.context, ...context } };
+    return {
+      figure: ratioFigure(SATURATED, run, context),
+      loopDelays: rig.daemon.loopDelays.slice(firstReport),
+      context: { ...run.context, ...context },
+    };
   } finally {
     gateway.setDelay(0);
     await floor?.stop();
@@ -191,12 +237,35 @@ async function saturatedRun(gateway: GatewayProcess, budget: Budget): Promise<{ 
 }
 
 function loopFigure(reports: LoopDelayReport[], context: Figure['context']): Figure {
-  if (reports.length === 0) return notMeasured({ ...LOOP, context }, 'error', 'the daemon logged no stats line with eventLoopDelay during the run');
+  if (reports.length === 0)
+    return notMeasured(
+      { ...LOOP, context },
+      'error',
+      'the daemon logged no stats line with eventLoopDelay during the run',
+    );
   const p50s = reports.map((r) => r.p50).sort((a, b) => a - b);
   return measured(
-    { ...LOOP, context: { ...context, statsIntervalMs: STATS_INTERVAL_MS, reports: reports.length, intervalsWithP99Over2Ms: reports.filter((r) => r.p99 > 2).length } },
+    {
+      ...LOOP,
+      context: {
+        ...context,
+        statsIntervalMs: STATS_INTERVAL_MS,
+        reports: reports.length,
+        intervalsWithP99Over2Ms: reports.filter((r) => r.p99 > 2).length,
+      },
+    },
     // p50: the median interval's p50; p99: the worst interval's p99; max: the worst delay seen.
-    { samples: reports.length, summary: { count: reports.length, min: p50s[0]!, p50: percentile(p50s, 0.5), p99: Math.max(...reports.map((r) => r.p99)), max: Math.max(...reports.map((r) => r.max)), mean: Number.NaN } },
+    {
+      samples: reports.length,
+      summary: {
+        count: reports.length,
+        min: p50s[0]!,
+        p50: percentile(p50s, 0.5),
+        p99: Math.max(...reports.map((r) => r.p99)),
+        max: Math.max(...reports.map((r) => r.max)),
+        mean: Number.NaN,
+      },
+    },
   );
 }
 
@@ -212,7 +281,10 @@ export async function benchVendLatency(budget: Budget, gateway: GatewayProcess):
     const sat = await saturatedRun(gateway, budget);
     figures.push(sat.figure, loopFigure(sat.loopDelays, sat.context));
   } catch (err) {
-    figures.push(notMeasured(SATURATED, 'error', (err as Error).message), notMeasured(LOOP, 'error', (err as Error).message));
+    figures.push(
+      notMeasured(SATURATED, 'error', (err as Error).message),
+      notMeasured(LOOP, 'error', (err as Error).message),
+    );
   }
   return figures;
 }

@@ -25,9 +25,21 @@ const targets = [
   { src: 'native/pty-relay.c', out: 'dist/src/native/qrvend-pty', flags: [] },
   { src: 'native/notify-helper.c', out: 'dist/src/native/qrvend-notify', flags: [] },
   // The daemon runs without it (no trimming, more resident memory) where Node came without its headers.
-  { src: 'native/malloc-trim.c', out: 'dist/src/native/qrvend-trim.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h'), without: 'no malloc trimming' },
+  {
+    src: 'native/malloc-trim.c',
+    out: 'dist/src/native/qrvend-trim.node',
+    flags: ['-shared', '-fPIC', '-I', nodeInclude],
+    needs: join(nodeInclude, 'node_api.h'),
+    without: 'no malloc trimming',
+  },
   // Without it the chardev GPIO backend is unavailable (logged; payments go on, docs/devices.md).
-  { src: 'native/gpio-chardev.c', out: 'dist/src/native/qrvend-gpio.node', flags: ['-shared', '-fPIC', '-I', nodeInclude], needs: join(nodeInclude, 'node_api.h'), without: 'no chardev GPIO backend' },
+  {
+    src: 'native/gpio-chardev.c',
+    out: 'dist/src/native/qrvend-gpio.node',
+    flags: ['-shared', '-fPIC', '-I', nodeInclude],
+    needs: join(nodeInclude, 'node_api.h'),
+    without: 'no chardev GPIO backend',
+  },
   { src: 'test/native/notify-sink.c', out: 'dist/test/native/notify-sink', flags: [] },
   { src: 'test/native/fail-io.c', out: 'dist/test/native/libqrvend-failio.so', flags: ['-shared', '-fPIC', '-ldl'] },
 ];
@@ -37,7 +49,9 @@ for (const t of targets) {
   const out = join(root, t.out);
   if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) continue;
   if (t.needs !== undefined && !existsSync(t.needs)) {
-    console.error(`native/build.mjs: ${t.out} not built: ${t.needs} is missing (Node's headers; the agent runs with ${t.without})`);
+    console.error(
+      `native/build.mjs: ${t.out} not built: ${t.needs} is missing (Node's headers; the agent runs with ${t.without})`,
+    );
     continue;
   }
   mkdirSync(dirname(out), { recursive: true });
@@ -45,7 +59,10 @@ for (const t of targets) {
   try {
     execFileSync(cc, args, { stdio: ['ignore', 'inherit', 'inherit'], timeout: 60_000 });
   } catch (err) {
-    const why = err && err.code === 'ENOENT' ? `no C compiler "${cc}" (install a C/C++ toolchain, e.g. build-essential; better-sqlite3 needs it too)` : `${cc} failed`;
+    const why =
+      err && err.code === 'ENOENT'
+        ? `no C compiler "${cc}" (install a C/C++ toolchain, e.g. build-essential; better-sqlite3 needs it too)`
+        : `${cc} failed`;
     console.error(`native/build.mjs: cannot build ${t.out} from ${t.src}: ${why}`);
     process.exit(1);
   }

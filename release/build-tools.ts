@@ -32,7 +32,8 @@ export function toolsFor(targets: readonly ReleaseTarget[]): BuildTool[] {
     const p = t.toolchainPrefix;
     if (p === null) continue;
     // g++-<prefix> brings gcc-<prefix> and binutils-<prefix> (ar, ranlib, strip) along.
-    for (const suffix of ['gcc', 'g++']) tools.push({ command: `${p}-${suffix}`, apt: `g++-${p}`, why: `cross compiler for ${t.deb}` });
+    for (const suffix of ['gcc', 'g++'])
+      tools.push({ command: `${p}-${suffix}`, apt: `g++-${p}`, why: `cross compiler for ${t.deb}` });
   }
   return tools.filter((tool, i) => tools.findIndex((other) => other.command === tool.command) === i);
 }

@@ -62,9 +62,11 @@ export function elfProblems(files: readonly FileHead[], target: ReleaseTarget): 
     if (id === null) continue;
     elfCount += 1;
     if (id.machine !== target.elfMachine || id.elfClass !== target.elfClass || !id.littleEndian) {
-      problems.push(`${f.path}: ELF for ${machineName(id.machine)} (${id.elfClass}-bit` +
-        `${id.littleEndian ? '' : ', big-endian'}), package is ${target.deb} ` +
-        `(${machineName(target.elfMachine)}, ${target.elfClass}-bit)`);
+      problems.push(
+        `${f.path}: ELF for ${machineName(id.machine)} (${id.elfClass}-bit` +
+          `${id.littleEndian ? '' : ', big-endian'}), package is ${target.deb} ` +
+          `(${machineName(target.elfMachine)}, ${target.elfClass}-bit)`,
+      );
     }
   }
   if (elfCount === 0) problems.push('no ELF file at all: Node and the native modules are missing');
@@ -93,7 +95,10 @@ export function parseContents(listing: string): string[] {
   for (const line of listing.split('\n')) {
     const m = /^\S+\s+\S+\s+\d+\s+\S+\s+\S+\s+(.*)$/.exec(line.trim());
     if (m === null) continue;
-    const path = m[1]!.replace(/ -> .*$/, '').replace(/^\.\//, '').replace(/\/$/, '');
+    const path = m[1]!
+      .replace(/ -> .*$/, '')
+      .replace(/^\.\//, '')
+      .replace(/\/$/, '');
     if (path !== '' && path !== '.') paths.push(path);
   }
   return paths;
@@ -115,7 +120,8 @@ export function debProblems(deb: DebFacts, fileName: string): string[] {
   if (fileName !== expectedName) problems.push(`file is named ${fileName}, its fields say ${expectedName}`);
   const depends = debDepends(TARGETS[arch]);
   if (deb.fields.Depends !== depends) problems.push(`Depends is '${deb.fields.Depends ?? ''}', expected '${depends}'`);
-  if (/\bnodejs\b/.test(deb.fields.Depends ?? '') || /\bnodejs\b/.test(deb.fields['Pre-Depends'] ?? '')) problems.push('depends on nodejs: Node is bundled');
+  if (/\bnodejs\b/.test(deb.fields.Depends ?? '') || /\bnodejs\b/.test(deb.fields['Pre-Depends'] ?? ''))
+    problems.push('depends on nodejs: Node is bundled');
   for (const c of CONFFILES) {
     if (!deb.conffiles.includes(c)) problems.push(`conffiles does not list ${c}`);
   }
@@ -126,7 +132,8 @@ export function debProblems(deb: DebFacts, fileName: string): string[] {
     if (!deb.controlMembers.includes(s)) problems.push(`maintainer script ${s} is missing`);
   }
   problems.push(...treeProblems(deb.paths, deb.fields.Version ?? '?'));
-  if (deb.paths.includes('etc/qrvend/secret-token')) problems.push('ships /etc/qrvend/secret-token: the secret is provisioned on the machine, never packaged');
+  if (deb.paths.includes('etc/qrvend/secret-token'))
+    problems.push('ships /etc/qrvend/secret-token: the secret is provisioned on the machine, never packaged');
   return problems;
 }
 
@@ -135,7 +142,9 @@ export function debProblems(deb: DebFacts, fileName: string): string[] {
  * devDependency that a runtime package also needs, like mqtt-packet under mqtt, is not marked and
  * ships). Read from this checkout's lockfile, the one `npm ci --omit=dev` staged the release from.
  */
-export function devOnlyPackages(lockPath = fileURLToPath(new URL('../../package-lock.json', import.meta.url))): Set<string> {
+export function devOnlyPackages(
+  lockPath = fileURLToPath(new URL('../../package-lock.json', import.meta.url)),
+): Set<string> {
   const lock = JSON.parse(readFileSync(lockPath, 'utf8')) as { packages?: Record<string, { dev?: boolean }> };
   const names = new Set<string>();
   for (const [path, entry] of Object.entries(lock.packages ?? {})) {
@@ -146,7 +155,11 @@ export function devOnlyPackages(lockPath = fileURLToPath(new URL('../../package-
 }
 
 /** Rules for the file list shared by the .deb and the tarball. */
-export function treeProblems(paths: readonly string[], version: string, devOnly: ReadonlySet<string> = devOnlyPackages()): string[] {
+export function treeProblems(
+  paths: readonly string[],
+  version: string,
+  devOnly: ReadonlySet<string> = devOnlyPackages(),
+): string[] {
   const problems: string[] = [];
   const set = new Set(paths);
   for (const f of requiredFiles(version)) if (!set.has(f)) problems.push(`${f} is missing`);
@@ -167,8 +180,15 @@ export function treeProblems(paths: readonly string[], version: string, devOnly:
     }
   }
   // Side by side: outside the release's own tree, /opt/qrvend holds only the stable entry points.
-  const stray = paths.find((p) => p.startsWith('opt/qrvend/') && !p.startsWith(release) && p !== releaseDir(version) && !/^opt\/qrvend\/(bin(\/qrvend(-trial|-release)?)?|releases|current)$/.test(p));
-  if (stray !== undefined) problems.push(`${stray}: outside ${release} (a release's files live in its own tree, docs/releases.md)`);
+  const stray = paths.find(
+    (p) =>
+      p.startsWith('opt/qrvend/') &&
+      !p.startsWith(release) &&
+      p !== releaseDir(version) &&
+      !/^opt\/qrvend\/(bin(\/qrvend(-trial|-release)?)?|releases|current)$/.test(p),
+  );
+  if (stray !== undefined)
+    problems.push(`${stray}: outside ${release} (a release's files live in its own tree, docs/releases.md)`);
   return problems;
 }
 
@@ -215,7 +235,12 @@ export async function checkArtifact(file: string): Promise<string[]> {
       const conffilesPath = join(tmp, 'control/conffiles');
       const deb: DebFacts = {
         fields: parseControl(info),
-        conffiles: existsSync(conffilesPath) ? readFileSync(conffilesPath, 'utf8').split('\n').map((l) => l.trim()).filter(Boolean) : [],
+        conffiles: existsSync(conffilesPath)
+          ? readFileSync(conffilesPath, 'utf8')
+              .split('\n')
+              .map((l) => l.trim())
+              .filter(Boolean)
+          : [],
         controlMembers: readdirSync(join(tmp, 'control')),
         paths: parseContents(listing),
       };
@@ -235,7 +260,8 @@ export async function checkArtifact(file: string): Promise<string[]> {
     if (!listing.split('\n').some((line) => line.trimEnd().endsWith(` opt/qrvend/current -> releases/${version}`))) {
       problems.push(`opt/qrvend/current does not link to releases/${version}`);
     }
-    if (paths.some((p) => p.startsWith('etc/'))) problems.push('the tarball carries /etc: configuration is the image builder\'s, never overwritten');
+    if (paths.some((p) => p.startsWith('etc/')))
+      problems.push("the tarball carries /etc: configuration is the image builder's, never overwritten");
     await run('tar', ['-xzf', file, '-C', tmp], { timeoutMs: 600_000 });
     return [...problems, ...elfProblems(readHeads(tmp), target)];
   } finally {

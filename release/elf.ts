@@ -25,11 +25,13 @@ export function isElf(head: Uint8Array): boolean {
  */
 export function readElfIdentity(head: Uint8Array): ElfIdentity | null {
   if (!isElf(head)) return null;
-  if (head.length < ELF_HEADER_BYTES) throw new Error(`ELF header truncated (${head.length} of ${ELF_HEADER_BYTES} bytes)`);
+  if (head.length < ELF_HEADER_BYTES)
+    throw new Error(`ELF header truncated (${head.length} of ${ELF_HEADER_BYTES} bytes)`);
   const cls = head[4];
   const data = head[5];
   if (cls !== 1 && cls !== 2) throw new Error(`ELF class byte ${String(cls)} is neither 1 (32-bit) nor 2 (64-bit)`);
-  if (data !== 1 && data !== 2) throw new Error(`ELF data byte ${String(data)} is neither 1 (little-endian) nor 2 (big-endian)`);
+  if (data !== 1 && data !== 2)
+    throw new Error(`ELF data byte ${String(data)} is neither 1 (little-endian) nor 2 (big-endian)`);
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const littleEndian = data === 1;
   return {

@@ -55,31 +55,52 @@ function parseArches(values: string[]): ReleaseArch[] {
 async function main(): Promise<void> {
   const program = new Command('release')
     .description('Build the qrvend .deb and tarball for target architectures on this machine')
-    .requiredOption('--arch <arch...>', `target architectures: ${RELEASE_ARCHES.join(', ')}, all (repeat or comma-separate)`)
+    .requiredOption(
+      '--arch <arch...>',
+      `target architectures: ${RELEASE_ARCHES.join(', ')}, all (repeat or comma-separate)`,
+    )
     .option('--out <dir>', 'where the packages go', join(REPO, 'out/release'))
-    .option('--cache <dir>', 'downloaded Node packages and built node_modules', process.env.QRVEND_RELEASE_CACHE ?? join(homedir(), '.cache/qrvend-release'))
+    .option(
+      '--cache <dir>',
+      'downloaded Node packages and built node_modules',
+      process.env.QRVEND_RELEASE_CACHE ?? join(homedir(), '.cache/qrvend-release'),
+    )
     .option('--jobs <n>', 'parallel compiler jobs', '2')
     .addOption(new Option('--compress <kind>', 'package compression').choices(['gzip', 'xz']).default('gzip'))
-    .option('--sign <key>', 'sign an update manifest for each tarball with this private key (PEM, `qrvend fleet keygen --scopes update`)')
-    .option('--key-id <id>', 'the id of that key in the machines\' trust file (with --sign)')
+    .option(
+      '--sign <key>',
+      'sign an update manifest for each tarball with this private key (PEM, `qrvend fleet keygen --scopes update`)',
+    )
+    .option('--key-id <id>', "the id of that key in the machines' trust file (with --sign)")
     .option('--expires-days <n>', 'how long the signed manifest may be offered, in days', '90')
-    .option('--min-version <v>', 'the oldest installed version the update applies to (default: <major>.0.0 of this release)')
+    .option(
+      '--min-version <v>',
+      'the oldest installed version the update applies to (default: <major>.0.0 of this release)',
+    )
     .parse();
   const opts = program.opts<Options>();
   const arches = parseArches(opts.arch);
   const jobs = Number(opts.jobs);
-  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64) throw new Error(`--jobs '${opts.jobs}' is not a whole number from 1 to 64`);
+  if (!Number.isInteger(jobs) || jobs < 1 || jobs > 64)
+    throw new Error(`--jobs '${opts.jobs}' is not a whole number from 1 to 64`);
   const maxDays = MAX_DOCUMENT_LIFETIME_MS / 86_400_000;
   const expiresDays = Number(opts.expiresDays);
   if (opts.sign !== undefined) {
-    if (opts.keyId === undefined || !KEY_ID.test(opts.keyId)) throw new Error('--sign needs --key-id, the key\'s id in the trust file (letters, digits and . _ : -)');
-    if (!Number.isInteger(expiresDays) || expiresDays < 1 || expiresDays > maxDays) throw new Error(`--expires-days '${opts.expiresDays}' is not a whole number from 1 to ${maxDays}`);
-    if (opts.minVersion !== undefined && !RELEASE_VERSION.test(opts.minVersion)) throw new Error(`--min-version '${opts.minVersion}' is not MAJOR.MINOR.PATCH`);
+    if (opts.keyId === undefined || !KEY_ID.test(opts.keyId))
+      throw new Error("--sign needs --key-id, the key's id in the trust file (letters, digits and . _ : -)");
+    if (!Number.isInteger(expiresDays) || expiresDays < 1 || expiresDays > maxDays)
+      throw new Error(`--expires-days '${opts.expiresDays}' is not a whole number from 1 to ${maxDays}`);
+    if (opts.minVersion !== undefined && !RELEASE_VERSION.test(opts.minVersion))
+      throw new Error(`--min-version '${opts.minVersion}' is not MAJOR.MINOR.PATCH`);
     loadPrivateKey(opts.sign); // an unreadable key is said now, not after the build
   }
-  if (!existsSync(join(REPO, 'dist/src/cli/main.js'))) throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
+  if (!existsSync(join(REPO, 'dist/src/cli/main.js')))
+    throw new Error(`no build in ${REPO}dist: run 'npm run release' (it compiles first)`);
   // Before any download or compile: a missing compiler is named with its apt package, not found by node-gyp.
-  const missing = missingTools(arches.map((a) => TARGETS[a]), process.env.PATH);
+  const missing = missingTools(
+    arches.map((a) => TARGETS[a]),
+    process.env.PATH,
+  );
   if (missing.length > 0) throw new Error(missingToolsMessage(missing));
 
   const out = resolve(opts.out);
@@ -114,15 +135,23 @@ async function main(): Promise<void> {
         made.push(file);
       }
       if (opts.sign !== undefined) {
-        const signed = signReleaseTarball(tgz, version, arch, { keyFile: opts.sign, keyId: opts.keyId!, expiresDays, minVersion: opts.minVersion ?? null, nowMs: Date.now() });
+        const signed = signReleaseTarball(tgz, version, arch, {
+          keyFile: opts.sign,
+          keyId: opts.keyId!,
+          expiresDays,
+          minVersion: opts.minVersion ?? null,
+          nowMs: Date.now(),
+        });
         log(`${arch}: update manifest signed by ${opts.keyId}, valid ${expiresDays} days`);
         made.push(signed.artifact, signed.manifest);
       }
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
-    log(`${arch}: done in ${secondsSince(t0)} s (modules ` +
-      `${modules.fromCache ? 'from the cache' : `compiled: ${modules.compiled.join(', ')}`})`);
+    log(
+      `${arch}: done in ${secondsSince(t0)} s (modules ` +
+        `${modules.fromCache ? 'from the cache' : `compiled: ${modules.compiled.join(', ')}`})`,
+    );
   }
   for (const file of made) process.stdout.write(`${file}\n`);
   if (failed) process.exitCode = 1;

@@ -34,7 +34,13 @@ export interface ModulesOptions {
 export async function buildProductionModules(o: ModulesOptions): Promise<ModulesResult> {
   const lock = readFileSync(join(o.repo, 'package-lock.json'));
   const manifest = releaseManifest(o.repo);
-  const key = createHash('sha256').update(RECIPE).update(lock).update(manifest).update(`${o.target.deb}:${o.runtime.version}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(RECIPE)
+    .update(lock)
+    .update(manifest)
+    .update(`${o.target.deb}:${o.runtime.version}`)
+    .digest('hex')
+    .slice(0, 16);
   const dir = join(o.cacheDir, 'modules', `${o.target.deb}-${key}`);
   if (existsSync(join(dir, 'node_modules', '.qrvend-release-complete'))) {
     o.log(`modules: ${o.target.deb} from the cache (${relative(o.cacheDir, dir)})`);
@@ -47,18 +53,39 @@ export async function buildProductionModules(o: ModulesOptions): Promise<Modules
     writeFileSync(join(work, 'package.json'), manifest);
     writeFileSync(join(work, 'package-lock.json'), lock);
     const t0 = process.hrtime.bigint();
-    await run('npm', ['ci', '--omit=dev', '--ignore-scripts', '--os=linux', `--cpu=${o.target.npmCpu}`, '--libc=glibc', '--no-audit', '--no-fund', '--loglevel=error'], {
-      cwd: work, timeoutMs: 900_000,
-    });
+    await run(
+      'npm',
+      [
+        'ci',
+        '--omit=dev',
+        '--ignore-scripts',
+        '--os=linux',
+        `--cpu=${o.target.npmCpu}`,
+        '--libc=glibc',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+      ],
+      {
+        cwd: work,
+        timeoutMs: 900_000,
+      },
+    );
     o.log(`modules: npm ci for linux/${o.target.npmCpu} in ${secondsSince(t0)} s`);
 
     const gyp = await nodeGypPath();
     const compiled: string[] = [];
     for (const pkg of findNativePackages(join(work, 'node_modules'))) {
       const t1 = process.hrtime.bigint();
-      await run(process.execPath, [gyp, 'rebuild', '--release', `--arch=${o.target.gypArch}`, `--nodedir=${o.runtime.dir}`, `--jobs=${o.jobs}`], {
-        cwd: pkg, env: compilerEnv(o.target), timeoutMs: 1_800_000,
-      });
+      await run(
+        process.execPath,
+        [gyp, 'rebuild', '--release', `--arch=${o.target.gypArch}`, `--nodedir=${o.runtime.dir}`, `--jobs=${o.jobs}`],
+        {
+          cwd: pkg,
+          env: compilerEnv(o.target),
+          timeoutMs: 1_800_000,
+        },
+      );
       const name = relative(join(work, 'node_modules'), pkg);
       compiled.push(name);
       pruneNativePackage(pkg);
@@ -132,7 +159,14 @@ function compilerEnv(target: ReleaseTarget): NodeJS.ProcessEnv {
   delete env.npm_config_nodedir;
   if (target.toolchainPrefix !== null) {
     const p = target.toolchainPrefix;
-    Object.assign(env, { CC: `${p}-gcc`, CXX: `${p}-g++`, LINK: `${p}-g++`, AR: `${p}-ar`, RANLIB: `${p}-ranlib`, STRIP: `${p}-strip` });
+    Object.assign(env, {
+      CC: `${p}-gcc`,
+      CXX: `${p}-g++`,
+      LINK: `${p}-g++`,
+      AR: `${p}-ar`,
+      RANLIB: `${p}-ranlib`,
+      STRIP: `${p}-strip`,
+    });
   }
   return env;
 }
@@ -143,7 +177,8 @@ async function nodeGypPath(): Promise<string> {
   if (gypPath !== undefined) return gypPath;
   const root = (await run('npm', ['root', '-g'], { capture: true })).trim();
   const candidate = join(root, 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
-  if (!existsSync(candidate)) throw new Error(`node-gyp not found at ${candidate}: npm's bundled node-gyp is needed to compile native modules`);
+  if (!existsSync(candidate))
+    throw new Error(`node-gyp not found at ${candidate}: npm's bundled node-gyp is needed to compile native modules`);
   gypPath = candidate;
   return candidate;
 }

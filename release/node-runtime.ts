@@ -14,7 +14,11 @@ export interface NodeRuntime {
   version: string;
 }
 
-export async function fetchNodeRuntime(target: ReleaseTarget, cacheDir: string, log: (line: string) => void): Promise<NodeRuntime> {
+export async function fetchNodeRuntime(
+  target: ReleaseTarget,
+  cacheDir: string,
+  log: (line: string) => void,
+): Promise<NodeRuntime> {
   const spec = `${target.nodePackage}@${target.nodeVersion}`;
   const dir = join(cacheDir, 'node', `${target.nodePackage}-${target.nodeVersion}`);
   if (existsSync(join(dir, 'bin/node')) && existsSync(join(dir, 'include/node/node.h'))) {

@@ -9,7 +9,18 @@
  * `current`), and the root-side scripts around every start (bin/qrvend-trial, bin/qrvend-release),
  * which a remote update never replaces, so that a bad release cannot break its own rollback.
  */
-import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { debDepends, type ReleaseTarget } from './targets.js';
 import type { NodeRuntime } from './node-runtime.js';
@@ -48,17 +59,27 @@ export async function stageTree(o: StageOptions): Promise<void> {
   // helper): compiled for the target.
   const cc = o.target.toolchainPrefix === null ? 'cc' : `${o.target.toolchainPrefix}-gcc`;
   mkdirSync(join(opt, 'dist/src/native'), { recursive: true });
-  for (const [source, binary] of [['pty-relay.c', 'qrvend-pty'], ['notify-helper.c', 'qrvend-notify']] as const) {
+  for (const [source, binary] of [
+    ['pty-relay.c', 'qrvend-pty'],
+    ['notify-helper.c', 'qrvend-notify'],
+  ] as const) {
     const out = join(opt, 'dist/src/native', binary);
     rmSync(out, { force: true });
     await run(cc, ['-O2', '-Wall', '-Wextra', '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
   }
   // The Node-API addons (malloc_trim, the GPIO character device), against the headers of the Node the release carries.
-  for (const [source, addon] of [['malloc-trim.c', 'qrvend-trim.node'], ['gpio-chardev.c', 'qrvend-gpio.node']] as const) {
+  for (const [source, addon] of [
+    ['malloc-trim.c', 'qrvend-trim.node'],
+    ['gpio-chardev.c', 'qrvend-gpio.node'],
+  ] as const) {
     const out = join(opt, 'dist/src/native', addon);
     rmSync(out, { force: true });
     const include = join(o.runtime.dir, 'include/node');
-    await run(cc, ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-I', include, '-o', out, join(o.repo, 'native', source)], { timeoutMs: 120_000 });
+    await run(
+      cc,
+      ['-O2', '-Wall', '-Wextra', '-shared', '-fPIC', '-I', include, '-o', out, join(o.repo, 'native', source)],
+      { timeoutMs: 120_000 },
+    );
   }
   cpSync(join(o.repo, 'config'), join(opt, 'config'), { recursive: true });
   for (const f of ['package.json', 'package-lock.json', 'README.md']) copyFileSync(join(o.repo, f), join(opt, f));
@@ -80,7 +101,11 @@ export async function stageTree(o: StageOptions): Promise<void> {
   chmodSync(join(opt, 'bin/qrvend'), 0o755);
   // Outside the releases: the launcher through `current`, and the unit's ExecStartPre/ExecStopPost
   // (the trial of a configuration change, the activation and trial of a new release).
-  const stableFiles = { qrvend: 'qrvend-launcher.sh', 'qrvend-trial': 'qrvend-trial.sh', 'qrvend-release': 'qrvend-release.sh' };
+  const stableFiles = {
+    qrvend: 'qrvend-launcher.sh',
+    'qrvend-trial': 'qrvend-trial.sh',
+    'qrvend-release': 'qrvend-release.sh',
+  };
   for (const [name, from] of Object.entries(stableFiles)) {
     copyFileSync(join(o.repo, 'packaging', from), join(stable, name));
     chmodSync(join(stable, name), 0o755);
@@ -129,7 +154,10 @@ export async function buildDeb(o: StageOptions, outDir: string, compression: 'xz
   writeFileSync(join(control, 'control'), controlFile(o.target, o.version, installedKb));
   writeFileSync(join(control, 'conffiles'), `${CONFFILES.join('\n')}\n`);
   for (const s of MAINTAINER_SCRIPTS) {
-    writeFileSync(join(control, s), renderMaintainerScript(readFileSync(join(o.repo, 'packaging/debian', s), 'utf8'), o.version));
+    writeFileSync(
+      join(control, s),
+      renderMaintainerScript(readFileSync(join(o.repo, 'packaging/debian', s), 'utf8'), o.version),
+    );
     chmodSync(join(control, s), 0o755);
   }
   const deb = join(outDir, `qrvend_${o.version}_${o.target.deb}.deb`);
@@ -149,7 +177,11 @@ export async function buildTarball(o: StageOptions, outDir: string): Promise<str
   const current = join(o.root, 'opt/qrvend/current');
   symlinkSync(`releases/${o.version}`, current);
   try {
-    await run('tar', ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-czf', tgz, '-C', o.root, 'opt', 'usr'], { timeoutMs: 900_000 });
+    await run(
+      'tar',
+      ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-czf', tgz, '-C', o.root, 'opt', 'usr'],
+      { timeoutMs: 900_000 },
+    );
   } finally {
     rmSync(current, { force: true });
   }

@@ -14,7 +14,11 @@ const TAIL_BYTES = 8192;
 export async function run(cmd: string, args: string[], options: RunOptions = {}): Promise<string> {
   const timeoutMs = options.timeoutMs ?? 600_000;
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     let tail = '';
     const keepTail = (chunk: Buffer) => {
@@ -35,7 +39,9 @@ export async function run(cmd: string, args: string[], options: RunOptions = {})
       if (code === 0) resolve(Buffer.concat(out).toString('utf8'));
       else {
         const why = signal === 'SIGKILL' ? `killed after ${timeoutMs} ms` : `exit ${String(code ?? signal)}`;
-        reject(new Error(`${cmd} ${args.join(' ')} failed (${why}) in ${options.cwd ?? process.cwd()}:\n${tail.trim()}`));
+        reject(
+          new Error(`${cmd} ${args.join(' ')} failed (${why}) in ${options.cwd ?? process.cwd()}:\n${tail.trim()}`),
+        );
       }
     });
   });

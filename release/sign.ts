@@ -24,7 +24,12 @@ export function defaultMinVersion(version: string): string {
 }
 
 /** Writes `<dir>/qrvend_<version>_<arch>.manifest.json` for the tarball; returns its path and the artifact's. */
-export function signReleaseTarball(tarball: string, version: string, arch: UpdateArch, o: SignReleaseOptions): { manifest: string; artifact: string } {
+export function signReleaseTarball(
+  tarball: string,
+  version: string,
+  arch: UpdateArch,
+  o: SignReleaseOptions,
+): { manifest: string; artifact: string } {
   const name = `qrvend_${version}_${arch}.tar.gz`;
   const artifact = join(dirname(tarball), name);
   if (basename(tarball) !== name) {

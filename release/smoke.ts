@@ -34,13 +34,19 @@ console.log(process.arch + ' node ' + process.version + ' abi ' + process.versio
 export async function smokeTest(optDir: string, target: ReleaseTarget): Promise<string> {
   const node = join(optDir, 'node/bin/node');
   // serialport's bindings sit under serialport/node_modules; give require both places.
-  const env = { ...process.env, NODE_PATH: [join(optDir, 'node_modules'), join(optDir, 'node_modules/serialport/node_modules')].join(':') };
+  const env = {
+    ...process.env,
+    NODE_PATH: [join(optDir, 'node_modules'), join(optDir, 'node_modules/serialport/node_modules')].join(':'),
+  };
   if (target.toolchainPrefix === null) {
     return (await run(node, ['-e', PROBE], { cwd: optDir, env, capture: true, timeoutMs: 120_000 })).trim();
   }
   const qemu = QEMU[target.deb]!;
   const sysroot = `/usr/${target.toolchainPrefix}`;
   const onPath = await run('sh', ['-c', 'command -v "$1" || true', 'sh', qemu], { capture: true });
-  if (onPath.trim() === '' || !existsSync(sysroot)) return `skipped (${qemu} or ${sysroot} missing: apt-get install qemu-user-static)`;
-  return (await run(qemu, ['-L', sysroot, node, '-e', PROBE], { cwd: optDir, env, capture: true, timeoutMs: 300_000 })).trim();
+  if (onPath.trim() === '' || !existsSync(sysroot))
+    return `skipped (${qemu} or ${sysroot} missing: apt-get install qemu-user-static)`;
+  return (
+    await run(qemu, ['-L', sysroot, node, '-e', PROBE], { cwd: optDir, env, capture: true, timeoutMs: 300_000 })
+  ).trim();
 }

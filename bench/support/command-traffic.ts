@@ -28,7 +28,11 @@ export function commandTraffic(): CommandTraffic {
   const ops = generateSigningKey();
   const stranger = generateSigningKey();
   const trustFile = join(dir, 'fleet-trust.json');
-  writeFileAtomic(trustFile, JSON.stringify({ keys: [{ id: 'bench-ops', publicKey: ops.publicKey, scopes: ['read'] }] }), 0o644);
+  writeFileAtomic(
+    trustFile,
+    JSON.stringify({ keys: [{ id: 'bench-ops', publicKey: ops.publicKey, scopes: ['read'] }] }),
+    0o644,
+  );
   writeFileAtomic(join(dir, 'ops.pem'), ops.privatePem, 0o600);
   writeFileAtomic(join(dir, 'stranger.pem'), stranger.privatePem, 0o600);
   const opsKey = loadPrivateKey(join(dir, 'ops.pem'));
@@ -49,18 +53,33 @@ export function commandTraffic(): CommandTraffic {
         else counts.refused += 1;
       });
       let i = 0;
-      timer = setInterval(() => {
-        const name = i % 2 === 0 ? 'ping' : 'outbox.list';
-        const args = {};
-        const body = commandStatement(machineId, name, args);
-        const signed = signStatement(COMMAND_STATEMENT_KIND, body, { keyId: 'bench-ops', key: opsKey, nowMs: Date.now() });
-        const forged = signStatement(COMMAND_STATEMENT_KIND, body, { keyId: 'bench-ops', key: strangerKey, nowMs: Date.now() });
-        for (const signature of [signed, forged]) {
-          client!.publish(topics.command(name), JSON.stringify({ replyTo, correlationId: String(i), args, signature }), { qos: 0 });
-          counts.sent += 1;
-        }
-        i += 1;
-      }, Math.max(1, Math.round(1000 / perSecond)));
+      timer = setInterval(
+        () => {
+          const name = i % 2 === 0 ? 'ping' : 'outbox.list';
+          const args = {};
+          const body = commandStatement(machineId, name, args);
+          const signed = signStatement(COMMAND_STATEMENT_KIND, body, {
+            keyId: 'bench-ops',
+            key: opsKey,
+            nowMs: Date.now(),
+          });
+          const forged = signStatement(COMMAND_STATEMENT_KIND, body, {
+            keyId: 'bench-ops',
+            key: strangerKey,
+            nowMs: Date.now(),
+          });
+          for (const signature of [signed, forged]) {
+            client!.publish(
+              topics.command(name),
+              JSON.stringify({ replyTo, correlationId: String(i), args, signature }),
+              { qos: 0 },
+            );
+            counts.sent += 1;
+          }
+          i += 1;
+        },
+        Math.max(1, Math.round(1000 / perSecond)),
+      );
     },
     async stop() {
       if (timer !== null) clearInterval(timer);
@@ -76,7 +95,11 @@ export function commandTraffic(): CommandTraffic {
 
 function connectAsync(url: string): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
-    const c = connect(url, { protocolVersion: 4, clientId: `bench-operator-${randomUUID().slice(0, 8)}`, reconnectPeriod: 0 });
+    const c = connect(url, {
+      protocolVersion: 4,
+      clientId: `bench-operator-${randomUUID().slice(0, 8)}`,
+      reconnectPeriod: 0,
+    });
     c.once('connect', () => resolve(c));
     c.once('error', reject);
   });

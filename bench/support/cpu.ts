@@ -15,7 +15,11 @@ interface CpuTimes {
 
 function machineTimes(): CpuTimes {
   const line = readFileSync('/proc/stat', 'utf8').split('\n')[0]!;
-  const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number) as number[];
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number) as number[];
   const idleAll = idle! + iowait!;
   const busy = user! + nice! + system! + irq! + softirq!;
   return { busy, idle: idleAll, steal: steal!, total: busy + idleAll + steal! };

@@ -17,7 +17,11 @@ import { QRVEND_MAIN, REPO_ROOT } from './machine.js';
 
 /** False while `qrvend run` is still the skeleton's placeholder. */
 export function daemonBuilt(): boolean {
-  const out = spawnSync(process.execPath, [QRVEND_MAIN, 'run', '--help'], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20_000 });
+  const out = spawnSync(process.execPath, [QRVEND_MAIN, 'run', '--help'], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   const text = `${out.stdout ?? ''}${out.stderr ?? ''}`;
   return out.status === 0 && !/not built yet/i.test(text);
 }
@@ -66,7 +70,12 @@ export function writeDaemonConfig(c: DaemonConfigInput): DaemonFiles {
   const uniQr = 'QRVEND-BENCH-0001';
   const config = {
     gateway: { baseUrl: c.gatewayUrl },
-    start: { listen: `127.0.0.1:${c.startPort}`, integratorName, secretTokenFile: tokenPath, rateLimit: { perSecond: 1000, burst: 1000 } },
+    start: {
+      listen: `127.0.0.1:${c.startPort}`,
+      integratorName,
+      secretTokenFile: tokenPath,
+      rateLimit: { perSecond: 1000, burst: 1000 },
+    },
     machine: { terminalId: 'BENCH-TERMINAL-1', uniQr },
     device: { hwSerial: 'BENCH0000000001' },
     mdb: { port: c.serialPath, alwaysIdle: false, sessionIdleTimeoutMs: 600_000, vendResultTimeoutMs: 60_000 },
@@ -151,7 +160,13 @@ export class DaemonProcess {
    * runs confined from its first instruction (the CPU-budget run).
    */
   static spawn(configPath: string, o: { extraEnv?: NodeJS.ProcessEnv; cgroupProcs?: string } = {}): DaemonProcess {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...o.extraEnv, QRVEND_CONFIG: '', QRVEND_HOME: REPO_ROOT, QRVEND_NODE: process.execPath };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...o.extraEnv,
+      QRVEND_CONFIG: '',
+      QRVEND_HOME: REPO_ROOT,
+      QRVEND_NODE: process.execPath,
+    };
     if (process.env.QRVEND_BENCH_DAEMON_NODE_ARGS) {
       // As arguments through a tiny exec script, not NODE_OPTIONS (which refuses --cpu-prof).
       env.QRVEND_BENCH_REAL_NODE = process.execPath;
@@ -159,7 +174,10 @@ export class DaemonProcess {
     }
     const args = [LAUNCHER, 'run', '--config', configPath];
     // Paths travel as positional parameters, never inside the script text.
-    const argv = o.cgroupProcs === undefined ? args : ['-c', 'echo $$ > "$1" && shift && exec sh "$@"', 'sh', o.cgroupProcs, ...args];
+    const argv =
+      o.cgroupProcs === undefined
+        ? args
+        : ['-c', 'echo $$ > "$1" && shift && exec sh "$@"', 'sh', o.cgroupProcs, ...args];
     const child = spawn('sh', argv, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env });
     return new DaemonProcess(child);
   }
@@ -211,7 +229,8 @@ export class DaemonProcess {
   }
 
   private onLine(line: string): void {
-    for (const [msg, n] of this.watched) if (line.includes(`"msg":${JSON.stringify(msg)}`)) this.watched.set(msg, n + 1);
+    for (const [msg, n] of this.watched)
+      if (line.includes(`"msg":${JSON.stringify(msg)}`)) this.watched.set(msg, n + 1);
     if (line.includes('eventLoopDelay')) {
       try {
         const entry = JSON.parse(line) as Record<string, unknown>;

@@ -37,8 +37,10 @@ export class FsyncFloor {
     const path = join(dir, 'fsync-floor.sqlite');
     const db = new Database(path);
     applyDurabilityPragmas(db);
-    db.exec('CREATE TABLE IF NOT EXISTS tx (id TEXT PRIMARY KEY, state INTEGER NOT NULL, body BLOB NOT NULL); ' +
-      'CREATE TABLE IF NOT EXISTS ev (id INTEGER PRIMARY KEY, tx TEXT NOT NULL, body BLOB NOT NULL)');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS tx (id TEXT PRIMARY KEY, state INTEGER NOT NULL, body BLOB NOT NULL); ' +
+        'CREATE TABLE IF NOT EXISTS ev (id INTEGER PRIMARY KEY, tx TEXT NOT NULL, body BLOB NOT NULL)',
+    );
     return new FsyncFloor(
       db,
       `${path}-wal`,

@@ -27,7 +27,10 @@ export class GatewayProcess {
     const script = fileURLToPath(new URL('./gateway-process.js', import.meta.url));
     const child = fork(script, [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
     const ready = await new Promise<{ url: string; slowUrl: string }>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the gateway simulator process did not start within 10 s')), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error('the gateway simulator process did not start within 10 s')),
+        10_000,
+      );
       child.once('error', reject);
       child.once('exit', (code) => reject(new Error(`the gateway simulator process exited with ${code}`)));
       child.on('message', (m: { type: string; url?: string; slowUrl?: string }) => {
@@ -83,7 +86,13 @@ export function benchClient(url: string): GatewayClient {
  * Authorizes every TransactionId (at most `parallel` in flight); returns the PaymentInfo of each as
  * the exact text the gateway sent (it must go back byte for byte: `10.00` stays `10.00`).
  */
-export async function authorizeAll(client: GatewayClient, builders: RequestBuilders, txIds: readonly string[], amount: number, parallel = 16): Promise<Map<string, string>> {
+export async function authorizeAll(
+  client: GatewayClient,
+  builders: RequestBuilders,
+  txIds: readonly string[],
+  amount: number,
+  parallel = 16,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let next = 0;
   const lane = async (): Promise<void> => {

@@ -64,7 +64,10 @@ function describeDisk(mount: MountInfo | null): string {
   let kind = '';
   if (name !== undefined) {
     try {
-      kind = readFileSync(`/sys/block/${name}/queue/rotational`, 'utf8').trim() === '1' ? ', rotational' : ', non-rotational';
+      kind =
+        readFileSync(`/sys/block/${name}/queue/rotational`, 'utf8').trim() === '1'
+          ? ', rotational'
+          : ', non-rotational';
     } catch {
       kind = '';
     }

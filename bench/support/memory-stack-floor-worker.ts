@@ -30,7 +30,9 @@ if (use('better-sqlite3')) {
 
 const server = http.createServer((req, res) => {
   req.resume();
-  req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"Status":{"Code":0,"Message":"Approved"}}'));
+  req.on('end', () =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"Status":{"Code":0,"Message":"Approved"}}'),
+  );
 });
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/Authorization`;
@@ -49,7 +51,16 @@ parentPort!.postMessage('ready');
 
 async function gotPost(): Promise<(url: string, body: string) => Promise<string>> {
   const { got } = await import('got');
-  return async (u, body) => (await got.post(u, { body, responseType: 'text', agent: { http: agent }, retry: { limit: 0 }, timeout: { request: 5000 } })).body;
+  return async (u, body) =>
+    (
+      await got.post(u, {
+        body,
+        responseType: 'text',
+        agent: { http: agent },
+        retry: { limit: 0 },
+        timeout: { request: 5000 },
+      })
+    ).body;
 }
 
 function nodePost(u: string, body: string): Promise<string> {

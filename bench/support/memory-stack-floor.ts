@@ -23,7 +23,10 @@ const port = new SerialPort({ path: '/dev/null', baudRate: 115200, autoOpen: fal
 pino(pino.destination('/dev/null')).info({ port: port.path }, 'stack floor: main thread');
 const IDLE = "require('node:worker_threads').parentPort.on('message', () => {});";
 const without = process.argv.slice(2) as StackLibrary[];
-const stack = new Worker(new URL('./memory-stack-floor-worker.js', import.meta.url), { workerData: { dir, without }, resourceLimits: PAYMENT_WORKER_LIMITS });
+const stack = new Worker(new URL('./memory-stack-floor-worker.js', import.meta.url), {
+  workerData: { dir, without },
+  resourceLimits: PAYMENT_WORKER_LIMITS,
+});
 const idle = new Worker(IDLE, { eval: true, resourceLimits: PAYMENT_WORKER_LIMITS });
 await Promise.all([
   new Promise((resolve, reject) => {

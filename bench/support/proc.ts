@@ -18,11 +18,15 @@ export interface ProcCpu {
 export function parseStatTicks(text: string): number {
   const close = text.lastIndexOf(')');
   if (close < 0) throw new Error('not a /proc/<pid>/stat line: no ")" after the command name');
-  const rest = text.slice(close + 1).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state): utime is field 14, stime field 15.
   const utime = Number(rest[11]);
   const stime = Number(rest[12]);
-  if (!Number.isInteger(utime) || !Number.isInteger(stime)) throw new Error('not a /proc/<pid>/stat line: utime/stime are not integers');
+  if (!Number.isInteger(utime) || !Number.isInteger(stime))
+    throw new Error('not a /proc/<pid>/stat line: utime/stime are not integers');
   return utime + stime;
 }
 

@@ -39,7 +39,8 @@ export async function forkOnPty<Ready>(
     });
     c.removeAllListeners('exit');
     const s = sim;
-    if (!(await waitFor(() => s.state().reader === 'enabled', 5000))) throw new Error(`the VMC simulator's reader was not enabled by ${name}`);
+    if (!(await waitFor(() => s.state().reader === 'enabled', 5000)))
+      throw new Error(`the VMC simulator's reader was not enabled by ${name}`);
     return { sim: s, child: c, pty, ready };
   } catch (err) {
     child?.kill('SIGTERM');

@@ -48,15 +48,31 @@ export class DaemonRig {
       pty = await createPtyPair();
       sim = await attachVmc(pty.vmcPath);
       const storePath = `${scratch.dir}/ledger.sqlite`;
-      const patch = o.patch === undefined ? undefined : (c: Record<string, Record<string, unknown>>) => o.patch!(c, scratch.dir);
-      const files = writeDaemonConfig({ dir: scratch.dir, gatewayUrl: o.gatewayUrl, serialPath: pty.agentPath, storePath, preauthAmount: o.preauthAmount, startPort: await freePort(), ...(patch ? { patch } : {}) });
+      const patch =
+        o.patch === undefined ? undefined : (c: Record<string, Record<string, unknown>>) => o.patch!(c, scratch.dir);
+      const files = writeDaemonConfig({
+        dir: scratch.dir,
+        gatewayUrl: o.gatewayUrl,
+        serialPath: pty.agentPath,
+        storePath,
+        preauthAmount: o.preauthAmount,
+        startPort: await freePort(),
+        ...(patch ? { patch } : {}),
+      });
       o.seed?.(storePath);
       const enabled = nextCommand(sim, (c) => c.kind === 'enable' && c.enabled, o.enableTimeoutMs ?? 30_000, 'C,1');
       enabled.catch(() => {});
-      daemon = DaemonProcess.spawn(files.configPath, { ...(o.extraEnv ? { extraEnv: o.extraEnv(scratch.dir) } : {}), ...(o.cgroupProcs !== undefined ? { cgroupProcs: o.cgroupProcs } : {}) });
+      daemon = DaemonProcess.spawn(files.configPath, {
+        ...(o.extraEnv ? { extraEnv: o.extraEnv(scratch.dir) } : {}),
+        ...(o.cgroupProcs !== undefined ? { cgroupProcs: o.cgroupProcs } : {}),
+      });
       // Before any of its output is read (that happens on a later turn).
       for (const msg of o.watchLogs ?? []) daemon.watch(msg);
-      const exited = new Promise<never>((_, reject) => daemon!.child.once('exit', (code) => reject(new Error(`the daemon exited (${code}) before enabling the reader: ${daemon!.describeProblems()}`))));
+      const exited = new Promise<never>((_, reject) =>
+        daemon!.child.once('exit', (code) =>
+          reject(new Error(`the daemon exited (${code}) before enabling the reader: ${daemon!.describeProblems()}`)),
+        ),
+      );
       exited.catch(() => {});
       const { atMs } = await Promise.race([enabled, exited]);
       return new DaemonRig(daemon, sim, files, atMs - daemon.spawnedAt, pty, scratch.remove, scratch.dir);

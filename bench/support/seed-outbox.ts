@@ -30,7 +30,13 @@ export interface SeedOptions {
 export function seedSettlements(o: SeedOptions): number {
   const logger = silentLogger();
   const { db } = openDatabase(o.path, logger, Date.now());
-  const conn = new LedgerConnection(db, { path: o.path, logger, now: Date.now, timers: realTimers, probeIntervalMs: 2000 });
+  const conn = new LedgerConnection(db, {
+    path: o.path,
+    logger,
+    now: Date.now,
+    timers: realTimers,
+    probeIntervalMs: 2000,
+  });
   const ledger = new Ledger(conn, o.decimalPlaces, Date.now, null);
   const entries = [...o.authorized];
   const batch = o.batch ?? 1000;
@@ -46,7 +52,14 @@ export function seedSettlements(o: SeedOptions): number {
           ledger.recordVendApproved(txId, { seq: 1, item: 12, price: o.price });
           ledger.recordVendResult(txId, 1, 'success');
           const body = encodeRequest(
-            o.builders.settlement({ txId, amount: o.price, paymentInfo: new RawJson(paymentInfo), products: [{ item: 12, price: o.price }], machineAuTime: '010126120000', ageLimit: null }),
+            o.builders.settlement({
+              txId,
+              amount: o.price,
+              paymentInfo: new RawJson(paymentInfo),
+              products: [{ item: 12, price: o.price }],
+              machineAuTime: '010126120000',
+              ageLimit: null,
+            }),
           );
           if (ledger.settleSession(txId, body).outboxId !== null) queued += 1;
         }

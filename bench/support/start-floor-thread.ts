@@ -36,8 +36,10 @@ const agent = new http.Agent({ keepAlive: true, timeout: 15_000 });
 
 const db = new Database(join(data.dir, 'start-floor.sqlite'));
 applyDurabilityPragmas(db);
-db.exec('CREATE TABLE IF NOT EXISTS tx (id TEXT PRIMARY KEY, state INTEGER NOT NULL, body TEXT NOT NULL); ' +
-  'CREATE TABLE IF NOT EXISTS ev (id INTEGER PRIMARY KEY, tx TEXT NOT NULL, body TEXT NOT NULL)');
+db.exec(
+  'CREATE TABLE IF NOT EXISTS tx (id TEXT PRIMARY KEY, state INTEGER NOT NULL, body TEXT NOT NULL); ' +
+    'CREATE TABLE IF NOT EXISTS ev (id INTEGER PRIMARY KEY, tx TEXT NOT NULL, body TEXT NOT NULL)',
+);
 const insertTx = db.prepare<[string, string]>('INSERT INTO tx (id, state, body) VALUES (?, 1, ?)');
 const advanceTx = db.prepare<[string, string]>('UPDATE tx SET state = 2, body = ? WHERE id = ?');
 const insertEvent = db.prepare<[string, string]>('INSERT INTO ev (tx, body) VALUES (?, ?)');
@@ -64,7 +66,14 @@ function readBody(stream: http.IncomingMessage, done: (text: string | null) => v
 function authorize(txId: string): void {
   const body = JSON.stringify({ BasicInfo: { TransactionId: txId } });
   const req = http.request(
-    { host: gateway.hostname, port: gateway.port, path: data.authorizationPath, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+    {
+      host: gateway.hostname,
+      port: gateway.port,
+      path: data.authorizationPath,
+      method: 'POST',
+      agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    },
     (res) =>
       readBody(res, (text) => {
         if (text === null) return;

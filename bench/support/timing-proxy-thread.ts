@@ -32,21 +32,27 @@ const server = http.createServer((req, res) => {
     const body = Buffer.concat(chunks);
     let txId = '';
     try {
-      txId = String((JSON.parse(body.toString('utf8')) as { BasicInfo?: { TransactionId?: unknown } }).BasicInfo?.TransactionId ?? '');
+      txId = String(
+        (JSON.parse(body.toString('utf8')) as { BasicInfo?: { TransactionId?: unknown } }).BasicInfo?.TransactionId ??
+          '',
+      );
     } catch {
       // not JSON: forwarded as it is
     }
     post({ kind: 'received', id, op: (req.url ?? '').split('/').pop() ?? '', txId, atHrMs });
-    const up = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent }, (answer) => {
-      const parts: Buffer[] = [];
-      answer.on('data', (c: Buffer) => parts.push(c));
-      answer.on('end', () => {
-        const text = Buffer.concat(parts);
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        res.end(text);
-        post({ kind: 'answered', id, atHrMs: hrMs(), responseText: text.toString('utf8') });
-      });
-    });
+    const up = http.request(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent },
+      (answer) => {
+        const parts: Buffer[] = [];
+        answer.on('data', (c: Buffer) => parts.push(c));
+        answer.on('end', () => {
+          const text = Buffer.concat(parts);
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          res.end(text);
+          post({ kind: 'answered', id, atHrMs: hrMs(), responseText: text.toString('utf8') });
+        });
+      },
+    );
     up.on('error', () => res.destroy());
     up.end(body);
   });

@@ -41,7 +41,13 @@ export async function startTimingProxy(upstreamUrl: string): Promise<TimingProxy
     worker.on('message', (m: ProxyThreadMessage) => {
       if (m.kind === 'listening') resolve(m.port);
       else if (m.kind === 'received') {
-        const ex: TimedExchange = { op: m.op, txId: m.txId, receivedAtMs: m.atHrMs - offsetMs, answeredAtMs: null, responseText: null };
+        const ex: TimedExchange = {
+          op: m.op,
+          txId: m.txId,
+          receivedAtMs: m.atHrMs - offsetMs,
+          answeredAtMs: null,
+          responseText: null,
+        };
         byId.set(m.id, ex);
         exchanges.push(ex);
       } else if (m.kind === 'answered') {

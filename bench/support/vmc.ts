@@ -14,11 +14,23 @@ import { openTtyLink } from './tty-link.js';
 
 export async function attachVmc(vmcPath: string): Promise<VmcSimulator> {
   const link = openTtyLink(vmcPath);
-  return new VmcSimulator({ link, vendPolicy: 'manual', autoEnable: true, pollIntervalMs: 100, seed: 1, keepCommands: 100 });
+  return new VmcSimulator({
+    link,
+    vendPolicy: 'manual',
+    autoEnable: true,
+    pollIntervalMs: 100,
+    seed: 1,
+    keepCommands: 100,
+  });
 }
 
 /** Resolves with the first host command matching `match` (and when it arrived), or rejects after `timeoutMs`. */
-export function nextCommand(sim: VmcSimulator, match: (c: BoardCommand) => boolean, timeoutMs: number, what: string): Promise<{ command: BoardCommand; atMs: number }> {
+export function nextCommand(
+  sim: VmcSimulator,
+  match: (c: BoardCommand) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<{ command: BoardCommand; atMs: number }> {
   return new Promise((resolve, reject) => {
     const onCommand = (command: BoardCommand) => {
       if (!match(command)) return;
@@ -47,12 +59,21 @@ export async function openStaticSession(sim: VmcSimulator, files: DaemonFiles, t
   started.catch(() => {});
   let last = '';
   while (performance.now() < until) {
-    const result = await sendStart({ url: files.startUrl, integratorName: files.integratorName, secretToken: files.secretToken, uniQr: files.uniQr, timeoutMs: 10_000 });
+    const result = await sendStart({
+      url: files.startUrl,
+      integratorName: files.integratorName,
+      secretToken: files.secretToken,
+      uniQr: files.uniQr,
+      timeoutMs: 10_000,
+    });
     if (result.outcome.kind === 'approved') {
       const { command } = await started;
       return command.kind === 'start' ? command.funds : 0;
     }
-    last = result.outcome.kind === 'declined' ? `declined ${result.outcome.code}: ${result.outcome.message ?? ''}` : `${result.outcome.failure}: ${result.outcome.detail}`;
+    last =
+      result.outcome.kind === 'declined'
+        ? `declined ${result.outcome.code}: ${result.outcome.message ?? ''}`
+        : `${result.outcome.failure}: ${result.outcome.detail}`;
     await sleep(20);
   }
   throw new Error(`no static QR session opened within ${timeoutMs} ms (last Start answer: ${last})`);
@@ -60,7 +81,12 @@ export async function openStaticSession(sim: VmcSimulator, files: DaemonFiles, t
 
 /** One vend inside the open session: request, approval (timed), then the product comes out. */
 export async function vendOnce(sim: VmcSimulator, item: number, price: number, timeoutMs = 5000): Promise<number> {
-  const answer = nextCommand(sim, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', timeoutMs, 'answer to a vend request');
+  const answer = nextCommand(
+    sim,
+    (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+    timeoutMs,
+    'answer to a vend request',
+  );
   const t0 = performance.now();
   if (!sim.select(item, price)) {
     answer.catch(() => {});
@@ -80,7 +106,11 @@ export interface VendRun {
 }
 
 /** `count` vends back to back, `gapMs` apart (0 = as fast as the daemon answers). */
-export async function runVends(sim: VmcSimulator, count: number, o: { price: number; gapMs: number; budget: Budget }): Promise<VendRun> {
+export async function runVends(
+  sim: VmcSimulator,
+  count: number,
+  o: { price: number; gapMs: number; budget: Budget },
+): Promise<VendRun> {
   const latencies: number[] = [];
   for (let i = 0; i < count; i++) {
     if (o.budget.spent) return { latencies, stoppedByBudget: true };
@@ -93,5 +123,6 @@ export async function runVends(sim: VmcSimulator, count: number, o: { price: num
 
 /** The VMC ends the session (session complete); the daemon then settles it. */
 export function endSession(sim: VmcSimulator): void {
-  if (!sim.endSession()) throw new Error(`the VMC simulator could not end the session (state ${JSON.stringify(sim.state())})`);
+  if (!sim.endSession())
+    throw new Error(`the VMC simulator could not end the session (state ${JSON.stringify(sim.state())})`);
 }

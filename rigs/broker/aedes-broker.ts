@@ -13,7 +13,9 @@ import { Aedes, type AedesOptions } from 'aedes';
 import type { TestBroker } from './types.js';
 
 /** `authorizeForward`: a broker that withholds some deliveries (a test of what a client does without them). */
-export async function startAedesBroker(options: { port?: number; authorizeForward?: AedesOptions['authorizeForward'] } = {}): Promise<TestBroker> {
+export async function startAedesBroker(
+  options: { port?: number; authorizeForward?: AedesOptions['authorizeForward'] } = {},
+): Promise<TestBroker> {
   let broker: Aedes | null = null;
   let server: Server | null = null;
   const sockets = new Set<Socket>();

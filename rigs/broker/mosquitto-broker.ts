@@ -68,8 +68,10 @@ const SAFE_NAME = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 /** A password-file line as mosquitto_passwd writes it (`$7$`: PBKDF2-SHA512, 101 iterations). */
 export function mosquittoPasswordLine(user: MosquittoUser): string {
-  if (!SAFE_NAME.test(user.username)) throw new Error(`mosquitto user name must match ${SAFE_NAME}, got ${JSON.stringify(user.username)}`);
-  if (user.password.length === 0 || /[\r\n\0]/.test(user.password)) throw new Error(`mosquitto password for ${user.username} must be one non-empty line`);
+  if (!SAFE_NAME.test(user.username))
+    throw new Error(`mosquitto user name must match ${SAFE_NAME}, got ${JSON.stringify(user.username)}`);
+  if (user.password.length === 0 || /[\r\n\0]/.test(user.password))
+    throw new Error(`mosquitto password for ${user.username} must be one non-empty line`);
   const salt = randomBytes(12);
   const iterations = 101;
   const hash = pbkdf2Sync(Buffer.from(user.password, 'utf8'), salt, iterations, 64, 'sha512');
@@ -99,7 +101,13 @@ function canConnect(port: number): Promise<boolean> {
   });
 }
 
-function configText(options: { port: number; dir: string; users: boolean; acl: boolean; persistence: boolean }): string {
+function configText(options: {
+  port: number;
+  dir: string;
+  users: boolean;
+  acl: boolean;
+  persistence: boolean;
+}): string {
   for (const value of [options.dir]) {
     if (/[\r\n\0]/.test(value)) throw new Error(`mosquitto: path holds a line break: ${JSON.stringify(value)}`);
   }
@@ -133,10 +141,13 @@ function configText(options: { port: number; dir: string; users: boolean; acl: b
 export async function startMosquitto(options: MosquittoOptions = {}): Promise<MosquittoBroker> {
   const bin = options.bin ?? process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
   if (!existsSync(bin)) {
-    throw new Error(`mosquitto not found at ${bin}: install the Debian package \`mosquitto\` ` +
-      `(apt-get install mosquitto), or set QRVEND_MOSQUITTO_BIN to its path`);
+    throw new Error(
+      `mosquitto not found at ${bin}: install the Debian package \`mosquitto\` ` +
+        `(apt-get install mosquitto), or set QRVEND_MOSQUITTO_BIN to its path`,
+    );
   }
-  if (options.acl !== undefined && options.users === undefined) throw new Error('mosquitto: an ACL needs users (a password file)');
+  if (options.acl !== undefined && options.users === undefined)
+    throw new Error('mosquitto: an ACL needs users (a password file)');
   const port = options.port ?? (await freeLoopbackPort());
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-mosquitto-'));
   let child: ChildProcess | null = null;
@@ -147,10 +158,12 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   });
 
   try {
-    if (options.users) writeFileSync(join(dir, 'passwd'), `${options.users.map(mosquittoPasswordLine).join('\n')}\n`, { mode: 0o600 });
+    if (options.users)
+      writeFileSync(join(dir, 'passwd'), `${options.users.map(mosquittoPasswordLine).join('\n')}\n`, { mode: 0o600 });
     if (options.acl !== undefined) writeFileSync(join(dir, 'acl'), options.acl, { mode: 0o600 });
     for (const [name, content] of Object.entries(options.files ?? {})) {
-      if (!/^[A-Za-z0-9._-]{1,64}$/.test(name) || name.startsWith('.')) throw new Error(`mosquitto: bad file name ${JSON.stringify(name)}`);
+      if (!/^[A-Za-z0-9._-]{1,64}$/.test(name) || name.startsWith('.'))
+        throw new Error(`mosquitto: bad file name ${JSON.stringify(name)}`);
       writeFileSync(join(dir, name), content, { mode: 0o600 });
     }
   } catch (err) {
@@ -163,11 +176,24 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     if (child) return;
     const text = options.config
       ? options.config({ port, dir, user: userInfo().username })
-      : configText({ port, dir, users: options.users !== undefined, acl: options.acl !== undefined, persistence: options.persistence === true });
-    if (!new RegExp(`^listener ${port} 127\\.0\\.0\\.1$`, 'm').test(text) || (text.match(/^\s*listener\s/gm) ?? []).length !== 1) throw new Error(`mosquitto: the configuration must listen on 127.0.0.1:${port} only`);
+      : configText({
+          port,
+          dir,
+          users: options.users !== undefined,
+          acl: options.acl !== undefined,
+          persistence: options.persistence === true,
+        });
+    if (
+      !new RegExp(`^listener ${port} 127\\.0\\.0\\.1$`, 'm').test(text) ||
+      (text.match(/^\s*listener\s/gm) ?? []).length !== 1
+    )
+      throw new Error(`mosquitto: the configuration must listen on 127.0.0.1:${port} only`);
     writeFileSync(join(dir, 'mosquitto.conf'), text, { mode: 0o600 });
     const args = ['-c', join(dir, 'mosquitto.conf')];
-    const [file, argv] = options.maxOpenFiles !== undefined ? ['prlimit', [`--nofile=${Math.trunc(options.maxOpenFiles)}`, '--', bin, ...args]] : [bin, args];
+    const [file, argv] =
+      options.maxOpenFiles !== undefined
+        ? ['prlimit', [`--nofile=${Math.trunc(options.maxOpenFiles)}`, '--', bin, ...args]]
+        : [bin, args];
     log = [];
     const proc = spawn(file, argv, { stdio: ['ignore', 'ignore', 'pipe'] });
     child = proc;
@@ -186,12 +212,15 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     });
     const deadline = performance.now() + (options.readyTimeoutMs ?? 10_000);
     for (;;) {
-      if (exited !== null) throw new Error(`mosquitto did not start (${exited}): ${log.slice(-5).join(' | ') || 'no output'}`);
+      if (exited !== null)
+        throw new Error(`mosquitto did not start (${exited}): ${log.slice(-5).join(' | ') || 'no output'}`);
       if (await canConnect(port)) return;
       if (performance.now() > deadline) {
         proc.kill('SIGKILL');
-        throw new Error(`mosquitto did not listen on 127.0.0.1:${port} within ` +
-          `${options.readyTimeoutMs ?? 10_000} ms: ${log.slice(-5).join(' | ')}`);
+        throw new Error(
+          `mosquitto did not listen on 127.0.0.1:${port} within ` +
+            `${options.readyTimeoutMs ?? 10_000} ms: ${log.slice(-5).join(' | ')}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -120,13 +120,25 @@ export function readAgentOutbox(path: string): AgentOutbox {
   if (db === null) return { pending: 0, dead: 0, open: [] };
   try {
     const rows = db
-      .prepare(`SELECT o.tx_id AS txId, o.op AS op, o.status AS status, o.attempts AS attempts, o.last_error AS lastError, t.state AS state
-                  FROM outbox o JOIN transactions t ON t.tx_id = o.tx_id WHERE o.status != 'done' ORDER BY o.id`)
-      .all() as Array<{ txId: string; op: string; status: string; attempts: number; lastError: string | null; state: string }>;
+      .prepare(
+        `SELECT o.tx_id AS txId, o.op AS op, o.status AS status, o.attempts AS attempts, o.last_error AS lastError, t.state AS state
+                  FROM outbox o JOIN transactions t ON t.tx_id = o.tx_id WHERE o.status != 'done' ORDER BY o.id`,
+      )
+      .all() as Array<{
+      txId: string;
+      op: string;
+      status: string;
+      attempts: number;
+      lastError: string | null;
+      state: string;
+    }>;
     return {
       pending: rows.filter((r) => r.status === 'pending').length,
       dead: rows.filter((r) => r.status === 'dead').length,
-      open: rows.map((r) => `${r.op} ${r.txId} ${r.status} (tx ${r.state}, ${r.attempts} attempts, last error: ${r.lastError ?? 'none'})`),
+      open: rows.map(
+        (r) =>
+          `${r.op} ${r.txId} ${r.status} (tx ${r.state}, ${r.attempts} attempts, last error: ${r.lastError ?? 'none'})`,
+      ),
     };
   } finally {
     db.close();

@@ -139,7 +139,9 @@ export function audit(input: {
   attempts.forEach((a, i) => {
     const next = attempts[i + 1];
     const sessions = vmc.slice(a.vmcRecordsBefore, next ? next.vmcRecordsBefore : vmc.length);
-    const txs = agentTxs.filter((t) => t.createdAtMs >= a.startedAtMs && (next === undefined || t.createdAtMs < next.startedAtMs));
+    const txs = agentTxs.filter(
+      (t) => t.createdAtMs >= a.startedAtMs && (next === undefined || t.createdAtMs < next.startedAtMs),
+    );
     let dispensed = 0;
     for (const s of sessions) {
       for (const v of s.vends) {
@@ -162,15 +164,13 @@ export function audit(input: {
       // What the daemon owes by its own account: the sold results it kept, and the approvals with none.
       const due = kept.recorded + kept.approved.minor;
       if (kept.recorded > dispensed) {
-        const problem =
-          `the ledger held ${kept.recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}`;
+        const problem = `the ledger held ${kept.recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}`;
         findings.push({ session: a.n, problem });
       } else if (due < dispensed) {
         // The missing vends are the last ones dispensed (results are committed in order).
         const window = inCrashWindow(a.successes, a.kill.atMs, dispensed - due);
         if (window === null) {
-          const problem =
-            `${dispensed - due} minor units dispensed but not recorded at the kill, outside the crash window`;
+          const problem = `${dispensed - due} minor units dispensed but not recorded at the kill, outside the crash window`;
           findings.push({ session: a.n, problem });
         } else {
           unrecorded.vends += window.count;
@@ -182,8 +182,7 @@ export function audit(input: {
         // Approvals charged for vends the VMC failed: the failures must be the last ones, in the window.
         const window = inCrashWindow(a.failures, a.kill.atMs, due - dispensed);
         if (window === null) {
-          const problem =
-            `${due - dispensed} minor units approved at the kill but not dispensed, outside the crash window`;
+          const problem = `${due - dispensed} minor units approved at the kill but not dispensed, outside the crash window`;
           findings.push({ session: a.n, problem });
         } else {
           resetRule.vends += window.count;
@@ -212,18 +211,26 @@ export function audit(input: {
     if (closings(tx) > 1 || tx.conflicts.length > 0) chargedTwice.push(tx.transactionId);
     if (tx.flow === 'static') {
       if (tx.authorization?.verdict === 'Approved' && closings(tx) === 0) unresolved.push(tx.transactionId);
-      if (tx.settlement?.verdict === 'Approved' && tx.authorization?.verdict !== 'Approved') settledNeverApproved.push(tx.transactionId);
+      if (tx.settlement?.verdict === 'Approved' && tx.authorization?.verdict !== 'Approved')
+        settledNeverApproved.push(tx.transactionId);
     } else if (tx.state === 'paid' && agentState.get(tx.transactionId) !== 'vended') {
       unresolved.push(tx.transactionId); // paid, not vended by the daemon's account, and no Void accepted
     }
   }
   for (const id of chargedTwice) findings.push({ session: 0, problem: `charged twice or conflicting closings: ${id}` });
   for (const id of unresolved) findings.push({ session: 0, problem: `approval never resolved: ${id}` });
-  for (const id of settledNeverApproved) findings.push({ session: 0, problem: `settled without an approved authorization: ${id}` });
-  for (const id of orphans) findings.push({ session: 0, problem: `gateway transaction unknown to the daemon's ledger: ${id}` });
+  for (const id of settledNeverApproved)
+    findings.push({ session: 0, problem: `settled without an approved authorization: ${id}` });
+  for (const id of orphans)
+    findings.push({ session: 0, problem: `gateway transaction unknown to the daemon's ledger: ${id}` });
   const rejectedRequests = gateway.summary.rejected;
-  for (const r of gateway.rejected) findings.push({ session: 0, problem: `gateway rejected ${r.op} ${r.transactionId ?? ''}: ${r.code} ${r.member} ${r.message}` });
-  if (outbox.pending > 0 || outbox.dead > 0) findings.push({ session: 0, problem: `outbox not drained: ${outbox.open.join('; ')}` });
+  for (const r of gateway.rejected)
+    findings.push({
+      session: 0,
+      problem: `gateway rejected ${r.op} ${r.transactionId ?? ''}: ${r.code} ${r.member} ${r.message}`,
+    });
+  if (outbox.pending > 0 || outbox.dead > 0)
+    findings.push({ session: 0, problem: `outbox not drained: ${outbox.open.join('; ')}` });
 
   const aggregate = checkSales(vmc, gateway);
   const ok =

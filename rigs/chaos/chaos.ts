@@ -12,7 +12,15 @@
 import { FAULT_KINDS, type FaultSpec } from '../../src/sim/gateway/index.js';
 import { readAgentOutbox, readAgentTransactions } from './agent-ledger.js';
 import { audit, type Audit } from './audit.js';
-import { AgentGone, Harness, KILL_MOMENTS, type Attempt, type HarnessCounters, type KillMoment, type KillPlan } from './harness.js';
+import {
+  AgentGone,
+  Harness,
+  KILL_MOMENTS,
+  type Attempt,
+  type HarnessCounters,
+  type KillMoment,
+  type KillPlan,
+} from './harness.js';
 import { dynamicSession, staticSession, type SessionStyle } from './sessions.js';
 
 export type ChaosProfile = 'crash' | 'chaos';
@@ -46,7 +54,13 @@ export interface ChaosReport {
   keptDir: boolean;
 }
 
-const STATIC_MOMENTS: readonly KillMoment[] = ['after-start-approved', 'after-c-start', 'between-vend-approve-and-success', 'after-vend-success', 'after-session-end'];
+const STATIC_MOMENTS: readonly KillMoment[] = [
+  'after-start-approved',
+  'after-c-start',
+  'between-vend-approve-and-success',
+  'after-vend-success',
+  'after-session-end',
+];
 const DYNAMIC_MOMENTS: readonly KillMoment[] = ['during-dynamic-poll', 'after-payment-approval', 'after-vend-success'];
 
 /** The gateway's misbehaviour in the chaos profile (every kind at once, see docs/payments.md, gateway simulator). */
@@ -66,7 +80,8 @@ function planFor(h: Harness, kind: Attempt['kind'], profile: ChaosProfile): Kill
   const { dice } = h;
   const killRate = profile === 'crash' ? 0.9 : 0.1;
   if (!dice.chance(killRate)) return { kind: 'none' };
-  if (dice.chance(0.55)) return { kind: 'moment', moment: dice.pick(kind === 'static' ? STATIC_MOMENTS : DYNAMIC_MOMENTS) };
+  if (dice.chance(0.55))
+    return { kind: 'moment', moment: dice.pick(kind === 'static' ? STATIC_MOMENTS : DYNAMIC_MOMENTS) };
   return { kind: 'delay', ms: dice.int(0, 700) };
 }
 
@@ -143,7 +158,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       agentTxs: readAgentTransactions(h.ledgerPath),
       outbox: readAgentOutbox(h.ledgerPath),
     });
-    const gatewayFaults = Object.fromEntries(FAULT_KINDS.map((k) => [k, h.rig.gateway.ledger().summary.faults[k] ?? 0]));
+    const gatewayFaults = Object.fromEntries(
+      FAULT_KINDS.map((k) => [k, h.rig.gateway.ledger().summary.faults[k] ?? 0]),
+    );
     return {
       profile: o.profile,
       seed: o.seed,

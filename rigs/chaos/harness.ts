@@ -89,7 +89,16 @@ const RESTART_WAIT_MS = 60_000;
 export class Harness {
   readonly dice: Dice;
   readonly attempts: Attempt[] = [];
-  readonly counters: HarnessCounters = { kills: 0, killsByWhat: {}, restarts: 0, restartMsTotal: 0, restartMsMax: 0, unplugs: 0, noiseLines: 0, drainWaits: 0 };
+  readonly counters: HarnessCounters = {
+    kills: 0,
+    killsByWhat: {},
+    restarts: 0,
+    restartMsTotal: 0,
+    restartMsMax: 0,
+    unplugs: 0,
+    noiseLines: 0,
+    drainWaits: 0,
+  };
   private pendingKill: Promise<void> | null = null;
 
   private constructor(
@@ -204,7 +213,12 @@ export class Harness {
   }
 
   /** A log line of the running daemon written after `fromIndex`. */
-  async logAfter(fromIndex: number, match: (l: Record<string, unknown>) => boolean, what: string, timeoutMs = DEFAULT_WAIT_MS): Promise<Record<string, unknown>> {
+  async logAfter(
+    fromIndex: number,
+    match: (l: Record<string, unknown>) => boolean,
+    what: string,
+    timeoutMs = DEFAULT_WAIT_MS,
+  ): Promise<Record<string, unknown>> {
     const agent = this.rig.agent;
     if (agent === null) throw new AgentGone();
     const seen = agent.logs.slice(fromIndex).find(match);
@@ -258,13 +272,20 @@ export class Harness {
   /** Waits until the daemon's ledger holds `minor` sold for this static transaction. */
   async untilRecorded(txId: string, minor: number): Promise<void> {
     const since = this.attempts.at(-1)?.startedAtMs ?? 0;
-    const recorded = () => readAgentTransactions(this.ledgerPath, since).find((t) => t.txId === txId)?.recordedSoldMinor ?? 0;
-    await this.guard(until(() => recorded() >= minor, DEFAULT_WAIT_MS, `the daemon to record ${minor} sold on ${txId}`, 10));
+    const recorded = () =>
+      readAgentTransactions(this.ledgerPath, since).find((t) => t.txId === txId)?.recordedSoldMinor ?? 0;
+    await this.guard(
+      until(() => recorded() >= minor, DEFAULT_WAIT_MS, `the daemon to record ${minor} sold on ${txId}`, 10),
+    );
   }
 
   /** Pulls the serial adapter out for a moment and plugs it back in; waits for C,1 again. */
   async unplugReplug(downMs: number): Promise<void> {
-    const enabled = this.command((c) => c.kind === 'enable' && c.enabled, 'the reader to be enabled again after a replug', 15_000);
+    const enabled = this.command(
+      (c) => c.kind === 'enable' && c.enabled,
+      'the reader to be enabled again after a replug',
+      15_000,
+    );
     await this.rig.pty.unplug();
     await new Promise((r) => setTimeout(r, downMs));
     await this.rig.pty.replug();

@@ -45,6 +45,10 @@ export function formatReport(r: ChaosReport): string {
   ];
   for (const i of r.incidents.slice(0, 20)) lines.push(`  incident: ${i}`);
   for (const f of a.findings.slice(0, 20)) lines.push(`  finding: session ${f.session}: ${f.problem}`);
-  lines.push(r.ok ? 'RESULT: OK' : `RESULT: FAILED${r.keptDir ? ` (ledger and config kept in ${r.dir})` : ' (run again with --keep-dir to keep the ledger)'}`);
+  lines.push(
+    r.ok
+      ? 'RESULT: OK'
+      : `RESULT: FAILED${r.keptDir ? ` (ledger and config kept in ${r.dir})` : ' (run again with --keep-dir to keep the ledger)'}`,
+  );
   return lines.join('\n');
 }

@@ -55,7 +55,9 @@ export async function staticSession(h: Harness, a: Attempt, style: SessionStyle)
 
   const notAuthorized = h.logAfter(
     logFrom,
-    (l) => l.txId === txId && (l.msg === 'static QR authorization declined' || l.msg === 'static QR authorization unanswered: cancel queued'),
+    (l) =>
+      l.txId === txId &&
+      (l.msg === 'static QR authorization declined' || l.msg === 'static QR authorization unanswered: cancel queued'),
     'the authorization outcome',
   );
   notAuthorized.catch(() => {});
@@ -73,7 +75,9 @@ export async function staticSession(h: Harness, a: Attempt, style: SessionStyle)
   await h.at(a, 'after-c-start');
 
   // A plan to kill around a vend needs at least one vend to happen.
-  const needsVend = a.plan.kind === 'moment' && (a.plan.moment === 'between-vend-approve-and-success' || a.plan.moment === 'after-vend-success');
+  const needsVend =
+    a.plan.kind === 'moment' &&
+    (a.plan.moment === 'between-vend-approve-and-success' || a.plan.moment === 'after-vend-success');
   const vends = dice.int(needsVend ? 1 : 0, 4);
   for (let i = 0; i < vends; i++) {
     if (style.noiseRate > 0 && dice.chance(style.noiseRate)) await h.noise(dice.int(1, 30));
@@ -81,7 +85,10 @@ export async function staticSession(h: Harness, a: Attempt, style: SessionStyle)
       // No vend is being dispensed and the last result has reached the daemon (a line still in
       // the wire when the adapter goes is the crash window again): the link drops, the daemon
       // ends the session (link-lost).
-      await h.untilRecorded(txId, a.successes.reduce((sum, m) => sum + m.amountMinor, 0));
+      await h.untilRecorded(
+        txId,
+        a.successes.reduce((sum, m) => sum + m.amountMinor, 0),
+      );
       a.steps.push('serial unplugged mid-session');
       await h.unplugReplug(dice.int(50, 300));
       await h.logAfter(logFrom, isSessionClosedLog(txId), 'the session to close after the replug');
@@ -114,19 +121,34 @@ export async function dynamicSession(h: Harness, a: Attempt, style: SessionStyle
   const vmc = rig.vmc;
   const killWhilePolling = a.plan.kind === 'moment' && a.plan.moment === 'during-dynamic-poll';
   // A plan to kill after the approval needs a price the simulator approves.
-  const needsApproval = a.plan.kind === 'moment' && (a.plan.moment === 'after-payment-approval' || a.plan.moment === 'after-vend-success');
+  const needsApproval =
+    a.plan.kind === 'moment' && (a.plan.moment === 'after-payment-approval' || a.plan.moment === 'after-vend-success');
   const price = killWhilePolling ? SLOW_PAYING_PRICE : dice.pick(needsApproval ? PAYING_PRICES : DYNAMIC_PRICES);
   const logFrom = h.logCount();
   h.check();
-  const answer = h.command((c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', 'the dynamic QR vend answer', style.paymentTimeoutMs + 8_000);
+  const answer = h.command(
+    (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+    'the dynamic QR vend answer',
+    style.paymentTimeoutMs + 8_000,
+  );
   if (!vmc.select(dice.int(1, 40), price)) {
     a.steps.push('the VMC could not select');
     return;
   }
-  const started = await h.logAfter(logFrom, (l) => l.msg === 'dynamic QR payment started', 'the dynamic QR payment to start');
+  const started = await h.logAfter(
+    logFrom,
+    (l) => l.msg === 'dynamic QR payment started',
+    'the dynamic QR payment to start',
+  );
   const txId = started.txId as string;
   a.steps.push(`dynamic QR ${price} started`);
-  const ended = () => h.logAfter(logFrom, (l) => l.msg === 'dynamic QR payment ended' && l.txId === txId, 'the dynamic QR payment to end', style.paymentTimeoutMs + 8_000);
+  const ended = () =>
+    h.logAfter(
+      logFrom,
+      (l) => l.msg === 'dynamic QR payment ended' && l.txId === txId,
+      'the dynamic QR payment to end',
+      style.paymentTimeoutMs + 8_000,
+    );
   if (killWhilePolling) {
     await sleep(dice.int(30, 280));
     await h.at(a, 'during-dynamic-poll');

@@ -69,7 +69,11 @@ async function staticSession(rig: Rig, vends: number): Promise<number> {
   await opened;
   let sold = 0;
   for (let i = 0; i < vends; i++) {
-    const answer = rig.nextCommand((c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', 10_000, 'the vend answer');
+    const answer = rig.nextCommand(
+      (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+      10_000,
+      'the vend answer',
+    );
     if (!rig.vmc.select(1 + (i % 40), VEND_PRICE)) throw new Error('the VMC could not select');
     if ((await answer).kind !== 'vend-approve') throw new Error('vend denied inside the funds');
     rig.vmc.vendSuccess();
@@ -80,7 +84,11 @@ async function staticSession(rig: Rig, vends: number): Promise<number> {
 }
 
 async function dynamicSession(rig: Rig, dice: Dice): Promise<number> {
-  const answer = rig.nextCommand((c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', 10_000, 'the dynamic answer');
+  const answer = rig.nextCommand(
+    (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+    10_000,
+    'the dynamic answer',
+  );
   if (!rig.vmc.select(dice.int(1, 40), 1.5)) throw new Error('the VMC could not select');
   if ((await answer).kind !== 'vend-approve') throw new Error('dynamic QR vend denied');
   rig.vmc.vendSuccess();
@@ -101,7 +109,9 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       if (Date.now() >= nextSample) {
         samples.push(sample(agent.pid, vends, t0));
         nextSample = Date.now() + o.sampleEveryMs;
-        o.progress?.(`${vends} vends, rss ${samples.at(-1)!.rssKb} kB, fds ${samples.at(-1)!.fds}, ${Math.round((Date.now() - t0) / 1000)} s`);
+        o.progress?.(
+          `${vends} vends, rss ${samples.at(-1)!.rssKb} kB, fds ${samples.at(-1)!.fds}, ${Math.round((Date.now() - t0) / 1000)} s`,
+        );
       }
       vends += await staticSession(rig, Math.min(VENDS_PER_SESSION, o.vends - vends));
       sessions.static += 1;
@@ -111,7 +121,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       }
     }
     // Let the outbox drain and the dynamic payment close before the last sample.
-    await until(() => Object.values(rig.gateway.ledger().transactions).every((t) => t.state !== 'authorized'), 30_000, 'the last settlements');
+    await until(
+      () => Object.values(rig.gateway.ledger().transactions).every((t) => t.state !== 'authorized'),
+      30_000,
+      'the last settlements',
+    );
     await new Promise((r) => setTimeout(r, 1000));
     samples.push(sample(agent.pid, vends, t0));
     const warm = samples.filter((s) => s.vends >= o.vends * (o.warmupShare ?? 0.1));
@@ -136,7 +150,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       fdsAfterWarmup,
       fdsAtEnd,
       salesOk: check.ok,
-      salesSummary: JSON.stringify({ lostMinor: check.lostMinor, chargedNotVendedMinor: check.chargedNotVendedMinor, chargedTwice: check.chargedTwice.length, unresolved: check.unresolved.length }),
+      salesSummary: JSON.stringify({
+        lostMinor: check.lostMinor,
+        chargedNotVendedMinor: check.chargedNotVendedMinor,
+        chargedTwice: check.chargedTwice.length,
+        unresolved: check.unresolved.length,
+      }),
       ok: check.ok && warm.length >= 2 && rssGrowthKb <= RSS_GROWTH_LIMIT_KB && fdsAtEnd <= fdsAfterWarmup,
     };
   } finally {
@@ -150,7 +169,8 @@ export function formatSoak(r: SoakReport): string {
     `resident memory (VmRSS, all threads): ${r.rssAfterWarmupKb} kB after warm-up -> ${r.rssAtEndKb} kB at the end (growth ${r.rssGrowthKb} kB, limit ${RSS_GROWTH_LIMIT_KB} kB)`,
     `open file descriptors: ${r.fdsAfterWarmup} after warm-up -> ${r.fdsAtEnd} at the end`,
     `sales: ${r.salesOk ? 'every vend charged exactly once' : 'MISMATCH'} ${r.salesSummary}`,
-    'samples (s, vends, rss kB, fds): ' + r.samples.map((s) => `${Math.round(s.atMs / 1000)}/${s.vends}/${s.rssKb}/${s.fds}`).join(' '),
+    'samples (s, vends, rss kB, fds): ' +
+      r.samples.map((s) => `${Math.round(s.atMs / 1000)}/${s.vends}/${s.rssKb}/${s.fds}`).join(' '),
     r.ok ? 'RESULT: OK' : 'RESULT: FAILED',
   ];
   return lines.join('\n');

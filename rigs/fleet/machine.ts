@@ -30,7 +30,8 @@ import type { UpdateArch } from '../../src/fleet/contract/manifest-schema.js';
 type CommandErrorCode = Extract<CommandReply, { ok: false }>['error']['code'];
 
 /** `noReply`: the machine stays silent, as one whose agent hangs or drops the command. */
-export type CommandOutcome = { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string } | { noReply: true };
+export type CommandOutcome =
+  { ok: true; result: unknown } | { ok: false; code: CommandErrorCode; message: string } | { noReply: true };
 
 /**
  * `signature`: the request's signature as received (unchecked), for handlers
@@ -63,7 +64,10 @@ export interface SimulatedMachineOptions {
 type OnlineStatus = Extract<StatusMessage, { online: true }>;
 
 const BUILT_IN: Record<string, CommandHandler> = {
-  ping: (_args, { machine }) => ({ ok: true, result: { pong: true, machineId: machine.machineId, at: new Date().toISOString() } }),
+  ping: (_args, { machine }) => ({
+    ok: true,
+    result: { pong: true, machineId: machine.machineId, at: new Date().toISOString() },
+  }),
 };
 
 export class SimulatedMachine {
@@ -160,23 +164,49 @@ export class SimulatedMachine {
   /** Raises or clears an alarm: an event, and the status's alarm list. */
   async alarm(code: AlarmCode, state: 'raised' | 'cleared', detail: string | null = null): Promise<AlarmEvent> {
     this.seq += 1;
-    const event: AlarmEvent = { kind: 'alarm', eventId: this.eventIdFor(this.seq), at: new Date().toISOString(), machineId: this.machineId, code, state, detail };
-    const alarms = state === 'raised' ? [...new Set([...this.status.alarms, code])] : this.status.alarms.filter((a) => a !== code);
+    const event: AlarmEvent = {
+      kind: 'alarm',
+      eventId: this.eventIdFor(this.seq),
+      at: new Date().toISOString(),
+      machineId: this.machineId,
+      code,
+      state,
+      detail,
+    };
+    const alarms =
+      state === 'raised' ? [...new Set([...this.status.alarms, code])] : this.status.alarms.filter((a) => a !== code);
     await Promise.all([this.publishEvent(event), this.publishStatus({ alarms })]);
     return event;
   }
 
   async health(stats: Record<string, unknown>): Promise<void> {
-    await this.client.publishAsync(this.topics.health, JSON.stringify({ machineId: this.machineId, at: new Date().toISOString(), stats }), { qos: 0 });
+    await this.client.publishAsync(
+      this.topics.health,
+      JSON.stringify({ machineId: this.machineId, at: new Date().toISOString(), stats }),
+      { qos: 0 },
+    );
   }
 
   /** An update event (its eventId given here) with the status's `update` member following it. */
-  async updateEvent(event: Omit<UpdateEvent, 'kind' | 'eventId' | 'at' | 'machineId' | 'running'>, statusChange: Partial<OnlineStatus> = {}): Promise<UpdateEvent> {
+  async updateEvent(
+    event: Omit<UpdateEvent, 'kind' | 'eventId' | 'at' | 'machineId' | 'running'>,
+    statusChange: Partial<OnlineStatus> = {},
+  ): Promise<UpdateEvent> {
     this.seq += 1;
     const at = new Date().toISOString();
-    const full: UpdateEvent = { kind: 'update', eventId: this.eventIdFor(this.seq), at, machineId: this.machineId, running: statusChange.version ?? this.status.version, ...event };
+    const full: UpdateEvent = {
+      kind: 'update',
+      eventId: this.eventIdFor(this.seq),
+      at,
+      machineId: this.machineId,
+      running: statusChange.version ?? this.status.version,
+      ...event,
+    };
     await this.publishEvent(full);
-    await this.publishStatus({ update: { state: event.state, version: event.version, rolloutId: event.rolloutId, at }, ...statusChange });
+    await this.publishStatus({
+      update: { state: event.state, version: event.version, rolloutId: event.rolloutId, at },
+      ...statusChange,
+    });
     return full;
   }
 
@@ -204,15 +234,23 @@ export class SimulatedMachine {
       }
     }
     const correlationData = packet.properties?.correlationData;
-    const correlationId = correlationData !== undefined ? Buffer.from(correlationData).toString('utf8') : (request?.correlationId ?? null);
+    const correlationId =
+      correlationData !== undefined ? Buffer.from(correlationData).toString('utf8') : (request?.correlationId ?? null);
     const replyTo = packet.properties?.responseTopic ?? request?.replyTo ?? this.topics.replies;
     let outcome: CommandOutcome;
     const handler = Object.hasOwn(this.handlers, name) ? this.handlers[name] : undefined;
-    if (request === null) outcome = { ok: false, code: 'BAD_PAYLOAD', message: 'the request is not a JSON object of the contract' };
-    else if (handler === undefined) outcome = { ok: false, code: 'UNKNOWN_COMMAND', message: `no command "${name}" on this machine` };
+    if (request === null)
+      outcome = { ok: false, code: 'BAD_PAYLOAD', message: 'the request is not a JSON object of the contract' };
+    else if (handler === undefined)
+      outcome = { ok: false, code: 'UNKNOWN_COMMAND', message: `no command "${name}" on this machine` };
     else {
       try {
-        outcome = await handler(request.args, { machineId: this.machineId, name, machine: this, signature: request.signature });
+        outcome = await handler(request.args, {
+          machineId: this.machineId,
+          name,
+          machine: this,
+          signature: request.signature,
+        });
       } catch (err) {
         outcome = { ok: false, code: 'INTERNAL', message: (err as Error).message.slice(0, 200) };
       }
@@ -220,8 +258,17 @@ export class SimulatedMachine {
     if ('noReply' in outcome) return;
     const reply: CommandReply = outcome.ok
       ? { ok: true, machineId: this.machineId, command: name.slice(0, 64), correlationId, result: outcome.result }
-      : { ok: false, machineId: this.machineId, command: name.slice(0, 64), correlationId, error: { code: outcome.code, message: outcome.message } };
-    const options = this.protocol === 5 && correlationData !== undefined ? { qos: 1 as const, properties: { correlationData: Buffer.from(correlationData) } } : { qos: 1 as const };
+      : {
+          ok: false,
+          machineId: this.machineId,
+          command: name.slice(0, 64),
+          correlationId,
+          error: { code: outcome.code, message: outcome.message },
+        };
+    const options =
+      this.protocol === 5 && correlationData !== undefined
+        ? { qos: 1 as const, properties: { correlationData: Buffer.from(correlationData) } }
+        : { qos: 1 as const };
     try {
       await this.client.publishAsync(replyTo, JSON.stringify(reply), options);
       this.repliesSent += 1;
@@ -233,7 +280,9 @@ export class SimulatedMachine {
   /** A clean shutdown: `{online:false}` retained, then DISCONNECT (no last will). */
   async close(): Promise<void> {
     if (this.client.connected) {
-      await this.client.publishAsync(this.topics.status, JSON.stringify({ online: false }), { qos: 1, retain: true }).catch(() => undefined);
+      await this.client
+        .publishAsync(this.topics.status, JSON.stringify({ online: false }), { qos: 1, retain: true })
+        .catch(() => undefined);
     }
     await this.client.endAsync(true);
   }

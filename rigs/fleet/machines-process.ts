@@ -32,8 +32,11 @@ let extraHandlers: Record<string, CommandHandler> = {};
 async function start(m: Extract<ToMachines, { type: 'start' }>): Promise<void> {
   prefix = m.prefix;
   if (m.handlersModule !== undefined) {
-    const loaded = (await import(pathToFileURL(resolve(m.handlersModule)).href)) as { handlers?: Record<string, CommandHandler> };
-    if (typeof loaded.handlers !== 'object' || loaded.handlers === null) throw new Error(`${m.handlersModule} exports no \`handlers\` object`);
+    const loaded = (await import(pathToFileURL(resolve(m.handlersModule)).href)) as {
+      handlers?: Record<string, CommandHandler>;
+    };
+    if (typeof loaded.handlers !== 'object' || loaded.handlers === null)
+      throw new Error(`${m.handlersModule} exports no \`handlers\` object`);
     extraHandlers = loaded.handlers;
   }
   random = seededRandom(m.seed);
@@ -63,8 +66,18 @@ async function start(m: Extract<ToMachines, { type: 'start' }>): Promise<void> {
 
 async function run(m: Extract<ToMachines, { type: 'run' }>): Promise<void> {
   const f: RunFigures = {
-    wallMs: 0, salesPublished: 0, salesAcked: 0, salesFailed: 0, alarmEvents: 0, healthMessages: 0, statusUpdates: 0,
-    cpuUserMs: 0, cpuSystemMs: 0, bytesWritten: 0, salePayloadBytes: 0, salePacketBytes: 0,
+    wallMs: 0,
+    salesPublished: 0,
+    salesAcked: 0,
+    salesFailed: 0,
+    alarmEvents: 0,
+    healthMessages: 0,
+    statusUpdates: 0,
+    cpuUserMs: 0,
+    cpuSystemMs: 0,
+    bytesWritten: 0,
+    salePayloadBytes: 0,
+    salePacketBytes: 0,
   };
   const n = machines.length;
   const bytes0 = machines.reduce((sum, x) => sum + x.bytesWritten(), 0);
@@ -87,12 +100,19 @@ async function run(m: Extract<ToMachines, { type: 'run' }>): Promise<void> {
         const payload = Buffer.byteLength(JSON.stringify(event));
         payloadSum += payload;
         packetSum += publishPacketBytes(topicBytes, payload, machine.protocol);
-        pending.push(acked.then(() => (f.salesAcked += 1), () => (f.salesFailed += 1)));
+        pending.push(
+          acked.then(
+            () => (f.salesAcked += 1),
+            () => (f.salesFailed += 1),
+          ),
+        );
       }
       const healthDue = Math.floor((n * elapsed) / (m.healthIntervalS * 1000)) - f.healthMessages;
       for (let k = 0; k < healthDue; k += 1) {
         const machine = machines[healthRound++ % n]!;
-        void machine.health({ vends: f.salesPublished, eventLoopDelayP99Ms: 0.4, rssMiB: 61, outboxPending: 0 }).catch(() => undefined);
+        void machine
+          .health({ vends: f.salesPublished, eventLoopDelayP99Ms: 0.4, rssMiB: 61, outboxPending: 0 })
+          .catch(() => undefined);
         f.healthMessages += 1;
       }
       const alarmsDue = Math.floor((m.alarmsPerSecond * elapsed) / 1000) - f.alarmEvents;

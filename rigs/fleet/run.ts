@@ -28,7 +28,10 @@ export const FleetSimOptions = z.strictObject({
   healthIntervalS: z.number().int().min(1).max(3600).default(30),
   alarmsPerSecond: z.number().min(0).max(1000).default(1),
   protocol: z.union([z.literal(4), z.literal(5)]).default(5),
-  prefix: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/).default('qrvend'),
+  prefix: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/)
+    .default('qrvend'),
   seed: z.number().int().default(1),
   connectConcurrency: z.number().int().min(1).max(500).default(50),
   /** Command round trips measured after the run (to machines in turn). */
@@ -46,7 +49,13 @@ export type FleetSimOptions = z.input<typeof FleetSimOptions>;
 const round = (x: number, digits = 2) => (Number.isFinite(x) ? Number(x.toFixed(digits)) : null);
 
 function latencySummary(ms: number[]) {
-  return { count: ms.length, p50: round(percentile(ms, 50)), p90: round(percentile(ms, 90)), p99: round(percentile(ms, 99)), max: round(percentile(ms, 100)) };
+  return {
+    count: ms.length,
+    p50: round(percentile(ms, 50)),
+    p90: round(percentile(ms, 90)),
+    p99: round(percentile(ms, 99)),
+    max: round(percentile(ms, 100)),
+  };
 }
 
 async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -63,13 +72,21 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
   const started = new Date().toISOString();
   const loadBefore = loadavg()[0] ?? NaN;
   let broker: MosquittoBroker | null = null;
-  const child = fork(fileURLToPath(new URL('./machines-process.js', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(new URL('./machines-process.js', import.meta.url)), [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const inbox: FromMachines[] = [];
   let childExit: string | null = null;
   child.on('message', (m: FromMachines) => inbox.push(m));
   child.once('exit', (code, signal) => (childExit = `machines process ended (${signal ?? code})`));
-  const next = async <T extends FromMachines['type']>(type: T, timeoutMs: number): Promise<Extract<FromMachines, { type: T }>> => {
-    const ok = await until(() => inbox.some((m) => m.type === type || m.type === 'error') || childExit !== null, timeoutMs);
+  const next = async <T extends FromMachines['type']>(
+    type: T,
+    timeoutMs: number,
+  ): Promise<Extract<FromMachines, { type: T }>> => {
+    const ok = await until(
+      () => inbox.some((m) => m.type === type || m.type === 'error') || childExit !== null,
+      timeoutMs,
+    );
     const found = inbox.find((m) => m.type === type || m.type === 'error');
     if (found?.type === 'error') throw new Error(`machines process: ${found.message}`);
     if (!ok || !found) throw new Error(childExit ?? `machines process: no ${type} within ${timeoutMs} ms`);
@@ -83,7 +100,16 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     const brokerPid = broker.pid!;
     log(`mosquitto on ${broker.url} (pid ${brokerPid}); connecting ${o.machines} machines`);
     const rssIdle = processMemoryKiB(brokerPid).rssKiB;
-    tell({ type: 'start', url: broker.url, prefix: o.prefix, machines: o.machines, protocol: o.protocol, seed: o.seed, connectConcurrency: o.connectConcurrency, handlersModule: o.handlersModule });
+    tell({
+      type: 'start',
+      url: broker.url,
+      prefix: o.prefix,
+      machines: o.machines,
+      protocol: o.protocol,
+      seed: o.seed,
+      connectConcurrency: o.connectConcurrency,
+      handlersModule: o.handlersModule,
+    });
     const ready = await next('ready', 120_000 + o.machines * 100);
     log(`${ready.machines} machines connected in ${Math.round(ready.connectMs)} ms`);
 
@@ -91,22 +117,46 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     // fleet status, as the CLI does it, for the whole fleet.
     const statusClient = await connectFleet(conn, { purpose: 'sim-status' });
     operators.push(statusClient.client);
-    const status = await collectFleetStatus(statusClient.client, { prefix: o.prefix, expect: o.machines, maxWaitMs: 60_000 });
+    const status = await collectFleetStatus(statusClient.client, {
+      prefix: o.prefix,
+      expect: o.machines,
+      maxWaitMs: 60_000,
+    });
     await statusClient.client.endAsync(true);
     log(`fleet status: ${status.view.machines.size} machines in ${Math.round(status.elapsedMs)} ms`);
     let cli: { ms: number; machines: number; exitCode: number | null } | null = null;
     if (o.cli) {
       const t0 = performance.now();
       cli = await new Promise((resolve) => {
-        execFile(process.execPath, [fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)), 'fleet', 'status', '--json', '--url', broker!.url, '--prefix', o.prefix, '--wait', '60000'], { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (err, stdout) => {
-          let machines = 0;
-          try {
-            machines = (JSON.parse(stdout) as { machines: unknown[] }).machines.length;
-          } catch {
-            machines = 0;
-          }
-          resolve({ ms: performance.now() - t0, machines, exitCode: err ? ((err as { code?: number }).code ?? null) : 0 });
-        });
+        execFile(
+          process.execPath,
+          [
+            fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)),
+            'fleet',
+            'status',
+            '--json',
+            '--url',
+            broker!.url,
+            '--prefix',
+            o.prefix,
+            '--wait',
+            '60000',
+          ],
+          { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 },
+          (err, stdout) => {
+            let machines = 0;
+            try {
+              machines = (JSON.parse(stdout) as { machines: unknown[] }).machines.length;
+            } catch {
+              machines = 0;
+            }
+            resolve({
+              ms: performance.now() - t0,
+              machines,
+              exitCode: err ? ((err as { code?: number }).code ?? null) : 0,
+            });
+          },
+        );
       });
       log(`qrvend fleet status --json: ${cli!.machines} machines, ${Math.round(cli!.ms)} ms (process start to exit)`);
     }
@@ -140,9 +190,17 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     const sampler = setInterval(() => {
       rssPeak = Math.max(rssPeak, processMemoryKiB(brokerPid).rssKiB);
     }, 500);
-    log(`running ${o.seconds} s: ${o.salesPerSecond} sales/s, health every ` +
-      `${o.healthIntervalS} s per machine, ${o.alarmsPerSecond} alarm events/s`);
-    tell({ type: 'run', seconds: o.seconds, salesPerSecond: o.salesPerSecond, healthIntervalS: o.healthIntervalS, alarmsPerSecond: o.alarmsPerSecond });
+    log(
+      `running ${o.seconds} s: ${o.salesPerSecond} sales/s, health every ` +
+        `${o.healthIntervalS} s per machine, ${o.alarmsPerSecond} alarm events/s`,
+    );
+    tell({
+      type: 'run',
+      seconds: o.seconds,
+      salesPerSecond: o.salesPerSecond,
+      healthIntervalS: o.healthIntervalS,
+      alarmsPerSecond: o.alarmsPerSecond,
+    });
     const ran = (await next('ran', o.seconds * 1000 + 60_000)).figures as RunFigures;
     await until(() => sales >= ran.salesAcked, 10_000);
     clearInterval(sampler);
@@ -161,7 +219,14 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     for (let i = 0; i < o.pings; i += 1) {
       const machineId = `vm-${String(((i * 7919) % o.machines) + 1).padStart(width, '0')}`;
       try {
-        const r = await sendFleetCommand(cmdClient.client, { prefix: o.prefix, machineId, name: o.command.name, args: o.command.args, timeoutMs: 5_000, protocol: cmdClient.protocol });
+        const r = await sendFleetCommand(cmdClient.client, {
+          prefix: o.prefix,
+          machineId,
+          name: o.command.name,
+          args: o.command.args,
+          timeoutMs: 5_000,
+          protocol: cmdClient.protocol,
+        });
         if (r.reply.ok) rtts.push(r.elapsedMs);
         else cmdFailures += 1;
       } catch {
@@ -182,7 +247,12 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
     return {
       what: 'npm run fleet-sim',
       started,
-      host: { cpus: cpus().length, model: cpus()[0]?.model ?? null, loadavg1Before: round(loadBefore), loadavg1After: round(loadavg()[0] ?? NaN) },
+      host: {
+        cpus: cpus().length,
+        model: cpus()[0]?.model ?? null,
+        loadavg1Before: round(loadBefore),
+        loadavg1After: round(loadavg()[0] ?? NaN),
+      },
       options: o,
       broker: {
         kind: 'mosquitto',
@@ -193,7 +263,13 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
         hwmMiB: round(mem.hwmKiB / 1024, 1),
       },
       connect: { machines: ready.machines, ms: round(ready.connectMs, 0) },
-      status: { machines: status.view.machines.size, libraryMs: round(status.elapsedMs, 0), lastStatusMs: round(status.lastStatusMs, 0), malformed: status.view.bad.total, cli },
+      status: {
+        machines: status.view.machines.size,
+        libraryMs: round(status.elapsedMs, 0),
+        lastStatusMs: round(status.lastStatusMs, 0),
+        malformed: status.view.bad.total,
+        cli,
+      },
       events: {
         salesPublished: ran.salesPublished,
         salesAcked: ran.salesAcked,
@@ -204,10 +280,17 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
         malformed: watch.view.bad.total,
         latencyMs: latencySummary(latencies),
       },
-      commands: { command: o.command.name, requests: o.pings, ok: rtts.length, failed: cmdFailures, roundTripMs: latencySummary(rtts) },
+      commands: {
+        command: o.command.name,
+        requests: o.pings,
+        ok: rtts.length,
+        failed: cmdFailures,
+        roundTripMs: latencySummary(rtts),
+      },
       lastWill: { machinesCut: crashed.machineIds.length, offlineSeenByOperator: willsSeen },
       deviceSide: {
-        note: 'simulated machines (mqtt.js clients, no daemon): CPU and bytes of their ' +
+        note:
+          'simulated machines (mqtt.js clients, no daemon): CPU and bytes of their ' +
           'process and connections. The real daemon also writes each event to SQLite; ' +
           'that is measured by the daemon benchmarks (bytes per sale), not here.',
         wallMs: round(ran.wallMs, 0),
@@ -215,7 +298,10 @@ export async function runFleetSim(input: FleetSimOptions, log: (line: string) =>
         cpuPercentOfOneCore: round((cpuMs / ran.wallMs) * 100, 1),
         messagesSent: messages,
         cpuUsPerMessage: round((cpuMs * 1000) / Math.max(1, messages), 1),
-        bytesSentPerSaleEvent: { payload: round(ran.salePayloadBytes, 0), publishPacket: round(ran.salePacketBytes, 0) },
+        bytesSentPerSaleEvent: {
+          payload: round(ran.salePayloadBytes, 0),
+          publishPacket: round(ran.salePacketBytes, 0),
+        },
         bytesSentAllTrafficPerSale: round(ran.bytesWritten / Math.max(1, events), 0),
         bytesSentTotal: ran.bytesWritten,
         healthMessages: ran.healthMessages,

@@ -48,25 +48,54 @@ export function updateOfferHandler(options: UpdateAnswerOptions): CommandHandler
     const behaviour = options.behaviour(machine.machineId);
     if (behaviour.kind === 'silent') return { noReply: true };
     const nowMs = Date.now();
-    const gate = decideCommand({ keyring: options.keyring, allowUnsignedReads: false }, { machineId: machine.machineId, name: 'update.offer', args, signature, nowMs, clockUnsynced: false }, () => true);
-    if (gate.kind === 'refuse') return { ok: false, code: 'UNAUTHORIZED', message: refusalText(gate.reason, gate.message) };
-    if (gate.kind !== 'run' || gate.signature === null) return { ok: false, code: 'UNAUTHORIZED', message: 'refused: unsigned' };
+    const gate = decideCommand(
+      { keyring: options.keyring, allowUnsignedReads: false },
+      { machineId: machine.machineId, name: 'update.offer', args, signature, nowMs, clockUnsynced: false },
+      () => true,
+    );
+    if (gate.kind === 'refuse')
+      return { ok: false, code: 'UNAUTHORIZED', message: refusalText(gate.reason, gate.message) };
+    if (gate.kind !== 'run' || gate.signature === null)
+      return { ok: false, code: 'UNAUTHORIZED', message: 'refused: unsigned' };
     const nonce = `${gate.signature.keyId} ${gate.signature.nonce}`;
-    if (nonces.has(nonce)) return { ok: false, code: 'UNAUTHORIZED', message: refusalText('replayed', 'the nonce was seen before (a replay)') };
+    if (nonces.has(nonce))
+      return {
+        ok: false,
+        code: 'UNAUTHORIZED',
+        message: refusalText('replayed', 'the nonce was seen before (a replay)'),
+      };
     nonces.add(nonce);
 
     const parsed = UpdateOfferArgs.safeParse(args);
-    if (!parsed.success) return { ok: false, code: 'BAD_ARGS', message: `update.offer: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ` +
-      `${parsed.error.issues[0]?.message ?? 'invalid'}` };
+    if (!parsed.success)
+      return {
+        ok: false,
+        code: 'BAD_ARGS',
+        message:
+          `update.offer: ${parsed.error.issues[0]?.path.join('.') ?? ''}: ` +
+          `${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      };
     const { manifest, rolloutId } = parsed.data;
     const refuse = async (detail: string): Promise<CommandOutcome> => {
-      await machine.updateEvent({ version: manifest.version, state: 'refused', rolloutId: rolloutId ?? null, progress: null, detail });
+      await machine.updateEvent({
+        version: manifest.version,
+        state: 'refused',
+        rolloutId: rolloutId ?? null,
+        progress: null,
+        detail,
+      });
       return { ok: false, code: 'BAD_ARGS', message: `update refused: ${detail}` };
     };
     try {
       // A simulated machine without a release version or an architecture (the fleet simulation's) takes any.
       const running = isReleaseVersion(machine.status.version) ? machine.status.version : '0.0.0';
-      verifyManifest({ manifest, keyring: options.keyring, nowMs, running, arch: machine.status.arch ?? manifest.arch });
+      verifyManifest({
+        manifest,
+        keyring: options.keyring,
+        nowMs,
+        running,
+        arch: machine.status.arch ?? manifest.arch,
+      });
     } catch (err) {
       // Worded as the agent words it (src/updates/agent.ts): the code, then why.
       return refuse(isQrvendError(err) ? `${err.code}: ${err.message}` : (err as Error).message);
@@ -77,26 +106,44 @@ export function updateOfferHandler(options: UpdateAnswerOptions): CommandHandler
     const key = `${manifest.version} ${rolloutId ?? ''}`;
     if (inProgress.get(machine.machineId) === key) return { ok: true, result: { accepted: true, already: true } };
     inProgress.set(machine.machineId, key);
-    void play(machine, behaviour, manifest.version, manifest.size, rolloutId ?? null, options.stepMs ?? 20).catch(() => undefined);
+    void play(machine, behaviour, manifest.version, manifest.size, rolloutId ?? null, options.stepMs ?? 20).catch(
+      () => undefined,
+    );
     return { ok: true, result: { accepted: true } };
   };
 }
 
-async function play(machine: SimulatedMachine, behaviour: UpdateBehaviour, version: string, size: number, rolloutId: string | null, stepMs: number): Promise<void> {
-  const say = async (state: UpdateState, detail: string | null = null, progress: { bytes: number; size: number } | null = null, statusChange = {}) => {
+async function play(
+  machine: SimulatedMachine,
+  behaviour: UpdateBehaviour,
+  version: string,
+  size: number,
+  rolloutId: string | null,
+  stepMs: number,
+): Promise<void> {
+  const say = async (
+    state: UpdateState,
+    detail: string | null = null,
+    progress: { bytes: number; size: number } | null = null,
+    statusChange = {},
+  ) => {
     await sleep(stepMs);
     await machine.updateEvent({ version, state, rolloutId, progress, detail }, statusChange);
   };
   await say('offered');
   await say('downloading', null, { bytes: 0, size });
-  if (behaviour.kind === 'fail') return say('failed', 'the artifact\'s sha256 does not match the manifest (simulated)');
+  if (behaviour.kind === 'fail') return say('failed', "the artifact's sha256 does not match the manifest (simulated)");
   await say('downloading', null, { bytes: size, size });
   await say('verified');
   await say('waiting', 'waiting for the machine to be idle');
   await say('activating');
   await say('trial');
   if (behaviour.kind === 'roll-back') {
-    await machine.alarm('UPDATE_ROLLED_BACK', 'raised', `${version} was not healthy within 60 s (simulated); back on ${machine.status.version}`);
+    await machine.alarm(
+      'UPDATE_ROLLED_BACK',
+      'raised',
+      `${version} was not healthy within 60 s (simulated); back on ${machine.status.version}`,
+    );
     return say('rolled-back', 'not healthy within 60 s (simulated)');
   }
   if (behaviour.kind === 'held') await behaviour.release;

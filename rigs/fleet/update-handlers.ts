@@ -14,14 +14,16 @@ function behaviours(text: string | undefined): Map<string, UpdateBehaviour> {
   const map = new Map<string, UpdateBehaviour>();
   for (const item of (text ?? '').split(',').filter((x) => x.length > 0)) {
     const [id, kind] = item.split('=');
-    if (id === undefined || kind === undefined || !KINDS.has(kind)) throw new Error(`QRVEND_SIM_UPDATE_BEHAVIOURS: "${item.slice(0, 64)}" is not machine=${[...KINDS].join('|')}`);
+    if (id === undefined || kind === undefined || !KINDS.has(kind))
+      throw new Error(`QRVEND_SIM_UPDATE_BEHAVIOURS: "${item.slice(0, 64)}" is not machine=${[...KINDS].join('|')}`);
     map.set(id, { kind } as UpdateBehaviour);
   }
   return map;
 }
 
 const trustFile = process.env.QRVEND_SIM_TRUST_FILE;
-if (trustFile === undefined) throw new Error('set QRVEND_SIM_TRUST_FILE to the machines\' trust file (with a key of scope update)');
+if (trustFile === undefined)
+  throw new Error("set QRVEND_SIM_TRUST_FILE to the machines' trust file (with a key of scope update)");
 const keyring = loadKeyring(trustFile);
 const byMachine = behaviours(process.env.QRVEND_SIM_UPDATE_BEHAVIOURS);
 

@@ -28,7 +28,10 @@ export interface GatewayFront {
 const CHUNK = Buffer.alloc(64 * 1024, 0x20); // spaces: valid JSON whitespace, so only the size is wrong
 
 /** `upstream` is read per request, so the front can be started before the simulator it fronts. */
-export async function startGatewayFront(options: { upstream: () => string; hugeBytes?: number }): Promise<GatewayFront> {
+export async function startGatewayFront(options: {
+  upstream: () => string;
+  hugeBytes?: number;
+}): Promise<GatewayFront> {
   const hugeBytes = options.hugeBytes ?? 64 * 1024 * 1024;
   const byPath = new Map(Object.entries(OPERATIONS).map(([op, spec]) => [spec.path, op as GatewayOperation]));
   const misbehave = new Map<GatewayOperation, Misbehaviour>();
@@ -37,8 +40,10 @@ export async function startGatewayFront(options: { upstream: () => string; hugeB
   let hugeBytesWritten = 0;
 
   const streamHuge = (socket: Socket, declared: boolean) => {
-    socket.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: ` +
-      `close\r\n${declared ? `Content-Length: ${hugeBytes + 2}\r\n` : ''}\r\n{`);
+    socket.write(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: ` +
+        `close\r\n${declared ? `Content-Length: ${hugeBytes + 2}\r\n` : ''}\r\n{`,
+    );
     let left = hugeBytes;
     const pump = () => {
       while (left > 0 && !socket.destroyed) {
@@ -59,13 +64,20 @@ export async function startGatewayFront(options: { upstream: () => string; hugeB
       const op = byPath.get(req.url ?? '');
       if (op !== undefined) seen.set(op, (seen.get(op) ?? 0) + 1);
       const mode = op === undefined ? undefined : misbehave.get(op);
-      if (mode === 'huge-declared' || mode === 'huge-undeclared') return streamHuge(req.socket, mode === 'huge-declared');
-      void fetch(`${options.upstream()}${req.url ?? ''}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) })
+      if (mode === 'huge-declared' || mode === 'huge-undeclared')
+        return streamHuge(req.socket, mode === 'huge-declared');
+      void fetch(`${options.upstream()}${req.url ?? ''}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.concat(chunks),
+      })
         .then(async (up) => {
           let text = await up.text();
           if (mode === 'other-currency') {
             // The answer names its currency in a BasicInfo like the request's, only another one.
-            const asked = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { BasicInfo?: Record<string, unknown> }).BasicInfo ?? {};
+            const asked =
+              (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { BasicInfo?: Record<string, unknown> })
+                .BasicInfo ?? {};
             // Added as text, so the rest (PaymentInfo above all) stays byte for byte what the gateway sent.
             const basicInfo = JSON.stringify({ ...asked, CurrencyCode: 'USD', CurrencyNumeric: '840' });
             text = text.replace(/^\s*\{/, `{"BasicInfo":${basicInfo},`);

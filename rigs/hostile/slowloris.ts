@@ -21,10 +21,13 @@ export interface Slowloris {
   stop(): Promise<void>;
 }
 
-const HEAD = 'POST /payment/v2/transactions/Gateway/x/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Slow: ' + 'a'.repeat(4000);
+const HEAD =
+  'POST /payment/v2/transactions/Gateway/x/start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Slow: ' +
+  'a'.repeat(4000);
 
 export function startSlowloris(options: SlowlorisOptions): Slowloris {
-  if (!/^127\./.test(options.host) || !/^127\./.test(options.localAddress)) throw new Error('the slowloris attacker only targets loopback');
+  if (!/^127\./.test(options.host) || !/^127\./.test(options.localAddress))
+    throw new Error('the slowloris attacker only targets loopback');
   const sockets = new Set<Socket>();
   let stopped = false;
   let opened = 0;
@@ -60,7 +63,10 @@ export function startSlowloris(options: SlowlorisOptions): Slowloris {
     },
     async stop() {
       stopped = true;
-      const closing = [...sockets].map((s) => new Promise<void>((resolve) => (s.destroyed ? resolve() : (s.once('close', () => resolve()), s.destroy()))));
+      const closing = [...sockets].map(
+        (s) =>
+          new Promise<void>((resolve) => (s.destroyed ? resolve() : (s.once('close', () => resolve()), s.destroy()))),
+      );
       await Promise.all(closing);
     },
   };

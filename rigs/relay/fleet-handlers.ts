@@ -18,19 +18,25 @@ type Outcome = { ok: true; result: unknown } | { ok: false; code: 'BAD_ARGS' | '
 export const handlers: Record<string, (args: unknown) => Outcome> = {
   'start.confirm'(args: unknown): Outcome {
     const parsed = StartConfirmArgs.safeParse(args);
-    return parsed.success ? { ok: true, result: { authorized: parsed.data.txId } } : { ok: false, code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' };
+    return parsed.success
+      ? { ok: true, result: { authorized: parsed.data.txId } }
+      : { ok: false, code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' };
   },
   start(args: unknown): Outcome {
     const parsed = RelayedStartArgs.safeParse(args);
     if (!parsed.success) return { ok: false, code: 'BAD_ARGS', message: 'start args do not match RelayedStartArgs' };
-    if (parsed.data.deadlineAt - Date.now() < RELAYED_START_TOLERANCE_MS) return { ok: false, code: 'TOO_LATE', message: "it reached the machine after the relay's deadline" };
+    if (parsed.data.deadlineAt - Date.now() < RELAYED_START_TOLERANCE_MS)
+      return { ok: false, code: 'TOO_LATE', message: "it reached the machine after the relay's deadline" };
     let transactionId: unknown;
     try {
       transactionId = (JSON.parse(parsed.data.body) as { TransactionId?: unknown }).TransactionId;
     } catch {
       transactionId = undefined;
     }
-    const body = JSON.stringify({ Status: { Verdict: 'Approved' }, ...(typeof transactionId === 'string' ? { TransactionId: transactionId } : {}) });
+    const body = JSON.stringify({
+      Status: { Verdict: 'Approved' },
+      ...(typeof transactionId === 'string' ? { TransactionId: transactionId } : {}),
+    });
     return { ok: true, result: { httpStatus: 200, contentType: 'application/json; charset=utf-8', body } };
   },
 };

@@ -31,19 +31,30 @@ function postOne(agent: Agent, target: StartTarget, body: string): Promise<LoadS
   const path = `/payment/v2/transactions/Gateway/${encodeURIComponent(target.integratorName)}/start`;
   const started = performance.now();
   return new Promise((resolve) => {
-    const req = request(new URL(path, target.origin), { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 15_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const ms = performance.now() - started;
-        try {
-          const status = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { Status?: { Verdict?: string; Code?: number } }).Status;
-          resolve({ ms, status: res.statusCode ?? 0, verdict: status?.Verdict ?? null, code: status?.Code ?? null });
-        } catch {
-          resolve({ ms, status: res.statusCode ?? 0, verdict: null, code: null });
-        }
-      });
-    });
+    const req = request(
+      new URL(path, target.origin),
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        timeout: 15_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = performance.now() - started;
+          try {
+            const status = (
+              JSON.parse(Buffer.concat(chunks).toString('utf8')) as { Status?: { Verdict?: string; Code?: number } }
+            ).Status;
+            resolve({ ms, status: res.statusCode ?? 0, verdict: status?.Verdict ?? null, code: status?.Code ?? null });
+          } catch {
+            resolve({ ms, status: res.statusCode ?? 0, verdict: null, code: null });
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', () => resolve({ ms: performance.now() - started, status: 0, verdict: null, code: null }));
     req.end(body);
@@ -51,7 +62,11 @@ function postOne(agent: Agent, target: StartTarget, body: string): Promise<LoadS
 }
 
 /** `count` Starts at `perSecond`, at most `maxInFlight` unanswered at once. */
-export async function openLoop(target: StartTarget, bodyFor: BodyFor, options: { count: number; perSecond: number; maxInFlight: number }): Promise<LoadSample[]> {
+export async function openLoop(
+  target: StartTarget,
+  bodyFor: BodyFor,
+  options: { count: number; perSecond: number; maxInFlight: number },
+): Promise<LoadSample[]> {
   if (!isLoopback(target.origin)) throw new Error('load goes to loopback only');
   const agent = new Agent({ keepAlive: true, maxSockets: options.maxInFlight });
   const samples: LoadSample[] = [];
@@ -77,7 +92,11 @@ export async function openLoop(target: StartTarget, bodyFor: BodyFor, options: {
 }
 
 /** `concurrency` clients sending back to back for `durationMs`; returns the samples and the elapsed time. */
-export async function closedLoop(target: StartTarget, bodyFor: BodyFor, options: { concurrency: number; durationMs: number; maxCount: number }): Promise<{ samples: LoadSample[]; elapsedMs: number }> {
+export async function closedLoop(
+  target: StartTarget,
+  bodyFor: BodyFor,
+  options: { concurrency: number; durationMs: number; maxCount: number },
+): Promise<{ samples: LoadSample[]; elapsedMs: number }> {
   if (!isLoopback(target.origin)) throw new Error('load goes to loopback only');
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   const samples: LoadSample[] = [];

@@ -50,7 +50,12 @@ export interface SimMachines {
 
 function statusOf(m: SimMachineIdentity, signer: MachineSigner | null): string {
   const at = new Date().toISOString();
-  const facts = { online: true, acceptsRelayedStart: m.acceptsRelayedStart ?? true, terminalId: m.terminalId, uniQr: m.uniQr };
+  const facts = {
+    online: true,
+    acceptsRelayedStart: m.acceptsRelayedStart ?? true,
+    terminalId: m.terminalId,
+    uniQr: m.uniQr,
+  };
   return JSON.stringify({
     online: true,
     machineId: m.machineId,
@@ -81,7 +86,8 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
     const topics = machineTopics(prefix, m.machineId);
     const signer = options.signer?.(m.machineId) ?? null;
     signer?.nextConnection();
-    const will = signer === null ? '{"online":false}' : JSON.stringify({ online: false, machineSig: signer.will(Date.now()) });
+    const will =
+      signer === null ? '{"online":false}' : JSON.stringify({ online: false, machineSig: signer.will(Date.now()) });
     const client = connect(options.url, {
       clientId: `sim-${m.machineId}`.slice(0, 64),
       protocolVersion,
@@ -115,7 +121,14 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
     await client.publishAsync(topics.status, statusOf(m, signer), { qos: 1, retain: true });
   }
 
-  async function answerStart(client: MqttClient, machineId: string, defaultReplies: string, payload: Buffer, packet: IPublishPacket, signer: MachineSigner | null): Promise<void> {
+  async function answerStart(
+    client: MqttClient,
+    machineId: string,
+    defaultReplies: string,
+    payload: Buffer,
+    packet: IPublishPacket,
+    signer: MachineSigner | null,
+  ): Promise<void> {
     let request: CommandRequest;
     try {
       request = CommandRequest.parse(JSON.parse(payload.toString('utf8')));
@@ -130,7 +143,10 @@ export async function startSimMachines(options: SimMachinesOptions): Promise<Sim
       : { ok: false, machineId, command: 'start', correlationId, error: outcome.error };
     const { machineId: _m, ...facts } = reply;
     const signed = signer === null ? reply : { ...reply, machineSig: signer.reply(facts, Date.now()) };
-    const properties = protocolVersion === 5 && packet.properties?.correlationData ? { properties: { correlationData: packet.properties.correlationData } } : {};
+    const properties =
+      protocolVersion === 5 && packet.properties?.correlationData
+        ? { properties: { correlationData: packet.properties.correlationData } }
+        : {};
     if (client.connected) client.publish(replyTo, JSON.stringify(signed), { qos: 1, ...properties });
   }
 

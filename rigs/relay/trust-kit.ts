@@ -30,9 +30,17 @@ export interface TrustKit {
   /** The relay's keys, as the relay signs (for tests that act as the relay). */
   readonly signer: VoucherSigner;
   /** relay.registryFile, relay.trustFile, relay.voucherKey, relay.integrators. */
-  relayConfig(): { registryFile: string; trustFile: string; voucherKey: { file: string; keyId: string }; integrators: Array<{ name: string; secretTokenFile: string }> };
+  relayConfig(): {
+    registryFile: string;
+    trustFile: string;
+    voucherKey: { file: string; keyId: string };
+    integrators: Array<{ name: string; secretTokenFile: string }>;
+  };
   /** Signs and writes the registry (replacing the file atomically enough for a test: one write). */
-  writeRegistry(machines: readonly RegistryMachine[], options?: { nowMs?: number; lifetimeMs?: number; keyless?: readonly string[] }): void;
+  writeRegistry(
+    machines: readonly RegistryMachine[],
+    options?: { nowMs?: number; lifetimeMs?: number; keyless?: readonly string[] },
+  ): void;
   /** The machine's own key as a file (fleet.machineKeyFile: mode 0600, owned by this process's user). */
   machineKeyFile(machineId: string): string;
   /** A signer with the machine's own key, as a new agent start would have (a fresh boot id). */
@@ -42,7 +50,12 @@ export interface TrustKit {
   remove(): void;
 }
 
-export function createTrustKit(options: { machines: readonly RegistryMachine[]; token?: string; integratorName?: string; keyless?: readonly string[] }): TrustKit {
+export function createTrustKit(options: {
+  machines: readonly RegistryMachine[];
+  token?: string;
+  integratorName?: string;
+  keyless?: readonly string[];
+}): TrustKit {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-trust-'));
   const token = options.token ?? randomBytes(32).toString('hex');
   const integratorName = options.integratorName ?? 'acme-wallet';
@@ -57,7 +70,11 @@ export function createTrustKit(options: { machines: readonly RegistryMachine[]; 
   const relayKeyFile = file('relay-voucher.pem', relayKey.privatePem, 0o600);
   const machineTrust = { keys: [{ id: 'relay-1', publicKey: relayKey.publicKey, scopes: ['start'] }] };
   const machineTrustFile = file('machine-trust.json', JSON.stringify(machineTrust), 0o644);
-  const relayTrustFile = file('relay-trust.json', JSON.stringify({ keys: [{ id: 'ops-registry', publicKey: operator.publicKey, scopes: ['registry'] }] }), 0o644);
+  const relayTrustFile = file(
+    'relay-trust.json',
+    JSON.stringify({ keys: [{ id: 'ops-registry', publicKey: operator.publicKey, scopes: ['registry'] }] }),
+    0o644,
+  );
   const tokenFile = file('integrator.token', `${token}\n`, 0o600);
   const registryFile = join(dir, 'registry.signed.json');
   const operatorKey = loadPrivateKey(operatorKeyFile);
@@ -69,8 +86,20 @@ export function createTrustKit(options: { machines: readonly RegistryMachine[]; 
   };
   const writeRegistry: TrustKit['writeRegistry'] = (given, o = {}) => {
     const keyless = new Set(o.keyless ?? options.keyless ?? []);
-    const machines = given.map((m) => (m.machineKeys !== undefined || keyless.has(m.machineId) ? m : { ...m, machineKeys: [machineKey(m.machineId).entry] }));
-    const signed = signRegistry({ machines }, { keyId: 'ops-registry', key: operatorKey, nowMs: o.nowMs ?? Date.now(), lifetimeMs: o.lifetimeMs ?? 24 * 3600_000 });
+    const machines = given.map((m) =>
+      m.machineKeys !== undefined || keyless.has(m.machineId)
+        ? m
+        : { ...m, machineKeys: [machineKey(m.machineId).entry] },
+    );
+    const signed = signRegistry(
+      { machines },
+      {
+        keyId: 'ops-registry',
+        key: operatorKey,
+        nowMs: o.nowMs ?? Date.now(),
+        lifetimeMs: o.lifetimeMs ?? 24 * 3600_000,
+      },
+    );
     writeFileSync(registryFile, JSON.stringify(signed), { mode: 0o644 });
   };
   writeRegistry(options.machines);
@@ -88,7 +117,12 @@ export function createTrustKit(options: { machines: readonly RegistryMachine[]; 
     machineTrustFile,
     machineKeyring: keyringOf(machineTrust, machineTrustFile),
     signer: voucherSignerOf('relay-1', loadPrivateKey(relayKeyFile)),
-    relayConfig: () => ({ registryFile, trustFile: relayTrustFile, voucherKey: { file: relayKeyFile, keyId: 'relay-1' }, integrators: [{ name: integratorName, secretTokenFile: tokenFile }] }),
+    relayConfig: () => ({
+      registryFile,
+      trustFile: relayTrustFile,
+      voucherKey: { file: relayKeyFile, keyId: 'relay-1' },
+      integrators: [{ name: integratorName, secretTokenFile: tokenFile }],
+    }),
     writeRegistry,
     machineKeyFile: (machineId) => file(`machine-${machineId}.pem`, machineKey(machineId).privatePem, 0o600),
     machineSigner: (machineId) => {

@@ -51,7 +51,10 @@ export function buildProgram(): Command {
   simWallet.register(sim);
   simDex.register(sim);
 
-  const dex = program.command('dex').description("the vending machine's own audit over its DEX jack (docs/dex.md)").exitOverride();
+  const dex = program
+    .command('dex')
+    .description("the vending machine's own audit over its DEX jack (docs/dex.md)")
+    .exitOverride();
   dexRead.register(dex);
   dexParse.register(dex);
 
@@ -96,4 +99,3 @@ export function exitCodeFor(err: unknown): number {
   }
   return ExitCodes.SOFTWARE;
 }
-

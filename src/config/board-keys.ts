@@ -8,7 +8,17 @@
  * wants another name sets `mdb.boardKeys` (no new release), and a refused key is never silent
  * (src/mdb/reader/configure.ts). docs/mdb.md lists the sources.
  */
-export const BOARD_KEY_NAMES = ['address', 'alwaysIdle', 'currencyCode', 'decimalPlaces', 'scaleFactor', 'timeoutVend', 'timeoutIdle', 'timeout', 'cashSale'] as const;
+export const BOARD_KEY_NAMES = [
+  'address',
+  'alwaysIdle',
+  'currencyCode',
+  'decimalPlaces',
+  'scaleFactor',
+  'timeoutVend',
+  'timeoutIdle',
+  'timeout',
+  'cashSale',
+] as const;
 export type BoardKeyName = (typeof BOARD_KEY_NAMES)[number];
 
 export const DEFAULT_BOARD_KEYS: Readonly<Record<BoardKeyName, string>> = {

@@ -24,10 +24,14 @@ function modeOf(file: string): number | null {
 export function refuseExposedSecret(file: string, what: string, code: ErrorCode, configKey: string): void {
   const mode = modeOf(file);
   if (mode === null || (mode & 0o006) === 0) return;
-  throw new QrvendError(code, `${what} ${file} has mode ${modeText(mode)}: ${mode & 0o004 ? 'readable' : 'writable'} by every local user`, {
-    hint: `chmod 0640 ${file} and chown root:qrvend ${file} (or correct ${configKey})`,
-    details: { file, mode: modeText(mode) },
-  });
+  throw new QrvendError(
+    code,
+    `${what} ${file} has mode ${modeText(mode)}: ${mode & 0o004 ? 'readable' : 'writable'} by every local user`,
+    {
+      hint: `chmod 0640 ${file} and chown root:qrvend ${file} (or correct ${configKey})`,
+      details: { file, mode: modeText(mode) },
+    },
+  );
 }
 
 /** A warning (one line) when the configuration file can be written by every local user, else null. */

@@ -42,6 +42,9 @@ export function readFleetTlsFiles(fleet: QrvendConfig['fleet']): Pick<FleetCrede
 export function readFleetCredentials(fleet: QrvendConfig['fleet']): FleetCredentials {
   const out: FleetCredentials = {};
   Object.assign(out, readFleetTlsFiles(fleet));
-  if (fleet.passwordFile !== null) out.password = read(fleet.passwordFile, 'fleet.passwordFile').toString('utf8').replace(/\r?\n$/, '');
+  if (fleet.passwordFile !== null)
+    out.password = read(fleet.passwordFile, 'fleet.passwordFile')
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
   return out;
 }

@@ -17,7 +17,13 @@ export interface LoadWorkerData {
 export type LoadWorkerAnswer =
   | { ok: true; loaded: LoadedConfig }
   /** code null: not a QrvendError (a bug); message has its stack. */
-  | { ok: false; code: ErrorCode | null; message: string; hint: string | undefined; details: Record<string, unknown> | undefined };
+  | {
+      ok: false;
+      code: ErrorCode | null;
+      message: string;
+      hint: string | undefined;
+      details: Record<string, unknown> | undefined;
+    };
 
 /** Enough for the schema and one configuration; the worker ends right after. */
 const LOAD_WORKER_LIMITS = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 };
@@ -25,7 +31,10 @@ const LOAD_WORKER_LIMITS = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeM
 export function loadConfigOffThread(options: LoadWorkerData): Promise<LoadedConfig> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const worker = new Worker(new URL('./load-worker.js', import.meta.url), { workerData: options satisfies LoadWorkerData, resourceLimits: LOAD_WORKER_LIMITS });
+    const worker = new Worker(new URL('./load-worker.js', import.meta.url), {
+      workerData: options satisfies LoadWorkerData,
+      resourceLimits: LOAD_WORKER_LIMITS,
+    });
     worker.once('message', (answer: LoadWorkerAnswer) => {
       answered = true;
       if (answer.ok) resolve(answer.loaded);

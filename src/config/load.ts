@@ -60,7 +60,12 @@ export function readJsonFile(path: string, what: string): Json {
 export type { ConfigProblem };
 
 function formatPath(path: PropertyKey[]): string {
-  return path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') || '(root)';
+  return (
+    path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+      .join('.')
+      .replace(/\.\[/g, '[') || '(root)'
+  );
 }
 
 export function problemsOf(error: z.ZodError): ConfigProblem[] {
@@ -157,11 +162,16 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   if (file !== undefined) {
     if (resolve(config.fleet.configOverlay) === resolve(file)) {
       // config.set would overwrite the site file with the overlay's few keys.
-      throw new QrvendError(ErrorCodes.CONFIG_INVALID, `configuration ${file} is invalid:\n  fleet.configOverlay: must not be the site file itself`, {
-        hint: 'leave fleet.configOverlay at its default ' +
-          '(/var/lib/qrvend/fleet-config.json) or name a file in the state directory',
-        details: { problems: [{ path: 'fleet.configOverlay', reason: 'must not be the site file itself' }] },
-      });
+      throw new QrvendError(
+        ErrorCodes.CONFIG_INVALID,
+        `configuration ${file} is invalid:\n  fleet.configOverlay: must not be the site file itself`,
+        {
+          hint:
+            'leave fleet.configOverlay at its default ' +
+            '(/var/lib/qrvend/fleet-config.json) or name a file in the state directory',
+          details: { problems: [{ path: 'fleet.configOverlay', reason: 'must not be the site file itself' }] },
+        },
+      );
     }
     overlay.file = config.fleet.configOverlay;
     const applied = applyOverlay(base, overlay.file, withOverrides);
@@ -174,7 +184,11 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
       overlay.problems = applied.problems;
       if (options.setRejectedOverlayAside) overlay.movedTo = setOverlayAside(overlay.file);
     }
-    layers.push({ name: 'fleet overlay', file: overlay.file, status: overlay.status === 'applied' ? 'applied' : overlay.status === 'rejected' ? 'rejected' : 'absent' });
+    layers.push({
+      name: 'fleet overlay',
+      file: overlay.file,
+      status: overlay.status === 'applied' ? 'applied' : overlay.status === 'rejected' ? 'rejected' : 'absent',
+    });
   }
   if (options.overrides !== undefined) layers.push({ name: 'overrides', file: null, status: 'applied' });
   const warning = file === undefined ? null : configFileWarning(file);
@@ -184,8 +198,10 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
 /** One line for a person when the overlay was rejected (read-only commands print it to stderr), else null. */
 export function overlayRejectedWarning(overlay: OverlayState): string | null {
   if (overlay.status !== 'rejected') return null;
-  return `${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${overlay.file} is ignored: ` +
-    `${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')} (qrvend config reset-remote drops it)`;
+  return (
+    `${ErrorCodes.CONFIG_OVERLAY_REJECTED}: the fleet overlay ${overlay.file} is ignored: ` +
+    `${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')} (qrvend config reset-remote drops it)`
+  );
 }
 
 /** For the read-only commands (outbox, ledger, qr): they run on what the daemon would, and say so. */
@@ -194,13 +210,19 @@ export function warnRejectedOverlay(overlay: OverlayState): void {
   if (warning !== null) process.stderr.write(`qrvend: warning: ${warning}\n`);
 }
 
-type OverlayOutcome = { ok: true; set: Record<string, unknown> | null; config: QrvendConfig | null } | { ok: false; problems: ConfigProblem[] };
+type OverlayOutcome =
+  | { ok: true; set: Record<string, unknown> | null; config: QrvendConfig | null }
+  | { ok: false; problems: ConfigProblem[] };
 
 function applyOverlay(base: Json, overlayFile: string, withOverrides: (v: Json) => Json): OverlayOutcome {
   const read = readOverlay(overlayFile);
   if (read.kind === 'absent') return { ok: true, set: null, config: null };
   if (read.kind === 'damaged') return { ok: false, problems: [{ path: '(file)', reason: read.reason }] };
-  if (touchesOverlayPath(read.value)) return { ok: false, problems: [{ path: 'fleet.configOverlay', reason: 'may be set only by the defaults or the site file' }] };
+  if (touchesOverlayPath(read.value))
+    return {
+      ok: false,
+      problems: [{ path: 'fleet.configOverlay', reason: 'may be set only by the defaults or the site file' }],
+    };
   const parsed = ConfigSchema.safeParse(withOverrides(layer(base, read.value as Json)));
   if (!parsed.success) return { ok: false, problems: problemsOf(parsed.error) };
   // An overlay written before the allowlist (or by hand) is held to it too.

@@ -8,7 +8,13 @@
  * existed (`mdb.alwaysIdle`, `mdb.virtualCredit`, ...) behave exactly as they did.
  */
 
-export const PROFILE_NAMES = ['level3-always-idle', 'level3-session', 'level2-session', 'level2-multivend', 'level1-session'] as const;
+export const PROFILE_NAMES = [
+  'level3-always-idle',
+  'level3-session',
+  'level2-session',
+  'level2-multivend',
+  'level1-session',
+] as const;
 export type ProfileName = (typeof PROFILE_NAMES)[number];
 
 export interface ProfileSettings {
@@ -38,11 +44,61 @@ export interface ProfileSettings {
  * session preset means the site must set the credit (it depends on the currency and the prices).
  */
 export const PROFILES: Readonly<Record<ProfileName, ProfileSettings>> = {
-  'level3-always-idle': { level: 3, alwaysIdle: true, virtualCredit: null, sessionRefreshMs: null, multiVend: true, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 60_000, cashSale: false },
-  'level3-session': { level: 3, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: false, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 60_000, cashSale: false },
-  'level2-session': { level: 2, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: false, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
-  'level2-multivend': { level: 2, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 25_000, multiVend: true, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
-  'level1-session': { level: 1, alwaysIdle: false, virtualCredit: null, sessionRefreshMs: 20_000, multiVend: false, maxResponseTimeS: 60, vendResultTimeoutMs: 60_000, sessionIdleTimeoutMs: 30_000, cashSale: false },
+  'level3-always-idle': {
+    level: 3,
+    alwaysIdle: true,
+    virtualCredit: null,
+    sessionRefreshMs: null,
+    multiVend: true,
+    maxResponseTimeS: 60,
+    vendResultTimeoutMs: 60_000,
+    sessionIdleTimeoutMs: 60_000,
+    cashSale: false,
+  },
+  'level3-session': {
+    level: 3,
+    alwaysIdle: false,
+    virtualCredit: null,
+    sessionRefreshMs: 25_000,
+    multiVend: false,
+    maxResponseTimeS: 60,
+    vendResultTimeoutMs: 60_000,
+    sessionIdleTimeoutMs: 60_000,
+    cashSale: false,
+  },
+  'level2-session': {
+    level: 2,
+    alwaysIdle: false,
+    virtualCredit: null,
+    sessionRefreshMs: 25_000,
+    multiVend: false,
+    maxResponseTimeS: 60,
+    vendResultTimeoutMs: 60_000,
+    sessionIdleTimeoutMs: 30_000,
+    cashSale: false,
+  },
+  'level2-multivend': {
+    level: 2,
+    alwaysIdle: false,
+    virtualCredit: null,
+    sessionRefreshMs: 25_000,
+    multiVend: true,
+    maxResponseTimeS: 60,
+    vendResultTimeoutMs: 60_000,
+    sessionIdleTimeoutMs: 30_000,
+    cashSale: false,
+  },
+  'level1-session': {
+    level: 1,
+    alwaysIdle: false,
+    virtualCredit: null,
+    sessionRefreshMs: 20_000,
+    multiVend: false,
+    maxResponseTimeS: 60,
+    vendResultTimeoutMs: 60_000,
+    sessionIdleTimeoutMs: 30_000,
+    cashSale: false,
+  },
 };
 
 /** What a site may write in `mdb` to override its profile (every key optional). */

@@ -23,9 +23,7 @@ export const trialRunFile = (overlay: string) => `${overlay}.trial-run`;
 export const rejectedOverlayFile = (overlay: string) => `${overlay}.rejected`;
 
 export type OverlayRead =
-  | { kind: 'absent' }
-  | { kind: 'object'; value: Record<string, unknown> }
-  | { kind: 'damaged'; reason: string };
+  { kind: 'absent' } | { kind: 'object'; value: Record<string, unknown> } | { kind: 'damaged'; reason: string };
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -30,7 +30,10 @@ export const REMOTE_KEYS: readonly RemoteKey[] = [
   { path: 'mdb.reopenMinMs', bound: SCHEMA },
   { path: 'mdb.reopenMaxMs', bound: SCHEMA },
   { path: 'mdb.maxLineLength', bound: SCHEMA },
-  { path: 'staticQr.preauthAmount', bound: 'at most `fleet.remoteLimits.maxPreauthAmount` (default: the site\'s own `staticQr.preauthAmount`)' },
+  {
+    path: 'staticQr.preauthAmount',
+    bound: "at most `fleet.remoteLimits.maxPreauthAmount` (default: the site's own `staticQr.preauthAmount`)",
+  },
   { path: 'staticQr.verifyAge', bound: SCHEMA },
   { path: 'dynamicQr.paymentTimeoutMs', bound: SCHEMA },
   { path: 'dynamicQr.pollIntervalMs', bound: SCHEMA },
@@ -38,7 +41,7 @@ export const REMOTE_KEYS: readonly RemoteKey[] = [
   { path: 'catalog.*.names.*', bound: SCHEMA },
   { path: 'catalog.*.measurement', bound: SCHEMA },
   { path: 'catalog.*.unitOfMeasurement', bound: SCHEMA },
-  { path: 'catalog.*.ageLimit', bound: 'raised only: never below, nor null over, the site\'s value for that item' },
+  { path: 'catalog.*.ageLimit', bound: "raised only: never below, nor null over, the site's value for that item" },
   { path: 'display.terminal', bound: SCHEMA },
   { path: 'display.width', bound: SCHEMA },
   { path: 'display.height', bound: SCHEMA },
@@ -75,7 +78,7 @@ function nameProblem(parent: string[], level: string): string | null {
     if (/^[0-9]{1,5}$/.test(level)) {
       return `an MDB item number is written without leading zeros: write it ${Number(level)}`;
     }
-    return 'not an MDB item number (the catalog\'s keys are item numbers such as 12)';
+    return "not an MDB item number (the catalog's keys are item numbers such as 12)";
   }
   if (OBJECT_NAMES.has(level)) return 'not settable from the fleet: not a configuration key';
   if (where === 'display.colors' && !DISPLAY_COLOR_NAMES.includes(level as (typeof DISPLAY_COLOR_NAMES)[number])) {
@@ -118,8 +121,11 @@ function bounded(path: string[], value: unknown, base: unknown): string | null {
   const key = path.join('.');
   if (key === 'staticQr.preauthAmount' && typeof value === 'number') {
     const ceiling = preauthCeiling(base);
-    if (ceiling !== null && value > ceiling) return `at most ${ceiling} from the fleet (fleet.remoteLimits.maxPreauthAmount, ` +
-      `or the site's own staticQr.preauthAmount, in the site file)`;
+    if (ceiling !== null && value > ceiling)
+      return (
+        `at most ${ceiling} from the fleet (fleet.remoteLimits.maxPreauthAmount, ` +
+        `or the site's own staticQr.preauthAmount, in the site file)`
+      );
   }
   if (path[0] === 'catalog' && path[2] === 'ageLimit') {
     const siteLimit = at(base, path);
@@ -163,8 +169,12 @@ export function remoteKeyProblems(overlay: Record<string, unknown>, base: unknow
     }
     if (kind === 'prefix' && isPlainObject(value)) return;
     if (kind !== 'key') {
-      problems.push({ path: path.join('.'), reason: 'not settable from the fleet: only the site file sets it ' +
-        '(the keys the fleet may set are listed in docs/fleet.md)' });
+      problems.push({
+        path: path.join('.'),
+        reason:
+          'not settable from the fleet: only the site file sets it ' +
+          '(the keys the fleet may set are listed in docs/fleet.md)',
+      });
       return;
     }
     const why = bounded(path, value, base);

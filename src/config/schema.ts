@@ -68,7 +68,8 @@ export const ConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['gateway', 'baseUrl'],
-        message: 'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as 127.0.0.1, a simulator or a local TLS proxy)',
+        message:
+          'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as 127.0.0.1, a simulator or a local TLS proxy)',
       });
     }
     if (cfg.start.listen === null && (cfg.fleet.url === null || !cfg.fleet.acceptRelayedStart)) {
@@ -76,7 +77,8 @@ export const ConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['start', 'listen'],
-        message: 'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true (docs/relay.md), or give start.listen a host:port',
+        message:
+          'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true (docs/relay.md), or give start.listen a host:port',
       });
     }
     if (startEndpointTransport(cfg.start) === 'refused') {
@@ -99,17 +101,30 @@ export const ConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['fleet', 'url'],
-        message: 'must be mqtts:// or wss:// (the broker is reached over TLS; mqtt:// and ws:// are accepted only for a loopback host such as 127.0.0.1)',
+        message:
+          'must be mqtts:// or wss:// (the broker is reached over TLS; mqtt:// and ws:// are accepted only for a loopback host such as 127.0.0.1)',
       });
     }
     if ((cfg.fleet.certFile === null) !== (cfg.fleet.keyFile === null)) {
-      ctx.addIssue({ code: 'custom', path: ['fleet', 'keyFile'], message: 'fleet.certFile and fleet.keyFile go together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fleet', 'keyFile'],
+        message: 'fleet.certFile and fleet.keyFile go together',
+      });
     }
     if ((cfg.fleet.username === null) !== (cfg.fleet.passwordFile === null)) {
-      ctx.addIssue({ code: 'custom', path: ['fleet', 'passwordFile'], message: 'fleet.username and fleet.passwordFile go together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fleet', 'passwordFile'],
+        message: 'fleet.username and fleet.passwordFile go together',
+      });
     }
     if ((cfg.start.certFile === null) !== (cfg.start.keyFile === null)) {
-      ctx.addIssue({ code: 'custom', path: ['start', 'keyFile'], message: 'start.certFile and start.keyFile go together' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['start', 'keyFile'],
+        message: 'start.certFile and start.keyFile go together',
+      });
     }
   });
 

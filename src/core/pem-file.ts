@@ -13,11 +13,13 @@ export type PemKind = 'certificates' | 'private key';
 
 const CERT_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
-const REWRITE_HINT = 'write the file again from the original, then run `sync` before the power may go (docs/install.md)';
+const REWRITE_HINT =
+  'write the file again from the original, then run `sync` before the power may go (docs/install.md)';
 
 /** Throws CONFIG_UNREADABLE (exit 78 at start) naming `key` and `file` when `content` is not a usable `kind`. */
 export function assertPem(content: Buffer, kind: PemKind, key: string, file: string): void {
-  const refuse = (why: string) => new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${key} ${file} ${why}`, { hint: REWRITE_HINT, details: { file } });
+  const refuse = (why: string) =>
+    new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${key} ${file} ${why}`, { hint: REWRITE_HINT, details: { file } });
   const text = content.toString('latin1');
   if (text.trim() === '') throw refuse(`is empty (${content.length} bytes)`);
   if (kind === 'private key') {
@@ -44,13 +46,22 @@ export function assertPem(content: Buffer, kind: PemKind, key: string, file: str
  * Reads the PEM file that config key `key` names and checks it (assertPem). A file that cannot be
  * read is CONFIG_UNREADABLE naming the key, the file and the errno, never its content.
  */
-export function readPemFile(file: string, kind: PemKind, key: string, hint = `check ${key} and that the qrvend user can read the file`): Buffer {
+export function readPemFile(
+  file: string,
+  kind: PemKind,
+  key: string,
+  hint = `check ${key} and that the qrvend user can read the file`,
+): Buffer {
   let content: Buffer;
   try {
     content = readFileSync(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException | null)?.code ?? 'unreadable';
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${key} ${file} cannot be read (${code})`, { hint, details: { file, errno: code }, cause: err });
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${key} ${file} cannot be read (${code})`, {
+      hint,
+      details: { file, errno: code },
+      cause: err,
+    });
   }
   assertPem(content, kind, key, file);
   return content;

@@ -25,5 +25,8 @@ export function escapeForTerminal(text: string): string {
  * becomes its `\uXXXX` escape, which is still valid JSON and parses back to the same string.
  */
 export function jsonForTerminal(value: unknown, space?: number): string {
-  return JSON.stringify(value, null, space).replace(UNSAFE_IN_JSON, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, space).replace(
+    UNSAFE_IN_JSON,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

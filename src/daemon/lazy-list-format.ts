@@ -26,9 +26,15 @@ function certainlyValid(args: ListFormatArgs): boolean {
   const [locales, options] = args;
   if (typeof locales !== 'string' || !/^[a-z]{2,3}(-[A-Z]{2})?$/.test(locales)) return false;
   if (options === undefined) return true;
-  if (typeof options !== 'object' || options === null || Object.getPrototypeOf(options) !== Object.prototype) return false;
+  if (typeof options !== 'object' || options === null || Object.getPrototypeOf(options) !== Object.prototype)
+    return false;
   const o = options as Record<string, unknown>;
-  return Object.keys(o).every((k) => OPTION_KEYS.has(k)) && STYLES.has(o.style as string) && TYPES.has(o.type as string) && MATCHERS.has(o.localeMatcher as string);
+  return (
+    Object.keys(o).every((k) => OPTION_KEYS.has(k)) &&
+    STYLES.has(o.style as string) &&
+    TYPES.has(o.type as string) &&
+    MATCHERS.has(o.localeMatcher as string)
+  );
 }
 
 let installed = false;
@@ -41,7 +47,8 @@ export function installLazyListFormat(): void {
   const lazy: typeof Intl.ListFormat = new Proxy(Real, {
     construct(target, args: ListFormatArgs, newTarget): object {
       // Subclasses and uncertain arguments: the real constructor, now (same errors, same object).
-      if (newTarget !== lazy || !certainlyValid(args)) return Reflect.construct(target, args, newTarget === lazy ? target : newTarget) as object;
+      if (newTarget !== lazy || !certainlyValid(args))
+        return Reflect.construct(target, args, newTarget === lazy ? target : newTarget) as object;
       let real: Intl.ListFormat | null = null;
       const get = () => (real ??= new Real(...args));
       const deferred = Object.create(Real.prototype) as Intl.ListFormat;

@@ -234,4 +234,3 @@ export class PaymentWorker implements PaymentWorkerSide {
     return createRequestBuilders(envelopeConfig, device);
   }
 }
-

@@ -28,12 +28,18 @@ import { readReleaseTrial } from '../updates/trial/release-trial.js';
 /** sysexits EX_CONFIG: the unit's RestartPreventExitStatus. */
 const CONFIG_REFUSED_EXIT_CODE = 78;
 
-const overlayProblemsText = (problems: ConfigProblem[]) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 300);
+const overlayProblemsText = (problems: ConfigProblem[]) =>
+  problems
+    .map((p) => `${p.path}: ${p.reason}`)
+    .join('; ')
+    .slice(0, 300);
 
 export async function runDaemonProcess(options: { configFile?: string | undefined }): Promise<number> {
   if (readReleaseTrial(VERSION) === null) return runDaemon(options);
   const failed = (why: string): number => {
-    process.stderr.write(`qrvend: the trial start of release ${VERSION} failed (${why}): exiting ${RESTART_EXIT_CODE} so that the previous release comes back and the agent restarts on it\n`);
+    process.stderr.write(
+      `qrvend: the trial start of release ${VERSION} failed (${why}): exiting ${RESTART_EXIT_CODE} so that the previous release comes back and the agent restarts on it\n`,
+    );
     return RESTART_EXIT_CODE;
   };
   try {
@@ -68,18 +74,40 @@ async function runDaemon(options: { configFile?: string | undefined }): Promise<
   for (const warning of warnings) log.warn({ code: ErrorCodes.CONFIG_EXPOSED, file }, warning);
   if (rejected !== null) {
     log.error(
-      { code: ErrorCodes.CONFIG_OVERLAY_REJECTED, overlay: rejected.file, movedTo: rejected.movedTo, problems: rejected.problems, now: loaded.overlay.status },
+      {
+        code: ErrorCodes.CONFIG_OVERLAY_REJECTED,
+        overlay: rejected.file,
+        movedTo: rejected.movedTo,
+        problems: rejected.problems,
+        now: loaded.overlay.status,
+      },
       `the fleet's configuration overlay is damaged or invalid: ignored${rejected.movedTo ? ` and moved to ${rejected.movedTo}` : ''}; running on ${loaded.overlay.status === 'applied' ? 'the previous overlay' : 'the site file and the defaults'} (${overlayProblemsText(rejected.problems)})`,
     );
   }
-  if (process.env[TEST_CLOCK_ENV]) log.warn({ code: ErrorCodes.CLOCK_STEP, file: process.env[TEST_CLOCK_ENV] }, `${TEST_CLOCK_ENV} is set: the wall clock is offset by a test clock (tests only)`);
+  if (process.env[TEST_CLOCK_ENV])
+    log.warn(
+      { code: ErrorCodes.CLOCK_STEP, file: process.env[TEST_CLOCK_ENV] },
+      `${TEST_CLOCK_ENV} is set: the wall clock is offset by a test clock (tests only)`,
+    );
   const overlayFile = loaded.overlay.file;
   // Asked again at the end: a trial confirmed since is over.
   const trialPending = () => overlayFile !== null && existsSync(pendingFile(overlayFile));
   const inTrial = trialPending();
-  log.info({ config: file ?? 'defaults', layers: loaded.layers.filter((l) => l.status === 'applied').map((l) => l.name), mdbPort: config.mdb.port, gateway: config.gateway.baseUrl, trial: inTrial }, 'starting');
+  log.info(
+    {
+      config: file ?? 'defaults',
+      layers: loaded.layers.filter((l) => l.status === 'applied').map((l) => l.name),
+      mdbPort: config.mdb.port,
+      gateway: config.gateway.baseUrl,
+      trial: inTrial,
+    },
+    'starting',
+  );
   const trialFailed = (code: string, why: string): number => {
-    log.fatal({ event: 'fleet.config.trial-failed', code, exitCode: RESTART_EXIT_CODE }, `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so that the unit rolls the change back and restarts`);
+    log.fatal(
+      { event: 'fleet.config.trial-failed', code, exitCode: RESTART_EXIT_CODE },
+      `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so that the unit rolls the change back and restarts`,
+    );
     log.flush();
     return RESTART_EXIT_CODE;
   };
@@ -97,5 +125,7 @@ async function runDaemon(options: { configFile?: string | undefined }): Promise<
   process.once('SIGINT', onSignal);
   const code = await daemon.done;
   log.flush();
-  return code === CONFIG_REFUSED_EXIT_CODE && trialPending() ? trialFailed(ErrorCodes.CONFIG_INVALID, `the agent stopped with exit ${code}, configuration refused`) : code;
+  return code === CONFIG_REFUSED_EXIT_CODE && trialPending()
+    ? trialFailed(ErrorCodes.CONFIG_INVALID, `the agent stopped with exit ${code}, configuration refused`)
+    : code;
 }

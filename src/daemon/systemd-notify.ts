@@ -76,13 +76,17 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
   const gone = (why: string): void => {
     if (child === null) return;
     child = null;
-    log.error({ helper, problem: why }, 'systemd notifications stopped: the qrvend-notify helper is gone, so systemd will time the agent out and restart it; if this repeats, reinstall the qrvend package');
+    log.error(
+      { helper, problem: why },
+      'systemd notifications stopped: the qrvend-notify helper is gone, so systemd will time the agent out and restart it; if this repeats, reinstall the qrvend package',
+    );
   };
 
   if (env.NOTIFY_SOCKET) {
     const complaints = new RepeatedLog({
       intervalMs: 60_000,
-      write: (fields, repeated) => log.warn({ ...fields, ...(repeated > 0 ? { repeated } : {}) }, 'systemd notification trouble'),
+      write: (fields, repeated) =>
+        log.warn({ ...fields, ...(repeated > 0 ? { repeated } : {}) }, 'systemd notification trouble'),
     });
     try {
       // Measured here because this is the one moment the main thread waits for a fork.
@@ -90,7 +94,10 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
       child = spawn(helper, [], { env, stdio: ['pipe', 'ignore', 'pipe'] });
       log.debug({ spawnMs: Math.round((performance.now() - startedAt) * 100) / 100 }, 'qrvend-notify helper started');
     } catch (err) {
-      log.error({ helper, problem: (err as Error).message }, 'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package (or run `npm run build` in a checkout)');
+      log.error(
+        { helper, problem: (err as Error).message },
+        'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package (or run `npm run build` in a checkout)',
+      );
     }
     const c = child;
     if (c !== null) {
@@ -99,7 +106,8 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
       c.stdin?.on('error', () => {}); // EPIPE after the helper died: 'exit' says so
       c.stderr?.setEncoding('utf8');
       c.stderr?.on('data', (text: string) => {
-        for (const line of text.split('\n')) if (line.trim() !== '') complaints.add({ helperSays: line.trim().slice(0, 200) });
+        for (const line of text.split('\n'))
+          if (line.trim() !== '') complaints.add({ helperSays: line.trim().slice(0, 200) });
       });
       // Never keep the daemon alive for the helper: at our exit its stdin closes and it ends.
       c.unref();
@@ -113,7 +121,9 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     const stdin = child?.stdin;
     if (!stdin || stdin.destroyed) return;
     if (!essential && stdin.writableLength > MAX_QUEUED_BYTES) return;
-    const text = Object.entries(assignments).map(([key, value]) => `${key}=${value}`).join('\n');
+    const text = Object.entries(assignments)
+      .map(([key, value]) => `${key}=${value}`)
+      .join('\n');
     stdin.write(`${text}\0`);
   };
 

@@ -54,7 +54,12 @@ export async function runDemo(options: DemoOptions): Promise<number> {
       display: { terminal: options.showQr },
       staticQr: { preauthAmount: 10 },
       dynamicQr: { pollIntervalMs: 300, paymentTimeoutMs: 15_000 },
-      catalog: { '12': { name: 'Sparkling water' }, '7': { name: 'Chocolate bar' }, '3': { name: 'Coffee' }, '4': { name: 'Crisps' } },
+      catalog: {
+        '12': { name: 'Sparkling water' },
+        '7': { name: 'Chocolate bar' },
+        '3': { name: 'Coffee' },
+        '4': { name: 'Crisps' },
+      },
       gpio: { mode: 'off' },
       log: { level: options.logLevel, statsIntervalMs: 0 },
     },
@@ -73,12 +78,27 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     // 1. Static QR: two vends in one session, one Settlement.
     say('\n1. Static QR: the consumer scans the sticker, the wallet sends Start');
     const sessionOpened = nextCommand(vmc, (c) => c.kind === 'start', t, 'the session to open');
-    const start = await sendStart({ url: new URL(startUrl!).origin, integratorName: config.start.integratorName, secretToken, terminalId: 'DEMO-TERMINAL-1' });
+    const start = await sendStart({
+      url: new URL(startUrl!).origin,
+      integratorName: config.start.integratorName,
+      secretToken,
+      terminalId: 'DEMO-TERMINAL-1',
+    });
     if (start.outcome.kind !== 'approved') throw new Error(`Start was not approved: ${JSON.stringify(start.outcome)}`);
     const funds = (await sessionOpened) as Extract<BoardCommand, { kind: 'start' }>;
-    say(`   Start approved (TransactionId ${start.transactionId}); authorized, MDB session open with ${funds.funds.toFixed(2)}`);
-    for (const [item, price] of [[12, 1.5], [7, 2.0]] as const) {
-      const approved = nextCommand(vmc, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', t, 'the vend answer');
+    say(
+      `   Start approved (TransactionId ${start.transactionId}); authorized, MDB session open with ${funds.funds.toFixed(2)}`,
+    );
+    for (const [item, price] of [
+      [12, 1.5],
+      [7, 2.0],
+    ] as const) {
+      const approved = nextCommand(
+        vmc,
+        (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+        t,
+        'the vend answer',
+      );
       vmc.select(item, price);
       const answer = await approved;
       if (answer.kind !== 'vend-approve') throw new Error(`vend of item ${item} was denied`);
@@ -91,7 +111,12 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     // 2. Dynamic QR, paid after two polls, dispensed.
     say('\n2. Dynamic QR: the consumer selects item 3 at 7.02; the QR is shown');
     await until(() => vmc.records().every((s) => s.end !== 'open'), t, 'the static session to end');
-    const paid = nextCommand(vmc, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', t, 'the dynamic QR payment');
+    const paid = nextCommand(
+      vmc,
+      (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+      t,
+      'the dynamic QR payment',
+    );
     vmc.select(3, 7.02);
     if ((await paid).kind !== 'vend-approve') throw new Error('dynamic QR payment was not approved');
     vmc.vendSuccess();
@@ -100,20 +125,37 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     // 3. Dynamic QR, paid, dispense fails: Void.
     say('\n3. Dynamic QR: item 4 at 1.20 is paid, but the machine fails to dispense it');
     await until(() => vmc.records().every((s) => s.end !== 'open'), t, 'the previous vend to end');
-    const paid2 = nextCommand(vmc, (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', t, 'the second dynamic QR payment');
+    const paid2 = nextCommand(
+      vmc,
+      (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+      t,
+      'the second dynamic QR payment',
+    );
     vmc.select(4, 1.2);
     if ((await paid2).kind !== 'vend-approve') throw new Error('second dynamic QR payment was not approved');
     vmc.vendFailure(3);
     say('   vend failed: Void queued in the outbox, the consumer is refunded');
 
     // Let the outbox deliver everything, then compare the two sides.
-    await until(() => gateway.ledger().summary.openAuthorizations.length === 0 && Object.values(gateway.ledger().transactions).filter((tx) => tx.void !== null).length >= 1, t, 'the outbox to deliver');
+    await until(
+      () =>
+        gateway.ledger().summary.openAuthorizations.length === 0 &&
+        Object.values(gateway.ledger().transactions).filter((tx) => tx.void !== null).length >= 1,
+      t,
+      'the outbox to deliver',
+    );
     // Stop the agent first so its screens do not interleave with the report.
     await daemon.stop('demo finished');
     const ledger = gateway.ledger();
     say('\nGateway simulator ledger:');
     for (const tx of Object.values(ledger.transactions)) {
-      const closing = tx.settlement ? `Settlement ${tx.settlement.amount.toFixed(2)} ${tx.settlement.verdict}` : tx.cancel ? `Cancel ${tx.cancel.verdict}` : tx.void ? `Void ${tx.void.amount.toFixed(2)} ${tx.void.verdict}` : 'no closing (sale closed by vend success)';
+      const closing = tx.settlement
+        ? `Settlement ${tx.settlement.amount.toFixed(2)} ${tx.settlement.verdict}`
+        : tx.cancel
+          ? `Cancel ${tx.cancel.verdict}`
+          : tx.void
+            ? `Void ${tx.void.amount.toFixed(2)} ${tx.void.verdict}`
+            : 'no closing (sale closed by vend success)';
       say(`   ${tx.transactionId.padEnd(34)} ${tx.flow.padEnd(8)} ${tx.state.padEnd(10)} ${closing}`);
     }
     const check = checkSales(vmc.records(), ledger, config.machine.decimalPlaces);

@@ -28,11 +28,15 @@ export function firmwareVersion(boardFirmware: string | null): string {
 }
 
 export function deviceInfo(config: Pick<QrvendConfig, 'device'>, options: DeviceInfoOptions): DeviceInfo {
-  const serial = options.hwSerial ?? readHwSerial({ override: config.device.hwSerial, root: options.root, log: options.log }).serial;
+  const serial =
+    options.hwSerial ?? readHwSerial({ override: config.device.hwSerial, root: options.root, log: options.log }).serial;
   return { HwSerial: serial, FWVersion: firmwareVersion(options.boardFirmware), Type: config.device.type };
 }
 
 /** machine.terminalId, or the HwSerial when it is null. */
-export function terminalIdFor(config: { machine: Pick<QrvendConfig['machine'], 'terminalId'> }, hwSerial: string): string {
+export function terminalIdFor(
+  config: { machine: Pick<QrvendConfig['machine'], 'terminalId'> },
+  hwSerial: string,
+): string {
   return config.machine.terminalId ?? hwSerial;
 }

@@ -28,7 +28,12 @@ export type GpioConfig = QrvendConfig['gpio'];
 export type StatusLedState = 'ready' | 'offline' | 'fault' | 'off';
 
 /** Half-periods of the blink patterns in ms (null = steady). */
-export const BLINK_HALF_PERIOD_MS: Record<StatusLedState, number | null> = { ready: null, offline: 500, fault: 100, off: null };
+export const BLINK_HALF_PERIOD_MS: Record<StatusLedState, number | null> = {
+  ready: null,
+  offline: 500,
+  fault: 100,
+  off: null,
+};
 export interface GpioTimers {
   setInterval(fn: () => void, ms: number): unknown;
   clearInterval(handle: unknown): void;

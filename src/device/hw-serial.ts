@@ -29,7 +29,10 @@ export interface ReadHwSerialOptions {
   log?: Logger;
 }
 
-export const DEVICE_TREE_SERIAL_PATHS = ['proc/device-tree/serial-number', 'sys/firmware/devicetree/base/serial-number'] as const;
+export const DEVICE_TREE_SERIAL_PATHS = [
+  'proc/device-tree/serial-number',
+  'sys/firmware/devicetree/base/serial-number',
+] as const;
 export const CPUINFO_PATH = 'proc/cpuinfo';
 export const MACHINE_ID_PATH = 'etc/machine-id';
 
@@ -78,8 +81,12 @@ export function readHwSerial(options: ReadHwSerialOptions = {}): HwSerial {
     );
     return { serial: machineId, source: 'machine-id', path: machineIdPath };
   }
-  throw new QrvendError(ErrorCodes.DEVICE_UNAVAILABLE, 'no hardware serial number found (device tree, /proc/cpuinfo, /etc/machine-id)', {
-    hint: 'set device.hwSerial in the configuration',
-    details: { root },
-  });
+  throw new QrvendError(
+    ErrorCodes.DEVICE_UNAVAILABLE,
+    'no hardware serial number found (device tree, /proc/cpuinfo, /etc/machine-id)',
+    {
+      hint: 'set device.hwSerial in the configuration',
+      details: { root },
+    },
+  );
 }

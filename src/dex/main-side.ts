@@ -46,7 +46,11 @@ export function startDexReads(o: DexReadsOptions): DexReads {
   const run = async (trigger: 'schedule' | 'command', requestId: number | null): Promise<void> => {
     if (busy) {
       // Only a command can meet a running read (the schedule waits for the read it started).
-      post(trigger, requestId, { ok: false, code: ErrorCodes.DEX_BUSY, message: 'an audit read is already under way; ask again when it has ended' });
+      post(trigger, requestId, {
+        ok: false,
+        code: ErrorCodes.DEX_BUSY,
+        message: 'an audit read is already under way; ask again when it has ended',
+      });
       return;
     }
     busy = true;

@@ -19,11 +19,23 @@ function rgb(hex: string): Rgb {
 
 export function paletteOf(display: DisplayConfig): Palette {
   const c = display.colors;
-  return { background: rgb(c.background), text: rgb(c.text), accent: rgb(c.accent), error: rgb(c.error), muted: rgb(c.muted) };
+  return {
+    background: rgb(c.background),
+    text: rgb(c.text),
+    accent: rgb(c.accent),
+    error: rgb(c.error),
+    muted: rgb(c.muted),
+  };
 }
 
 export function layoutContextOf(display: DisplayConfig, catalog: ProductCatalog = {}): LayoutContext {
-  return defaultLayoutContext({ language: display.language, locale: display.locale, palette: paletteOf(display), catalog, receiptUrl: display.receiptUrl });
+  return defaultLayoutContext({
+    language: display.language,
+    locale: display.locale,
+    palette: paletteOf(display),
+    catalog,
+    receiptUrl: display.receiptUrl,
+  });
 }
 
 /** Decode display.logo (PNG or SVG); rejects with DISPLAY_UNAVAILABLE naming what was wrong. */
@@ -32,9 +44,17 @@ export async function loadLogo(path: string): Promise<CanvasImage> {
   try {
     bytes = await readFile(path);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+    throw new QrvendError(
+      ErrorCodes.DISPLAY_UNAVAILABLE,
+      `display.logo ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      { cause: err },
+    );
   }
-  if (bytes.length > MAX_LOGO_BYTES) throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} is ${bytes.length} bytes; at most ${MAX_LOGO_BYTES} are read`);
+  if (bytes.length > MAX_LOGO_BYTES)
+    throw new QrvendError(
+      ErrorCodes.DISPLAY_UNAVAILABLE,
+      `display.logo ${path} is ${bytes.length} bytes; at most ${MAX_LOGO_BYTES} are read`,
+    );
   const image = new (skia().Image)();
   // Without a listener a decoding failure is also thrown as an uncaught error.
   image.onerror = () => {};
@@ -43,11 +63,18 @@ export async function loadLogo(path: string): Promise<CanvasImage> {
     // The pixels are decoded off-thread; drawing before this resolves draws nothing.
     await image.decode();
   } catch (err) {
-    throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} is not a PNG or SVG picture that can be decoded (${(err as Error).message})`, {
-      hint: 'use a PNG or SVG file',
-      cause: err,
-    });
+    throw new QrvendError(
+      ErrorCodes.DISPLAY_UNAVAILABLE,
+      `display.logo ${path} is not a PNG or SVG picture that can be decoded (${(err as Error).message})`,
+      {
+        hint: 'use a PNG or SVG file',
+        cause: err,
+      },
+    );
   }
-  if (!(image.width > 0 && image.height > 0)) throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} has no size`, { hint: 'use a PNG or SVG file' });
+  if (!(image.width > 0 && image.height > 0))
+    throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display.logo ${path} has no size`, {
+      hint: 'use a PNG or SVG file',
+    });
   return image as unknown as CanvasImage;
 }

@@ -81,19 +81,29 @@ export function startDisplay(options: StartDisplayOptions): DisplayHandle {
       return;
     }
     if (event.type === 'unavailable') {
-      log.warn({ code: ErrorCodes.DISPLAY_UNAVAILABLE, output: event.output, reason: event.reason }, `display output ${event.output} unavailable; payments continue without it`);
+      log.warn(
+        { code: ErrorCodes.DISPLAY_UNAVAILABLE, output: event.output, reason: event.reason },
+        `display output ${event.output} unavailable; payments continue without it`,
+      );
     }
     options.onEvent?.(event);
   });
   worker.on('error', (err) => {
     alive = false;
-    log.error({ err, code: ErrorCodes.DISPLAY_UNAVAILABLE }, 'display worker failed; payments continue without a display');
+    log.error(
+      { err, code: ErrorCodes.DISPLAY_UNAVAILABLE },
+      'display worker failed; payments continue without a display',
+    );
   });
   worker.on('exit', (code) => {
     // After an 'error' the failure is already logged; a clean close is not a failure.
     const unexpected = alive && !closing;
     alive = false;
-    if (unexpected) log.error({ code: ErrorCodes.DISPLAY_UNAVAILABLE, exitCode: code }, 'display worker exited; payments continue without a display');
+    if (unexpected)
+      log.error(
+        { code: ErrorCodes.DISPLAY_UNAVAILABLE, exitCode: code },
+        'display worker exited; payments continue without a display',
+      );
   });
 
   const post = (message: ToDisplay) => {

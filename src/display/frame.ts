@@ -45,12 +45,17 @@ export function createFrame(geometry: FrameGeometry): Frame {
     throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display size ${width}x${height} is not usable`);
   }
   if (stride < width * bpp || stride % bpp !== 0) {
-    throw new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `display stride ${stride} does not fit ${width} pixels of ${bpp * 8} bits`);
+    throw new QrvendError(
+      ErrorCodes.DISPLAY_UNAVAILABLE,
+      `display stride ${stride} does not fit ${width} pixels of ${bpp * 8} bits`,
+    );
   }
   // Buffer.alloc of this size gets its own ArrayBuffer at offset 0, so the typed views align.
   const data = Buffer.alloc(stride * height);
   const pixels =
-    bpp === 2 ? new Uint16Array(data.buffer, data.byteOffset, data.length / 2) : new Uint32Array(data.buffer, data.byteOffset, data.length / 4);
+    bpp === 2
+      ? new Uint16Array(data.buffer, data.byteOffset, data.length / 2)
+      : new Uint32Array(data.buffer, data.byteOffset, data.length / 4);
   return { ...geometry, data, pixels, rowPixels: stride / bpp };
 }
 
@@ -166,7 +171,12 @@ export function rotateRect(rect: Rect, logical: FrameGeometry, rotate: Rotation)
  * Copy `rect` of the logical frame onto the panel frame turned by `rotate` degrees clockwise
  * (the whole frame when no rect is given). Same pixel format on both sides.
  */
-export function rotateInto(panel: Frame, logical: Frame, rotate: Rotation, rect: Rect = { x: 0, y: 0, w: logical.width, h: logical.height }): void {
+export function rotateInto(
+  panel: Frame,
+  logical: Frame,
+  rotate: Rotation,
+  rect: Rect = { x: 0, y: 0, w: logical.width, h: logical.height },
+): void {
   const src = logical.pixels;
   const dst = panel.pixels;
   const sRow = logical.rowPixels;

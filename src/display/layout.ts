@@ -15,7 +15,13 @@ export interface Palette {
   muted: Rgb;
 }
 
-export const DEFAULT_PALETTE: Palette = { background: 0xffffff, text: 0x1a1a1a, accent: 0x0a7d32, error: 0xc62828, muted: 0x5f6368 };
+export const DEFAULT_PALETTE: Palette = {
+  background: 0xffffff,
+  text: 0x1a1a1a,
+  accent: 0x0a7d32,
+  error: 0xc62828,
+  muted: 0x5f6368,
+};
 
 export interface Layout {
   /** Text to encode as a QR code, or null for a screen without one. */
@@ -52,7 +58,15 @@ export interface LayoutContext {
 }
 
 export function defaultLayoutContext(overrides: Partial<LayoutContext> = {}): LayoutContext {
-  return { language: 'en', locale: null, palette: DEFAULT_PALETTE, catalog: {}, receiptUrl: null, shownAtMs: 0, ...overrides };
+  return {
+    language: 'en',
+    locale: null,
+    palette: DEFAULT_PALETTE,
+    catalog: {},
+    receiptUrl: null,
+    shownAtMs: 0,
+    ...overrides,
+  };
 }
 
 const formatters = new Map<string, Intl.NumberFormat>();
@@ -63,7 +77,12 @@ export function formatAmount(amount: number, currencyCode: string, decimalPlaces
   const key = `${locale}\u0000${currencyCode}\u0000${digits}`;
   let format = formatters.get(key);
   if (format === undefined) {
-    format = new Intl.NumberFormat(locale, { style: 'currency', currency: currencyCode, minimumFractionDigits: digits, maximumFractionDigits: digits });
+    format = new Intl.NumberFormat(locale, {
+      style: 'currency',
+      currency: currencyCode,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    });
     formatters.set(key, format);
   }
   return format.format(amount);
@@ -83,9 +102,11 @@ export function productName(ctx: LayoutContext, item: number | null): string | n
 }
 
 export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext = defaultLayoutContext()): Layout {
-  const t = (key: Parameters<typeof translate>[1], values?: Record<string, string | number>) => translate(ctx.language, key, values);
+  const t = (key: Parameters<typeof translate>[1], values?: Record<string, string | number>) =>
+    translate(ctx.language, key, values);
   const locale = ctx.locale ?? DEFAULT_LOCALE[ctx.language];
-  const money = (s: { amount: number; currencyCode: string; decimalPlaces: number }) => formatAmount(s.amount, s.currencyCode, s.decimalPlaces, locale);
+  const money = (s: { amount: number; currencyCode: string; decimalPlaces: number }) =>
+    formatAmount(s.amount, s.currencyCode, s.decimalPlaces, locale);
   const { palette } = ctx;
   const base: Layout = {
     qrText: null,
@@ -123,13 +144,35 @@ export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext =
       return { ...base, title: t('sessionTitle'), headline: money(screen), lines: [t('sessionDetail')] };
     case 'vending': {
       const product = productName(ctx, screen.item);
-      const lines = [product, screen.amount === null ? null : money({ ...screen, amount: screen.amount }), t('vendingDetail')];
-      return { ...base, headline: t('vendingTitle'), headlineColor: palette.accent, lines: lines.filter((l): l is string => l !== null) };
+      const lines = [
+        product,
+        screen.amount === null ? null : money({ ...screen, amount: screen.amount }),
+        t('vendingDetail'),
+      ];
+      return {
+        ...base,
+        headline: t('vendingTitle'),
+        headlineColor: palette.accent,
+        lines: lines.filter((l): l is string => l !== null),
+      };
     }
     case 'thank-you': {
-      const receipt = ctx.receiptUrl !== null && screen.txId !== null ? ctx.receiptUrl.replaceAll('{txId}', encodeURIComponent(screen.txId)) : null;
-      const lines = [screen.amount === null ? null : money({ ...screen, amount: screen.amount }), t('thankYouDetail'), receipt === null ? null : t('receiptHint')];
-      return { ...base, qrText: receipt, headline: t('thankYouTitle'), headlineColor: palette.accent, lines: lines.filter((l): l is string => l !== null) };
+      const receipt =
+        ctx.receiptUrl !== null && screen.txId !== null
+          ? ctx.receiptUrl.replaceAll('{txId}', encodeURIComponent(screen.txId))
+          : null;
+      const lines = [
+        screen.amount === null ? null : money({ ...screen, amount: screen.amount }),
+        t('thankYouDetail'),
+        receipt === null ? null : t('receiptHint'),
+      ];
+      return {
+        ...base,
+        qrText: receipt,
+        headline: t('thankYouTitle'),
+        headlineColor: palette.accent,
+        lines: lines.filter((l): l is string => l !== null),
+      };
     }
     case 'session-ended':
       return { ...base, headline: t('sessionEndedTitle'), lines: [t('sessionEndedDetail')] };
@@ -155,7 +198,12 @@ export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext =
 /** The screen shown instead of one that cannot be drawn (e.g. a QR too large for the panel). */
 export function cannotShowLayout(ctx: LayoutContext): Layout {
   const t = (key: 'cannotShowTitle' | 'cannotShowDetail') => translate(ctx.language, key);
-  return { ...screenLayout({ kind: 'session-ended' }, 0, ctx), headline: t('cannotShowTitle'), headlineColor: ctx.palette.error, lines: [t('cannotShowDetail')] };
+  return {
+    ...screenLayout({ kind: 'session-ended' }, 0, ctx),
+    headline: t('cannotShowTitle'),
+    headlineColor: ctx.palette.error,
+    lines: [t('cannotShowDetail')],
+  };
 }
 
 /**

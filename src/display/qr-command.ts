@@ -37,25 +37,43 @@ function usage(message: string): QrvendError {
 function intOption(name: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw usage(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw usage(`--${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   return n;
 }
 
 /** What to draw, from the command line (exported for tests). */
-export function qrCommandLayout(text: string, opts: QrCommandOptions, currencyCode: string, decimalPlaces: number, context: LayoutContext): Layout {
+export function qrCommandLayout(
+  text: string,
+  opts: QrCommandOptions,
+  currencyCode: string,
+  decimalPlaces: number,
+  context: LayoutContext,
+): Layout {
   let headline: string | null = null;
   if (opts.amount !== undefined) {
     const amount = Number(opts.amount);
-    if (opts.amount.trim() === '' || !Number.isFinite(amount) || amount < 0) throw usage(`--amount must be a non-negative number such as 1.50, got "${opts.amount}"`);
+    if (opts.amount.trim() === '' || !Number.isFinite(amount) || amount < 0)
+      throw usage(`--amount must be a non-negative number such as 1.50, got "${opts.amount}"`);
     headline = formatAmount(amount, currencyCode, decimalPlaces, context.locale ?? DEFAULT_LOCALE[context.language]);
   }
   // The idle screen's look, with the technician's own words instead of the catalog's.
-  return { ...screenLayout({ kind: 'idle', qrText: text }, 0, context), headline, lines: opts.message ? [opts.message] : [], logo: false };
+  return {
+    ...screenLayout({ kind: 'idle', qrText: text }, 0, context),
+    headline,
+    lines: opts.message ? [opts.message] : [],
+    logo: false,
+  };
 }
 
-export function runQr(text: string, opts: QrCommandOptions, write: (s: string) => void = (s) => void process.stdout.write(s)): void {
+export function runQr(
+  text: string,
+  opts: QrCommandOptions,
+  write: (s: string) => void = (s) => void process.stdout.write(s),
+): void {
   const level = (opts.errorCorrection ?? 'M').toUpperCase();
-  if (!['L', 'M', 'Q', 'H'].includes(level)) throw usage(`--error-correction must be L, M, Q or H, got "${opts.errorCorrection}"`);
+  if (!['L', 'M', 'Q', 'H'].includes(level))
+    throw usage(`--error-correction must be L, M, Q or H, got "${opts.errorCorrection}"`);
   const errorCorrection = level as ErrorCorrection;
   // Fail on the text before touching any output.
   qrMatrix(text, errorCorrection);
@@ -74,8 +92,10 @@ export function runQr(text: string, opts: QrCommandOptions, write: (s: string) =
       const frame = createFrame(fb.geometry);
       const result = renderLayout(frame, layout, { errorCorrection });
       fb.write(frame);
-      write(`drew on ${opts.fb} (${frame.width}x${frame.height} ` +
-        `${frame.format}, ${result.qr?.modulePixels} px per module)\n`);
+      write(
+        `drew on ${opts.fb} (${frame.width}x${frame.height} ` +
+          `${frame.format}, ${result.qr?.modulePixels} px per module)\n`,
+      );
     } finally {
       fb.close();
     }

@@ -30,7 +30,8 @@ export function qrMatrix(text: string, errorCorrection: ErrorCorrection = 'M'): 
   const key = `${errorCorrection}\u0000${text}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  if (text.length === 0) throw new QrvendError(ErrorCodes.DISPLAY_QR_TOO_LONG, 'the QR text is empty', { hint: 'give the text to encode' });
+  if (text.length === 0)
+    throw new QrvendError(ErrorCodes.DISPLAY_QR_TOO_LONG, 'the QR text is empty', { hint: 'give the text to encode' });
   let qr: QRCode.QRCode;
   try {
     qr = QRCode.create(text, { errorCorrectionLevel: errorCorrection });
@@ -63,7 +64,13 @@ export function modulePixels(matrix: QrMatrix, boxWidth: number, boxHeight: numb
  * Draw the code centred in a box: quiet zone in `light`, modules in `dark`. Returns the side of
  * the drawn square (quiet zone included) in pixels, 0 when it does not fit.
  */
-export function drawQr(frame: Frame, matrix: QrMatrix, box: { x: number; y: number; width: number; height: number }, dark: Rgb, light: Rgb): number {
+export function drawQr(
+  frame: Frame,
+  matrix: QrMatrix,
+  box: { x: number; y: number; width: number; height: number },
+  dark: Rgb,
+  light: Rgb,
+): number {
   const px = modulePixels(matrix, box.width, box.height);
   if (px === 0) return 0;
   const side = (matrix.size + 2 * QUIET_ZONE) * px;

@@ -80,7 +80,8 @@ function planText(layout: Layout, width: number, unit: number, scale: number, wi
     cut = true;
     return p.wrap(t, style, width, max, direction);
   };
-  const text = (t: string, style: TextStyle) => rows.push({ kind: 'text', text: t, style, height: lineHeight(style.size) });
+  const text = (t: string, style: TextStyle) =>
+    rows.push({ kind: 'text', text: t, style, height: lineHeight(style.size) });
   const space = () => rows.length > 0 && rows.push({ kind: 'gap', height: gap });
 
   if (withLogo) rows.push({ kind: 'logo', height: Math.round(16 * unit * scale) });
@@ -92,7 +93,8 @@ function planText(layout: Layout, width: number, unit: number, scale: number, wi
     space();
     // As large as fits on one line, down to the body size; then wrapped.
     let headline: TextStyle = { size: size(13), bold: true, color: layout.headlineColor };
-    while (headline.size > body.size && p.measure(layout.headline, headline, direction) > width) headline = { ...headline, size: headline.size - 1 };
+    while (headline.size > body.size && p.measure(layout.headline, headline, direction) > width)
+      headline = { ...headline, size: headline.size - 1 };
     for (const line of wrap(layout.headline, headline, 2)) text(line, headline);
   }
   if (layout.lines.length > 0) space();
@@ -138,7 +140,9 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
   if (layout.qrText !== null) {
     const matrix = qrMatrix(layout.qrText, options.errorCorrection ?? 'M');
     const landscape = W >= H * 1.15;
-    const qrBox: Box = landscape ? { x: rtl ? W - H : 0, y: 0, w: H, h: H } : { x: 0, y: 0, w: W, h: Math.min(W, Math.floor(H * 0.6)) };
+    const qrBox: Box = landscape
+      ? { x: rtl ? W - H : 0, y: 0, w: H, h: H }
+      : { x: 0, y: 0, w: W, h: Math.min(W, Math.floor(H * 0.6)) };
     const px = modulePixels(matrix, qrBox.w, qrBox.h);
     if (px === 0) {
       throw new QrvendError(
@@ -155,7 +159,12 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
     const left = landscape ? Math.floor((box.w - side) / 2) + box.x : Math.floor((W - side) / 2);
     qr = { x: left, y: box.y + Math.floor((box.h - side) / 2), side, modulePixels: px, version: matrix.version };
     panel = landscape
-      ? { x: rtl ? margin : side + Math.round(margin / 2), y: margin, w: W - side - Math.round(1.5 * margin), h: H - 2 * margin }
+      ? {
+          x: rtl ? margin : side + Math.round(margin / 2),
+          y: margin,
+          w: W - side - Math.round(1.5 * margin),
+          h: H - 2 * margin,
+        }
       : { x: margin, y: side, w: W - 2 * margin, h: H - side - margin };
   }
 
@@ -164,7 +173,8 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
   // everything shrinks until the block fits.
   let plan = planText(layout, panel.w, unit, 1, withLogo);
   for (let body = 0.9; plan.cut && body >= 0.8; body -= 0.1) plan = planText(layout, panel.w, unit, 1, withLogo, body);
-  for (let scale = 0.9; (plan.height > panel.h || plan.cut) && scale >= 0.4; scale -= 0.1) plan = planText(layout, panel.w, unit, scale, withLogo, 0.8);
+  for (let scale = 0.9; (plan.height > panel.h || plan.cut) && scale >= 0.4; scale -= 0.1)
+    plan = planText(layout, panel.w, unit, scale, withLogo, 0.8);
 
   const items: BlockItem[] = [];
   const bars: Box[] = [];
@@ -188,7 +198,8 @@ export function renderLayout(frame: Frame, layout: Layout, options: RenderOption
   const widths = painter().drawBlock(frame, items, palette.background, layout.direction);
   if (layout.countdown) for (const bar of bars) drawBar(frame, bar, layout.countdown.fraction, layout);
   const drawn: DrawnText[] = [];
-  for (const item of items) if (item.kind === 'text') drawn.push({ text: item.text, box: item.box, width: widths[drawn.length]! });
+  for (const item of items)
+    if (item.kind === 'text') drawn.push({ text: item.text, box: item.box, width: widths[drawn.length]! });
   return { qr, text: drawn.map((d) => d.text), drawn, countdown };
 }
 
@@ -201,7 +212,14 @@ export function redrawCountdown(frame: Frame, place: CountdownPlace, layout: Lay
     // The words are drawn only where they reach: clear the old, maybe longer, words first.
     const t = place.textBox;
     fillRect(frame, t.x, t.y, t.w, t.h, layout.palette.background);
-    painter().draw(frame, layout.countdown.text, place.textStyle, place.textBox, layout.palette.background, layout.direction);
+    painter().draw(
+      frame,
+      layout.countdown.text,
+      place.textStyle,
+      place.textBox,
+      layout.palette.background,
+      layout.direction,
+    );
     drawBar(frame, place.barBox, layout.countdown.fraction, layout);
   }
   const x = Math.min(place.textBox.x, place.barBox.x);
@@ -212,6 +230,12 @@ export function redrawCountdown(frame: Frame, place: CountdownPlace, layout: Lay
 }
 
 /** Render a screen as it looks at `nowMs` (the dynamic QR countdown depends on it). */
-export function renderScreen(frame: Frame, screen: Screen, nowMs: number, context: LayoutContext = defaultLayoutContext(), options: RenderOptions = {}): RenderResult {
+export function renderScreen(
+  frame: Frame,
+  screen: Screen,
+  nowMs: number,
+  context: LayoutContext = defaultLayoutContext(),
+  options: RenderOptions = {},
+): RenderResult {
   return renderLayout(frame, screenLayout(screen, nowMs, context), options);
 }

@@ -85,7 +85,13 @@ export class TextPainter {
    * Break text into lines no wider than `width` at spaces (a word wider than a line is cut),
    * keeping at most `maxLines`; a cut-off last line ends with an ellipsis.
    */
-  wrap(text: string, style: Pick<TextStyle, 'size' | 'bold'>, width: number, maxLines: number, direction: Direction = 'ltr'): string[] {
+  wrap(
+    text: string,
+    style: Pick<TextStyle, 'size' | 'bold'>,
+    width: number,
+    maxLines: number,
+    direction: Direction = 'ltr',
+  ): string[] {
     const fits = (line: string) => this.measure(line, style, direction) <= width;
     const lines: string[] = [];
     let current = '';
@@ -168,9 +174,17 @@ export class TextPainter {
    * machine shows the same few lines over and over, and reading pixels back from Skia is the
    * expensive part (and allocates; see docs/display.md).
    */
-  private line(text: string, style: TextStyle, height: number, background: Rgb, direction: Direction, format: Frame['format']): Bitmap {
+  private line(
+    text: string,
+    style: TextStyle,
+    height: number,
+    background: Rgb,
+    direction: Direction,
+    format: Frame['format'],
+  ): Bitmap {
     const font = this.font(style, direction);
-    const key = `${font}\u0000${direction}\u0000${style.color}\u0000` +
+    const key =
+      `${font}\u0000${direction}\u0000${style.color}\u0000` +
       `${background}\u0000${height}\u0000${format}\u0000${text}`;
     const known = this.bitmaps.get(key);
     if (known !== undefined) {
@@ -211,7 +225,8 @@ export class TextPainter {
 }
 
 /** Something drawBlock draws: a line of text or a picture, each in its box (frame pixels). */
-export type BlockItem = { kind: 'text'; text: string; style: TextStyle; box: Box } | { kind: 'image'; image: CanvasImage; box: Box };
+export type BlockItem =
+  { kind: 'text'; text: string; style: TextStyle; box: Box } | { kind: 'image'; image: CanvasImage; box: Box };
 
 /** What drawImage accepts: a decoded image with a size. */
 export type CanvasImage = Parameters<SKRSContext2D['drawImage']>[0] & { width: number; height: number };

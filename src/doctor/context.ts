@@ -17,9 +17,19 @@ export function createDoctorContext(options: ContextOptions = {}): DoctorContext
   let ctx: Omit<DoctorContext, 'ledger'>;
   try {
     const loaded = loadConfig({ file: configFile, env });
-    ctx = { configFile: loaded.file, config: loaded.config, configError: null, configOverlay: loaded.overlay, env, now: options.now ?? (() => new Date()), facts: {} };
+    ctx = {
+      configFile: loaded.file,
+      config: loaded.config,
+      configError: null,
+      configOverlay: loaded.overlay,
+      env,
+      now: options.now ?? (() => new Date()),
+      facts: {},
+    };
   } catch (err) {
-    const error = isQrvendError(err) ? err : new QrvendError(ErrorCodes.CONFIG_UNREADABLE, String((err as Error)?.message ?? err));
+    const error = isQrvendError(err)
+      ? err
+      : new QrvendError(ErrorCodes.CONFIG_UNREADABLE, String((err as Error)?.message ?? err));
     ctx = { configFile, config: null, configError: error, env, now: options.now ?? (() => new Date()), facts: {} };
   }
 

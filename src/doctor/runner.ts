@@ -48,12 +48,21 @@ export interface DoctorOptions extends ContextOptions {
 
 async function runOne(check: Check, ctx: DoctorContext, timeoutMs: number): Promise<CheckOutcome> {
   if (check.needsConfig && ctx.config === null) {
-    return { status: 'WARN', summary: 'skipped: the configuration did not load', action: 'fix the configuration check first' };
+    return {
+      status: 'WARN',
+      summary: 'skipped: the configuration did not load',
+      action: 'fix the configuration check first',
+    };
   }
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<CheckOutcome>((resolve) => {
     timer = setTimeout(
-      () => resolve({ status: 'FAIL', summary: `the check did not finish within ${timeoutMs / 1000} s`, action: 'run the doctor again; if it persists, see qrvend-logs' }),
+      () =>
+        resolve({
+          status: 'FAIL',
+          summary: `the check did not finish within ${timeoutMs / 1000} s`,
+          action: 'run the doctor again; if it persists, see qrvend-logs',
+        }),
       timeoutMs,
     );
   });
@@ -61,7 +70,11 @@ async function runOne(check: Check, ctx: DoctorContext, timeoutMs: number): Prom
     const work = check.needsConfig ? check.run(ctx, ctx.config!) : check.run(ctx);
     return await Promise.race([work, deadline]);
   } catch (err) {
-    return { status: 'FAIL', summary: `the check itself failed: ${(err as Error)?.message ?? String(err)}`, action: 'report this with the doctor output' };
+    return {
+      status: 'FAIL',
+      summary: `the check itself failed: ${(err as Error)?.message ?? String(err)}`,
+      action: 'report this with the doctor output',
+    };
   } finally {
     clearTimeout(timer);
   }

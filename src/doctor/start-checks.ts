@@ -30,21 +30,36 @@ type Check = { keys: string[]; when: (c: QrvendConfig) => boolean; run: (c: Qrve
 const START_CHECKS: Check[] = [
   { keys: ['start.secretTokenFile'], when: () => true, run: (c) => readSecretToken(c.start.secretTokenFile) },
   { keys: ['start.listen'], when: (c) => c.start.listen !== null, run: (c) => parseListen(c.start.listen!) },
-  { keys: ['start.certFile', 'start.keyFile'], when: (c) => c.start.certFile !== null && c.start.keyFile !== null, run: (c) => readTlsFiles(c.start.certFile!, c.start.keyFile!) },
+  {
+    keys: ['start.certFile', 'start.keyFile'],
+    when: (c) => c.start.certFile !== null && c.start.keyFile !== null,
+    run: (c) => readTlsFiles(c.start.certFile!, c.start.keyFile!),
+  },
   { keys: ['gateway.caFile'], when: (c) => c.gateway.caFile !== null, run: (c) => readCa(c.gateway.caFile!) },
   // An empty or damaged fleet CA, certificate or key is a provisioning accident (a power cut before
   // the sync) that only a technician fixes: refused at start like the gateway's. A file that cannot
   // be read at all stays a change check below (the link is off, payments go on).
-  { keys: ['fleet.caFile', 'fleet.certFile', 'fleet.keyFile'], when: (c) => c.fleet.url !== null, run: (c) => fleetTlsContent(c) },
+  {
+    keys: ['fleet.caFile', 'fleet.certFile', 'fleet.keyFile'],
+    when: (c) => c.fleet.url !== null,
+    run: (c) => fleetTlsContent(c),
+  },
   // Whoever reads the machine key speaks for the machine to the relay: a looser file is refused.
-  { keys: ['fleet.machineKeyFile'], when: (c) => c.fleet.url !== null && c.fleet.machineKeyFile !== null, run: (c) => machineKey(c.fleet.machineKeyFile!) },
+  {
+    keys: ['fleet.machineKeyFile'],
+    when: (c) => c.fleet.url !== null && c.fleet.machineKeyFile !== null,
+    run: (c) => machineKey(c.fleet.machineKeyFile!),
+  },
 ];
 
 function machineKey(file: string): void {
   try {
     loadMachineKey(file);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, (err as Error).message, { hint: 'qrvend fleet keygen --machine <machineId> --out <file> as the agent\'s user (docs/relay.md)', details: { file } });
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, (err as Error).message, {
+      hint: "qrvend fleet keygen --machine <machineId> --out <file> as the agent's user (docs/relay.md)",
+      details: { file },
+    });
   }
 }
 
@@ -63,11 +78,20 @@ function fleetTlsContent(config: QrvendConfig): void {
  * be confirmed over the link.
  */
 const CHANGE_CHECKS: Check[] = [
-  { keys: ['fleet.caFile', 'fleet.certFile', 'fleet.keyFile', 'fleet.passwordFile'], when: (c) => c.fleet.url !== null, run: (c) => readFleetCredentials(c.fleet) },
+  {
+    keys: ['fleet.caFile', 'fleet.certFile', 'fleet.keyFile', 'fleet.passwordFile'],
+    when: (c) => c.fleet.url !== null,
+    run: (c) => readFleetCredentials(c.fleet),
+  },
 ];
 
 function valueAt(config: QrvendConfig, key: string): unknown {
-  return key.split('.').reduce<unknown>((at, part) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[part] : undefined), config);
+  return key
+    .split('.')
+    .reduce<unknown>(
+      (at, part) => (typeof at === 'object' && at !== null ? (at as Record<string, unknown>)[part] : undefined),
+      config,
+    );
 }
 
 function run(checks: Check[], config: QrvendConfig): StartProblem[] {
@@ -77,7 +101,9 @@ function run(checks: Check[], config: QrvendConfig): StartProblem[] {
     try {
       check.run(config);
     } catch (err) {
-      const error = isQrvendError(err) ? err : new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${check.keys[0]}: ${(err as Error).message}`, { cause: err });
+      const error = isQrvendError(err)
+        ? err
+        : new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${check.keys[0]}: ${(err as Error).message}`, { cause: err });
       const file = error.details?.file;
       const path = check.keys.find((key) => file !== undefined && valueAt(config, key) === file) ?? check.keys[0]!;
       problems.push({ path, reason: error.message, error });

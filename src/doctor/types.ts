@@ -58,7 +58,12 @@ export interface DoctorContext {
 
 /** Most checks need a loaded configuration and are skipped (WARN) without one. */
 export type Check =
-  | { id: string; title: string; needsConfig: true; run(ctx: DoctorContext, config: QrvendConfig): Promise<CheckOutcome> }
+  | {
+      id: string;
+      title: string;
+      needsConfig: true;
+      run(ctx: DoctorContext, config: QrvendConfig): Promise<CheckOutcome>;
+    }
   | { id: string; title: string; needsConfig: false; run(ctx: DoctorContext): Promise<CheckOutcome> };
 
 export interface DoctorReport {

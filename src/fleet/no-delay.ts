@@ -20,6 +20,9 @@ export function setNoDelayOn(stream: unknown): boolean {
 }
 
 /** Keeps TCP_NODELAY on every connection `client` makes (register before other `connect` listeners). */
-export function keepNoDelay(client: { on(event: 'connect', listener: () => void): unknown; readonly stream: unknown }): void {
+export function keepNoDelay(client: {
+  on(event: 'connect', listener: () => void): unknown;
+  readonly stream: unknown;
+}): void {
   client.on('connect', () => void setNoDelayOn(client.stream));
 }

@@ -26,18 +26,17 @@ export const MAX_PACKET_BYTES = MAX_PAYLOAD_BYTES + 4 * 1024;
 export const STAND_IN_PAYLOAD_BYTES = MAX_PAYLOAD_BYTES + 1;
 
 /** The MQTT 5 CONNECT properties with the Maximum Packet Size added (unchanged for 3.1.1, which has none). */
-export function maxPacketProperties(protocolVersion: number | undefined, properties: IClientOptions['properties'] = undefined): IClientOptions['properties'] {
+export function maxPacketProperties(
+  protocolVersion: number | undefined,
+  properties: IClientOptions['properties'] = undefined,
+): IClientOptions['properties'] {
   if (protocolVersion !== 5) return properties;
   return { ...properties, maximumPacketSize: MAX_PACKET_BYTES };
 }
 
 const PUBLISH = 3;
 
-type State =
-  | { at: 'fixed' }
-  | { at: 'pass'; left: number }
-  | { at: 'skip'; left: number }
-  | CutPublish;
+type State = { at: 'fixed' } | { at: 'pass'; left: number } | { at: 'skip'; left: number } | CutPublish;
 
 /** An oversized PUBLISH: its topic and packet id are kept, its MQTT 5 properties skipped, then the rest. */
 interface CutPublish {
@@ -137,7 +136,8 @@ export class PacketSizeFilter extends Transform {
         return i + n;
       }
       case 'publish':
-        if (s.consumed >= s.remaining) throw new PacketTooLargeError('a PUBLISH from the broker ends inside its header');
+        if (s.consumed >= s.remaining)
+          throw new PacketTooLargeError('a PUBLISH from the broker ends inside its header');
         if (s.propsLeft !== null) {
           const n = Math.min(s.propsLeft, chunk.length - i, s.remaining - s.consumed);
           s.propsLeft -= n;
@@ -181,12 +181,24 @@ export class PacketSizeFilter extends Transform {
       return;
     }
     if (first >> 4 !== PUBLISH) {
-      throw new PacketTooLargeError(`a packet of type ${first >> 4} and ${packetBytes} bytes from the broker (limit ${this.maxPacketBytes})`);
+      throw new PacketTooLargeError(
+        `a packet of type ${first >> 4} and ${packetBytes} bytes from the broker (limit ${this.maxPacketBytes})`,
+      );
     }
     // What passed before this packet leaves; the packet itself never does.
     if (this.run !== null && this.headStart > this.run) this.push(chunk.subarray(this.run, this.headStart));
     this.run = null;
-    this.state = { at: 'publish', first, packetBytes, remaining, consumed: 0, kept: [], idEnd: null, propsLength: [], propsLeft: null };
+    this.state = {
+      at: 'publish',
+      first,
+      packetBytes,
+      remaining,
+      consumed: 0,
+      kept: [],
+      idEnd: null,
+      propsLength: [],
+      propsLeft: null,
+    };
   }
 
   private publishHeader(s: CutPublish, byte: number, next: number): void {
@@ -213,7 +225,10 @@ export class PacketSizeFilter extends Transform {
     const props = this.protocolVersion === 5 ? Buffer.from([0]) : Buffer.alloc(0);
     const fixed = Buffer.from([s.first, ...varIntBytes(header.length + props.length + STAND_IN_PAYLOAD_BYTES)]);
     this.push(Buffer.concat([fixed, header, props, Buffer.alloc(STAND_IN_PAYLOAD_BYTES)]));
-    this.onOversized(header.subarray(2, s.idEnd! - (((s.first >> 1) & 0x03) > 0 ? 2 : 0)).toString('utf8'), s.packetBytes);
+    this.onOversized(
+      header.subarray(2, s.idEnd! - (((s.first >> 1) & 0x03) > 0 ? 2 : 0)).toString('utf8'),
+      s.packetBytes,
+    );
     const left = s.remaining - s.consumed;
     if (left === 0) this.back(next);
     else this.state = { at: 'skip', left };
@@ -226,11 +241,16 @@ export class PacketSizeFilter extends Transform {
  * (re)connect and pipes it into its parser, so the filter goes into that pipe. Writes, `end`,
  * `destroy` and the socket's events stay on the socket itself.
  */
-export function boundInboundPackets(client: MqttClient, protocolVersion: number, onOversized?: (topic: string, packetBytes: number) => void): void {
+export function boundInboundPackets(
+  client: MqttClient,
+  protocolVersion: number,
+  onOversized?: (topic: string, packetBytes: number) => void,
+): void {
   // mqtt.js has no option for the stream it parses; `streamBuilder` is its (private) factory.
   const internals = client as unknown as { streamBuilder: (c: MqttClient) => Readable };
   const build = internals.streamBuilder;
-  if (typeof build !== 'function') throw new Error('mqtt.js no longer has client.streamBuilder: the inbound packet bound cannot be installed');
+  if (typeof build !== 'function')
+    throw new Error('mqtt.js no longer has client.streamBuilder: the inbound packet bound cannot be installed');
   internals.streamBuilder = (c) => {
     const stream = build(c);
     const pipe = stream.pipe.bind(stream);

@@ -15,7 +15,11 @@ export function floorAmount(amount: number, decimalPlaces: number): number {
 }
 
 /** Authorization amount: the configured pre-auth, capped by the consumer's Balance when given (never above it). */
-export function authorizationAmount(preauthAmount: number, balance: number | null | undefined, decimalPlaces: number): number {
+export function authorizationAmount(
+  preauthAmount: number,
+  balance: number | null | undefined,
+  decimalPlaces: number,
+): number {
   const capped = balance === null || balance === undefined ? preauthAmount : Math.min(preauthAmount, balance);
   return floorAmount(capped, decimalPlaces);
 }

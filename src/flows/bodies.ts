@@ -33,7 +33,9 @@ function paymentInfoOf(tx: TxRecord): RawJson {
  * MachineAuTime and AgeLimitation of the authorization `tx` closes. A transaction recorded before
  * they were kept (or a Start whose Authorization never went out) uses the time it was created.
  */
-export function closedAuthorization(tx: Pick<TxRecord, 'machineAuTime' | 'ageLimit' | 'createdAtMs'>): ClosedAuthorization {
+export function closedAuthorization(
+  tx: Pick<TxRecord, 'machineAuTime' | 'ageLimit' | 'createdAtMs'>,
+): ClosedAuthorization {
   return { machineAuTime: tx.machineAuTime ?? formatGatewayDateTime(new Date(tx.createdAtMs)), ageLimit: tx.ageLimit };
 }
 
@@ -46,7 +48,12 @@ export interface OutboxBodies extends RecoveryBodies {
    */
   cancelHeld(tx: TxRecord, reasonCode: number, reasonText: string): string;
   /** Void of a Dynamic QR payment with the PaymentInfo the flow decided on. */
-  voidWith(tx: Pick<TxRecord, 'txId' | 'amount' | 'machineAuTime' | 'ageLimit' | 'createdAtMs'>, paymentInfo: RawJson, reasonCode: number, reasonText: string): string;
+  voidWith(
+    tx: Pick<TxRecord, 'txId' | 'amount' | 'machineAuTime' | 'ageLimit' | 'createdAtMs'>,
+    paymentInfo: RawJson,
+    reasonCode: number,
+    reasonText: string,
+  ): string;
 }
 
 export interface BodySettings {
@@ -61,14 +68,24 @@ export interface BodySettings {
  */
 export function outboxBodies(builders: () => RequestBuilders, settings: BodySettings): OutboxBodies {
   const voidWith: OutboxBodies['voidWith'] = (tx, paymentInfo, reasonCode, reasonText) =>
-    encodeRequest(builders().void({ txId: tx.txId, amount: tx.amount ?? 0, paymentInfo, reasonCode, reasonText, ...closedAuthorization(tx) }));
+    encodeRequest(
+      builders().void({
+        txId: tx.txId,
+        amount: tx.amount ?? 0,
+        paymentInfo,
+        reasonCode,
+        reasonText,
+        ...closedAuthorization(tx),
+      }),
+    );
   return {
     cancelAfterTimeout: (tx) =>
       encodeRequest(
         builders().cancel({
           txId: tx.txId,
           // A Start left before its Authorization went out has no amount yet: the one it would have had.
-          amount: tx.amount ?? authorizationAmount(settings.preauthAmount, tx.startData?.balance, settings.decimalPlaces),
+          amount:
+            tx.amount ?? authorizationAmount(settings.preauthAmount, tx.startData?.balance, settings.decimalPlaces),
           paymentInfo: GATEWAY_TIMEOUT_PAYMENT_INFO,
           reasonCode: ReasonCodes.CancelledByMachine,
           reasonText: 'authorization unanswered (gateway timeout)',
@@ -78,12 +95,25 @@ export function outboxBodies(builders: () => RequestBuilders, settings: BodySett
     settlement: (tx, vends) => {
       const products = soldItems(vends);
       return encodeRequest(
-        builders().settlement({ txId: tx.txId, amount: totalOf(products, tx.decimalPlaces), paymentInfo: paymentInfoOf(tx), products, ...closedAuthorization(tx) }),
+        builders().settlement({
+          txId: tx.txId,
+          amount: totalOf(products, tx.decimalPlaces),
+          paymentInfo: paymentInfoOf(tx),
+          products,
+          ...closedAuthorization(tx),
+        }),
       );
     },
     cancel: (tx, reasonCode, reasonText) =>
       encodeRequest(
-        builders().cancel({ txId: tx.txId, amount: tx.authAmount ?? tx.amount ?? 0, paymentInfo: paymentInfoOf(tx), reasonCode, reasonText, ...closedAuthorization(tx) }),
+        builders().cancel({
+          txId: tx.txId,
+          amount: tx.authAmount ?? tx.amount ?? 0,
+          paymentInfo: paymentInfoOf(tx),
+          reasonCode,
+          reasonText,
+          ...closedAuthorization(tx),
+        }),
       ),
     cancelHeld: (tx, reasonCode, reasonText) =>
       encodeRequest(
@@ -100,7 +130,12 @@ export function outboxBodies(builders: () => RequestBuilders, settings: BodySett
     void: (tx, reasonCode, reasonText) =>
       // Paid (an Inquiry approved): send its PaymentInfo back unchanged. Never approved: the last
       // Inquiry's outcome is unknown, so the Void carries {"IsGatewayTimeout": true} (design 3).
-      voidWith(tx, tx.paymentInfoText !== null ? new RawJson(tx.paymentInfoText) : GATEWAY_TIMEOUT_PAYMENT_INFO, reasonCode, reasonText),
+      voidWith(
+        tx,
+        tx.paymentInfoText !== null ? new RawJson(tx.paymentInfoText) : GATEWAY_TIMEOUT_PAYMENT_INFO,
+        reasonCode,
+        reasonText,
+      ),
     voidWith,
   };
 }

@@ -98,7 +98,8 @@ export class PaymentService {
     if (this.stopping) return 'shutting down';
     if (this.heldForUpdate) return 'restarting for an update';
     if (!this.ctx.ledger.writable) return 'sessions refused: storage unavailable';
-    if (this.reader !== 'enabled') return this.reader === 'session' || this.reader === 'vend' ? 'session running' : 'reader not enabled';
+    if (this.reader !== 'enabled')
+      return this.reader === 'session' || this.reader === 'vend' ? 'session running' : 'reader not enabled';
     if (this.staticQr.activeTxId !== null) return 'session running';
     if (!this.noPayment) return 'payment running';
     return null;
@@ -163,10 +164,15 @@ export class PaymentService {
   private recordCashSale(price: number, item: number): void {
     const { ctx } = this;
     const now = ctx.monotonicNow?.() ?? ctx.now();
-    if (now - this.cashSaleWindow.startMs >= CASH_SALE_WINDOW_MS) this.cashSaleWindow = { startMs: now, count: 0, dropped: 0 };
+    if (now - this.cashSaleWindow.startMs >= CASH_SALE_WINDOW_MS)
+      this.cashSaleWindow = { startMs: now, count: 0, dropped: 0 };
     const w = this.cashSaleWindow;
     if (++w.count > CASH_SALES_PER_WINDOW) {
-      if (++w.dropped === 1) ctx.log.warn({ perWindow: CASH_SALES_PER_WINDOW, windowMs: CASH_SALE_WINDOW_MS }, 'cash sales reported faster than any VMC vends: the rest of this window is dropped (check the board)');
+      if (++w.dropped === 1)
+        ctx.log.warn(
+          { perWindow: CASH_SALES_PER_WINDOW, windowMs: CASH_SALE_WINDOW_MS },
+          'cash sales reported faster than any VMC vends: the rest of this window is dropped (check the board)',
+        );
       return;
     }
     if (tryWrite(ctx, 'recordCashSale', 'cash-sale', () => void ctx.ledger.cashSales.record({ price, item }))) {
@@ -229,4 +235,3 @@ export class PaymentService {
 /** More cash sales than this in CASH_SALE_WINDOW_MS is no VMC vending: a vend takes seconds. */
 const CASH_SALES_PER_WINDOW = 20;
 const CASH_SALE_WINDOW_MS = 60_000;
-

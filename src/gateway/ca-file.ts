@@ -7,5 +7,10 @@
 import { readPemFile } from '../core/pem-file.js';
 
 export function readCa(caFile: string): Buffer {
-  return readPemFile(caFile, 'certificates', 'gateway.caFile', 'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs');
+  return readPemFile(
+    caFile,
+    'certificates',
+    'gateway.caFile',
+    'point gateway.caFile at a readable PEM file, or set it to null to use the system CAs',
+  );
 }

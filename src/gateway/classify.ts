@@ -30,16 +30,33 @@ export function classifyResponse<O extends GatewayOperation>(
   try {
     body = JSON.parse(bodyText);
   } catch {
-    return transportFailure('not-json', `${op}: the response body is not JSON (${bodyText.length} bytes)`, elapsedMs, httpStatus);
+    return transportFailure(
+      'not-json',
+      `${op}: the response body is not JSON (${bodyText.length} bytes)`,
+      elapsedMs,
+      httpStatus,
+    );
   }
   const checked = validateResponse(op, body);
   if (!checked.ok) {
-    return transportFailure('bad-schema', `${op}: the response does not match the schema: ${checked.message}`, elapsedMs, httpStatus);
+    return transportFailure(
+      'bad-schema',
+      `${op}: the response does not match the schema: ${checked.message}`,
+      elapsedMs,
+      httpStatus,
+    );
   }
   const response = body as ResponseOf<O>;
   const status = checked.value.Status;
   if (status.Verdict === 'Approved') return { kind: 'approved', response, elapsedMs, bodyText };
-  return { kind: 'declined', code: status.Code ?? 0, message: status.StatusMessage ?? null, response, elapsedMs, bodyText };
+  return {
+    kind: 'declined',
+    code: status.Code ?? 0,
+    message: status.StatusMessage ?? null,
+    response,
+    elapsedMs,
+    bodyText,
+  };
 }
 
 const REFUSED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);

@@ -133,26 +133,48 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       const checked = checkAnswerCurrency(bodyText, classifyResponse(op, res.statusCode, res.body, elapsed()));
       outcome = checked.outcome;
       if (checked.mismatch !== null) {
-        options.logger?.warn({ op, code: ErrorCodes.GATEWAY_BAD_RESPONSE, asked: checked.mismatch.asked, answered: checked.mismatch.answered }, 'gateway approved in another currency than asked: treated as declined (code 8)');
+        options.logger?.warn(
+          {
+            op,
+            code: ErrorCodes.GATEWAY_BAD_RESPONSE,
+            asked: checked.mismatch.asked,
+            answered: checked.mismatch.answered,
+          },
+          'gateway approved in another currency than asked: treated as declined (code 8)',
+        );
       }
     } catch (err) {
       if (oversize !== null) {
-        outcome = transportFailure('too-large', `${op}: answer too large (${oversize}; limit ${maxResponseBytes}): download aborted`, elapsed());
-        options.logger?.warn({ op, code: ErrorCodes.GATEWAY_BAD_RESPONSE, size: oversize, limitBytes: maxResponseBytes }, 'gateway answer too large: aborted, treated as a transport failure');
+        outcome = transportFailure(
+          'too-large',
+          `${op}: answer too large (${oversize}; limit ${maxResponseBytes}): download aborted`,
+          elapsed(),
+        );
+        options.logger?.warn(
+          { op, code: ErrorCodes.GATEWAY_BAD_RESPONSE, size: oversize, limitBytes: maxResponseBytes },
+          'gateway answer too large: aborted, treated as a transport failure',
+        );
       } else {
         const { failure, detail } = classifyError(err);
         outcome = transportFailure(failure, `${op}: ${detail}`, elapsed());
       }
     }
     options.logger?.debug(
-      { op, outcome: outcome.kind, ...(outcome.kind === 'transport' ? { failure: outcome.failure, detail: outcome.detail } : {}), ...(outcome.kind === 'declined' ? { code: outcome.code } : {}), elapsedMs: outcome.elapsedMs },
+      {
+        op,
+        outcome: outcome.kind,
+        ...(outcome.kind === 'transport' ? { failure: outcome.failure, detail: outcome.detail } : {}),
+        ...(outcome.kind === 'declined' ? { code: outcome.code } : {}),
+        elapsedMs: outcome.elapsedMs,
+      },
       'gateway call',
     );
     options.onOutcome?.(op, outcome);
     return outcome;
   }
 
-  const send = <O extends GatewayOperation>(op: O, request: Outgoing<RequestOf<O>>) => sendRaw(op, encodeRequest(request));
+  const send = <O extends GatewayOperation>(op: O, request: Outgoing<RequestOf<O>>) =>
+    sendRaw(op, encodeRequest(request));
 
   return {
     authorization: (r) => send('Authorization', r),

@@ -16,7 +16,8 @@ interface Currency {
  * seed's answers may add members) is read the same way.
  */
 function currencyOf(value: unknown): Currency | null {
-  const basic = (value as { BasicInfo?: { CurrencyCode?: unknown; CurrencyNumeric?: unknown } | null } | null)?.BasicInfo;
+  const basic = (value as { BasicInfo?: { CurrencyCode?: unknown; CurrencyNumeric?: unknown } | null } | null)
+    ?.BasicInfo;
   if (basic === undefined || basic === null) return null;
   return { code: basic.CurrencyCode, numeric: basic.CurrencyNumeric };
 }
@@ -30,7 +31,10 @@ function shown(value: unknown): string {
 const currencyText = (c: Currency) => `${shown(c.code)}/${shown(c.numeric)}`;
 
 /** The outcome, or a decline when the approved answer names another currency than the request. */
-export function checkAnswerCurrency<R>(requestText: string, outcome: GatewayOutcome<R>): { outcome: GatewayOutcome<R>; mismatch: { asked: Currency; answered: Currency } | null } {
+export function checkAnswerCurrency<R>(
+  requestText: string,
+  outcome: GatewayOutcome<R>,
+): { outcome: GatewayOutcome<R>; mismatch: { asked: Currency; answered: Currency } | null } {
   if (outcome.kind !== 'approved') return { outcome, mismatch: null };
   let asked: Currency | null;
   try {

@@ -44,7 +44,10 @@ export interface SoldItem {
 
 export type Clock = () => Date;
 
-export type EnvelopeConfig = Pick<QrvendConfig, 'machine' | 'actor' | 'customData' | 'device' | 'catalog' | 'dynamicQr'>;
+export type EnvelopeConfig = Pick<
+  QrvendConfig,
+  'machine' | 'actor' | 'customData' | 'device' | 'catalog' | 'dynamicQr'
+>;
 
 /** PaymentInfo of a Cancel/Void after an Authorization/Inquiry that was never answered. */
 export function gatewayTimeoutPaymentInfo(): RawJson {
@@ -55,7 +58,11 @@ export function gatewayTimeoutPaymentInfo(): RawJson {
  * PaymentInfo for Inquiry after GenerateQR: SrvTranId and RRN from QRData, AuthAmount = the
  * amount of the QR with the currency's decimals (docs/decisions/gateway-interface.md).
  */
-export function paymentInfoFromGenerateQR(response: Pick<GenerateQRResponse, 'QRData'>, authAmount: number, decimalPlaces: number): RawJson {
+export function paymentInfoFromGenerateQR(
+  response: Pick<GenerateQRResponse, 'QRData'>,
+  authAmount: number,
+  decimalPlaces: number,
+): RawJson {
   return composePaymentInfo(
     { SrvTranId: response.QRData?.SrvTranId ?? null, RRN: response.QRData?.RRN ?? null, AuthAmount: authAmount },
     decimalPlaces,
@@ -63,7 +70,8 @@ export function paymentInfoFromGenerateQR(response: Pick<GenerateQRResponse, 'QR
 }
 
 /** A request as built for the wire: PaymentInfo is JSON text (kept exactly as the gateway sent it). */
-export type Outgoing<R> = Omit<R, 'PaymentInfo'> & ('PaymentInfo' extends keyof R ? { PaymentInfo?: RawJson } : unknown);
+export type Outgoing<R> = Omit<R, 'PaymentInfo'> &
+  ('PaymentInfo' extends keyof R ? { PaymentInfo?: RawJson } : unknown);
 
 /** Default ReasonText for the ReasonCode values qrvend uses. */
 export const REASON_TEXT: Readonly<Record<number, string>> = {
@@ -86,7 +94,13 @@ function geoLocation(g: NonNullable<QrvendConfig['machine']['geoLocation']>): Ge
 }
 
 function country(c: NonNullable<QrvendConfig['machine']['country']>): CountryInfo {
-  return { Alpha2Code: c.Alpha2Code, Alpha3Code: c.Alpha3Code, NumericCode: c.NumericCode, Name: c.Name, Intra: c.Intra };
+  return {
+    Alpha2Code: c.Alpha2Code,
+    Alpha3Code: c.Alpha3Code,
+    NumericCode: c.NumericCode,
+    Name: c.Name,
+    Intra: c.Intra,
+  };
 }
 
 /** Local UTC offset as "+02:00" (MachineInfo.Offset when config does not set one). */
@@ -189,10 +203,31 @@ export interface ClosedAuthorization {
   ageLimit: number | null;
 }
 
-export interface AuthorizationArgs { txId: string; amount: number; ageLimit?: number | null; at?: Date }
-export interface SettlementArgs extends ClosedAuthorization { txId: string; amount: number; paymentInfo: RawJson; products: readonly SoldItem[] }
-export interface CancelArgs extends ClosedAuthorization { txId: string; amount: number; paymentInfo: RawJson; reasonCode: number; reasonText?: string }
-export interface GenerateQRArgs { txId: string; amount: number; products: readonly SoldItem[]; at?: Date }
+export interface AuthorizationArgs {
+  txId: string;
+  amount: number;
+  ageLimit?: number | null;
+  at?: Date;
+}
+export interface SettlementArgs extends ClosedAuthorization {
+  txId: string;
+  amount: number;
+  paymentInfo: RawJson;
+  products: readonly SoldItem[];
+}
+export interface CancelArgs extends ClosedAuthorization {
+  txId: string;
+  amount: number;
+  paymentInfo: RawJson;
+  reasonCode: number;
+  reasonText?: string;
+}
+export interface GenerateQRArgs {
+  txId: string;
+  amount: number;
+  products: readonly SoldItem[];
+  at?: Date;
+}
 export interface InquiryArgs {
   txId: string;
   amount: number;
@@ -222,7 +257,11 @@ export interface RequestBuilders {
 }
 
 /** Builders bound to one machine's configuration and hardware; `now` is injectable for tests. */
-export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFacts, now: Clock = () => new Date()): RequestBuilders {
+export function createRequestBuilders(
+  config: EnvelopeConfig,
+  device: DeviceFacts,
+  now: Clock = () => new Date(),
+): RequestBuilders {
   const actorInfo = buildActorInfo(config);
   const deviceInfo = buildDeviceInfo(config, device);
   const customData = buildCustomData(config);
@@ -256,7 +295,10 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
   }
 
   function reason(code: number, text: string | undefined): { ReasonCode: number; ReasonText: string } {
-    return { ReasonCode: code, ReasonText: truncateText(text ?? REASON_TEXT[code] ?? 'unknown error', LIMITS.reasonText) };
+    return {
+      ReasonCode: code,
+      ReasonText: truncateText(text ?? REASON_TEXT[code] ?? 'unknown error', LIMITS.reasonText),
+    };
   }
 
   return {
@@ -265,7 +307,8 @@ export function createRequestBuilders(config: EnvelopeConfig, device: DeviceFact
     customData,
     machineInfo: () => buildMachineInfo(config, device, now()),
     ageLimit: (products) => ageLimitFor(config, products),
-    authorization: ({ txId, amount, ageLimit, at }) => head(txId, amount, ageLimit ?? null, at ? formatGatewayDateTime(at) : undefined),
+    authorization: ({ txId, amount, ageLimit, at }) =>
+      head(txId, amount, ageLimit ?? null, at ? formatGatewayDateTime(at) : undefined),
     settlement: ({ txId, amount, paymentInfo, products, machineAuTime, ageLimit }) => ({
       ...head(txId, amount, ageLimit, machineAuTime),
       PaymentInfo: paymentInfo,

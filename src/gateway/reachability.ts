@@ -42,12 +42,17 @@ export class GatewayReachability {
     this.wentDown = new RepeatedLog({
       intervalMs,
       now: this.now,
-      write: (fields, n) => log.warn({ event: 'gateway.unreachable', code: ErrorCodes.GATEWAY_UNREACHABLE, ...fields, ...repeated(n) }, `gateway unreachable (${String(fields.reason)}): ${HINT}`),
+      write: (fields, n) =>
+        log.warn(
+          { event: 'gateway.unreachable', code: ErrorCodes.GATEWAY_UNREACHABLE, ...fields, ...repeated(n) },
+          `gateway unreachable (${String(fields.reason)}): ${HINT}`,
+        ),
     });
     this.cameBack = new RepeatedLog({
       intervalMs,
       now: this.now,
-      write: (fields, n) => log.info({ event: 'gateway.reachable', ...fields, ...repeated(n) }, 'gateway reachable again'),
+      write: (fields, n) =>
+        log.info({ event: 'gateway.reachable', ...fields, ...repeated(n) }, 'gateway reachable again'),
     });
   }
 
@@ -75,7 +80,15 @@ export class GatewayReachability {
     if (nowMs - this.down.lastReminderMs >= this.reminderMs) {
       this.down.lastReminderMs = nowMs;
       this.options.log.warn(
-        { event: 'gateway.unreachable', code: ErrorCodes.GATEWAY_UNREACHABLE, op, failure: outcome.failure, reason, downForS: Math.round((nowMs - this.down.sinceMs) / 1000), failedCalls: this.down.failures },
+        {
+          event: 'gateway.unreachable',
+          code: ErrorCodes.GATEWAY_UNREACHABLE,
+          op,
+          failure: outcome.failure,
+          reason,
+          downForS: Math.round((nowMs - this.down.sinceMs) / 1000),
+          failedCalls: this.down.failures,
+        },
         `gateway still unreachable (${reason}): ${HINT}`,
       );
     }

@@ -53,7 +53,14 @@ export type MainToPayment =
    * What became of an approved vend. For a static session `txId` and `vendSeq` name it; for a
    * dynamic QR vend `requestId` does (and `txId` is the one payment.approve named).
    */
-  | { type: 'vend.result'; txId: string | null; requestId: string | null; vendSeq: number | null; outcome: VendOutcome; detail: string | null }
+  | {
+      type: 'vend.result';
+      txId: string | null;
+      requestId: string | null;
+      vendSeq: number | null;
+      outcome: VendOutcome;
+      detail: string | null;
+    }
   /** A dynamic QR vend request ended without a vend.approve being used (VMC cancel, timeout, reset). */
   | {
       type: 'vend.request.ended';
@@ -102,13 +109,25 @@ export type MainToPayment =
  */
 export interface UpdateEventFacts {
   version: string;
-  state: 'offered' | 'refused' | 'downloading' | 'verified' | 'waiting' | 'activating' | 'trial' | 'healthy' | 'failed' | 'rolled-back';
+  state:
+    | 'offered'
+    | 'refused'
+    | 'downloading'
+    | 'verified'
+    | 'waiting'
+    | 'activating'
+    | 'trial'
+    | 'healthy'
+    | 'failed'
+    | 'rolled-back';
   rolloutId: string | null;
   progress: { bytes: number; size: number } | null;
   detail: string | null;
 }
 
-export type DexAuditRead = { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number } | { ok: false; code: string; message: string };
+export type DexAuditRead =
+  | { ok: true; protocol: 'dex-ucs' | 'ddcmp'; bytes: Uint8Array; durationMs: number }
+  | { ok: false; code: string; message: string };
 
 /**
  * One thread's V8 heap, from v8.getHeapStatistics() inside that thread
@@ -148,7 +167,14 @@ export type PaymentToMain =
        * relayedDropped = Approved, never confirmed by the relay, nothing authorized; relayedUnvouched =
        * refused for the relay's voucher).
        */
-      starts?: { requests: number; accepted: number; relayed: number; relayedTooLate: number; relayedDropped: number; relayedUnvouched: number };
+      starts?: {
+        requests: number;
+        accepted: number;
+        relayed: number;
+        relayedTooLate: number;
+        relayedDropped: number;
+        relayedUnvouched: number;
+      };
     }
   /** The worker finished start-up (ledger open, recovery done, Start endpoint listening). */
   | { type: 'ready'; startUrl: string | null }

@@ -26,9 +26,16 @@ function openExisting(path: string, readonly: boolean): Database.Database {
     const version = schemaVersionOf(db);
     // A newer release's file that this one can use (a rollback: src/ledger/schema.ts) is read too.
     if (!usableByThisBuild(db)) {
-      throw new QrvendError(ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED, `ledger ${path} has schema version ${version}, this qrvend reads version ${SCHEMA_VERSION}`, {
-        hint: version === 0 ? 'this file is not a qrvend ledger, or qrvend run has not started on it yet' : 'use the qrvend version that matches the running daemon',
-      });
+      throw new QrvendError(
+        ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED,
+        `ledger ${path} has schema version ${version}, this qrvend reads version ${SCHEMA_VERSION}`,
+        {
+          hint:
+            version === 0
+              ? 'this file is not a qrvend ledger, or qrvend run has not started on it yet'
+              : 'use the qrvend version that matches the running daemon',
+        },
+      );
     }
     if (!readonly) applyDurabilityPragmas(db);
     return db;
@@ -44,7 +51,13 @@ function openExisting(path: string, readonly: boolean): Database.Database {
 
 function withOutbox<T>(path: string, readonly: boolean, fn: (outbox: LedgerOutbox) => T): T {
   const db = openExisting(path, readonly);
-  const conn = new LedgerConnection(db, { path, logger: silentLogger(), now: Date.now, timers: realTimers, probeIntervalMs: 60_000 });
+  const conn = new LedgerConnection(db, {
+    path,
+    logger: silentLogger(),
+    now: Date.now,
+    timers: realTimers,
+    probeIntervalMs: 60_000,
+  });
   try {
     return fn(new LedgerOutbox(conn, Date.now));
   } finally {

@@ -35,7 +35,10 @@ function describeOutcome(outcome: GatewayOutcome<unknown>): { error: string; cod
     case 'declined':
       return { error: `declined ${outcome.code}${outcome.message ? `: ${outcome.message}` : ''}`, code: outcome.code };
     case 'transport':
-      return { error: `transport ${outcome.failure}${outcome.httpStatus === null ? '' : ` (HTTP ${outcome.httpStatus})`}: ${outcome.detail}`, code: null };
+      return {
+        error: `transport ${outcome.failure}${outcome.httpStatus === null ? '' : ` (HTTP ${outcome.httpStatus})`}: ${outcome.detail}`,
+        code: null,
+      };
   }
 }
 
@@ -57,6 +60,7 @@ export function judgeAttempt(
   const retryable = outcome.kind === 'transport' || RETRYABLE_DECLINE_CODES.has(outcome.code);
   if (!retryable) return { kind: 'dead', error, code };
   const windowEnd = windowStartedAtMs + policy.windowMs;
-  if (nowMs >= windowEnd) return { kind: 'dead', error: `retry window exhausted after ${failures} attempts; last: ${error}`, code };
+  if (nowMs >= windowEnd)
+    return { kind: 'dead', error: `retry window exhausted after ${failures} attempts; last: ${error}`, code };
   return { kind: 'retry', atMs: Math.min(nowMs + backoffDelayMs(policy, failures, random), windowEnd), error, code };
 }

@@ -38,7 +38,10 @@ export function checkBody(op: OutboxOperation, txId: string, body: string, settl
   }
   if (settlement === undefined) return;
   const amount = parsed.BasicInfo.Amount;
-  if (typeof amount !== 'number' || toMinor(amount, settlement.decimalPlaces, 'BasicInfo.Amount') !== settlement.amountMinor) {
+  if (
+    typeof amount !== 'number' ||
+    toMinor(amount, settlement.decimalPlaces, 'BasicInfo.Amount') !== settlement.amountMinor
+  ) {
     throw refuse(op, txId, `BasicInfo.Amount ${String(amount)} is not the sum of the successful vends`);
   }
   if (!Array.isArray(parsed.Products) || parsed.Products.length !== settlement.products) {

@@ -48,7 +48,9 @@ export class CashSaleLog {
   /** Cash sales recorded (and not yet pruned), and their sum in minor units. */
   totals(): { count: number; sumMinor: number } {
     return this.conn.read(() => {
-      const r = this.conn.statement('SELECT COUNT(*) AS n, COALESCE(SUM(price_minor), 0) AS s FROM cash_sales').get() as { n: number; s: number };
+      const r = this.conn
+        .statement('SELECT COUNT(*) AS n, COALESCE(SUM(price_minor), 0) AS s FROM cash_sales')
+        .get() as { n: number; s: number };
       return { count: r.n, sumMinor: r.s };
     });
   }

@@ -128,9 +128,9 @@ export class LedgerConnection {
   probe(): boolean {
     try {
       this.write(() => {
-        this.statement(`INSERT INTO meta (key, value) VALUES ('last_probe_ms', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`).run(
-          String(this.options.now()),
-        );
+        this.statement(
+          `INSERT INTO meta (key, value) VALUES ('last_probe_ms', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+        ).run(String(this.options.now()));
       });
       return true;
     } catch {
@@ -171,7 +171,9 @@ export class LedgerConnection {
       const marker = readMarker(this.options.path);
       const id = db.pragma('application_id', { simple: true }) as number;
       if (marker.kind === 'id' && id !== marker.id) {
-        const err = new Error(`ledger identity ${id} is not the marker's ${marker.id}: the file was replaced or truncated`) as Error & { code: string };
+        const err = new Error(
+          `ledger identity ${id} is not the marker's ${marker.id}: the file was replaced or truncated`,
+        ) as Error & { code: string };
         err.code = 'SQLITE_CORRUPT';
         throw err;
       }
@@ -190,9 +192,15 @@ export class LedgerConnection {
     this.dropConnection();
     if (isCorruption(err)) {
       // Never moved aside while running (the flows hold references into it); a restart does that.
-      this.options.logger.error({ code: ErrorCodes.LEDGER_CORRUPT, path: this.options.path, reason }, 'ledger file damaged while running; restart qrvend to move it aside');
+      this.options.logger.error(
+        { code: ErrorCodes.LEDGER_CORRUPT, path: this.options.path, reason },
+        'ledger file damaged while running; restart qrvend to move it aside',
+      );
     }
-    this.options.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, path: this.options.path, during, reason }, 'ledger storage failed: connection closed, new sessions refused until a write succeeds');
+    this.options.logger.error(
+      { code: ErrorCodes.LEDGER_WRITE_FAILED, path: this.options.path, during, reason },
+      'ledger storage failed: connection closed, new sessions refused until a write succeeds',
+    );
     this.setWritable(false, reason);
     this.scheduleProbe();
     return new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `ledger ${during} failed: ${reason}`, {
@@ -213,7 +221,11 @@ export class LedgerConnection {
     this.reason = reason;
     if (writable) this.cancelProbe();
     if (!changed) return;
-    if (writable) this.options.logger.warn({ code: ErrorCodes.LEDGER_WRITE_FAILED, path: this.options.path }, 'ledger writes succeed again');
+    if (writable)
+      this.options.logger.warn(
+        { code: ErrorCodes.LEDGER_WRITE_FAILED, path: this.options.path },
+        'ledger writes succeed again',
+      );
     for (const listener of [...this.listeners]) {
       try {
         listener(writable, reason);

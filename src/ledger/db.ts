@@ -9,7 +9,14 @@ import { dirname } from 'node:path';
 import { copyFileDurably, fsyncDir } from '../core/durable-file.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { acknowledgeLoss, adoptIdentity, markerPathOf, prepareLedgerFiles, LEDGER_FILE_MODE, type MarkerRepair } from './identity.js';
+import {
+  acknowledgeLoss,
+  adoptIdentity,
+  markerPathOf,
+  prepareLedgerFiles,
+  LEDGER_FILE_MODE,
+  type MarkerRepair,
+} from './identity.js';
 import { migrate } from './schema.js';
 import { describeError, isCorruption, isStorageFailure } from './sqlite-errors.js';
 
@@ -57,7 +64,11 @@ export function applyDurabilityPragmas(db: Database.Database): void {
   // ledger keeps its page size.
   db.pragma(`page_size = ${LEDGER_PAGE_SIZE}`);
   const mode = db.pragma('journal_mode = WAL', { simple: true });
-  if (mode !== 'wal') throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `the ledger could not switch to WAL mode (got ${String(mode)})`);
+  if (mode !== 'wal')
+    throw new QrvendError(
+      ErrorCodes.LEDGER_WRITE_FAILED,
+      `the ledger could not switch to WAL mode (got ${String(mode)})`,
+    );
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   // better-sqlite3 builds SQLite with a 16 MB page cache per connection; the ledger's working set
@@ -140,10 +151,14 @@ function moveAside(path: string, atMs: number, db: Database.Database): string {
 }
 
 function storageError(path: string, err: unknown): QrvendError {
-  return new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `ledger ${path} cannot be opened for writing (${describeError(err)})`, {
-    hint: 'check free space, the file system (read-only after an SD-card fault?) and the permissions of the store.path directory',
-    cause: err,
-  });
+  return new QrvendError(
+    ErrorCodes.LEDGER_WRITE_FAILED,
+    `ledger ${path} cannot be opened for writing (${describeError(err)})`,
+    {
+      hint: 'check free space, the file system (read-only after an SD-card fault?) and the permissions of the store.path directory',
+      cause: err,
+    },
+  );
 }
 
 /**

@@ -38,16 +38,20 @@ export class DexAuditLog {
   /** The newest audit whose counters can start an interval, with its series. */
   lastCounted(): { readAtMs: number; series: number; counters: string } | null {
     return this.conn.read(() => {
-      const row = this.conn.statement('SELECT read_at_ms, series, counters FROM dex_audits WHERE counters IS NOT NULL ORDER BY id DESC LIMIT 1').get() as
-        | { read_at_ms: number; series: number; counters: string }
-        | undefined;
+      const row = this.conn
+        .statement(
+          'SELECT read_at_ms, series, counters FROM dex_audits WHERE counters IS NOT NULL ORDER BY id DESC LIMIT 1',
+        )
+        .get() as { read_at_ms: number; series: number; counters: string } | undefined;
       return row === undefined ? null : { readAtMs: row.read_at_ms, series: row.series, counters: row.counters };
     });
   }
 
   /** The highest series number so far (0 when no audit was ever stored). */
   lastSeries(): number {
-    return this.conn.read(() => (this.conn.statement('SELECT COALESCE(MAX(series), 0) AS s FROM dex_audits').get() as { s: number }).s);
+    return this.conn.read(
+      () => (this.conn.statement('SELECT COALESCE(MAX(series), 0) AS s FROM dex_audits').get() as { s: number }).s,
+    );
   }
 
   /**
@@ -82,8 +86,22 @@ export class DexAuditLog {
           `INSERT INTO dex_audits (audit_id, read_at_ms, trigger, protocol, duration_ms, raw, check_ok, reason, series, counters, summary)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .run(auditId, row.readAtMs, row.trigger, row.protocol, row.durationMs, row.raw, row.checkOk ? 1 : 0, row.reason, row.series, row.counters, row.summary);
-      this.conn.statement('DELETE FROM dex_audits WHERE id <= (SELECT id FROM dex_audits ORDER BY id DESC LIMIT 1 OFFSET ?)').run(KEEP_AUDITS);
+        .run(
+          auditId,
+          row.readAtMs,
+          row.trigger,
+          row.protocol,
+          row.durationMs,
+          row.raw,
+          row.checkOk ? 1 : 0,
+          row.reason,
+          row.series,
+          row.counters,
+          row.summary,
+        );
+      this.conn
+        .statement('DELETE FROM dex_audits WHERE id <= (SELECT id FROM dex_audits ORDER BY id DESC LIMIT 1 OFFSET ?)')
+        .run(KEEP_AUDITS);
       this.fleetEvents.recordAuditInTransaction({ auditId, atMs: row.readAtMs, raw: row.raw, summary: eventSummary });
     });
     this.fleetEvents.flush();
@@ -93,7 +111,11 @@ export class DexAuditLog {
   /** The newest audits, newest first (for `qrvend dex` listings and tests). */
   recent(limit: number): AuditRow[] {
     return this.conn.read(() =>
-      (this.conn.statement('SELECT * FROM dex_audits ORDER BY id DESC LIMIT ?').all(limit) as Array<Record<string, unknown>>).map((r) => ({
+      (
+        this.conn.statement('SELECT * FROM dex_audits ORDER BY id DESC LIMIT ?').all(limit) as Array<
+          Record<string, unknown>
+        >
+      ).map((r) => ({
         auditId: r.audit_id as string,
         readAtMs: r.read_at_ms as number,
         trigger: r.trigger as AuditTrigger,

@@ -30,7 +30,10 @@ export interface OutboxSender {
   sendRaw(op: OutboxOperation, bodyText: string): Promise<GatewayOutcome<unknown>>;
 }
 
-export type DrainerStoreConfig = Pick<QrvendConfig['store'], 'concurrency' | 'backoffBaseMs' | 'backoffCapMs' | 'retryWindowHours' | 'retentionDays'>;
+export type DrainerStoreConfig = Pick<
+  QrvendConfig['store'],
+  'concurrency' | 'backoffBaseMs' | 'backoffCapMs' | 'retryWindowHours' | 'retentionDays'
+>;
 
 export interface OutboxDrainerOptions {
   ledger: Ledger;
@@ -86,7 +89,11 @@ export class OutboxDrainer {
     this.random = options.random ?? Math.random;
     this.timers = options.timers ?? realTimers;
     this.concurrency = options.store.concurrency;
-    this.policy = { baseMs: options.store.backoffBaseMs, capMs: options.store.backoffCapMs, windowMs: options.store.retryWindowHours * HOUR_MS };
+    this.policy = {
+      baseMs: options.store.backoffBaseMs,
+      capMs: options.store.backoffCapMs,
+      windowMs: options.store.retryWindowHours * HOUR_MS,
+    };
     this.retentionMs = options.store.retentionDays * DAY_MS;
     this.idlePollMs = options.idlePollMs ?? 30_000;
     this.pruneEveryMs = options.pruneEveryMs ?? HOUR_MS;
@@ -97,9 +104,16 @@ export class OutboxDrainer {
     this.running = true;
     try {
       const clamped = this.ledger.outbox.clampFuture(this.now(), this.policy.capMs);
-      if (clamped > 0) this.logger.warn({ code: ErrorCodes.CLOCK_STEP, rows: clamped }, 'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in to now');
+      if (clamped > 0)
+        this.logger.warn(
+          { code: ErrorCodes.CLOCK_STEP, rows: clamped },
+          'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in to now',
+        );
     } catch (err) {
-      this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) }, 'outbox drainer could not re-base due times at start');
+      this.logger.error(
+        { code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) },
+        'outbox drainer could not re-base due times at start',
+      );
     }
     // Woken by new rows and by the disk coming back, besides its own timer.
     this.unsubscribe = [
@@ -152,7 +166,8 @@ export class OutboxDrainer {
     const nowMs = this.now();
     this.lastPruneMs = nowMs;
     const pruned = this.ledger.outbox.prune(nowMs, this.retentionMs);
-    if (pruned.outboxRows > 0 || pruned.transactions > 0) this.logger.info(pruned, 'outbox retention: pruned delivered rows and closed transactions');
+    if (pruned.outboxRows > 0 || pruned.transactions > 0)
+      this.logger.info(pruned, 'outbox retention: pruned delivered rows and closed transactions');
     return pruned;
   }
 
@@ -165,7 +180,10 @@ export class OutboxDrainer {
       rows = this.ledger.outbox.rebase(step.stepMs);
       this.steppedMs += step.stepMs;
     } catch (err) {
-      this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) }, 'outbox drainer could not re-base due times after a clock step');
+      this.logger.error(
+        { code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) },
+        'outbox drainer could not re-base due times after a clock step',
+      );
     }
     this.options.onClockStep?.(step, rows);
   }
@@ -187,7 +205,10 @@ export class OutboxDrainer {
         this.schedule(next === null ? this.idlePollMs : Math.min(Math.max(next - nowMs, 0), this.idlePollMs));
       }
     } catch (err) {
-      this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) }, 'outbox drainer could not read or prune the ledger; retrying later');
+      this.logger.error(
+        { code: ErrorCodes.LEDGER_WRITE_FAILED, err: describeError(err) },
+        'outbox drainer could not read or prune the ledger; retrying later',
+      );
       this.schedule(this.idlePollMs);
     }
   }
@@ -206,7 +227,13 @@ export class OutboxDrainer {
       outcome = await this.sender.sendRaw(row.op, row.body);
     } catch (err) {
       // The client reports failures as outcomes; a throw is a bug, treated like a lost request.
-      outcome = { kind: 'transport', failure: 'reset', detail: `sender threw: ${describeError(err)}`, httpStatus: null, elapsedMs: 0 };
+      outcome = {
+        kind: 'transport',
+        failure: 'reset',
+        detail: `sender threw: ${describeError(err)}`,
+        httpStatus: null,
+        elapsedMs: 0,
+      };
     }
     this.observeClock();
     const nowMs = this.now();
@@ -217,17 +244,30 @@ export class OutboxDrainer {
       switch (verdict.kind) {
         case 'delivered':
           this.ledger.outbox.markDelivered(row, nowMs);
-          this.logger.info({ outboxId: row.id, txId: row.txId, op: row.op, attempts: row.attempts + 1 }, 'outbox request delivered');
+          this.logger.info(
+            { outboxId: row.id, txId: row.txId, op: row.op, attempts: row.attempts + 1 },
+            'outbox request delivered',
+          );
           this.options.onDelivered?.(row);
           break;
         case 'retry':
           this.ledger.outbox.reschedule(row, nowMs, verdict.atMs, verdict.error, verdict.code);
-          this.logger.debug({ outboxId: row.id, txId: row.txId, op: row.op, error: verdict.error, nextAttemptAtMs: verdict.atMs }, 'outbox request will be retried');
+          this.logger.debug(
+            { outboxId: row.id, txId: row.txId, op: row.op, error: verdict.error, nextAttemptAtMs: verdict.atMs },
+            'outbox request will be retried',
+          );
           break;
         case 'dead':
           this.ledger.outbox.deadLetter(row, nowMs, verdict.error, verdict.code);
           this.logger.error(
-            { code: ErrorCodes.OUTBOX_DEAD_LETTER, outboxId: row.id, txId: row.txId, op: row.op, error: verdict.error, declineCode: verdict.code },
+            {
+              code: ErrorCodes.OUTBOX_DEAD_LETTER,
+              outboxId: row.id,
+              txId: row.txId,
+              op: row.op,
+              error: verdict.error,
+              declineCode: verdict.code,
+            },
             'outbox request dead-lettered: reconcile it with the gateway by hand (`qrvend outbox --dead`, then `qrvend outbox retry <id>` if it must be sent again)',
           );
           this.options.onDeadLetter?.(row, verdict.error);
@@ -235,7 +275,10 @@ export class OutboxDrainer {
       }
     } catch (err) {
       // The row stays pending as it was; it is sent again later (the gateway de-duplicates retries).
-      this.logger.error({ code: ErrorCodes.LEDGER_WRITE_FAILED, outboxId: row.id, txId: row.txId, err: describeError(err) }, 'could not record an outbox result');
+      this.logger.error(
+        { code: ErrorCodes.LEDGER_WRITE_FAILED, outboxId: row.id, txId: row.txId, err: describeError(err) },
+        'could not record an outbox result',
+      );
     }
   }
 

@@ -85,17 +85,25 @@ export class FleetEventLog {
     let products: Array<{ item: number; price: string; outcome: string }>;
     let chargedMinor: number;
     if (tx.flow === 'static') {
-      const vends = this.conn.statement('SELECT item, price_minor, state FROM vends WHERE tx_id = ? ORDER BY seq').all(tx.txId) as Array<{
+      const vends = this.conn
+        .statement('SELECT item, price_minor, state FROM vends WHERE tx_id = ? ORDER BY seq')
+        .all(tx.txId) as Array<{
         item: number;
         price_minor: number;
         state: string;
       }>;
       products = vends.map((v) => ({ item: v.item, price: minorText(v.price_minor, dp), outcome: v.state }));
-      chargedMinor = closing === 'settlement' ? vends.filter((v) => isChargedVend(v.state)).reduce((sum, v) => sum + v.price_minor, 0) : 0;
+      chargedMinor =
+        closing === 'settlement'
+          ? vends.filter((v) => isChargedVend(v.state)).reduce((sum, v) => sum + v.price_minor, 0)
+          : 0;
     } else {
       const priceMinor = Math.round((tx.amount ?? 0) * 10 ** dp);
       const vended = closing === 'settlement';
-      products = tx.item === null ? [] : [{ item: tx.item, price: minorText(priceMinor, dp), outcome: vended ? 'success' : 'not-vended' }];
+      products =
+        tx.item === null
+          ? []
+          : [{ item: tx.item, price: minorText(priceMinor, dp), outcome: vended ? 'success' : 'not-vended' }];
       chargedMinor = vended ? priceMinor : 0;
     }
     const body = {
@@ -118,7 +126,13 @@ export class FleetEventLog {
    * Inside a ledger write: the event of a cash sale the VMC reported (another device was paid).
    * Queued as a 'sale' row: never dropped when the broker is away, unlike alarms.
    */
-  recordCashSaleInTransaction(sale: { id: number; atMs: number; item: number; priceMinor: number; decimalPlaces: number }): void {
+  recordCashSaleInTransaction(sale: {
+    id: number;
+    atMs: number;
+    item: number;
+    priceMinor: number;
+    decimalPlaces: number;
+  }): void {
     const facts = this.facts;
     if (facts === null) return;
     const body = {
@@ -138,7 +152,12 @@ export class FleetEventLog {
    * file in parts of AUDIT_PART_BYTES, the summary on part 0. Queued as 'sale' rows: an audit is
    * never dropped when the broker is away, and each part leaves only on its acknowledgement.
    */
-  recordAuditInTransaction(audit: { auditId: string; atMs: number; raw: Buffer; summary: Record<string, unknown> }): void {
+  recordAuditInTransaction(audit: {
+    auditId: string;
+    atMs: number;
+    raw: Buffer;
+    summary: Record<string, unknown>;
+  }): void {
     const facts = this.facts;
     if (facts === null) return;
     const parts = Math.max(1, Math.ceil(audit.raw.length / AUDIT_PART_BYTES));
@@ -159,7 +178,12 @@ export class FleetEventLog {
   }
 
   /** An alarm raised or cleared: its own transaction; the oldest alarm rows beyond the bound go. */
-  recordAlarm(body: { eventId?: string; code: string; state: 'raised' | 'cleared'; detail: string | null }): string | null {
+  recordAlarm(body: {
+    eventId?: string;
+    code: string;
+    state: 'raised' | 'cleared';
+    detail: string | null;
+  }): string | null {
     const facts = this.facts;
     if (facts === null) return null;
     const atMs = this.now();
@@ -175,11 +199,19 @@ export class FleetEventLog {
     });
     this.conn.write(() => {
       this.insert(eventId, 'alarm', text, atMs);
-      const excess = (this.conn.statement(`SELECT COUNT(*) AS n FROM fleet_events WHERE kind = 'alarm'`).get() as { n: number }).n - facts.maxQueuedAlarms;
+      const excess =
+        (this.conn.statement(`SELECT COUNT(*) AS n FROM fleet_events WHERE kind = 'alarm'`).get() as { n: number }).n -
+        facts.maxQueuedAlarms;
       if (excess > 0) {
-        this.conn.statement(`DELETE FROM fleet_events WHERE seq IN (SELECT seq FROM fleet_events WHERE kind = 'alarm' ORDER BY seq LIMIT ?)`).run(excess);
         this.conn
-          .statement(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT)`)
+          .statement(
+            `DELETE FROM fleet_events WHERE seq IN (SELECT seq FROM fleet_events WHERE kind = 'alarm' ORDER BY seq LIMIT ?)`,
+          )
+          .run(excess);
+        this.conn
+          .statement(
+            `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT)`,
+          )
           .run(DROPPED_KEY, String(excess), excess);
       }
     });
@@ -191,7 +223,14 @@ export class FleetEventLog {
    * An `update` event (src/fleet/contract/updates.ts): its own transaction, queued in the 'sale'
    * delivery class, never dropped (a handful per update, and the operator's rollout waits on them).
    */
-  recordUpdate(event: { version: string; running: string; state: string; rolloutId: string | null; progress: { bytes: number; size: number } | null; detail: string | null }): string | null {
+  recordUpdate(event: {
+    version: string;
+    running: string;
+    state: string;
+    rolloutId: string | null;
+    progress: { bytes: number; size: number } | null;
+    detail: string | null;
+  }): string | null {
     const facts = this.facts;
     if (facts === null) return null;
     const atMs = this.now();
@@ -217,7 +256,9 @@ export class FleetEventLog {
   pending(afterSeq: number, limit: number): QueuedFleetEvent[] {
     return this.conn.read(() =>
       (
-        this.conn.statement('SELECT seq, event_id, kind, body FROM fleet_events WHERE seq > ? ORDER BY seq LIMIT ?').all(afterSeq, limit) as Array<{
+        this.conn
+          .statement('SELECT seq, event_id, kind, body FROM fleet_events WHERE seq > ? ORDER BY seq LIMIT ?')
+          .all(afterSeq, limit) as Array<{
           seq: number;
           event_id: string;
           kind: 'sale' | 'alarm';
@@ -234,34 +275,55 @@ export class FleetEventLog {
    */
   remove(seqs: readonly number[]): number {
     if (seqs.length === 0) return 0;
-    return this.conn.writeUnsynced(() => this.conn.statement('DELETE FROM fleet_events WHERE seq IN (SELECT value FROM json_each(?))').run(JSON.stringify(seqs)).changes);
+    return this.conn.writeUnsynced(
+      () =>
+        this.conn
+          .statement('DELETE FROM fleet_events WHERE seq IN (SELECT value FROM json_each(?))')
+          .run(JSON.stringify(seqs)).changes,
+    );
   }
 
   counts(): { sales: number; alarms: number; dropped: number } {
     return this.conn.read(() => {
-      const row = this.conn.statement(`SELECT SUM(kind = 'sale') AS sales, SUM(kind = 'alarm') AS alarms FROM fleet_events`).get() as {
+      const row = this.conn
+        .statement(`SELECT SUM(kind = 'sale') AS sales, SUM(kind = 'alarm') AS alarms FROM fleet_events`)
+        .get() as {
         sales: number | null;
         alarms: number | null;
       };
-      const dropped = this.conn.statement('SELECT value FROM meta WHERE key = ?').get(DROPPED_KEY) as { value: string } | undefined;
+      const dropped = this.conn.statement('SELECT value FROM meta WHERE key = ?').get(DROPPED_KEY) as
+        { value: string } | undefined;
       return { sales: row.sales ?? 0, alarms: row.alarms ?? 0, dropped: Number(dropped?.value ?? 0) };
     });
   }
 
   /** A small persistent setting of the fleet link (reader taken out of service from afar). */
   getSetting(key: string): string | null {
-    return this.conn.read(() => (this.conn.statement('SELECT value FROM meta WHERE key = ?').get(`fleet.${key}`) as { value: string } | undefined)?.value ?? null);
+    return this.conn.read(
+      () =>
+        (
+          this.conn.statement('SELECT value FROM meta WHERE key = ?').get(`fleet.${key}`) as
+            { value: string } | undefined
+        )?.value ?? null,
+    );
   }
 
   setSetting(key: string, value: string | null): void {
     this.conn.write(() => {
       if (value === null) this.conn.statement('DELETE FROM meta WHERE key = ?').run(`fleet.${key}`);
-      else this.conn.statement('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(`fleet.${key}`, value);
+      else
+        this.conn
+          .statement(
+            'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+          )
+          .run(`fleet.${key}`, value);
     });
   }
 
   private insert(eventId: string, kind: 'sale' | 'alarm', body: string, atMs: number): void {
-    this.conn.statement('INSERT INTO fleet_events (event_id, kind, body, created_at_ms) VALUES (?, ?, ?, ?)').run(eventId, kind, body, atMs);
+    this.conn
+      .statement('INSERT INTO fleet_events (event_id, kind, body, created_at_ms) VALUES (?, ?, ?, ?)')
+      .run(eventId, kind, body, atMs);
     this.wrote = true;
   }
 }

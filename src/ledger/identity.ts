@@ -68,10 +68,14 @@ export function readMarker(ledgerPath: string): Marker {
       closeSync(fd);
     }
   } catch (err) {
-    return { kind: 'torn', why: `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+    return {
+      kind: 'torn',
+      why: `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+    };
   }
   const id = MARKER_FORMAT.exec(text)?.[1];
-  if (id === undefined || Number(id) > 2 ** 31 - 1) return { kind: 'torn', why: 'it is not a whole marker (half-written?)' };
+  if (id === undefined || Number(id) > 2 ** 31 - 1)
+    return { kind: 'torn', why: 'it is not a whole marker (half-written?)' };
   return { kind: 'id', id: Number(id) };
 }
 
@@ -92,7 +96,9 @@ function lostError(ledgerPath: string, why: string): QrvendError {
 /** Why a ledger file that is missing or empty beside a marker (of any kind) is lost. */
 function missingOrEmpty(marker: Marker, size: number | null): string {
   const what = marker.kind === 'torn' ? `an identity marker (torn: ${marker.why})` : 'its identity marker';
-  return size === null ? `the file is missing but ${what} is there` : `the file is empty (truncated) but ${what} is there`;
+  return size === null
+    ? `the file is missing but ${what} is there`
+    : `the file is empty (truncated) but ${what} is there`;
 }
 
 /** True for the error `prepareLedgerFiles`/`adoptIdentity` raise for a lost ledger. */
@@ -110,10 +116,7 @@ export function lostBeforeOpen(marker: Marker, size: number | null): string | nu
 
 /** What to do with an opened ledger (integrity_check passed) carrying identity `id` (0: none) beside `marker`. */
 export type IdentityVerdict =
-  | { kind: 'first-start' }
-  | { kind: 'witnessed' }
-  | { kind: 'repair'; why: string }
-  | { kind: 'lost'; why: string };
+  { kind: 'first-start' } | { kind: 'witnessed' } | { kind: 'repair'; why: string } | { kind: 'lost'; why: string };
 
 export function judgeIdentity(marker: Marker, id: number): IdentityVerdict {
   switch (marker.kind) {
@@ -121,10 +124,20 @@ export function judgeIdentity(marker: Marker, id: number): IdentityVerdict {
       return { kind: 'first-start' };
     case 'id':
       if (marker.id === id) return { kind: 'witnessed' };
-      return { kind: 'lost', why: id === 0 ? 'the file carries no identity (a new or foreign database) but a marker is there' : `the file carries identity ${id}, the marker ${marker.id}: another file took its place` };
+      return {
+        kind: 'lost',
+        why:
+          id === 0
+            ? 'the file carries no identity (a new or foreign database) but a marker is there'
+            : `the file carries identity ${id}, the marker ${marker.id}: another file took its place`,
+      };
     case 'torn':
       // A torn marker says a ledger existed here; a file without an identity qrvend gives (1..2^31-1) is not it.
-      if (id <= 0) return { kind: 'lost', why: `the file carries no identity (a new or foreign database) but an identity marker is there (torn: ${marker.why})` };
+      if (id <= 0)
+        return {
+          kind: 'lost',
+          why: `the file carries no identity (a new or foreign database) but an identity marker is there (torn: ${marker.why})`,
+        };
       return { kind: 'repair', why: marker.why };
   }
 }

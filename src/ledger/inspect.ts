@@ -32,7 +32,8 @@ export function inspectLedger(path: string): LedgerInspection {
     db.pragma('busy_timeout = 2000');
     result.integrity = integrityOf(db);
     result.schemaVersion = db.pragma('user_version', { simple: true }) as number;
-    const hasOutbox = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`).get() !== undefined;
+    const hasOutbox =
+      db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'`).get() !== undefined;
     if (hasOutbox) {
       const row = db
         .prepare(

@@ -20,10 +20,27 @@ import { FleetEventLog } from './fleet-events.js';
 import { CashSaleLog } from './cash-sales.js';
 import { DexAuditLog } from './dex-audits.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
-import { checkTransition, CLOSED_STATES, DELIVERING_STATES, type Flow, type TransitionName, type TxState, type UnpaidResult } from './states.js';
+import {
+  checkTransition,
+  CLOSED_STATES,
+  DELIVERING_STATES,
+  type Flow,
+  type TransitionName,
+  type TxState,
+  type UnpaidResult,
+} from './states.js';
 import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
 import { insertVendApproved, updateVendResult } from './vend-lines.js';
-import type { InsertResult, LedgerEvent, OutboxOperation, StartData, TransitionResult, TxRecord, VendLine, VendLineState } from './types.js';
+import type {
+  InsertResult,
+  LedgerEvent,
+  OutboxOperation,
+  StartData,
+  TransitionResult,
+  TxRecord,
+  VendLine,
+  VendLineState,
+} from './types.js';
 
 export interface OpenLedgerOptions {
   /** store.path */
@@ -82,7 +99,9 @@ function objectText(value: JsonObjectOrText, what: string): string {
     parsed = null;
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new QrvendError(ErrorCodes.INTERNAL, `${what} given to the ledger is not a JSON object`, { hint: 'this is a bug in the payment flow' });
+    throw new QrvendError(ErrorCodes.INTERNAL, `${what} given to the ledger is not a JSON object`, {
+      hint: 'this is a bug in the payment flow',
+    });
   }
   return text;
 }
@@ -159,7 +178,11 @@ export class Ledger {
 
   /** True when this TransactionId is in the ledger, or was pruned from it less than USED_ID_KEEP_MS ago (Start replay: 996). */
   transactionIdUsed(txId: string): boolean {
-    return this.conn.read(() => findTx(this.conn, txId) !== null || this.conn.statement('SELECT 1 FROM used_tx_ids WHERE tx_id = ?').get(txId) !== undefined);
+    return this.conn.read(
+      () =>
+        findTx(this.conn, txId) !== null ||
+        this.conn.statement('SELECT 1 FROM used_tx_ids WHERE tx_id = ?').get(txId) !== undefined,
+    );
   }
 
   vendsOf(txId: string): VendLine[] {
@@ -173,7 +196,11 @@ export class Ledger {
 
   eventsOf(txId: string): LedgerEvent[] {
     return this.conn.read(() =>
-      (this.conn.statement(`SELECT e.* FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id = ? ORDER BY e.id`).all(txId) as EventRowData[]).map(eventFromRow),
+      (
+        this.conn
+          .statement(`SELECT e.* FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id = ? ORDER BY e.id`)
+          .all(txId) as EventRowData[]
+      ).map(eventFromRow),
     );
   }
 
@@ -181,9 +208,13 @@ export class Ledger {
   unresolvedTransactions(): TxRecord[] {
     const settled = JSON.stringify([...CLOSED_STATES, ...DELIVERING_STATES]);
     return this.conn.read(() =>
-      (this.conn.statement('SELECT * FROM transactions WHERE state NOT IN (SELECT value FROM json_each(?)) ORDER BY created_at_ms, tx_id').all(settled) as TxRowData[]).map(
-        txFromRow,
-      ),
+      (
+        this.conn
+          .statement(
+            'SELECT * FROM transactions WHERE state NOT IN (SELECT value FROM json_each(?)) ORDER BY created_at_ms, tx_id',
+          )
+          .all(settled) as TxRowData[]
+      ).map(txFromRow),
     );
   }
 
@@ -196,9 +227,17 @@ export class Ledger {
   }
 
   /** Authorization is about to be sent for `amount`, with this MachineAuTime and AgeLimitation. */
-  markAuthorizing(txId: string, amount: number, auth: AuthorizationFacts | typeof NOT_RECORDED = NOT_RECORDED): TransitionResult {
+  markAuthorizing(
+    txId: string,
+    amount: number,
+    auth: AuthorizationFacts | typeof NOT_RECORDED = NOT_RECORDED,
+  ): TransitionResult {
     return this.transition(txId, 'markAuthorizing', undefined, (tx) => ({
-      columns: { amount_minor: toMinor(amount, tx.decimalPlaces, 'Authorization amount'), machine_au_time: auth.machineAuTime, age_limit: auth.ageLimit },
+      columns: {
+        amount_minor: toMinor(amount, tx.decimalPlaces, 'Authorization amount'),
+        machine_au_time: auth.machineAuTime,
+        age_limit: auth.ageLimit,
+      },
       detail: { amount, machineAuTime: auth.machineAuTime, ageLimit: auth.ageLimit },
     }));
   }
@@ -206,14 +245,20 @@ export class Ledger {
   /** Authorization approved: keep PaymentInfo exactly as returned, and the AuthAmount (the session's funds). */
   markAuthorized(txId: string, paymentInfo: JsonObjectOrText, authAmount: number): TransitionResult {
     return this.transition(txId, 'markAuthorized', undefined, (tx) => ({
-      columns: { payment_info: objectText(paymentInfo, 'PaymentInfo'), auth_amount_minor: toMinor(authAmount, tx.decimalPlaces, 'AuthAmount') },
+      columns: {
+        payment_info: objectText(paymentInfo, 'PaymentInfo'),
+        auth_amount_minor: toMinor(authAmount, tx.decimalPlaces, 'AuthAmount'),
+      },
       detail: { authAmount },
     }));
   }
 
   /** Authorization declined: closed, nothing owed. */
   markDeclined(txId: string, code: number | null, message: string | null): TransitionResult {
-    return this.transition(txId, 'markDeclined', undefined, () => ({ columns: { decline_code: code }, detail: { code, message } }));
+    return this.transition(txId, 'markDeclined', undefined, () => ({
+      columns: { decline_code: code },
+      detail: { code, message },
+    }));
   }
 
   /** Start or Authorization without an answer: Cancel with PaymentInfo {"IsGatewayTimeout":true}. */
@@ -250,9 +295,17 @@ export class Ledger {
       const vends = this.vendRows(txId);
       this.requireResolved(txId, vends);
       const sold = vends.filter((v) => isChargedVend(v.state));
-      if (sold.length === 0) throw refused(txId, 'a Settlement needs at least one charged vend (success, or reset after approval); cancel the session instead');
+      if (sold.length === 0)
+        throw refused(
+          txId,
+          'a Settlement needs at least one charged vend (success, or reset after approval); cancel the session instead',
+        );
       const amountMinor = sold.reduce((sum, v) => sum + v.price_minor, 0);
-      checkBody('Settlement', txId, settlementBody, { amountMinor, decimalPlaces: tx.decimalPlaces, products: sold.length });
+      checkBody('Settlement', txId, settlementBody, {
+        amountMinor,
+        decimalPlaces: tx.decimalPlaces,
+        products: sold.length,
+      });
       return { outbox: { op: 'Settlement', body: settlementBody }, detail: { vends: sold.length, amountMinor } };
     });
   }
@@ -262,7 +315,8 @@ export class Ledger {
     return this.transition(txId, 'cancelSession', undefined, () => {
       const vends = this.vendRows(txId);
       this.requireResolved(txId, vends);
-      if (vends.some((v) => isChargedVend(v.state))) throw refused(txId, 'the session sold something; settle it instead of cancelling');
+      if (vends.some((v) => isChargedVend(v.state)))
+        throw refused(txId, 'the session sold something; settle it instead of cancelling');
       checkBody('Cancel', txId, cancelBody);
       return { outbox: { op: 'Cancel', body: cancelBody }, detail: { reasonCode } };
     });
@@ -271,7 +325,9 @@ export class Ledger {
   // --- Dynamic QR ---------------------------------------------------------------------------
 
   /** GenerateQR is about to be sent (with this MachineAuTime and AgeLimitation). A known TransactionId returns the existing record. */
-  requestQr(input: { txId: string; amount: number; item: number; requestId: string | null } & Partial<AuthorizationFacts>): InsertResult {
+  requestQr(
+    input: { txId: string; amount: number; item: number; requestId: string | null } & Partial<AuthorizationFacts>,
+  ): InsertResult {
     const amountMinor = toMinor(input.amount, this.decimalPlaces, 'dynamic QR amount');
     return this.insert(input.txId, 'dynamic', 'qr_requested', {
       amount_minor: amountMinor,
@@ -284,12 +340,17 @@ export class Ledger {
 
   /** GenerateQR answered: QRData (SrvTranId, RRN, ChannelId) kept as returned. */
   recordQrIssued(txId: string, qrData: JsonObjectOrText): TransitionResult {
-    return this.transition(txId, 'recordQrIssued', undefined, () => ({ columns: { qr_data: objectText(qrData, 'QRData') } }));
+    return this.transition(txId, 'recordQrIssued', undefined, () => ({
+      columns: { qr_data: objectText(qrData, 'QRData') },
+    }));
   }
 
   /** The payment ended without taking money (declined, expired, never issued, cancelled before paying). */
   closeUnpaid(txId: string, result: UnpaidResult, code: number | null, detail: string): TransitionResult {
-    return this.transition(txId, 'closeUnpaid', result, () => ({ columns: { decline_code: code }, detail: { code, detail } }));
+    return this.transition(txId, 'closeUnpaid', result, () => ({
+      columns: { decline_code: code },
+      detail: { code, detail },
+    }));
   }
 
   /**
@@ -298,7 +359,10 @@ export class Ledger {
    */
   recordPaid(txId: string, paymentInfo: JsonObjectOrText, paidMinor: number | null = null): TransitionResult {
     return this.transition(txId, 'recordPaid', undefined, () => ({
-      columns: { payment_info: objectText(paymentInfo, 'PaymentInfo'), ...(paidMinor !== null ? { auth_amount_minor: paidMinor } : {}) },
+      columns: {
+        payment_info: objectText(paymentInfo, 'PaymentInfo'),
+        ...(paidMinor !== null ? { auth_amount_minor: paidMinor } : {}),
+      },
       ...(paidMinor !== null ? { detail: { paidMinor } } : {}),
     }));
   }
@@ -310,7 +374,13 @@ export class Ledger {
 
   /** Vend success: the sale is closed, nothing to send (the Inquiry took the money): its fleet sale event goes with it. */
   recordVended(txId: string): TransitionResult {
-    const result = this.transition(txId, 'recordVended', undefined, () => ({}), (tx, at) => this.fleetEvents.recordSaleInTransaction(tx, 'settlement', 'accepted', at));
+    const result = this.transition(
+      txId,
+      'recordVended',
+      undefined,
+      () => ({}),
+      (tx, at) => this.fleetEvents.recordSaleInTransaction(tx, 'settlement', 'accepted', at),
+    );
     this.fleetEvents.flush();
     return result;
   }
@@ -325,7 +395,12 @@ export class Ledger {
 
   // --- internals ----------------------------------------------------------------------------
 
-  private insert(txId: string, flow: Flow, state: TxState, columns: Record<string, string | number | null>): InsertResult {
+  private insert(
+    txId: string,
+    flow: Flow,
+    state: TxState,
+    columns: Record<string, string | number | null>,
+  ): InsertResult {
     if (txId.length === 0) throw refused(txId, 'a TransactionId must not be empty');
     return this.conn.write(() => {
       const existing = findTx(this.conn, txId);
@@ -385,6 +460,10 @@ export class Ledger {
 
   private requireResolved(txId: string, vends: VendRowData[]): void {
     const open = vends.filter((v) => v.state === 'approved').map((v) => v.seq);
-    if (open.length > 0) throw refused(txId, `vend ${open.join(', ')} has no reported outcome yet; record it (timeout counts as failed) first`);
+    if (open.length > 0)
+      throw refused(
+        txId,
+        `vend ${open.join(', ')} has no reported outcome yet; record it (timeout counts as failed) first`,
+      );
   }
 }

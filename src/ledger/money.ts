@@ -9,9 +9,13 @@ export function toMinor(amount: number, decimalPlaces: number, what: string): nu
   const scaled = amount * 10 ** decimalPlaces;
   const minor = Math.round(scaled);
   if (!Number.isFinite(amount) || amount < 0 || Math.abs(scaled - minor) > 1e-6 || !Number.isSafeInteger(minor)) {
-    throw new QrvendError(ErrorCodes.INTERNAL, `${what} ${amount} is not a non-negative amount with at most ${decimalPlaces} decimal places`, {
-      hint: 'amounts must be rounded to machine.decimalPlaces before they reach the ledger',
-    });
+    throw new QrvendError(
+      ErrorCodes.INTERNAL,
+      `${what} ${amount} is not a non-negative amount with at most ${decimalPlaces} decimal places`,
+      {
+        hint: 'amounts must be rounded to machine.decimalPlaces before they reach the ledger',
+      },
+    );
   }
   return minor;
 }

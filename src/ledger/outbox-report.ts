@@ -29,7 +29,10 @@ function rowJson(row: OutboxRow, bodies: boolean): Record<string, unknown> {
   };
 }
 
-export function formatListing(listing: OutboxListing, options: { json: boolean; bodies: boolean; path: string }): string {
+export function formatListing(
+  listing: OutboxListing,
+  options: { json: boolean; bodies: boolean; path: string },
+): string {
   const { counts, rows } = listing;
   if (options.json) {
     return `${JSON.stringify({
@@ -40,12 +43,21 @@ export function formatListing(listing: OutboxListing, options: { json: boolean; 
       rows: rows.map((r) => rowJson(r, options.bodies)),
     })}\n`;
   }
-  const lines = [`ledger ${safe(options.path)}: ${counts.pending} pending, ${counts.dead} dead${counts.oldestPendingAtMs === null ? '' : `, oldest pending since ${iso(counts.oldestPendingAtMs)}`}`];
+  const lines = [
+    `ledger ${safe(options.path)}: ${counts.pending} pending, ${counts.dead} dead${counts.oldestPendingAtMs === null ? '' : `, oldest pending since ${iso(counts.oldestPendingAtMs)}`}`,
+  ];
   if (rows.length === 0) lines.push('(no rows)');
   for (const row of rows) {
-    const when = row.status === 'pending' ? `next ${iso(row.nextAttemptAtMs)}` : row.status === 'dead' ? `dead ${iso(row.deadAtMs)}` : `done ${iso(row.doneAtMs)}`;
+    const when =
+      row.status === 'pending'
+        ? `next ${iso(row.nextAttemptAtMs)}`
+        : row.status === 'dead'
+          ? `dead ${iso(row.deadAtMs)}`
+          : `done ${iso(row.doneAtMs)}`;
     const error = row.lastError === null ? '' : `  last: ${safe(row.lastError)}`;
-    lines.push(`#${row.id}  ${row.status.padEnd(7)} ${row.op.padEnd(10)} ${safe(row.txId)}  attempts ${row.attempts}  ${when}${error}`);
+    lines.push(
+      `#${row.id}  ${row.status.padEnd(7)} ${row.op.padEnd(10)} ${safe(row.txId)}  attempts ${row.attempts}  ${when}${error}`,
+    );
     if (options.bodies) lines.push(`    ${safe(row.body)}`);
   }
   return `${lines.join('\n')}\n`;

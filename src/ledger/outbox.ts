@@ -49,7 +49,9 @@ export class LedgerOutbox {
     return this.conn.read(() =>
       (
         this.conn
-          .statement(`SELECT o.* FROM outbox o WHERE ${ELIGIBLE} AND o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, o.id LIMIT ?`)
+          .statement(
+            `SELECT o.* FROM outbox o WHERE ${ELIGIBLE} AND o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, o.id LIMIT ?`,
+          )
           .all(JSON.stringify(inFlightTxIds), nowMs, limit) as OutboxRowData[]
       ).map(outboxFromRow),
     );
@@ -65,7 +67,9 @@ export class LedgerOutbox {
     return this.conn.write(
       () =>
         this.conn
-          .statement(`UPDATE outbox SET next_attempt_at_ms = next_attempt_at_ms + ?, window_started_at_ms = window_started_at_ms + ? WHERE status = 'pending'`)
+          .statement(
+            `UPDATE outbox SET next_attempt_at_ms = next_attempt_at_ms + ?, window_started_at_ms = window_started_at_ms + ? WHERE status = 'pending'`,
+          )
           .run(stepMs, stepMs).changes,
     );
   }
@@ -89,7 +93,9 @@ export class LedgerOutbox {
 
   nextDueAtMs(inFlightTxIds: readonly string[]): number | null {
     return this.conn.read(() => {
-      const row = this.conn.statement(`SELECT MIN(o.next_attempt_at_ms) AS at FROM outbox o WHERE ${ELIGIBLE}`).get(JSON.stringify(inFlightTxIds)) as {
+      const row = this.conn
+        .statement(`SELECT MIN(o.next_attempt_at_ms) AS at FROM outbox o WHERE ${ELIGIBLE}`)
+        .get(JSON.stringify(inFlightTxIds)) as {
         at: number | null;
       };
       return row.at;
@@ -109,7 +115,9 @@ export class LedgerOutbox {
       const rows =
         options.status === undefined
           ? this.conn.statement('SELECT * FROM outbox ORDER BY id DESC LIMIT ?').all(options.limit)
-          : this.conn.statement('SELECT * FROM outbox WHERE status = ? ORDER BY id DESC LIMIT ?').all(options.status, options.limit);
+          : this.conn
+              .statement('SELECT * FROM outbox WHERE status = ? ORDER BY id DESC LIMIT ?')
+              .all(options.status, options.limit);
       return (rows as OutboxRowData[]).map(outboxFromRow);
     });
   }
@@ -130,14 +138,22 @@ export class LedgerOutbox {
   /** The gateway approved the request: the row is done and its transaction settled, cancelled or voided. */
   markDelivered(row: OutboxRow, nowMs: number): void {
     this.conn.write(() => {
-      this.conn.statement(`UPDATE outbox SET status = 'done', done_at_ms = ?, attempts = attempts + 1, last_error = NULL, last_code = NULL WHERE id = ?`).run(nowMs, row.id);
+      this.conn
+        .statement(
+          `UPDATE outbox SET status = 'done', done_at_ms = ?, attempts = attempts + 1, last_error = NULL, last_code = NULL WHERE id = ?`,
+        )
+        .run(nowMs, row.id);
       const tx = findTx(this.conn, row.txId);
       if (tx === null) return;
       const check = checkTransition(tx.flow, tx.state, 'delivered', row.op);
       if (check.kind === 'apply') {
         moveTx(this.conn, tx, check.to, nowMs, 'outbox.delivered', { outboxId: row.id, op: row.op });
         this.fleet?.recordSaleInTransaction({ ...tx, state: check.to }, CLOSING_OF[row.op], 'accepted', nowMs);
-      } else appendEvent(this.conn, tx.txId, nowMs, 'outbox.delivered', tx.state, tx.state, { outboxId: row.id, op: row.op });
+      } else
+        appendEvent(this.conn, tx.txId, nowMs, 'outbox.delivered', tx.state, tx.state, {
+          outboxId: row.id,
+          op: row.op,
+        });
     });
     this.fleet?.flush();
   }
@@ -146,9 +162,17 @@ export class LedgerOutbox {
   reschedule(row: OutboxRow, nowMs: number, nextAttemptAtMs: number, error: string, code: number | null): void {
     this.conn.write(() => {
       this.conn
-        .statement('UPDATE outbox SET attempts = attempts + 1, next_attempt_at_ms = ?, last_error = ?, last_code = ? WHERE id = ? AND status = ?')
+        .statement(
+          'UPDATE outbox SET attempts = attempts + 1, next_attempt_at_ms = ?, last_error = ?, last_code = ? WHERE id = ? AND status = ?',
+        )
         .run(nextAttemptAtMs, error, code, row.id, 'pending');
-      appendEvent(this.conn, row.txId, nowMs, 'outbox.retry-scheduled', null, null, { outboxId: row.id, op: row.op, error, code, nextAttemptAtMs });
+      appendEvent(this.conn, row.txId, nowMs, 'outbox.retry-scheduled', null, null, {
+        outboxId: row.id,
+        op: row.op,
+        error,
+        code,
+        nextAttemptAtMs,
+      });
     });
   }
 
@@ -156,7 +180,9 @@ export class LedgerOutbox {
   deadLetter(row: OutboxRow, nowMs: number, error: string, code: number | null): void {
     this.conn.write(() => {
       this.conn
-        .statement(`UPDATE outbox SET status = 'dead', dead_at_ms = ?, attempts = attempts + 1, last_error = ?, last_code = ? WHERE id = ?`)
+        .statement(
+          `UPDATE outbox SET status = 'dead', dead_at_ms = ?, attempts = attempts + 1, last_error = ?, last_code = ? WHERE id = ?`,
+        )
         .run(nowMs, error, code, row.id);
       const tx = findTx(this.conn, row.txId);
       if (tx === null) return;
@@ -176,12 +202,18 @@ export class LedgerOutbox {
     this.conn.write(() => {
       const row = this.conn.statement('SELECT * FROM outbox WHERE id = ?').get(id) as OutboxRowData | undefined;
       if (row === undefined) {
-        throw new QrvendError(ErrorCodes.OUTBOX_NOT_FOUND, `outbox row ${id} does not exist`, { hint: 'list the rows with `qrvend outbox --dead`' });
+        throw new QrvendError(ErrorCodes.OUTBOX_NOT_FOUND, `outbox row ${id} does not exist`, {
+          hint: 'list the rows with `qrvend outbox --dead`',
+        });
       }
       if (row.status !== 'dead') {
-        throw new QrvendError(ErrorCodes.CLI_USAGE, `outbox row ${id} is ${row.status}, not dead; only dead rows can be retried by hand`, {
-          hint: 'pending rows are retried automatically; done rows were delivered',
-        });
+        throw new QrvendError(
+          ErrorCodes.CLI_USAGE,
+          `outbox row ${id} is ${row.status}, not dead; only dead rows can be retried by hand`,
+          {
+            hint: 'pending rows are retried automatically; done rows were delivered',
+          },
+        );
       }
       this.conn
         .statement(
@@ -205,18 +237,30 @@ export class LedgerOutbox {
   prune(nowMs: number, retentionMs: number): { outboxRows: number; transactions: number } {
     const cutoff = nowMs - retentionMs;
     return this.conn.write(() => {
-      const outboxRows = this.conn.statement(`DELETE FROM outbox WHERE status = 'done' AND done_at_ms < ?`).run(cutoff).changes;
+      const outboxRows = this.conn
+        .statement(`DELETE FROM outbox WHERE status = 'done' AND done_at_ms < ?`)
+        .run(cutoff).changes;
       const stale = `SELECT tx_id FROM transactions t WHERE t.state IN (SELECT value FROM json_each(?)) AND t.updated_at_ms < ?
                      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.tx_id = t.tx_id)`;
       const states = JSON.stringify(CLOSED_FOR_PRUNING);
       // The id outlives its history: a replayed Start must still get 996 (USED_ID_KEEP_MS).
       this.conn
-        .statement(`INSERT OR REPLACE INTO used_tx_ids (tx_id, last_used_at_ms) SELECT tx_id, updated_at_ms FROM transactions WHERE tx_id IN (${stale})`)
+        .statement(
+          `INSERT OR REPLACE INTO used_tx_ids (tx_id, last_used_at_ms) SELECT tx_id, updated_at_ms FROM transactions WHERE tx_id IN (${stale})`,
+        )
         .run(states, cutoff);
-      this.conn.statement(`DELETE FROM used_tx_ids WHERE last_used_at_ms < ?`).run(nowMs - Math.max(USED_ID_KEEP_MS, retentionMs));
+      this.conn
+        .statement(`DELETE FROM used_tx_ids WHERE last_used_at_ms < ?`)
+        .run(nowMs - Math.max(USED_ID_KEEP_MS, retentionMs));
       this.conn.statement(`DELETE FROM vends WHERE tx_id IN (${stale})`).run(states, cutoff);
-      this.conn.statement(`DELETE FROM events WHERE id IN (SELECT e.id FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id IN (${stale}))`).run(states, cutoff);
-      const transactions = this.conn.statement(`DELETE FROM transactions WHERE tx_id IN (${stale})`).run(states, cutoff).changes;
+      this.conn
+        .statement(
+          `DELETE FROM events WHERE id IN (SELECT e.id FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id IN (${stale}))`,
+        )
+        .run(states, cutoff);
+      const transactions = this.conn
+        .statement(`DELETE FROM transactions WHERE tx_id IN (${stale})`)
+        .run(states, cutoff).changes;
       this.conn.statement('DELETE FROM cash_sales WHERE at_ms < ?').run(cutoff);
       return { outboxRows, transactions };
     });

@@ -65,7 +65,11 @@ export interface RecoveryReport {
   failed: Array<{ txId: string; state: TxState; error: string }>;
 }
 
-function resolveOne(ledger: Ledger, tx: TxRecord, bodies: RecoveryBodies): Omit<RecoveredTransaction, 'from' | 'action'> {
+function resolveOne(
+  ledger: Ledger,
+  tx: TxRecord,
+  bodies: RecoveryBodies,
+): Omit<RecoveredTransaction, 'from' | 'action'> {
   const action = recoveryActionFor(tx.state);
   switch (action) {
     case 'cancel-timeout': {
@@ -88,15 +92,28 @@ function resolveOne(ledger: Ledger, tx: TxRecord, bodies: RecoveryBodies): Omit<
       const result =
         sold.length > 0
           ? ledger.settleSession(tx.txId, bodies.settlement(tx, sold))
-          : ledger.cancelSession(tx.txId, REASON_CANCELLED_BY_MACHINE, bodies.cancel(tx, REASON_CANCELLED_BY_MACHINE, RECOVERY_REASON_TEXT));
+          : ledger.cancelSession(
+              tx.txId,
+              REASON_CANCELLED_BY_MACHINE,
+              bodies.cancel(tx, REASON_CANCELLED_BY_MACHINE, RECOVERY_REASON_TEXT),
+            );
       return { txId: tx.txId, to: result.record.state, unreportedVends: unreported, outboxId: result.outboxId };
     }
     case 'not-issued': {
-      const result = ledger.closeUnpaid(tx.txId, 'not_issued', null, 'GenerateQR unanswered before a restart; the QR was never shown');
+      const result = ledger.closeUnpaid(
+        tx.txId,
+        'not_issued',
+        null,
+        'GenerateQR unanswered before a restart; the QR was never shown',
+      );
       return { txId: tx.txId, to: result.record.state, unreportedVends: 0, outboxId: null };
     }
     case 'void': {
-      const result = ledger.voidPayment(tx.txId, REASON_CANCELLED_BY_MACHINE, bodies.void(tx, REASON_CANCELLED_BY_MACHINE, RECOVERY_REASON_TEXT));
+      const result = ledger.voidPayment(
+        tx.txId,
+        REASON_CANCELLED_BY_MACHINE,
+        bodies.void(tx, REASON_CANCELLED_BY_MACHINE, RECOVERY_REASON_TEXT),
+      );
       return { txId: tx.txId, to: result.record.state, unreportedVends: 0, outboxId: result.outboxId };
     }
     case 'none':
@@ -114,7 +131,12 @@ export interface RecoverOptions {
 }
 
 /** Resolves every unresolved transaction; each in its own SQLite transaction(s). */
-export function recoverLedger(ledger: Ledger, bodies: RecoveryBodies, logger: Logger = silentLogger(), options: RecoverOptions = {}): RecoveryReport {
+export function recoverLedger(
+  ledger: Ledger,
+  bodies: RecoveryBodies,
+  logger: Logger = silentLogger(),
+  options: RecoverOptions = {},
+): RecoveryReport {
   const report: RecoveryReport = { recovered: [], failed: [] };
   for (const tx of ledger.unresolvedTransactions()) {
     if (options.skip?.(tx.txId)) continue;
@@ -122,10 +144,16 @@ export function recoverLedger(ledger: Ledger, bodies: RecoveryBodies, logger: Lo
     try {
       const done = resolveOne(ledger, tx, bodies);
       report.recovered.push({ ...done, from: tx.state, action });
-      logger.warn({ txId: tx.txId, from: tx.state, to: done.to, action, unreportedVends: done.unreportedVends }, 'recovered a transaction left open by a crash or power loss');
+      logger.warn(
+        { txId: tx.txId, from: tx.state, to: done.to, action, unreportedVends: done.unreportedVends },
+        'recovered a transaction left open by a crash or power loss',
+      );
     } catch (err) {
       report.failed.push({ txId: tx.txId, state: tx.state, error: describeError(err) });
-      logger.error({ txId: tx.txId, state: tx.state, err: describeError(err) }, 'could not recover a transaction; it stays as it was until the next start');
+      logger.error(
+        { txId: tx.txId, state: tx.state, err: describeError(err) },
+        'could not recover a transaction; it stays as it was until the next start',
+      );
     }
   }
   return report;

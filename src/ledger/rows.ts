@@ -1,7 +1,16 @@
 /** Turning SQLite rows into the ledger's records (minor units to major, JSON text to objects). */
 import type { Flow, TxState } from './states.js';
 import { toMajor, toMajorOrNull } from './money.js';
-import type { LedgerEvent, OutboxOperation, OutboxRow, OutboxStatus, StartData, TxRecord, VendLine, VendLineState } from './types.js';
+import type {
+  LedgerEvent,
+  OutboxOperation,
+  OutboxRow,
+  OutboxStatus,
+  StartData,
+  TxRecord,
+  VendLine,
+  VendLineState,
+} from './types.js';
 
 export interface TxRowData {
   tx_id: string;

@@ -258,12 +258,15 @@ export function additiveProblems(sql: string): string[] {
   const problems: string[] = [];
   if (/\bDROP\s+(TABLE|COLUMN|INDEX|TRIGGER|VIEW)\b/i.test(sql)) problems.push('drops something older code may use');
   if (/\bRENAME\b/i.test(sql)) problems.push('renames something older code may use');
-  if (/\bADD\s+(COLUMN\s+)?\w+\s+[^,;]*\bNOT\s+NULL\b(?![^,;]*\bDEFAULT\b)/i.test(sql)) problems.push('adds a NOT NULL column without a default: older code cannot insert a row');
+  if (/\bADD\s+(COLUMN\s+)?\w+\s+[^,;]*\bNOT\s+NULL\b(?![^,;]*\bDEFAULT\b)/i.test(sql))
+    problems.push('adds a NOT NULL column without a default: older code cannot insert a row');
   return problems;
 }
 
 /** Every step after the rule's first ones: additive unless NOT_ADDITIVE lists it (test/ledger/schema-compat.test.ts). */
-export const MIGRATION_STEPS: ReadonlyArray<{ version: number; sql: string; additive: boolean }> = MIGRATIONS.map((sql, i) => ({ version: i + 1, sql, additive: !NOT_ADDITIVE.has(i + 1) }));
+export const MIGRATION_STEPS: ReadonlyArray<{ version: number; sql: string; additive: boolean }> = MIGRATIONS.map(
+  (sql, i) => ({ version: i + 1, sql, additive: !NOT_ADDITIVE.has(i + 1) }),
+);
 
 export function schemaVersionOf(db: Database.Database): number {
   return db.pragma('user_version', { simple: true }) as number;
@@ -280,7 +283,9 @@ export function migrate(db: Database.Database, path: string): void {
     throw new QrvendError(
       ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED,
       `ledger ${path} has schema version ${current}, newer than this qrvend understands (${SCHEMA_VERSION}), and ${from === null ? 'does not say which older versions can use it' : `needs code of schema ${from} or later`}`,
-      { hint: 'install the qrvend version that wrote this ledger (or a later one); never move the file aside to start without it: it holds the sales not yet settled' },
+      {
+        hint: 'install the qrvend version that wrote this ledger (or a later one); never move the file aside to start without it: it holds the sales not yet settled',
+      },
     );
   }
   if (current === SCHEMA_VERSION) {
@@ -316,7 +321,8 @@ export function usableByThisBuild(db: Database.Database): boolean {
 /** The file's COMPATIBLE_FROM; null when a build before the rule wrote it, or it is unreadable. */
 export function compatibleFromOf(db: Database.Database): number | null {
   try {
-    const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(COMPATIBLE_FROM_KEY) as { value: string } | undefined;
+    const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(COMPATIBLE_FROM_KEY) as
+      { value: string } | undefined;
     return row !== undefined && /^\d{1,6}$/.test(row.value) ? Number(row.value) : null;
   } catch {
     return null;
@@ -324,5 +330,8 @@ export function compatibleFromOf(db: Database.Database): number | null {
 }
 
 function writeCompatibleFrom(db: Database.Database): void {
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(COMPATIBLE_FROM_KEY, String(COMPATIBLE_FROM));
+  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(
+    COMPATIBLE_FROM_KEY,
+    String(COMPATIBLE_FROM),
+  );
 }

@@ -50,7 +50,14 @@ export const DELIVERING_STATES: ReadonlySet<TxState> = new Set(['settling', 'can
 
 /** Nothing more will happen (dead waits for a person, see `qrvend outbox`). */
 export const CLOSED_STATES: ReadonlySet<TxState> = new Set([
-  'settled', 'cancelled', 'declined', 'vended', 'voided', 'expired', 'not_issued', 'dead',
+  'settled',
+  'cancelled',
+  'declined',
+  'vended',
+  'voided',
+  'expired',
+  'not_issued',
+  'dead',
 ]);
 
 export type TransitionName =
@@ -127,7 +134,12 @@ export type TransitionCheck =
  * May `name` run on a transaction of `flow` in `state`? `target` names the outcome for the
  * transitions whose destination depends on the call (closeUnpaid's result, the retried operation).
  */
-export function checkTransition(flow: Flow, state: TxState, name: TransitionName, target?: TxState | OutboxOperation): TransitionCheck {
+export function checkTransition(
+  flow: Flow,
+  state: TxState,
+  name: TransitionName,
+  target?: TxState | OutboxOperation,
+): TransitionCheck {
   let rule: Rule | undefined;
   if (name === 'closeUnpaid') {
     const result = target as UnpaidResult;

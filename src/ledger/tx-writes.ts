@@ -74,7 +74,15 @@ export interface TxColumns {
   age_limit?: number | null;
 }
 
-const SETTABLE = new Set(['amount_minor', 'auth_amount_minor', 'payment_info', 'qr_data', 'decline_code', 'machine_au_time', 'age_limit']);
+const SETTABLE = new Set([
+  'amount_minor',
+  'auth_amount_minor',
+  'payment_info',
+  'qr_data',
+  'decline_code',
+  'machine_au_time',
+  'age_limit',
+]);
 
 export function moveTx(
   conn: LedgerConnection,

@@ -10,8 +10,14 @@ import type { VendOutcome } from '../ipc/messages.js';
 import { checksum, CHECKSUM_CHARS, MAX_JOURNAL_BYTES, MAX_RECORD_BYTES, RECORD_MAGIC } from './vend-journal.js';
 import type { VendJournalRecord } from './vend-journal.js';
 
-const VEND_OUTCOMES = ['success', 'failed', 'cancelled', 'reset', 'timeout', 'expired'] as const satisfies
-  readonly VendOutcome[];
+const VEND_OUTCOMES = [
+  'success',
+  'failed',
+  'cancelled',
+  'reset',
+  'timeout',
+  'expired',
+] as const satisfies readonly VendOutcome[];
 
 const common = {
   run: z.string().regex(/^[0-9a-f]{8}$/),
@@ -37,8 +43,7 @@ const journalRecord: z.ZodType<VendJournalRecord> = z.union([
 ]);
 
 export type LineVerdict =
-  | { ok: true; record: VendJournalRecord }
-  | { ok: false; why: 'too-long' | 'checksum' | 'malformed' };
+  { ok: true; record: VendJournalRecord } | { ok: false; why: 'too-long' | 'checksum' | 'malformed' };
 
 /** One line, without its line end. */
 export function decodeLine(line: string): LineVerdict {

@@ -129,7 +129,14 @@ export class VendJournalTakeover {
   /** Records what earlier runs journaled and the ledger lacks. Run it before recoverLedger. */
   takeOver(): TakeoverReport {
     const report: TakeoverReport = {
-      replayed: 0, chargedByResetRule: 0, notSold: 0, alreadyRecorded: 0, moot: 0, failed: 0, torn: 0, damaged: 0,
+      replayed: 0,
+      chargedByResetRule: 0,
+      notSold: 0,
+      alreadyRecorded: 0,
+      moot: 0,
+      failed: 0,
+      torn: 0,
+      damaged: 0,
     };
     let content;
     try {

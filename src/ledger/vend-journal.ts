@@ -51,8 +51,7 @@ interface RecordCommon {
 
 /** Which vend: a static session's vend (its number, item and price) or a dynamic QR vend. */
 export type JournaledVendRef =
-  | { flow: 'static'; seq: number; item: number; price: number }
-  | { flow: 'dynamic'; req: string };
+  { flow: 'static'; seq: number; item: number; price: number } | { flow: 'dynamic'; req: string };
 
 /** The reader approved this vend to the VMC (written just before C,VEND,<amount>). */
 export type ApprovalRecord = RecordCommon & JournaledVendRef & { kind: 'approval' };

@@ -26,7 +26,8 @@ export function readVmcFacts(path: string): VmcFacts | null {
   }
   try {
     const v = JSON.parse(text) as Partial<VmcFacts>;
-    if (typeof v !== 'object' || v === null || typeof v.profile !== 'string' || !Array.isArray(v.contradictions)) return null;
+    if (typeof v !== 'object' || v === null || typeof v.profile !== 'string' || !Array.isArray(v.contradictions))
+      return null;
     return v as VmcFacts;
   } catch {
     return null;

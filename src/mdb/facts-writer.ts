@@ -52,7 +52,10 @@ export class VmcFactsWriter {
       return;
     }
     this.writing = writeFileAtomicAsync(this.path, text, 0o644)
-      .then(() => (this.failed = false), (err: unknown) => this.fail(err))
+      .then(
+        () => (this.failed = false),
+        (err: unknown) => this.fail(err),
+      )
       .finally(() => (this.writing = null));
   }
 

@@ -104,7 +104,10 @@ export class MachineLoop extends EventEmitter {
     write: (fields, repeated) =>
       repeated === 0
         ? this.log.info(fields, 'MDB: input refused (out of sequence)')
-        : this.log.info({ ...fields, repeated, intervalMs: REFUSAL_LOG_INTERVAL_MS }, `MDB: input refused (out of sequence) ${repeated} more times`),
+        : this.log.info(
+            { ...fields, repeated, intervalMs: REFUSAL_LOG_INTERVAL_MS },
+            `MDB: input refused (out of sequence) ${repeated} more times`,
+          ),
   });
   private readonly queue: ReaderInput[] = [];
   private dispatching = false;
@@ -112,7 +115,14 @@ export class MachineLoop extends EventEmitter {
   private enableWritten = false;
   private stopping: Promise<void> | null = null;
   private quiescentWaiters: Array<() => void> = [];
-  private counters = { linesIn: 0, linesOut: 0, linesDropped: 0, refused: 0, lastRefusal: null as string | null, cashSales: 0 };
+  private counters = {
+    linesIn: 0,
+    linesOut: 0,
+    linesDropped: 0,
+    refused: 0,
+    lastRefusal: null as string | null,
+    cashSales: 0,
+  };
   private readonly now: () => number;
   private readonly log: Logger;
   private readonly watch: VmcWatch;
@@ -347,12 +357,18 @@ export class MachineLoop extends EventEmitter {
         return;
       case 'config.refused': {
         const detail = `the board refused C,SETCONF,${e.key}=${e.value} (answer: ${e.answer}); the reader stays disabled. If the firmware names this key differently, set mdb.boardKeys (docs/mdb.md)`;
-        this.log.error({ event: 'mdb.config.refused', code: 'BOARD_CONFIG_REFUSED', key: e.key, value: e.value, answer: e.answer }, `MDB: ${detail}`);
+        this.log.error(
+          { event: 'mdb.config.refused', code: 'BOARD_CONFIG_REFUSED', key: e.key, value: e.value, answer: e.answer },
+          `MDB: ${detail}`,
+        );
         this.safePost({ type: 'fleet.observe', code: 'BOARD_CONFIG_REFUSED', active: true, detail });
         return;
       }
       case 'config.alias':
-        this.log.warn({ event: 'mdb.config.alias', key: e.key, alias: e.alias, answer: e.answer }, `MDB: the board refused C,SETCONF key ${e.key} (answer: ${e.answer}); trying its other spelling ${e.alias} (mdb.boardKeys names the key for good)`);
+        this.log.warn(
+          { event: 'mdb.config.alias', key: e.key, alias: e.alias, answer: e.answer },
+          `MDB: the board refused C,SETCONF key ${e.key} (answer: ${e.answer}); trying its other spelling ${e.alias} (mdb.boardKeys names the key for good)`,
+        );
         return;
       case 'config.done':
         this.safePost({ type: 'fleet.observe', code: 'BOARD_CONFIG_REFUSED', active: false, detail: null });

@@ -21,10 +21,14 @@ export async function probeBoard(options: ProbeOptions): Promise<{ firmware: str
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         reject(
-          new QrvendError(ErrorCodes.SERIAL_LINK_LOST, `no answer to V from the MDB adapter on ${options.path} within ${options.timeoutMs} ms`, {
-            hint: `check the board's power and wiring, and that mdb.baudRate (${options.baudRate}) matches the board`,
-            details: { path: options.path, baudRate: options.baudRate },
-          }),
+          new QrvendError(
+            ErrorCodes.SERIAL_LINK_LOST,
+            `no answer to V from the MDB adapter on ${options.path} within ${options.timeoutMs} ms`,
+            {
+              hint: `check the board's power and wiring, and that mdb.baudRate (${options.baudRate}) matches the board`,
+              details: { path: options.path, baudRate: options.baudRate },
+            },
+          ),
         );
       }, options.timeoutMs);
       const framer = new LineFramer(256, {
@@ -40,7 +44,13 @@ export async function probeBoard(options: ProbeOptions): Promise<{ firmware: str
       link.onData((chunk) => framer.push(chunk));
       link.onClose((reason) => {
         clearTimeout(timer);
-        reject(new QrvendError(ErrorCodes.SERIAL_LINK_LOST, `the MDB adapter port ${options.path} closed during the probe: ${reason}`, { hint: 'check the cable and the board power' }));
+        reject(
+          new QrvendError(
+            ErrorCodes.SERIAL_LINK_LOST,
+            `the MDB adapter port ${options.path} closed during the probe: ${reason}`,
+            { hint: 'check the cable and the board power' },
+          ),
+        );
       });
       link.write('V\r\n');
     });

@@ -99,7 +99,12 @@ export class VmcWatch {
       }
     }
     if (line === null) return;
-    if (line.kind === 'status' && line.status === 'INACTIVE' && (before.kind !== 'Offline' && before.kind !== 'Inactive')) {
+    if (
+      line.kind === 'status' &&
+      line.status === 'INACTIVE' &&
+      before.kind !== 'Offline' &&
+      before.kind !== 'Inactive'
+    ) {
       const now = this.o.now();
       this.resets = [...this.resets.filter((t) => now - t < this.loopWindowMs), now];
       this.resetsTotal += 1;
@@ -109,7 +114,13 @@ export class VmcWatch {
       this.vendsOutsideSession += 1;
       this.changed = true;
     }
-    if (line.kind === 'status' && line.status === 'ENABLED' && before.kind === 'SessionIdle' && before.session.txId === null && after.kind !== 'SessionIdle') {
+    if (
+      line.kind === 'status' &&
+      line.status === 'ENABLED' &&
+      before.kind === 'SessionIdle' &&
+      before.session.txId === null &&
+      after.kind !== 'SessionIdle'
+    ) {
       this.idleSessionsDropped += 1;
       this.changed = true;
     }
@@ -145,11 +156,15 @@ export class VmcWatch {
 
   /** The advice that goes with VMC_RESET_LOOP. */
   resetLoopAdvice(): string {
-    const other = this.o.cfg.alwaysIdle ? 'a session profile (mdb.profile "level2-session" with mdb.virtualCredit)' : 'mdb.profile "level1-session"';
-    return `the VMC reset the reader ${this.resetsTotal} times (${this.loopCount} within ` +
+    const other = this.o.cfg.alwaysIdle
+      ? 'a session profile (mdb.profile "level2-session" with mdb.virtualCredit)'
+      : 'mdb.profile "level1-session"';
+    return (
+      `the VMC reset the reader ${this.resetsTotal} times (${this.loopCount} within ` +
       `${Math.round(this.loopWindowMs / 1000)} s) right after setting it up; the reader is ` +
       `held off the bus for ${Math.round(this.backoffMs / 1000)} s. Try ${other}, a lower ` +
-      `MDB level in the VMC's menu for this cashless device, or mdb.alwaysIdle false`;
+      `MDB level in the VMC's menu for this cashless device, or mdb.alwaysIdle false`
+    );
   }
 
   /** Returns the facts when they changed since the last call (for the doctor's file), else null. */
@@ -163,13 +178,20 @@ export class VmcWatch {
     const now = this.o.now();
     const contradictions: string[] = [];
     if (this.configuredAt !== null && this.polls === 0 && now - this.configuredAt >= NEVER_POLLS_AFTER_MS) {
-      contradictions.push(`the VMC never polled cashless ${this.o.device === 'cashless2' ? '#2' : '#1'} (${this.o.address}) ` +
-        `since the board was configured: enable this cashless device in the VMC's menu, check the cable`);
+      contradictions.push(
+        `the VMC never polled cashless ${this.o.device === 'cashless2' ? '#2' : '#1'} (${this.o.address}) ` +
+          `since the board was configured: enable this cashless device in the VMC's menu, check the cable`,
+      );
     }
-    if (this.resetsTotal > 0) contradictions.push(`the VMC reset the reader ${this.resetsTotal} time(s) after setting it up`);
-    if (this.vendsOutsideSession > 0) contradictions.push(`the VMC asked for ${this.vendsOutsideSession} vend(s) outside a session ` +
-      `while the profile has no always-idle: try mdb.profile "level3-always-idle"`);
-    if (this.idleSessionsDropped > 0) contradictions.push(`the VMC ended ${this.idleSessionsDropped} unused session(s): lower mdb.sessionRefreshMs`);
+    if (this.resetsTotal > 0)
+      contradictions.push(`the VMC reset the reader ${this.resetsTotal} time(s) after setting it up`);
+    if (this.vendsOutsideSession > 0)
+      contradictions.push(
+        `the VMC asked for ${this.vendsOutsideSession} vend(s) outside a session ` +
+          `while the profile has no always-idle: try mdb.profile "level3-always-idle"`,
+      );
+    if (this.idleSessionsDropped > 0)
+      contradictions.push(`the VMC ended ${this.idleSessionsDropped} unused session(s): lower mdb.sessionRefreshMs`);
     return {
       profile: this.o.profile,
       level: this.o.level,
@@ -182,7 +204,10 @@ export class VmcWatch {
       vendsOutsideSession: this.vendsOutsideSession,
       idleSessionsDropped: this.idleSessionsDropped,
       configRefused: this.configRefused,
-      resetLoop: this.heldUntil === null ? null : { backoffMs: this.backoffMs, heldUntil: new Date(this.wallMs() + (this.heldUntil - now)).toISOString() },
+      resetLoop:
+        this.heldUntil === null
+          ? null
+          : { backoffMs: this.backoffMs, heldUntil: new Date(this.wallMs() + (this.heldUntil - now)).toISOString() },
       contradictions,
       updatedAt: this.wall(),
     };

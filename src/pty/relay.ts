@@ -28,7 +28,9 @@ export interface PtyRelay {
  */
 export async function startPtyRelay(linkA: string, linkB: string): Promise<PtyRelay> {
   if (!existsSync(PTY_RELAY)) {
-    throw new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `the pty relay ${PTY_RELAY} is not built`, { hint: 'run `npm ci` or `npm run build` (needs a C compiler)' });
+    throw new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `the pty relay ${PTY_RELAY} is not built`, {
+      hint: 'run `npm ci` or `npm run build` (needs a C compiler)',
+    });
   }
   // stdin stays a pipe: the relay ends when it closes (this process gone), and with its parent.
   const proc = spawn(PTY_RELAY, [linkA, linkB], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -66,7 +68,10 @@ export async function startPtyRelay(linkA: string, linkB: string): Promise<PtyRe
     });
   } catch (err) {
     await stop();
-    throw new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `cannot make a pty pair at ${linkA} and ${linkB}: ${(err as Error).message}${stderr ? `: ${stderr.trim()}` : ''}`);
+    throw new QrvendError(
+      ErrorCodes.SERIAL_OPEN_FAILED,
+      `cannot make a pty pair at ${linkA} and ${linkB}: ${(err as Error).message}${stderr ? `: ${stderr.trim()}` : ''}`,
+    );
   }
   proc.stdout!.resume();
   return { process: proc, stop };

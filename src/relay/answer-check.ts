@@ -28,6 +28,7 @@ export function checkAnswer(result: RelayedStartResult, transactionId: string | 
   const parsed = StartResponseSchema.safeParse(body);
   if (!parsed.success) return { ok: false, why: 'not a Start response' };
   const approved = parsed.data.Status.Verdict === 'Approved';
-  if (approved && (status !== 200 || parsed.data.TransactionId !== transactionId)) return { ok: false, why: 'an approval of another Start' };
+  if (approved && (status !== 200 || parsed.data.TransactionId !== transactionId))
+    return { ok: false, why: 'an approval of another Start' };
   return { ok: true, approved };
 }

@@ -75,7 +75,8 @@ export class MachineBounds {
   /** Machines whose breaker is open now (for /healthz). */
   openCount(nowMs: number): number {
     let n = 0;
-    for (const m of this.machines.values()) if (m.failures >= this.limits.failures && (nowMs < m.openUntilMs || m.probing)) n += 1;
+    for (const m of this.machines.values())
+      if (m.failures >= this.limits.failures && (nowMs < m.openUntilMs || m.probing)) n += 1;
     return n;
   }
 }

@@ -22,7 +22,16 @@ import { readFileSync } from 'node:fs';
 import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from '../core/log.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
-import { CommandReply, fleetFilters, machineTopics, MAX_PAYLOAD_BYTES, parseTopic, RelayedStartResult, type RelayedStartArgs, type StartConfirmArgs } from '../fleet/contract/index.js';
+import {
+  CommandReply,
+  fleetFilters,
+  machineTopics,
+  MAX_PAYLOAD_BYTES,
+  parseTopic,
+  RelayedStartResult,
+  type RelayedStartArgs,
+  type StartConfirmArgs,
+} from '../fleet/contract/index.js';
 import { refuseExposedSecret } from '../config/file-modes.js';
 import type { RelayConfig } from './config.js';
 import { MachineDirectory } from './directory.js';
@@ -81,10 +90,14 @@ function readSecretFile(file: string, what: string, key: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
-      hint: `check ${key} and that the relay's user can read the file`,
-      details: { file },
-    });
+    throw new QrvendError(
+      ErrorCodes.CONFIG_UNREADABLE,
+      `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        hint: `check ${key} and that the relay's user can read the file`,
+        details: { file },
+      },
+    );
   }
 }
 
@@ -92,10 +105,14 @@ function readFile(file: string, what: string, key: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
-      hint: `check ${key}`,
-      details: { file },
-    });
+    throw new QrvendError(
+      ErrorCodes.CONFIG_UNREADABLE,
+      `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        hint: `check ${key}`,
+        details: { file },
+      },
+    );
   }
 }
 
@@ -120,11 +137,12 @@ export function mqttOptionsOf(broker: RelayConfig['broker'], clientId: string): 
   }
   if (broker.username !== null && broker.passwordFile !== null) {
     options.username = broker.username;
-    options.password = readSecretFile(broker.passwordFile, 'broker password file', 'relay.broker.passwordFile').toString('utf8').trim();
+    options.password = readSecretFile(broker.passwordFile, 'broker password file', 'relay.broker.passwordFile')
+      .toString('utf8')
+      .trim();
   }
   return options;
 }
-
 
 export function connectBrokerLink(config: RelayConfig, registry: () => Registry, log: Logger): BrokerLink {
   const broker = config.broker;
@@ -164,12 +182,16 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
     for (const [id, p] of pending) settle(id, p, { kind: 'broker-down' });
   });
   client.on('offline', () => {
-    if (!closed) blog.warn({ url: broker.url }, 'fleet broker unreachable: Starts are answered Declined 30 until it is back');
+    if (!closed)
+      blog.warn({ url: broker.url }, 'fleet broker unreachable: Starts are answered Declined 30 until it is back');
   });
   client.on('error', (err) => {
     if (errorLogged) return;
     errorLogged = true;
-    blog.warn({ err: err.message, code: (err as { code?: unknown }).code }, 'fleet broker connection error (retrying every second; logged once until connected)');
+    blog.warn(
+      { err: err.message, code: (err as { code?: unknown }).code },
+      'fleet broker connection error (retrying every second; logged once until connected)',
+    );
   });
 
   client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {
@@ -181,7 +203,11 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
 
   const refusalLog = new RepeatedLog({
     intervalMs: 60_000,
-    write: (fields, repeated) => log.warn({ event: 'relay.reply.refused', ...fields, repeated }, `reply not believed (${String(fields.reason)}): ${String(fields.why)}; the Start waits for the machine's own`),
+    write: (fields, repeated) =>
+      log.warn(
+        { event: 'relay.reply.refused', ...fields, repeated },
+        `reply not believed (${String(fields.reason)}): ${String(fields.why)}; the Start waits for the machine's own`,
+      ),
   });
 
   function onReply(topicMachineId: string, payload: Buffer, packet: IPublishPacket): void {
@@ -201,7 +227,13 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
     const fromProperties = packet.properties?.correlationData;
     const correlationId = fromProperties !== undefined ? fromProperties.toString('utf8') : reply.correlationId;
     const waiting = correlationId === null ? undefined : pending.get(correlationId);
-    if (correlationId === null || waiting === undefined || reply.command !== 'start' || waiting.machineId !== reply.machineId || waiting.machineId !== topicMachineId) {
+    if (
+      correlationId === null ||
+      waiting === undefined ||
+      reply.command !== 'start' ||
+      waiting.machineId !== reply.machineId ||
+      waiting.machineId !== topicMachineId
+    ) {
       // Too late (we already answered 30), another replica's or an operator's, or not from the machine asked.
       repliesUnmatched += 1;
       return;
@@ -210,10 +242,21 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
     // The correlation id matched on (MQTT 5 property or body) is the one that must be signed: a signed
     // answer to another Start, replayed with this Start's correlation data, does not verify.
     const facts = { command: reply.command, correlationId, ok: reply.ok, result: raw['result'], error: raw['error'] };
-    const signed = checkMachineReply(topicMachineId, facts, raw['machineSig'], registry().keysOf(topicMachineId), Date.now());
+    const signed = checkMachineReply(
+      topicMachineId,
+      facts,
+      raw['machineSig'],
+      registry().keysOf(topicMachineId),
+      Date.now(),
+    );
     if (!signed.ok) {
       repliesRefused[signed.reason] = (repliesRefused[signed.reason] ?? 0) + 1;
-      refusalLog.add({ machineId: topicMachineId, reason: signed.reason, why: signed.message.slice(0, 200), txId: transactionIdOf(reply) });
+      refusalLog.add({
+        machineId: topicMachineId,
+        reason: signed.reason,
+        why: signed.message.slice(0, 200),
+        txId: transactionIdOf(reply),
+      });
       return;
     }
     if (!reply.ok) return settle(correlationId, waiting, { kind: 'refused', code: reply.error.code });
@@ -257,7 +300,13 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
         const expirySeconds = Math.max(1, Math.floor(waitMs / 1000) - 1);
         const properties =
           broker.protocolVersion === 5
-            ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId, 'utf8'), messageExpiryInterval: expirySeconds } }
+            ? {
+                properties: {
+                  responseTopic: replyTo,
+                  correlationData: Buffer.from(correlationId, 'utf8'),
+                  messageExpiryInterval: expirySeconds,
+                },
+              }
             : {};
         client.publish(topics.command('start'), body, { qos: 1, retain: false, ...properties }, (err) => {
           if (err) settle(correlationId, entry, { kind: 'broker-down' });
@@ -269,9 +318,18 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
       const topics = machineTopics(prefix, machineId);
       // Expires with the machine's grace: a confirmation held longer by a broker finds nothing held.
       const properties = broker.protocolVersion === 5 ? { properties: { messageExpiryInterval: 5 } } : {};
-      client.publish(topics.command('start.confirm'), JSON.stringify({ args }), { qos: 1, retain: false, ...properties }, (err) => {
-        if (err && !closed) blog.warn({ machineId, txId: args.txId, err: err.message }, 'start.confirm not published: the machine will drop the Start');
-      });
+      client.publish(
+        topics.command('start.confirm'),
+        JSON.stringify({ args }),
+        { qos: 1, retain: false, ...properties },
+        (err) => {
+          if (err && !closed)
+            blog.warn(
+              { machineId, txId: args.txId, err: err.message },
+              'start.confirm not published: the machine will drop the Start',
+            );
+        },
+      );
     },
     stats() {
       return {

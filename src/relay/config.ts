@@ -16,15 +16,25 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const BrokerConfig = z.strictObject({
   /** mqtts:// (TLS) or mqtt://; wss:// and ws:// for brokers behind a web load balancer. */
   url: z
-    .url({ protocol: /^(mqtts?|wss?)$/, error: 'must be an mqtt://, mqtts://, ws:// or wss:// URL, e.g. mqtts://broker.example.com:8883' })
+    .url({
+      protocol: /^(mqtts?|wss?)$/,
+      error: 'must be an mqtt://, mqtts://, ws:// or wss:// URL, e.g. mqtts://broker.example.com:8883',
+    })
     // The URL is logged; credentials belong in username and passwordFile.
-    .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), 'must not carry a user name or password: use relay.broker.username and relay.broker.passwordFile'),
+    .refine(
+      (u) => !/^[a-z]+:\/\/[^/]*@/i.test(u),
+      'must not carry a user name or password: use relay.broker.username and relay.broker.passwordFile',
+    ),
   /** The fleet's topic prefix (the machines' fleet.topicPrefix). */
   topicPrefix: z.string().regex(TOPIC_PREFIX, 'levels of letters, digits and . _ : - separated by /').default('qrvend'),
   /** 5 = MQTT 5 (response topic, correlation data, message expiry); 4 = MQTT 3.1.1. */
   protocolVersion: z.union([z.literal(4), z.literal(5)]).default(5),
   /** MQTT client id; null = qrvend-relay-<random> (each replica must have its own). */
-  clientId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/, '1..64 letters, digits or . _ : -').nullable().default(null),
+  clientId: z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,64}$/, '1..64 letters, digits or . _ : -')
+    .nullable()
+    .default(null),
   caFile: AbsolutePath.nullable().default(null),
   certFile: AbsolutePath.nullable().default(null),
   keyFile: AbsolutePath.nullable().default(null),
@@ -60,7 +70,9 @@ export const RelayConfigSchema = z.strictObject({
       /** At most 30,000: the body travels JSON-escaped in one fleet message, which devices bound to 64 KiB. */
       maxBodyBytes: int(512, 30_000).default(16_384),
       /** Per-source token bucket, like start.rateLimit on the machine. */
-      rateLimit: z.strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) }).default({ perSecond: 20, burst: 40 }),
+      rateLimit: z
+        .strictObject({ perSecond: int(1, 10_000), burst: int(1, 100_000) })
+        .default({ perSecond: 20, burst: 40 }),
       maxConnections: int(8, 100_000).default(1_024),
       maxConnectionsPerSource: int(1, 10_000).default(64),
       /** Machines the relay keeps in its map from the retained status; more are refused (counted, logged). */
@@ -76,7 +88,9 @@ export const RelayConfigSchema = z.strictObject({
        * A machine that leaves `failures` Starts in a row unanswered is not asked for `openMs`: its
        * Starts are answered Declined 30 at once; then one Start tries it again.
        */
-      breaker: z.strictObject({ failures: int(1, 100), openMs: int(1_000, 600_000) }).default({ failures: 3, openMs: 15_000 }),
+      breaker: z
+        .strictObject({ failures: int(1, 100), openMs: int(1_000, 600_000) })
+        .default({ failures: 3, openMs: 15_000 }),
       /**
        * Which machine owns which TerminalId and UniQR: the operator's registry, signed with a key of
        * scope `registry` (`qrvend relay registry sign`), re-read when it changes and on SIGHUP.
@@ -88,7 +102,10 @@ export const RelayConfigSchema = z.strictObject({
        * The relay's own Ed25519 key (PKCS#8 PEM, `qrvend fleet keygen`): it vouches for every Start it
        * forwards. The machines trust its public key with the scope `start` (fleet.trustFile).
        */
-      voucherKey: z.strictObject({ file: AbsolutePath, keyId: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64') }),
+      voucherKey: z.strictObject({
+        file: AbsolutePath,
+        keyId: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64'),
+      }),
       /**
        * The integrators whose Starts the relay takes, each with its SecretToken file: the relay checks
        * the token (in constant time) and never forwards it.
@@ -109,14 +126,23 @@ export const RelayConfigSchema = z.strictObject({
         ctx.addIssue({
           code: 'custom',
           path: ['listen'],
-          message: 'plain HTTP off loopback: set relay.certFile and relay.keyFile, or relay.allowPlainHttp: true behind a TLS-terminating load balancer',
+          message:
+            'plain HTTP off loopback: set relay.certFile and relay.keyFile, or relay.allowPlainHttp: true behind a TLS-terminating load balancer',
         });
       }
       if ((cfg.broker.certFile === null) !== (cfg.broker.keyFile === null)) {
-        ctx.addIssue({ code: 'custom', path: ['broker', 'keyFile'], message: 'relay.broker.certFile and relay.broker.keyFile go together' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['broker', 'keyFile'],
+          message: 'relay.broker.certFile and relay.broker.keyFile go together',
+        });
       }
       if ((cfg.broker.username === null) !== (cfg.broker.passwordFile === null)) {
-        ctx.addIssue({ code: 'custom', path: ['broker', 'passwordFile'], message: 'relay.broker.username and relay.broker.passwordFile go together' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['broker', 'passwordFile'],
+          message: 'relay.broker.username and relay.broker.passwordFile go together',
+        });
       }
     }),
 });

@@ -37,8 +37,11 @@ export interface MachineEntry {
 }
 
 const OFFLINE = { online: false, acceptsRelayedStart: false } as const;
-const pick = (s: { acceptsRelayedStart: boolean; terminalId: string; uniQr: string | null }) =>
-  ({ acceptsRelayedStart: s.acceptsRelayedStart, terminalId: s.terminalId, uniQr: s.uniQr });
+const pick = (s: { acceptsRelayedStart: boolean; terminalId: string; uniQr: string | null }) => ({
+  acceptsRelayedStart: s.acceptsRelayedStart,
+  terminalId: s.terminalId,
+  uniQr: s.uniQr,
+});
 
 /** Why a status was not believed: a signature refusal, or older than the one held. */
 export type StatusRefusal = MachineRefusal | 'stale';
@@ -195,16 +198,25 @@ export class MachineDirectory {
     if (foreign.length > 0) {
       this.claims.impostor += 1;
       this.impostors.set(machineId, foreign.join(', '));
-      this.log.warn({ machineId, claims: foreign, event: 'relay.impostor' }, `machine ${machineId} claims identifiers the registry gives to another machine (${foreign.join(', ')}): ignored; check that machine's configuration and broker account`);
+      this.log.warn(
+        { machineId, claims: foreign, event: 'relay.impostor' },
+        `machine ${machineId} claims identifiers the registry gives to another machine (${foreign.join(', ')}): ignored; check that machine's configuration and broker account`,
+      );
       return;
     }
     this.impostors.delete(machineId);
     if (own === undefined) {
       this.claims.unregistered += 1;
-      this.log.warn({ machineId, event: 'relay.unregistered' }, `machine ${machineId} is not in the registry: no Start is routed to it until the operator adds it`);
+      this.log.warn(
+        { machineId, event: 'relay.unregistered' },
+        `machine ${machineId} is not in the registry: no Start is routed to it until the operator adds it`,
+      );
     } else if (own.terminalId !== terminalId || (uniQr !== null && own.uniQr !== uniQr)) {
       this.claims.mismatched += 1;
-      this.log.warn({ machineId, event: 'relay.mismatch' }, `machine ${machineId} answers to identifiers other than its registry entry: Starts are routed by the registry`);
+      this.log.warn(
+        { machineId, event: 'relay.mismatch' },
+        `machine ${machineId} answers to identifiers other than its registry entry: Starts are routed by the registry`,
+      );
     }
   }
 
@@ -228,7 +240,10 @@ export class MachineDirectory {
     // Only a signed status within its window says the machine is there.
     const believed = status?.sig !== undefined && this.believable(status.sig);
     if (status === undefined || !believed) return { kind: 'found', machine: { ...OFFLINE, machineId } };
-    return { kind: 'found', machine: { machineId, online: status.online, acceptsRelayedStart: status.acceptsRelayedStart } };
+    return {
+      kind: 'found',
+      machine: { machineId, online: status.online, acceptsRelayedStart: status.acceptsRelayedStart },
+    };
   }
 
   /**

@@ -18,7 +18,12 @@ export interface Relay {
   readonly link: BrokerLink;
   readonly registry: RegistryWatch;
   /** Everything for the `relay stats` log line: the machines claiming others' identifiers by name, the registry's key and last error. */
-  stats(): { link: BrokerLinkStats; server: RelayCounters; registry: RegistryState; claims: ClaimCounters & { impostors: Record<string, string> } };
+  stats(): {
+    link: BrokerLinkStats;
+    server: RelayCounters;
+    registry: RegistryState;
+    claims: ClaimCounters & { impostors: Record<string, string> };
+  };
   close(): Promise<void>;
 }
 

@@ -28,7 +28,10 @@ export function loadIntegratorTokens(integrators: RelayConfig['integrators']): I
     } catch (err) {
       // The machine's reader names the machine's key; here it is the relay's.
       if (!isQrvendError(err)) throw err;
-      throw new QrvendError(err.code, err.message, { hint: `check relay.integrators[${i}].secretTokenFile (${name}): the file holds the integrator's 64-character token alone, mode 0640 or stricter`, details: { file: secretTokenFile } });
+      throw new QrvendError(err.code, err.message, {
+        hint: `check relay.integrators[${i}].secretTokenFile (${name}): the file holds the integrator's 64-character token alone, mode 0640 or stricter`,
+        details: { file: secretTokenFile },
+      });
     }
     matchers.set(name, createSecretMatcher(token));
   });

@@ -16,26 +16,42 @@ export interface SignRegistryFileOptions {
 export function signRegistryFile(o: SignRegistryFileOptions): void {
   const usage = (message: string, hint: string) => new QrvendError(ErrorCodes.CLI_USAGE, message, { hint });
   const days = Number(o.days);
-  if (!Number.isInteger(days) || days < 1 || days > 400) throw usage(`--days ${o.days.slice(0, 20)}: a whole number of days from 1 to 400`, 'for example --days 365');
-  if (!KEY_ID.test(o.keyId)) throw usage('--key-id: letters, digits and . _ : - only, 1 to 64', "the key's id as written in the relay's trust file");
+  if (!Number.isInteger(days) || days < 1 || days > 400)
+    throw usage(`--days ${o.days.slice(0, 20)}: a whole number of days from 1 to 400`, 'for example --days 365');
+  if (!KEY_ID.test(o.keyId))
+    throw usage(
+      '--key-id: letters, digits and . _ : - only, 1 to 64',
+      "the key's id as written in the relay's trust file",
+    );
   let value: unknown;
   try {
     value = JSON.parse(readFileSync(o.input, 'utf8'));
   } catch (err) {
-    throw usage(`${o.input} cannot be read as JSON (${(err as NodeJS.ErrnoException).code ?? (err as Error).message.slice(0, 120)})`, 'the registry is {"machines":[{"machineId":"VM-0042","terminalId":"VM-0042","uniQr":"QR-0042"}]}');
+    throw usage(
+      `${o.input} cannot be read as JSON (${(err as NodeJS.ErrnoException).code ?? (err as Error).message.slice(0, 120)})`,
+      'the registry is {"machines":[{"machineId":"VM-0042","terminalId":"VM-0042","uniQr":"QR-0042"}]}',
+    );
   }
   let key;
   try {
     key = loadPrivateKey(o.keyFile);
   } catch (err) {
-    throw usage(err instanceof TrustFileError ? err.message : 'the key cannot be read', 'an Ed25519 private key made by qrvend fleet keygen');
+    throw usage(
+      err instanceof TrustFileError ? err.message : 'the key cannot be read',
+      'an Ed25519 private key made by qrvend fleet keygen',
+    );
   }
   let signed;
   try {
     signed = signRegistry(value, { keyId: o.keyId, key, nowMs: Date.now(), lifetimeMs: days * 24 * 3600_000 });
   } catch (err) {
-    throw usage(`${o.input}: ${err instanceof RegistryError ? err.message : String(err)}`, 'each machineId, TerminalId and UniQR once');
+    throw usage(
+      `${o.input}: ${err instanceof RegistryError ? err.message : String(err)}`,
+      'each machineId, TerminalId and UniQR once',
+    );
   }
   writeFileAtomic(o.output, `${JSON.stringify(signed, null, 1)}\n`, 0o644);
-  process.stdout.write(`signed ${signed.machines.length} machines with ${o.keyId}, valid until ${new Date(signed.signature.expiresAt).toISOString()}: ${o.output}\n`);
+  process.stdout.write(
+    `signed ${signed.machines.length} machines with ${o.keyId}, valid until ${new Date(signed.signature.expiresAt).toISOString()}: ${o.output}\n`,
+  );
 }

@@ -45,12 +45,24 @@ export class RegistryWatch {
     try {
       this.current = this.read();
     } catch (err) {
-      throw new QrvendError(ErrorCodes.CONFIG_INVALID, `the relay's registry cannot be used: ${(err as Error).message}`, {
-        hint: 'check relay.registryFile and relay.trustFile (a key with the scope registry); sign the registry with `qrvend relay registry sign` (docs/relay.md)',
-        details: { registryFile: file, trustFile },
-      });
+      throw new QrvendError(
+        ErrorCodes.CONFIG_INVALID,
+        `the relay's registry cannot be used: ${(err as Error).message}`,
+        {
+          hint: 'check relay.registryFile and relay.trustFile (a key with the scope registry); sign the registry with `qrvend relay registry sign` (docs/relay.md)',
+          details: { registryFile: file, trustFile },
+        },
+      );
     }
-    log.info({ registryFile: file, machines: this.current.machines, keyId: this.current.keyId, expiresAt: new Date(this.current.expiresAt).toISOString() }, 'registry of machines loaded');
+    log.info(
+      {
+        registryFile: file,
+        machines: this.current.machines,
+        keyId: this.current.keyId,
+        expiresAt: new Date(this.current.expiresAt).toISOString(),
+      },
+      'registry of machines loaded',
+    );
     this.warnWithoutKey();
   }
 
@@ -58,7 +70,10 @@ export class RegistryWatch {
   private warnWithoutKey(): void {
     const n = this.current.withoutKey;
     if (n === 0) return;
-    this.log.warn({ withoutKey: n, event: 'relay.registry.keyless' }, `${n} machines of the registry have no machineKeys: their Starts are answered 30 until their keys are added (qrvend fleet keygen --machine, docs/relay.md)`);
+    this.log.warn(
+      { withoutKey: n, event: 'relay.registry.keyless' },
+      `${n} machines of the registry have no machineKeys: their Starts are answered 30 until their keys are added (qrvend fleet keygen --machine, docs/relay.md)`,
+    );
   }
 
   get registry(): Registry {
@@ -74,12 +89,21 @@ export class RegistryWatch {
   reload(why: string): boolean {
     try {
       const next = this.read();
-      if (next.issuedAt < this.current.issuedAt) throw new RegistryError(`${this.file} was signed before the registry in use (a file put back?): kept the newer one`);
-      const changed = next.issuedAt !== this.current.issuedAt || next.machines !== this.current.machines || next.withoutKey !== this.current.withoutKey;
+      if (next.issuedAt < this.current.issuedAt)
+        throw new RegistryError(
+          `${this.file} was signed before the registry in use (a file put back?): kept the newer one`,
+        );
+      const changed =
+        next.issuedAt !== this.current.issuedAt ||
+        next.machines !== this.current.machines ||
+        next.withoutKey !== this.current.withoutKey;
       this.current = next;
       this.reloads += 1;
       this.lastError = null;
-      this.log.info({ why, machines: next.machines, keyId: next.keyId, expiresAt: new Date(next.expiresAt).toISOString() }, 'registry of machines re-read');
+      this.log.info(
+        { why, machines: next.machines, keyId: next.keyId, expiresAt: new Date(next.expiresAt).toISOString() },
+        'registry of machines re-read',
+      );
       this.warnWithoutKey();
       if (changed) this.onChange?.();
       return changed;
@@ -87,7 +111,10 @@ export class RegistryWatch {
       const message = err instanceof RegistryError || err instanceof TrustFileError ? err.message : String(err);
       this.reloadFailures += 1;
       this.lastError = message.slice(0, 300);
-      this.log.error({ why, err: this.lastError }, 'registry of machines not re-read: the one loaded before stays in force');
+      this.log.error(
+        { why, err: this.lastError },
+        'registry of machines not re-read: the one loaded before stays in force',
+      );
       return false;
     }
   }
@@ -96,7 +123,8 @@ export class RegistryWatch {
   watch(): void {
     if (this.listener !== null) return;
     this.listener = (curr: Stats, prev: Stats) => {
-      if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size) this.reload('the file changed');
+      if (curr.mtimeMs !== prev.mtimeMs || curr.ino !== prev.ino || curr.size !== prev.size)
+        this.reload('the file changed');
     };
     watchFile(this.file, { interval: POLL_MS, persistent: false }, this.listener);
   }

@@ -15,7 +15,13 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { TOPIC_LEVEL } from '../fleet/contract/topics.js';
-import { MAX_DOCUMENT_LIFETIME_MS, signStatement, verifyStatement, type Keyring, type Signature } from '../trust/index.js';
+import {
+  MAX_DOCUMENT_LIFETIME_MS,
+  signStatement,
+  verifyStatement,
+  type Keyring,
+  type Signature,
+} from '../trust/index.js';
 import { KEY_ID, publicKeyFromRaw } from '../trust/keys.js';
 import { machineKeyring } from '../trust/machine-sig.js';
 
@@ -36,7 +42,9 @@ export const RegistryMachine = z.strictObject({
     .array(
       z.strictObject({
         id: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64'),
-        publicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'the base64 of a 32-byte Ed25519 public key (44 characters)'),
+        publicKey: z
+          .string()
+          .regex(/^[A-Za-z0-9+/]{43}=$/, 'the base64 of a 32-byte Ed25519 public key (44 characters)'),
       }),
     )
     .min(1)
@@ -66,7 +74,9 @@ export interface Registry {
 }
 
 /** Indexes the entries; refuses an identifier given to two machines (nobody can tell which one is meant). */
-function index(machines: readonly RegistryMachine[]): Pick<Registry, 'byTerminalId' | 'byUniQr' | 'byMachineId' | 'withoutKey' | 'keysOf'> {
+function index(
+  machines: readonly RegistryMachine[],
+): Pick<Registry, 'byTerminalId' | 'byUniQr' | 'byMachineId' | 'withoutKey' | 'keysOf'> {
   const byTerminalId = new Map<string, string>();
   // One key speaks for one machine: a key listed for two could make either say the other's status.
   const keyOwner = new Map<string, string>();
@@ -77,11 +87,17 @@ function index(machines: readonly RegistryMachine[]): Pick<Registry, 'byTerminal
     if (byMachineId.has(m.machineId)) throw new RegistryError(`the machineId ${m.machineId} is listed twice`);
     byMachineId.set(m.machineId, m);
     const owner = byTerminalId.get(m.terminalId);
-    if (owner !== undefined) throw new RegistryError(`the TerminalId ${JSON.stringify(m.terminalId.slice(0, 64))} is given to ${owner} and ${m.machineId}`);
+    if (owner !== undefined)
+      throw new RegistryError(
+        `the TerminalId ${JSON.stringify(m.terminalId.slice(0, 64))} is given to ${owner} and ${m.machineId}`,
+      );
     byTerminalId.set(m.terminalId, m.machineId);
     if (m.uniQr !== null) {
       const qrOwner = byUniQr.get(m.uniQr);
-      if (qrOwner !== undefined) throw new RegistryError(`the UniQR ${JSON.stringify(m.uniQr.slice(0, 64))} is given to ${qrOwner} and ${m.machineId}`);
+      if (qrOwner !== undefined)
+        throw new RegistryError(
+          `the UniQR ${JSON.stringify(m.uniQr.slice(0, 64))} is given to ${qrOwner} and ${m.machineId}`,
+        );
       byUniQr.set(m.uniQr, m.machineId);
     }
     if (m.machineKeys === undefined) withoutKey += 1;
@@ -90,7 +106,10 @@ function index(machines: readonly RegistryMachine[]): Pick<Registry, 'byTerminal
       if (ids.has(k.id)) throw new RegistryError(`the machine key id ${k.id} is listed twice for ${m.machineId}`);
       ids.add(k.id);
       const owner = keyOwner.get(k.publicKey);
-      if (owner !== undefined) throw new RegistryError(`one machine key is listed for ${owner} and ${m.machineId === owner ? 'again for it' : m.machineId}: each machine has its own`);
+      if (owner !== undefined)
+        throw new RegistryError(
+          `one machine key is listed for ${owner} and ${m.machineId === owner ? 'again for it' : m.machineId}: each machine has its own`,
+        );
       keyOwner.set(k.publicKey, m.machineId);
     }
   }
@@ -140,12 +159,28 @@ export function loadRegistry(file: string, keyring: Keyring, nowMs: number): Reg
   const parsed = Signed.safeParse(readJson(file));
   if (!parsed.success) throw new RegistryError(`${file}: ${schemaProblem(parsed.error)}`);
   const { machines, signature } = parsed.data;
-  const checked = verifyStatement({ kind: REGISTRY_KIND, body: { machines }, signature, scope: 'registry', keyring, nowMs, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  const checked = verifyStatement({
+    kind: REGISTRY_KIND,
+    body: { machines },
+    signature,
+    scope: 'registry',
+    keyring,
+    nowMs,
+    maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS,
+  });
   if (!checked.ok || checked.signature === undefined) {
-    throw new RegistryError(`${file}: the signature is not accepted (${checked.ok ? 'malformed' : checked.reason}: ${checked.ok ? '' : checked.message}); sign it again with \`qrvend relay registry sign\``);
+    throw new RegistryError(
+      `${file}: the signature is not accepted (${checked.ok ? 'malformed' : checked.reason}: ${checked.ok ? '' : checked.message}); sign it again with \`qrvend relay registry sign\``,
+    );
   }
   try {
-    return { machines: machines.length, keyId: checked.keyId, issuedAt: checked.signature.issuedAt, expiresAt: checked.signature.expiresAt, ...index(machines) };
+    return {
+      machines: machines.length,
+      keyId: checked.keyId,
+      issuedAt: checked.signature.issuedAt,
+      expiresAt: checked.signature.expiresAt,
+      ...index(machines),
+    };
   } catch (err) {
     throw new RegistryError(`${file}: ${(err as Error).message}`);
   }
@@ -159,11 +194,27 @@ export interface SignRegistryOptions {
 }
 
 /** Signs an unsigned registry (`{ "machines": [...] }`, a signature in it is replaced); checks it first. */
-export function signRegistry(value: unknown, options: SignRegistryOptions): { machines: RegistryMachine[]; signature: Signature } {
-  const source = value !== null && typeof value === 'object' && !Array.isArray(value) ? { machines: (value as { machines?: unknown }).machines } : value;
+export function signRegistry(
+  value: unknown,
+  options: SignRegistryOptions,
+): { machines: RegistryMachine[]; signature: Signature } {
+  const source =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? { machines: (value as { machines?: unknown }).machines }
+      : value;
   const parsed = Unsigned.safeParse(source);
   if (!parsed.success) throw new RegistryError(schemaProblem(parsed.error));
   index(parsed.data.machines);
-  const signature = signStatement(REGISTRY_KIND, { machines: parsed.data.machines }, { keyId: options.keyId, key: options.key, nowMs: options.nowMs, lifetimeMs: options.lifetimeMs, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  const signature = signStatement(
+    REGISTRY_KIND,
+    { machines: parsed.data.machines },
+    {
+      keyId: options.keyId,
+      key: options.key,
+      nowMs: options.nowMs,
+      lifetimeMs: options.lifetimeMs,
+      maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS,
+    },
+  );
   return { machines: parsed.data.machines, signature };
 }

@@ -101,7 +101,14 @@ function verdictOf(result: RelayedStartResult): { verdict?: string; code?: numbe
   }
 }
 
-type NotResponding = Exclude<RequestOutcome['kind'], 'answer' | 'too-large'> | 'offline' | 'no-machine-key' | 'not-accepting' | 'machine-busy' | 'breaker-open' | 'nonconforming';
+type NotResponding =
+  | Exclude<RequestOutcome['kind'], 'answer' | 'too-large'>
+  | 'offline'
+  | 'no-machine-key'
+  | 'not-accepting'
+  | 'machine-busy'
+  | 'breaker-open'
+  | 'nonconforming';
 
 function notResponding(kind: NotResponding, echo: Echo): StartAnswer {
   const why: Record<NotResponding, string> = {
@@ -124,24 +131,52 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
   const perSource = Math.min(config.maxConnectionsPerSource, config.maxConnections);
   // Behind a load balancer every connection comes from the balancer: the socket-level guard then
   // bounds only the total, and the per-source bound is applied to the forwarded address below.
-  const limits = { ...DEFAULT_START_LIMITS, maxConnections: config.maxConnections, maxConnectionsPerSource: config.trustForwardedFor ? config.maxConnections : perSource };
+  const limits = {
+    ...DEFAULT_START_LIMITS,
+    maxConnections: config.maxConnections,
+    maxConnectionsPerSource: config.trustForwardedFor ? config.maxConnections : perSource,
+  };
   const forwardedGuard = config.trustForwardedFor
-    ? new ConnectionGuard({ total: config.maxConnections, perSource, suspectShare: limits.suspectShare, suspectForMs: limits.suspectForMs })
+    ? new ConnectionGuard({
+        total: config.maxConnections,
+        perSource,
+        suspectShare: limits.suspectShare,
+        suspectForMs: limits.suspectForMs,
+      })
     : null;
-  const bounds = new MachineBounds({ maxInFlight: config.maxInFlightPerMachine, failures: config.breaker.failures, openMs: config.breaker.openMs });
+  const bounds = new MachineBounds({
+    maxInFlight: config.maxInFlightPerMachine,
+    failures: config.breaker.failures,
+    openMs: config.breaker.openMs,
+  });
   const slog = log.child({ component: 'relay' });
   const preflight = createStartPreflight({ maxBodyBytes: config.maxBodyBytes, rateLimit: config.rateLimit });
   const counters: RelayCounters = { requests: 0, forwarded: 0, byOutcome: {}, confirmed: 0 };
   const count = (outcome: string) => (counters.byOutcome[outcome] = (counters.byOutcome[outcome] ?? 0) + 1);
   const monotonic = () => performance.now();
 
-  const tls = config.certFile !== null && config.keyFile !== null ? readTlsFiles(config.certFile, config.keyFile) : null;
+  const tls =
+    config.certFile !== null && config.keyFile !== null ? readTlsFiles(config.certFile, config.keyFile) : null;
   const { server, strike, listen, close } = createGuardedServer({ limits, tls, sourceKey });
 
-  function local(res: ServerResponse, remote: string, answer: StartAnswer, bodyUnread: boolean, outcome = 'local'): void {
+  function local(
+    res: ServerResponse,
+    remote: string,
+    answer: StartAnswer,
+    bodyUnread: boolean,
+    outcome = 'local',
+  ): void {
     count(outcome);
     const { Verdict, Code } = answer.body.Status;
-    const fields = { remote, http: answer.httpStatus, verdict: Verdict, code: Code ?? undefined, reason: answer.reason, txId: answer.transactionId, outcome };
+    const fields = {
+      remote,
+      http: answer.httpStatus,
+      verdict: Verdict,
+      code: Code ?? undefined,
+      reason: answer.reason,
+      txId: answer.transactionId,
+      outcome,
+    };
     // A flood of refused requests must not flood the journal (the machine logs 429 at debug too).
     if (answer.httpStatus === 429) slog.debug(fields, 'relay answered');
     else slog.info(fields, 'relay answered');
@@ -160,7 +195,13 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
       machines: stats.machines,
       online: stats.online,
       inFlight: stats.inFlight,
-      registry: { machines: registry.machines, expiresAt: registry.expiresAt, expired: registry.expired, reloadFailures: registry.reloadFailures, withoutKey: registry.withoutKey },
+      registry: {
+        machines: registry.machines,
+        expiresAt: registry.expiresAt,
+        expired: registry.expired,
+        reloadFailures: registry.reloadFailures,
+        withoutKey: registry.withoutKey,
+      },
       // Statuses and replies not signed by their machine's registry key, per reason (docs/relay.md).
       refused: { status: stats.statusRefused, replies: stats.repliesRefused },
       // Raised for the operator: machines claiming another machine's identifiers (docs/decisions/fleet-trust.md item
@@ -168,11 +209,19 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
       claims: { ...link.directory.claims },
       breakers: breakerStats(),
     });
-    res.writeHead(ok ? 200 : 503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload), 'Cache-Control': 'no-store' });
+    res.writeHead(ok ? 200 : 503, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(payload),
+      'Cache-Control': 'no-store',
+    });
     res.end(payload);
   }
 
-  const breakerStats = () => ({ open: bounds.openCount(monotonic()), opened: bounds.opened, refused: { ...bounds.refused } });
+  const breakerStats = () => ({
+    open: bounds.openCount(monotonic()),
+    opened: bounds.opened,
+    refused: { ...bounds.refused },
+  });
 
   /** After the Approved answer is handed to the wallet's socket: the machine may authorize. */
   function confirmAfterWrite(res: ServerResponse, machineId: string, txId: string, startNonce: string): void {
@@ -184,16 +233,37 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
     });
   }
 
-  async function forward(res: ServerResponse, remote: string, key: string, integratorName: string, body: string, echo: Echo, machineId: string): Promise<void> {
+  async function forward(
+    res: ServerResponse,
+    remote: string,
+    key: string,
+    integratorName: string,
+    body: string,
+    echo: Echo,
+    machineId: string,
+  ): Promise<void> {
     const admitted = bounds.admit(machineId, monotonic());
     if (!admitted.admit) return local(res, remote, notResponding(admitted.reason, echo), false, admitted.reason);
     const started = monotonic();
-    const args = signer.start(machineId, { integratorName, body, client: key.slice(0, 64) }, config.timeoutMs, Date.now());
+    const args = signer.start(
+      machineId,
+      { integratorName, body, client: key.slice(0, 64) },
+      config.timeoutMs,
+      Date.now(),
+    );
     counters.forwarded += 1;
     // Never rejects: every end of the wait is an outcome.
     const outcome = await link.request(machineId, args, config.timeoutMs);
     // 'refused' is the machine speaking; a broker away or an overload say nothing about the machine.
-    bounds.release(machineId, outcome.kind === 'answer' || outcome.kind === 'refused' ? 'answered' : outcome.kind === 'timeout' ? 'silent' : 'neutral', monotonic());
+    bounds.release(
+      machineId,
+      outcome.kind === 'answer' || outcome.kind === 'refused'
+        ? 'answered'
+        : outcome.kind === 'timeout'
+          ? 'silent'
+          : 'neutral',
+      monotonic(),
+    );
     const ms = Math.round(monotonic() - started);
     if (outcome.kind === 'too-large') return local(res, remote, httpRefusals.tooLarge(config.maxBodyBytes), false);
     const checked = outcome.kind === 'answer' ? checkAnswer(outcome.result, echo.TransactionId) : null;
@@ -208,14 +278,27 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
         ...(checked !== null && !checked.ok ? { why: checked.why } : {}),
         ms,
       };
-      if (kind === 'nonconforming') slog.warn(fields, 'relay answered Declined 30: the machine\'s answer does not conform to the seed');
+      if (kind === 'nonconforming')
+        slog.warn(fields, "relay answered Declined 30: the machine's answer does not conform to the seed");
       else slog.info(fields, 'relay answered Declined 30');
       count(kind);
       return writeAnswer(res, notResponding(kind, echo), false, limits.lingerMs);
     }
     count('machine');
-    slog.info({ remote, machineId, txId: echo.TransactionId, http: outcome.result.httpStatus, ...verdictOf(outcome.result), outcome: 'machine', ms }, "relay answered with the machine's answer");
-    if (checked.approved && echo.TransactionId !== undefined) confirmAfterWrite(res, machineId, echo.TransactionId, args.voucher.nonce);
+    slog.info(
+      {
+        remote,
+        machineId,
+        txId: echo.TransactionId,
+        http: outcome.result.httpStatus,
+        ...verdictOf(outcome.result),
+        outcome: 'machine',
+        ms,
+      },
+      "relay answered with the machine's answer",
+    );
+    if (checked.approved && echo.TransactionId !== undefined)
+      confirmAfterWrite(res, machineId, echo.TransactionId, args.voucher.nonce);
     writeResult(res, outcome.result);
   }
 
@@ -229,7 +312,12 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
       if (!admitted.admit) return local(res, remote, httpRefusals.rateLimited(1_000), true, 'source-cap');
       res.once('close', () => forwardedGuard.release(key, monotonic()));
     }
-    const pre = preflight.preflight({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, client: key });
+    const pre = preflight.preflight({
+      method: req.method ?? '',
+      url: req.url ?? '',
+      headers: req.headers,
+      client: key,
+    });
     if (!pre.ok) return local(res, remote, pre.answer, true);
     if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '')) res.writeContinue();
     const received = await readLimitedBody(req, config.maxBodyBytes, limits.bodyTimeoutMs);
@@ -244,18 +332,32 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
     if (!read.ok) return local(res, remote, read.answer, false);
     const { request, echo, presented, value } = read;
     if (!tokens.authenticates(pre.integratorName, presented)) {
-      return local(res, remote, declined(DeclineCodes.NotAllowed, AUTH_FAILED, echo, 200, 'integrator not authenticated at the relay'), false, 'unauthenticated');
+      return local(
+        res,
+        remote,
+        declined(DeclineCodes.NotAllowed, AUTH_FAILED, echo, 200, 'integrator not authenticated at the relay'),
+        false,
+        'unauthenticated',
+      );
     }
     const found = link.directory.find(request.TerminalId ?? undefined, request.UniQR ?? undefined);
     if (found.kind !== 'found') {
-      const answer = declined(DeclineCodes.UnknownMachine, 'unknown machine: no machine of this fleet has this TerminalId/UniQR', echo, 200, found.kind === 'conflict' ? 'TerminalId and UniQR name different machines' : 'unknown machine');
+      const answer = declined(
+        DeclineCodes.UnknownMachine,
+        'unknown machine: no machine of this fleet has this TerminalId/UniQR',
+        echo,
+        200,
+        found.kind === 'conflict' ? 'TerminalId and UniQR name different machines' : 'unknown machine',
+      );
       return local(res, remote, answer, false, 'unknown');
     }
     const { machine } = found;
     // No key in the registry: neither its status nor its answer could be told from a forgery.
-    if (machine.keyless === true) return local(res, remote, notResponding('no-machine-key', echo), false, 'no-machine-key');
+    if (machine.keyless === true)
+      return local(res, remote, notResponding('no-machine-key', echo), false, 'no-machine-key');
     if (!machine.online) return local(res, remote, notResponding('offline', echo), false, 'offline');
-    if (!machine.acceptsRelayedStart) return local(res, remote, notResponding('not-accepting', echo), false, 'not-accepting');
+    if (!machine.acceptsRelayedStart)
+      return local(res, remote, notResponding('not-accepting', echo), false, 'not-accepting');
     // The body crosses the broker without its SecretToken (the machine takes the relay's voucher instead).
     const { SecretToken: _token, ...withoutToken } = value;
     await forward(res, remote, key, pre.integratorName, JSON.stringify(withoutToken), echo, machine.machineId);
@@ -270,11 +372,22 @@ export async function startRelayServer(config: RelayConfig, deps: RelayServerDep
   };
   server.on('request', onRequest);
   server.on('checkContinue', onRequest);
-  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => writeAnswer(res, httpRefusals.expectationFailed(), true, limits.lingerMs));
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) =>
+    writeAnswer(res, httpRefusals.expectationFailed(), true, limits.lingerMs),
+  );
 
   const { origin, port: boundPort } = await listen(config.listen);
   server.on('error', (err) => slog.error({ err: scrubbedError(err, '') }, 'relay server error'));
-  slog.info({ origin, tls: tls !== null, broker: config.broker.url, integrators: tokens.names.length, voucherKeyId: signer.keyId }, 'Start relay listening');
+  slog.info(
+    {
+      origin,
+      tls: tls !== null,
+      broker: config.broker.url,
+      integrators: tokens.names.length,
+      voucherKeyId: signer.keyId,
+    },
+    'Start relay listening',
+  );
 
   return {
     origin,

@@ -33,7 +33,10 @@ export function sourceKey(address: string): string {
   const plain = address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
   const groups = ipv6Groups(plain);
   if (groups === null) return plain;
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The wallet's address: the socket's, or the last X-Forwarded-For entry behind a trusted load balancer. */
@@ -42,7 +45,8 @@ export function addressOf(req: IncomingMessage, trustForwardedFor: boolean): str
     const header = req.headers['x-forwarded-for'];
     const value = Array.isArray(header) ? header[header.length - 1] : header;
     const last = value?.split(',').pop()?.trim();
-    if (last !== undefined && last.length <= 45 && isIP(last) !== 0) return last.startsWith('::ffff:') ? last.slice(7) : last;
+    if (last !== undefined && last.length <= 45 && isIP(last) !== 0)
+      return last.startsWith('::ffff:') ? last.slice(7) : last;
   }
   return clientOf(req.socket);
 }

@@ -23,7 +23,12 @@ const CONFIRM_LIFETIME_MS = 60_000;
 export interface VoucherSigner {
   readonly keyId: string;
   /** The args of a `cmd/start` for `machineId`, signed, with deadlineAt = now + timeoutMs. */
-  start(machineId: string, args: Omit<RelayedStartArgs, 'voucher' | 'deadlineAt'>, timeoutMs: number, nowMs: number): RelayedStartArgs & { voucher: { nonce: string } };
+  start(
+    machineId: string,
+    args: Omit<RelayedStartArgs, 'voucher' | 'deadlineAt'>,
+    timeoutMs: number,
+    nowMs: number,
+  ): RelayedStartArgs & { voucher: { nonce: string } };
   confirm(machineId: string, txId: string, startNonce: string, nowMs: number): StartConfirmArgs;
 }
 
@@ -33,11 +38,21 @@ export function voucherSignerOf(keyId: string, key: KeyObject): VoucherSigner {
     start(machineId, args, timeoutMs, nowMs) {
       const issuedAt = Math.floor(nowMs);
       const unsigned = { ...args, deadlineAt: issuedAt + timeoutMs };
-      const voucher = signStatement(START_VOUCHER_KIND, startVoucherStatement(machineId, unsigned), { keyId, key, nowMs: issuedAt, lifetimeMs: timeoutMs });
+      const voucher = signStatement(START_VOUCHER_KIND, startVoucherStatement(machineId, unsigned), {
+        keyId,
+        key,
+        nowMs: issuedAt,
+        lifetimeMs: timeoutMs,
+      });
       return { ...unsigned, voucher };
     },
     confirm(machineId, txId, startNonce, nowMs) {
-      const voucher = signStatement(START_CONFIRM_KIND, startConfirmStatement(machineId, txId, startNonce), { keyId, key, nowMs: Math.floor(nowMs), lifetimeMs: CONFIRM_LIFETIME_MS });
+      const voucher = signStatement(START_CONFIRM_KIND, startConfirmStatement(machineId, txId, startNonce), {
+        keyId,
+        key,
+        nowMs: Math.floor(nowMs),
+        lifetimeMs: CONFIRM_LIFETIME_MS,
+      });
       return { txId, startNonce, voucher };
     },
   };
@@ -48,9 +63,13 @@ export function loadVoucherSigner(file: string, keyId: string): VoucherSigner {
   try {
     return voucherSignerOf(keyId, loadPrivateKey(file));
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_INVALID, `relay.voucherKey: ${err instanceof TrustFileError ? err.message : 'the key cannot be read'}`, {
-      hint: 'make one with `qrvend fleet keygen` (or openssl genpkey -algorithm ed25519), mode 0600, owned by the relay user; put its public key with the scope start in the machines\' trust file',
-      details: { file },
-    });
+    throw new QrvendError(
+      ErrorCodes.CONFIG_INVALID,
+      `relay.voucherKey: ${err instanceof TrustFileError ? err.message : 'the key cannot be read'}`,
+      {
+        hint: "make one with `qrvend fleet keygen` (or openssl genpkey -algorithm ed25519), mode 0600, owned by the relay user; put its public key with the scope start in the machines' trust file",
+        details: { file },
+      },
+    );
   }
 }

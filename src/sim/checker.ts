@@ -49,14 +49,21 @@ function closingsAccepted(tx: TxRecord): number {
   return tx.accepted.Settlement + tx.accepted.Cancel + tx.accepted.Void;
 }
 
-export function checkSales(vmc: readonly SimSessionRecord[], gateway: LedgerView, options: CheckOptions | number = {}): SaleCheck {
-  const { decimalPlaces = 2, virtualCredit = null } = typeof options === 'number' ? { decimalPlaces: options } : options;
+export function checkSales(
+  vmc: readonly SimSessionRecord[],
+  gateway: LedgerView,
+  options: CheckOptions | number = {},
+): SaleCheck {
+  const { decimalPlaces = 2, virtualCredit = null } =
+    typeof options === 'number' ? { decimalPlaces: options } : options;
   const minor = (amount: number) => Math.round(amount * 10 ** decimalPlaces);
   const dispensed: PerFlow = { static: 0, dynamic: 0 };
   const dispensedSales: PerFlow = { static: 0, dynamic: 0 };
   let vendsDispensed = 0;
   for (const session of vmc) {
-    const paidByQrEachVend = session.kind === 'always-idle' || (virtualCredit !== null && session.funds !== null && minor(session.funds) === minor(virtualCredit));
+    const paidByQrEachVend =
+      session.kind === 'always-idle' ||
+      (virtualCredit !== null && session.funds !== null && minor(session.funds) === minor(virtualCredit));
     let sessionMinor = 0;
     for (const vend of session.vends) {
       if (!owedVend(vend)) continue;
@@ -89,7 +96,8 @@ export function checkSales(vmc: readonly SimSessionRecord[], gateway: LedgerView
     }
   }
   const lostMinor = Math.max(0, dispensed.static - charged.static) + Math.max(0, dispensed.dynamic - charged.dynamic);
-  const chargedNotVendedMinor = Math.max(0, charged.static - dispensed.static) + Math.max(0, charged.dynamic - dispensed.dynamic);
+  const chargedNotVendedMinor =
+    Math.max(0, charged.static - dispensed.static) + Math.max(0, charged.dynamic - dispensed.dynamic);
   const salesMatch = dispensedSales.static === chargedSales.static && dispensedSales.dynamic === chargedSales.dynamic;
   return {
     vmcSessions: vmc.length,
@@ -102,7 +110,12 @@ export function checkSales(vmc: readonly SimSessionRecord[], gateway: LedgerView
     chargedNotVendedMinor,
     chargedTwice,
     unresolved,
-    ok: lostMinor === 0 && chargedNotVendedMinor === 0 && salesMatch && chargedTwice.length === 0 && unresolved.length === 0,
+    ok:
+      lostMinor === 0 &&
+      chargedNotVendedMinor === 0 &&
+      salesMatch &&
+      chargedTwice.length === 0 &&
+      unresolved.length === 0,
   };
 }
 

@@ -12,7 +12,12 @@ export async function until(check: () => boolean, timeoutMs: number, what: strin
 }
 
 /** The next host command the VMC simulator receives that matches, or a rejection naming `what`. */
-export function nextCommand(vmc: VmcSimulator, match: (c: BoardCommand) => boolean, timeoutMs: number, what: string): Promise<BoardCommand> {
+export function nextCommand(
+  vmc: VmcSimulator,
+  match: (c: BoardCommand) => boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<BoardCommand> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       vmc.off('command', onCommand);

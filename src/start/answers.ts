@@ -49,7 +49,13 @@ export function approved(echo: Echo, reason = 'accepted'): StartAnswer {
   return { httpStatus: 200, body: { Status: approvedStatus(), ...echo }, reason, ...txOf(echo) };
 }
 
-export function declined(code: number, message: string, echo: Echo = {}, httpStatus = 200, reason = message): StartAnswer {
+export function declined(
+  code: number,
+  message: string,
+  echo: Echo = {},
+  httpStatus = 200,
+  reason = message,
+): StartAnswer {
   return { httpStatus, body: { Status: declinedStatus(code, message), ...echo }, reason, ...txOf(echo) };
 }
 
@@ -59,7 +65,13 @@ function txOf(echo: Echo): { transactionId?: string } {
 
 export const httpRefusals = {
   notFound: (): StartAnswer =>
-    declined(DeclineCodes.ValidationError, 'unknown path: POST /payment/v2/transactions/Gateway/{integratorName}/start', {}, 404, 'unknown path'),
+    declined(
+      DeclineCodes.ValidationError,
+      'unknown path: POST /payment/v2/transactions/Gateway/{integratorName}/start',
+      {},
+      404,
+      'unknown path',
+    ),
   methodNotAllowed: (): StartAnswer => ({
     ...declined(DeclineCodes.ValidationError, 'method not allowed: use POST', {}, 405, 'wrong method'),
     headers: { Allow: 'POST' },
@@ -77,7 +89,13 @@ export const httpRefusals = {
   timedOut: (): StartAnswer =>
     declined(DeclineCodes.Timeout, 'request not received in time', {}, 408, 'request too slow'),
   rateLimited: (retryAfterMs: number): StartAnswer => ({
-    ...declined(DeclineCodes.CountLimitExceeded, 'too many requests from this address: retry later', {}, 429, 'rate limited'),
+    ...declined(
+      DeclineCodes.CountLimitExceeded,
+      'too many requests from this address: retry later',
+      {},
+      429,
+      'rate limited',
+    ),
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
   }),
   badRequest: (): StartAnswer =>
@@ -88,7 +106,13 @@ export const httpRefusals = {
   internalError: (): StartAnswer =>
     declined(DeclineCodes.GeneralException, 'general exception: Start not accepted', {}, 200, 'internal error'),
   expectationFailed: (): StartAnswer =>
-    declined(DeclineCodes.ValidationError, 'unsupported Expect header: only 100-continue', {}, 417, 'unsupported Expect'),
+    declined(
+      DeclineCodes.ValidationError,
+      'unsupported Expect header: only 100-continue',
+      {},
+      417,
+      'unsupported Expect',
+    ),
 };
 
 /**

@@ -35,7 +35,8 @@ export class ConnectionGuard {
   readonly refused = { 'source-cap': 0, 'suspect-share': 0, total: 0 };
 
   constructor(private readonly limits: ConnectionGuardLimits) {
-    if (!(limits.perSource >= 1) || !(limits.total >= limits.perSource)) throw new RangeError('connection guard needs total >= perSource >= 1');
+    if (!(limits.perSource >= 1) || !(limits.total >= limits.perSource))
+      throw new RangeError('connection guard needs total >= perSource >= 1');
   }
 
   /** A new connection from `source`: admit it (the caller must call release() when it closes) or refuse it. */
@@ -44,7 +45,8 @@ export class ConnectionGuard {
     const suspect = entry.suspectUntilMs > nowMs;
     let reason: 'source-cap' | 'suspect-share' | 'total' | null = null;
     if (entry.open >= this.limits.perSource) reason = 'source-cap';
-    else if (suspect && this.openBySuspects >= Math.floor(this.limits.total * this.limits.suspectShare)) reason = 'suspect-share';
+    else if (suspect && this.openBySuspects >= Math.floor(this.limits.total * this.limits.suspectShare))
+      reason = 'suspect-share';
     else if (this.open >= this.limits.total) reason = 'total';
     if (reason !== null) {
       this.refused[reason] += 1;

@@ -49,7 +49,12 @@ export interface StartCore {
    * synchronously (everything from the TransactionId check to the hook runs in one turn, see
    * checks.ts), so the guard set here is the one of this decision and no other.
    */
-  decideGuarded(integratorName: string, body: Buffer, guard: AcceptGuard, relayed?: { vouched: true; held: true }): Promise<StartAnswer>;
+  decideGuarded(
+    integratorName: string,
+    body: Buffer,
+    guard: AcceptGuard,
+    relayed?: { vouched: true; held: true },
+  ): Promise<StartAnswer>;
   /** A held (relayed) Start: the relay confirmed it (authorize) or never will (close it, nothing owed). */
   confirmHeld(txId: string): void;
   dropHeld(txId: string, why: string): void;
@@ -83,7 +88,12 @@ export function createStartCore(options: StartCoreOptions): StartCore {
     rateLimit: options.start.rateLimit,
     ...(options.now ? { now: options.now } : {}),
     onError: (stage, err) =>
-      log.warn({ stage, err: describeError(err) }, stage === 'accept' ? 'Start accept failed; answered Declined 6' : 'Start check failed unexpectedly; answered Declined 999'),
+      log.warn(
+        { stage, err: describeError(err) },
+        stage === 'accept'
+          ? 'Start accept failed; answered Declined 6'
+          : 'Start check failed unexpectedly; answered Declined 999',
+      ),
   });
   function logAnswer(remote: string, answer: StartAnswer, extra: Record<string, unknown> = {}): void {
     const { Verdict, Code } = answer.body.Status;
@@ -104,7 +114,8 @@ export function createStartCore(options: StartCoreOptions): StartCore {
   return {
     exchange,
     answered(answer) {
-      if (answer.body.Status.Verdict === 'Approved' && answer.transactionId !== undefined) hooks.answered?.(answer.transactionId);
+      if (answer.body.Status.Verdict === 'Approved' && answer.transactionId !== undefined)
+        hooks.answered?.(answer.transactionId);
     },
     stats: new StartStatsCounter(),
     log,

@@ -22,8 +22,7 @@ export interface StartHead {
 }
 
 export type Preflight =
-  | { ok: true; integratorName: string; declaredLength: number | null }
-  | { ok: false; answer: StartAnswer };
+  { ok: true; integratorName: string; declaredLength: number | null } | { ok: false; answer: StartAnswer };
 
 export interface StartExchangeOptions extends StartCheckOptions {
   maxBodyBytes: number;

@@ -106,7 +106,11 @@ export function createGuardedServer(options: {
     });
     const bound = server.address();
     const boundPort = typeof bound === 'object' && bound !== null ? bound.port : port;
-    return { host, port: boundPort, origin: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}` };
+    return {
+      host,
+      port: boundPort,
+      origin: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+    };
   }
 
   let closing: Promise<void> | null = null;

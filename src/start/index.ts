@@ -6,5 +6,12 @@ export { REDACTED_TOKEN } from './request-checks.js';
 export type { StartEndpointStats } from './stats.js';
 export { readSecretToken, SECRET_TOKEN_LENGTH } from './secret-file.js';
 export { createStartCore, type StartCore, type StartCoreOptions } from './core.js';
-export { createRelayedStart, RELAYED_START_TOLERANCE_MS, RELAYED_CONFIRM_GRACE_MS, type RelayedStarts, type RelayedStartOutcome, type ConfirmOutcome } from './relayed.js';
+export {
+  createRelayedStart,
+  RELAYED_START_TOLERANCE_MS,
+  RELAYED_CONFIRM_GRACE_MS,
+  type RelayedStarts,
+  type RelayedStartOutcome,
+  type ConfirmOutcome,
+} from './relayed.js';
 export { RelayVouchers } from './voucher.js';

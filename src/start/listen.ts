@@ -21,7 +21,10 @@ export function parseListen(listen: string): { host: string; port: number } {
 /** Reads the PEM certificate and key; an unreadable file is named, its content never shown. */
 export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
   refuseExposedSecret(keyFile, 'Start endpoint TLS key', ErrorCodes.CONFIG_UNREADABLE, 'start.keyFile');
-  return { cert: readPemFile(certFile, 'certificates', 'start.certFile'), key: readPemFile(keyFile, 'private key', 'start.keyFile') };
+  return {
+    cert: readPemFile(certFile, 'certificates', 'start.certFile'),
+    key: readPemFile(keyFile, 'private key', 'start.keyFile'),
+  };
 }
 
 export function listenError(listen: string, err: unknown): QrvendError {

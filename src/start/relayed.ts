@@ -52,7 +52,9 @@ export type RelayedStartOutcome =
   | { ok: true; result: RelayedStartResult }
   | { ok: false; error: { code: 'BAD_ARGS' | 'TOO_LATE' | 'UNAVAILABLE'; message: string } };
 
-export type ConfirmOutcome = { ok: true; result: { authorized: string } } | { ok: false; error: { code: 'BAD_ARGS' | 'TOO_LATE'; message: string } };
+export type ConfirmOutcome =
+  | { ok: true; result: { authorized: string } }
+  | { ok: false; error: { code: 'BAD_ARGS' | 'TOO_LATE'; message: string } };
 
 export interface RelayedStartOptions {
   core: StartCore;
@@ -80,7 +82,8 @@ interface Held {
   timer: NodeJS.Timeout;
 }
 
-const startPath = (integratorName: string) => `/payment/v2/transactions/Gateway/${encodeURIComponent(integratorName)}/start`;
+const startPath = (integratorName: string) =>
+  `/payment/v2/transactions/Gateway/${encodeURIComponent(integratorName)}/start`;
 
 export function createRelayedStart(options: RelayedStartOptions): RelayedStarts {
   const { core, vouchers } = options;
@@ -109,7 +112,13 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
     const parsed = RelayedStartArgs.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return { ok: false, error: { code: 'BAD_ARGS', message: `start args: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` } };
+      return {
+        ok: false,
+        error: {
+          code: 'BAD_ARGS',
+          message: `start args: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+        },
+      };
     }
     const args = parsed.data;
     const client = args.client.length > 0 ? args.client : 'relay';
@@ -122,14 +131,35 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
     if (!vouched.ok || vouched.nonce === undefined) {
       core.stats.relayedUnvouched();
       const message = vouched.ok ? 'not vouched for' : vouched.message;
-      core.log.warn({ remote: client, relayed: true, reason: vouched.ok ? 'malformed' : vouched.reason, txId: transactionIdOf(args.body) }, `relayed Start refused: not vouched for by a trusted relay key: ${message}`);
-      return { ok: false, error: { code: 'BAD_ARGS', message: `not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): ${message}` } };
+      core.log.warn(
+        {
+          remote: client,
+          relayed: true,
+          reason: vouched.ok ? 'malformed' : vouched.reason,
+          txId: transactionIdOf(args.body),
+        },
+        `relayed Start refused: not vouched for by a trusted relay key: ${message}`,
+      );
+      return {
+        ok: false,
+        error: {
+          code: 'BAD_ARGS',
+          message: `not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): ${message}`,
+        },
+      };
     }
     const leftMs = args.deadlineAt - wall;
     if (leftMs > RELAYED_START_MAX_AHEAD_MS) {
-      return tooLate(client, "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree", { leftMs, txId: transactionIdOf(args.body) });
+      return tooLate(client, "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree", {
+        leftMs,
+        txId: transactionIdOf(args.body),
+      });
     }
-    if (leftMs < toleranceMs) return tooLate(client, "it reached the machine after the relay's deadline", { lateByMs: -leftMs, txId: transactionIdOf(args.body) });
+    if (leftMs < toleranceMs)
+      return tooLate(client, "it reached the machine after the relay's deadline", {
+        lateByMs: -leftMs,
+        txId: transactionIdOf(args.body),
+      });
     const deadlineMono = arrivedMono + leftMs;
 
     let answer: StartAnswer;
@@ -155,11 +185,17 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
         { vouched: true, held: true },
       );
     }
-    if (late) return tooLate(client, "the relay's deadline passed before the Start could be accepted", { txId: answer.transactionId });
+    if (late)
+      return tooLate(client, "the relay's deadline passed before the Start could be accepted", {
+        txId: answer.transactionId,
+      });
     const txId = answer.transactionId;
     if (answer.body.Status.Verdict === 'Approved' && txId !== undefined) {
       const waitMs = Math.max(0, deadlineMono + graceMs - monotonicNow());
-      const timer = setTimeout(() => drop(txId, "the relay did not confirm that the wallet got the answer in time"), waitMs);
+      const timer = setTimeout(
+        () => drop(txId, 'the relay did not confirm that the wallet got the answer in time'),
+        waitMs,
+      );
       timer.unref();
       held.set(txId, { nonce: vouched.nonce, timer });
     }
@@ -170,17 +206,27 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
 
   function confirm(raw: unknown): ConfirmOutcome {
     const parsed = StartConfirmArgs.safeParse(raw);
-    if (!parsed.success) return { ok: false, error: { code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' } };
+    if (!parsed.success)
+      return { ok: false, error: { code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' } };
     const args = parsed.data;
     const checked = vouchers.checkConfirm(args, wallNow());
     if (!checked.ok) {
-      core.log.warn({ txId: args.txId, reason: checked.reason }, `relayed Start confirmation refused: ${checked.message}`);
-      return { ok: false, error: { code: 'BAD_ARGS', message: `not signed by a relay key this machine trusts: ${checked.message}` } };
+      core.log.warn(
+        { txId: args.txId, reason: checked.reason },
+        `relayed Start confirmation refused: ${checked.message}`,
+      );
+      return {
+        ok: false,
+        error: { code: 'BAD_ARGS', message: `not signed by a relay key this machine trusts: ${checked.message}` },
+      };
     }
     const entry = held.get(args.txId);
     if (entry === undefined || entry.nonce !== args.startNonce) {
       // Dropped already (the confirmation came after the grace), or never held here.
-      core.log.warn({ txId: args.txId }, 'relayed Start confirmation for a Start not held (dropped already, or unknown): nothing authorized');
+      core.log.warn(
+        { txId: args.txId },
+        'relayed Start confirmation for a Start not held (dropped already, or unknown): nothing authorized',
+      );
       return { ok: false, error: { code: 'TOO_LATE', message: 'no such Start is waiting for its confirmation' } };
     }
     held.delete(args.txId);
@@ -212,7 +258,13 @@ function transactionIdOf(body: string): string | undefined {
 
 function toResult(answer: StartAnswer): RelayedStartResult {
   let body = serialize(answer);
-  if (Buffer.byteLength(body) > MAX_RESULT_BODY) body = JSON.stringify({ Status: answer.body.Status, TransactionId: answer.body.TransactionId });
+  if (Buffer.byteLength(body) > MAX_RESULT_BODY)
+    body = JSON.stringify({ Status: answer.body.Status, TransactionId: answer.body.TransactionId });
   const retryAfterS = Number(answer.headers?.['Retry-After']);
-  return { httpStatus: answer.httpStatus, contentType: CONTENT_TYPE, body, ...(Number.isInteger(retryAfterS) && retryAfterS >= 1 ? { retryAfterS } : {}) };
+  return {
+    httpStatus: answer.httpStatus,
+    contentType: CONTENT_TYPE,
+    body,
+    ...(Number.isInteger(retryAfterS) && retryAfterS >= 1 ? { retryAfterS } : {}),
+  };
 }

@@ -114,17 +114,38 @@ export function readStartBody(body: Buffer, options: { vouched?: boolean } = {})
   try {
     const text = utf8.decode(body);
     if (!jsonDepthWithin(text)) {
-      return { ok: false, answer: declined(DeclineCodes.ValidationError, `body nested deeper than ${MAX_JSON_DEPTH} levels`, {}, 200, 'JSON too deep') };
+      return {
+        ok: false,
+        answer: declined(
+          DeclineCodes.ValidationError,
+          `body nested deeper than ${MAX_JSON_DEPTH} levels`,
+          {},
+          200,
+          'JSON too deep',
+        ),
+      };
     }
     parsed = JSON.parse(text);
     duplicate = firstDuplicateMember(text);
   } catch {
-    return { ok: false, answer: declined(DeclineCodes.ValidationError, 'body is not valid JSON (UTF-8)', {}, 200, 'not JSON') };
+    return {
+      ok: false,
+      answer: declined(DeclineCodes.ValidationError, 'body is not valid JSON (UTF-8)', {}, 200, 'not JSON'),
+    };
   }
   if (duplicate !== null) {
     // The name only (never a value), cut and escaped: it is the wallet's own text, but it reaches our log.
     const name = JSON.stringify(duplicate.slice(0, 40));
-    return { ok: false, answer: declined(DeclineCodes.ValidationError, `body is malformed: member ${name} appears more than once in one object`, {}, 200, 'duplicate member') };
+    return {
+      ok: false,
+      answer: declined(
+        DeclineCodes.ValidationError,
+        `body is malformed: member ${name} appears more than once in one object`,
+        {},
+        200,
+        'duplicate member',
+      ),
+    };
   }
   const echo = echoOf(parsed);
 
@@ -143,7 +164,10 @@ export function readStartBody(body: Buffer, options: { vouched?: boolean } = {})
   }
   const validated = validateStartRequest(forSchema);
   if (!validated.ok) {
-    return { ok: false, answer: declined(validated.code, validated.message, echo, 200, `schema: ${validated.member || 'body'}`) };
+    return {
+      ok: false,
+      answer: declined(validated.code, validated.message, echo, 200, `schema: ${validated.member || 'body'}`),
+    };
   }
   return { ok: true, request: validated.value, echo, presented, value: parsed as Record<string, unknown> };
 }
@@ -174,7 +198,13 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
     const nameOk = pathIntegratorName === options.integratorName;
     const tokenOk = vouched ? presented === '' : options.secret.matches(presented);
     if (!(nameOk && tokenOk)) {
-      return declined(DeclineCodes.NotAllowed, AUTH_FAILED, echo, 200, nameOk ? 'token mismatch' : 'integratorName mismatch');
+      return declined(
+        DeclineCodes.NotAllowed,
+        AUTH_FAILED,
+        echo,
+        200,
+        nameOk ? 'token mismatch' : 'integratorName mismatch',
+      );
     }
 
     // Every identifier the wallet sent must name this machine: a Start naming another terminal
@@ -182,12 +212,24 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
     const terminalOk = request.TerminalId == null || terminalIds.has(request.TerminalId);
     const uniQrOk = request.UniQR == null || uniQrs.has(request.UniQR);
     if (!terminalOk || !uniQrOk) {
-      return declined(DeclineCodes.UnknownMachine, 'unknown machine: TerminalId/UniQR do not name this machine', echo, 200, 'other machine');
+      return declined(
+        DeclineCodes.UnknownMachine,
+        'unknown machine: TerminalId/UniQR do not name this machine',
+        echo,
+        200,
+        'other machine',
+      );
     }
 
     const txId = request.TransactionId;
     if (txId === accepting || remembered.has(txId) || options.hooks.transactionSeen(txId)) {
-      return declined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used', echo, 200, 'replayed TransactionId');
+      return declined(
+        DeclineCodes.TransactionIdUnknownOrDuplicate,
+        'TransactionId already used',
+        echo,
+        200,
+        'replayed TransactionId',
+      );
     }
 
     const busy = accepting !== null ? 'another Start is being accepted' : options.hooks.readerBusy();
@@ -201,10 +243,17 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
       remember(txId);
       return approved(echo);
     } catch (err) {
-      if (err instanceof StartDeclined) return declined(err.declineCode, err.message, echo, 200, `declined by the payment side: ${err.message}`);
+      if (err instanceof StartDeclined)
+        return declined(err.declineCode, err.message, echo, 200, `declined by the payment side: ${err.message}`);
       // The hook's error may describe internals: it goes to the log, not to the wallet.
       options.onError?.('accept', err);
-      return declined(DeclineCodes.GeneralSystemFailure, 'general system failure: Start not accepted, nothing started', echo, 200, 'accept failed');
+      return declined(
+        DeclineCodes.GeneralSystemFailure,
+        'general system failure: Start not accepted, nothing started',
+        echo,
+        200,
+        'accept failed',
+      );
     } finally {
       accepting = null;
     }

@@ -58,7 +58,9 @@ export function scrubbedError(err: unknown, secret: string): { code?: string; me
   const scrub = (text: string): string => (secret.length > 0 ? text.split(secret).join('[redacted]') : text);
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return typeof code === 'string' ? { code: scrub(code), message: scrub(err.message) } : { message: scrub(err.message) };
+    return typeof code === 'string'
+      ? { code: scrub(code), message: scrub(err.message) }
+      : { message: scrub(err.message) };
   }
   return { message: scrub(String(err)) };
 }

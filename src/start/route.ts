@@ -42,7 +42,10 @@ export function isAcceptedContentType(header: string | undefined): boolean {
     const eq = param.indexOf('=');
     if (eq === -1) continue;
     if (param.slice(0, eq).trim() !== 'charset') continue;
-    const charset = param.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    const charset = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
     if (charset !== 'utf-8' && charset !== 'utf8') return false;
   }
   return true;

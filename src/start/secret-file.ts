@@ -14,7 +14,7 @@ export const SECRET_TOKEN_LENGTH = 64;
 
 const FIX_HINT =
   'put the 64-character SecretToken from the payment provider alone in this file (one line, ' +
-    'chmod 600, owned by the qrvend user), or point start.secretTokenFile at the right file';
+  'chmod 600, owned by the qrvend user), or point start.secretTokenFile at the right file';
 
 function unreadable(file: string, problem: string, cause?: unknown): QrvendError {
   return new QrvendError(ErrorCodes.SECRET_UNREADABLE, `Start SecretToken file ${file}: ${problem}`, {

@@ -58,26 +58,43 @@ export interface StartEndpoint {
 }
 
 export async function startStartEndpoint(options: StartEndpointOptions): Promise<StartEndpoint> {
-  const limits = { ...DEFAULT_START_LIMITS, maxConnectionsPerSource: options.start.maxConnectionsPerSource, ...options.limits };
+  const limits = {
+    ...DEFAULT_START_LIMITS,
+    maxConnectionsPerSource: options.start.maxConnectionsPerSource,
+    ...options.limits,
+  };
   const { start } = options;
   if (start.listen === null) {
-    throw new QrvendError(ErrorCodes.CONFIG_INVALID, 'the Start endpoint was asked to listen but start.listen is null (no inbound port)', {
-      hint: 'set start.listen to host:port, or leave the endpoint off and take Starts through qrvend relay only',
-    });
+    throw new QrvendError(
+      ErrorCodes.CONFIG_INVALID,
+      'the Start endpoint was asked to listen but start.listen is null (no inbound port)',
+      {
+        hint: 'set start.listen to host:port, or leave the endpoint off and take Starts through qrvend relay only',
+      },
+    );
   }
   const listen = start.listen;
   const core = options.core ?? createStartCore(options);
   const { exchange, stats, log, describeError } = core;
 
   const tls = start.certFile !== null && start.keyFile !== null ? readTlsFiles(start.certFile, start.keyFile) : null;
-  const { server, guard, strike, listen: listenOn, close } = createGuardedServer({
+  const {
+    server,
+    guard,
+    strike,
+    listen: listenOn,
+    close,
+  } = createGuardedServer({
     limits,
     tls,
     onRefused: () => stats.connectionRefused(),
     onClientError: () => stats.clientError(),
     onParserRefusal: (answer, socket, parserCode) => {
       stats.answered(answer);
-      log.info({ remote: clientOf(socket), http: answer.httpStatus, reason: answer.reason, parser: parserCode }, 'Start request refused by the HTTP parser');
+      log.info(
+        { remote: clientOf(socket), http: answer.httpStatus, reason: answer.reason, parser: parserCode },
+        'Start request refused by the HTTP parser',
+      );
     },
   });
 

@@ -86,7 +86,8 @@ export class StartStatsCounter {
     this.counts.byHttpStatus[status] = (this.counts.byHttpStatus[status] ?? 0) + 1;
     const { Verdict, Code } = answer.body.Status;
     if (Verdict === 'Approved') this.counts.accepted += 1;
-    else if (Code != null) this.counts.declinedByCode[String(Code)] = (this.counts.declinedByCode[String(Code)] ?? 0) + 1;
+    else if (Code != null)
+      this.counts.declinedByCode[String(Code)] = (this.counts.declinedByCode[String(Code)] ?? 0) + 1;
   }
 
   snapshot(trackedClients: number, guard: { openConnections: number; trackedSources: number }): StartEndpointStats {

@@ -12,7 +12,14 @@
  * refused before that starts nothing, and a Start only authorizes on a confirm for a Start this
  * process holds (src/start/relayed.ts), which a restart forgets.
  */
-import { START_CONFIRM_KIND, START_VOUCHER_KIND, startConfirmStatement, startVoucherStatement, type RelayedStartArgs, type StartConfirmArgs } from '../fleet/contract/commands.js';
+import {
+  START_CONFIRM_KIND,
+  START_VOUCHER_KIND,
+  startConfirmStatement,
+  startVoucherStatement,
+  type RelayedStartArgs,
+  type StartConfirmArgs,
+} from '../fleet/contract/commands.js';
 import { CLOCK_SKEW_MS, verifyStatement, type Checked, type Keyring } from '../trust/index.js';
 
 /** Vouchers within their windows at once; more is a flood (the relay's Starts are rate-bound). */
@@ -44,16 +51,27 @@ export class RelayVouchers {
   }
 
   checkConfirm(args: StartConfirmArgs, nowMs: number): Checked {
-    return this.check(START_CONFIRM_KIND, startConfirmStatement(this.machineId, args.txId, args.startNonce), args.voucher, nowMs);
+    return this.check(
+      START_CONFIRM_KIND,
+      startConfirmStatement(this.machineId, args.txId, args.startNonce),
+      args.voucher,
+      nowMs,
+    );
   }
 
   private check(kind: string, body: Record<string, unknown>, signature: unknown, nowMs: number): Checked {
     const verified = verifyStatement({ kind, body, signature, scope: 'start', keyring: this.keyring, nowMs });
     if (!verified.ok || verified.signature === undefined) return verified;
     const key = `${verified.keyId} ${verified.signature.nonce}`;
-    if (this.seen.has(key)) return { ok: false, reason: 'replayed', message: `the ${kind}'s nonce was seen before (a replay)` };
+    if (this.seen.has(key))
+      return { ok: false, reason: 'replayed', message: `the ${kind}'s nonce was seen before (a replay)` };
     for (const [k, expiresAt] of this.seen) if (expiresAt + CLOCK_SKEW_MS < nowMs) this.seen.delete(k);
-    if (this.seen.size >= MAX_SEEN) return { ok: false, reason: 'replayed', message: `more than ${MAX_SEEN} relayed Starts within their windows; try again later` };
+    if (this.seen.size >= MAX_SEEN)
+      return {
+        ok: false,
+        reason: 'replayed',
+        message: `more than ${MAX_SEEN} relayed Starts within their windows; try again later`,
+      };
     this.seen.set(key, verified.signature.expiresAt);
     return { ok: true, keyId: verified.keyId };
   }

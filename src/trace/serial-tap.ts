@@ -17,10 +17,14 @@ export const DEVICE_PATH = /^\/dev\/[A-Za-z0-9/_.-]+$/;
 
 export function checkDevicePath(path: string): string {
   if (!DEVICE_PATH.test(path) || path.split('/').includes('..')) {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `refusing the serial device path ${JSON.stringify(path)}: it ` +
-      `must match ${DEVICE_PATH.source} with no ".." component`, {
-      hint: 'name the board by its /dev path, e.g. /dev/ttyUSB0 or /dev/serial0',
-    });
+    throw new QrvendError(
+      ErrorCodes.CLI_USAGE,
+      `refusing the serial device path ${JSON.stringify(path)}: it ` +
+        `must match ${DEVICE_PATH.source} with no ".." component`,
+      {
+        hint: 'name the board by its /dev path, e.g. /dev/ttyUSB0 or /dev/serial0',
+      },
+    );
   }
   return path;
 }
@@ -79,7 +83,8 @@ function openTrace(path: string): number {
   try {
     return openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, `cannot open the trace file ${path}: ${(err as Error).message}`, { hint: 'choose another --out (a symlink is refused)' });
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `cannot open the trace file ${path}: ${(err as Error).message}`, {
+      hint: 'choose another --out (a symlink is refused)',
+    });
   }
 }
-

@@ -32,7 +32,10 @@ export interface GeneratedKey {
 
 export function generateSigningKey(): GeneratedKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(), publicKey: rawPublicKey(publicKey) };
+  return {
+    privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+    publicKey: rawPublicKey(publicKey),
+  };
 }
 
 /** Reads an Ed25519 private key (PKCS#8 PEM). The error never quotes the file. */
@@ -41,7 +44,9 @@ export function loadPrivateKey(path: string): KeyObject {
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new TrustFileError(`the private key ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new TrustFileError(
+      `the private key ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   let key: KeyObject;
   try {

@@ -48,7 +48,9 @@ const TrustFileSchema = z.strictObject({
     .array(
       z.strictObject({
         id: z.string().regex(KEY_ID, 'letters, digits and . _ : - only, 1 to 64'),
-        publicKey: z.string().regex(/^[A-Za-z0-9+/]{43}=$/, 'the base64 of a 32-byte Ed25519 public key (44 characters)'),
+        publicKey: z
+          .string()
+          .regex(/^[A-Za-z0-9+/]{43}=$/, 'the base64 of a 32-byte Ed25519 public key (44 characters)'),
         scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length),
         /** Free text for the operator (who holds it, since when). */
         comment: z.string().max(200).optional(),

@@ -40,7 +40,10 @@ export class NonceBook {
   /** Why the book was started afresh at load, when it was (for a warning in the log). */
   readonly lostBecause: string | null;
 
-  constructor(private readonly path: string, nowMs: number) {
+  constructor(
+    private readonly path: string,
+    nowMs: number,
+  ) {
     this.lostBecause = this.load(nowMs);
   }
 
@@ -49,14 +52,17 @@ export class NonceBook {
     try {
       if (statSync(this.path).size > MAX_FILE_BYTES) throw new Error(`larger than ${MAX_FILE_BYTES} bytes`);
       const value = JSON.parse(readFileSync(this.path, 'utf8')) as Stored;
-      if (value.v !== 1 || typeof value.floor !== 'number' || typeof value.seen !== 'object' || value.seen === null) throw new Error('not a nonce book');
+      if (value.v !== 1 || typeof value.floor !== 'number' || typeof value.seen !== 'object' || value.seen === null)
+        throw new Error('not a nonce book');
       this.floor = value.floor;
       for (const [k, exp] of Object.entries(value.seen)) if (typeof exp === 'number') this.seen.set(k, exp);
       return null;
     } catch (err) {
       this.floor = nowMs;
-      return `${this.path} is damaged (${(err as Error).message.slice(0, 120)}` +
-        `): statements issued before now are refused`;
+      return (
+        `${this.path} is damaged (${(err as Error).message.slice(0, 120)}` +
+        `): statements issued before now are refused`
+      );
     }
   }
 
@@ -73,9 +79,15 @@ export class NonceBook {
     nowMs: number,
     share?: number,
   ): NonceVerdict {
-    if (issuedAt < this.floor) return { ok: false, reason: 'before-loss', message: 'issued before this machine lost its record of seen nonces; sign it again' };
+    if (issuedAt < this.floor)
+      return {
+        ok: false,
+        reason: 'before-loss',
+        message: 'issued before this machine lost its record of seen nonces; sign it again',
+      };
     const key = `${signer} ${nonce}`;
-    if (this.seen.has(key)) return { ok: false, reason: 'replayed', message: `the nonce ${nonce} was seen before (a replay)` };
+    if (this.seen.has(key))
+      return { ok: false, reason: 'replayed', message: `the nonce ${nonce} was seen before (a replay)` };
     let held = 0;
     for (const [k, exp] of this.seen) {
       if (exp + CLOCK_SKEW_MS < nowMs) this.seen.delete(k);

@@ -28,6 +28,8 @@ export function formatFor(kind: string): SignatureFormat {
 /** The refusal of a format-1 signature on a kind that requires format 2 (free: no signature arithmetic), or null. */
 export function formatProblem(kind: string, signature: { format?: number | undefined }): string | null {
   if (!KEY_BOUND_KINDS.has(kind) || signature.format === 2) return null;
-  return 'signed in format 1, whose bytes do not name the key that signed (an older qrvend signed it): '
-    + `sign the ${kind} again with this release's qrvend fleet cmd`;
+  return (
+    'signed in format 1, whose bytes do not name the key that signed (an older qrvend signed it): ' +
+    `sign the ${kind} again with this release's qrvend fleet cmd`
+  );
 }

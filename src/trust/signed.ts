@@ -64,7 +64,10 @@ export function newNonce(): string {
 }
 
 /** The statement with its window and nonce, as it is signed. */
-function statementOf(body: Record<string, unknown>, signature: Pick<Signature, 'issuedAt' | 'expiresAt' | 'nonce'>): Record<string, unknown> {
+function statementOf(
+  body: Record<string, unknown>,
+  signature: Pick<Signature, 'issuedAt' | 'expiresAt' | 'nonce'>,
+): Record<string, unknown> {
   return { ...body, issuedAt: signature.issuedAt, expiresAt: signature.expiresAt, nonce: signature.nonce };
 }
 
@@ -94,7 +97,11 @@ export function signStatement(kind: string, body: Record<string, unknown>, optio
   const lifetime = options.lifetimeMs ?? DEFAULT_LIFETIME_MS;
   const max = options.maxLifetimeMs ?? MAX_LIFETIME_MS;
   if (!(lifetime > 0 && lifetime <= max)) throw new RangeError(`a lifetime between 1 ms and ${max} ms`);
-  const window = { issuedAt: Math.floor(options.nowMs), expiresAt: Math.floor(options.nowMs + lifetime), nonce: options.nonce ?? newNonce() };
+  const window = {
+    issuedAt: Math.floor(options.nowMs),
+    expiresAt: Math.floor(options.nowMs + lifetime),
+    nonce: options.nonce ?? newNonce(),
+  };
   const format = options.format ?? formatFor(kind);
   const unsigned = { keyId: options.keyId, ...window, ...(format === 2 ? { format: 2 as const } : {}) };
   const sig = edSign(null, bytesOf(kind, body, unsigned), options.key).toString('base64');
@@ -102,14 +109,24 @@ export function signStatement(kind: string, body: Record<string, unknown>, optio
 }
 
 /** Whether `now` lies in the signature's window (with the skew either way) and the window is not too long. */
-export function checkWindow(signature: Pick<Signature, 'issuedAt' | 'expiresAt'>, nowMs: number, maxLifetimeMs = MAX_LIFETIME_MS): Extract<Checked, { ok: false }> | null {
+export function checkWindow(
+  signature: Pick<Signature, 'issuedAt' | 'expiresAt'>,
+  nowMs: number,
+  maxLifetimeMs = MAX_LIFETIME_MS,
+): Extract<Checked, { ok: false }> | null {
   if (signature.expiresAt <= signature.issuedAt) return refuse('malformed', 'expiresAt is not after issuedAt');
   if (signature.expiresAt - signature.issuedAt > maxLifetimeMs) {
-    return refuse('too-long', `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} ` +
-      `s, more than the ${maxLifetimeMs / 1000} s allowed`);
+    return refuse(
+      'too-long',
+      `valid for ${Math.round((signature.expiresAt - signature.issuedAt) / 1000)} ` +
+        `s, more than the ${maxLifetimeMs / 1000} s allowed`,
+    );
   }
   if (nowMs < signature.issuedAt - CLOCK_SKEW_MS) {
-    return refuse('not-yet-valid', `issued ${Math.round((signature.issuedAt - nowMs) / 1000)} s in this machine's future (check both clocks)`);
+    return refuse(
+      'not-yet-valid',
+      `issued ${Math.round((signature.issuedAt - nowMs) / 1000)} s in this machine's future (check both clocks)`,
+    );
   }
   if (nowMs > signature.expiresAt + CLOCK_SKEW_MS) {
     return refuse('expired', `expired ${Math.round((nowMs - signature.expiresAt) / 1000)} s ago`);
@@ -129,7 +146,8 @@ export interface VerifyInput {
   maxLifetimeMs?: number;
 }
 
-export type Prechecked = { ok: true; signature: Signature; key: KeyObject } | { ok: false; reason: Refusal; message: string };
+export type Prechecked =
+  { ok: true; signature: Signature; key: KeyObject } | { ok: false; reason: Refusal; message: string };
 
 /**
  * The checks that cost no signature arithmetic, in this order: a keyring with at least one key, a
@@ -138,14 +156,21 @@ export type Prechecked = { ok: true; signature: Signature; key: KeyObject } | { 
  * unsigned, unknown-key or stale flood for the price of a map lookup.
  */
 export function precheckStatement(input: Omit<VerifyInput, 'kind' | 'body'>): Prechecked {
-  if (input.keyring === null || input.keyring.byId.size === 0) return refuse('no-keys', 'no operator key is configured on this machine (fleet.trustFile): nothing that needs a signature runs');
-  if (input.signature === undefined || input.signature === null) return refuse('unsigned', `unsigned; this needs a signature by a key with the scope ${input.scope}`);
+  if (input.keyring === null || input.keyring.byId.size === 0)
+    return refuse(
+      'no-keys',
+      'no operator key is configured on this machine (fleet.trustFile): nothing that needs a signature runs',
+    );
+  if (input.signature === undefined || input.signature === null)
+    return refuse('unsigned', `unsigned; this needs a signature by a key with the scope ${input.scope}`);
   const parsed = SignatureSchema.safeParse(input.signature);
-  if (!parsed.success) return refuse('malformed', `signature.${parsed.error.issues[0]?.path.join('.') || ''} is malformed`);
+  if (!parsed.success)
+    return refuse('malformed', `signature.${parsed.error.issues[0]?.path.join('.') || ''} is malformed`);
   const signature = parsed.data;
   const key = input.keyring.byId.get(signature.keyId);
   if (key === undefined) return refuse('unknown-key', `the key ${signature.keyId} is not trusted here`);
-  if (!key.scopes.has(input.scope)) return refuse('scope', `the key ${signature.keyId} may not sign for the scope ${input.scope}`);
+  if (!key.scopes.has(input.scope))
+    return refuse('scope', `the key ${signature.keyId} may not sign for the scope ${input.scope}`);
   const window = checkWindow(signature, input.nowMs, input.maxLifetimeMs);
   if (window !== null) return window;
   return { ok: true, signature, key: key.key };
@@ -163,7 +188,10 @@ export function verifyStatement(input: VerifyInput): Checked & { signature?: Sig
 }
 
 /** The signature arithmetic, after precheckStatement passed. */
-export function verifyPrechecked(input: Pick<VerifyInput, 'kind' | 'body'>, pre: Extract<Prechecked, { ok: true }>): Checked & { signature?: Signature } {
+export function verifyPrechecked(
+  input: Pick<VerifyInput, 'kind' | 'body'>,
+  pre: Extract<Prechecked, { ok: true }>,
+): Checked & { signature?: Signature } {
   const { signature, key } = pre;
   const oldFormat = formatProblem(input.kind, signature);
   if (oldFormat !== null) return refuse('old-format', oldFormat);
@@ -174,8 +202,11 @@ export function verifyPrechecked(input: Pick<VerifyInput, 'kind' | 'body'>, pre:
     return refuse('malformed', err instanceof CanonicalError ? `cannot be signed: ${err.message}` : 'cannot be signed');
   }
   if (!edVerify(null, bytes, key, Buffer.from(signature.sig, 'base64'))) {
-    return refuse('bad-signature', `the signature by ${signature.keyId} does not match this ` +
-      `${input.kind} (another machine, command or arguments, or altered)`);
+    return refuse(
+      'bad-signature',
+      `the signature by ${signature.keyId} does not match this ` +
+        `${input.kind} (another machine, command or arguments, or altered)`,
+    );
   }
   return { ok: true, keyId: signature.keyId, signature };
 }

@@ -32,8 +32,10 @@ export function trustFileProblem(
   owners: ReadonlySet<number> = allowedOwners(),
 ): string | null {
   if (file.isSymbolicLink()) {
-    return `${path} is a symbolic link: set fleet.trustFile to the file itself `
-      + '(a link lets whoever may change it choose the keys)';
+    return (
+      `${path} is a symbolic link: set fleet.trustFile to the file itself ` +
+      '(a link lets whoever may change it choose the keys)'
+    );
   }
   if (!file.isFile()) return `${path} is not a regular file`;
   if ((file.mode & 0o022) !== 0) return `${path} is writable by group or others: chmod 0644 (owner root) it`;
@@ -48,8 +50,10 @@ export function trustFileProblem(
     return `its directory ${dir} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`;
   }
   if ((folder.mode & 0o022) !== 0) {
-    return `${path} is inside ${dir}, which group or others may write (anyone there can replace the file): `
-      + 'move it to a directory only root writes, e.g. /etc/qrvend';
+    return (
+      `${path} is inside ${dir}, which group or others may write (anyone there can replace the file): ` +
+      'move it to a directory only root writes, e.g. /etc/qrvend'
+    );
   }
   if (!owners.has(folder.uid)) {
     return `${path} is inside ${dir}, owned by uid ${folder.uid}, not by ${ownerText(owners)}: chown root ${dir}`;

@@ -9,7 +9,14 @@
 import { existsSync } from 'node:fs';
 import { removeDurably } from '../core/durable-file.js';
 import type { MainToPayment } from '../ipc/messages.js';
-import { initialActivation, stepActivation, type ActivationEffect, type ActivationEvent, type ActivationRequest, type ActivationState } from './activation.js';
+import {
+  initialActivation,
+  stepActivation,
+  type ActivationEffect,
+  type ActivationEvent,
+  type ActivationRequest,
+  type ActivationState,
+} from './activation.js';
 import { readSmallJson, updateFiles, writeActivationRequest } from './files.js';
 import { publishUpdateEvent } from './events.js';
 
@@ -57,7 +64,8 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
         o.toPayment({ type: 'update.hold', hold: effect.hold });
         return;
       case 'deferred':
-        if (effect.active) o.log.warn({ event: 'update.deferred', code: 'UPDATE_DEFERRED' }, effect.detail ?? 'activation deferred');
+        if (effect.active)
+          o.log.warn({ event: 'update.deferred', code: 'UPDATE_DEFERRED' }, effect.detail ?? 'activation deferred');
         o.toPayment({ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: effect.active, detail: effect.detail });
         return;
       case 'activate':
@@ -75,14 +83,30 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
       removeDurably(files.restart);
     } catch (err) {
       // Nothing switched: let sessions go again and try at the next idle moment.
-      o.log.error({ err: (err as Error).message, dir: o.dir }, 'the activation request could not be written; sessions go on');
+      o.log.error(
+        { err: (err as Error).message, dir: o.dir },
+        'the activation request could not be written; sessions go on',
+      );
       o.toPayment({ type: 'update.hold', hold: false });
-      state = { phase: 'waiting', request, sinceMs: o.monotonicNow(), deferred: false, waitingFor: 'the activation request could not be written' };
+      state = {
+        phase: 'waiting',
+        request,
+        sinceMs: o.monotonicNow(),
+        deferred: false,
+        waitingFor: 'the activation request could not be written',
+      };
       pausedUntil = o.monotonicNow() + RETRY_AFTER_FAILURE_MS;
       return;
     }
-    o.log.info({ event: 'update.activate', kind: request.kind, version: request.version }, request.kind === 'update' ? `machine idle, sessions held: activating ${request.version} (restart)` : 'machine idle, sessions held: restarting for the installed package');
-    o.restart(request.kind === 'update' ? `activating update ${request.version}` : 'restart requested by the installed package');
+    o.log.info(
+      { event: 'update.activate', kind: request.kind, version: request.version },
+      request.kind === 'update'
+        ? `machine idle, sessions held: activating ${request.version} (restart)`
+        : 'machine idle, sessions held: restarting for the installed package',
+    );
+    o.restart(
+      request.kind === 'update' ? `activating update ${request.version}` : 'restart requested by the installed package',
+    );
   }
 
   const timer = setInterval(() => {
@@ -90,8 +114,13 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
     if (existsSync(files.restart)) {
       const asked = readSmallJson(files.restart) as { version?: unknown } | null;
       const version = typeof asked?.version === 'string' ? asked.version.slice(0, 64) : 'unknown';
-      if (state.phase === 'none') o.log.info({ event: 'update.restart-requested', version }, 'the installed package asks for a restart: at the next idle moment');
-      if (state.phase === 'none' || (state.phase !== 'activating' && state.request.kind !== 'update')) feed({ type: 'request', request: { kind: 'restart', version, rolloutId: null }, nowMs: now });
+      if (state.phase === 'none')
+        o.log.info(
+          { event: 'update.restart-requested', version },
+          'the installed package asks for a restart: at the next idle moment',
+        );
+      if (state.phase === 'none' || (state.phase !== 'activating' && state.request.kind !== 'update'))
+        feed({ type: 'request', request: { kind: 'restart', version, rolloutId: null }, nowMs: now });
     }
     if ((state.phase === 'waiting' || state.phase === 'holding') && now >= pausedUntil) {
       o.toPayment({ type: 'update.hold', hold: state.phase === 'holding' });

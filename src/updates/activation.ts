@@ -69,27 +69,53 @@ export function stepActivation(state: ActivationState, event: ActivationEvent, l
       return { state, effects: [] };
     case 'none':
       if (event.type !== 'request') return { state, effects: [] };
-      return { state: { phase: 'waiting', request: event.request, sinceMs: event.nowMs, deferred: false, waitingFor: null }, effects: [] };
+      return {
+        state: { phase: 'waiting', request: event.request, sinceMs: event.nowMs, deferred: false, waitingFor: null },
+        effects: [],
+      };
     case 'waiting': {
-      if (event.type === 'request') return { state: { ...state, request: merge(state.request, event.request) }, effects: [] };
+      if (event.type === 'request')
+        return { state: { ...state, request: merge(state.request, event.request) }, effects: [] };
       const effects: ActivationEffect[] = [];
       let next: ActivationState = state;
       if (event.type === 'facts') {
-        if (event.busy === null) return { state: { phase: 'holding', request: state.request, sinceMs: state.sinceMs, deferred: state.deferred, holdSinceMs: event.nowMs }, effects: [{ type: 'hold', hold: true }] };
+        if (event.busy === null)
+          return {
+            state: {
+              phase: 'holding',
+              request: state.request,
+              sinceMs: state.sinceMs,
+              deferred: state.deferred,
+              holdSinceMs: event.nowMs,
+            },
+            effects: [{ type: 'hold', hold: true }],
+          };
         next = { ...state, waitingFor: event.busy };
       }
       if (!next.deferred && event.nowMs - next.sinceMs >= limits.maxDeferralMs) {
         next = { ...next, deferred: true };
-        effects.push({ type: 'deferred', active: true, detail: `the ${next.request.kind === 'update' ? `update to ${next.request.version}` : 'restart'}` +
-          ` has waited ${Math.round((event.nowMs - next.sinceMs) / 1000)} s for an idle machine` +
-          `${next.waitingFor === null ? '' : ` (${next.waitingFor})`}; it keeps waiting` });
+        effects.push({
+          type: 'deferred',
+          active: true,
+          detail:
+            `the ${next.request.kind === 'update' ? `update to ${next.request.version}` : 'restart'}` +
+            ` has waited ${Math.round((event.nowMs - next.sinceMs) / 1000)} s for an idle machine` +
+            `${next.waitingFor === null ? '' : ` (${next.waitingFor})`}; it keeps waiting`,
+        });
       }
       return { state: next, effects };
     }
     case 'holding': {
-      if (event.type === 'request') return { state: { ...state, request: merge(state.request, event.request) }, effects: [] };
+      if (event.type === 'request')
+        return { state: { ...state, request: merge(state.request, event.request) }, effects: [] };
       const release = (busy: string | null): Step => ({
-        state: { phase: 'waiting', request: state.request, sinceMs: state.sinceMs, deferred: state.deferred, waitingFor: busy },
+        state: {
+          phase: 'waiting',
+          request: state.request,
+          sinceMs: state.sinceMs,
+          deferred: state.deferred,
+          waitingFor: busy,
+        },
         effects: [{ type: 'hold', hold: false }],
       });
       if (event.type === 'facts') {
@@ -100,7 +126,8 @@ export function stepActivation(state: ActivationState, event: ActivationEvent, l
           return { state: { phase: 'activating', request: state.request }, effects };
         }
       }
-      if (event.nowMs - state.holdSinceMs >= limits.holdTimeoutMs) return release('sessions could not be held off in time');
+      if (event.nowMs - state.holdSinceMs >= limits.holdTimeoutMs)
+        return release('sessions could not be held off in time');
       return { state, effects: [] };
     }
   }

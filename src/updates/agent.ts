@@ -39,10 +39,17 @@ export interface UpdateAgentOptions {
   wallNow(): number;
   monotonicNow(): number;
   /** Test knobs of the download (retry delay, timeouts). */
-  download?: Partial<Pick<DownloadOptions, 'retryDelayMs' | 'idleTimeoutMs' | 'requestTimeoutMs' | 'progressEveryMs' | 'maxStalledAttempts'>>;
+  download?: Partial<
+    Pick<
+      DownloadOptions,
+      'retryDelayMs' | 'idleTimeoutMs' | 'requestTimeoutMs' | 'progressEveryMs' | 'maxStalledAttempts'
+    >
+  >;
 }
 
-export type OfferOutcome = { ok: true; result: { accepted: true; already?: boolean; replaces?: string } } | { ok: false; code: 'BAD_ARGS'; message: string };
+export type OfferOutcome =
+  | { ok: true; result: { accepted: true; already?: boolean; replaces?: string } }
+  | { ok: false; code: 'BAD_ARGS'; message: string };
 
 /** States after which an offer is over on this machine (a new offer of any newer version is taken). */
 const ENDED: ReadonlySet<UpdateState> = new Set(['refused', 'failed', 'rolled-back', 'healthy']);
@@ -79,8 +86,11 @@ export class UpdateAgent {
     if (refused !== null) {
       removeDurably(files.activationRefused);
       if (refused.version === c.version && order < 0) {
-        this.set('failed', `the activation was refused: ` +
-          `${typeof refused.reason === 'string' ? refused.reason.slice(0, 300) : 'no reason given'}`);
+        this.set(
+          'failed',
+          `the activation was refused: ` +
+            `${typeof refused.reason === 'string' ? refused.reason.slice(0, 300) : 'no reason given'}`,
+        );
         return;
       }
     }
@@ -112,11 +122,16 @@ export class UpdateAgent {
   }
 
   offer(args: unknown): OfferOutcome {
-    const raw = (typeof args === 'object' && args !== null ? (args as { manifest?: unknown }).manifest : null) as Record<string, unknown> | null;
+    const raw = (
+      typeof args === 'object' && args !== null ? (args as { manifest?: unknown }).manifest : null
+    ) as Record<string, unknown> | null;
     if (typeof raw === 'object' && raw !== null && raw.signature === undefined) {
       // Said as what it is, not as a schema path: the operator offered an unsigned manifest.
       const version = typeof raw.version === 'string' ? raw.version.slice(0, 64) : 'unknown';
-      const rolloutId = typeof (args as { rolloutId?: unknown }).rolloutId === 'string' ? ((args as { rolloutId: string }).rolloutId.slice(0, 64)) : null;
+      const rolloutId =
+        typeof (args as { rolloutId?: unknown }).rolloutId === 'string'
+          ? (args as { rolloutId: string }).rolloutId.slice(0, 64)
+          : null;
       const detail = 'UPDATE_SIGNATURE_REFUSED: the update manifest is unsigned';
       this.o.emit({ version, state: 'refused', rolloutId, progress: null, detail });
       return { ok: false, code: 'BAD_ARGS', message: `update refused: ${detail}` };
@@ -124,14 +139,24 @@ export class UpdateAgent {
     const parsed = UpdateOfferArgs.safeParse(args);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      return { ok: false, code: 'BAD_ARGS', message: `args.${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+      return {
+        ok: false,
+        code: 'BAD_ARGS',
+        message: `args.${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      };
     }
     const { manifest: offered, url, rolloutId = null } = parsed.data;
     const version = offered.version;
     let manifest: UpdateManifest;
     try {
       checkDownloadUrl(url);
-      manifest = verifyManifest({ manifest: offered, keyring: this.o.keyring, nowMs: this.o.wallNow(), running: this.o.running, arch: machineArch() });
+      manifest = verifyManifest({
+        manifest: offered,
+        keyring: this.o.keyring,
+        nowMs: this.o.wallNow(),
+        running: this.o.running,
+        arch: machineArch(),
+      });
     } catch (err) {
       if (!isQrvendError(err)) throw err;
       const detail = `${err.code}: ${err.message}`;
@@ -144,16 +169,29 @@ export class UpdateAgent {
       const order = compareVersions(version, c.version);
       if (order === 0) return { ok: true, result: { accepted: true, already: true } };
       if (order < 0) {
-        const detail = `UPDATE_DOWNGRADE: an update to ${c.version} is ` +
-          `under way here (${c.state}); ${version} is older`;
+        const detail =
+          `UPDATE_DOWNGRADE: an update to ${c.version} is ` + `under way here (${c.state}); ${version} is older`;
         this.o.emit({ version, state: 'refused', rolloutId, progress: null, detail });
         return { ok: false, code: 'BAD_ARGS', message: `update refused: ${detail}` };
       }
       replaces = c.version;
       this.abort?.abort();
     }
-    this.o.log.info({ event: 'update.offer', version, rolloutId, replaces: replaces ?? null }, `update ${version} offered${replaces ? `, replacing ${replaces}` : ''}`);
-    this.current = { v: 1, version, rolloutId, url, manifest, state: 'offered', fetched: 0, detail: null, at: new Date(this.o.wallNow()).toISOString() };
+    this.o.log.info(
+      { event: 'update.offer', version, rolloutId, replaces: replaces ?? null },
+      `update ${version} offered${replaces ? `, replacing ${replaces}` : ''}`,
+    );
+    this.current = {
+      v: 1,
+      version,
+      rolloutId,
+      url,
+      manifest,
+      state: 'offered',
+      fetched: 0,
+      detail: null,
+      at: new Date(this.o.wallNow()).toISOString(),
+    };
     this.set('offered', replaces ? `replaces the update to ${replaces}` : null);
     this.pruneDownloads(version);
     this.fetch(manifest, url, rolloutId);
@@ -177,7 +215,12 @@ export class UpdateAgent {
    * Moves to `state`: durably in state.json, in the status, and (unless
    * `announce` is false: another part publishes it) as an event.
    */
-  private set(state: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null = null, announce = true): void {
+  private set(
+    state: UpdateState,
+    detail: string | null,
+    progress: { bytes: number; size: number } | null = null,
+    announce = true,
+  ): void {
     const c = this.current;
     if (c === null) return;
     this.current = { ...c, state, detail, at: new Date(this.o.wallNow()).toISOString() };
@@ -201,7 +244,8 @@ export class UpdateAgent {
   private pruneDownloads(keep: string): void {
     const downloads = updateFiles(this.o.dir).downloads;
     try {
-      for (const name of readdirSync(downloads)) if (name !== keep) rmSync(join(downloads, name), { recursive: true, force: true });
+      for (const name of readdirSync(downloads))
+        if (name !== keep) rmSync(join(downloads, name), { recursive: true, force: true });
     } catch {
       // no downloads yet
     }
@@ -225,7 +269,16 @@ export class UpdateAgent {
           maxBytes: this.o.maxDownloadBytes,
           fetchedBefore: this.current?.fetched ?? 0,
           onFetched: (total) => mine() && this.persistFetched(total),
-          onProgress: (bytes, size) => mine() && bytes < size && this.o.emit({ version: manifest.version, state: 'downloading', rolloutId, progress: { bytes, size }, detail: null }),
+          onProgress: (bytes, size) =>
+            mine() &&
+            bytes < size &&
+            this.o.emit({
+              version: manifest.version,
+              state: 'downloading',
+              rolloutId,
+              progress: { bytes, size },
+              detail: null,
+            }),
           progressEveryMs: PROGRESS_EVERY_MS,
           monotonicNow: this.o.monotonicNow,
           signal: controller.signal,
@@ -239,8 +292,13 @@ export class UpdateAgent {
         if (!mine()) return;
         // the worker stops: the state stays `downloading`, resumed at the next start
         if (controller.signal.aborted) return;
-        const detail = isQrvendError(err) ? `${err.code}: ${err.message}` : `UPDATE_DOWNLOAD_FAILED: ${(err as Error).message}`;
-        this.o.log.warn({ event: 'update.failed', version: manifest.version, detail }, `update ${manifest.version} failed`);
+        const detail = isQrvendError(err)
+          ? `${err.code}: ${err.message}`
+          : `UPDATE_DOWNLOAD_FAILED: ${(err as Error).message}`;
+        this.o.log.warn(
+          { event: 'update.failed', version: manifest.version, detail },
+          `update ${manifest.version} failed`,
+        );
         this.set('failed', detail.slice(0, 512));
       }
     })();

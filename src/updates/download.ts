@@ -69,11 +69,18 @@ export function checkDownloadUrl(url: string): URL {
   } catch {
     throw new QrvendError('UPDATE_MANIFEST_INVALID', 'the update URL is not a URL');
   }
-  if (parsed.username !== '' || parsed.password !== '') throw new QrvendError('UPDATE_MANIFEST_INVALID', 'the update URL carries credentials: use a URL without user:password@');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new QrvendError(
+      'UPDATE_MANIFEST_INVALID',
+      'the update URL carries credentials: use a URL without user:password@',
+    );
   if (parsed.protocol === 'https:') return parsed;
   if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return parsed;
-  throw new QrvendError('UPDATE_MANIFEST_INVALID', `the update URL must be https:// (plain http only to a loopback ` +
-    `host), not ${parsed.protocol}//${parsed.hostname.slice(0, 100)}`);
+  throw new QrvendError(
+    'UPDATE_MANIFEST_INVALID',
+    `the update URL must be https:// (plain http only to a loopback ` +
+      `host), not ${parsed.protocol}//${parsed.hostname.slice(0, 100)}`,
+  );
 }
 
 interface Part {
@@ -105,14 +112,25 @@ function restartPart(part: Part): void {
  * One GET from `part.have` on; resolves when the response ended or was cut (the caller looks at
  * part.have), or with the target of a redirect.
  */
-function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOptions, counter: { fetched: number; sinceSync: number; lastProgress: number }): Promise<URL | null> {
+function fetchOnce(
+  url: URL,
+  ca: Buffer | undefined,
+  part: Part,
+  o: DownloadOptions,
+  counter: { fetched: number; sinceSync: number; lastProgress: number },
+): Promise<URL | null> {
   const size = o.manifest.size;
   const idle = o.idleTimeoutMs ?? 30_000;
   const total = o.requestTimeoutMs ?? 30 * 60_000;
   return new Promise<URL | null>((resolve, reject) => {
     const headers: Record<string, string> = { 'user-agent': 'qrvend-update', accept: 'application/octet-stream' };
     if (part.have > 0) headers.range = `bytes=${part.have}-`;
-    const options = { method: 'GET', headers, timeout: idle, ...(url.protocol === 'https:' ? { rejectUnauthorized: true, ...(ca ? { ca } : {}) } : {}) };
+    const options = {
+      method: 'GET',
+      headers,
+      timeout: idle,
+      ...(url.protocol === 'https:' ? { rejectUnauthorized: true, ...(ca ? { ca } : {}) } : {}),
+    };
     const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options);
     let settled = false;
     const deadline = setTimeout(() => req.destroy(new Error(`no end within ${total / 1000} s`)), total);
@@ -134,8 +152,12 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
       if (status === 206 && part.have > 0) {
         const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
         if (range === null || Number(range[1]) !== part.have) {
-          done(failed(`the artifact server answered a resume at byte ${part.have} with another ` +
-            `range (${String(res.headers['content-range'] ?? 'none').slice(0, 60)})`));
+          done(
+            failed(
+              `the artifact server answered a resume at byte ${part.have} with another ` +
+                `range (${String(res.headers['content-range'] ?? 'none').slice(0, 60)})`,
+            ),
+          );
           return res.destroy();
         }
       } else if (status === 200) {
@@ -147,7 +169,11 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
           // A repository's redirect (a CDN, a signed link) obeys the same rules as the offered URL.
           target = checkDownloadUrl(new URL(String(res.headers.location ?? ''), url).href);
         } catch (err) {
-          return done(isQrvendError(err) ? failed(`the artifact server redirected to a URL that is refused: ${err.message}`) : failed('the artifact server redirected without a usable Location'));
+          return done(
+            isQrvendError(err)
+              ? failed(`the artifact server redirected to a URL that is refused: ${err.message}`)
+              : failed('the artifact server redirected without a usable Location'),
+          );
         }
         return done(null, target);
       } else if (status === 416 && part.have > 0) {
@@ -157,16 +183,35 @@ function fetchOnce(url: URL, ca: Buffer | undefined, part: Part, o: DownloadOpti
       } else {
         res.resume();
         const retryable = status >= 500 || status === 408 || status === 429;
-        return done(retryable ? null : failed(`the artifact server answered HTTP ${status}`, status === 404 ? `is ${o.manifest.artifact} published at that URL?` : 'check the URL and the server'));
+        return done(
+          retryable
+            ? null
+            : failed(
+                `the artifact server answered HTTP ${status}`,
+                status === 404 ? `is ${o.manifest.artifact} published at that URL?` : 'check the URL and the server',
+              ),
+        );
       }
       res.on('data', (chunk: Buffer) => {
         if (counter.fetched + chunk.length > o.maxBytes) {
-          done(new QrvendError('UPDATE_DATA_CAP', `the download passed the data cap: ${counter.fetched + chunk.length} bytes ` +
-            `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`, { hint: 'a link that keeps cutting: raise updates.maxDownloadBytes or offer the update again later' }));
+          done(
+            new QrvendError(
+              'UPDATE_DATA_CAP',
+              `the download passed the data cap: ${counter.fetched + chunk.length} bytes ` +
+                `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`,
+              { hint: 'a link that keeps cutting: raise updates.maxDownloadBytes or offer the update again later' },
+            ),
+          );
           return res.destroy(); // after done(): destroying may report the cut at once, and the first word counts
         }
         if (part.have + chunk.length > size) {
-          done(new QrvendError('UPDATE_ARTIFACT_MISMATCH', `the server sent more than the ${size} bytes the manifest names`, { hint: 'the URL serves another file than the signed release' }));
+          done(
+            new QrvendError(
+              'UPDATE_ARTIFACT_MISMATCH',
+              `the server sent more than the ${size} bytes the manifest names`,
+              { hint: 'the URL serves another file than the signed release' },
+            ),
+          );
           return res.destroy();
         }
         writeSync(part.fd, chunk, 0, chunk.length, part.have);
@@ -203,7 +248,15 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 /** Fetches and checks the artifact; resolves with its path (`<dir>/artifact.tar.gz`). */
 export async function downloadArtifact(o: DownloadOptions): Promise<string> {
   const url = checkDownloadUrl(o.url);
-  const ca = o.caFile === null ? undefined : readPemFile(o.caFile, 'certificates', 'updates.caFile', 'point updates.caFile at a readable PEM file, or null for the system CAs');
+  const ca =
+    o.caFile === null
+      ? undefined
+      : readPemFile(
+          o.caFile,
+          'certificates',
+          'updates.caFile',
+          'point updates.caFile at a readable PEM file, or null for the system CAs',
+        );
   mkdirSync(o.dir, { recursive: true, mode: 0o750 });
   const artifact = join(o.dir, ARTIFACT_FILE);
   if (existsSync(artifact)) {
@@ -222,20 +275,32 @@ export async function downloadArtifact(o: DownloadOptions): Promise<string> {
   try {
     while (part.have < o.manifest.size) {
       if (counter.fetched >= o.maxBytes) {
-        throw new QrvendError('UPDATE_DATA_CAP', `the download reached the data cap: ${counter.fetched} bytes ` +
-          `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`, { hint: 'raise updates.maxDownloadBytes or offer the update again later' });
+        throw new QrvendError(
+          'UPDATE_DATA_CAP',
+          `the download reached the data cap: ${counter.fetched} bytes ` +
+            `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`,
+          { hint: 'raise updates.maxDownloadBytes or offer the update again later' },
+        );
       }
       if (o.signal?.aborted) throw failed('the download was stopped');
       const before = counter.fetched;
       let target: URL | null = url;
       for (let hops = 0; target !== null; hops += 1) {
-        if (hops > MAX_REDIRECTS) throw failed(`the artifact server redirected more than ${MAX_REDIRECTS} times`, 'give the final URL of the artifact');
+        if (hops > MAX_REDIRECTS)
+          throw failed(
+            `the artifact server redirected more than ${MAX_REDIRECTS} times`,
+            'give the final URL of the artifact',
+          );
         target = await fetchOnce(target, ca, part, o, counter);
       }
       fsyncSync(part.fd);
       o.onFetched(counter.fetched);
       if (counter.fetched > before) stalled = 0;
-      else if (++stalled >= (o.maxStalledAttempts ?? 5)) throw failed(`the artifact server sent nothing in ${stalled} attempts in a row`, 'check that the server is reachable and serves the artifact');
+      else if (++stalled >= (o.maxStalledAttempts ?? 5))
+        throw failed(
+          `the artifact server sent nothing in ${stalled} attempts in a row`,
+          'check that the server is reachable and serves the artifact',
+        );
       if (part.have < o.manifest.size) await sleep((o.retryDelayMs ?? 5_000) * Math.min(stalled + 1, 12), o.signal);
     }
     o.onProgress(part.have, o.manifest.size);
@@ -244,7 +309,13 @@ export async function downloadArtifact(o: DownloadOptions): Promise<string> {
       closeSync(part.fd);
       part.fd = -1;
       removeDurably(partPath);
-      throw new QrvendError('UPDATE_ARTIFACT_MISMATCH', `the downloaded artifact's sha256 is ${digest}, the signed manifest says ${o.manifest.sha256}`, { hint: 'the server serves an altered or damaged file: nothing is activated; publish the signed release again' });
+      throw new QrvendError(
+        'UPDATE_ARTIFACT_MISMATCH',
+        `the downloaded artifact's sha256 is ${digest}, the signed manifest says ${o.manifest.sha256}`,
+        {
+          hint: 'the server serves an altered or damaged file: nothing is activated; publish the signed release again',
+        },
+      );
     }
   } finally {
     if (part.fd >= 0) closeSync(part.fd);

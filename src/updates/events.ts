@@ -13,5 +13,8 @@ export function publishUpdateEvent(
   detail: string | null,
   options: { rolloutId?: string | null; progress?: UpdateEventFacts['progress'] } = {},
 ): void {
-  toPayment({ type: 'update.event', event: { version, state, rolloutId: options.rolloutId ?? null, progress: options.progress ?? null, detail } });
+  toPayment({
+    type: 'update.event',
+    event: { version, state, rolloutId: options.rolloutId ?? null, progress: options.progress ?? null, detail },
+  });
 }

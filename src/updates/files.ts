@@ -41,9 +41,17 @@ export function readSmallJson(path: string, maxBytes = MAX_SMALL_FILE_BYTES): un
 }
 
 /** What the activator reads: written only once the machine is idle and new sessions are held off. */
-export function writeActivationRequest(dir: string, request: { version: string; rolloutId: string | null }, now: Date): void {
+export function writeActivationRequest(
+  dir: string,
+  request: { version: string; rolloutId: string | null },
+  now: Date,
+): void {
   mkdirSync(dir, { recursive: true, mode: 0o750 });
-  writeFileAtomic(updateFiles(dir).activate, JSON.stringify({ version: request.version, rolloutId: request.rolloutId, requestedAt: now.toISOString() }), 0o640);
+  writeFileAtomic(
+    updateFiles(dir).activate,
+    JSON.stringify({ version: request.version, rolloutId: request.rolloutId, requestedAt: now.toISOString() }),
+    0o640,
+  );
 }
 
 /**
@@ -56,5 +64,7 @@ export function rolloutIdOf(dir: string, version: string): string | null {
   const state = readSmallJson(updateFiles(dir).state, MAX_UPDATE_STATE_BYTES);
   if (typeof state !== 'object' || state === null) return null;
   const { v, version: stateVersion, rolloutId } = state as Record<string, unknown>;
-  return v === 1 && stateVersion === version && typeof rolloutId === 'string' && ROLLOUT_ID.test(rolloutId) ? rolloutId : null;
+  return v === 1 && stateVersion === version && typeof rolloutId === 'string' && ROLLOUT_ID.test(rolloutId)
+    ? rolloutId
+    : null;
 }

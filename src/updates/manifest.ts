@@ -11,7 +11,13 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { QrvendError } from '../core/errors.js';
 import type { Keyring } from '../trust/keys.js';
 import { MAX_DOCUMENT_LIFETIME_MS, signStatement, verifyStatement } from '../trust/signed.js';
-import { MAX_MANIFEST_BYTES, UPDATE_MANIFEST_KIND, UpdateManifest, UpdateManifestBody, type UpdateArch } from '../fleet/contract/manifest-schema.js';
+import {
+  MAX_MANIFEST_BYTES,
+  UPDATE_MANIFEST_KIND,
+  UpdateManifest,
+  UpdateManifestBody,
+  type UpdateArch,
+} from '../fleet/contract/manifest-schema.js';
 import { compareVersions, isReleaseVersion } from './version-order.js';
 
 /**
@@ -41,7 +47,10 @@ export interface SignManifestOptions {
 
 export function signManifest(body: UpdateManifestBody, options: SignManifestOptions): UpdateManifest {
   const checked = UpdateManifestBody.parse(body);
-  const signature = signStatement(UPDATE_MANIFEST_KIND, checked, { ...options, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  const signature = signStatement(UPDATE_MANIFEST_KIND, checked, {
+    ...options,
+    maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS,
+  });
   return { ...checked, signature };
 }
 
@@ -66,37 +75,73 @@ export function verifyManifest(input: ManifestCheck): UpdateManifest {
   const parsed = UpdateManifest.safeParse(input.manifest);
   if (!parsed.success) {
     const unsigned = typeof input.manifest === 'object' && input.manifest !== null && !('signature' in input.manifest);
-    if (unsigned) throw new QrvendError('UPDATE_SIGNATURE_REFUSED', 'the update manifest is unsigned', { hint: 'sign it with an update key: npm run release -- --sign KEY --key-id ID' });
-    throw new QrvendError('UPDATE_MANIFEST_INVALID', `the update manifest is malformed (${firstIssue(parsed.error)})`, { hint: 'use the manifest file npm run release wrote, unchanged' });
+    if (unsigned)
+      throw new QrvendError('UPDATE_SIGNATURE_REFUSED', 'the update manifest is unsigned', {
+        hint: 'sign it with an update key: npm run release -- --sign KEY --key-id ID',
+      });
+    throw new QrvendError('UPDATE_MANIFEST_INVALID', `the update manifest is malformed (${firstIssue(parsed.error)})`, {
+      hint: 'use the manifest file npm run release wrote, unchanged',
+    });
   }
   const manifest = parsed.data;
   const { signature, ...body } = manifest;
-  const checked = verifyStatement({ kind: UPDATE_MANIFEST_KIND, body, signature, scope: 'update', keyring: input.keyring, nowMs: input.nowMs, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  const checked = verifyStatement({
+    kind: UPDATE_MANIFEST_KIND,
+    body,
+    signature,
+    scope: 'update',
+    keyring: input.keyring,
+    nowMs: input.nowMs,
+    maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS,
+  });
   if (!checked.ok) {
-    throw new QrvendError('UPDATE_SIGNATURE_REFUSED', `the update manifest's signature is refused (${checked.reason}): ${checked.message}`, {
-      hint: checked.reason === 'expired' ? 'sign the release again with a later expiry' : 'sign with a key of scope update that this machine\'s trust file (fleet.trustFile) holds',
-      details: { reason: checked.reason },
-    });
+    throw new QrvendError(
+      'UPDATE_SIGNATURE_REFUSED',
+      `the update manifest's signature is refused (${checked.reason}): ${checked.message}`,
+      {
+        hint:
+          checked.reason === 'expired'
+            ? 'sign the release again with a later expiry'
+            : "sign with a key of scope update that this machine's trust file (fleet.trustFile) holds",
+        details: { reason: checked.reason },
+      },
+    );
   }
   if (input.arch === null || manifest.arch !== input.arch) {
-    throw new QrvendError('UPDATE_WRONG_ARCH', `the update is built for ${manifest.arch}, this machine is ` +
-      `${input.arch ?? `${process.arch} (no release is built for it)`}`, {
-      hint: `offer the ${input.arch ?? ''} manifest of the same release`.replace('  ', ' '),
-    });
+    throw new QrvendError(
+      'UPDATE_WRONG_ARCH',
+      `the update is built for ${manifest.arch}, this machine is ` +
+        `${input.arch ?? `${process.arch} (no release is built for it)`}`,
+      {
+        hint: `offer the ${input.arch ?? ''} manifest of the same release`.replace('  ', ' '),
+      },
+    );
   }
   if (!isReleaseVersion(input.running)) {
-    throw new QrvendError('UPDATE_MANIFEST_INVALID', `the running version ${JSON.stringify(input.running.slice(0, 64))} is not ` +
-      `a release version: its order against ${manifest.version} is unknown`, { hint: 'install a release build by hand' });
+    throw new QrvendError(
+      'UPDATE_MANIFEST_INVALID',
+      `the running version ${JSON.stringify(input.running.slice(0, 64))} is not ` +
+        `a release version: its order against ${manifest.version} is unknown`,
+      { hint: 'install a release build by hand' },
+    );
   }
   if (compareVersions(manifest.version, input.running) <= 0) {
-    throw new QrvendError('UPDATE_DOWNGRADE', `the update's version ${manifest.version} is not newer than the running ${input.running}`, {
-      hint: 'a machine only moves forward; to undo a release, publish a newer one that fixes it',
-    });
+    throw new QrvendError(
+      'UPDATE_DOWNGRADE',
+      `the update's version ${manifest.version} is not newer than the running ${input.running}`,
+      {
+        hint: 'a machine only moves forward; to undo a release, publish a newer one that fixes it',
+      },
+    );
   }
   if (compareVersions(input.running, manifest.minVersion) < 0) {
-    throw new QrvendError('UPDATE_TOO_OLD', `the update to ${manifest.version} applies from ${manifest.minVersion} on; this machine runs ${input.running}`, {
-      hint: `update it to ${manifest.minVersion} or later first`,
-    });
+    throw new QrvendError(
+      'UPDATE_TOO_OLD',
+      `the update to ${manifest.version} applies from ${manifest.minVersion} on; this machine runs ${input.running}`,
+      {
+        hint: `update it to ${manifest.minVersion} or later first`,
+      },
+    );
   }
   return manifest;
 }
@@ -139,14 +184,25 @@ export function verifyArtifactFile(path: string, manifest: Pick<UpdateManifest, 
     size = fstatSync(fd).size;
     closeSync(fd);
   } catch (err) {
-    throw new QrvendError('UPDATE_ARTIFACT_MISMATCH', `the artifact ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new QrvendError(
+      'UPDATE_ARTIFACT_MISMATCH',
+      `the artifact ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   if (size !== manifest.size) {
-    throw new QrvendError('UPDATE_ARTIFACT_MISMATCH', `the artifact is ${size} bytes, the manifest says ${manifest.size}`, { hint: `fetch ${manifest.artifact} again; it is truncated or another file` });
+    throw new QrvendError(
+      'UPDATE_ARTIFACT_MISMATCH',
+      `the artifact is ${size} bytes, the manifest says ${manifest.size}`,
+      { hint: `fetch ${manifest.artifact} again; it is truncated or another file` },
+    );
   }
   const { sha256 } = hashFile(path);
   if (sha256 !== manifest.sha256) {
-    throw new QrvendError('UPDATE_ARTIFACT_MISMATCH', `the artifact's sha256 is ${sha256}, the manifest says ${manifest.sha256}`, { hint: 'the file was altered or damaged: it is not the signed release' });
+    throw new QrvendError(
+      'UPDATE_ARTIFACT_MISMATCH',
+      `the artifact's sha256 is ${sha256}, the manifest says ${manifest.sha256}`,
+      { hint: 'the file was altered or damaged: it is not the signed release' },
+    );
   }
 }
 
@@ -156,11 +212,18 @@ export function readManifestFile(path: string): unknown {
   try {
     fd = openSync(path, 'r');
   } catch (err) {
-    throw new QrvendError('UPDATE_MANIFEST_INVALID', `the manifest ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new QrvendError(
+      'UPDATE_MANIFEST_INVALID',
+      `the manifest ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   try {
     const size = fstatSync(fd).size;
-    if (size > MAX_MANIFEST_BYTES) throw new QrvendError('UPDATE_MANIFEST_INVALID', `the manifest ${path} is ${size} bytes, more than ${MAX_MANIFEST_BYTES}: not a manifest`);
+    if (size > MAX_MANIFEST_BYTES)
+      throw new QrvendError(
+        'UPDATE_MANIFEST_INVALID',
+        `the manifest ${path} is ${size} bytes, more than ${MAX_MANIFEST_BYTES}: not a manifest`,
+      );
     const buf = Buffer.alloc(size);
     readSync(fd, buf, 0, size, 0);
     try {

@@ -43,7 +43,8 @@ export function compareVersions(a: string, b: string): number {
   for (let i = 0; i < 3; i += 1) {
     if (pa.core[i] !== pb.core[i]) return Math.sign(pa.core[i]! - pb.core[i]!);
   }
-  if (pa.pre.length === 0 || pb.pre.length === 0) return pa.pre.length === pb.pre.length ? 0 : pa.pre.length === 0 ? 1 : -1;
+  if (pa.pre.length === 0 || pb.pre.length === 0)
+    return pa.pre.length === pb.pre.length ? 0 : pa.pre.length === 0 ? 1 : -1;
   for (let i = 0; i < Math.min(pa.pre.length, pb.pre.length); i += 1) {
     const c = compareIdentifiers(pa.pre[i]!, pb.pre[i]!);
     if (c !== 0) return c;

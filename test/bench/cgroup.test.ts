@@ -12,9 +12,16 @@ const HYBRID = [
   'cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0',
 ].join('\n');
 
-test('a hybrid system: the v2 hierarchy has no cpu controller, so the v1 cpu mount is used (not cpuacct or cpuset)', T, () => {
-  assert.deepEqual(cpuMounts(HYBRID, () => 'hugetlb\n'), [{ kind: 'v1', path: '/sys/fs/cgroup/cpu' }]);
-});
+test(
+  'a hybrid system: the v2 hierarchy has no cpu controller, so the v1 cpu mount is used (not cpuacct or cpuset)',
+  T,
+  () => {
+    assert.deepEqual(
+      cpuMounts(HYBRID, () => 'hugetlb\n'),
+      [{ kind: 'v1', path: '/sys/fs/cgroup/cpu' }],
+    );
+  },
+);
 
 test('a v2 hierarchy that offers cpu comes first', T, () => {
   const text = `${HYBRID}\ncgroup2 /sys/fs/cgroup2 cgroup2 rw 0 0`;
@@ -26,5 +33,8 @@ test('a v2 hierarchy that offers cpu comes first', T, () => {
 });
 
 test('no cgroup mounts at all: nothing to use', T, () => {
-  assert.deepEqual(cpuMounts('proc /proc proc rw 0 0\n', () => 'cpu'), []);
+  assert.deepEqual(
+    cpuMounts('proc /proc proc rw 0 0\n', () => 'cpu'),
+    [],
+  );
 });

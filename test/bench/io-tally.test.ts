@@ -13,8 +13,10 @@ import { FAIL_IO_SHIM, parseTally } from '../../bench/support/io-tally.js';
 const T = { timeout: 180_000 };
 
 test('parseTally counts syncs and bytes per file and skips torn lines', T, () => {
-  const t = parseTally('W 100 /x/ledger.sqlite-wal\nW 24 /x/ledger.sqlite-wal\nS 0 /x/ledger.sqlite-wal\nW ' +
-    '4096 /x/ledger.sqlite\nS 0 /x/ledger.sqlite\nW 12\n\ngarbage\n');
+  const t = parseTally(
+    'W 100 /x/ledger.sqlite-wal\nW 24 /x/ledger.sqlite-wal\nS 0 /x/ledger.sqlite-wal\nW ' +
+      '4096 /x/ledger.sqlite\nS 0 /x/ledger.sqlite\nW 12\n\ngarbage\n',
+  );
   assert.deepEqual(t, {
     syncs: 2,
     writes: 3,
@@ -23,13 +25,16 @@ test('parseTally counts syncs and bytes per file and skips torn lines', T, () =>
   });
 });
 
-test('the shim tallies the write and sync calls on files in scope only, and fails nothing without a control file', T, () => {
-  assert.ok(existsSync(FAIL_IO_SHIM), `${FAIL_IO_SHIM} is built by native/build.mjs (npm ci, npm test)`);
-  const dir = mkdtempSync(join(os.tmpdir(), 'qrvend-tally-'));
-  try {
-    const scope = join(dir, 'scope');
-    const tallyFile = join(dir, 'tally');
-    const script = `
+test(
+  'the shim tallies the write and sync calls on files in scope only, and fails nothing without a control file',
+  T,
+  () => {
+    assert.ok(existsSync(FAIL_IO_SHIM), `${FAIL_IO_SHIM} is built by native/build.mjs (npm ci, npm test)`);
+    const dir = mkdtempSync(join(os.tmpdir(), 'qrvend-tally-'));
+    try {
+      const scope = join(dir, 'scope');
+      const tallyFile = join(dir, 'tally');
+      const script = `
       const fs = require('node:fs');
       fs.mkdirSync(${JSON.stringify(scope)});
       const fd = fs.openSync(${JSON.stringify(join(scope, 'a.db'))}, 'w');
@@ -42,10 +47,20 @@ test('the shim tallies the write and sync calls on files in scope only, and fail
       fs.writeSync(out, 'not counted');
       fs.fsyncSync(out);
       fs.closeSync(out);`;
-    const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: scope, QRVEND_FAILIO_TALLY: tallyFile }, encoding: 'utf8', timeout: 120_000 });
-    assert.equal(r.status, 0, r.stderr);
-    assert.deepEqual(parseTally(readFileSync(tallyFile, 'utf8')), { syncs: 2, writes: 2, bytesByFile: { 'a.db': 1024 }, syncsByFile: { 'a.db': 2 } });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+      const r = spawnSync(process.execPath, ['-e', script], {
+        env: { ...process.env, LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: scope, QRVEND_FAILIO_TALLY: tallyFile },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      assert.equal(r.status, 0, r.stderr);
+      assert.deepEqual(parseTally(readFileSync(tallyFile, 'utf8')), {
+        syncs: 2,
+        writes: 2,
+        bytesByFile: { 'a.db': 1024 },
+        syncsByFile: { 'a.db': 2 },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -3,7 +3,17 @@ import assert from 'node:assert/strict';
 import { closeSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuTicks, parseCtxtSwitches, parseIoField, parseSchedstatRunNs, parseStatTicks, threadSwitches, threadsRunNs, USER_HZ, writeBytes } from '../../bench/support/proc.js';
+import {
+  cpuTicks,
+  parseCtxtSwitches,
+  parseIoField,
+  parseSchedstatRunNs,
+  parseStatTicks,
+  threadSwitches,
+  threadsRunNs,
+  USER_HZ,
+  writeBytes,
+} from '../../bench/support/proc.js';
 
 /** statfs f_type of tmpfs (linux/magic.h). */
 const TMPFS_MAGIC = 0x01021994;
@@ -24,7 +34,8 @@ test('a stat text without the command name is refused with a clear error', T, ()
 test('context switches and io fields are read by name', T, () => {
   const status = 'Name:\tnode\nvoluntary_ctxt_switches:\t150\nnonvoluntary_ctxt_switches:\t7\n';
   assert.deepEqual(parseCtxtSwitches(status), { voluntary: 150, nonvoluntary: 7 });
-  const io = 'rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 81920\ncancelled_write_bytes: 0\n';
+  const io =
+    'rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 81920\ncancelled_write_bytes: 0\n';
   assert.equal(parseIoField(io, 'write_bytes'), 81920);
   assert.equal(parseIoField(io, 'read_bytes'), 4096);
   assert.throws(() => parseIoField(io, 'nope'), /no nope/);

@@ -9,7 +9,10 @@ test('pooled ratio is p99 of all subject samples over p99 of all floor samples',
   // 100 samples each: nearest-rank p99 is the 99th smallest.
   const floor = range(1, 100); // p99 = 99
   const subject = range(2, 100, 2); // p99 = 198
-  const r = ratioSpread([{ floor: floor.slice(0, 50), subject: subject.slice(50) }, { floor: floor.slice(50), subject: subject.slice(0, 50) }]);
+  const r = ratioSpread([
+    { floor: floor.slice(0, 50), subject: subject.slice(50) },
+    { floor: floor.slice(50), subject: subject.slice(0, 50) },
+  ]);
   assert.equal(r.floorQ, 99);
   assert.equal(r.subjectQ, 198);
   assert.equal(r.pooled, 2);
@@ -31,7 +34,13 @@ test('per-block ratios, their median, min and max, in block order', T, () => {
 });
 
 test('a block with no samples on one side is left out of the spread, not counted as zero', T, () => {
-  const r = ratioSpread([{ floor: [2], subject: [] }, { floor: [2], subject: [3] }], 1);
+  const r = ratioSpread(
+    [
+      { floor: [2], subject: [] },
+      { floor: [2], subject: [3] },
+    ],
+    1,
+  );
   assert.deepEqual(r.blocks, [1.5]);
   assert.equal(r.pooled, 1.5);
 });
@@ -43,13 +52,19 @@ test('no samples at all gives NaN, never a made-up ratio', T, () => {
   assert.deepEqual(r.blocks, []);
 });
 
-test('beyond the floor: each percentile of the subject minus the ' +
-  'same percentile of the floor, not of per-sample differences', T, () => {
-  const floor = range(1, 100); // p50 50, p99 99
-  const subject = range(1, 100).map((x) => x + 3).reverse(); // p50 53, p99 102: pairwise differences range from -95 to 101
-  const b = beyondFloor(subject, floor);
-  assert.equal(b.p99, 3);
-  assert.equal(b.p50, 3);
-  assert.equal(b.floorP99, 99);
-  assert.equal(b.floorP50, 50);
-});
+test(
+  'beyond the floor: each percentile of the subject minus the ' +
+    'same percentile of the floor, not of per-sample differences',
+  T,
+  () => {
+    const floor = range(1, 100); // p50 50, p99 99
+    const subject = range(1, 100)
+      .map((x) => x + 3)
+      .reverse(); // p50 53, p99 102: pairwise differences range from -95 to 101
+    const b = beyondFloor(subject, floor);
+    assert.equal(b.p99, 3);
+    assert.equal(b.p50, 3);
+    assert.equal(b.floorP99, 99);
+    assert.equal(b.floorP50, 50);
+  },
+);

@@ -50,15 +50,16 @@ test('QRVEND_CONFIG names the site file when --config is absent', () => {
 test('an unknown key is refused with its path', () => {
   const file = siteFile({ gateway: { timeoutMS: 10 }, bogus: 1 });
   const problems = problemsOf(() => loadConfig({ file, env: {} }));
-  assert.deepEqual(
-    problems.map((p) => p.path).sort(),
-    ['bogus', 'gateway.timeoutMS'],
-  );
+  assert.deepEqual(problems.map((p) => p.path).sort(), ['bogus', 'gateway.timeoutMS']);
   assert.ok(problems.every((p) => p.reason === 'unknown key'));
 });
 
 test('a bad value is refused with its path and the reason', () => {
-  const file = siteFile({ gateway: { timeoutMs: 'fast' }, start: { listen: 'nowhere' }, machine: { currencyCode: 'euro' } });
+  const file = siteFile({
+    gateway: { timeoutMs: 'fast' },
+    start: { listen: 'nowhere' },
+    machine: { currencyCode: 'euro' },
+  });
   const problems = problemsOf(() => loadConfig({ file, env: {} }));
   const byPath = new Map(problems.map((p) => [p.path, p.reason]));
   assert.match(byPath.get('gateway.timeoutMs') ?? '', /number/);
@@ -68,7 +69,9 @@ test('a bad value is refused with its path and the reason', () => {
 
 test('values out of range are refused', () => {
   const file = siteFile({ gateway: { timeoutMs: 5 }, mdb: { baudRate: 1234 } });
-  const paths = problemsOf(() => loadConfig({ file, env: {} })).map((p) => p.path).sort();
+  const paths = problemsOf(() => loadConfig({ file, env: {} }))
+    .map((p) => p.path)
+    .sort();
   assert.deepEqual(paths, ['gateway.timeoutMs', 'mdb.baudRate']);
 });
 
@@ -81,18 +84,27 @@ test('the dynamic QR payment timeout must stay below the reader max response tim
 
 test('CustomData values must hold JSON text', () => {
   const bad = siteFile({ customData: { Machine: 'north' } });
-  assert.deepEqual(problemsOf(() => loadConfig({ file: bad, env: {} })).map((p) => p.path), ['customData.Machine']);
+  assert.deepEqual(
+    problemsOf(() => loadConfig({ file: bad, env: {} })).map((p) => p.path),
+    ['customData.Machine'],
+  );
   const good = siteFile({ customData: { Machine: '{"region":"north"}' } });
   assert.equal(loadConfig({ file: good, env: {} }).config.customData.Machine, '{"region":"north"}');
 });
 
 test('a file that is not JSON is refused, naming the file', () => {
   const file = siteFile('{ "gateway": ');
-  assert.throws(() => loadConfig({ file, env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_INVALID') && err.message.includes(file));
+  assert.throws(
+    () => loadConfig({ file, env: {} }),
+    (err: unknown) => isQrvendError(err, 'CONFIG_INVALID') && err.message.includes(file),
+  );
 });
 
 test('a missing file is refused as unreadable', () => {
-  assert.throws(() => loadConfig({ file: '/nonexistent/qrvend.json', env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_UNREADABLE'));
+  assert.throws(
+    () => loadConfig({ file: '/nonexistent/qrvend.json', env: {} }),
+    (err: unknown) => isQrvendError(err, 'CONFIG_UNREADABLE'),
+  );
 });
 
 test('layer merges objects and replaces everything else', () => {
@@ -101,10 +113,23 @@ test('layer merges objects and replaces everything else', () => {
 });
 
 test('gateway.baseUrl: https://, or http:// only to a loopback host (docs/decisions/gateway-interface.md)', () => {
-  for (const ok of ['https://gw.example.com:443', 'https://10.0.0.5:8443', 'http://127.0.0.1:8090', 'http://127.9.9.9', 'http://[::1]:8090', 'http://localhost:8090']) {
+  for (const ok of [
+    'https://gw.example.com:443',
+    'https://10.0.0.5:8443',
+    'http://127.0.0.1:8090',
+    'http://127.9.9.9',
+    'http://[::1]:8090',
+    'http://localhost:8090',
+  ]) {
     assert.equal(loadConfig({ env: {}, overrides: { gateway: { baseUrl: ok } } }).config.gateway.baseUrl, ok);
   }
-  for (const bad of ['http://gw.example.com:8090', 'http://10.0.0.5', 'http://128.0.0.1', 'http://127.0.0.1.example.com', 'http://[::2]:80']) {
+  for (const bad of [
+    'http://gw.example.com:8090',
+    'http://10.0.0.5',
+    'http://128.0.0.1',
+    'http://127.0.0.1.example.com',
+    'http://[::2]:80',
+  ]) {
     const problems = problemsOf(() => loadConfig({ env: {}, overrides: { gateway: { baseUrl: bad } } }));
     assert.equal(problems[0]?.path, 'gateway.baseUrl', bad);
     assert.match(problems[0]!.reason, /must be https:\/\//, bad);
@@ -115,5 +140,8 @@ test('staticQr.verifyAge defaults to true; a catalog item may carry an ageLimit'
   const { config } = loadConfig({ env: {}, overrides: { catalog: { '30': { name: 'Beer', ageLimit: 18 } } } });
   assert.equal(config.staticQr.verifyAge, true);
   assert.equal(config.catalog['30']?.ageLimit, 18);
-  assert.equal(problemsOf(() => loadConfig({ env: {}, overrides: { staticQr: { verifyAge: 'no' } } }))[0]?.path, 'staticQr.verifyAge');
+  assert.equal(
+    problemsOf(() => loadConfig({ env: {}, overrides: { staticQr: { verifyAge: 'no' } } }))[0]?.path,
+    'staticQr.verifyAge',
+  );
 });

@@ -25,7 +25,11 @@ test('a profile supplies defaults; every explicit key wins over it', T, () => {
   const p = mdbOf({ profile: 'level2-session', virtualCredit: 5 });
   assert.equal(p.alwaysIdle, false);
   assert.equal(p.sessionRefreshMs, PROFILES['level2-session'].sessionRefreshMs);
-  assert.equal(p.maxResponseTimeS, 60, 'the advertised response time must leave the Dynamic QR budget of the default config');
+  assert.equal(
+    p.maxResponseTimeS,
+    60,
+    'the advertised response time must leave the Dynamic QR budget of the default config',
+  );
   assert.equal(p.virtualCredit, 5);
   const o = mdbOf({ profile: 'level2-session', alwaysIdle: true, maxResponseTimeS: 90, sessionRefreshMs: null });
   assert.equal(o.alwaysIdle, true);
@@ -41,7 +45,11 @@ test('an unknown profile, device or board key name is refused, naming the key', 
     [{ boardKeys: { address: 'MDB ADDR' } }, 'mdb.boardKeys'],
     [{ boardKeys: { nonsense: 'x' } }, 'mdb.boardKeys'],
   ] as const) {
-    assert.throws(() => mdbOf(mdb), (err: unknown) => isQrvendError(err) && err.message.includes(path), JSON.stringify(mdb));
+    assert.throws(
+      () => mdbOf(mdb),
+      (err: unknown) => isQrvendError(err) && err.message.includes(path),
+      JSON.stringify(mdb),
+    );
   }
 });
 
@@ -50,7 +58,10 @@ test('every preset is valid with the default configuration', T, () => {
 });
 
 test('a parsed configuration parses again to itself (the profile resolved into plain keys)', T, () => {
-  const config = loadConfig({ env: {}, overrides: { mdb: { profile: 'level1-session', virtualCredit: 3 } } as never }).config;
+  const config = loadConfig({
+    env: {},
+    overrides: { mdb: { profile: 'level1-session', virtualCredit: 3 } } as never,
+  }).config;
   const again = ConfigSchema.parse(config);
   assert.deepEqual(again.mdb, config.mdb);
 });

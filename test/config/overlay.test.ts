@@ -23,7 +23,14 @@ function machine(overlay?: unknown): { site: string; overlay: string } {
   mkdirSync(dir);
   const overlayFile = join(dir, 'state', 'fleet-config.json');
   const site = join(dir, 'config.json');
-  writeFileSync(site, JSON.stringify({ log: { level: 'warn' }, mdb: { sessionIdleTimeoutMs: 20_000 }, fleet: { configOverlay: overlayFile } }));
+  writeFileSync(
+    site,
+    JSON.stringify({
+      log: { level: 'warn' },
+      mdb: { sessionIdleTimeoutMs: 20_000 },
+      fleet: { configOverlay: overlayFile },
+    }),
+  );
   if (overlay !== undefined) {
     mkdirSync(join(dir, 'state'));
     writeFileSync(overlayFile, typeof overlay === 'string' ? overlay : JSON.stringify(overlay));
@@ -36,7 +43,14 @@ test('defaults < site < overlay: the overlay wins where it sets a key, the site 
   const loaded = loadConfig({ file: m.site, env: {} });
   assert.equal(loaded.config.mdb.sessionIdleTimeoutMs, 45_000);
   assert.equal(loaded.config.log.level, 'warn');
-  assert.deepEqual(loaded.layers.map((l) => [l.name, l.status]), [['defaults', 'applied'], ['site', 'applied'], ['fleet overlay', 'applied']]);
+  assert.deepEqual(
+    loaded.layers.map((l) => [l.name, l.status]),
+    [
+      ['defaults', 'applied'],
+      ['site', 'applied'],
+      ['fleet overlay', 'applied'],
+    ],
+  );
   assert.deepEqual(loaded.overlay.set, { mdb: { sessionIdleTimeoutMs: 45_000 } });
 });
 
@@ -50,7 +64,10 @@ test('a missing overlay is no overlay', T, () => {
 test('without a site file there is no overlay at all', T, () => {
   const loaded = loadConfig({ env: {} });
   assert.equal(loaded.overlay.status, 'none');
-  assert.deepEqual(loaded.layers.map((l) => l.name), ['defaults']);
+  assert.deepEqual(
+    loaded.layers.map((l) => l.name),
+    ['defaults'],
+  );
 });
 
 for (const [what, content, path] of [
@@ -64,14 +81,17 @@ for (const [what, content, path] of [
     const m = machine(content);
     const loaded = loadConfig({ file: m.site, env: {} });
     assert.equal(loaded.overlay.status, 'rejected');
-    assert.deepEqual(loaded.overlay.problems.map((p) => p.path), [path]);
+    assert.deepEqual(
+      loaded.overlay.problems.map((p) => p.path),
+      [path],
+    );
     assert.equal(loaded.config.mdb.sessionIdleTimeoutMs, 20_000);
     assert.equal(loaded.layers.at(-1)?.status, 'rejected');
     assert.ok(existsSync(m.overlay), 'a read-only loader leaves the file where it is');
   });
 }
 
-test('the daemon\'s loader sets a rejected overlay aside as <overlay>.rejected', T, () => {
+test("the daemon's loader sets a rejected overlay aside as <overlay>.rejected", T, () => {
   const m = machine('{"mdb": ');
   const loaded = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
   assert.equal(loaded.overlay.movedTo, rejectedOverlayFile(m.overlay));
@@ -83,11 +103,19 @@ test('the daemon\'s loader sets a rejected overlay aside as <overlay>.rejected',
 test('an invalid site file still stops the start, overlay or not', T, () => {
   const m = machine({ mdb: { sessionIdleTimeoutMs: 45_000 } });
   writeFileSync(m.site, JSON.stringify({ gateway: { timeoutMs: 'soon' } }));
-  assert.throws(() => loadConfig({ file: m.site, env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_INVALID'));
+  assert.throws(
+    () => loadConfig({ file: m.site, env: {} }),
+    (err: unknown) => isQrvendError(err, 'CONFIG_INVALID'),
+  );
 });
 
 test('a site file naming itself as the overlay is refused (config.set would overwrite it)', T, () => {
   const m = machine();
   writeFileSync(m.site, JSON.stringify({ fleet: { configOverlay: m.site } }));
-  assert.throws(() => loadConfig({ file: m.site, env: {} }), (err: unknown) => isQrvendError(err, 'CONFIG_INVALID') && (err.details?.problems as Array<{ path: string }>)[0]?.path === 'fleet.configOverlay');
+  assert.throws(
+    () => loadConfig({ file: m.site, env: {} }),
+    (err: unknown) =>
+      isQrvendError(err, 'CONFIG_INVALID') &&
+      (err.details?.problems as Array<{ path: string }>)[0]?.path === 'fleet.configOverlay',
+  );
 });

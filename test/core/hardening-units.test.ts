@@ -9,7 +9,11 @@ const T = { timeout: 5_000 };
 test('clock step detector: a wall jump beyond the threshold is a step, drift below it is not', T, () => {
   let wall = 1_000_000;
   let mono = 0;
-  const detector = new ClockStepDetector(2_000, () => wall, () => mono);
+  const detector = new ClockStepDetector(
+    2_000,
+    () => wall,
+    () => mono,
+  );
   wall += 1_000;
   mono += 1_000;
   assert.equal(detector.check(), null);

@@ -25,7 +25,10 @@ test('SecretToken is redacted at the top level, in a request body and one level 
   log.info({ secretToken: TOKEN, token: TOKEN, headers: { authorization: `Bearer ${TOKEN}` } }, 'other names');
   const out = text();
   assert.equal(out.includes(TOKEN), false, 'the token reached the log');
-  const lines = out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, any>);
+  const lines = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, any>);
   assert.equal(lines.length, 4);
   assert.equal(lines[0]!.SecretToken, '[redacted]');
   assert.equal(lines[1]!.body.SecretToken, '[redacted]');

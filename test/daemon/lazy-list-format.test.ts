@@ -12,7 +12,12 @@ installLazyListFormat();
 
 test('a deferred formatter answers like the real one', T, () => {
   assert.notEqual(Intl.ListFormat, Real, 'installed');
-  for (const options of [undefined, { style: 'long', type: 'conjunction' }, { style: 'short', type: 'disjunction' }, { style: 'narrow', type: 'unit', localeMatcher: 'lookup' }] as const) {
+  for (const options of [
+    undefined,
+    { style: 'long', type: 'conjunction' },
+    { style: 'short', type: 'disjunction' },
+    { style: 'narrow', type: 'unit', localeMatcher: 'lookup' },
+  ] as const) {
     const lazy = new Intl.ListFormat('en', options);
     const real = new Real('en', options);
     assert.ok(lazy instanceof Intl.ListFormat && lazy instanceof Real);
@@ -20,7 +25,10 @@ test('a deferred formatter answers like the real one', T, () => {
     assert.deepEqual(lazy.formatToParts(['a', 'b']), real.formatToParts(['a', 'b']));
     assert.deepEqual(lazy.resolvedOptions(), real.resolvedOptions());
   }
-  assert.equal(new Intl.ListFormat('de-DE', { type: 'disjunction' }).format(['x', 'y']), new Real('de-DE', { type: 'disjunction' }).format(['x', 'y']));
+  assert.equal(
+    new Intl.ListFormat('de-DE', { type: 'disjunction' }).format(['x', 'y']),
+    new Real('de-DE', { type: 'disjunction' }).format(['x', 'y']),
+  );
 });
 
 test('invalid arguments still throw at construction, as the real constructor does', T, () => {

@@ -37,10 +37,15 @@ function staticGraph(entries: string[]): Map<string, string[]> {
 
 test('the main thread loads neither zod, got, mqtt, the canvas, SQLite nor commander', { timeout: 180_000 }, () => {
   const graph = staticGraph(ENTRIES);
-  assert.ok(graph.size > 20, `only ${graph.size} modules found: the import pattern no longer matches the compiled code`);
+  assert.ok(
+    graph.size > 20,
+    `only ${graph.size} modules found: the import pattern no longer matches the compiled code`,
+  );
   const found: string[] = [];
   for (const [file, packages] of graph) {
-    for (const p of packages) if (KEPT_OUT.some((k) => p === k || p.startsWith(`${k}/`))) found.push(`${file.slice(SRC.length + 1)} imports ${p}`);
+    for (const p of packages)
+      if (KEPT_OUT.some((k) => p === k || p.startsWith(`${k}/`)))
+        found.push(`${file.slice(SRC.length + 1)} imports ${p}`);
   }
   assert.deepEqual(found, []);
   // The scan does see packages: the main thread's own ones are there.

@@ -29,12 +29,19 @@ process.stdout.write(JSON.stringify({ available: mallocTrimAvailable(), released
 kept: keep.length }));
 `;
 
-test('malloc_trim hands freed malloc memory back to the system', { timeout: 180_000, skip: existsSync(HEADERS) ? false : `no ${HEADERS}: the addon is not built here` }, () => {
-  const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', SCRIPT], { encoding: 'utf8', timeout: 120_000 });
-  assert.equal(run.status, 0, run.stderr);
-  const r = JSON.parse(run.stdout) as { available: boolean; released: boolean; before: number; after: number };
-  assert.equal(r.available, true, 'dist/src/native/qrvend-trim.node loads');
-  assert.equal(r.released, true);
-  // About 70 MB were freed; at least half of it must leave the process's resident memory.
-  assert.ok(r.before - r.after > 35, `RssAnon ${r.before.toFixed(1)} -> ${r.after.toFixed(1)} MB`);
-});
+test(
+  'malloc_trim hands freed malloc memory back to the system',
+  { timeout: 180_000, skip: existsSync(HEADERS) ? false : `no ${HEADERS}: the addon is not built here` },
+  () => {
+    const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', SCRIPT], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const r = JSON.parse(run.stdout) as { available: boolean; released: boolean; before: number; after: number };
+    assert.equal(r.available, true, 'dist/src/native/qrvend-trim.node loads');
+    assert.equal(r.released, true);
+    // About 70 MB were freed; at least half of it must leave the process's resident memory.
+    assert.ok(r.before - r.after > 35, `RssAnon ${r.before.toFixed(1)} -> ${r.after.toFixed(1)} MB`);
+  },
+);

@@ -13,7 +13,12 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { MAIN_THREAD_NICE } from '../../src/daemon/thread-priority.js';
 import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
-import { compactingCollection, MAIN_THREAD_NODE_FLAGS, PAYMENT_WORKER_LIMITS, quietCollector } from '../../src/daemon/heap-limits.js';
+import {
+  compactingCollection,
+  MAIN_THREAD_NODE_FLAGS,
+  PAYMENT_WORKER_LIMITS,
+  quietCollector,
+} from '../../src/daemon/heap-limits.js';
 
 const T = { timeout: 180_000 };
 const WRAPPER = fileURLToPath(new URL('../../../packaging/qrvend-wrapper.sh', import.meta.url));
@@ -21,7 +26,11 @@ const PRIORITY_JS = new URL('../../src/daemon/thread-priority.js', import.meta.u
 const HEAP_JS = new URL('../../src/daemon/heap-limits.js', import.meta.url).href;
 
 /** Runs `body` (an async function's source, given `mod`) in a worker thread and returns its result. */
-function inWorker<T>(moduleUrl: string, body: string, options: ConstructorParameters<typeof Worker>[1] = {}): Promise<T> {
+function inWorker<T>(
+  moduleUrl: string,
+  body: string,
+  options: ConstructorParameters<typeof Worker>[1] = {},
+): Promise<T> {
   const source = `
     import { parentPort } from 'node:worker_threads';
     import os from 'node:os';
@@ -42,7 +51,11 @@ function inWorker<T>(moduleUrl: string, body: string, options: ConstructorParame
 
 test('raising the priority changes the calling thread only, or fails soft with one log line', T, async () => {
   const mainBefore = os.getPriority(0);
-  const r = await inWorker<{ result: { raised: boolean; nice: number; reason?: string }; after: number; lines: Array<Record<string, unknown>> }>(
+  const r = await inWorker<{
+    result: { raised: boolean; nice: number; reason?: string };
+    after: number;
+    lines: Array<Record<string, unknown>>;
+  }>(
     PRIORITY_JS,
     `async (mod, log, lines) => { const result = mod.raiseThisThread(log); ` +
       `return { result, after: os.getPriority(0), lines }; }`,
@@ -61,7 +74,12 @@ test('raising the priority changes the calling thread only, or fails soft with o
 });
 
 test('a thread already at or above the wanted priority is left alone (never lowered)', T, async () => {
-  const r = await inWorker<{ result: { raised: boolean; nice: number }; before: number; after: number; lines: unknown[] }>(
+  const r = await inWorker<{
+    result: { raised: boolean; nice: number };
+    before: number;
+    after: number;
+    lines: unknown[];
+  }>(
     PRIORITY_JS,
     `async (mod, log, lines) => { const before = os.getPriority(0); const result = ` +
       `mod.raiseThisThread(log, 19); return { result, before, after: os.getPriority(0), lines }; }`,
@@ -76,14 +94,21 @@ test("the launcher's flags for `qrvend run` are the ones the code documents, and
   const line = /^QRVEND_RUN_NODE_FLAGS="([^"]*)"$/m.exec(wrapper)?.[1];
   assert.equal(line, MAIN_THREAD_NODE_FLAGS.join(' '));
   const probe = `import(${JSON.stringify(HEAP_JS)}).then((m) => console.log(JSON.stringify(m.heapLimitReport())))`;
-  const capped = JSON.parse(execFileSync(process.execPath, [...MAIN_THREAD_NODE_FLAGS, '-e', probe], { encoding: 'utf8' })) as { heapLimitMb: number; limited: boolean };
-  const uncapped = JSON.parse(execFileSync(process.execPath, ['--max-old-space-size=512', '-e', probe], { encoding: 'utf8' })) as { heapLimitMb: number; limited: boolean };
+  const capped = JSON.parse(
+    execFileSync(process.execPath, [...MAIN_THREAD_NODE_FLAGS, '-e', probe], { encoding: 'utf8' }),
+  ) as { heapLimitMb: number; limited: boolean };
+  const uncapped = JSON.parse(
+    execFileSync(process.execPath, ['--max-old-space-size=512', '-e', probe], { encoding: 'utf8' }),
+  ) as { heapLimitMb: number; limited: boolean };
   assert.equal(capped.limited, true, JSON.stringify(capped));
   assert.equal(uncapped.limited, false, JSON.stringify(uncapped));
 });
 
 test("the payment worker's resource limits cap its heap, and threadMemory reports that thread's heap", T, async () => {
-  const r = await inWorker<{ limitMb: number; memory: { heapUsedBytes: number; heapTotalBytes: number; externalBytes: number } }>(
+  const r = await inWorker<{
+    limitMb: number;
+    memory: { heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+  }>(
     HEAP_JS,
     `async (mod) => { const v8 = await import('node:v8'); return { limitMb: ` +
       `v8.getHeapStatistics().heap_size_limit / 2 ** 20, memory: mod.threadMemory() }; }`,
@@ -100,7 +125,12 @@ test("the main thread's collection waits until the thread has been quiet, then r
   const observer = new PerformanceObserver((list) => {
     for (const e of list.getEntries()) {
       const detail = (e as unknown as { detail?: { kind: number; flags: number } }).detail;
-      if (detail && detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR && (detail.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0) forced.push(e.startTime);
+      if (
+        detail &&
+        detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR &&
+        (detail.flags & constants.NODE_PERFORMANCE_GC_FLAGS_FORCED) !== 0
+      )
+        forced.push(e.startTime);
     }
   });
   observer.observe({ entryTypes: ['gc'] });
@@ -110,7 +140,11 @@ test("the main thread's collection waits until the thread has been quiet, then r
   let committed = 0;
   // malloc is trimmed at every quiet point, even when the collection is skipped.
   let trims = 0;
-  const collector = quietCollector(quietMs, { minGrowthBytes: 1 << 20, committedBytes: () => committed, trim: () => (trims += 1) });
+  const collector = quietCollector(quietMs, {
+    minGrowthBytes: 1 << 20,
+    committedBytes: () => committed,
+    trim: () => (trims += 1),
+  });
   try {
     collector.arm();
     // Busy for a while (a session's messages): the collection must not start until quietMs after the last.
@@ -174,66 +208,94 @@ kept: keep.length };
     { resourceLimits: PAYMENT_WORKER_LIMITS },
   );
   assert.ok(r.fragmentedMb - r.liveMb > 1, `the burst left its pages partly used: ${JSON.stringify(r)}`);
-  assert.ok(r.afterMb - r.liveMb < (r.fragmentedMb - r.liveMb) / 2, `compaction gave most of them back: ${JSON.stringify(r)}`);
+  assert.ok(
+    r.afterMb - r.liveMb < (r.fragmentedMb - r.liveMb) / 2,
+    `compaction gave most of them back: ${JSON.stringify(r)}`,
+  );
 });
 
-test('the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority', { timeout: 180_000 }, async () => {
-  const { createRig } = await import('../../rigs/rig.js');
-  const rig = await createRig({ config: { log: { statsIntervalMs: 500 } } });
-  try {
-    const agent = await rig.startAgent();
-    // The payment worker reports its heap with its health message, every 5 s.
-    const line = await agent.waitForLog((l) => {
-      const memory = (l.stats as { memory?: { payment?: unknown } } | undefined)?.memory;
-      return l.msg === 'stats' && memory?.payment != null;
-    }, 20_000, 'a stats line with the payment worker heap');
-    const stats = line.stats as { memory: { main: Record<string, number>; payment: Record<string, number>; mainHeapLimitMb: number }; mainThreadNice: number; rssBytes: number };
-    for (const thread of [stats.memory.main, stats.memory.payment]) {
-      assert.ok(thread.heapUsedBytes! > 0 && thread.heapUsedBytes! <= thread.heapTotalBytes!, JSON.stringify(thread));
+test(
+  'the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority',
+  { timeout: 180_000 },
+  async () => {
+    const { createRig } = await import('../../rigs/rig.js');
+    const rig = await createRig({ config: { log: { statsIntervalMs: 500 } } });
+    try {
+      const agent = await rig.startAgent();
+      // The payment worker reports its heap with its health message, every 5 s.
+      const line = await agent.waitForLog(
+        (l) => {
+          const memory = (l.stats as { memory?: { payment?: unknown } } | undefined)?.memory;
+          return l.msg === 'stats' && memory?.payment != null;
+        },
+        20_000,
+        'a stats line with the payment worker heap',
+      );
+      const stats = line.stats as {
+        memory: { main: Record<string, number>; payment: Record<string, number>; mainHeapLimitMb: number };
+        mainThreadNice: number;
+        rssBytes: number;
+      };
+      for (const thread of [stats.memory.main, stats.memory.payment]) {
+        assert.ok(thread.heapUsedBytes! > 0 && thread.heapUsedBytes! <= thread.heapTotalBytes!, JSON.stringify(thread));
+      }
+      assert.notDeepEqual(stats.memory.main, stats.memory.payment, 'two isolates, two heaps');
+      assert.ok(stats.memory.mainHeapLimitMb > 0);
+      assert.equal(typeof stats.mainThreadNice, 'number');
+      assert.ok(stats.rssBytes > stats.memory.main.heapUsedBytes! + stats.memory.payment.heapUsedBytes!);
+      // No display configured and no fleet link: those workers do not exist, and the line says so.
+      assert.equal((stats.memory as Record<string, unknown>).display, null);
+      assert.equal((stats.memory as Record<string, unknown>).fleet, null);
+    } finally {
+      await rig.close();
     }
-    assert.notDeepEqual(stats.memory.main, stats.memory.payment, 'two isolates, two heaps');
-    assert.ok(stats.memory.mainHeapLimitMb > 0);
-    assert.equal(typeof stats.mainThreadNice, 'number');
-    assert.ok(stats.rssBytes > stats.memory.main.heapUsedBytes! + stats.memory.payment.heapUsedBytes!);
-    // No display configured and no fleet link: those workers do not exist, and the line says so.
-    assert.equal((stats.memory as Record<string, unknown>).display, null);
-    assert.equal((stats.memory as Record<string, unknown>).fleet, null);
-  } finally {
-    await rig.close();
-  }
-});
+  },
+);
 
-test('with a display and the fleet link on, the stats line shows their workers heaps too', { timeout: 180_000 }, async () => {
-  const { createRig } = await import('../../rigs/rig.js');
-  const { startTestBroker } = await import('../../rigs/broker/index.js');
-  const broker = await startTestBroker();
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-stats-'));
-  const rig = await createRig({
-    config: {
-      log: { statsIntervalMs: 500 },
-      display: { png: join(dir, 'screen.png'), terminal: false },
-      fleet: { url: broker.url, machineId: 'M-STATS', healthIntervalS: 5 },
-    },
-  });
-  try {
-    const agent = await rig.startAgent();
-    type Heap = { heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
-    // The fleet worker answers each health round (every 4 s here), the display worker each stats line.
-    const line = await agent.waitForLog((l) => {
-      const memory = (l.stats as { memory?: Record<string, unknown> } | undefined)?.memory;
-      return l.msg === 'stats' && memory?.payment != null && memory.display != null && memory.fleet != null;
-    }, 30_000, 'a stats line with the display and fleet worker heaps');
-    const memory = (line.stats as { memory: Record<'main' | 'payment' | 'display' | 'fleet', Heap> }).memory;
-    for (const name of ['main', 'payment', 'display', 'fleet'] as const) {
-      const heap = memory[name];
-      assert.ok(heap.heapUsedBytes > 0 && heap.heapUsedBytes <= heap.heapTotalBytes, `${name}: ${JSON.stringify(heap)}`);
+test(
+  'with a display and the fleet link on, the stats line shows their workers heaps too',
+  { timeout: 180_000 },
+  async () => {
+    const { createRig } = await import('../../rigs/rig.js');
+    const { startTestBroker } = await import('../../rigs/broker/index.js');
+    const broker = await startTestBroker();
+    const dir = mkdtempSync(join(tmpdir(), 'qrvend-stats-'));
+    const rig = await createRig({
+      config: {
+        log: { statsIntervalMs: 500 },
+        display: { png: join(dir, 'screen.png'), terminal: false },
+        fleet: { url: broker.url, machineId: 'M-STATS', healthIntervalS: 5 },
+      },
+    });
+    try {
+      const agent = await rig.startAgent();
+      type Heap = { heapUsedBytes: number; heapTotalBytes: number; externalBytes: number };
+      // The fleet worker answers each health round (every 4 s here), the display worker each stats line.
+      const line = await agent.waitForLog(
+        (l) => {
+          const memory = (l.stats as { memory?: Record<string, unknown> } | undefined)?.memory;
+          return l.msg === 'stats' && memory?.payment != null && memory.display != null && memory.fleet != null;
+        },
+        30_000,
+        'a stats line with the display and fleet worker heaps',
+      );
+      const memory = (line.stats as { memory: Record<'main' | 'payment' | 'display' | 'fleet', Heap> }).memory;
+      for (const name of ['main', 'payment', 'display', 'fleet'] as const) {
+        const heap = memory[name];
+        assert.ok(
+          heap.heapUsedBytes > 0 && heap.heapUsedBytes <= heap.heapTotalBytes,
+          `${name}: ${JSON.stringify(heap)}`,
+        );
+      }
+      // Four isolates: the display worker holds the canvas, the fleet worker mqtt; no two report one heap.
+      const used = new Set(
+        (['main', 'payment', 'display', 'fleet'] as const).map((name) => memory[name].heapUsedBytes),
+      );
+      assert.equal(used.size, 4, JSON.stringify(memory));
+    } finally {
+      await rig.close();
+      await broker.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-    // Four isolates: the display worker holds the canvas, the fleet worker mqtt; no two report one heap.
-    const used = new Set((['main', 'payment', 'display', 'fleet'] as const).map((name) => memory[name].heapUsedBytes));
-    assert.equal(used.size, 4, JSON.stringify(memory));
-  } finally {
-    await rig.close();
-    await broker.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

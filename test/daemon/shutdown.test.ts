@@ -31,7 +31,10 @@ test('SIGTERM during a vend: the vend finishes, the session is settled, exit 0',
     rig.vmc.vendSuccess();
     const exit = await agent.exited;
     assert.deepEqual(exit, { code: 0, signal: null });
-    assert.ok(agent.logs.some((l) => l.msg === 'payment worker stopped'), 'the payment worker closed the ledger');
+    assert.ok(
+      agent.logs.some((l) => l.msg === 'payment worker stopped'),
+      'the payment worker closed the ledger',
+    );
     const afterStop = rig.vmc.received().slice(beforeStop);
     const heard = `after SIGTERM the board heard ${afterStop.join(' | ')}`;
     assert.equal(afterStop.at(-1), 'C,0', `the reader was disabled last, before exit; ${heard}`);
@@ -39,7 +42,11 @@ test('SIGTERM during a vend: the vend finishes, the session is settled, exit 0',
 
     // The session's Settlement was written before exit; it is delivered (now or after restart).
     await rig.startAgent();
-    await until(() => rig.gateway.ledger().transactions[start.transactionId]?.state === 'settled', 10_000, 'the Settlement');
+    await until(
+      () => rig.gateway.ledger().transactions[start.transactionId]?.state === 'settled',
+      10_000,
+      'the Settlement',
+    );
     assert.equal(rig.gateway.ledger().transactions[start.transactionId]?.settlement?.amount, 2.5);
     await rig.stopAgent('SIGTERM');
     const ledger = inspectLedger(join(rig.dir, 'ledger.sqlite'));
@@ -66,10 +73,18 @@ test('SIGTERM refuses new sessions: a Start during the stop is declined, nothing
     assert.equal(second.outcome.kind, 'declined');
     rig.vmc.vendFailure(3);
     assert.deepEqual(await agent.exited, { code: 0, signal: null });
-    assert.equal(rig.gateway.ledger().transactions[second.transactionId], undefined, 'no Authorization for the refused Start');
+    assert.equal(
+      rig.gateway.ledger().transactions[second.transactionId],
+      undefined,
+      'no Authorization for the refused Start',
+    );
     // Nothing sold in the first session: it is cancelled, not settled.
     await rig.startAgent();
-    await until(() => rig.gateway.ledger().transactions[first.transactionId]?.state === 'cancelled', 10_000, 'the Cancel');
+    await until(
+      () => rig.gateway.ledger().transactions[first.transactionId]?.state === 'cancelled',
+      10_000,
+      'the Cancel',
+    );
   } finally {
     await rig.close();
   }

@@ -25,7 +25,10 @@ test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTER
     const messages = () => sink.messages();
     await until(() => messages().some((m) => m.startsWith('READY=1')), 10_000, 'READY=1');
     await until(() => messages().filter((m) => m.startsWith('WATCHDOG=1')).length >= 3, 10_000, 'three watchdog pings');
-    assert.ok(messages().some((m) => m.includes('STATUS=reader enabled')), JSON.stringify(messages()));
+    assert.ok(
+      messages().some((m) => m.includes('STATUS=reader enabled')),
+      JSON.stringify(messages()),
+    );
     const ready = messages().find((m) => m.startsWith('READY=1'))!;
     assert.match(ready, new RegExp(`MAINPID=${agent.pid}\\b`), 'READY names the daemon as the main process');
     // After READY the pings no longer extend the start timeout.
@@ -39,30 +42,48 @@ test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTER
   }
 });
 
-test('a payment worker held up at start: the main thread keeps extending the start timeout, READY waits for it', { timeout: 180_000 }, async (t) => {
-  const sink = await startNotifySink();
-  t.after(() => sink.close());
-  const rig = await rigUnder(sink);
-  // A first run creates the ledger; then another process locks it, so the worker cannot open it.
-  await rig.startAgent();
-  await rig.stopAgent('SIGTERM');
-  const lock = new Database(`${rig.dir}/ledger.sqlite`);
-  t.after(() => lock.open && lock.close());
-  lock.exec('BEGIN EXCLUSIVE');
-  try {
-    const before = sink.messages().length;
-    const fresh = () => sink.messages().slice(before);
-    const enabled = rig.nextCommand((c) => c.kind === 'enable' && c.enabled, 20_000, 'the reader to be enabled (C,1)');
-    const agent = await rig.startAgentProcessOnly();
-    await enabled;
-    await until(() => fresh().filter((m) => m.startsWith('WATCHDOG=1 EXTEND_TIMEOUT_USEC=')).length >= 3, 20_000, 'three pings extending the start timeout');
-    assert.ok(!agent.logs.some((l) => l.msg === 'payment worker ready'), 'the worker was not held up: the test proves nothing');
-    assert.ok(!fresh().some((m) => m.startsWith('READY=1')), `READY before the payment worker was ready: ${JSON.stringify(fresh())}`);
-    lock.exec('ROLLBACK');
-    lock.close();
-    await agent.waitForLog((l) => l.msg === 'payment worker ready', 30_000, 'the payment worker to be ready');
-    await until(() => fresh().some((m) => m.startsWith('READY=1')), 10_000, 'READY=1 once the worker is ready');
-  } finally {
-    await rig.close();
-  }
-});
+test(
+  'a payment worker held up at start: the main thread keeps extending the start timeout, READY waits for it',
+  { timeout: 180_000 },
+  async (t) => {
+    const sink = await startNotifySink();
+    t.after(() => sink.close());
+    const rig = await rigUnder(sink);
+    // A first run creates the ledger; then another process locks it, so the worker cannot open it.
+    await rig.startAgent();
+    await rig.stopAgent('SIGTERM');
+    const lock = new Database(`${rig.dir}/ledger.sqlite`);
+    t.after(() => lock.open && lock.close());
+    lock.exec('BEGIN EXCLUSIVE');
+    try {
+      const before = sink.messages().length;
+      const fresh = () => sink.messages().slice(before);
+      const enabled = rig.nextCommand(
+        (c) => c.kind === 'enable' && c.enabled,
+        20_000,
+        'the reader to be enabled (C,1)',
+      );
+      const agent = await rig.startAgentProcessOnly();
+      await enabled;
+      await until(
+        () => fresh().filter((m) => m.startsWith('WATCHDOG=1 EXTEND_TIMEOUT_USEC=')).length >= 3,
+        20_000,
+        'three pings extending the start timeout',
+      );
+      assert.ok(
+        !agent.logs.some((l) => l.msg === 'payment worker ready'),
+        'the worker was not held up: the test proves nothing',
+      );
+      assert.ok(
+        !fresh().some((m) => m.startsWith('READY=1')),
+        `READY before the payment worker was ready: ${JSON.stringify(fresh())}`,
+      );
+      lock.exec('ROLLBACK');
+      lock.close();
+      await agent.waitForLog((l) => l.msg === 'payment worker ready', 30_000, 'the payment worker to be ready');
+      await until(() => fresh().some((m) => m.startsWith('READY=1')), 10_000, 'READY=1 once the worker is ready');
+    } finally {
+      await rig.close();
+    }
+  },
+);

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openGpio, statusLedStateFor, type GpioConfig, type GpioTimers, type RpioDriver } from '../../src/device/gpio.js';
+import {
+  openGpio,
+  statusLedStateFor,
+  type GpioConfig,
+  type GpioTimers,
+  type RpioDriver,
+} from '../../src/device/gpio.js';
 import { silentLogger } from '../../src/core/log.js';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/device/', import.meta.url));
@@ -241,7 +247,11 @@ describe('GPIO in rpio mock mode', () => {
 describe('GPIO backend selection', () => {
   const open = (over: Partial<GpioConfig>, fixture: string) => {
     const rec = recordingRpio();
-    const gpio = openGpio(config(over), silentLogger(), { rpio: rec.driver, timers: new FakeTimers(), root: join(FIXTURES, fixture) });
+    const gpio = openGpio(config(over), silentLogger(), {
+      rpio: rec.driver,
+      timers: new FakeTimers(),
+      root: join(FIXTURES, fixture),
+    });
     gpio.close();
     return { mode: gpio.mode, calls: rec.calls };
   };
@@ -267,7 +277,10 @@ describe('GPIO backend selection', () => {
 
   it('off, or no pin wired: rpio is never used', () => {
     assert.deepEqual(open({ backend: 'off' }, 'pi4-devicetree'), { mode: 'off', calls: [] });
-    assert.deepEqual(open({ statusLedPin: null, boardResetPin: null, backlightPin: null }, 'pi4-devicetree'), { mode: 'off', calls: [] });
+    assert.deepEqual(open({ statusLedPin: null, boardResetPin: null, backlightPin: null }, 'pi4-devicetree'), {
+      mode: 'off',
+      calls: [],
+    });
   });
 });
 

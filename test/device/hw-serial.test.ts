@@ -18,7 +18,8 @@ function capturingLogger() {
   const lines: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk, _enc, done) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of String(chunk).split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -60,11 +61,18 @@ describe('readHwSerial', () => {
   });
 
   it('lets device.hwSerial override the hardware', () => {
-    assert.deepEqual(readHwSerial({ root: root('pi4-devicetree'), override: 'SITE-42' }), { serial: 'SITE-42', source: 'config', path: null });
+    assert.deepEqual(readHwSerial({ root: root('pi4-devicetree'), override: 'SITE-42' }), {
+      serial: 'SITE-42',
+      source: 'config',
+      path: null,
+    });
   });
 
   it('with nothing to read, fails telling the technician to set device.hwSerial', () => {
-    assert.throws(() => readHwSerial({ root: root('empty') }), (err) => isQrvendError(err, 'DEVICE_UNAVAILABLE') && err.hint === 'set device.hwSerial in the configuration');
+    assert.throws(
+      () => readHwSerial({ root: root('empty') }),
+      (err) => isQrvendError(err, 'DEVICE_UNAVAILABLE') && err.hint === 'set device.hwSerial in the configuration',
+    );
   });
 
   it('parses serial values and cpuinfo text', () => {
@@ -89,12 +97,19 @@ describe('deviceInfo and terminal id', () => {
   });
 
   it('uses an HwSerial already read, and names only qrvend before the board has answered', () => {
-    assert.deepEqual(deviceInfo(config, { boardFirmware: null, hwSerial: 'ABC' }), { HwSerial: 'ABC', FWVersion: `qrvend/${VERSION}`, Type: 'qrvend-pi' });
+    assert.deepEqual(deviceInfo(config, { boardFirmware: null, hwSerial: 'ABC' }), {
+      HwSerial: 'ABC',
+      FWVersion: `qrvend/${VERSION}`,
+      Type: 'qrvend-pi',
+    });
     assert.equal(firmwareVersion(null), `qrvend/${VERSION}`);
   });
 
   it('honours device.hwSerial', () => {
-    const info = deviceInfo({ device: { type: 't', hwSerial: 'OVERRIDE-1' } }, { boardFirmware: null, root: root('pi4-devicetree') });
+    const info = deviceInfo(
+      { device: { type: 't', hwSerial: 'OVERRIDE-1' } },
+      { boardFirmware: null, root: root('pi4-devicetree') },
+    );
     assert.equal(info.HwSerial, 'OVERRIDE-1');
   });
 

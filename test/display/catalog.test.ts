@@ -13,14 +13,19 @@ describe('message catalog', () => {
       for (const key of Object.keys(en)) {
         assert.ok(Object.hasOwn(messages, key), `${language} lacks "${key}"`);
         assert.ok(messages[key]!.trim().length > 0, `${language} "${key}" is empty`);
-        assert.deepEqual(placeholders(messages[key]!), placeholders(en[key as keyof typeof en]), `${language} "${key}" placeholders`);
+        assert.deepEqual(
+          placeholders(messages[key]!),
+          placeholders(en[key as keyof typeof en]),
+          `${language} "${key}" placeholders`,
+        );
       }
       assert.deepEqual(Object.keys(messages).sort(), Object.keys(en).sort(), `${language} has keys English lacks`);
     });
   }
 
   it('the languages other than English are translated, not copies', T, () => {
-    for (const language of LANGUAGES.filter((l) => l !== 'en')) assert.notEqual(CATALOG[language].scanToPay, en.scanToPay, language);
+    for (const language of LANGUAGES.filter((l) => l !== 'en'))
+      assert.notEqual(CATALOG[language].scanToPay, en.scanToPay, language);
   });
 
   it('fills placeholders and knows Hebrew is right to left', T, () => {

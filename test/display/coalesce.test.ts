@@ -6,7 +6,10 @@ describe('LatestOnly', () => {
   it('handles only the newest of the items pushed before it runs', () => {
     const queue: (() => void)[] = [];
     const handled: number[] = [];
-    const latest = new LatestOnly<number>((n) => handled.push(n), (run) => queue.push(run));
+    const latest = new LatestOnly<number>(
+      (n) => handled.push(n),
+      (run) => queue.push(run),
+    );
     latest.push(1);
     latest.push(2);
     latest.push(3);
@@ -22,7 +25,10 @@ describe('LatestOnly', () => {
   it('drops what is pending on clear()', () => {
     const queue: (() => void)[] = [];
     const handled: string[] = [];
-    const latest = new LatestOnly<string>((s) => handled.push(s), (run) => queue.push(run));
+    const latest = new LatestOnly<string>(
+      (s) => handled.push(s),
+      (run) => queue.push(run),
+    );
     latest.push('a');
     latest.clear();
     queue.shift()!();

@@ -26,7 +26,10 @@ describe('framebuffer geometry from sysfs', () => {
   it('refuses 24 bits per pixel, saying which depths work', () => {
     assert.throws(
       () => readFramebufferGeometry('/dev/fb0', sysfsRoot('bad-24bpp')),
-      (err) => isQrvendError(err, 'DISPLAY_UNAVAILABLE') && /24 bits per pixel/.test(err.message) && /16 and 32/.test(err.message),
+      (err) =>
+        isQrvendError(err, 'DISPLAY_UNAVAILABLE') &&
+        /24 bits per pixel/.test(err.message) &&
+        /16 and 32/.test(err.message),
     );
   });
 
@@ -38,7 +41,10 @@ describe('framebuffer geometry from sysfs', () => {
   });
 
   it('refuses a device name that is not fbN', () => {
-    assert.throws(() => readFramebufferGeometry('/dev/ttyAMA0'), (err) => isQrvendError(err, 'DISPLAY_UNAVAILABLE') && /fbN/.test(err.message));
+    assert.throws(
+      () => readFramebufferGeometry('/dev/ttyAMA0'),
+      (err) => isQrvendError(err, 'DISPLAY_UNAVAILABLE') && /fbN/.test(err.message),
+    );
   });
 });
 
@@ -58,7 +64,15 @@ describe('drawing into a file laid out like the framebuffer', () => {
         const fb = openFramebuffer(device, sysfsRoot(fx.name));
         try {
           const frame = createFrame(fb.geometry);
-          const screen: Screen = { kind: 'dynamic-qr', qrText: text, amount: 3.2, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: NOW + 20_000 };
+          const screen: Screen = {
+            kind: 'dynamic-qr',
+            qrText: text,
+            amount: 3.2,
+            currencyCode: 'EUR',
+            decimalPlaces: 2,
+            item: null,
+            expiresAtMs: NOW + 20_000,
+          };
           renderScreen(frame, screen, NOW);
           fb.write(frame);
         } finally {
@@ -97,13 +111,20 @@ describe('drawing into a file laid out like the framebuffer', () => {
       } else {
         assert.deepEqual([...bytes.subarray(0, 2)], [0xff, 0xff]);
         const red565 = ((0xc6 >> 3) << 11) | ((0x28 >> 2) << 5) | (0x28 >> 3);
-        assert.ok(bytes.indexOf(Buffer.from([red565 & 0xff, red565 >> 8])) >= 0, 'a red pixel stored little-endian RGB565');
+        assert.ok(
+          bytes.indexOf(Buffer.from([red565 & 0xff, red565 >> 8])) >= 0,
+          'a red pixel stored little-endian RGB565',
+        );
       }
     }
   });
 
   it('a missing device is an error naming it, and no file is created', () => {
     const device = join(tmp.dir, 'no-such', 'fb0');
-    assert.throws(() => openFramebuffer(device, sysfsRoot('dsi-800x480-32')), (err) => isQrvendError(err, 'DISPLAY_UNAVAILABLE') && err.message.includes(device) && /does not exist/.test(err.message));
+    assert.throws(
+      () => openFramebuffer(device, sysfsRoot('dsi-800x480-32')),
+      (err) =>
+        isQrvendError(err, 'DISPLAY_UNAVAILABLE') && err.message.includes(device) && /does not exist/.test(err.message),
+    );
   });
 });

@@ -43,7 +43,9 @@ export function makeFramebufferFile(dir: string, bytes: number): string {
 const jsQR = jsqr.default;
 
 export function decodeRgba(rgba: Uint8Array, width: number, height: number): string | null {
-  const result = jsQR(new Uint8ClampedArray(rgba.buffer, rgba.byteOffset, rgba.byteLength), width, height, { inversionAttempts: 'dontInvert' });
+  const result = jsQR(new Uint8ClampedArray(rgba.buffer, rgba.byteOffset, rgba.byteLength), width, height, {
+    inversionAttempts: 'dontInvert',
+  });
   return result ? result.data : null;
 }
 
@@ -60,7 +62,10 @@ export function decodePng(bytes: Buffer): { text: string | null; width: number; 
 export const QR_TEXTS = {
   short: 'QRVEND-DEMO-0001',
   url: 'https://pay.example.com/qr/v1?tid=T-0042&amount=1.50&cur=EUR&ref=8f14e45fceea167a',
-  long: Array.from({ length: 512 }, (_, i) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'[(i * 7 + 3) % 66]).join(''),
+  long: Array.from(
+    { length: 512 },
+    (_, i) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~'[(i * 7 + 3) % 66],
+  ).join(''),
 };
 
 /** A display config as the schema makes it: the given keys, the rest at their defaults. */

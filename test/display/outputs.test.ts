@@ -9,7 +9,16 @@ import { createCanvas } from '@napi-rs/canvas';
 import { PNG } from 'pngjs';
 import { isQrvendError } from '../../src/core/errors.js';
 import type { Screen } from '../../src/ipc/messages.js';
-import { decodeFrame, decodePng, displayConfig, FB_FIXTURES, makeFramebufferFile, makeTempDir, QR_TEXTS, sysfsRoot } from './helpers.js';
+import {
+  decodeFrame,
+  decodePng,
+  displayConfig,
+  FB_FIXTURES,
+  makeFramebufferFile,
+  makeTempDir,
+  QR_TEXTS,
+  sysfsRoot,
+} from './helpers.js';
 
 const NOW = 1_700_000_000_000;
 const FX = FB_FIXTURES[2]; // spi-480x320-16
@@ -86,7 +95,10 @@ describe('DisplayOutputs', () => {
     const h = harness(dir, { framebuffer: fb, png: join(dir, 'missing', 'screen.png') });
     h.outputs.show({ kind: 'idle', qrText: 'a' });
     h.outputs.show({ kind: 'idle', qrText: 'b' });
-    assert.deepEqual(h.unavailable.map((u) => u.output), ['png']);
+    assert.deepEqual(
+      h.unavailable.map((u) => u.output),
+      ['png'],
+    );
     assert.equal(decodeFrame(frameFromBytes(FX, readFileSync(fb))), 'b');
     h.outputs.close();
   });
@@ -96,7 +108,15 @@ describe('DisplayOutputs', () => {
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
     const png = join(dir, 'screen.png');
     const h = harness(dir, { framebuffer: fb, png });
-    const screen: Screen = { kind: 'dynamic-qr', qrText: 'pay-1', amount: 1, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: NOW + 10_500 };
+    const screen: Screen = {
+      kind: 'dynamic-qr',
+      qrText: 'pay-1',
+      amount: 1,
+      currencyCode: 'EUR',
+      decimalPlaces: 2,
+      item: null,
+      expiresAtMs: NOW + 10_500,
+    };
     h.outputs.show(screen);
     const first = readFileSync(fb);
     const pngMtime = statSync(png).mtimeMs;
@@ -130,7 +150,15 @@ describe('DisplayOutputs', () => {
     const dir = sub();
     const fb = makeFramebufferFile(dir, FX.stride * FX.height);
     const h = harness(dir, { framebuffer: fb });
-    const screen: Screen = { kind: 'dynamic-qr', qrText: 'pay-2', amount: 1, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: NOW + 30_000 };
+    const screen: Screen = {
+      kind: 'dynamic-qr',
+      qrText: 'pay-2',
+      amount: 1,
+      currencyCode: 'EUR',
+      decimalPlaces: 2,
+      item: null,
+      expiresAtMs: NOW + 30_000,
+    };
     h.outputs.show(screen);
     const shown = readFileSync(fb);
     // Paint the "device" over: whatever the tick writes shows up as bytes that are not 0x5a.
@@ -145,61 +173,83 @@ describe('DisplayOutputs', () => {
     const last = Math.max(...rows);
     assert.ok(last - first + 1 < FX.height / 4, `the tick wrote rows ${first}..${last}, more than the countdown`);
     const place = h.outputs.lastRender!.countdown!;
-    assert.ok(first >= place.textBox.y && last < place.barBox.y + place.barBox.h, 'the rows written are the countdown\'s');
+    assert.ok(
+      first >= place.textBox.y && last < place.barBox.y + place.barBox.h,
+      "the rows written are the countdown's",
+    );
     h.outputs.close();
   });
 
-  it('draws upright on a panel mounted turned 90 degrees, and the countdown tick lands in the turned place', { timeout: 180_000 }, () => {
-    const dir = sub();
-    const fx = FB_FIXTURES[0]; // dsi-800x480-32
-    const fb = makeFramebufferFile(dir, fx.stride * fx.height);
-    const h = harness(dir, { framebuffer: fb, rotate: 90 }, { now: NOW }, fx.name);
-    h.outputs.show({ kind: 'dynamic-qr', qrText: 'turned', amount: 1, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: NOW + 30_000 });
-    const shown = frameFromBytes(fx, readFileSync(fb));
-    assert.equal(decodeFrame(shown), 'turned');
-    // Laid out in portrait (480 wide, 800 tall): the QR is on top, i.e. at the right of the panel.
-    const render = h.outputs.lastRender!;
-    assert.equal(render.qr!.y, 0);
-    h.clock.now = NOW + 5_000;
-    h.outputs.tick();
-    const ticked = frameFromBytes(fx, readFileSync(fb));
-    assert.equal(decodeFrame(ticked), 'turned');
-    assert.ok(!shown.data.equals(ticked.data), 'the countdown moved');
-    h.outputs.close();
-  });
+  it(
+    'draws upright on a panel mounted turned 90 degrees, and the countdown tick lands in the turned place',
+    { timeout: 180_000 },
+    () => {
+      const dir = sub();
+      const fx = FB_FIXTURES[0]; // dsi-800x480-32
+      const fb = makeFramebufferFile(dir, fx.stride * fx.height);
+      const h = harness(dir, { framebuffer: fb, rotate: 90 }, { now: NOW }, fx.name);
+      h.outputs.show({
+        kind: 'dynamic-qr',
+        qrText: 'turned',
+        amount: 1,
+        currencyCode: 'EUR',
+        decimalPlaces: 2,
+        item: null,
+        expiresAtMs: NOW + 30_000,
+      });
+      const shown = frameFromBytes(fx, readFileSync(fb));
+      assert.equal(decodeFrame(shown), 'turned');
+      // Laid out in portrait (480 wide, 800 tall): the QR is on top, i.e. at the right of the panel.
+      const render = h.outputs.lastRender!;
+      assert.equal(render.qr!.y, 0);
+      h.clock.now = NOW + 5_000;
+      h.outputs.tick();
+      const ticked = frameFromBytes(fx, readFileSync(fb));
+      assert.equal(decodeFrame(ticked), 'turned');
+      assert.ok(!shown.data.equals(ticked.data), 'the countdown moved');
+      h.outputs.close();
+    },
+  );
 
-  it('shows the operator logo from a PNG on the idle screen, and carries on without one that is broken', { timeout: 180_000 }, async () => {
-    const dir = sub();
-    const logo = join(dir, 'logo.png');
-    const canvas = createCanvas(120, 40);
-    const ctx = canvas.getContext('2d');
-    ctx.fillStyle = '#ff00ff';
-    ctx.fillRect(0, 0, 120, 40);
-    writeFileSync(logo, canvas.toBuffer('image/png'));
-    const png = join(dir, 'screen.png');
-    const h = harness(dir, { png, width: 800, height: 480, logo });
-    await h.outputs.ready;
-    h.outputs.show({ kind: 'idle', qrText: 'with-logo' });
-    const picture = decodePng(readFileSync(png));
-    assert.equal(picture.text, 'with-logo');
-    const rgba = readPngRgba(readFileSync(png));
-    assert.ok(hasColour(rgba, 0xff, 0x00, 0xff), 'the magenta logo is on the screen');
+  it(
+    'shows the operator logo from a PNG on the idle screen, and carries on without one that is broken',
+    { timeout: 180_000 },
+    async () => {
+      const dir = sub();
+      const logo = join(dir, 'logo.png');
+      const canvas = createCanvas(120, 40);
+      const ctx = canvas.getContext('2d');
+      ctx.fillStyle = '#ff00ff';
+      ctx.fillRect(0, 0, 120, 40);
+      writeFileSync(logo, canvas.toBuffer('image/png'));
+      const png = join(dir, 'screen.png');
+      const h = harness(dir, { png, width: 800, height: 480, logo });
+      await h.outputs.ready;
+      h.outputs.show({ kind: 'idle', qrText: 'with-logo' });
+      const picture = decodePng(readFileSync(png));
+      assert.equal(picture.text, 'with-logo');
+      const rgba = readPngRgba(readFileSync(png));
+      assert.ok(hasColour(rgba, 0xff, 0x00, 0xff), 'the magenta logo is on the screen');
 
-    const broken = join(dir, 'broken.png');
-    writeFileSync(broken, 'not a picture');
-    const h2 = harness(dir, { png, width: 800, height: 480, logo: broken });
-    await h2.outputs.ready;
-    assert.equal(h2.renderErrors.length, 1);
-    assert.match(String((h2.renderErrors[0] as Error).message), /broken\.png/);
-    h2.outputs.show({ kind: 'idle', qrText: 'no-logo' });
-    assert.equal(decodePng(readFileSync(png)).text, 'no-logo');
-  });
+      const broken = join(dir, 'broken.png');
+      writeFileSync(broken, 'not a picture');
+      const h2 = harness(dir, { png, width: 800, height: 480, logo: broken });
+      await h2.outputs.ready;
+      assert.equal(h2.renderErrors.length, 1);
+      assert.match(String((h2.renderErrors[0] as Error).message), /broken\.png/);
+      h2.outputs.show({ kind: 'idle', qrText: 'no-logo' });
+      assert.equal(decodePng(readFileSync(png)).text, 'no-logo');
+    },
+  );
 
   it('shows an SVG logo too', { timeout: 180_000 }, async () => {
     const dir = sub();
     const logo = join(dir, 'logo.svg');
-    writeFileSync(logo, '<svg xmlns="http://www.w3.org/2000/svg" width="200" ' +
-      'height="60"><rect width="200" height="60" fill="#00ffff"/></svg>');
+    writeFileSync(
+      logo,
+      '<svg xmlns="http://www.w3.org/2000/svg" width="200" ' +
+        'height="60"><rect width="200" height="60" fill="#00ffff"/></svg>',
+    );
     const png = join(dir, 'screen.png');
     const h = harness(dir, { png, width: 800, height: 480, logo });
     await h.outputs.ready;

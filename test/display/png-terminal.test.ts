@@ -53,7 +53,10 @@ describe('PNG output', () => {
   it('an unwritable location is an error naming the file', () => {
     const frame = createFrame({ width: 64, height: 64, stride: 256, format: 'xrgb8888' });
     const path = join(tmp.dir, 'missing-dir', 'x.png');
-    assert.throws(() => writePngAtomic(path, frame), (err) => isQrvendError(err, 'DISPLAY_UNAVAILABLE') && err.message.includes(path));
+    assert.throws(
+      () => writePngAtomic(path, frame),
+      (err) => isQrvendError(err, 'DISPLAY_UNAVAILABLE') && err.message.includes(path),
+    );
   });
 });
 
@@ -87,7 +90,8 @@ describe('terminal output', () => {
         const px = 3;
         const frame = createFrame({ width: span * px, height: span * px, stride: span * px * 4, format: 'xrgb8888' });
         fillRect(frame, 0, 0, frame.width, frame.height, Colors.white);
-        for (let r = 0; r < span; r++) for (let c = 0; c < span; c++) if (grid[r]![c] === 1) fillRect(frame, c * px, r * px, px, px, Colors.black);
+        for (let r = 0; r < span; r++)
+          for (let c = 0; c < span; c++) if (grid[r]![c] === 1) fillRect(frame, c * px, r * px, px, px, Colors.black);
         const rgba = Buffer.alloc(frame.width * frame.height * 4);
         for (let i = 0; i < frame.width * frame.height; i++) {
           const v = frame.pixels[i]! === 0 ? 0 : 255;
@@ -100,8 +104,14 @@ describe('terminal output', () => {
   }
 
   it('prints the amount and messages under the code', () => {
-    const out = layoutToTerminal({ qrText: 'abc', headline: '\u20ac1.50', lines: ['Scan to pay', '30 s left'] }, { ansi: false });
-    const lines = out.trimEnd().split('\n').map((l) => l.trim());
+    const out = layoutToTerminal(
+      { qrText: 'abc', headline: '\u20ac1.50', lines: ['Scan to pay', '30 s left'] },
+      { ansi: false },
+    );
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.trim());
     assert.deepEqual(lines.slice(-3), ['\u20ac1.50', 'Scan to pay', '30 s left']);
   });
 

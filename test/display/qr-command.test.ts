@@ -8,7 +8,15 @@ import { promisify } from 'node:util';
 import { runQr } from '../../src/display/qr-command.js';
 import { frameFromBytes } from '../../src/display/frame.js';
 import { isQrvendError } from '../../src/core/errors.js';
-import { decodeFrame, decodePng, FB_FIXTURES, makeFramebufferFile, makeTempDir, QR_TEXTS, sysfsRoot } from './helpers.js';
+import {
+  decodeFrame,
+  decodePng,
+  FB_FIXTURES,
+  makeFramebufferFile,
+  makeTempDir,
+  QR_TEXTS,
+  sysfsRoot,
+} from './helpers.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const run = promisify(execFile);
@@ -41,19 +49,36 @@ describe('qrvend qr', { timeout: 180_000 }, () => {
     const out: string[] = [];
     runQr('hello', { amount: '2', currency: 'USD', decimals: '2' }, (s) => out.push(s));
     assert.match(out.join(''), /\u2588/);
-    assert.match(out.join(""), /US\$2\.00/, "en-GB writes US dollars as US$");
+    assert.match(out.join(''), /US\$2\.00/, 'en-GB writes US dollars as US$');
   });
 
   it('refuses bad options with a message naming the option', () => {
-    assert.throws(() => runQr('x', { amount: 'abc' }, () => {}), (e) => isQrvendError(e, 'CLI_USAGE') && /--amount/.test(e.message));
-    assert.throws(() => runQr('x', { png: join(tmp.dir, 'a.png'), width: '10' }, () => {}), (e) => isQrvendError(e, 'CLI_USAGE') && /--width/.test(e.message));
-    assert.throws(() => runQr('x', { errorCorrection: 'Z' }, () => {}), (e) => isQrvendError(e, 'CLI_USAGE') && /--error-correction/.test(e.message));
+    assert.throws(
+      () => runQr('x', { amount: 'abc' }, () => {}),
+      (e) => isQrvendError(e, 'CLI_USAGE') && /--amount/.test(e.message),
+    );
+    assert.throws(
+      () => runQr('x', { png: join(tmp.dir, 'a.png'), width: '10' }, () => {}),
+      (e) => isQrvendError(e, 'CLI_USAGE') && /--width/.test(e.message),
+    );
+    assert.throws(
+      () => runQr('x', { errorCorrection: 'Z' }, () => {}),
+      (e) => isQrvendError(e, 'CLI_USAGE') && /--error-correction/.test(e.message),
+    );
   });
 
   for (const [what, args, pattern] of [
     ['text too long for a QR code', ['x'.repeat(3000)], /DISPLAY_QR_TOO_LONG: the QR text \(3000 bytes\) is too long/],
-    ['an unwritable PNG file', ['hi', '--png', '/nonexistent-dir/qr.png'], /DISPLAY_UNAVAILABLE: PNG file \/nonexistent-dir\/qr\.png cannot be written/],
-    ['a missing framebuffer', ['hi', '--fb', '/nonexistent-dir/fb0'], /DISPLAY_UNAVAILABLE: framebuffer \/nonexistent-dir\/fb0 is not usable: the device does not exist/],
+    [
+      'an unwritable PNG file',
+      ['hi', '--png', '/nonexistent-dir/qr.png'],
+      /DISPLAY_UNAVAILABLE: PNG file \/nonexistent-dir\/qr\.png cannot be written/,
+    ],
+    [
+      'a missing framebuffer',
+      ['hi', '--fb', '/nonexistent-dir/fb0'],
+      /DISPLAY_UNAVAILABLE: framebuffer \/nonexistent-dir\/fb0 is not usable: the device does not exist/,
+    ],
   ] as const) {
     it(`the CLI exits 1 naming ${what}`, { timeout: 180_000 }, async () => {
       const result = await run(process.execPath, [MAIN, 'qr', ...args], { env }).then(

@@ -1,7 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createFrame, pixelValue, type FrameGeometry } from '../../src/display/frame.js';
-import { defaultLayoutContext, formatAmount, idleScreen, nextChangeInMs, screenLayout, secondsLeft } from '../../src/display/layout.js';
+import {
+  defaultLayoutContext,
+  formatAmount,
+  idleScreen,
+  nextChangeInMs,
+  screenLayout,
+  secondsLeft,
+} from '../../src/display/layout.js';
 import { qrMatrix, QUIET_ZONE } from '../../src/display/qr.js';
 import { redrawCountdown, renderLayout, renderScreen } from '../../src/display/render.js';
 import { isQrvendError } from '../../src/core/errors.js';
@@ -30,7 +37,10 @@ describe('layout of each screen', () => {
   });
 
   it('dynamic QR shows the amount, the product from the catalog and the seconds left, rounded up', T, () => {
-    const ctx = defaultLayoutContext({ catalog: { '7': { name: 'Cola', names: { de: 'Cola-Dose' } } }, shownAtMs: NOW });
+    const ctx = defaultLayoutContext({
+      catalog: { '7': { name: 'Cola', names: { de: 'Cola-Dose' } } },
+      shownAtMs: NOW,
+    });
     const layout = screenLayout(dynamic({ item: 7 }), NOW, ctx);
     assert.equal(layout.headline, '\u20ac1.50');
     assert.equal(layout.title, 'Cola');
@@ -65,11 +75,20 @@ describe('layout of each screen', () => {
   it('verdict screens say why in the chosen language, with the code for support', T, () => {
     const de = defaultLayoutContext({ language: 'de' });
     const declined = screenLayout({ kind: 'declined', reason: 'insufficient-funds', code: 1 }, NOW, de);
-    assert.deepEqual([declined.headline, ...declined.lines, declined.note], ['Zahlung nicht erfolgt', 'Ihr Guthaben reicht nicht aus', 'Code 1']);
+    assert.deepEqual(
+      [declined.headline, ...declined.lines, declined.note],
+      ['Zahlung nicht erfolgt', 'Ihr Guthaben reicht nicht aus', 'Code 1'],
+    );
     const broken = screenLayout({ kind: 'out-of-order', reason: 'reader-offline', code: 'E-RDR-OFF' }, NOW);
-    assert.deepEqual([broken.headline, ...broken.lines, broken.note], ['Out of order', 'The payment reader is offline', 'Code E-RDR-OFF']);
+    assert.deepEqual(
+      [broken.headline, ...broken.lines, broken.note],
+      ['Out of order', 'The payment reader is offline', 'Code E-RDR-OFF'],
+    );
     const session = screenLayout({ kind: 'session', amount: 5, currencyCode: 'EUR', decimalPlaces: 2 }, NOW, de);
-    assert.deepEqual([session.qrText, session.title, session.headline, ...session.lines], [null, 'Ihr Guthaben', '5,00\u00a0\u20ac', 'Bitte wählen Sie ein Produkt']);
+    assert.deepEqual(
+      [session.qrText, session.title, session.headline, ...session.lines],
+      [null, 'Ihr Guthaben', '5,00\u00a0\u20ac', 'Bitte wählen Sie ein Produkt'],
+    );
   });
 
   it('the thank-you screen carries a receipt QR only when display.receiptUrl is set', T, () => {
@@ -123,7 +142,10 @@ describe('rendering', () => {
   });
 
   it('refuses text too long for any QR code', T, () => {
-    assert.throws(() => qrMatrix('x'.repeat(5000)), (err) => isQrvendError(err, 'DISPLAY_QR_TOO_LONG') && /5000 bytes/.test(err.message));
+    assert.throws(
+      () => qrMatrix('x'.repeat(5000)),
+      (err) => isQrvendError(err, 'DISPLAY_QR_TOO_LONG') && /5000 bytes/.test(err.message),
+    );
   });
 
   it('wraps a long reason within the panel and draws the headline in the error colour', T, () => {
@@ -132,7 +154,8 @@ describe('rendering', () => {
     assert.equal(result.qr, null);
     assert.equal(result.text[0], 'Payment not completed');
     assert.ok(result.text.length >= 3, 'the reason is wrapped onto more than one line');
-    for (const d of result.drawn) assert.ok(d.width <= d.box.w && d.box.x >= 0 && d.box.x + d.box.w <= 480, `"${d.text}" fits`);
+    for (const d of result.drawn)
+      assert.ok(d.width <= d.box.w && d.box.x >= 0 && d.box.x + d.box.w <= 480, `"${d.text}" fits`);
     assert.ok(frame.pixels.includes(pixelValue('xrgb8888', 0xc62828)));
   });
 

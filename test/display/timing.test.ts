@@ -12,7 +12,10 @@ describe('timeRenders (for the benchmark)', () => {
     assert.ok(durations.every((d) => Number.isFinite(d) && d >= 0));
     assert.equal(frames.length, 5);
     const frame = frames[4]!;
-    assert.deepEqual([frame.width, frame.height, frame.stride, frame.format], [BENCH_GEOMETRY.width, BENCH_GEOMETRY.height, 3200, 'xrgb8888']);
+    assert.deepEqual(
+      [frame.width, frame.height, frame.stride, frame.format],
+      [BENCH_GEOMETRY.width, BENCH_GEOMETRY.height, 3200, 'xrgb8888'],
+    );
     assert.equal(decodeFrame(frame), 'bench-code');
   });
 });

@@ -6,7 +6,15 @@ import { startDisplay, type DisplayHandle } from '../../src/display/display-thre
 import { frameFromBytes } from '../../src/display/frame.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { FromDisplay, Screen, ToDisplay } from '../../src/ipc/messages.js';
-import { decodeFrame, decodePng, displayConfig, FB_FIXTURES, makeFramebufferFile, makeTempDir, sysfsRoot } from './helpers.js';
+import {
+  decodeFrame,
+  decodePng,
+  displayConfig,
+  FB_FIXTURES,
+  makeFramebufferFile,
+  makeTempDir,
+  sysfsRoot,
+} from './helpers.js';
 
 const FX = FB_FIXTURES[0]; // dsi-800x480-32
 
@@ -46,31 +54,46 @@ describe('display worker', { timeout: 180_000 }, () => {
     tmp.cleanup();
   });
 
-  it('shows the idle screen at start, then renders posted screens to the framebuffer and the PNG', { timeout: 180_000 }, async () => {
-    const dir = join(tmp.dir, 'basic');
-    mkdirSync(dir);
-    const fb = makeFramebufferFile(dir, FX.stride * FX.height);
-    const png = join(dir, 'screen.png');
-    const log = eventLog();
-    const display = startDisplay({
-      display: displayConfig({ framebuffer: fb, png, terminal: false, width: 800, height: 480 }),
-      machine: { uniQr: 'QRVEND-UNIT-7' },
-      log: silentLogger(),
-      sysfsRoot: sysfsRoot(FX.name),
-      onEvent: log.onEvent,
-    });
-    handles.push(display);
-    await log.waitFor(rendered('idle'));
-    assert.equal(decodePng(readFileSync(png)).text, 'QRVEND-UNIT-7');
+  it(
+    'shows the idle screen at start, then renders posted screens to the framebuffer and the PNG',
+    { timeout: 180_000 },
+    async () => {
+      const dir = join(tmp.dir, 'basic');
+      mkdirSync(dir);
+      const fb = makeFramebufferFile(dir, FX.stride * FX.height);
+      const png = join(dir, 'screen.png');
+      const log = eventLog();
+      const display = startDisplay({
+        display: displayConfig({ framebuffer: fb, png, terminal: false, width: 800, height: 480 }),
+        machine: { uniQr: 'QRVEND-UNIT-7' },
+        log: silentLogger(),
+        sysfsRoot: sysfsRoot(FX.name),
+        onEvent: log.onEvent,
+      });
+      handles.push(display);
+      await log.waitFor(rendered('idle'));
+      assert.equal(decodePng(readFileSync(png)).text, 'QRVEND-UNIT-7');
 
-    display.show({ kind: 'dynamic-qr', qrText: 'https://pay.example.com/t/99', amount: 2, currencyCode: 'EUR', decimalPlaces: 2, item: null, expiresAtMs: Date.now() + 30_000 });
-    const event = await log.waitFor(rendered('dynamic-qr'));
-    assert.equal(event.type === 'rendered' && typeof event.ms, 'number');
-    assert.equal(decodePng(readFileSync(png)).text, 'https://pay.example.com/t/99');
-    assert.equal(decodeFrame(frameFromBytes(FX, readFileSync(fb))), 'https://pay.example.com/t/99');
-    assert.deepEqual(log.events.filter((e) => e.type === 'unavailable'), []);
-    await display.close();
-  });
+      display.show({
+        kind: 'dynamic-qr',
+        qrText: 'https://pay.example.com/t/99',
+        amount: 2,
+        currencyCode: 'EUR',
+        decimalPlaces: 2,
+        item: null,
+        expiresAtMs: Date.now() + 30_000,
+      });
+      const event = await log.waitFor(rendered('dynamic-qr'));
+      assert.equal(event.type === 'rendered' && typeof event.ms, 'number');
+      assert.equal(decodePng(readFileSync(png)).text, 'https://pay.example.com/t/99');
+      assert.equal(decodeFrame(frameFromBytes(FX, readFileSync(fb))), 'https://pay.example.com/t/99');
+      assert.deepEqual(
+        log.events.filter((e) => e.type === 'unavailable'),
+        [],
+      );
+      await display.close();
+    },
+  );
 
   it('reports a missing framebuffer once and keeps rendering the PNG', { timeout: 180_000 }, async () => {
     const dir = join(tmp.dir, 'missing-fb');
@@ -107,7 +130,8 @@ describe('display worker', { timeout: 180_000 }, () => {
     });
     handles.push(display);
     // As the payment worker would: ToDisplay messages on the transferred port.
-    for (let i = 0; i < 30; i++) display.port.postMessage({ type: 'show', screen: { kind: 'idle', qrText: `burst-${i}` } } satisfies ToDisplay);
+    for (let i = 0; i < 30; i++)
+      display.port.postMessage({ type: 'show', screen: { kind: 'idle', qrText: `burst-${i}` } } satisfies ToDisplay);
     display.port.postMessage({ type: 'show', screen: { kind: 'session-ended' } } satisfies ToDisplay);
     await log.waitFor(rendered('session-ended'));
     const renders = log.events.filter((e) => e.type === 'rendered').length;

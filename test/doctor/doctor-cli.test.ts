@@ -83,9 +83,37 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
     const r = byId(report);
     assert.deepEqual(
       report.results.map((x) => x.id),
-      ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'reader', 'vmc', 'gateway', 'clock', 'disk', 'ledger', 'outbox', 'display', 'gpio', 'fleet-trust'],
+      [
+        'config',
+        'secret-token',
+        'start-endpoint',
+        'serial',
+        'board',
+        'reader',
+        'vmc',
+        'gateway',
+        'clock',
+        'disk',
+        'ledger',
+        'outbox',
+        'display',
+        'gpio',
+        'fleet-trust',
+      ],
     );
-    for (const id of ['config', 'secret-token', 'start-endpoint', 'serial', 'board', 'vmc', 'gateway', 'clock', 'ledger', 'outbox', 'display']) {
+    for (const id of [
+      'config',
+      'secret-token',
+      'start-endpoint',
+      'serial',
+      'board',
+      'vmc',
+      'gateway',
+      'clock',
+      'ledger',
+      'outbox',
+      'display',
+    ]) {
       assert.equal(r[id]?.status, 'OK', `${id}: ${r[id]?.summary}`);
     }
     assert.equal(r.board?.details?.firmware, '2.1.0');
@@ -103,58 +131,70 @@ test('healthy setup: every check passes except the daemon state, exit code 0', {
   }
 });
 
-test('broken setup: missing serial device, unreachable gateway, corrupted ledger, exit code 1', { timeout: 180_000 }, async () => {
-  const tmp = tempDir('qrvend-doctor-broken-');
-  try {
-    const port = await closedPort();
-    const setup = writeSetup(tmp.dir, { gateway: `http://127.0.0.1:${port}`, port: join(tmp.dir, 'no-such-tty'), ledger: 'none' });
-    // A file full of garbage where the ledger should be.
-    mkdirSync(join(tmp.dir, 'state'), { recursive: true });
-    writeFileSync(setup.ledgerPath, Buffer.from('this is not an SQLite database, just garbage bytes\n'.repeat(200)));
+test(
+  'broken setup: missing serial device, unreachable gateway, corrupted ledger, exit code 1',
+  { timeout: 180_000 },
+  async () => {
+    const tmp = tempDir('qrvend-doctor-broken-');
+    try {
+      const port = await closedPort();
+      const setup = writeSetup(tmp.dir, {
+        gateway: `http://127.0.0.1:${port}`,
+        port: join(tmp.dir, 'no-such-tty'),
+        ledger: 'none',
+      });
+      // A file full of garbage where the ledger should be.
+      mkdirSync(join(tmp.dir, 'state'), { recursive: true });
+      writeFileSync(setup.ledgerPath, Buffer.from('this is not an SQLite database, just garbage bytes\n'.repeat(200)));
 
-    const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
-    const r = byId(parse(run));
-    assert.equal(r.serial?.status, 'FAIL');
-    assert.match(r.serial?.summary ?? '', /does not exist/);
-    assert.ok(r.serial?.action, 'a failure must say what to do');
-    assert.equal(r.board?.status, 'WARN');
-    assert.equal(r.board?.details?.skipped, true);
-    assert.equal(r.gateway?.status, 'FAIL');
-    assert.equal(r.gateway?.details?.error, 'ECONNREFUSED');
-    assert.match(r.gateway?.action ?? '', /gateway\.baseUrl/);
-    assert.equal(r.ledger?.status, 'FAIL');
-    assert.ok(r.ledger?.action);
-    assert.equal(r.outbox?.status, 'WARN');
-    // What still works is still reported as working.
-    assert.equal(r.config?.status, 'OK');
-    assert.equal(r['secret-token']?.status, 'OK');
-    assert.equal(run.code, 1);
-  } finally {
-    tmp.cleanup();
-  }
-});
+      const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
+      const r = byId(parse(run));
+      assert.equal(r.serial?.status, 'FAIL');
+      assert.match(r.serial?.summary ?? '', /does not exist/);
+      assert.ok(r.serial?.action, 'a failure must say what to do');
+      assert.equal(r.board?.status, 'WARN');
+      assert.equal(r.board?.details?.skipped, true);
+      assert.equal(r.gateway?.status, 'FAIL');
+      assert.equal(r.gateway?.details?.error, 'ECONNREFUSED');
+      assert.match(r.gateway?.action ?? '', /gateway\.baseUrl/);
+      assert.equal(r.ledger?.status, 'FAIL');
+      assert.ok(r.ledger?.action);
+      assert.equal(r.outbox?.status, 'WARN');
+      // What still works is still reported as working.
+      assert.equal(r.config?.status, 'OK');
+      assert.equal(r['secret-token']?.status, 'OK');
+      assert.equal(run.code, 1);
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);
 
-test('a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port', { timeout: 180_000 }, async (t) => {
-  const defer = teardown(t);
-  const tmp = tempDir('qrvend-doctor-busy-');
-  defer(tmp.cleanup);
-  const gateway = await startGatewaySimulator();
-  defer(() => gateway.close());
-  const pty = await ptyPair(tmp.dir);
-  defer(pty.close);
-  const daemon = await holdPort(pty.agentPath);
-  defer(daemon.close);
-  {
-    const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
-    const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
-    const r = byId(parse(run));
-    assert.equal(r.serial?.status, 'WARN');
-    assert.equal(r.serial?.details?.busy, true);
-    assert.equal(r.board?.status, 'WARN');
-    assert.match(r.board?.summary ?? '', /daemon running, board check skipped/);
-    assert.equal(run.code, 0);
-  }
-});
+test(
+  'a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port',
+  { timeout: 180_000 },
+  async (t) => {
+    const defer = teardown(t);
+    const tmp = tempDir('qrvend-doctor-busy-');
+    defer(tmp.cleanup);
+    const gateway = await startGatewaySimulator();
+    defer(() => gateway.close());
+    const pty = await ptyPair(tmp.dir);
+    defer(pty.close);
+    const daemon = await holdPort(pty.agentPath);
+    defer(daemon.close);
+    {
+      const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
+      const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
+      const r = byId(parse(run));
+      assert.equal(r.serial?.status, 'WARN');
+      assert.equal(r.serial?.details?.busy, true);
+      assert.equal(r.board?.status, 'WARN');
+      assert.match(r.board?.summary ?? '', /daemon running, board check skipped/);
+      assert.equal(run.code, 0);
+    }
+  },
+);
 
 test('a board that never answers fails the board check', { timeout: 180_000 }, async (t) => {
   const defer = teardown(t);
@@ -175,48 +215,56 @@ test('a board that never answers fails the board check', { timeout: 180_000 }, a
   }
 });
 
-test('secret token file: world-readable or wrong length fails, and the content is never shown', { timeout: 180_000 }, async () => {
-  const tmp = tempDir('qrvend-doctor-token-');
-  try {
-    const setup = writeSetup(tmp.dir, { gateway: 'http://127.0.0.1:9', port: 'sim' });
-    chmodSync(setup.tokenPath, 0o644);
-    let r = byId(parse(await runCli(['doctor', '--json', '--config', setup.configPath])));
-    assert.equal(r['secret-token']?.status, 'FAIL');
-    assert.match(r['secret-token']?.action ?? '', /chmod 0640/);
+test(
+  'secret token file: world-readable or wrong length fails, and the content is never shown',
+  { timeout: 180_000 },
+  async () => {
+    const tmp = tempDir('qrvend-doctor-token-');
+    try {
+      const setup = writeSetup(tmp.dir, { gateway: 'http://127.0.0.1:9', port: 'sim' });
+      chmodSync(setup.tokenPath, 0o644);
+      let r = byId(parse(await runCli(['doctor', '--json', '--config', setup.configPath])));
+      assert.equal(r['secret-token']?.status, 'FAIL');
+      assert.match(r['secret-token']?.action ?? '', /chmod 0640/);
 
-    chmodSync(setup.tokenPath, 0o640);
-    writeFileSync(setup.tokenPath, TOKEN.slice(0, 40));
-    r = byId(parse(await runCli(['doctor', '--json', '--config', setup.configPath])));
-    assert.equal(r['secret-token']?.status, 'FAIL');
-    assert.equal(r['secret-token']?.details?.lengthValid, false);
-    // The text report must not leak the partial token either.
-    const text = await runCli(['doctor', '--config', setup.configPath]);
-    assert.equal(text.stdout.includes(TOKEN.slice(0, 40)), false);
-    assert.match(text.stdout, /FAIL\s+Start secret token file/);
-  } finally {
-    tmp.cleanup();
-  }
-});
-
-test('mdb.port=sim skips the serial hardware; an invalid config fails and skips the rest', { timeout: 180_000 }, async () => {
-  const tmp = tempDir('qrvend-doctor-config-');
-  try {
-    const setup = writeSetup(tmp.dir, { gateway: 'http://127.0.0.1:9', port: 'sim' });
-    let r = byId(parse(await runCli(['doctor', '--json', '--config', setup.configPath])));
-    assert.equal(r.serial?.status, 'OK');
-    assert.equal(r.board?.status, 'OK');
-
-    writeFileSync(setup.configPath, JSON.stringify({ mdb: { port: 'sim', baudRat: 9600 } }));
-    const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
-    const report = parse(run);
-    r = byId(report);
-    assert.equal(r.config?.status, 'FAIL');
-    assert.deepEqual(r.config?.details?.problems, [{ path: 'mdb.baudRat', reason: 'unknown key' }]);
-    for (const other of report.results.filter((x) => x.id !== 'config')) {
-      assert.equal(other.status, 'WARN', `${other.id} should be skipped`);
+      chmodSync(setup.tokenPath, 0o640);
+      writeFileSync(setup.tokenPath, TOKEN.slice(0, 40));
+      r = byId(parse(await runCli(['doctor', '--json', '--config', setup.configPath])));
+      assert.equal(r['secret-token']?.status, 'FAIL');
+      assert.equal(r['secret-token']?.details?.lengthValid, false);
+      // The text report must not leak the partial token either.
+      const text = await runCli(['doctor', '--config', setup.configPath]);
+      assert.equal(text.stdout.includes(TOKEN.slice(0, 40)), false);
+      assert.match(text.stdout, /FAIL\s+Start secret token file/);
+    } finally {
+      tmp.cleanup();
     }
-    assert.equal(run.code, 1);
-  } finally {
-    tmp.cleanup();
-  }
-});
+  },
+);
+
+test(
+  'mdb.port=sim skips the serial hardware; an invalid config fails and skips the rest',
+  { timeout: 180_000 },
+  async () => {
+    const tmp = tempDir('qrvend-doctor-config-');
+    try {
+      const setup = writeSetup(tmp.dir, { gateway: 'http://127.0.0.1:9', port: 'sim' });
+      let r = byId(parse(await runCli(['doctor', '--json', '--config', setup.configPath])));
+      assert.equal(r.serial?.status, 'OK');
+      assert.equal(r.board?.status, 'OK');
+
+      writeFileSync(setup.configPath, JSON.stringify({ mdb: { port: 'sim', baudRat: 9600 } }));
+      const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
+      const report = parse(run);
+      r = byId(report);
+      assert.equal(r.config?.status, 'FAIL');
+      assert.deepEqual(r.config?.details?.problems, [{ path: 'mdb.baudRat', reason: 'unknown key' }]);
+      for (const other of report.results.filter((x) => x.id !== 'config')) {
+        assert.equal(other.status, 'WARN', `${other.id} should be skipped`);
+      }
+      assert.equal(run.code, 1);
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);

@@ -13,7 +13,8 @@ test('fleet-trust: off, missing, refused, held by someone else, fine', { timeout
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-doctor-trust-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const base = loadConfig({ env: {} }).config;
-  const run = (fleet: Partial<typeof base.fleet>) => fleetTrustCheck.run({} as DoctorContext, { ...base, fleet: { ...base.fleet, ...fleet } });
+  const run = (fleet: Partial<typeof base.fleet>) =>
+    fleetTrustCheck.run({} as DoctorContext, { ...base, fleet: { ...base.fleet, ...fleet } });
   assert.equal((await run({ url: null })).status, 'OK');
   const on = { url: 'mqtts://broker.example:8883' };
   const missing = await run({ ...on, trustFile: join(dir, 'none.json') });

@@ -58,36 +58,42 @@ const alarmEvent = (state: 'raised' | 'cleared') => (e: FleetEvent) =>
 const alarmsOf = (status: Record<string, unknown>) => (status.alarms as string[] | undefined) ?? [];
 const outbox = () => readOutbox(join(rig.dir, 'ledger.sqlite'), { limit: 100 });
 
-test('approved in USD when EUR was asked: declined here, the whole hold cancelled with the Authorization\'s Amount '
-  + 'and PaymentInfo, the alarm raised naming the answer', T, async () => {
-  const txId = 'CURRENCY-MISMATCH-0001';
-  rig.gateway.addRules([{ op: 'Authorization', transactionId: txId, behaviour: IN_USD }]);
-  const sessions = rig.vmc.records().length;
-  const start = await rig.start({ transactionId: txId });
-  assert.equal(start.outcome.kind, 'approved', 'the Start itself is answered before the Authorization');
-  const gw = await waitTx(rig, txId, (t) => t.cancel?.verdict === 'Approved', 'the Cancel accepted', 30_000);
-  assert.equal(gw.authorization?.currencyCode, 'USD');
-  assert.equal(gw.cancel?.amount, gw.authorization?.amount, 'the Cancel releases the whole amount held');
-  assert.ok((gw.cancel?.amount ?? 0) > 0);
-  assert.equal(gw.cancel?.reasonCode, 3, 'cancelled by the machine');
-  assert.equal(gw.state, 'cancelled');
-  assert.equal(rig.vmc.records().length, sessions, 'no MDB session opened');
-  assert.deepEqual(rig.gateway.ledger().rejected, [], 'the Cancel passed the strict checks (PaymentInfo as sent)');
+test(
+  "approved in USD when EUR was asked: declined here, the whole hold cancelled with the Authorization's Amount " +
+    'and PaymentInfo, the alarm raised naming the answer',
+  T,
+  async () => {
+    const txId = 'CURRENCY-MISMATCH-0001';
+    rig.gateway.addRules([{ op: 'Authorization', transactionId: txId, behaviour: IN_USD }]);
+    const sessions = rig.vmc.records().length;
+    const start = await rig.start({ transactionId: txId });
+    assert.equal(start.outcome.kind, 'approved', 'the Start itself is answered before the Authorization');
+    const gw = await waitTx(rig, txId, (t) => t.cancel?.verdict === 'Approved', 'the Cancel accepted', 30_000);
+    assert.equal(gw.authorization?.currencyCode, 'USD');
+    assert.equal(gw.cancel?.amount, gw.authorization?.amount, 'the Cancel releases the whole amount held');
+    assert.ok((gw.cancel?.amount ?? 0) > 0);
+    assert.equal(gw.cancel?.reasonCode, 3, 'cancelled by the machine');
+    assert.equal(gw.state, 'cancelled');
+    assert.equal(rig.vmc.records().length, sessions, 'no MDB session opened');
+    assert.deepEqual(rig.gateway.ledger().rejected, [], 'the Cancel passed the strict checks (PaymentInfo as sent)');
 
-  const row = outbox().rows.find((r) => r.txId === txId && r.op === 'Cancel');
-  assert.ok(row, 'the Cancel went through the daemon\'s outbox');
-  const body = JSON.parse(row.body) as { BasicInfo: { Amount: number; CurrencyCode: string; CurrencyNumeric: string } };
-  assert.deepEqual(body.BasicInfo.CurrencyCode + body.BasicInfo.CurrencyNumeric, 'EUR978', 'as the hold was asked');
-  assert.equal(body.BasicInfo.Amount, gw.authorization?.amount);
+    const row = outbox().rows.find((r) => r.txId === txId && r.op === 'Cancel');
+    assert.ok(row, "the Cancel went through the daemon's outbox");
+    const body = JSON.parse(row.body) as {
+      BasicInfo: { Amount: number; CurrencyCode: string; CurrencyNumeric: string };
+    };
+    assert.deepEqual(body.BasicInfo.CurrencyCode + body.BasicInfo.CurrencyNumeric, 'EUR978', 'as the hold was asked');
+    assert.equal(body.BasicInfo.Amount, gw.authorization?.amount);
 
-  const raised = await watcher.waitForEvent(alarmEvent('raised'), 30_000, `${ALARM} raised`);
-  const detail = String((raised as { detail?: unknown }).detail);
-  assert.match(detail, /USD\/840/);
-  assert.match(detail, /EUR\/978/);
-  assert.match(detail, /code 8/);
-  assert.ok(!detail.includes(rig.secretToken), 'no secret in the alarm');
-  await until(() => watcher.statuses.some((s) => alarmsOf(s).includes(ALARM)), 30_000, `${ALARM} in the status`);
-});
+    const raised = await watcher.waitForEvent(alarmEvent('raised'), 30_000, `${ALARM} raised`);
+    const detail = String((raised as { detail?: unknown }).detail);
+    assert.match(detail, /USD\/840/);
+    assert.match(detail, /EUR\/978/);
+    assert.match(detail, /code 8/);
+    assert.ok(!detail.includes(rig.secretToken), 'no secret in the alarm');
+    await until(() => watcher.statuses.some((s) => alarmsOf(s).includes(ALARM)), 30_000, `${ALARM} in the status`);
+  },
+);
 
 test('the Cancel refused by the gateway: dead-lettered (OUTBOX_DEAD_LETTER) for a person', T, async () => {
   const txId = 'CURRENCY-MISMATCH-0002';

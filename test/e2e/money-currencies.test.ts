@@ -43,35 +43,47 @@ function member(text: string | null, ...path: string[]): string | null {
 
 for (const c of cases) {
   const { decimalPlaces, currencyCode } = c.machine;
-  test(`${currencyCode} (${decimalPlaces} decimals): the session's funds, the Settlement of ` +
-    `${c.sold.map((s) => s.text).join(' + ')} and every amount written as the currency has it`, { timeout: 180_000 }, async () => {
-    const bench = await createBench({
-      vmc: { vendPolicy: 'manual', decimalPlaces },
-      config: { machine: c.machine, staticQr: { preauthAmount: c.preauth.amount } },
-    });
-    try {
-      const { rig, proxy } = bench;
-      const session = await openSession(rig);
-      assert.equal(session.funds, c.preauth.amount, 'C,START carries the pre-auth in the currency');
-      const auth = proxy.of('Authorization', session.txId)[0]!.requestText;
-      assert.equal(member(auth, 'BasicInfo', 'Amount'), c.preauth.text);
-      for (const s of c.sold) await buy(rig, s.item, s.price);
-      assert.ok(rig.vmc.endSession());
-      const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
-      assert.equal(t.settlement?.amount, c.settled.amount);
+  test(
+    `${currencyCode} (${decimalPlaces} decimals): the session's funds, the Settlement of ` +
+      `${c.sold.map((s) => s.text).join(' + ')} and every amount written as the currency has it`,
+    { timeout: 180_000 },
+    async () => {
+      const bench = await createBench({
+        vmc: { vendPolicy: 'manual', decimalPlaces },
+        config: { machine: c.machine, staticQr: { preauthAmount: c.preauth.amount } },
+      });
+      try {
+        const { rig, proxy } = bench;
+        const session = await openSession(rig);
+        assert.equal(session.funds, c.preauth.amount, 'C,START carries the pre-auth in the currency');
+        const auth = proxy.of('Authorization', session.txId)[0]!.requestText;
+        assert.equal(member(auth, 'BasicInfo', 'Amount'), c.preauth.text);
+        for (const s of c.sold) await buy(rig, s.item, s.price);
+        assert.ok(rig.vmc.endSession());
+        const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
+        assert.equal(t.settlement?.amount, c.settled.amount);
 
-      const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
-      assert.equal(member(settle, 'BasicInfo', 'Amount'), c.settled.text);
-      assert.equal(member(settle, 'BasicInfo', 'CurrencyCode'), JSON.stringify(currencyCode));
-      assert.equal(member(settle, 'MachineInfo', 'DecimalPlace'), String(decimalPlaces));
-      const codes = JSON.parse(member(settle, 'Products')!).map((p: { Code: number }) => p.Code);
-      assert.deepEqual(codes, c.sold.map((s) => s.item));
-      for (const s of c.sold) assert.match(settle, new RegExp(`\\{"Code":${s.item},"Price":${s.text.replace('.', '\\.')},`), `item ${s.item} at ${s.text}`);
-      assertLedgerClean(rig);
-      assertSalesBalance(rig);
-      await vmcIdle(rig);
-    } finally {
-      await bench.close();
-    }
-  });
+        const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
+        assert.equal(member(settle, 'BasicInfo', 'Amount'), c.settled.text);
+        assert.equal(member(settle, 'BasicInfo', 'CurrencyCode'), JSON.stringify(currencyCode));
+        assert.equal(member(settle, 'MachineInfo', 'DecimalPlace'), String(decimalPlaces));
+        const codes = JSON.parse(member(settle, 'Products')!).map((p: { Code: number }) => p.Code);
+        assert.deepEqual(
+          codes,
+          c.sold.map((s) => s.item),
+        );
+        for (const s of c.sold)
+          assert.match(
+            settle,
+            new RegExp(`\\{"Code":${s.item},"Price":${s.text.replace('.', '\\.')},`),
+            `item ${s.item} at ${s.text}`,
+          );
+        assertLedgerClean(rig);
+        assertSalesBalance(rig);
+        await vmcIdle(rig);
+      } finally {
+        await bench.close();
+      }
+    },
+  );
 }

@@ -12,7 +12,17 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { memberText } from '../../src/gateway/wire/index.js';
-import { assertLedgerClean, assertSalesBalance, createBench, lastSession, logMark, vmcIdle, waitLogAfter, waitTx, type Bench } from './support/e2e-rig.js';
+import {
+  assertLedgerClean,
+  assertSalesBalance,
+  createBench,
+  lastSession,
+  logMark,
+  vmcIdle,
+  waitLogAfter,
+  waitTx,
+  type Bench,
+} from './support/e2e-rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 
 let bench: Bench;
@@ -42,25 +52,32 @@ function member(text: string | null, ...path: string[]): string | null {
   return cur;
 }
 
-test('underpaid: AuthAmount 0.50 for a 1.50 QR -> vend denied, Void ReasonCode 3 with the approving PaymentInfo bytes', T, async () => {
-  const { rig, proxy } = bench;
-  rig.gateway.addRules([{ op: 'GenerateQR', amount: 1.5, times: 1, behaviour: { kind: 'pay-amount', amount: 0.5 } }]);
-  const pay = await selectAndPay(rig, 3, 1.5);
-  assert.deepEqual(await pay.answer, { kind: 'vend-deny' }, 'a short payment does not buy the item');
-  assert.equal(await pay.result, 'voided');
-  const t = await waitTx(rig, pay.txId, (x) => x.accepted.Void === 1, 'the Void');
-  assert.equal(t.state, 'voided');
-  assert.equal(t.void?.reasonCode, 3);
+test(
+  'underpaid: AuthAmount 0.50 for a 1.50 QR -> vend denied, Void ReasonCode 3 with the approving PaymentInfo bytes',
+  T,
+  async () => {
+    const { rig, proxy } = bench;
+    rig.gateway.addRules([{ op: 'GenerateQR', amount: 1.5, times: 1, behaviour: { kind: 'pay-amount', amount: 0.5 } }]);
+    const pay = await selectAndPay(rig, 3, 1.5);
+    assert.deepEqual(await pay.answer, { kind: 'vend-deny' }, 'a short payment does not buy the item');
+    assert.equal(await pay.result, 'voided');
+    const t = await waitTx(rig, pay.txId, (x) => x.accepted.Void === 1, 'the Void');
+    assert.equal(t.state, 'voided');
+    assert.equal(t.void?.reasonCode, 3);
 
-  const approving = proxy.of('Inquiry', pay.txId).find((e) => e.response?.Status.Verdict === 'Approved')!;
-  assert.equal(member(approving.responseText, 'PaymentInfo', 'AuthAmount'), '0.50');
-  const voided = proxy.of('Void', pay.txId)[0]!.requestText;
-  assert.equal(member(voided, 'PaymentInfo'), member(approving.responseText, 'PaymentInfo'), 'byte for byte');
-  assert.equal(member(voided, 'ReasonCode'), '3');
-  assert.equal(JSON.parse(member(voided, 'ReasonText')!), 'amount paid below price: paid 0.50, price 1.50');
-  assert.equal(member(voided, 'BasicInfo', 'Amount'), '1.50');
-  assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['denied']);
-});
+    const approving = proxy.of('Inquiry', pay.txId).find((e) => e.response?.Status.Verdict === 'Approved')!;
+    assert.equal(member(approving.responseText, 'PaymentInfo', 'AuthAmount'), '0.50');
+    const voided = proxy.of('Void', pay.txId)[0]!.requestText;
+    assert.equal(member(voided, 'PaymentInfo'), member(approving.responseText, 'PaymentInfo'), 'byte for byte');
+    assert.equal(member(voided, 'ReasonCode'), '3');
+    assert.equal(JSON.parse(member(voided, 'ReasonText')!), 'amount paid below price: paid 0.50, price 1.50');
+    assert.equal(member(voided, 'BasicInfo', 'Amount'), '1.50');
+    assert.deepEqual(
+      lastSession(rig).vends.map((v) => v.outcome),
+      ['denied'],
+    );
+  },
+);
 
 test('overpaid: AuthAmount 2.00 for a 1.50 QR -> the vend is approved and what was paid is recorded', T, async () => {
   const { rig } = bench;
@@ -68,31 +85,47 @@ test('overpaid: AuthAmount 2.00 for a 1.50 QR -> the vend is approved and what w
   const mark = logMark(rig);
   const pay = await selectAndPay(rig, 4, 1.5);
   assert.deepEqual(await pay.answer, { kind: 'vend-approve', amount: 1.5 });
-  const paid = await waitLogAfter(rig, mark, (l) => l.msg === 'dynamic QR paid' && l.txId === pay.txId, 'the payment record');
+  const paid = await waitLogAfter(
+    rig,
+    mark,
+    (l) => l.msg === 'dynamic QR paid' && l.txId === pay.txId,
+    'the payment record',
+  );
   assert.equal(paid.paidMinor, 200);
   assert.ok(rig.vmc.vendSuccess());
   assert.equal(await pay.result, 'vended');
 });
 
-test('bytes of a payment for an 18+ item: decimals everywhere, AgeLimitation, and the Void repeats the GenerateQR time', T, async () => {
-  const { rig, proxy } = bench;
-  const pay = await selectAndPay(rig, 30, 2.5);
-  assert.deepEqual(await pay.answer, { kind: 'vend-approve', amount: 2.5 });
-  await sleep(1100); // the Void is sent in a later second than the GenerateQR
-  assert.ok(rig.vmc.vendFailure(3));
-  assert.equal(await pay.result, 'voided');
-  await waitTx(rig, pay.txId, (x) => x.accepted.Void === 1, 'the Void');
+test(
+  'bytes of a payment for an 18+ item: decimals everywhere, AgeLimitation, and the Void repeats the GenerateQR time',
+  T,
+  async () => {
+    const { rig, proxy } = bench;
+    const pay = await selectAndPay(rig, 30, 2.5);
+    assert.deepEqual(await pay.answer, { kind: 'vend-approve', amount: 2.5 });
+    await sleep(1100); // the Void is sent in a later second than the GenerateQR
+    assert.ok(rig.vmc.vendFailure(3));
+    assert.equal(await pay.result, 'voided');
+    await waitTx(rig, pay.txId, (x) => x.accepted.Void === 1, 'the Void');
 
-  const gen = proxy.of('GenerateQR', pay.txId)[0]!;
-  assert.equal(member(gen.requestText, 'BasicInfo', 'Amount'), '2.50');
-  assert.equal(member(gen.requestText, 'BasicInfo', 'AgeLimitation'), '18');
-  assert.match(gen.requestText, /"Product":\[\{"Code":30,"Price":2\.50,"Name":"Beer"/);
-  const inquiry = proxy.of('Inquiry', pay.txId)[0]!.requestText;
-  const qrData = gen.response!.QRData as { SrvTranId: string; RRN: string };
-  assert.equal(member(inquiry, 'PaymentInfo'), `{"SrvTranId":${JSON.stringify(qrData.SrvTranId)},"RRN":${JSON.stringify(qrData.RRN)},"AuthAmount":2.50}`);
-  assert.equal(member(inquiry, 'BasicInfo', 'AgeLimitation'), '18');
-  const voided = proxy.of('Void', pay.txId)[0]!.requestText;
-  assert.equal(member(voided, 'BasicInfo', 'MachineAuTime'), member(gen.requestText, 'BasicInfo', 'MachineAuTime'), 'the time of the authorization (GenerateQR) it closes');
-  assert.equal(member(voided, 'BasicInfo', 'AgeLimitation'), '18');
-  assert.equal(member(voided, 'BasicInfo', 'Amount'), '2.50');
-});
+    const gen = proxy.of('GenerateQR', pay.txId)[0]!;
+    assert.equal(member(gen.requestText, 'BasicInfo', 'Amount'), '2.50');
+    assert.equal(member(gen.requestText, 'BasicInfo', 'AgeLimitation'), '18');
+    assert.match(gen.requestText, /"Product":\[\{"Code":30,"Price":2\.50,"Name":"Beer"/);
+    const inquiry = proxy.of('Inquiry', pay.txId)[0]!.requestText;
+    const qrData = gen.response!.QRData as { SrvTranId: string; RRN: string };
+    assert.equal(
+      member(inquiry, 'PaymentInfo'),
+      `{"SrvTranId":${JSON.stringify(qrData.SrvTranId)},"RRN":${JSON.stringify(qrData.RRN)},"AuthAmount":2.50}`,
+    );
+    assert.equal(member(inquiry, 'BasicInfo', 'AgeLimitation'), '18');
+    const voided = proxy.of('Void', pay.txId)[0]!.requestText;
+    assert.equal(
+      member(voided, 'BasicInfo', 'MachineAuTime'),
+      member(gen.requestText, 'BasicInfo', 'MachineAuTime'),
+      'the time of the authorization (GenerateQR) it closes',
+    );
+    assert.equal(member(voided, 'BasicInfo', 'AgeLimitation'), '18');
+    assert.equal(member(voided, 'BasicInfo', 'Amount'), '2.50');
+  },
+);

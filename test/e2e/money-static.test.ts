@@ -15,7 +15,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { memberText } from '../../src/gateway/wire/index.js';
 import { readAgentTransactions } from '../../rigs/chaos/agent-ledger.js';
-import { assertLedgerClean, assertSalesBalance, createBench, until, vmcIdle, waitTx, type Bench } from './support/e2e-rig.js';
+import {
+  assertLedgerClean,
+  assertSalesBalance,
+  createBench,
+  until,
+  vmcIdle,
+  waitTx,
+  type Bench,
+} from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
 
 let bench: Bench;
@@ -42,67 +50,108 @@ function member(text: string | null, ...path: string[]): string | null {
   return cur;
 }
 
-test('amounts with decimals, PaymentInfo byte for byte, AgeLimitation of the catalog, MachineAuTime of the Authorization', T, async () => {
-  const { rig, proxy } = bench;
-  const session = await openSession(rig);
-  const auth = proxy.of('Authorization', session.txId)[0]!;
-  assert.equal(member(auth.requestText, 'BasicInfo', 'Amount'), '10.00', 'Amount written as a double with 2 decimals');
-  assert.equal(member(auth.requestText, 'BasicInfo', 'AgeLimitation'), '18', 'the highest ageLimit of the catalog: an approval vouches for every item');
-  const issued = member(auth.responseText, 'PaymentInfo')!;
-  assert.match(issued, /"AuthAmount":10\.00/, 'the simulator writes its amounts with decimals too');
+test(
+  'amounts with decimals, PaymentInfo byte for byte, AgeLimitation of the catalog, MachineAuTime of the Authorization',
+  T,
+  async () => {
+    const { rig, proxy } = bench;
+    const session = await openSession(rig);
+    const auth = proxy.of('Authorization', session.txId)[0]!;
+    assert.equal(
+      member(auth.requestText, 'BasicInfo', 'Amount'),
+      '10.00',
+      'Amount written as a double with 2 decimals',
+    );
+    assert.equal(
+      member(auth.requestText, 'BasicInfo', 'AgeLimitation'),
+      '18',
+      'the highest ageLimit of the catalog: an approval vouches for every item',
+    );
+    const issued = member(auth.responseText, 'PaymentInfo')!;
+    assert.match(issued, /"AuthAmount":10\.00/, 'the simulator writes its amounts with decimals too');
 
-  // A second later, so that a Settlement stamped with its own time would differ.
-  await sleep(1100);
-  await buy(rig, 12, 1.15);
-  await buy(rig, 30, 4.35); // age-restricted: sold, the Authorization carried AgeLimitation 18
-  assert.ok(rig.vmc.endSession());
-  await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
+    // A second later, so that a Settlement stamped with its own time would differ.
+    await sleep(1100);
+    await buy(rig, 12, 1.15);
+    await buy(rig, 30, 4.35); // age-restricted: sold, the Authorization carried AgeLimitation 18
+    assert.ok(rig.vmc.endSession());
+    await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
 
-  const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
-  assert.equal(member(settle, 'PaymentInfo'), issued, 'PaymentInfo byte for byte as the Authorization answer had it');
-  assert.equal(member(settle, 'BasicInfo', 'Amount'), '5.50');
-  assert.match(settle, new RegExp(/"Products":\[\{"Code":12,"Price":1\.15,"Name":"Sparkling water","Measurement":500,/.source +
-    /"UnitOfMeasurement":"ml"\},\{"Code":30,"Price":4\.35,"Name":"Beer"/.source));
-  assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'), 'the time of the authorization it closes');
-  assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18', 'the Settlement repeats the AgeLimitation of the Authorization');
-  assertLedgerClean(rig);
-  assertSalesBalance(rig);
-  await vmcIdle(rig);
-});
+    const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
+    assert.equal(member(settle, 'PaymentInfo'), issued, 'PaymentInfo byte for byte as the Authorization answer had it');
+    assert.equal(member(settle, 'BasicInfo', 'Amount'), '5.50');
+    assert.match(
+      settle,
+      new RegExp(
+        /"Products":\[\{"Code":12,"Price":1\.15,"Name":"Sparkling water","Measurement":500,/.source +
+          /"UnitOfMeasurement":"ml"\},\{"Code":30,"Price":4\.35,"Name":"Beer"/.source,
+      ),
+    );
+    assert.equal(
+      member(settle, 'BasicInfo', 'MachineAuTime'),
+      member(auth.requestText, 'BasicInfo', 'MachineAuTime'),
+      'the time of the authorization it closes',
+    );
+    assert.equal(
+      member(settle, 'BasicInfo', 'AgeLimitation'),
+      '18',
+      'the Settlement repeats the AgeLimitation of the Authorization',
+    );
+    assertLedgerClean(rig);
+    assertSalesBalance(rig);
+    await vmcIdle(rig);
+  },
+);
 
-test('nothing sold: the Cancel carries the same PaymentInfo bytes, MachineAuTime and AgeLimitation as the Authorization', T, async () => {
-  const { rig, proxy } = bench;
-  const session = await openSession(rig);
-  await sleep(1100);
-  assert.ok(rig.vmc.endSession());
-  await waitTx(rig, session.txId, (x) => x.state === 'cancelled', 'the Cancel');
-  const auth = proxy.of('Authorization', session.txId)[0]!;
-  const cancel = proxy.of('Cancel', session.txId)[0]!.requestText;
-  assert.equal(member(cancel, 'PaymentInfo'), member(auth.responseText, 'PaymentInfo'));
-  assert.equal(member(cancel, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
-  assert.equal(member(cancel, 'BasicInfo', 'AgeLimitation'), '18');
-  assert.equal(member(cancel, 'BasicInfo', 'Amount'), '10.00');
-  assertLedgerClean(rig);
-  await vmcIdle(rig);
-});
+test(
+  'nothing sold: the Cancel carries the same PaymentInfo bytes, MachineAuTime and AgeLimitation as the Authorization',
+  T,
+  async () => {
+    const { rig, proxy } = bench;
+    const session = await openSession(rig);
+    await sleep(1100);
+    assert.ok(rig.vmc.endSession());
+    await waitTx(rig, session.txId, (x) => x.state === 'cancelled', 'the Cancel');
+    const auth = proxy.of('Authorization', session.txId)[0]!;
+    const cancel = proxy.of('Cancel', session.txId)[0]!.requestText;
+    assert.equal(member(cancel, 'PaymentInfo'), member(auth.responseText, 'PaymentInfo'));
+    assert.equal(member(cancel, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
+    assert.equal(member(cancel, 'BasicInfo', 'AgeLimitation'), '18');
+    assert.equal(member(cancel, 'BasicInfo', 'Amount'), '10.00');
+    assertLedgerClean(rig);
+    await vmcIdle(rig);
+  },
+);
 
-test('after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time', { timeout: 180_000 }, async () => {
-  const { rig, proxy } = bench;
-  const session = await openSession(rig);
-  await buy(rig, 31, 0.29);
-  // Kill once the daemon's own ledger holds the sale (read from outside, read-only) and before the session ends.
-  const ledgerPath = join(rig.dir, 'ledger.sqlite');
-  await until(() => readAgentTransactions(ledgerPath).find((t) => t.txId === session.txId)?.recordedSoldMinor === 29, 5000, 'the vend success in the ledger');
-  await rig.stopAgent('SIGKILL');
-  await sleep(1100); // the restarted daemon's clock is past the Authorization's second
-  await rig.startAgent(20_000);
-  await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement recovery sent', 20_000);
+test(
+  'after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time',
+  { timeout: 180_000 },
+  async () => {
+    const { rig, proxy } = bench;
+    const session = await openSession(rig);
+    await buy(rig, 31, 0.29);
+    // Kill once the daemon's own ledger holds the sale (read from outside, read-only) and before the session ends.
+    const ledgerPath = join(rig.dir, 'ledger.sqlite');
+    await until(
+      () => readAgentTransactions(ledgerPath).find((t) => t.txId === session.txId)?.recordedSoldMinor === 29,
+      5000,
+      'the vend success in the ledger',
+    );
+    await rig.stopAgent('SIGKILL');
+    await sleep(1100); // the restarted daemon's clock is past the Authorization's second
+    await rig.startAgent(20_000);
+    await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement recovery sent', 20_000);
 
-  const auth = proxy.of('Authorization', session.txId)[0]!;
-  const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
-  assert.equal(member(settle, 'PaymentInfo'), member(auth.responseText, 'PaymentInfo'), 'recovered from the ledger byte for byte');
-  assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
-  assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18');
-  assert.equal(member(settle, 'BasicInfo', 'Amount'), '0.29');
-  assertLedgerClean(rig);
-});
+    const auth = proxy.of('Authorization', session.txId)[0]!;
+    const settle = proxy.of('Settlement', session.txId)[0]!.requestText;
+    assert.equal(
+      member(settle, 'PaymentInfo'),
+      member(auth.responseText, 'PaymentInfo'),
+      'recovered from the ledger byte for byte',
+    );
+    assert.equal(member(settle, 'BasicInfo', 'MachineAuTime'), member(auth.requestText, 'BasicInfo', 'MachineAuTime'));
+    assert.equal(member(settle, 'BasicInfo', 'AgeLimitation'), '18');
+    assert.equal(member(settle, 'BasicInfo', 'Amount'), '0.29');
+    assertLedgerClean(rig);
+  },
+);

@@ -8,7 +8,15 @@
  */
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { assertLedgerClean, assertSalesBalance, createBench, lastSession, vmcIdle, waitTx, type Bench } from './support/e2e-rig.js';
+import {
+  assertLedgerClean,
+  assertSalesBalance,
+  createBench,
+  lastSession,
+  vmcIdle,
+  waitTx,
+  type Bench,
+} from './support/e2e-rig.js';
 import { buy, openSession, select } from './support/static-session.js';
 
 let bench: Bench;
@@ -72,57 +80,78 @@ test('two vends approved locally, one Settlement for both, the PaymentInfo echoe
     assert.equal(sent.MachineInfo.TerminalId, 'RIG-TERMINAL-1');
     assert.equal(sent.MachineInfo.DecimalPlace, 2);
   }
-  assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['success', 'success']);
+  assert.deepEqual(
+    lastSession(rig).vends.map((v) => v.outcome),
+    ['success', 'success'],
+  );
 });
 
-test('Balance caps the pre-auth; funds used up end the session from the reader (C,STOP), Settlement of all', T, async () => {
-  const { rig, proxy } = bench;
-  const session = await openSession(rig, { balance: 3.5 });
-  assert.equal(session.funds, 3.5, 'the session opens with the capped authorization');
-  assert.equal(proxy.of('Authorization', session.txId)[0]!.request!.BasicInfo.Amount, 3.5);
-  await buy(rig, 12, 1.5);
-  const stop = rig.nextCommand((c) => c.kind === 'stop', 10_000, 'C,STOP once the funds are used up');
-  await buy(rig, 7, 2);
-  await stop;
+test(
+  'Balance caps the pre-auth; funds used up end the session from the reader (C,STOP), Settlement of all',
+  T,
+  async () => {
+    const { rig, proxy } = bench;
+    const session = await openSession(rig, { balance: 3.5 });
+    assert.equal(session.funds, 3.5, 'the session opens with the capped authorization');
+    assert.equal(proxy.of('Authorization', session.txId)[0]!.request!.BasicInfo.Amount, 3.5);
+    await buy(rig, 12, 1.5);
+    const stop = rig.nextCommand((c) => c.kind === 'stop', 10_000, 'C,STOP once the funds are used up');
+    await buy(rig, 7, 2);
+    await stop;
 
-  const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
-  assert.equal(t.authorization?.amount, 3.5);
-  assert.equal(t.settlement?.amount, 3.5);
-  assert.equal(t.settlement?.products, 2);
-  assert.equal(lastSession(rig).end, 'reader-stop');
-});
+    const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
+    assert.equal(t.authorization?.amount, 3.5);
+    assert.equal(t.settlement?.amount, 3.5);
+    assert.equal(t.settlement?.products, 2);
+    assert.equal(lastSession(rig).end, 'reader-stop');
+  },
+);
 
-test('a price above the remaining funds is denied locally; the session goes on; only the sale is settled', T, async () => {
-  const { rig } = bench;
-  const session = await openSession(rig);
-  assert.deepEqual(await select(rig, 12, 10.5), { kind: 'vend-deny' }, 'above the 10.00 authorized');
-  await buy(rig, 3, 4);
-  assert.deepEqual(await select(rig, 7, 6.5), { kind: 'vend-deny' }, 'above the 6.00 remaining');
-  await buy(rig, 7, 6);
-  // Everything is spent: the reader ends the session itself.
-  const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
-  assert.equal(t.settlement?.amount, 10);
-  assert.equal(t.settlement?.products, 2);
-  assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['denied', 'success', 'denied', 'success']);
-  assert.equal(t.requests.Authorization, 1, 'no network round trip for the local approvals');
-});
+test(
+  'a price above the remaining funds is denied locally; the session goes on; only the sale is settled',
+  T,
+  async () => {
+    const { rig } = bench;
+    const session = await openSession(rig);
+    assert.deepEqual(await select(rig, 12, 10.5), { kind: 'vend-deny' }, 'above the 10.00 authorized');
+    await buy(rig, 3, 4);
+    assert.deepEqual(await select(rig, 7, 6.5), { kind: 'vend-deny' }, 'above the 6.00 remaining');
+    await buy(rig, 7, 6);
+    // Everything is spent: the reader ends the session itself.
+    const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
+    assert.equal(t.settlement?.amount, 10);
+    assert.equal(t.settlement?.products, 2);
+    assert.deepEqual(
+      lastSession(rig).vends.map((v) => v.outcome),
+      ['denied', 'success', 'denied', 'success'],
+    );
+    assert.equal(t.requests.Authorization, 1, 'no network round trip for the local approvals');
+  },
+);
 
-test('a vend that fails to dispense is not charged: nothing sold -> Cancel (ReasonCode 3) with the PaymentInfo', T, async () => {
-  const { rig, proxy } = bench;
-  const session = await openSession(rig);
-  await buy(rig, 12, 1.5, 'failure');
-  assert.ok(rig.vmc.endSession());
+test(
+  'a vend that fails to dispense is not charged: nothing sold -> Cancel (ReasonCode 3) with the PaymentInfo',
+  T,
+  async () => {
+    const { rig, proxy } = bench;
+    const session = await openSession(rig);
+    await buy(rig, 12, 1.5, 'failure');
+    assert.ok(rig.vmc.endSession());
 
-  const t = await waitTx(rig, session.txId, (x) => x.state === 'cancelled', 'the Cancel');
-  assert.deepEqual(t.requests, { Authorization: 1, Settlement: 0, Cancel: 1, GenerateQR: 0, Inquiry: 0, Void: 0 });
-  assert.equal(t.cancel?.verdict, 'Approved');
-  assert.equal(t.cancel?.reasonCode, 3);
-  assert.equal(t.cancel?.gatewayTimeout, false);
-  const cancel = proxy.of('Cancel', session.txId)[0]!.request!;
-  assert.deepEqual(cancel.PaymentInfo, proxy.of('Authorization', session.txId)[0]!.response!.PaymentInfo);
-  assert.equal(cancel.ReasonCode, 3);
-  assert.deepEqual(lastSession(rig).vends.map((v) => v.outcome), ['failed']);
-});
+    const t = await waitTx(rig, session.txId, (x) => x.state === 'cancelled', 'the Cancel');
+    assert.deepEqual(t.requests, { Authorization: 1, Settlement: 0, Cancel: 1, GenerateQR: 0, Inquiry: 0, Void: 0 });
+    assert.equal(t.cancel?.verdict, 'Approved');
+    assert.equal(t.cancel?.reasonCode, 3);
+    assert.equal(t.cancel?.gatewayTimeout, false);
+    const cancel = proxy.of('Cancel', session.txId)[0]!.request!;
+    assert.deepEqual(cancel.PaymentInfo, proxy.of('Authorization', session.txId)[0]!.response!.PaymentInfo);
+    assert.equal(cancel.ReasonCode, 3);
+    assert.deepEqual(
+      lastSession(rig).vends.map((v) => v.outcome),
+      ['failed'],
+    );
+  },
+);
 
 test('a failed vend among good ones: Settlement of the dispensed ones only', T, async () => {
   const { rig, proxy } = bench;
@@ -154,5 +183,9 @@ test('amounts add up in minor units: 0.10 + 0.20 is settled as 0.30', T, async (
   assert.ok(rig.vmc.endSession());
   const t = await waitTx(rig, session.txId, (x) => x.state === 'settled', 'the Settlement');
   assert.equal(t.settlement?.amount, 0.3);
-  assert.equal(proxy.of('Settlement', session.txId)[0]!.requestText.includes('"Amount":0.30,'), true, 'written with the currency decimals');
+  assert.equal(
+    proxy.of('Settlement', session.txId)[0]!.requestText.includes('"Amount":0.30,'),
+    true,
+    'written with the currency decimals',
+  );
 });

@@ -19,7 +19,12 @@ export const FIELD_ARCHES: Record<FieldArch['deb'], FieldArch> = {
   arm64: { deb: 'arm64', qemu: 'qemu-system-aarch64', machine: ['-M', 'virt', '-cpu', 'cortex-a72'], uname: 'aarch64' },
   // Cortex-A15 (ARMv7 with LPAE) for Debian's armmp-lpae kernel; highmem=off keeps the PCI window
   // below 4 GB, where a 32-bit kernel without LPAE mappings of it can reach the virtio devices.
-  armhf: { deb: 'armhf', qemu: 'qemu-system-arm', machine: ['-M', 'virt,highmem=off', '-cpu', 'cortex-a15'], uname: 'armv7l' },
+  armhf: {
+    deb: 'armhf',
+    qemu: 'qemu-system-arm',
+    machine: ['-M', 'virt,highmem=off', '-cpu', 'cortex-a15'],
+    uname: 'armv7l',
+  },
 };
 
 export function fieldArch(env: NodeJS.ProcessEnv = process.env): FieldArch {

@@ -35,7 +35,12 @@ export function siteConfig(): Record<string, unknown> {
     // The guest's Start port is reached only through qemu's hostfwd, bound to the host's 127.0.0.1:
     // that forward stands where a site's TLS proxy would, so the site says so (plain HTTP off
     // loopback is refused otherwise, docs/decisions/fleet-trust.md item 13).
-    start: { listen: `0.0.0.0:${GUEST_START_PORT}`, behindTlsProxy: true, integratorName: FIELD_IDENTITY.integratorName, secretTokenFile: '/etc/qrvend/secret-token' },
+    start: {
+      listen: `0.0.0.0:${GUEST_START_PORT}`,
+      behindTlsProxy: true,
+      integratorName: FIELD_IDENTITY.integratorName,
+      secretTokenFile: '/etc/qrvend/secret-token',
+    },
     machine: { terminalId: FIELD_IDENTITY.terminalId, uniQr: FIELD_IDENTITY.uniQr },
     mdb: { port: '/dev/serial0', alwaysIdle: true },
     store: { path: '/var/lib/qrvend/ledger.sqlite' },

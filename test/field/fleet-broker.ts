@@ -14,7 +14,16 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startMosquitto, type MosquittoBroker } from '../../rigs/broker/mosquitto-broker.js';
-import { connectFleet, decodeFleetMessage, sendFleetCommand, watchFleet, type CommandOutcome, type CommandSigner, type FleetConnection, type FleetView } from '../../src/fleet/operator/index.js';
+import {
+  connectFleet,
+  decodeFleetMessage,
+  sendFleetCommand,
+  watchFleet,
+  type CommandOutcome,
+  type CommandSigner,
+  type FleetConnection,
+  type FleetView,
+} from '../../src/fleet/operator/index.js';
 import { machineTopics, type CommandName, type CommandReply, type FleetEvent } from '../../src/fleet/contract/index.js';
 import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
 import { makeServerCert } from './gateway-cert.js';
@@ -85,7 +94,17 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
     const connectOperator = async (purpose: string): Promise<FleetConnection> => {
       writeFileSync(passwordFile, `${operator.password}\n`, { mode: 0o600 });
       try {
-        return await connectFleet({ url: `mqtts://127.0.0.1:${broker.port}`, prefix: PREFIX, caFile: tls.certFile, username: OPERATOR_USER, passwordFile, protocol: '5' }, { purpose });
+        return await connectFleet(
+          {
+            url: `mqtts://127.0.0.1:${broker.port}`,
+            prefix: PREFIX,
+            caFile: tls.certFile,
+            username: OPERATOR_USER,
+            passwordFile,
+            protocol: '5',
+          },
+          { purpose },
+        );
       } finally {
         // Read at the connect only: the run directory is kept, the password is not.
         rmSync(passwordFile, { force: true });
@@ -108,7 +127,15 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
       connectOperator,
       command: (name, args, timeoutMs, signer = key) =>
         // Two minutes of validity: the guest's clock is the host's through the emulated RTC, the margin is for TCG.
-        sendFleetCommand(conn.client, { prefix: PREFIX, machineId, name, args, timeoutMs, protocol: conn.protocol, signer: { keyId: signer.keyId, key: signer.key, lifetimeMs: 120_000 } }),
+        sendFleetCommand(conn.client, {
+          prefix: PREFIX,
+          machineId,
+          name,
+          args,
+          timeoutMs,
+          protocol: conn.protocol,
+          signer: { keyId: signer.keyId, key: signer.key, lifetimeMs: 120_000 },
+        }),
       async commandUnchecked(name, args, timeoutMs, signer) {
         const topics = machineTopics(PREFIX, machineId);
         const correlationId = randomBytes(16).toString('hex');
@@ -127,7 +154,11 @@ export async function startFieldFleet(runDir: string, machineId: string): Promis
         });
         try {
           const signature = signCommand(signer, machineId, name, args, Date.now(), 120_000);
-          await conn.client.publishAsync(topics.command(name), JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }), { qos: 1 });
+          await conn.client.publishAsync(
+            topics.command(name),
+            JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }),
+            { qos: 1 },
+          );
           return await replied;
         } finally {
           conn.client.off('message', onMessage);

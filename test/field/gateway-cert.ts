@@ -18,11 +18,29 @@ export interface ServerCert {
 export function makeServerCert(dir: string, name: string, ips: readonly string[]): ServerCert {
   const certFile = join(dir, `${name}-cert.pem`);
   const keyFile = join(dir, `${name}-key.pem`);
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', `/CN=${ips[0]}`,
-    '-addext', `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}`,
-  ], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${ips[0]}`,
+      '-addext',
+      `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 },
+  );
   return { cert: readFileSync(certFile), key: readFileSync(keyFile), certFile };
 }
 

@@ -91,10 +91,15 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
 
   await steps.run('GPIO: the LED is lit while the reader is up (read back from the line)', 120_000, async () => {
     const since = (await guestNow(g())) - 1;
-    const lit = await waitFor('a stats line with the LED ready and its line high', 90_000, async () => {
-      const s = await gpioStatsSince(g(), since);
-      return s.find((x) => x.led === 'ready' && x.values?.led === 1);
-    }, 2_000);
+    const lit = await waitFor(
+      'a stats line with the LED ready and its line high',
+      90_000,
+      async () => {
+        const s = await gpioStatsSince(g(), since);
+        return s.find((x) => x.led === 'ready' && x.values?.led === 1);
+      },
+      2_000,
+    );
     facts.gpioLedReady = lit;
   });
 
@@ -103,17 +108,27 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
     const since = await guestNow(g());
     const before = (await gpioStatsSince(g(), since - 120)).at(-1)?.boardResets ?? 0;
     vmc.silent(15_000);
-    const pulsed = await waitFor('a stats line counting a new board reset', 150_000, async () => {
-      const s = await gpioStatsSince(g(), since);
-      return s.find((x) => x.boardResets > before);
-    }, 2_000);
+    const pulsed = await waitFor(
+      'a stats line counting a new board reset',
+      150_000,
+      async () => {
+        const s = await gpioStatsSince(g(), since);
+        return s.find((x) => x.boardResets > before);
+      },
+      2_000,
+    );
     await waitFor('the reader enabled again at the VMC', 150_000, readerUp, 200);
     const all = await gpioStatsSince(g(), since);
     const sawFault = all.some((x) => x.led === 'fault');
-    const lit = await waitFor('the LED ready and lit again', 90_000, async () => {
-      const s = await gpioStatsSince(g(), since);
-      return s.find((x) => x.boardResets > before && x.led === 'ready' && x.values?.led === 1);
-    }, 2_000);
+    const lit = await waitFor(
+      'the LED ready and lit again',
+      90_000,
+      async () => {
+        const s = await gpioStatsSince(g(), since);
+        return s.find((x) => x.boardResets > before && x.led === 'ready' && x.values?.led === 1);
+      },
+      2_000,
+    );
     const doctor = await g().sh('qrvend doctor', 90_000, true);
     writeFileSync(join(d.runDir, 'doctor-gpio.txt'), doctor.stdout + doctor.stderr);
     const gpioLine = doctor.stdout.split('\n').find((l) => /GPIO lines/.test(l)) ?? '';
@@ -124,7 +139,7 @@ export async function runGpioSteps(d: GpioStepDeps): Promise<void> {
     if (!counted) throw new Error(`doctor's GPIO line: ${gpioLine}`);
   });
 
-  await steps.run('GPIO: the power key\'s line configured, doctor FAILs naming the consumer', 120_000, async () => {
+  await steps.run("GPIO: the power key's line configured, doctor FAILs naming the consumer", 120_000, async () => {
     const busy = { ...d.siteConfig, gpio: { ...fieldGpioConfig(), boardResetLine: FIELD_GPIO.powerKey } };
     const path = '/tmp/qrvend-gpio-busy.json';
     await g().sh(`cat > ${q(path)}`, 30_000, false, JSON.stringify(busy, null, 2));

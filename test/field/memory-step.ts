@@ -40,7 +40,9 @@ export type ThreadHeaps = Record<string, { usedMb: number; committedMb: number }
  * of beside the mappings: which isolate holds what.
  */
 export async function lastStatsHeaps(g: Guest): Promise<ThreadHeaps | null> {
-  const line = (await g.sh(`journalctl -u qrvend -o cat --no-pager | grep '"msg":"stats"' | tail -n 1`, 30_000, true)).stdout.trim();
+  const line = (
+    await g.sh(`journalctl -u qrvend -o cat --no-pager | grep '"msg":"stats"' | tail -n 1`, 30_000, true)
+  ).stdout.trim();
   try {
     const memory = (JSON.parse(line) as { stats?: { memory?: Record<string, unknown> } }).stats?.memory;
     if (memory === undefined) return null;
@@ -61,7 +63,12 @@ export async function lastStatsHeaps(g: Guest): Promise<ThreadHeaps | null> {
 
 /** VmRSS and the anonymous part of the unit's main process (smaps_rollup), in MB. */
 export async function daemonRss(g: Guest): Promise<{ rssMb: number; anonMb: number }> {
-  const out = (await g.sh(`pid=$(systemctl show -p MainPID --value qrvend) && grep -E '^(Rss|Anonymous):' /proc/$pid/smaps_rollup`, 20_000)).stdout;
+  const out = (
+    await g.sh(
+      `pid=$(systemctl show -p MainPID --value qrvend) && grep -E '^(Rss|Anonymous):' /proc/$pid/smaps_rollup`,
+      20_000,
+    )
+  ).stdout;
   return { rssMb: kbOf(out, 'Rss'), anonMb: kbOf(out, 'Anonymous') };
 }
 
@@ -71,7 +78,12 @@ export async function daemonRss(g: Guest): Promise<{ rssMb: number; anonMb: numb
  */
 export async function rssByMapping(g: Guest, top = 25): Promise<string> {
   const awk = `/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "") ? "[anon]" : $6 } /^Rss:/ { rss[name] += $2 } END { for (n in rss) if (rss[n] > 0) printf "%8d kB  %s\\n", rss[n], n }`;
-  return (await g.sh(`pid=$(systemctl show -p MainPID --value qrvend) && awk ${q(awk)} /proc/$pid/smaps | sort -rn | head -n ${top}`, 30_000)).stdout;
+  return (
+    await g.sh(
+      `pid=$(systemctl show -p MainPID --value qrvend) && awk ${q(awk)} /proc/$pid/smaps | sort -rn | head -n ${top}`,
+      30_000,
+    )
+  ).stdout;
 }
 
 /**
@@ -87,7 +99,14 @@ export async function floorRss(g: Guest, workers: number): Promise<number> {
     `for (let i = 0; i < ${workers}; i++) new Worker(idle, { eval: true, resourceLimits: ${JSON.stringify(PAYMENT_WORKER_LIMITS)} });`,
     "setTimeout(() => { process.stdout.write(require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8')); process.exit(0); }, 5000);",
   ].join(' ');
-  const out = (await g.sh(`MALLOC_ARENA_MAX=2 /opt/qrvend/current/node/bin/node ${MAIN_THREAD_NODE_FLAGS.join(' ')} -e "$(cat)"`, 120_000, false, script)).stdout;
+  const out = (
+    await g.sh(
+      `MALLOC_ARENA_MAX=2 /opt/qrvend/current/node/bin/node ${MAIN_THREAD_NODE_FLAGS.join(' ')} -e "$(cat)"`,
+      120_000,
+      false,
+      script,
+    )
+  ).stdout;
   return kbOf(out, 'Rss');
 }
 
@@ -116,7 +135,16 @@ export async function rssAfterSales(opts: {
   const byMapping = await rssByMapping(opts.guest);
   const heapsMb = await lastStatsHeaps(opts.guest);
   const floorMb = await floorRss(opts.guest, opts.floorWorkers);
-  return { samples, steadyMb: steady.rssMb, floorMb, floorWorkers: opts.floorWorkers, ratio: Math.round((steady.rssMb / floorMb) * 100) / 100, salesSeconds, byMapping, heapsMb };
+  return {
+    samples,
+    steadyMb: steady.rssMb,
+    floorMb,
+    floorWorkers: opts.floorWorkers,
+    ratio: Math.round((steady.rssMb / floorMb) * 100) / 100,
+    salesSeconds,
+    byMapping,
+    heapsMb,
+  };
 }
 
 function kbOf(text: string, field: string): number {

@@ -37,14 +37,20 @@ export interface LeftOnDisk {
  * `expected`: guest path -> the content the technician wrote (only compared, never stored).
  * `show`: guest paths of files that hold no secret, recorded as they are.
  */
-export async function whatTheCutLeft(overlay: string, workDir: string, expected: Record<string, string> = {}, show: readonly string[] = []): Promise<LeftOnDisk> {
+export async function whatTheCutLeft(
+  overlay: string,
+  workDir: string,
+  expected: Record<string, string> = {},
+  show: readonly string[] = [],
+): Promise<LeftOnDisk> {
   mkdirSync(workDir, { recursive: true });
   const raw = join(workDir, 'disk.raw');
   try {
     await run('qemu-img', ['convert', '-O', 'raw', overlay, raw], { timeoutMs: 120_000 });
     // Replays the journal only (exit 1 when it did): the state the next mount sees.
     const fsck = await run('e2fsck', ['-fy', '-E', 'journal_only', raw], { timeoutMs: 120_000, allowFail: true });
-    if (fsck.code !== null && fsck.code > 1) throw new Error(`e2fsck journal replay of the cut disk: exit ${fsck.code}\n${fsck.stdout}${fsck.stderr}`);
+    if (fsck.code !== null && fsck.code > 1)
+      throw new Error(`e2fsck journal replay of the cut disk: exit ${fsck.code}\n${fsck.stdout}${fsck.stderr}`);
     const dump = async (guestPath: string, to: string): Promise<boolean> => {
       rmSync(to, { force: true });
       await run('debugfs', ['-R', `dump ${guestPath} ${to}`, raw], { timeoutMs: 60_000, allowFail: true });
@@ -68,13 +74,20 @@ export async function whatTheCutLeft(overlay: string, workDir: string, expected:
       }
       const bytes = readFileSync(to);
       rmSync(to, { force: true });
-      files[guestPath] = bytes.length === 0 ? 'empty' : sha256(bytes) === sha256(Buffer.from(content)) ? 'whole' : `differs (${bytes.length} bytes)`;
+      files[guestPath] =
+        bytes.length === 0
+          ? 'empty'
+          : sha256(bytes) === sha256(Buffer.from(content))
+            ? 'whole'
+            : `differs (${bytes.length} bytes)`;
     }
 
     const shown: Record<string, string> = {};
     for (const guestPath of show) {
       const to = join(workDir, guestPath.slice(guestPath.lastIndexOf('/') + 1));
-      shown[guestPath] = (await dump(guestPath, to)) ? readFileSync(to, 'utf8').trim().slice(0, 300) || '(empty)' : 'missing';
+      shown[guestPath] = (await dump(guestPath, to))
+        ? readFileSync(to, 'utf8').trim().slice(0, 300) || '(empty)'
+        : 'missing';
     }
 
     const m = readMarker(copy);
@@ -90,11 +103,17 @@ export async function whatTheCutLeft(overlay: string, workDir: string, expected:
       const loss = ledgerLossOf(copy);
       if (loss !== null) verdict = `lost: ${loss}`;
       else if (integrity !== 'ok') verdict = `damaged (${integrity.slice(0, 120)}): moved aside at the next start`;
-      else if (m.kind === 'torn') verdict = `torn marker (${tornMarkerOf(copy)}) beside a sound ledger: rewritten from the ledger at the next start`;
-      else if (m.kind === 'none') verdict = statSync(copy).size === 0 ? 'empty ledger, no marker: a first start again' : 'no marker: written from the ledger at the next start';
+      else if (m.kind === 'torn')
+        verdict = `torn marker (${tornMarkerOf(copy)}) beside a sound ledger: rewritten from the ledger at the next start`;
+      else if (m.kind === 'none')
+        verdict =
+          statSync(copy).size === 0
+            ? 'empty ledger, no marker: a first start again'
+            : 'no marker: written from the ledger at the next start';
       else verdict = 'marker witnesses the ledger';
       if (integrity === 'ok' && statSync(copy).size > 0) {
-        for (const t of readAgentTransactions(copy)) transactions.push(`${t.txId} ${t.flow} ${t.state} sold ${t.recordedSoldMinor}`);
+        for (const t of readAgentTransactions(copy))
+          transactions.push(`${t.txId} ${t.flow} ${t.state} sold ${t.recordedSoldMinor}`);
         outbox.push(...outboxRows(copy));
       }
     }
@@ -124,9 +143,15 @@ function integrityOf(path: string): string {
 function outboxRows(path: string): string[] {
   const db = new Database(path, { fileMustExist: true });
   try {
-    const hasOutbox = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").get() !== undefined;
+    const hasOutbox =
+      db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'").get() !== undefined;
     if (!hasOutbox) return [];
-    const rows = db.prepare('SELECT op, tx_id AS txId, status, attempts FROM outbox ORDER BY id').all() as Array<{ op: string; txId: string; status: string; attempts: number }>;
+    const rows = db.prepare('SELECT op, tx_id AS txId, status, attempts FROM outbox ORDER BY id').all() as Array<{
+      op: string;
+      txId: string;
+      status: string;
+      attempts: number;
+    }>;
     return rows.map((r) => `${r.op} ${r.txId} ${r.status} (${r.attempts} attempts)`);
   } finally {
     db.close();

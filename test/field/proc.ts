@@ -38,12 +38,19 @@ export function run(cmd: string, args: readonly string[], o: RunOptions): Promis
         /* already gone */
       }
     }, o.timeoutMs);
-    child.once('error', (err) => (clearTimeout(timer), reject(new Error(`${o.what ?? cmd}: cannot start ${cmd}: ${err.message}`))));
+    child.once(
+      'error',
+      (err) => (clearTimeout(timer), reject(new Error(`${o.what ?? cmd}: cannot start ${cmd}: ${err.message}`))),
+    );
     child.once('close', (code) => {
       clearTimeout(timer);
       const what = o.what ?? `${cmd} ${args.join(' ')}`.slice(0, 200);
-      if (timedOut) return reject(new Error(`${what}: no result within ${o.timeoutMs} ms (killed)\n${tail(stdout)}\n${tail(stderr)}`));
-      if (code !== 0 && !o.allowFail) return reject(new Error(`${what}: exit ${code}\n${tail(stdout)}\n${tail(stderr)}`));
+      if (timedOut)
+        return reject(
+          new Error(`${what}: no result within ${o.timeoutMs} ms (killed)\n${tail(stdout)}\n${tail(stderr)}`),
+        );
+      if (code !== 0 && !o.allowFail)
+        return reject(new Error(`${what}: exit ${code}\n${tail(stdout)}\n${tail(stderr)}`));
       resolve({ code, stdout, stderr });
     });
     child.stdin.on('error', () => {});
@@ -56,7 +63,12 @@ function tail(text: string): string {
 }
 
 /** Polls `check` until it returns a value (not undefined), or throws naming `what`. */
-export async function waitFor<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined> | T | undefined, everyMs = 500): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<T | undefined> | T | undefined,
+  everyMs = 500,
+): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   let lastError = '';
   for (;;) {
@@ -66,7 +78,10 @@ export async function waitFor<T>(what: string, timeoutMs: number, check: () => P
     } catch (err) {
       lastError = (err as Error).message.split('\n')[0] ?? '';
     }
-    if (performance.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}`);
+    if (performance.now() > deadline)
+      throw new Error(
+        `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -53,7 +53,8 @@ export function startQemu(o: QemuOptions): Qemu {
   const serialLog = join(o.runDir, 'serial.log');
   for (const s of [uartSocket, monitorSocket]) rmSync(s, { force: true });
   // QEMU's option syntax splits on commas: a path with one would be read as another option.
-  for (const p of [o.runDir, o.imageDir, o.overlay, BRIDGE, process.execPath]) if (p.includes(',')) throw new Error(`qemu options cannot carry the path "${p}" (it contains a comma)`);
+  for (const p of [o.runDir, o.imageDir, o.overlay, BRIDGE, process.execPath])
+    if (p.includes(',')) throw new Error(`qemu options cannot carry the path "${p}" (it contains a comma)`);
   const net = [
     'user,id=n0,restrict=on',
     `hostfwd=tcp:127.0.0.1:${o.sshPort}-:22`,
@@ -63,31 +64,56 @@ export function startQemu(o: QemuOptions): Qemu {
     `guestfwd=tcp:${GUEST_ARTIFACTS.host}:${GUEST_ARTIFACTS.port}-cmd:${process.execPath} ${BRIDGE} ${o.artifactPort}`,
   ].join(',');
   const args = [
-    ...o.arch.machine, '-smp', '2', '-m', '1024',
-    '-nodefaults', '-no-user-config', '-display', 'none',
-    '-kernel', join(o.imageDir, 'vmlinuz'),
-    '-initrd', join(o.imageDir, 'initrd.img'),
+    ...o.arch.machine,
+    '-smp',
+    '2',
+    '-m',
+    '1024',
+    '-nodefaults',
+    '-no-user-config',
+    '-display',
+    'none',
+    '-kernel',
+    join(o.imageDir, 'vmlinuz'),
+    '-initrd',
+    join(o.imageDir, 'initrd.img'),
     // console=hvc0: without it the kernel and a getty take ttyAMA0, the board's line.
-    '-append', 'root=/dev/vda rw console=hvc0 vt.global_cursor_default=0 net.ifnames=0',
-    '-drive', `if=none,id=hd0,file=${o.overlay},format=qcow2`,
-    '-device', 'virtio-blk-pci,drive=hd0',
-    '-netdev', net,
+    '-append',
+    'root=/dev/vda rw console=hvc0 vt.global_cursor_default=0 net.ifnames=0',
+    '-drive',
+    `if=none,id=hd0,file=${o.overlay},format=qcow2`,
+    '-device',
+    'virtio-blk-pci,drive=hd0',
+    '-netdev',
+    net,
     // romfile= : no PXE option ROM (the kernel boots directly), so the host needs no ipxe-qemu.
-    '-device', 'virtio-net-pci,netdev=n0,romfile=',
-    '-device', 'virtio-rng-pci',
-    '-device', 'virtio-serial-pci',
-    '-chardev', `file,id=con0,path=${serialLog},append=on`,
-    '-device', 'virtconsole,chardev=con0',
-    '-chardev', `socket,id=uart0,path=${uartSocket},server=on,wait=off`,
-    '-serial', 'chardev:uart0',
-    '-device', 'virtio-gpu-pci',
-    '-monitor', `unix:${monitorSocket},server=on,wait=off`,
+    '-device',
+    'virtio-net-pci,netdev=n0,romfile=',
+    '-device',
+    'virtio-rng-pci',
+    '-device',
+    'virtio-serial-pci',
+    '-chardev',
+    `file,id=con0,path=${serialLog},append=on`,
+    '-device',
+    'virtconsole,chardev=con0',
+    '-chardev',
+    `socket,id=uart0,path=${uartSocket},server=on,wait=off`,
+    '-serial',
+    'chardev:uart0',
+    '-device',
+    'virtio-gpu-pci',
+    '-monitor',
+    `unix:${monitorSocket},server=on,wait=off`,
   ];
   // Never the caller's stdout: a background qemu holding it keeps a pipe open forever.
   const out = openSync(join(o.runDir, 'qemu.log'), 'a');
   // setpriv --pdeathsig: the kernel kills qemu if the harness dies without its teardown (kill -9,
   // a crash), so no emulated Pi outlives the run that started it.
-  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', o.arch.qemu, ...args], { stdio: ['ignore', out, out], detached: false });
+  const child = spawn('setpriv', ['--pdeathsig', 'KILL', '--', o.arch.qemu, ...args], {
+    stdio: ['ignore', out, out],
+    detached: false,
+  });
   closeSync(out);
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.once('error', () => {});
@@ -119,7 +145,10 @@ function hmp(socketPath: string, command: string, timeoutMs: number): Promise<st
     const s = createConnection(socketPath);
     let buf = '';
     let sent = false;
-    const timer = setTimeout(() => (s.destroy(), reject(new Error(`monitor: no answer to "${command}" within ${timeoutMs} ms`))), timeoutMs);
+    const timer = setTimeout(
+      () => (s.destroy(), reject(new Error(`monitor: no answer to "${command}" within ${timeoutMs} ms`))),
+      timeoutMs,
+    );
     s.setEncoding('utf8');
     s.on('data', (d: string) => {
       buf += d;

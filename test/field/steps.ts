@@ -22,7 +22,10 @@ export class Steps {
     this.print(`[field] ${name} ...`);
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`step "${name}" passed its deadline of ${Math.round(deadlineMs / 1000)} s`)), deadlineMs);
+      timer = setTimeout(
+        () => reject(new Error(`step "${name}" passed its deadline of ${Math.round(deadlineMs / 1000)} s`)),
+        deadlineMs,
+      );
     });
     try {
       const value = await Promise.race([fn(), deadline]);

@@ -17,7 +17,10 @@ export async function connectUart(path: string, timeoutMs: number): Promise<Byte
       });
       return socketLink(socket, path);
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`the UART socket ${path} did not accept a connection within ${timeoutMs} ms: ${(err as Error).message}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the UART socket ${path} did not accept a connection within ${timeoutMs} ms: ${(err as Error).message}`,
+        );
       await new Promise((r) => setTimeout(r, 200));
     }
   }

@@ -7,7 +7,22 @@
  * version comes from it), `opt/qrvend/current` pointing at it. Each manifest is signed with the
  * harness's release key, whose public half is in the machine's trust file.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync, chmodSync, copyFileSync, openSync, readSync, writeSync, closeSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  chmodSync,
+  copyFileSync,
+  openSync,
+  readSync,
+  writeSync,
+  closeSync,
+  statSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { hashFile, signManifest } from '../../src/updates/manifest.js';
 import type { UpdateArch, UpdateManifest } from '../../src/fleet/contract/manifest-schema.js';
@@ -38,15 +53,23 @@ export function releaseUnderTest(deb: string): { version: string; tarball: strin
 }
 
 /** Builds and signs one tarball per spec, in order, into `outDir`. */
-export async function buildUpdateReleases(deb: string, arch: UpdateArch, specs: readonly ReleaseSpec[], key: TestKey, outDir: string): Promise<UpdateRelease[]> {
+export async function buildUpdateReleases(
+  deb: string,
+  arch: UpdateArch,
+  specs: readonly ReleaseSpec[],
+  key: TestKey,
+  outDir: string,
+): Promise<UpdateRelease[]> {
   const base = releaseUnderTest(deb);
   const tree = join(outDir, 'update-tree');
   rmSync(tree, { recursive: true, force: true });
   mkdirSync(tree, { recursive: true });
   const releaseDir = (v: string) => join(tree, 'opt/qrvend/releases', v);
-  if (base.tarball !== null) await run('tar', ['-xzf', base.tarball, '-C', tree, `opt/qrvend/releases/${base.version}`], { timeoutMs: 300_000 });
+  if (base.tarball !== null)
+    await run('tar', ['-xzf', base.tarball, '-C', tree, `opt/qrvend/releases/${base.version}`], { timeoutMs: 300_000 });
   else await run('dpkg-deb', ['-x', deb, tree], { timeoutMs: 300_000 });
-  if (!existsSync(join(releaseDir(base.version), 'bin/qrvend'))) throw new Error(`no opt/qrvend/releases/${base.version}/bin/qrvend in ${base.tarball ?? deb}`);
+  if (!existsSync(join(releaseDir(base.version), 'bin/qrvend')))
+    throw new Error(`no opt/qrvend/releases/${base.version}/bin/qrvend in ${base.tarball ?? deb}`);
   const out: UpdateRelease[] = [];
   let at = base.version;
   try {
@@ -60,7 +83,10 @@ export async function buildUpdateReleases(deb: string, arch: UpdateArch, specs: 
       const kept = join(outDir, 'qrvend-entry.kept');
       if (spec.exitsAtStart) {
         renameSync(entry, kept);
-        writeFileSync(entry, '#!/bin/sh\necho "qrvend (field test): this release exits at start on purpose" >&2\nexit 1\n');
+        writeFileSync(
+          entry,
+          '#!/bin/sh\necho "qrvend (field test): this release exits at start on purpose" >&2\nexit 1\n',
+        );
         chmodSync(entry, 0o755);
       }
       const current = join(tree, 'opt/qrvend/current');
@@ -69,11 +95,21 @@ export async function buildUpdateReleases(deb: string, arch: UpdateArch, specs: 
       const name = `qrvend_${spec.version}_${arch}.tar.gz`;
       const file = join(outDir, name);
       // gzip -1: the host's CPU is shared with the emulated Pi; the size hardly matters on loopback.
-      await run('tar', ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-I', 'gzip -1', '-cf', file, '-C', tree, 'opt'], { timeoutMs: 300_000 });
+      await run(
+        'tar',
+        ['--owner=0', '--group=0', '--numeric-owner', '--sort=name', '-I', 'gzip -1', '-cf', file, '-C', tree, 'opt'],
+        { timeoutMs: 300_000 },
+      );
       if (spec.exitsAtStart) renameSync(kept, entry);
       const { size, sha256 } = hashFile(file);
-      const manifest = signManifest({ version: spec.version, arch, artifact: name, size, sha256, minVersion: `${base.version.split('.')[0]}.0.0` }, { keyId: key.keyId, key: key.key, nowMs: Date.now(), lifetimeMs: 86_400_000 });
-      writeFileSync(join(outDir, `qrvend_${spec.version}_${arch}.manifest.json`), `${JSON.stringify(manifest, null, 2)}\n`);
+      const manifest = signManifest(
+        { version: spec.version, arch, artifact: name, size, sha256, minVersion: `${base.version.split('.')[0]}.0.0` },
+        { keyId: key.keyId, key: key.key, nowMs: Date.now(), lifetimeMs: 86_400_000 },
+      );
+      writeFileSync(
+        join(outDir, `qrvend_${spec.version}_${arch}.manifest.json`),
+        `${JSON.stringify(manifest, null, 2)}\n`,
+      );
       out.push({ version: spec.version, file, name, manifest });
     }
   } finally {

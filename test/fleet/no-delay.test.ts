@@ -11,45 +11,53 @@ import { connect } from 'mqtt';
 import { startAedesBroker } from '../../rigs/broker/index.js';
 import { keepNoDelay, setNoDelayOn } from '../../src/fleet/no-delay.js';
 
-test('a TCP or TLS socket gets TCP_NODELAY; another stream (a WebSocket duplex) is left alone', { timeout: 5_000 }, () => {
-  assert.ok(TLSSocket.prototype instanceof Socket, 'mqtts:// streams are net.Sockets too');
-  const calls: boolean[] = [];
-  const socket = new Socket();
-  socket.setNoDelay = (v?: boolean) => (calls.push(v ?? true), socket);
-  try {
-    assert.equal(setNoDelayOn(socket), true);
-    assert.deepEqual(calls, [true]);
-  } finally {
-    socket.destroy();
-  }
-  assert.equal(setNoDelayOn(new PassThrough()), false);
-  assert.equal(setNoDelayOn(null), false);
-});
+test(
+  'a TCP or TLS socket gets TCP_NODELAY; another stream (a WebSocket duplex) is left alone',
+  { timeout: 5_000 },
+  () => {
+    assert.ok(TLSSocket.prototype instanceof Socket, 'mqtts:// streams are net.Sockets too');
+    const calls: boolean[] = [];
+    const socket = new Socket();
+    socket.setNoDelay = (v?: boolean) => (calls.push(v ?? true), socket);
+    try {
+      assert.equal(setNoDelayOn(socket), true);
+      assert.deepEqual(calls, [true]);
+    } finally {
+      socket.destroy();
+    }
+    assert.equal(setNoDelayOn(new PassThrough()), false);
+    assert.equal(setNoDelayOn(null), false);
+  },
+);
 
-test('every connection the client makes, the first and each reconnect, has TCP_NODELAY', { timeout: 180_000 }, async () => {
-  const broker = await startAedesBroker();
-  const original = Socket.prototype.setNoDelay;
-  const noDelay = new Set<Socket>();
-  Socket.prototype.setNoDelay = function (this: Socket, v?: boolean) {
-    if (v !== false) noDelay.add(this);
-    return original.call(this, v);
-  };
-  const client = connect(broker.url, { protocolVersion: 4, reconnectPeriod: 50, connectTimeout: 5_000 });
-  try {
-    keepNoDelay(client);
-    const connected = () => new Promise<void>((resolve) => client.once('connect', () => setImmediate(resolve)));
-    await connected();
-    const first = client.stream;
-    assert.ok(first instanceof Socket);
-    assert.ok(noDelay.has(first), 'the first connection');
-    const again = connected();
-    first.destroy();
-    await again;
-    assert.notEqual(client.stream, first, 'a new stream after the reconnect');
-    assert.ok(noDelay.has(client.stream as Socket), 'the reconnected stream');
-  } finally {
-    Socket.prototype.setNoDelay = original;
-    await client.endAsync(true);
-    await broker.close();
-  }
-});
+test(
+  'every connection the client makes, the first and each reconnect, has TCP_NODELAY',
+  { timeout: 180_000 },
+  async () => {
+    const broker = await startAedesBroker();
+    const original = Socket.prototype.setNoDelay;
+    const noDelay = new Set<Socket>();
+    Socket.prototype.setNoDelay = function (this: Socket, v?: boolean) {
+      if (v !== false) noDelay.add(this);
+      return original.call(this, v);
+    };
+    const client = connect(broker.url, { protocolVersion: 4, reconnectPeriod: 50, connectTimeout: 5_000 });
+    try {
+      keepNoDelay(client);
+      const connected = () => new Promise<void>((resolve) => client.once('connect', () => setImmediate(resolve)));
+      await connected();
+      const first = client.stream;
+      assert.ok(first instanceof Socket);
+      assert.ok(noDelay.has(first), 'the first connection');
+      const again = connected();
+      first.destroy();
+      await again;
+      assert.notEqual(client.stream, first, 'a new stream after the reconnect');
+      assert.ok(noDelay.has(client.stream as Socket), 'the reconnected stream');
+    } finally {
+      Socket.prototype.setNoDelay = original;
+      await client.endAsync(true);
+      await broker.close();
+    }
+  },
+);

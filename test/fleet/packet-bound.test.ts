@@ -10,7 +10,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mqttPacket, { type Packet, type IPublishPacket } from 'mqtt-packet';
 import { MAX_PAYLOAD_BYTES } from '../../src/fleet/contract/index.js';
-import { MAX_PACKET_BYTES, PacketSizeFilter, STAND_IN_PAYLOAD_BYTES, maxPacketProperties } from '../../src/fleet/packet-bound.js';
+import {
+  MAX_PACKET_BYTES,
+  PacketSizeFilter,
+  STAND_IN_PAYLOAD_BYTES,
+  maxPacketProperties,
+} from '../../src/fleet/packet-bound.js';
 
 const BIG = 8 * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -27,7 +32,13 @@ async function run(
   protocolVersion: 4 | 5,
   bytes: Buffer,
   sizes: (n: number) => number = () => CHUNK,
-): Promise<{ packets: Packet[]; error: Error | null; filter: PacketSizeFilter; cut: [string, number][]; output: Buffer }> {
+): Promise<{
+  packets: Packet[];
+  error: Error | null;
+  filter: PacketSizeFilter;
+  cut: [string, number][];
+  output: Buffer;
+}> {
   const cut: [string, number][] = [];
   const filter = new PacketSizeFilter(protocolVersion, (topic, size) => cut.push([topic, size]));
   const parser = mqttPacket.parser({ protocolVersion });
@@ -53,76 +64,117 @@ async function run(
 }
 
 for (const protocolVersion of [4, 5] as const) {
-  test(`MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: small packets pass unchanged; an 8 MiB ` +
-    `PUBLISH is cut to its header and a stand-in payload, held no more than its header`, { timeout: 180_000 }, async () => {
-    const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
-    const small = publish('qrvend/m2/status', Buffer.from('{"online":false}'));
-    const atBound = publish('qrvend/m3/status', Buffer.alloc(MAX_PAYLOAD_BYTES, 0x41), { qos: 0, messageId: undefined, retain: false });
-    const big = publish('qrvend/m1/status', Buffer.alloc(BIG, 0x7b), protocolVersion === 5 ? { properties: { userProperties: { a: 'b' }, contentType: 'application/json' } } : {});
-    const ping: Packet = { cmd: 'pingresp' };
-    const bytes = Buffer.concat([gen(small), gen(big), gen(atBound), gen(ping), gen(small)]);
+  test(
+    `MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: small packets pass unchanged; an 8 MiB ` +
+      `PUBLISH is cut to its header and a stand-in payload, held no more than its header`,
+    { timeout: 180_000 },
+    async () => {
+      const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
+      const small = publish('qrvend/m2/status', Buffer.from('{"online":false}'));
+      const atBound = publish('qrvend/m3/status', Buffer.alloc(MAX_PAYLOAD_BYTES, 0x41), {
+        qos: 0,
+        messageId: undefined,
+        retain: false,
+      });
+      const big = publish(
+        'qrvend/m1/status',
+        Buffer.alloc(BIG, 0x7b),
+        protocolVersion === 5 ? { properties: { userProperties: { a: 'b' }, contentType: 'application/json' } } : {},
+      );
+      const ping: Packet = { cmd: 'pingresp' };
+      const bytes = Buffer.concat([gen(small), gen(big), gen(atBound), gen(ping), gen(small)]);
 
-    const { packets, error, filter, cut } = await run(protocolVersion, bytes);
-    assert.equal(error, null);
-    assert.deepEqual(packets.map((p) => p.cmd), ['publish', 'publish', 'publish', 'pingresp', 'publish']);
-    const [first, cutOne, third, , last] = packets as IPublishPacket[];
-    assert.deepEqual(first!.payload, small.payload);
-    assert.deepEqual(last!.payload, small.payload);
-    assert.deepEqual((third!.payload as Buffer).length, MAX_PAYLOAD_BYTES, 'a payload at the contract limit still passes');
-    assert.equal(cutOne!.topic, 'qrvend/m1/status');
-    assert.equal(cutOne!.messageId, 7, 'the packet id stays: mqtt.js acknowledges it');
-    assert.equal(cutOne!.qos, 1);
-    assert.equal(cutOne!.retain, true);
-    assert.equal((cutOne!.payload as Buffer).length, STAND_IN_PAYLOAD_BYTES);
-    assert.ok((cutOne!.payload as Buffer).length > MAX_PAYLOAD_BYTES, 'every handler drops it by size');
-    assert.deepEqual(cut, [['qrvend/m1/status', gen(big).length]]);
-    assert.ok(filter.heldHighWater < 64, `held ${filter.heldHighWater} bytes at most`);
-  });
+      const { packets, error, filter, cut } = await run(protocolVersion, bytes);
+      assert.equal(error, null);
+      assert.deepEqual(
+        packets.map((p) => p.cmd),
+        ['publish', 'publish', 'publish', 'pingresp', 'publish'],
+      );
+      const [first, cutOne, third, , last] = packets as IPublishPacket[];
+      assert.deepEqual(first!.payload, small.payload);
+      assert.deepEqual(last!.payload, small.payload);
+      assert.deepEqual(
+        (third!.payload as Buffer).length,
+        MAX_PAYLOAD_BYTES,
+        'a payload at the contract limit still passes',
+      );
+      assert.equal(cutOne!.topic, 'qrvend/m1/status');
+      assert.equal(cutOne!.messageId, 7, 'the packet id stays: mqtt.js acknowledges it');
+      assert.equal(cutOne!.qos, 1);
+      assert.equal(cutOne!.retain, true);
+      assert.equal((cutOne!.payload as Buffer).length, STAND_IN_PAYLOAD_BYTES);
+      assert.ok((cutOne!.payload as Buffer).length > MAX_PAYLOAD_BYTES, 'every handler drops it by size');
+      assert.deepEqual(cut, [['qrvend/m1/status', gen(big).length]]);
+      assert.ok(filter.heldHighWater < 64, `held ${filter.heldHighWater} bytes at most`);
+    },
+  );
 }
 
 for (const protocolVersion of [4, 5] as const) {
-  test(`MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: fixed headers, ` +
-    `topics and properties split over chunks of 1 to 13 bytes`, { timeout: 180_000 }, async () => {
-    const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
-    const within = [
-      publish('qrvend/m2/status', Buffer.from('{"online":false}')),
-      publish('qrvend/m3/events', Buffer.alloc(20_000, 0x61), { qos: 0, messageId: undefined, retain: false }),
-      { cmd: 'pingresp' } as Packet,
-      publish('qrvend/m4/replies', Buffer.from('{}'), { qos: 1, messageId: 9 }),
-    ];
-    const sizes = (n: number) => 1 + (n % 13);
-    // Only packets within the bound: the same bytes leave, in the same order.
-    const plain = Buffer.concat(within.map(gen));
-    const passed = await run(protocolVersion, plain, sizes);
-    assert.equal(passed.error, null);
-    assert.ok(passed.output.equals(plain), 'packets within the bound pass byte for byte');
+  test(
+    `MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: fixed headers, ` +
+      `topics and properties split over chunks of 1 to 13 bytes`,
+    { timeout: 180_000 },
+    async () => {
+      const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
+      const within = [
+        publish('qrvend/m2/status', Buffer.from('{"online":false}')),
+        publish('qrvend/m3/events', Buffer.alloc(20_000, 0x61), { qos: 0, messageId: undefined, retain: false }),
+        { cmd: 'pingresp' } as Packet,
+        publish('qrvend/m4/replies', Buffer.from('{}'), { qos: 1, messageId: 9 }),
+      ];
+      const sizes = (n: number) => 1 + (n % 13);
+      // Only packets within the bound: the same bytes leave, in the same order.
+      const plain = Buffer.concat(within.map(gen));
+      const passed = await run(protocolVersion, plain, sizes);
+      assert.equal(passed.error, null);
+      assert.ok(passed.output.equals(plain), 'packets within the bound pass byte for byte');
 
-    const over = publish('qrvend/m1/status', Buffer.alloc(300_000, 0x7b), protocolVersion === 5 ? { properties: { userProperties: { k: 'v'.repeat(300) } } } : {});
-    const mixed = Buffer.concat([gen(within[0]!), gen(over), ...within.slice(1).map(gen), gen(over)]);
-    const { packets, error, cut } = await run(protocolVersion, mixed, sizes);
-    assert.equal(error, null);
-    assert.deepEqual(packets.map((p) => (p.cmd === 'publish' ? `${p.topic}:${(p.payload as Buffer).length}` : p.cmd)), [
-      'qrvend/m2/status:16',
-      `qrvend/m1/status:${STAND_IN_PAYLOAD_BYTES}`,
-      'qrvend/m3/events:20000',
-      'pingresp',
-      'qrvend/m4/replies:2',
-      `qrvend/m1/status:${STAND_IN_PAYLOAD_BYTES}`,
-    ]);
-    assert.equal(cut.length, 2);
-  });
+      const over = publish(
+        'qrvend/m1/status',
+        Buffer.alloc(300_000, 0x7b),
+        protocolVersion === 5 ? { properties: { userProperties: { k: 'v'.repeat(300) } } } : {},
+      );
+      const mixed = Buffer.concat([gen(within[0]!), gen(over), ...within.slice(1).map(gen), gen(over)]);
+      const { packets, error, cut } = await run(protocolVersion, mixed, sizes);
+      assert.equal(error, null);
+      assert.deepEqual(
+        packets.map((p) => (p.cmd === 'publish' ? `${p.topic}:${(p.payload as Buffer).length}` : p.cmd)),
+        [
+          'qrvend/m2/status:16',
+          `qrvend/m1/status:${STAND_IN_PAYLOAD_BYTES}`,
+          'qrvend/m3/events:20000',
+          'pingresp',
+          'qrvend/m4/replies:2',
+          `qrvend/m1/status:${STAND_IN_PAYLOAD_BYTES}`,
+        ],
+      );
+      assert.equal(cut.length, 2);
+    },
+  );
 }
 
-test('a packet that is not a PUBLISH over the bound ends the stream with ' +
-  'an error; the bound is a whole contract payload plus headers', { timeout: 180_000 }, async () => {
-  // A SUBACK with 100,000 granted QoS bytes: no broker of ours sends that.
-  const suback = mqttPacket.generate({ cmd: 'suback', messageId: 1, granted: new Array(100_000).fill(1) } as Packet);
-  const { error } = await run(4, suback);
-  assert.match(error?.message ?? '', /a packet of type 9 and \d+ bytes from the broker/);
-  assert.equal((error as { code?: string }).code, 'QRVEND_PACKET_TOO_LARGE', 'mqtt.js reports stream errors that carry a code');
+test(
+  'a packet that is not a PUBLISH over the bound ends the stream with ' +
+    'an error; the bound is a whole contract payload plus headers',
+  { timeout: 180_000 },
+  async () => {
+    // A SUBACK with 100,000 granted QoS bytes: no broker of ours sends that.
+    const suback = mqttPacket.generate({ cmd: 'suback', messageId: 1, granted: new Array(100_000).fill(1) } as Packet);
+    const { error } = await run(4, suback);
+    assert.match(error?.message ?? '', /a packet of type 9 and \d+ bytes from the broker/);
+    assert.equal(
+      (error as { code?: string }).code,
+      'QRVEND_PACKET_TOO_LARGE',
+      'mqtt.js reports stream errors that carry a code',
+    );
 
-  assert.ok(MAX_PACKET_BYTES > MAX_PAYLOAD_BYTES + 1024);
-  assert.deepEqual(maxPacketProperties(5), { maximumPacketSize: MAX_PACKET_BYTES });
-  assert.deepEqual(maxPacketProperties(5, { sessionExpiryInterval: 60 }), { sessionExpiryInterval: 60, maximumPacketSize: MAX_PACKET_BYTES });
-  assert.equal(maxPacketProperties(4), undefined, 'MQTT 3.1.1 has no properties');
-});
+    assert.ok(MAX_PACKET_BYTES > MAX_PAYLOAD_BYTES + 1024);
+    assert.deepEqual(maxPacketProperties(5), { maximumPacketSize: MAX_PACKET_BYTES });
+    assert.deepEqual(maxPacketProperties(5, { sessionExpiryInterval: 60 }), {
+      sessionExpiryInterval: 60,
+      maximumPacketSize: MAX_PACKET_BYTES,
+    });
+    assert.equal(maxPacketProperties(4), undefined, 'MQTT 3.1.1 has no properties');
+  },
+);

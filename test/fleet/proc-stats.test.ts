@@ -3,13 +3,21 @@ import assert from 'node:assert/strict';
 import { parseCpuMs, parseMemoryKiB, percentile, processCpuMs, processMemoryKiB } from '../../rigs/fleet/proc-stats.js';
 import { publishedAtNs, simEventId } from '../../rigs/fleet/messages.js';
 
-test('/proc parsing: CPU from utime+stime (a command name with spaces and parentheses), memory in KiB', { timeout: 5_000 }, () => {
-  const stat = '4242 (odd (name) x) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 ' +
-    '75 0 0 20 0 3 0 100 1000000 2000 18446744073709551615';
-  assert.equal(parseCpuMs(stat), 3250);
-  assert.deepEqual(parseMemoryKiB('Name:\tmosquitto\nVmHWM:\t   12400 kB\nVmRSS:\t   11800 kB\n'), { rssKiB: 11800, hwmKiB: 12400 });
-  assert.throws(() => parseCpuMs('1 (x) S'), /unreadable/);
-});
+test(
+  '/proc parsing: CPU from utime+stime (a command name with spaces and parentheses), memory in KiB',
+  { timeout: 5_000 },
+  () => {
+    const stat =
+      '4242 (odd (name) x) S 1 4242 4242 0 -1 4194560 1200 0 0 0 250 ' +
+      '75 0 0 20 0 3 0 100 1000000 2000 18446744073709551615';
+    assert.equal(parseCpuMs(stat), 3250);
+    assert.deepEqual(parseMemoryKiB('Name:\tmosquitto\nVmHWM:\t   12400 kB\nVmRSS:\t   11800 kB\n'), {
+      rssKiB: 11800,
+      hwmKiB: 12400,
+    });
+    assert.throws(() => parseCpuMs('1 (x) S'), /unreadable/);
+  },
+);
 
 test('the readers follow this process: CPU it burns, memory it touches', { timeout: 180_000 }, () => {
   // getrusage (process.cpuUsage) says when 100 ms of CPU were spent; /proc must show about as
@@ -28,7 +36,10 @@ test('the readers follow this process: CPU it burns, memory it touches', { timeo
   const touched = Buffer.alloc(64 << 20, 1); // every page written, so resident
   const memAfter = processMemoryKiB(process.pid);
   assert.ok(touched.length > 0);
-  assert.ok(memAfter.rssKiB - memBefore.rssKiB >= 48 << 10, `RSS ${memBefore.rssKiB} KiB, then ${memAfter.rssKiB} KiB after touching 64 MiB`);
+  assert.ok(
+    memAfter.rssKiB - memBefore.rssKiB >= 48 << 10,
+    `RSS ${memBefore.rssKiB} KiB, then ${memAfter.rssKiB} KiB after touching 64 MiB`,
+  );
   assert.ok(memAfter.hwmKiB >= memAfter.rssKiB, 'the high-water mark is at least the resident size');
 });
 

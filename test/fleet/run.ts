@@ -14,8 +14,10 @@ import { MOSQUITTO_BIN_DEFAULT } from '../../rigs/broker/mosquitto-broker.js';
 const here = fileURLToPath(new URL('.', import.meta.url));
 const bin = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
 if (!existsSync(bin)) {
-  process.stderr.write(`npm run fleet-test: mosquitto not found at ${bin}. Install the Debian package: apt-get install ` +
-    `mosquitto (the service need not run: each test starts its own broker), or set QRVEND_MOSQUITTO_BIN.\n`);
+  process.stderr.write(
+    `npm run fleet-test: mosquitto not found at ${bin}. Install the Debian package: apt-get install ` +
+      `mosquitto (the service need not run: each test starts its own broker), or set QRVEND_MOSQUITTO_BIN.\n`,
+  );
   process.exit(1);
 }
 
@@ -30,8 +32,12 @@ function testFiles(dir: string): string[] {
 
 const files = [...testFiles(here), ...testFiles(join(here, '../relay'))];
 process.stderr.write(`npm run fleet-test: ${files.length} test files against ${bin}\n`);
-const child = spawn(process.execPath, ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', '--test-concurrency=1', ...files], {
-  stdio: 'inherit',
-  env: { ...process.env, QRVEND_TEST_BROKER: 'mosquitto' },
-});
+const child = spawn(
+  process.execPath,
+  ['--test', '--test-reporter=spec', '--test-force-exit', '--test-timeout=600000', '--test-concurrency=1', ...files],
+  {
+    stdio: 'inherit',
+    env: { ...process.env, QRVEND_TEST_BROKER: 'mosquitto' },
+  },
+);
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

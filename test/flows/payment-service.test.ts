@@ -49,11 +49,21 @@ beforeEach(() => {
     ledger,
     gateway: {
       authorization: async () => assert.fail('no Authorization here'),
-      generateQR: async () => ({ kind: 'approved', response: { QRCode: 'https://pay.example/q/1', QRData: { RRN: 'R1', SrvTranId: 'S1' } }, elapsedMs: 1 }),
+      generateQR: async () => ({
+        kind: 'approved',
+        response: { QRCode: 'https://pay.example/q/1', QRData: { RRN: 'R1', SrvTranId: 'S1' } },
+        elapsedMs: 1,
+      }),
       // Never paid: pending until the last poll, which the gateway answers "timed out, unpaid".
       inquiry: async (body: { Polling: { IsLastPolling: boolean } }) => {
         inquiries += 1;
-        const answer = { kind: 'declined', code: body.Polling.IsLastPolling ? 992 : 993, message: 'pending', response: {}, elapsedMs: 1 };
+        const answer = {
+          kind: 'declined',
+          code: body.Polling.IsLastPolling ? 992 : 993,
+          message: 'pending',
+          response: {},
+          elapsedMs: 1,
+        };
         if (!body.Polling.IsLastPolling) return answer;
         return new Promise((resolve) => (releaseLast = () => resolve(answer)));
       },
@@ -63,7 +73,16 @@ beforeEach(() => {
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
     outboxChanged: () => {},
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 60_000, pollIntervalMs: 60_000, uniQr: 'U', staticAgeLimit: null, readerGraceMs: 30_000 },
+    settings: {
+      preauthAmount: 5,
+      decimalPlaces: 2,
+      currencyCode: 'EUR',
+      paymentTimeoutMs: 60_000,
+      pollIntervalMs: 60_000,
+      uniQr: 'U',
+      staticAgeLimit: null,
+      readerGraceMs: 30_000,
+    },
     log: silentLogger(),
     now: Date.now,
     monotonicNow: () => clock,
@@ -95,7 +114,12 @@ test('the VMC disables the reader while a dynamic QR waits: payment ends unpaid,
   await settle();
   assert.equal(shown.at(-1)?.kind, 'dynamic-qr');
   // The reader's abandon: the request ends (not by the consumer), then the status.
-  service.handle({ type: 'vend.request.ended', requestId: 'rq-1', reason: 'the VMC disabled the reader', byConsumer: false });
+  service.handle({
+    type: 'vend.request.ended',
+    requestId: 'rq-1',
+    reason: 'the VMC disabled the reader',
+    byConsumer: false,
+  });
   service.handle({ type: 'reader.status', status: 'disabled', txId: null });
   await settle();
   assert.ok(!shown.some((s) => s.kind === 'out-of-order'), `no out-of-order screen: ${JSON.stringify(shown)}`);
@@ -106,7 +130,11 @@ test('the VMC disables the reader while a dynamic QR waits: payment ends unpaid,
   await settle();
   assert.equal(service.dynamicQr.activeCount, 0);
   assert.equal(ledger.outbox.counts().pending, 0, 'nothing was paid: no Void');
-  assert.deepEqual(sent.filter((m) => m.type === 'vend.approve'), [], 'no vend');
+  assert.deepEqual(
+    sent.filter((m) => m.type === 'vend.approve'),
+    [],
+    'no vend',
+  );
   runTimers();
   assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
 });
@@ -167,17 +195,20 @@ test('a board spewing cash-sale lines costs at most 20 writes a minute; the rest
   assert.deepEqual(ledger.cashSales.totals(), { count: 20, sumMinor: 2300 });
 });
 
-test('an update holds new Starts off (busy) and reports what is in ' +
-  'flight: a payment, a delivery; let go, Starts are taken again', async () => {
-  service.handle({ type: 'reader.status', status: 'enabled', txId: null });
-  const hooks = service.startHooks();
-  assert.equal(hooks.readerBusy(), null);
-  assert.deepEqual(service.holdForUpdate(true, 0), { busy: null });
-  assert.equal(hooks.readerBusy(), 'restarting for an update');
-  assert.deepEqual(service.holdForUpdate(true, 2), { busy: 'outbox delivery in flight' });
-  assert.deepEqual(service.holdForUpdate(false, 0), { busy: null });
-  assert.equal(hooks.readerBusy(), null);
-  service.handle({ type: 'vend.requested', requestId: 'rq-9', price: 1, item: 3 });
-  await settle();
-  assert.deepEqual(service.holdForUpdate(false, 0), { busy: 'payment running' });
-});
+test(
+  'an update holds new Starts off (busy) and reports what is in ' +
+    'flight: a payment, a delivery; let go, Starts are taken again',
+  async () => {
+    service.handle({ type: 'reader.status', status: 'enabled', txId: null });
+    const hooks = service.startHooks();
+    assert.equal(hooks.readerBusy(), null);
+    assert.deepEqual(service.holdForUpdate(true, 0), { busy: null });
+    assert.equal(hooks.readerBusy(), 'restarting for an update');
+    assert.deepEqual(service.holdForUpdate(true, 2), { busy: 'outbox delivery in flight' });
+    assert.deepEqual(service.holdForUpdate(false, 0), { busy: null });
+    assert.equal(hooks.readerBusy(), null);
+    service.handle({ type: 'vend.requested', requestId: 'rq-9', price: 1, item: 3 });
+    await settle();
+    assert.deepEqual(service.holdForUpdate(false, 0), { busy: 'payment running' });
+  },
+);

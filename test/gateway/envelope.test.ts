@@ -50,12 +50,52 @@ describe('request builders', () => {
   it('every operation builds a body valid against its schema', () => {
     valid('Authorization', b.authorization({ txId: 'tx-1aaaaaaa', amount: 5 }));
     valid('Authorization', b.authorization({ txId: 'tx-1aaaaaaa', amount: 5, ageLimit: 18 }));
-    valid('Settlement', b.settlement({ txId: 'tx-1aaaaaaa', amount: 3, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 1.5 }], ...closes }));
-    valid('Cancel', b.cancel({ txId: 'tx-1aaaaaaa', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: ReasonCodes.CancelledByMachine, ...closes }));
+    valid(
+      'Settlement',
+      b.settlement({
+        txId: 'tx-1aaaaaaa',
+        amount: 3,
+        paymentInfo: issued,
+        products: [
+          { item: 12, price: 1.5 },
+          { item: 99, price: 1.5 },
+        ],
+        ...closes,
+      }),
+    );
+    valid(
+      'Cancel',
+      b.cancel({
+        txId: 'tx-1aaaaaaa',
+        amount: 5,
+        paymentInfo: gatewayTimeoutPaymentInfo(),
+        reasonCode: ReasonCodes.CancelledByMachine,
+        ...closes,
+      }),
+    );
     valid('GenerateQR', b.generateQR({ txId: 'tx-2aaaaaaa', amount: 2.2, products: [{ item: 30, price: 2.2 }] }));
     const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);
-    valid('Inquiry', b.inquiry({ txId: 'tx-2aaaaaaa', amount: 2.2, paymentInfo: pi, attempt: 1, isLast: true, products: [{ item: 30, price: 2.2 }] }));
-    valid('Void', b.void({ txId: 'tx-2aaaaaaa', amount: 2.2, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
+    valid(
+      'Inquiry',
+      b.inquiry({
+        txId: 'tx-2aaaaaaa',
+        amount: 2.2,
+        paymentInfo: pi,
+        attempt: 1,
+        isLast: true,
+        products: [{ item: 30, price: 2.2 }],
+      }),
+    );
+    valid(
+      'Void',
+      b.void({
+        txId: 'tx-2aaaaaaa',
+        amount: 2.2,
+        paymentInfo: pi,
+        reasonCode: ReasonCodes.CancelledByConsumer,
+        ...closes,
+      }),
+    );
   });
 
   it('the default configuration (no catalog, nulls everywhere) builds valid bodies too', () => {
@@ -84,17 +124,40 @@ describe('request builders', () => {
     assert.equal(auth.MachineInfo?.TerminalId, DEVICE.hwSerial, 'TerminalId falls back to the HwSerial');
     assert.equal(auth.MachineInfo?.DecimalPlace, 2);
     assert.equal(auth.MachineInfo?.Id, 4711);
-    assert.equal(inTimeZone('Europe/Vienna', () => b.authorization({ txId: 't', amount: 1 }).MachineInfo?.Offset), '+01:00', 'Vienna in March (no summer time yet)');
-    assert.deepEqual(auth.MachineInfo?.Country, { Alpha2Code: 'AT', Alpha3Code: 'AUT', NumericCode: '040', Name: 'Austria', Intra: 'EU' });
+    assert.equal(
+      inTimeZone('Europe/Vienna', () => b.authorization({ txId: 't', amount: 1 }).MachineInfo?.Offset),
+      '+01:00',
+      'Vienna in March (no summer time yet)',
+    );
+    assert.deepEqual(auth.MachineInfo?.Country, {
+      Alpha2Code: 'AT',
+      Alpha3Code: 'AUT',
+      NumericCode: '040',
+      Name: 'Austria',
+      Intra: 'EU',
+    });
     assert.deepEqual(auth.ActorInfo, { Id: 42, MerchantId: 'M-1', Name: 'Snacks Ltd', OperatorId: 7, MCC: 5814 });
     assert.deepEqual(auth.DeviceInfo, { FWVersion: DEVICE.fwVersion, HwSerial: DEVICE.hwSerial, Type: 'qrvend' });
     assert.deepEqual(auth.CustomData, { Machine: '{"slot":"A"}' });
-    const withTerminal = createRequestBuilders({ ...config, machine: { ...config.machine, terminalId: 'T-77' } }, DEVICE, FIXED_NOW);
+    const withTerminal = createRequestBuilders(
+      { ...config, machine: { ...config.machine, terminalId: 'T-77' } },
+      DEVICE,
+      FIXED_NOW,
+    );
     assert.equal(withTerminal.authorization({ txId: 't', amount: 1 }).MachineInfo?.TerminalId, 'T-77');
   });
 
   it('products come from the catalog, with defaults for unknown items', () => {
-    const s = b.settlement({ txId: 't', amount: 3.5, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 2 }], ...closes });
+    const s = b.settlement({
+      txId: 't',
+      amount: 3.5,
+      paymentInfo: issued,
+      products: [
+        { item: 12, price: 1.5 },
+        { item: 99, price: 2 },
+      ],
+      ...closes,
+    });
     assert.deepEqual(s.Products, [
       { Code: 12, Price: 1.5, Name: 'Water 0.5l', Measurement: 500, UnitOfMeasurement: 'ml' },
       { Code: 99, Price: 2, Name: 'Item 99', Measurement: 1, UnitOfMeasurement: 'Unit' },
@@ -108,19 +171,38 @@ describe('request builders', () => {
   it('PaymentInfo goes back exactly as the gateway returned it, byte for byte', () => {
     const s = encodeRequest(b.settlement({ txId: 't', amount: 3, paymentInfo: issued, products: [], ...closes }));
     assert.ok(s.includes(`"PaymentInfo":${ISSUED_TEXT}`), s);
-    const c = encodeRequest(b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
+    const c = encodeRequest(
+      b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }),
+    );
     assert.ok(c.includes(`"PaymentInfo":${ISSUED_TEXT}`), c);
-    const t = encodeRequest(b.cancel({ txId: 't', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: 0, ...closes }));
+    const t = encodeRequest(
+      b.cancel({ txId: 't', amount: 5, paymentInfo: gatewayTimeoutPaymentInfo(), reasonCode: 0, ...closes }),
+    );
     assert.ok(t.includes('"PaymentInfo":{"IsGatewayTimeout":true}'), t);
   });
 
   it('amounts are written with the currency decimals: 5.00, 1.50, and 234.0 without decimals', () => {
-    const s = encodeRequest(b.settlement({ txId: 't', amount: 3.5, paymentInfo: issued, products: [{ item: 12, price: 1.5 }, { item: 99, price: 2 }], ...closes }));
+    const s = encodeRequest(
+      b.settlement({
+        txId: 't',
+        amount: 3.5,
+        paymentInfo: issued,
+        products: [
+          { item: 12, price: 1.5 },
+          { item: 99, price: 2 },
+        ],
+        ...closes,
+      }),
+    );
     assert.match(s, /"Amount":3\.50,/);
     assert.match(s, /"Code":12,"Price":1\.50,/);
     assert.match(s, /"Code":99,"Price":2\.00,/);
     assert.match(encodeRequest(b.authorization({ txId: 't', amount: 5 })), /"Amount":5\.00,/);
-    const jpy = createRequestBuilders({ ...config, machine: { ...config.machine, decimalPlaces: 0, currencyCode: 'JPY', currencyNumeric: '392' } }, DEVICE, FIXED_NOW);
+    const jpy = createRequestBuilders(
+      { ...config, machine: { ...config.machine, decimalPlaces: 0, currencyCode: 'JPY', currencyNumeric: '392' } },
+      DEVICE,
+      FIXED_NOW,
+    );
     const g = encodeRequest(jpy.generateQR({ txId: 't', amount: 234, products: [{ item: 12, price: 234 }] }));
     assert.match(g, /"Amount":234\.0,/);
     assert.match(g, /"Price":234\.0,/);
@@ -129,35 +211,76 @@ describe('request builders', () => {
     assert.equal(pi.text, '{"SrvTranId":"Q1","RRN":"R1","AuthAmount":234.0}');
   });
 
-  it('MachineAuTime: now for Authorization, GenerateQR, Inquiry; ' +
-    'the authorization time for Settlement, Cancel, Void', () => {
-    assert.equal(b.authorization({ txId: 't', amount: 5 }).BasicInfo.MachineAuTime, '050326140709');
-    assert.equal(b.authorization({ txId: 't', amount: 5, at: new Date(2026, 0, 2, 3, 4, 5) }).BasicInfo.MachineAuTime, '020126030405');
-    const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);
-    assert.equal(b.inquiry({ txId: 't', amount: 2.2, paymentInfo: pi, attempt: 1, isLast: false, products: [] }).BasicInfo.MachineAuTime, '050326140709');
-    const auth = { machineAuTime: '050326130000', ageLimit: 18 };
-    for (const body of [
-      b.settlement({ txId: 't', amount: 3, paymentInfo: issued, products: [], ...auth }),
-      b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, ...auth }),
-      b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, ...auth }),
-    ]) {
-      assert.equal(body.BasicInfo.MachineAuTime, '050326130000', 'the time of the authorization, not of the request');
-      assert.equal(body.BasicInfo.AgeLimitation, 18, 'the AgeLimitation of the authorization is repeated');
-    }
-  });
+  it(
+    'MachineAuTime: now for Authorization, GenerateQR, Inquiry; ' +
+      'the authorization time for Settlement, Cancel, Void',
+    () => {
+      assert.equal(b.authorization({ txId: 't', amount: 5 }).BasicInfo.MachineAuTime, '050326140709');
+      assert.equal(
+        b.authorization({ txId: 't', amount: 5, at: new Date(2026, 0, 2, 3, 4, 5) }).BasicInfo.MachineAuTime,
+        '020126030405',
+      );
+      const pi = paymentInfoFromGenerateQR({ QRData: { SrvTranId: 'Q1', RRN: 'R1' } }, 2.2, 2);
+      assert.equal(
+        b.inquiry({ txId: 't', amount: 2.2, paymentInfo: pi, attempt: 1, isLast: false, products: [] }).BasicInfo
+          .MachineAuTime,
+        '050326140709',
+      );
+      const auth = { machineAuTime: '050326130000', ageLimit: 18 };
+      for (const body of [
+        b.settlement({ txId: 't', amount: 3, paymentInfo: issued, products: [], ...auth }),
+        b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, ...auth }),
+        b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, ...auth }),
+      ]) {
+        assert.equal(body.BasicInfo.MachineAuTime, '050326130000', 'the time of the authorization, not of the request');
+        assert.equal(body.BasicInfo.AgeLimitation, 18, 'the AgeLimitation of the authorization is repeated');
+      }
+    },
+  );
 
   it('Cancel/Void reason codes and texts', () => {
-    const c = b.cancel({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByConsumer, ...closes });
+    const c = b.cancel({
+      txId: 't',
+      amount: 5,
+      paymentInfo: issued,
+      reasonCode: ReasonCodes.CancelledByConsumer,
+      ...closes,
+    });
     assert.deepEqual([c.ReasonCode, c.ReasonText], [2, 'cancelled by consumer']);
-    const v = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: ReasonCodes.CancelledByMachine, reasonText: 'vend failed', ...closes });
+    const v = b.void({
+      txId: 't',
+      amount: 5,
+      paymentInfo: issued,
+      reasonCode: ReasonCodes.CancelledByMachine,
+      reasonText: 'vend failed',
+      ...closes,
+    });
     assert.deepEqual([v.ReasonCode, v.ReasonText], [3, 'vend failed']);
-    assert.equal(b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 0, reasonText: 'z'.repeat(300), ...closes }).ReasonText?.length, 255);
+    assert.equal(
+      b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 0, reasonText: 'z'.repeat(300), ...closes })
+        .ReasonText?.length,
+      255,
+    );
   });
 
   it('ReasonText is cut at a code point: 254 x "a" + an emoji never ends in a lone surrogate', () => {
-    const v = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, reasonText: `${'a'.repeat(254)}\u{1F600}tail`, ...closes });
+    const v = b.void({
+      txId: 't',
+      amount: 5,
+      paymentInfo: issued,
+      reasonCode: 3,
+      reasonText: `${'a'.repeat(254)}\u{1F600}tail`,
+      ...closes,
+    });
     assert.equal(v.ReasonText, 'a'.repeat(254), 'the emoji (2 UTF-16 units) does not fit in 255: it is left out whole');
-    const fits = b.void({ txId: 't', amount: 5, paymentInfo: issued, reasonCode: 3, reasonText: `${'a'.repeat(253)}\u{1F600}tail`, ...closes });
+    const fits = b.void({
+      txId: 't',
+      amount: 5,
+      paymentInfo: issued,
+      reasonCode: 3,
+      reasonText: `${'a'.repeat(253)}\u{1F600}tail`,
+      ...closes,
+    });
     assert.equal(fits.ReasonText, `${'a'.repeat(253)}\u{1F600}`);
     assert.equal(fits.ReasonText?.length, 255);
   });
@@ -171,7 +294,10 @@ describe('request builders', () => {
 
   it('CustomData leaves out members config does not set', () => {
     assert.equal(buildCustomData({ ...config, customData: {} }), null);
-    assert.deepEqual(buildCustomData({ ...config, customData: { Actor: '{}', Operator: '"op"' } }), { Actor: '{}', Operator: '"op"' });
+    assert.deepEqual(buildCustomData({ ...config, customData: { Actor: '{}', Operator: '"op"' } }), {
+      Actor: '{}',
+      Operator: '"op"',
+    });
   });
 
   it('MachineInfo.Offset is the local UTC offset at that instant, summer time and odd zones included', () => {
@@ -187,14 +313,27 @@ describe('request builders', () => {
     ];
     for (const [tz, at, offset] of cases) {
       const now = () => new Date(at);
-      assert.equal(inTimeZone(tz, () => utcOffset(now())), offset, `${tz} at ${at}`);
-      const built = inTimeZone(tz, () => createRequestBuilders(config, DEVICE, now).authorization({ txId: 't', amount: 1 }));
+      assert.equal(
+        inTimeZone(tz, () => utcOffset(now())),
+        offset,
+        `${tz} at ${at}`,
+      );
+      const built = inTimeZone(tz, () =>
+        createRequestBuilders(config, DEVICE, now).authorization({ txId: 't', amount: 1 }),
+      );
       assert.equal(built.MachineInfo?.Offset, offset, `MachineInfo.Offset in ${tz} at ${at}`);
     }
   });
 
   it('a configured machine.offset is sent as it is, whatever the local zone', () => {
-    const fixed = createRequestBuilders({ ...config, machine: { ...config.machine, offset: '+03:00' } }, DEVICE, FIXED_NOW);
-    assert.equal(inTimeZone('America/Los_Angeles', () => fixed.authorization({ txId: 't', amount: 1 }).MachineInfo?.Offset), '+03:00');
+    const fixed = createRequestBuilders(
+      { ...config, machine: { ...config.machine, offset: '+03:00' } },
+      DEVICE,
+      FIXED_NOW,
+    );
+    assert.equal(
+      inTimeZone('America/Los_Angeles', () => fixed.authorization({ txId: 't', amount: 1 }).MachineInfo?.Offset),
+      '+03:00',
+    );
   });
 });

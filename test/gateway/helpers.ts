@@ -17,7 +17,15 @@ export function sampleConfig(): QrvendConfig {
         country: { Alpha2Code: 'AT', Alpha3Code: 'AUT', NumericCode: '040', Name: 'Austria', Intra: 'EU' },
         geoLocation: { Address: 'Main street 1', City: 'Vienna', Latitude: 48.2, Longitude: 16.37 },
       },
-      actor: { id: 42, merchantId: 'M-1', name: 'Snacks Ltd', operatorId: 7, mcc: 5814, country: null, geoLocation: null },
+      actor: {
+        id: 42,
+        merchantId: 'M-1',
+        name: 'Snacks Ltd',
+        operatorId: 7,
+        mcc: 5814,
+        country: null,
+        geoLocation: null,
+      },
       customData: { Machine: '{"slot":"A"}' },
       catalog: {
         '12': { name: 'Water 0.5l', measurement: 500, unitOfMeasurement: 'ml', ageLimit: null },
@@ -28,7 +36,11 @@ export function sampleConfig(): QrvendConfig {
   }).config;
 }
 
-export const DEVICE: DeviceFacts = { hwSerial: '10000000abcdef01', fwVersion: 'qrvend/0.1.0 mdb/1.4.2', type: 'qrvend' };
+export const DEVICE: DeviceFacts = {
+  hwSerial: '10000000abcdef01',
+  fwVersion: 'qrvend/0.1.0 mdb/1.4.2',
+  type: 'qrvend',
+};
 
 /** 2026-03-05 14:07:09 local time. */
 export const FIXED_NOW = () => new Date(2026, 2, 5, 14, 7, 9);

@@ -5,16 +5,28 @@ import { StartResponseSchema, validateStartRequest } from '../../src/gateway/pro
 import { withMember } from './helpers.js';
 
 const TOKEN = 'T'.repeat(64);
-const BASE = { AppUserId: 'user-1', SecretToken: TOKEN, TerminalId: 'TERM-1', TransactionId: 'abcdefgh12', Balance: 3.5, ConsumerData: { loyalty: { id: 7 } } };
+const BASE = {
+  AppUserId: 'user-1',
+  SecretToken: TOKEN,
+  TerminalId: 'TERM-1',
+  TransactionId: 'abcdefgh12',
+  Balance: 3.5,
+  ConsumerData: { loyalty: { id: 7 } },
+};
 
 function problem(body: unknown) {
   const r = validateStartRequest(body);
-  assert.equal(r.ok, false, `expected a problem for ${JSON.stringify({ ...(body as object), SecretToken: '[hidden]' })}`);
+  assert.equal(
+    r.ok,
+    false,
+    `expected a problem for ${JSON.stringify({ ...(body as object), SecretToken: '[hidden]' })}`,
+  );
   if (r.ok) throw new Error('unreachable');
   assert.ok(!r.message.includes(TOKEN), 'the message never carries the token');
   return r;
 }
-const ok = (body: unknown) => assert.equal(validateStartRequest(body).ok, true, JSON.stringify(validateStartRequest(body)));
+const ok = (body: unknown) =>
+  assert.equal(validateStartRequest(body).ok, true, JSON.stringify(validateStartRequest(body)));
 
 describe('Start request', () => {
   it('a complete request passes and keeps ConsumerData', () => {
@@ -40,7 +52,12 @@ describe('Start request', () => {
     assert.equal(problem({ ...BASE, TerminalId: null, UniQR: null }).code, 997);
   });
   it('lengths: at the limit passes, one past fails with 998', () => {
-    const limits: [string, number][] = [['AppUserId', 40], ['SecretToken', 64], ['TerminalId', 255], ['TransactionId', 40]];
+    const limits: [string, number][] = [
+      ['AppUserId', 40],
+      ['SecretToken', 64],
+      ['TerminalId', 255],
+      ['TransactionId', 40],
+    ];
     for (const [m, n] of limits) {
       ok(withMember(BASE, m, 'a'.repeat(n)));
       const r = problem(withMember(BASE, m, 'a'.repeat(n + 1)));
@@ -71,7 +88,11 @@ describe('Start request', () => {
       assert.match(r.message, /too large \(at most 9007199254740\)/, String(big));
     }
     ok(withMember(BASE, 'Balance', 9007199254740));
-    assert.match(problem(withMember(BASE, 'Balance', 1e-7)).message, /decimal digits/, 'a tiny amount is still a decimals problem');
+    assert.match(
+      problem(withMember(BASE, 'Balance', 1e-7)).message,
+      /decimal digits/,
+      'a tiny amount is still a decimals problem',
+    );
   });
   it('wrong types and empty mandatory strings -> 998', () => {
     assert.equal(problem(withMember(BASE, 'AppUserId', 5)).code, 998);
@@ -80,9 +101,16 @@ describe('Start request', () => {
     assert.equal(problem('not an object').code, 998);
   });
   it('the Start response schema: Status, TransactionId and the ConsumerData echo; closed', () => {
-    const answer = { Status: { Verdict: 'Approved' }, TransactionId: BASE.TransactionId, ConsumerData: BASE.ConsumerData };
+    const answer = {
+      Status: { Verdict: 'Approved' },
+      TransactionId: BASE.TransactionId,
+      ConsumerData: BASE.ConsumerData,
+    };
     assert.equal(StartResponseSchema.safeParse(answer).success, true);
     assert.equal(StartResponseSchema.safeParse({ ...answer, Extra: 1 }).success, false);
-    assert.equal(StartResponseSchema.safeParse({ Status: { Verdict: 'Declined', Code: 996, CustomDeclineCode: 996 } }).success, true);
+    assert.equal(
+      StartResponseSchema.safeParse({ Status: { Verdict: 'Declined', Code: 996, CustomDeclineCode: 996 } }).success,
+      true,
+    );
   });
 });

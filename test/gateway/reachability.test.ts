@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { GatewayReachability } from '../../src/gateway/reachability.js';
 import type { GatewayOutcome } from '../../src/gateway/outcome.js';
 
-const failed: GatewayOutcome<unknown> = { kind: 'transport', failure: 'refused', detail: 'Settlement: UNABLE_TO_VERIFY_LEAF_SIGNATURE', httpStatus: null, elapsedMs: 3 };
+const failed: GatewayOutcome<unknown> = {
+  kind: 'transport',
+  failure: 'refused',
+  detail: 'Settlement: UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  httpStatus: null,
+  elapsedMs: 3,
+};
 const answered: GatewayOutcome<unknown> = { kind: 'approved', response: {}, elapsedMs: 3 };
 const declined: GatewayOutcome<unknown> = { kind: 'declined', code: 1, message: null, response: {}, elapsedMs: 3 };
 
@@ -45,7 +51,10 @@ test('down: one warn line with the reason; back: one info line with how long and
   assert.equal(lines.length, 2);
   assert.equal(lines[1]!.level, 'info');
   assert.equal(lines[1]!.msg, 'gateway reachable again');
-  assert.deepEqual({ downForS: lines[1]!.fields.downForS, failedCalls: lines[1]!.fields.failedCalls }, { downForS: 190, failedCalls: 9 });
+  assert.deepEqual(
+    { downForS: lines[1]!.fields.downForS, failedCalls: lines[1]!.fields.failedCalls },
+    { downForS: 190, failedCalls: 9 },
+  );
 });
 
 test('a gateway down for long gets one reminder per interval, not a line per retry', () => {
@@ -56,7 +65,10 @@ test('a gateway down for long gets one reminder per interval, not a line per ret
     r.observe('Settlement', failed);
   }
   // 1500 s down: the first line and two reminders (at 600 s and 1200 s).
-  assert.deepEqual(lines.map((l) => l.msg.slice(0, 26)), ['gateway unreachable (refus', 'gateway still unreachable ', 'gateway still unreachable ']);
+  assert.deepEqual(
+    lines.map((l) => l.msg.slice(0, 26)),
+    ['gateway unreachable (refus', 'gateway still unreachable ', 'gateway still unreachable '],
+  );
   assert.equal(lines[2]!.fields.failedCalls, 81);
 });
 
@@ -68,9 +80,16 @@ test('a flapping gateway is bounded: the changes within an interval are counted 
     r.observe('Authorization', answered);
     advance(100);
   }
-  assert.deepEqual(lines.map((l) => l.level), ['warn', 'info'], 'one line each while the interval runs');
+  assert.deepEqual(
+    lines.map((l) => l.level),
+    ['warn', 'info'],
+    'one line each while the interval runs',
+  );
   advance(60_000);
   r.observe('Authorization', failed);
   const summaries = lines.filter((l) => typeof l.fields.repeated === 'number');
-  assert.deepEqual(summaries.map((l) => [l.level, l.fields.repeated]), [['warn', 49]]);
+  assert.deepEqual(
+    summaries.map((l) => [l.level, l.fields.repeated]),
+    [['warn', 49]],
+  );
 });

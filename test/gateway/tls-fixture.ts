@@ -19,17 +19,37 @@ export function makeSelfSignedCert(): TlsFixture | null {
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', keyFile, '-out', certFile, '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore', timeout: 20_000 });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore', timeout: 20_000 },
+    );
   } catch {
     rmSync(dir, { recursive: true, force: true });
     return null;
   }
   return {
-    dir, certFile, keyFile,
+    dir,
+    certFile,
+    keyFile,
     cert: readFileSync(certFile),
     key: readFileSync(keyFile),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),

@@ -34,7 +34,10 @@ async function clockRig(): Promise<ClockRig> {
   const front = await startGatewayFront({ upstream: () => upstream, hugeBytes: 256 * 1024 });
   let rig: Rig;
   try {
-    rig = await createRig({ config: { gateway: { baseUrl: front.url } }, env: { QRVEND_TEST_CLOCK_OFFSET_FILE: clockFile } });
+    rig = await createRig({
+      config: { gateway: { baseUrl: front.url } },
+      env: { QRVEND_TEST_CLOCK_OFFSET_FILE: clockFile },
+    });
   } catch (err) {
     await front.close();
     scratch.cleanup();
@@ -72,63 +75,91 @@ async function pendingCancel(c: ClockRig): Promise<string> {
 }
 
 const stepLogged = (c: ClockRig, sign: 1 | -1, atLeastMs: number) =>
-  c.rig.agent!.waitForLog((l) => l.event === 'clock.step' && sign * Number(l.stepMs) >= atLeastMs && l.code === 'CLOCK_STEP', 10_000, 'the clock.step line');
+  c.rig.agent!.waitForLog(
+    (l) => l.event === 'clock.step' && sign * Number(l.stepMs) >= atLeastMs && l.code === 'CLOCK_STEP',
+    10_000,
+    'the clock.step line',
+  );
 
-test('6. clock steps: +80 h keeps a queued Cancel pending, -10 h does ' +
-  'not delay its retry, +2 h does not end a dynamic QR early', { timeout: 180_000 }, async () => {
-  const c = await clockRig();
-  try {
-    await c.rig.startAgent();
+test(
+  '6. clock steps: +80 h keeps a queued Cancel pending, -10 h does ' +
+    'not delay its retry, +2 h does not end a dynamic QR early',
+  { timeout: 180_000 },
+  async () => {
+    const c = await clockRig();
+    try {
+      await c.rig.startAgent();
 
-    // Forward 80 h (beyond the 72 h retry window) while a Cancel is retried.
-    const forward = await pendingCancel(c);
-    c.setOffset(80 * HOUR);
-    await stepLogged(c, 1, 79 * HOUR);
-    const seen = c.front.seen.get('Cancel') ?? 0;
-    await until(() => (c.front.seen.get('Cancel') ?? 0) >= seen + 2, 10_000, 'two more attempts after the step');
-    assert.equal(pendingRow(c.rig, forward)?.status, 'pending', 'not dead-lettered by the step');
-    c.front.misbehave.delete('Cancel');
-    await until(() => c.rig.gateway.ledger().transactions[forward]?.cancel?.verdict === 'Approved', 15_000, 'the Cancel to be delivered');
+      // Forward 80 h (beyond the 72 h retry window) while a Cancel is retried.
+      const forward = await pendingCancel(c);
+      c.setOffset(80 * HOUR);
+      await stepLogged(c, 1, 79 * HOUR);
+      const seen = c.front.seen.get('Cancel') ?? 0;
+      await until(() => (c.front.seen.get('Cancel') ?? 0) >= seen + 2, 10_000, 'two more attempts after the step');
+      assert.equal(pendingRow(c.rig, forward)?.status, 'pending', 'not dead-lettered by the step');
+      c.front.misbehave.delete('Cancel');
+      await until(
+        () => c.rig.gateway.ledger().transactions[forward]?.cancel?.verdict === 'Approved',
+        15_000,
+        'the Cancel to be delivered',
+      );
 
-    // Back 10 h while a Cancel waits; then the gateway recovers: the Cancel goes at its next backoff, not 10 h later.
-    const backward = await pendingCancel(c);
-    c.setOffset(70 * HOUR);
-    await stepLogged(c, -1, 9 * HOUR);
-    c.front.misbehave.delete('Cancel');
-    await until(() => c.rig.gateway.ledger().transactions[backward]?.cancel?.verdict === 'Approved', 15_000, 'the Cancel to be delivered after the step back');
+      // Back 10 h while a Cancel waits; then the gateway recovers: the Cancel goes at its next backoff, not 10 h later.
+      const backward = await pendingCancel(c);
+      c.setOffset(70 * HOUR);
+      await stepLogged(c, -1, 9 * HOUR);
+      c.front.misbehave.delete('Cancel');
+      await until(
+        () => c.rig.gateway.ledger().transactions[backward]?.cancel?.verdict === 'Approved',
+        15_000,
+        'the Cancel to be delivered after the step back',
+      );
 
-    // Forward 2 h during a dynamic QR that is paid after 30 polls (about 3 s of a 5 s window).
-    const inquiries = c.front.seen.get('Inquiry') ?? 0;
-    const payment = await selectAndPay(c.rig, 3, 7.3);
-    await until(() => (c.front.seen.get('Inquiry') ?? 0) > inquiries, 10_000, 'the first Inquiry');
-    c.setOffset(72 * HOUR);
-    await stepLogged(c, 1, HOUR);
-    assert.deepEqual(await payment.answer, { kind: 'vend-approve', amount: 7.3 }, 'paid and approved, not cut short');
-    assert.ok((c.front.seen.get('Inquiry') ?? 0) - inquiries > 3, 'polling went on after the step');
-  } finally {
-    await c.close();
-  }
-});
+      // Forward 2 h during a dynamic QR that is paid after 30 polls (about 3 s of a 5 s window).
+      const inquiries = c.front.seen.get('Inquiry') ?? 0;
+      const payment = await selectAndPay(c.rig, 3, 7.3);
+      await until(() => (c.front.seen.get('Inquiry') ?? 0) > inquiries, 10_000, 'the first Inquiry');
+      c.setOffset(72 * HOUR);
+      await stepLogged(c, 1, HOUR);
+      assert.deepEqual(await payment.answer, { kind: 'vend-approve', amount: 7.3 }, 'paid and approved, not cut short');
+      assert.ok((c.front.seen.get('Inquiry') ?? 0) - inquiries > 3, 'polling went on after the step');
+    } finally {
+      await c.close();
+    }
+  },
+);
 
-test('7. replay after retention: with the clock 31 days on and the history pruned, the used TransactionId gets 996', { timeout: 180_000 }, async () => {
-  const c = await clockRig();
-  try {
-    await c.rig.startAgent();
-    const { txId } = await openSession(c.rig);
-    assert.ok(c.rig.vmc.endSession());
-    await until(() => c.rig.gateway.ledger().transactions[txId]?.cancel?.verdict === 'Approved', 15_000, 'the session to be closed at the gateway');
-    await until(() => pendingRow(c.rig, txId)?.status === 'done', 10_000, 'the Cancel recorded as delivered');
+test(
+  '7. replay after retention: with the clock 31 days on and the history pruned, the used TransactionId gets 996',
+  { timeout: 180_000 },
+  async () => {
+    const c = await clockRig();
+    try {
+      await c.rig.startAgent();
+      const { txId } = await openSession(c.rig);
+      assert.ok(c.rig.vmc.endSession());
+      await until(
+        () => c.rig.gateway.ledger().transactions[txId]?.cancel?.verdict === 'Approved',
+        15_000,
+        'the session to be closed at the gateway',
+      );
+      await until(() => pendingRow(c.rig, txId)?.status === 'done', 10_000, 'the Cancel recorded as delivered');
 
-    c.setOffset(31 * DAY);
-    await c.rig.stopAgent('SIGTERM');
-    await c.rig.startAgent(); // the drainer prunes at start
-    await c.rig.agent!.waitForLog((l) => l.msg.startsWith('outbox retention: pruned') && Number(l.transactions) >= 1, 15_000, 'retention to prune the transaction');
-    assert.equal(pendingRow(c.rig, txId), undefined, 'the history is gone');
+      c.setOffset(31 * DAY);
+      await c.rig.stopAgent('SIGTERM');
+      await c.rig.startAgent(); // the drainer prunes at start
+      await c.rig.agent!.waitForLog(
+        (l) => l.msg.startsWith('outbox retention: pruned') && Number(l.transactions) >= 1,
+        15_000,
+        'retention to prune the transaction',
+      );
+      assert.equal(pendingRow(c.rig, txId), undefined, 'the history is gone');
 
-    const replay = await c.rig.start({ transactionId: txId });
-    assert.equal(replay.outcome.kind, 'declined', JSON.stringify(replay.outcome));
-    assert.equal(replay.outcome.kind === 'declined' ? replay.outcome.code : null, 996);
-  } finally {
-    await c.close();
-  }
-});
+      const replay = await c.rig.start({ transactionId: txId });
+      assert.equal(replay.outcome.kind, 'declined', JSON.stringify(replay.outcome));
+      assert.equal(replay.outcome.kind === 'declined' ? replay.outcome.code : null, 996);
+    } finally {
+      await c.close();
+    }
+  },
+);

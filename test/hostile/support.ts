@@ -15,11 +15,18 @@ export const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.met
 
 export interface RawReply {
   status: number;
-  json: { Status?: { Verdict?: string; Code?: number | null; StatusMessage?: string | null } } & Record<string, unknown>;
+  json: { Status?: { Verdict?: string; Code?: number | null; StatusMessage?: string | null } } & Record<
+    string,
+    unknown
+  >;
 }
 
 /** POSTs `body` (text, sent as is) to the rig's Start endpoint; null when no answer came within `deadlineMs`. */
-export function postStart(rig: Rig, body: string, options: { localAddress?: string; deadlineMs?: number } = {}): Promise<RawReply | null> {
+export function postStart(
+  rig: Rig,
+  body: string,
+  options: { localAddress?: string; deadlineMs?: number } = {},
+): Promise<RawReply | null> {
   const url = new URL(startEndpoint(rig.agent!.startOrigin!, rig.integratorName));
   return new Promise((resolve) => {
     let settled = false;
@@ -30,7 +37,15 @@ export function postStart(rig: Rig, body: string, options: { localAddress?: stri
       resolve(value);
     };
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }, ...(options.localAddress ? { localAddress: options.localAddress } : {}) },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -52,7 +67,14 @@ export function postStart(rig: Rig, body: string, options: { localAddress?: stri
 
 /** A valid Start body for the rig, with members overridden (or raw text appended by the caller). */
 export function startBody(rig: Rig, members: Record<string, unknown> = {}): Record<string, unknown> {
-  return { AppUserId: 'hostile-user-1', SecretToken: rig.secretToken, TerminalId: rig.terminalId, TransactionId: `hostile-${Date.now()}-${Math.random().toString(36).slice(2, 10)}`, Balance: 5, ...members };
+  return {
+    AppUserId: 'hostile-user-1',
+    SecretToken: rig.secretToken,
+    TerminalId: rig.terminalId,
+    TransactionId: `hostile-${Date.now()}-${Math.random().toString(36).slice(2, 10)}`,
+    Balance: 5,
+    ...members,
+  };
 }
 
 export interface CliResult {
@@ -62,9 +84,15 @@ export interface CliResult {
 }
 
 /** Runs `qrvend <args>` to its end (killed after `timeoutMs`). */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; umask?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; umask?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [MAIN_JS, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, QRVEND_CONFIG: '', ...options.env } });
+    const child = spawn(process.execPath, [MAIN_JS, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, QRVEND_CONFIG: '', ...options.env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));

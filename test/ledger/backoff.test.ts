@@ -5,8 +5,20 @@ import type { GatewayOutcome } from '../../src/gateway/outcome.js';
 
 const policy: BackoffPolicy = { baseMs: 1000, capMs: 300_000, windowMs: 72 * 3_600_000 };
 
-const transport: GatewayOutcome<unknown> = { kind: 'transport', failure: 'timeout', detail: 'no answer', httpStatus: null, elapsedMs: 8000 };
-const declined = (code: number): GatewayOutcome<unknown> => ({ kind: 'declined', code, message: 'x', response: {}, elapsedMs: 1 });
+const transport: GatewayOutcome<unknown> = {
+  kind: 'transport',
+  failure: 'timeout',
+  detail: 'no answer',
+  httpStatus: null,
+  elapsedMs: 8000,
+};
+const declined = (code: number): GatewayOutcome<unknown> => ({
+  kind: 'declined',
+  code,
+  message: 'x',
+  response: {},
+  elapsedMs: 1,
+});
 
 test('the ceiling doubles per failure from the base and stops at the cap', () => {
   const ceilings = Array.from({ length: 12 }, (_, i) => backoffCeilingMs(policy, i + 1));
@@ -15,10 +27,22 @@ test('the ceiling doubles per failure from the base and stops at the cap', () =>
 });
 
 test('full jitter draws uniformly below the ceiling', () => {
-  assert.equal(backoffDelayMs(policy, 3, () => 0), 0);
-  assert.equal(backoffDelayMs(policy, 3, () => 0.5), 2000);
-  assert.equal(backoffDelayMs(policy, 3, () => 0.999999), 3999);
-  assert.equal(backoffDelayMs(policy, 20, () => 0.5), 150_000);
+  assert.equal(
+    backoffDelayMs(policy, 3, () => 0),
+    0,
+  );
+  assert.equal(
+    backoffDelayMs(policy, 3, () => 0.5),
+    2000,
+  );
+  assert.equal(
+    backoffDelayMs(policy, 3, () => 0.999999),
+    3999,
+  );
+  assert.equal(
+    backoffDelayMs(policy, 20, () => 0.5),
+    150_000,
+  );
 });
 
 test('transport failures and declines 6, 30, 992, 999 are retried; other declines are dead', () => {
@@ -33,7 +57,9 @@ test('transport failures and declines 6, 30, 992, 999 are retried; other decline
     assert.equal(v.kind, 'dead', `code ${code}`);
     assert.equal(v.kind === 'dead' && v.code, code);
   }
-  assert.deepEqual(judgeAttempt({ kind: 'approved', response: {}, elapsedMs: 1 }, policy, 1, now, now, Math.random), { kind: 'delivered' });
+  assert.deepEqual(judgeAttempt({ kind: 'approved', response: {}, elapsedMs: 1 }, policy, 1, now, now, Math.random), {
+    kind: 'delivered',
+  });
 });
 
 test('the window bounds the retries: the last attempt lands on its end, after which the row is dead', () => {

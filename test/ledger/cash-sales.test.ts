@@ -12,32 +12,39 @@ import { ManualClock, openTest, tempLedgerPath } from './helpers.js';
 
 const T = { timeout: 180_000 };
 
-test('a cash sale is one row and, with the fleet link on, one cash-sale event; nothing is owed to the gateway', T, () => {
-  const tmp = tempLedgerPath();
-  try {
-    const clock = new ManualClock();
-    const ledger = openTest(tmp.path, clock);
-    ledger.cashSales.record({ price: 0.29, item: 7 }); // fleet link off: the row only
-    assert.deepEqual(ledger.fleetEvents.pending(0, 10), []);
-    ledger.fleetEvents.enable({ machineId: 'M1', currencyCode: 'EUR', maxQueuedAlarms: 10 });
-    let wakeups = 0;
-    ledger.fleetEvents.onWritten(() => (wakeups += 1));
-    const row = ledger.cashSales.record({ price: 4.35, item: 32780 }); // b15 set: a free vend, as the VMC flagged it
-    assert.equal(row.priceMinor, 435);
-    assert.deepEqual(ledger.cashSales.totals(), { count: 2, sumMinor: 464 });
-    assert.equal(ledger.outbox.counts().pending, 0, 'never charged');
-    assert.deepEqual(ledger.unresolvedTransactions(), []);
-    const events = ledger.fleetEvents.pending(0, 10);
-    assert.equal(events.length, 1);
-    assert.equal(events[0]!.kind, 'sale', 'queued in the class that is never dropped');
-    assert.equal(wakeups, 1);
-    const body = FleetEvent.parse(JSON.parse(events[0]!.body));
-    assert.deepEqual({ ...body, eventId: 'x', at: 'x' }, { kind: 'cash-sale', eventId: 'x', at: 'x', machineId: 'M1', item: 32780, price: '4.35', currency: 'EUR' });
-    ledger.close();
-  } finally {
-    tmp.cleanup();
-  }
-});
+test(
+  'a cash sale is one row and, with the fleet link on, one cash-sale event; nothing is owed to the gateway',
+  T,
+  () => {
+    const tmp = tempLedgerPath();
+    try {
+      const clock = new ManualClock();
+      const ledger = openTest(tmp.path, clock);
+      ledger.cashSales.record({ price: 0.29, item: 7 }); // fleet link off: the row only
+      assert.deepEqual(ledger.fleetEvents.pending(0, 10), []);
+      ledger.fleetEvents.enable({ machineId: 'M1', currencyCode: 'EUR', maxQueuedAlarms: 10 });
+      let wakeups = 0;
+      ledger.fleetEvents.onWritten(() => (wakeups += 1));
+      const row = ledger.cashSales.record({ price: 4.35, item: 32780 }); // b15 set: a free vend, as the VMC flagged it
+      assert.equal(row.priceMinor, 435);
+      assert.deepEqual(ledger.cashSales.totals(), { count: 2, sumMinor: 464 });
+      assert.equal(ledger.outbox.counts().pending, 0, 'never charged');
+      assert.deepEqual(ledger.unresolvedTransactions(), []);
+      const events = ledger.fleetEvents.pending(0, 10);
+      assert.equal(events.length, 1);
+      assert.equal(events[0]!.kind, 'sale', 'queued in the class that is never dropped');
+      assert.equal(wakeups, 1);
+      const body = FleetEvent.parse(JSON.parse(events[0]!.body));
+      assert.deepEqual(
+        { ...body, eventId: 'x', at: 'x' },
+        { kind: 'cash-sale', eventId: 'x', at: 'x', machineId: 'M1', item: 32780, price: '4.35', currency: 'EUR' },
+      );
+      ledger.close();
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);
 
 test('cash-sale rows go with the outbox retention', T, () => {
   const tmp = tempLedgerPath();

@@ -12,7 +12,15 @@ import { ManualClock, openStaticSession, openTest, settlementBody, tempLedgerPat
 function capture() {
   const chunks: string[] = [];
   const destination = new Writable({ write: (c, _e, cb) => (chunks.push(String(c)), cb()) });
-  return { logger: createLogger({ level: 'info', destination }), lines: () => chunks.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    logger: createLogger({ level: 'info', destination }),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 /** Deterministic garbage (a fixed LCG), so a failure can be reproduced byte for byte. */
@@ -62,7 +70,8 @@ test('a real ledger with damaged pages is detected by the integrity check and mo
   try {
     const ledger = openTest(tmp.path, clock);
     // Long AppUserIds make few rows span many pages (few commits keep the test quick).
-    for (let i = 0; i < 40; i++) ledger.acceptStart({ txId: `TX-PAGE-${i}`, appUserId: 'u'.repeat(2000), balance: null });
+    for (let i = 0; i < 40; i++)
+      ledger.acceptStart({ txId: `TX-PAGE-${i}`, appUserId: 'u'.repeat(2000), balance: null });
     ledger.close();
     const size = readFileSync(tmp.path).length;
     assert.ok(size > 8 * 4096, `the ledger spans many pages (${size} bytes)`);
@@ -77,9 +86,15 @@ test('a real ledger with damaged pages is detected by the integrity check and mo
     assert.ok(existsSync(`${reopened.corruptionAlarm.movedTo}-wal`));
     assert.equal(reopened.getTransaction('TX-PAGE-1'), null, 'a fresh, empty ledger replaced it');
     assert.deepEqual(
-      readdirSync(tmp.dir).filter((f) => f.includes('.corrupt-')).sort(),
+      readdirSync(tmp.dir)
+        .filter((f) => f.includes('.corrupt-'))
+        .sort(),
       // The -shm was created by the connection that found the damage; it travels with the others.
-      ['ledger.sqlite.corrupt-2025-01-15T12-00-00-000Z', 'ledger.sqlite.corrupt-2025-01-15T12-00-00-000Z-shm', 'ledger.sqlite.corrupt-2025-01-15T12-00-00-000Z-wal'],
+      [
+        'ledger.sqlite.corrupt-2025-01-15T12-00-00-000Z',
+        'ledger.sqlite.corrupt-2025-01-15T12-00-00-000Z-shm',
+        'ledger.sqlite.corrupt-2025-01-15T12-00-00-000Z-wal',
+      ],
     );
     reopened.close();
   } finally {
@@ -91,7 +106,10 @@ test('inspectLedger reads counts read-only, never creates a file, and reports da
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   try {
-    assert.throws(() => inspectLedger(tmp.path), (e) => isQrvendError(e, 'LEDGER_NOT_FOUND'));
+    assert.throws(
+      () => inspectLedger(tmp.path),
+      (e) => isQrvendError(e, 'LEDGER_NOT_FOUND'),
+    );
     assert.equal(existsSync(tmp.path), false, 'inspecting a missing ledger does not create it');
 
     const ledger = openTest(tmp.path, clock);
@@ -107,7 +125,13 @@ test('inspectLedger reads counts read-only, never creates a file, and reports da
     ledger.outbox.deadLetter(ledger.outbox.get(second)!, clock.ms, 'declined 8', 8);
     // Inspect while the daemon's connection is still open.
     const seen = inspectLedger(tmp.path);
-    assert.deepEqual(seen, { integrity: 'ok', schemaVersion: SCHEMA_VERSION, pending: 1, dead: 1, oldestPendingAt: '2025-01-15T12:00:00.000Z' });
+    assert.deepEqual(seen, {
+      integrity: 'ok',
+      schemaVersion: SCHEMA_VERSION,
+      pending: 1,
+      dead: 1,
+      oldestPendingAt: '2025-01-15T12:00:00.000Z',
+    });
     ledger.close();
 
     const junk = garbage(8192, 7);
@@ -134,8 +158,14 @@ test('a ledger written by a newer qrvend is refused, not moved aside', () => {
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.prepare("UPDATE meta SET value = ? WHERE key = 'schema.compatibleFrom'").run(String(SCHEMA_VERSION + 1));
     db.close();
-    assert.throws(() => openTest(tmp.path, clock), (e) => isQrvendError(e, 'LEDGER_SCHEMA_UNSUPPORTED'));
-    assert.equal(readdirSync(tmp.dir).some((f) => f.includes('.corrupt-')), false);
+    assert.throws(
+      () => openTest(tmp.path, clock),
+      (e) => isQrvendError(e, 'LEDGER_SCHEMA_UNSUPPORTED'),
+    );
+    assert.equal(
+      readdirSync(tmp.dir).some((f) => f.includes('.corrupt-')),
+      false,
+    );
   } finally {
     tmp.cleanup();
   }

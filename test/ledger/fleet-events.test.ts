@@ -20,54 +20,66 @@ test('no event is written while the fleet link is off', T, () => {
   }
 });
 
-test('a delivered Settlement writes one sale event in the same transaction; a repeat of the delivery writes none', T, () => {
-  const tmp = tempLedgerPath();
-  try {
-    const clock = new ManualClock();
-    const ledger = openTest(tmp.path, clock);
-    ledger.fleetEvents.enable({ machineId: 'M1', currencyCode: 'EUR', maxQueuedAlarms: 10 });
-    let wakeups = 0;
-    ledger.fleetEvents.onWritten(() => (wakeups += 1));
-    ledger.acceptStart({ txId: 'S-1aaaaaaa', appUserId: 'u', balance: null });
-    ledger.markAuthorizing('S-1aaaaaaa', 5);
-    ledger.markAuthorized('S-1aaaaaaa', PI, 5);
-    ledger.openSession('S-1aaaaaaa');
-    ledger.recordVendApproved('S-1aaaaaaa', { seq: 1, item: 12, price: 1.5 });
-    ledger.recordVendResult('S-1aaaaaaa', 1, 'success');
-    ledger.recordVendApproved('S-1aaaaaaa', { seq: 2, item: 7, price: 2 });
-    ledger.recordVendResult('S-1aaaaaaa', 2, 'failed');
-    ledger.settleSession('S-1aaaaaaa', settlementBody('S-1aaaaaaa', 1.5, 1));
-    assert.deepEqual(ledger.fleetEvents.pending(0, 10), [], 'not closed yet: the Settlement waits in the outbox');
-    const row = ledger.outbox.due(clock.ms, 10, [])[0]!;
-    ledger.outbox.markDelivered(row, clock.ms);
-    ledger.outbox.markDelivered(row, clock.ms);
-    const events = ledger.fleetEvents.pending(0, 10);
-    assert.equal(events.length, 1);
-    assert.equal(wakeups, 1);
-    const body = JSON.parse(events[0]!.body);
-    assert.equal(body.eventId, events[0]!.eventId);
-    assert.deepEqual(
-      { kind: body.kind, txId: body.txId, amount: body.amount, currency: body.currency, closing: body.closing, verdict: body.verdict, products: body.products },
-      {
-        kind: 'sale',
-        txId: 'S-1aaaaaaa',
-        amount: '1.50',
-        currency: 'EUR',
-        closing: 'settlement',
-        verdict: 'accepted',
-        products: [
-          { item: 12, price: '1.50', outcome: 'success' },
-          { item: 7, price: '2.00', outcome: 'failed' },
-        ],
-      },
-    );
-    assert.equal(ledger.fleetEvents.remove([events[0]!.seq]), 1);
-    assert.deepEqual(ledger.fleetEvents.pending(0, 10), []);
-    ledger.close();
-  } finally {
-    tmp.cleanup();
-  }
-});
+test(
+  'a delivered Settlement writes one sale event in the same transaction; a repeat of the delivery writes none',
+  T,
+  () => {
+    const tmp = tempLedgerPath();
+    try {
+      const clock = new ManualClock();
+      const ledger = openTest(tmp.path, clock);
+      ledger.fleetEvents.enable({ machineId: 'M1', currencyCode: 'EUR', maxQueuedAlarms: 10 });
+      let wakeups = 0;
+      ledger.fleetEvents.onWritten(() => (wakeups += 1));
+      ledger.acceptStart({ txId: 'S-1aaaaaaa', appUserId: 'u', balance: null });
+      ledger.markAuthorizing('S-1aaaaaaa', 5);
+      ledger.markAuthorized('S-1aaaaaaa', PI, 5);
+      ledger.openSession('S-1aaaaaaa');
+      ledger.recordVendApproved('S-1aaaaaaa', { seq: 1, item: 12, price: 1.5 });
+      ledger.recordVendResult('S-1aaaaaaa', 1, 'success');
+      ledger.recordVendApproved('S-1aaaaaaa', { seq: 2, item: 7, price: 2 });
+      ledger.recordVendResult('S-1aaaaaaa', 2, 'failed');
+      ledger.settleSession('S-1aaaaaaa', settlementBody('S-1aaaaaaa', 1.5, 1));
+      assert.deepEqual(ledger.fleetEvents.pending(0, 10), [], 'not closed yet: the Settlement waits in the outbox');
+      const row = ledger.outbox.due(clock.ms, 10, [])[0]!;
+      ledger.outbox.markDelivered(row, clock.ms);
+      ledger.outbox.markDelivered(row, clock.ms);
+      const events = ledger.fleetEvents.pending(0, 10);
+      assert.equal(events.length, 1);
+      assert.equal(wakeups, 1);
+      const body = JSON.parse(events[0]!.body);
+      assert.equal(body.eventId, events[0]!.eventId);
+      assert.deepEqual(
+        {
+          kind: body.kind,
+          txId: body.txId,
+          amount: body.amount,
+          currency: body.currency,
+          closing: body.closing,
+          verdict: body.verdict,
+          products: body.products,
+        },
+        {
+          kind: 'sale',
+          txId: 'S-1aaaaaaa',
+          amount: '1.50',
+          currency: 'EUR',
+          closing: 'settlement',
+          verdict: 'accepted',
+          products: [
+            { item: 12, price: '1.50', outcome: 'success' },
+            { item: 7, price: '2.00', outcome: 'failed' },
+          ],
+        },
+      );
+      assert.equal(ledger.fleetEvents.remove([events[0]!.seq]), 1);
+      assert.deepEqual(ledger.fleetEvents.pending(0, 10), []);
+      ledger.close();
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);
 
 test('a dead-lettered Void is a sale event with verdict dead-letter and nothing charged', T, () => {
   const tmp = tempLedgerPath();
@@ -82,7 +94,10 @@ test('a dead-lettered Void is a sale event with verdict dead-letter and nothing 
     const row = ledger.outbox.due(clock.ms, 10, [])[0]!;
     ledger.outbox.deadLetter(row, clock.ms, 'gave up', 500);
     const body = JSON.parse(ledger.fleetEvents.pending(0, 10)[0]!.body);
-    assert.deepEqual([body.flow, body.closing, body.verdict, body.amount, body.products], ['dynamic', 'void', 'dead-letter', '0.00', [{ item: 4, price: '2.50', outcome: 'not-vended' }]]);
+    assert.deepEqual(
+      [body.flow, body.closing, body.verdict, body.amount, body.products],
+      ['dynamic', 'void', 'dead-letter', '0.00', [{ item: 4, price: '2.50', outcome: 'not-vended' }]],
+    );
     ledger.close();
   } finally {
     tmp.cleanup();
@@ -101,12 +116,23 @@ test('alarm rows beyond maxQueuedAlarms drop the oldest alarms (counted); sale r
     ledger.approveVend('D-2aaaaaaa');
     ledger.recordVended('D-2aaaaaaa');
     const ids: string[] = [];
-    for (let i = 0; i < 25; i++) ids.push(ledger.fleetEvents.recordAlarm({ code: 'GATEWAY_UNREACHABLE', state: i % 2 === 0 ? 'raised' : 'cleared', detail: `#${i}` })!);
+    for (let i = 0; i < 25; i++)
+      ids.push(
+        ledger.fleetEvents.recordAlarm({
+          code: 'GATEWAY_UNREACHABLE',
+          state: i % 2 === 0 ? 'raised' : 'cleared',
+          detail: `#${i}`,
+        })!,
+      );
     const counts = ledger.fleetEvents.counts();
     assert.deepEqual(counts, { sales: 1, alarms: 10, dropped: 15 });
     const left = ledger.fleetEvents.pending(0, 100);
     assert.equal(left[0]!.kind, 'sale', 'the sale, older than every alarm, is still first');
-    assert.deepEqual(left.slice(1).map((e) => e.eventId), ids.slice(15), 'the newest alarms are kept');
+    assert.deepEqual(
+      left.slice(1).map((e) => e.eventId),
+      ids.slice(15),
+      'the newest alarms are kept',
+    );
     ledger.close();
   } finally {
     tmp.cleanup();

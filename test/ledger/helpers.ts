@@ -2,7 +2,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openLedger, type Ledger, type LedgerTimers, type RecoveryBodies, type TxRecord, type VendLine } from '../../src/ledger/index.js';
+import {
+  openLedger,
+  type Ledger,
+  type LedgerTimers,
+  type RecoveryBodies,
+  type TxRecord,
+  type VendLine,
+} from '../../src/ledger/index.js';
 import type { Logger } from '../../src/core/log.js';
 
 export interface TempDir {
@@ -44,8 +51,18 @@ export class ManualTimers implements LedgerTimers {
   }
 }
 
-export function openTest(path: string, clock: ManualClock, extra: { timers?: LedgerTimers; logger?: Logger } = {}): Ledger {
-  return openLedger({ path, decimalPlaces: 2, now: clock.now, timers: extra.timers ?? new ManualTimers(), logger: extra.logger });
+export function openTest(
+  path: string,
+  clock: ManualClock,
+  extra: { timers?: LedgerTimers; logger?: Logger } = {},
+): Ledger {
+  return openLedger({
+    path,
+    decimalPlaces: 2,
+    now: clock.now,
+    timers: extra.timers ?? new ManualTimers(),
+    logger: extra.logger,
+  });
 }
 
 /** Runs `fn` on a fresh test ledger in a temporary file with a manual clock; closes and removes it after. */
@@ -63,15 +80,26 @@ export function withLedger(fn: (ledger: Ledger, clock: ManualClock) => void): vo
 
 /** Minimal request bodies with the members the ledger checks (the flows build the real ones). */
 export function settlementBody(txId: string, amount: number, products: number): string {
-  return JSON.stringify({ BasicInfo: { TransactionId: txId, Amount: amount, CurrencyCode: 'EUR', CurrencyNumeric: '978' }, Products: Array.from({ length: products }, (_, i) => ({ Code: i })) });
+  return JSON.stringify({
+    BasicInfo: { TransactionId: txId, Amount: amount, CurrencyCode: 'EUR', CurrencyNumeric: '978' },
+    Products: Array.from({ length: products }, (_, i) => ({ Code: i })),
+  });
 }
 
 export function cancelBody(txId: string, paymentInfo: unknown, reasonCode: number): string {
-  return JSON.stringify({ BasicInfo: { TransactionId: txId, Amount: 0, CurrencyCode: 'EUR', CurrencyNumeric: '978' }, PaymentInfo: paymentInfo, ReasonCode: reasonCode });
+  return JSON.stringify({
+    BasicInfo: { TransactionId: txId, Amount: 0, CurrencyCode: 'EUR', CurrencyNumeric: '978' },
+    PaymentInfo: paymentInfo,
+    ReasonCode: reasonCode,
+  });
 }
 
 export function voidBody(txId: string, paymentInfo: unknown, reasonCode: number): string {
-  return JSON.stringify({ BasicInfo: { TransactionId: txId, Amount: 1, CurrencyCode: 'EUR', CurrencyNumeric: '978' }, PaymentInfo: paymentInfo, ReasonCode: reasonCode });
+  return JSON.stringify({
+    BasicInfo: { TransactionId: txId, Amount: 1, CurrencyCode: 'EUR', CurrencyNumeric: '978' },
+    PaymentInfo: paymentInfo,
+    ReasonCode: reasonCode,
+  });
 }
 
 /** RecoveryBodies as the flows would provide them, recording each call. */
@@ -94,7 +122,11 @@ export function recordingBodies(): RecoveryBodies & { calls: string[] } {
     },
     void(tx: TxRecord, reasonCode: number) {
       calls.push(`void ${tx.txId} ${reasonCode}`);
-      return voidBody(tx.txId, tx.paymentInfoText === null ? { IsGatewayTimeout: true } : JSON.parse(tx.paymentInfoText), reasonCode);
+      return voidBody(
+        tx.txId,
+        tx.paymentInfoText === null ? { IsGatewayTimeout: true } : JSON.parse(tx.paymentInfoText),
+        reasonCode,
+      );
     },
   };
 }

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { isQrvendError } from '../../src/core/errors.js';
 import { SCHEMA_VERSION } from '../../src/ledger/index.js';
-import { cancelBody, ManualClock, openStaticSession, openTest, settlementBody, tempLedgerPath, voidBody } from './helpers.js';
+import {
+  cancelBody,
+  ManualClock,
+  openStaticSession,
+  openTest,
+  settlementBody,
+  tempLedgerPath,
+  voidBody,
+} from './helpers.js';
 
 test('every open sets WAL and synchronous=FULL, also on a fresh connection to an existing file', () => {
   const tmp = tempLedgerPath();
@@ -20,7 +28,10 @@ test('every open sets WAL and synchronous=FULL, also on a fresh connection to an
     const conn = (ledger as unknown as { conn: { statement(sql: string): Database.Statement } }).conn;
     assert.equal((conn.statement('PRAGMA synchronous').get() as { synchronous: number }).synchronous, 2);
     assert.equal((conn.statement('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode, 'wal');
-    assert.equal((conn.statement('PRAGMA user_version').get() as { user_version: number }).user_version, SCHEMA_VERSION);
+    assert.equal(
+      (conn.statement('PRAGMA user_version').get() as { user_version: number }).user_version,
+      SCHEMA_VERSION,
+    );
     ledger.close();
   } finally {
     tmp.cleanup();
@@ -67,7 +78,14 @@ test('static QR happy path: states, vend lines, Settlement in the outbox with th
     ledger.recordVendResult(tx, 2, 'failed', 'dispense failed');
     ledger.recordVendResult(tx, 3, 'success');
     const vends = ledger.vendsOf(tx);
-    assert.deepEqual(vends.map((v) => [v.seq, v.state, v.price]), [[1, 'success', 1.1], [2, 'failed', 2.2], [3, 'success', 0.7]]);
+    assert.deepEqual(
+      vends.map((v) => [v.seq, v.state, v.price]),
+      [
+        [1, 'success', 1.1],
+        [2, 'failed', 2.2],
+        [3, 'success', 0.7],
+      ],
+    );
     // 1.1 + 0.7 in doubles is 1.8000000000000003; the ledger sums minor units, so 1.8 is exact.
     const body = settlementBody(tx, 1.8, 2);
     const settled = ledger.settleSession(tx, body);
@@ -78,7 +96,19 @@ test('static QR happy path: states, vend lines, Settlement in the outbox with th
     assert.equal(row?.op, 'Settlement');
     assert.equal(row?.status, 'pending');
     const kinds = ledger.eventsOf(tx).map((e) => e.kind);
-    assert.deepEqual(kinds, ['created', 'markAuthorizing', 'markAuthorized', 'openSession', 'vend.approved', 'vend.approved', 'vend.approved', 'vend.success', 'vend.failed', 'vend.success', 'settleSession']);
+    assert.deepEqual(kinds, [
+      'created',
+      'markAuthorizing',
+      'markAuthorized',
+      'openSession',
+      'vend.approved',
+      'vend.approved',
+      'vend.approved',
+      'vend.success',
+      'vend.failed',
+      'vend.success',
+      'settleSession',
+    ]);
   } finally {
     ledger.close();
     tmp.cleanup();
@@ -112,7 +142,10 @@ test('session end: Cancel when nothing sold, refused while a vend has no outcome
     const tx = 'TX-STATIC-CANCEL';
     openStaticSession(ledger, tx);
     ledger.recordVendApproved(tx, { seq: 1, item: 1, price: 1 });
-    assert.throws(() => ledger.cancelSession(tx, 2, cancelBody(tx, {}, 2)), (e) => isQrvendError(e, 'LEDGER_INVALID_TRANSITION') && /no reported outcome/.test(e.message));
+    assert.throws(
+      () => ledger.cancelSession(tx, 2, cancelBody(tx, {}, 2)),
+      (e) => isQrvendError(e, 'LEDGER_INVALID_TRANSITION') && /no reported outcome/.test(e.message),
+    );
     ledger.recordVendResult(tx, 1, 'cancelled');
     const result = ledger.cancelSession(tx, 2, cancelBody(tx, {}, 2));
     assert.equal(result.record.state, 'cancelling');
@@ -123,7 +156,10 @@ test('session end: Cancel when nothing sold, refused while a vend has no outcome
     ledger.recordVendApproved(sold, { seq: 1, item: 1, price: 1 });
     ledger.recordVendResult(sold, 1, 'success');
     assert.throws(() => ledger.cancelSession(sold, 2, cancelBody(sold, {}, 2)), /settle it instead/);
-    assert.throws(() => ledger.settleSession('TX-NEVER-SEEN', settlementBody('TX-NEVER-SEEN', 1, 1)), /not in the ledger/);
+    assert.throws(
+      () => ledger.settleSession('TX-NEVER-SEEN', settlementBody('TX-NEVER-SEEN', 1, 1)),
+      /not in the ledger/,
+    );
   } finally {
     ledger.close();
     tmp.cleanup();
@@ -163,7 +199,10 @@ test('transitions are idempotent on repeat and refused from a wrong state', () =
     const again = ledger.openSession(tx);
     assert.equal(again.changed, false);
     assert.equal(again.record.state, 'session_open');
-    assert.throws(() => ledger.markAuthorizing(tx, 5), (e) => isQrvendError(e, 'LEDGER_INVALID_TRANSITION'));
+    assert.throws(
+      () => ledger.markAuthorizing(tx, 5),
+      (e) => isQrvendError(e, 'LEDGER_INVALID_TRANSITION'),
+    );
     ledger.recordVendApproved(tx, { seq: 1, item: 4, price: 1 });
     ledger.recordVendResult(tx, 1, 'success');
     const body = settlementBody(tx, 1, 1);
@@ -212,10 +251,16 @@ test('dynamic QR: paid and vended closes the sale; paths to Void and unpaid clos
     ledger.recordQrIssued('TX-DYN-EXP', {});
     assert.equal(ledger.closeUnpaid('TX-DYN-EXP', 'expired', 993, 'not paid in time').record.state, 'expired');
     ledger.requestQr({ txId: 'TX-DYN-NI', amount: 2, item: 8, requestId: null });
-    assert.equal(ledger.closeUnpaid('TX-DYN-NI', 'not_issued', null, 'GenerateQR unanswered').record.state, 'not_issued');
+    assert.equal(
+      ledger.closeUnpaid('TX-DYN-NI', 'not_issued', null, 'GenerateQR unanswered').record.state,
+      'not_issued',
+    );
     // A static step on a dynamic transaction is refused.
     assert.throws(() => ledger.openSession('TX-DYN-NI'), /does not apply to a dynamic/);
-    assert.throws(() => ledger.closeUnpaid('TX-DYN-OK', 'expired', null, 'x'), (e) => isQrvendError(e, 'LEDGER_INVALID_TRANSITION'));
+    assert.throws(
+      () => ledger.closeUnpaid('TX-DYN-OK', 'expired', null, 'x'),
+      (e) => isQrvendError(e, 'LEDGER_INVALID_TRANSITION'),
+    );
   } finally {
     ledger.close();
     tmp.cleanup();
@@ -226,7 +271,10 @@ test('amounts that do not fit the decimal places are refused, sums stay exact', 
   const tmp = tempLedgerPath();
   const ledger = openTest(tmp.path, new ManualClock());
   try {
-    assert.throws(() => ledger.requestQr({ txId: 'TX-AMT', amount: 1.005, item: 1, requestId: null }), /at most 2 decimal places/);
+    assert.throws(
+      () => ledger.requestQr({ txId: 'TX-AMT', amount: 1.005, item: 1, requestId: null }),
+      /at most 2 decimal places/,
+    );
     assert.equal(ledger.getTransaction('TX-AMT'), null);
     openStaticSession(ledger, 'TX-SUM');
     for (let seq = 1; seq <= 10; seq++) {
@@ -268,7 +316,9 @@ test('the SecretToken has nowhere to go: Start keeps only AppUserId and Balance'
     ledger.acceptStart(startLike);
     ledger.close();
     const raw = new Database(tmp.path, { readonly: true });
-    const dump = JSON.stringify(raw.prepare('SELECT * FROM transactions').all()) + JSON.stringify(raw.prepare('SELECT * FROM events').all());
+    const dump =
+      JSON.stringify(raw.prepare('SELECT * FROM transactions').all()) +
+      JSON.stringify(raw.prepare('SELECT * FROM events').all());
     raw.close();
     assert.ok(!dump.includes('SSSSSSSS'), 'no secret in the ledger');
   } finally {

@@ -10,7 +10,8 @@ import { isQrvendError } from '../../src/core/errors.js';
 import { checkBody } from '../../src/ledger/body-check.js';
 import { toMajor, toMajorOrNull, toMinor, toMinorOrNull } from '../../src/ledger/money.js';
 
-const refusedWith = (pattern: RegExp) => (err: unknown) => isQrvendError(err) && err.code === 'INTERNAL' && pattern.test(err.message);
+const refusedWith = (pattern: RegExp) => (err: unknown) =>
+  isQrvendError(err) && err.code === 'INTERNAL' && pattern.test(err.message);
 
 test('toMinor: exact amounts in 0, 2 and 3 decimal places, including those that do not multiply exactly', () => {
   assert.equal(toMinor(0.29, 2, 'x'), 29);
@@ -22,8 +23,19 @@ test('toMinor: exact amounts in 0, 2 and 3 decimal places, including those that 
 });
 
 test('toMinor refuses what does not fit: more places, negative, not finite, too large', () => {
-  for (const [amount, dp] of [[0.291, 2], [1.5, 0], [-0.01, 2], [NaN, 2], [Infinity, 2], [2 ** 53, 2]] as const) {
-    assert.throws(() => toMinor(amount, dp, 'BasicInfo.Amount'), refusedWith(/^BasicInfo\.Amount .* is not a non-negative amount with at most \d decimal places$/), `${amount} at ${dp}`);
+  for (const [amount, dp] of [
+    [0.291, 2],
+    [1.5, 0],
+    [-0.01, 2],
+    [NaN, 2],
+    [Infinity, 2],
+    [2 ** 53, 2],
+  ] as const) {
+    assert.throws(
+      () => toMinor(amount, dp, 'BasicInfo.Amount'),
+      refusedWith(/^BasicInfo\.Amount .* is not a non-negative amount with at most \d decimal places$/),
+      `${amount} at ${dp}`,
+    );
   }
 });
 
@@ -38,7 +50,8 @@ test('toMajor and the null-passing variants', () => {
 });
 
 const TX = 'TX-BODY-0001';
-const settlement = (amount: unknown, products: unknown[], txId: unknown = TX) => JSON.stringify({ BasicInfo: { TransactionId: txId, Amount: amount }, Products: products });
+const settlement = (amount: unknown, products: unknown[], txId: unknown = TX) =>
+  JSON.stringify({ BasicInfo: { TransactionId: txId, Amount: amount }, Products: products });
 const expect3 = { amountMinor: 579, decimalPlaces: 2, products: 3 };
 
 test('checkBody accepts a Settlement with the sum and one product per successful vend', () => {
@@ -48,12 +61,42 @@ test('checkBody accepts a Settlement with the sum and one product per successful
 });
 
 test('checkBody refuses: not JSON, not an object, another transaction, wrong amount, wrong count', () => {
-  assert.throws(() => checkBody('Cancel', TX, 'not json'), refusedWith(/^refused to record a Cancel for TX-BODY-0001: the body is not JSON$/));
-  assert.throws(() => checkBody('Cancel', TX, 'null'), refusedWith(/BasicInfo\.TransactionId does not name this transaction/));
-  assert.throws(() => checkBody('Void', TX, '{}'), refusedWith(/BasicInfo\.TransactionId does not name this transaction/));
-  assert.throws(() => checkBody('Void', TX, JSON.stringify({ BasicInfo: { TransactionId: 'TX-OTHER' } })), refusedWith(/does not name this transaction/));
-  assert.throws(() => checkBody('Settlement', TX, settlement(5.78, [1, 2, 3]), expect3), refusedWith(/BasicInfo\.Amount 5\.78 is not the sum of the successful vends/));
-  assert.throws(() => checkBody('Settlement', TX, settlement('5.79', [1, 2, 3]), expect3), refusedWith(/is not the sum/));
-  assert.throws(() => checkBody('Settlement', TX, settlement(5.79, [1, 2]), expect3), refusedWith(/Products must hold one entry per successful vend \(3\)/));
-  assert.throws(() => checkBody('Settlement', TX, JSON.stringify({ BasicInfo: { TransactionId: TX, Amount: 5.79 }, Products: { length: 3 } }), expect3), refusedWith(/Products must hold/));
+  assert.throws(
+    () => checkBody('Cancel', TX, 'not json'),
+    refusedWith(/^refused to record a Cancel for TX-BODY-0001: the body is not JSON$/),
+  );
+  assert.throws(
+    () => checkBody('Cancel', TX, 'null'),
+    refusedWith(/BasicInfo\.TransactionId does not name this transaction/),
+  );
+  assert.throws(
+    () => checkBody('Void', TX, '{}'),
+    refusedWith(/BasicInfo\.TransactionId does not name this transaction/),
+  );
+  assert.throws(
+    () => checkBody('Void', TX, JSON.stringify({ BasicInfo: { TransactionId: 'TX-OTHER' } })),
+    refusedWith(/does not name this transaction/),
+  );
+  assert.throws(
+    () => checkBody('Settlement', TX, settlement(5.78, [1, 2, 3]), expect3),
+    refusedWith(/BasicInfo\.Amount 5\.78 is not the sum of the successful vends/),
+  );
+  assert.throws(
+    () => checkBody('Settlement', TX, settlement('5.79', [1, 2, 3]), expect3),
+    refusedWith(/is not the sum/),
+  );
+  assert.throws(
+    () => checkBody('Settlement', TX, settlement(5.79, [1, 2]), expect3),
+    refusedWith(/Products must hold one entry per successful vend \(3\)/),
+  );
+  assert.throws(
+    () =>
+      checkBody(
+        'Settlement',
+        TX,
+        JSON.stringify({ BasicInfo: { TransactionId: TX, Amount: 5.79 }, Products: { length: 3 } }),
+        expect3,
+      ),
+    refusedWith(/Products must hold/),
+  );
 });

@@ -10,7 +10,11 @@ import { ManualClock, openStaticSession, openTest, settlementBody, tempLedgerPat
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 function qrvend(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [MAIN, ...args], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, QRVEND_CONFIG: '' } });
+  const r = spawnSync(process.execPath, [MAIN, ...args], {
+    encoding: 'utf8',
+    timeout: 120_000,
+    env: { ...process.env, QRVEND_CONFIG: '' },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -40,14 +44,30 @@ test('qrvend outbox lists pending, dead and recent rows; bodies only with --bodi
 
     const all = qrvend(['outbox', '--config', site, '--json']);
     assert.equal(all.status, 0, all.stderr);
-    const listing = JSON.parse(all.stdout) as { pending: number; dead: number; oldestPendingAt: string; rows: Array<Record<string, unknown>> };
+    const listing = JSON.parse(all.stdout) as {
+      pending: number;
+      dead: number;
+      oldestPendingAt: string;
+      rows: Array<Record<string, unknown>>;
+    };
     assert.equal(listing.pending, 1);
     assert.equal(listing.dead, 1);
     assert.equal(listing.oldestPendingAt, '2025-01-15T12:01:00.000Z');
-    assert.deepEqual(listing.rows.map((r) => [r.id, r.status]), [[pendingId, 'pending'], [deadId, 'dead']]);
-    assert.ok(listing.rows.every((r) => !('body' in r)), 'no bodies unless asked');
+    assert.deepEqual(
+      listing.rows.map((r) => [r.id, r.status]),
+      [
+        [pendingId, 'pending'],
+        [deadId, 'dead'],
+      ],
+    );
+    assert.ok(
+      listing.rows.every((r) => !('body' in r)),
+      'no bodies unless asked',
+    );
 
-    const dead = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--dead', '--bodies']).stdout) as { rows: Array<Record<string, unknown>> };
+    const dead = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--dead', '--bodies']).stdout) as {
+      rows: Array<Record<string, unknown>>;
+    };
     assert.equal(dead.rows.length, 1);
     assert.equal(dead.rows[0]?.lastCode, 8);
     assert.equal(JSON.parse(String(dead.rows[0]?.body)).BasicInfo.TransactionId, 'TX-CLI-DEAD');
@@ -58,39 +78,54 @@ test('qrvend outbox lists pending, dead and recent rows; bodies only with --bodi
     assert.match(text.stdout, /TX-CLI-PENDING/);
     assert.doesNotMatch(text.stdout, /TX-CLI-DEAD/);
 
-    const recent = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--recent', '1']).stdout) as { rows: unknown[] };
+    const recent = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--recent', '1']).stdout) as {
+      rows: unknown[];
+    };
     assert.equal(recent.rows.length, 1);
   } finally {
     tmp.cleanup();
   }
 });
 
-test('qrvend outbox retry moves a dead row back to pending; bad ids and a missing ledger fail clearly', { timeout: 180_000 }, () => {
-  const tmp = tempLedgerPath();
-  try {
-    const site = join(tmp.dir, 'site.json');
-    writeFileSync(site, JSON.stringify({ store: { path: tmp.path } }));
-    const missing = qrvend(['outbox', '--config', site]);
-    assert.equal(missing.status, 1);
-    assert.match(missing.stderr, /LEDGER_NOT_FOUND: no ledger at /);
+test(
+  'qrvend outbox retry moves a dead row back to pending; bad ids and a missing ledger fail clearly',
+  { timeout: 180_000 },
+  () => {
+    const tmp = tempLedgerPath();
+    try {
+      const site = join(tmp.dir, 'site.json');
+      writeFileSync(site, JSON.stringify({ store: { path: tmp.path } }));
+      const missing = qrvend(['outbox', '--config', site]);
+      assert.equal(missing.status, 1);
+      assert.match(missing.stderr, /LEDGER_NOT_FOUND: no ledger at /);
 
-    const { deadId, pendingId } = seed(tmp.path);
-    const retried = qrvend(['outbox', 'retry', String(deadId), '--config', site, '--json']);
-    assert.equal(retried.status, 0, retried.stderr);
-    assert.deepEqual(JSON.parse(retried.stdout), { ok: true, id: deadId, txId: 'TX-CLI-DEAD', op: 'Settlement', status: 'pending' });
-    const after = JSON.parse(qrvend(['outbox', '--config', site, '--json']).stdout) as { pending: number; dead: number };
-    assert.deepEqual([after.pending, after.dead], [2, 0]);
+      const { deadId, pendingId } = seed(tmp.path);
+      const retried = qrvend(['outbox', 'retry', String(deadId), '--config', site, '--json']);
+      assert.equal(retried.status, 0, retried.stderr);
+      assert.deepEqual(JSON.parse(retried.stdout), {
+        ok: true,
+        id: deadId,
+        txId: 'TX-CLI-DEAD',
+        op: 'Settlement',
+        status: 'pending',
+      });
+      const after = JSON.parse(qrvend(['outbox', '--config', site, '--json']).stdout) as {
+        pending: number;
+        dead: number;
+      };
+      assert.deepEqual([after.pending, after.dead], [2, 0]);
 
-    const notDead = qrvend(['outbox', 'retry', String(pendingId), '--config', site]);
-    assert.equal(notDead.status, 64);
-    assert.match(notDead.stderr, /is pending, not dead/);
-    const unknown = qrvend(['outbox', 'retry', '999', '--config', site]);
-    assert.equal(unknown.status, 1);
-    assert.match(unknown.stderr, /OUTBOX_NOT_FOUND: outbox row 999 does not exist/);
-    const garbage = qrvend(['outbox', 'retry', 'x1', '--config', site]);
-    assert.equal(garbage.status, 64);
-    assert.match(garbage.stderr, /must be a positive whole number, got "x1"/);
-  } finally {
-    tmp.cleanup();
-  }
-});
+      const notDead = qrvend(['outbox', 'retry', String(pendingId), '--config', site]);
+      assert.equal(notDead.status, 64);
+      assert.match(notDead.stderr, /is pending, not dead/);
+      const unknown = qrvend(['outbox', 'retry', '999', '--config', site]);
+      assert.equal(unknown.status, 1);
+      assert.match(unknown.stderr, /OUTBOX_NOT_FOUND: outbox row 999 does not exist/);
+      const garbage = qrvend(['outbox', 'retry', 'x1', '--config', site]);
+      assert.equal(garbage.status, 64);
+      assert.match(garbage.stderr, /must be a positive whole number, got "x1"/);
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);

@@ -9,7 +9,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cancelBody, openTest, withLedger } from './helpers.js';
 
-
 function enqueue(ledger: ReturnType<typeof openTest>, txId: string): number {
   ledger.acceptStart({ txId, appUserId: 'u', balance: null });
   ledger.cancelAfterAuthTimeout(txId, cancelBody(txId, { IsGatewayTimeout: true }, 3));
@@ -34,19 +33,23 @@ test('rebase shifts pending rows by the step, both ways, and leaves done rows al
   });
 });
 
-test('clampFuture pulls a due time beyond the longest backoff, or a future window, in to now; nothing else', { timeout: 180_000 }, () => {
-  withLedger((ledger, clock) => {
-    const t0 = clock.now();
-    const id = enqueue(ledger, 'TX-CLOCK-00003');
-    assert.equal(ledger.outbox.clampFuture(t0, 60_000), 0, 'due now, window started now: nothing to do');
-    // The clock went back an hour while the daemon was down: the row is due an hour "from now".
-    const back = t0 - 3_600_000;
-    assert.equal(ledger.outbox.clampFuture(back, 60_000), 1);
-    assert.equal(ledger.outbox.get(id)!.nextAttemptAtMs, back);
-    assert.equal(ledger.outbox.get(id)!.windowStartedAtMs, back);
-    // Within the longest backoff and a past window: left as it is.
-    ledger.outbox.rebase(30_000);
-    assert.equal(ledger.outbox.clampFuture(back + 30_000, 60_000), 0);
-    assert.equal(ledger.outbox.get(id)!.nextAttemptAtMs, back + 30_000);
-  });
-});
+test(
+  'clampFuture pulls a due time beyond the longest backoff, or a future window, in to now; nothing else',
+  { timeout: 180_000 },
+  () => {
+    withLedger((ledger, clock) => {
+      const t0 = clock.now();
+      const id = enqueue(ledger, 'TX-CLOCK-00003');
+      assert.equal(ledger.outbox.clampFuture(t0, 60_000), 0, 'due now, window started now: nothing to do');
+      // The clock went back an hour while the daemon was down: the row is due an hour "from now".
+      const back = t0 - 3_600_000;
+      assert.equal(ledger.outbox.clampFuture(back, 60_000), 1);
+      assert.equal(ledger.outbox.get(id)!.nextAttemptAtMs, back);
+      assert.equal(ledger.outbox.get(id)!.windowStartedAtMs, back);
+      // Within the longest backoff and a past window: left as it is.
+      ledger.outbox.rebase(30_000);
+      assert.equal(ledger.outbox.clampFuture(back + 30_000, 60_000), 0);
+      assert.equal(ledger.outbox.get(id)!.nextAttemptAtMs, back + 30_000);
+    });
+  },
+);

@@ -1,7 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { recoverLedger, recoveryActionFor, type Ledger, type TxState } from '../../src/ledger/index.js';
-import { cancelBody, ManualClock, openStaticSession, openTest, recordingBodies, settlementBody, tempLedgerPath, voidBody } from './helpers.js';
+import {
+  cancelBody,
+  ManualClock,
+  openStaticSession,
+  openTest,
+  recordingBodies,
+  settlementBody,
+  tempLedgerPath,
+  voidBody,
+} from './helpers.js';
 
 /** Leaves one transaction in every state a crash can catch, then restarts and recovers. */
 function seedEveryState(ledger: Ledger): void {
@@ -90,12 +99,21 @@ test('recovery at start resolves every state a crash can leave, and only those',
     ]);
     // The settlement charges only the vend reported successful; the unreported one became timeout.
     const sold = ledger.vendsOf('S-session-sold');
-    assert.deepEqual(sold.map((v) => v.state), ['success', 'failed', 'timeout']);
+    assert.deepEqual(
+      sold.map((v) => v.state),
+      ['success', 'failed', 'timeout'],
+    );
     const settlementRow = ledger.outbox.list({ limit: 100 }).find((r) => r.txId === 'S-session-sold');
     assert.equal(JSON.parse(settlementRow!.body).BasicInfo.Amount, 1.25);
     assert.equal(ledger.vendsOf('S-session-unreported')[0]?.state, 'timeout');
     // Transactions already closed or waiting on the outbox are untouched.
-    for (const [txId, state] of [['S-settling', 'settling'], ['S-declined', 'declined'], ['S-cancelling', 'cancelling'], ['D-vended', 'vended'], ['D-voiding', 'voiding']] as const) {
+    for (const [txId, state] of [
+      ['S-settling', 'settling'],
+      ['S-declined', 'declined'],
+      ['S-cancelling', 'cancelling'],
+      ['D-vended', 'vended'],
+      ['D-voiding', 'voiding'],
+    ] as const) {
       assert.equal(ledger.getTransaction(txId)?.state, state, txId);
     }
     // One new outbox row per transaction that owed the gateway something (9), none for the QR never shown.
@@ -114,7 +132,12 @@ test('recovery leaves a transaction as it was when its body cannot be built, and
   try {
     const ledger = openTest(tmp.path, clock);
     ledger.acceptStart({ txId: 'S-broken', appUserId: 'u', balance: null });
-    const failing = { ...recordingBodies(), cancelAfterTimeout: () => { throw new Error('builder failed'); } };
+    const failing = {
+      ...recordingBodies(),
+      cancelAfterTimeout: () => {
+        throw new Error('builder failed');
+      },
+    };
     const report = recoverLedger(ledger, failing);
     assert.equal(report.failed.length, 1);
     assert.equal(ledger.getTransaction('S-broken')?.state, 'start_accepted');
@@ -127,14 +150,48 @@ test('recovery leaves a transaction as it was when its body cannot be built, and
 
 test('every state has a recovery action, and only open states owe one', () => {
   const owed: Record<string, string> = {};
-  const all: TxState[] = ['start_accepted', 'authorizing', 'authorized', 'session_open', 'settling', 'cancelling', 'settled', 'cancelled', 'declined', 'dead',
-    'qr_requested', 'qr_issued', 'paid', 'vend_approved', 'vended', 'voiding', 'voided', 'expired', 'not_issued'];
+  const all: TxState[] = [
+    'start_accepted',
+    'authorizing',
+    'authorized',
+    'session_open',
+    'settling',
+    'cancelling',
+    'settled',
+    'cancelled',
+    'declined',
+    'dead',
+    'qr_requested',
+    'qr_issued',
+    'paid',
+    'vend_approved',
+    'vended',
+    'voiding',
+    'voided',
+    'expired',
+    'not_issued',
+  ];
   for (const state of all) owed[state] = recoveryActionFor(state);
   assert.deepEqual(owed, {
-    start_accepted: 'cancel-timeout', authorizing: 'cancel-timeout', authorized: 'close-session', session_open: 'close-session',
-    settling: 'none', cancelling: 'none', settled: 'none', cancelled: 'none', declined: 'none', dead: 'none',
-    qr_requested: 'not-issued', qr_issued: 'void', paid: 'void', vend_approved: 'void', vended: 'none', voiding: 'none', voided: 'none',
-    expired: 'none', not_issued: 'none',
+    start_accepted: 'cancel-timeout',
+    authorizing: 'cancel-timeout',
+    authorized: 'close-session',
+    session_open: 'close-session',
+    settling: 'none',
+    cancelling: 'none',
+    settled: 'none',
+    cancelled: 'none',
+    declined: 'none',
+    dead: 'none',
+    qr_requested: 'not-issued',
+    qr_issued: 'void',
+    paid: 'void',
+    vend_approved: 'void',
+    vended: 'none',
+    voiding: 'none',
+    voided: 'none',
+    expired: 'none',
+    not_issued: 'none',
   });
 });
 
@@ -157,9 +214,15 @@ test('recovery charges a vend recorded as reset after its approval (MDB 4.2 7.4.
     const ledger = openTest(tmp.path, clock);
     const bodies = recordingBodies();
     const report = recoverLedger(ledger, bodies);
-    assert.deepEqual(Object.fromEntries(report.recovered.map((r) => [r.txId, r.to])), { 'S-reset-sold': 'settling', 'S-reset-only': 'settling' });
+    assert.deepEqual(Object.fromEntries(report.recovered.map((r) => [r.txId, r.to])), {
+      'S-reset-sold': 'settling',
+      'S-reset-only': 'settling',
+    });
     assert.deepEqual(bodies.calls.sort(), ['settlement S-reset-only 1', 'settlement S-reset-sold 1,2']);
-    assert.deepEqual(ledger.vendsOf('S-reset-sold').map((v) => v.state), ['success', 'reset', 'timeout']);
+    assert.deepEqual(
+      ledger.vendsOf('S-reset-sold').map((v) => v.state),
+      ['success', 'reset', 'timeout'],
+    );
     const rows = ledger.outbox.list({ limit: 10 });
     assert.equal(JSON.parse(rows.find((r) => r.txId === 'S-reset-sold')!.body).BasicInfo.Amount, 1.44);
     assert.equal(JSON.parse(rows.find((r) => r.txId === 'S-reset-only')!.body).BasicInfo.Amount, 1.15);

@@ -18,11 +18,34 @@ import {
 import type { OutboxOperation } from '../../src/ledger/types.js';
 
 const ALL: TxState[] = [
-  'start_accepted', 'authorizing', 'authorized', 'session_open', 'settling', 'cancelling', 'settled', 'cancelled', 'declined', 'dead',
-  'qr_requested', 'qr_issued', 'paid', 'vend_approved', 'vended', 'voiding', 'voided', 'expired', 'not_issued',
+  'start_accepted',
+  'authorizing',
+  'authorized',
+  'session_open',
+  'settling',
+  'cancelling',
+  'settled',
+  'cancelled',
+  'declined',
+  'dead',
+  'qr_requested',
+  'qr_issued',
+  'paid',
+  'vend_approved',
+  'vended',
+  'voiding',
+  'voided',
+  'expired',
+  'not_issued',
 ];
 
-interface Rule { flow: Flow; name: TransitionName; target?: TxState | OutboxOperation; from: TxState[]; to: TxState }
+interface Rule {
+  flow: Flow;
+  name: TransitionName;
+  target?: TxState | OutboxOperation;
+  from: TxState[];
+  to: TxState;
+}
 
 const OPS: Array<[OutboxOperation, TxState, TxState]> = [
   ['Settlement', 'settling', 'settled'],
@@ -48,7 +71,13 @@ const RULES: Rule[] = [
   { flow: 'dynamic', name: 'closeUnpaid', target: 'expired', from: ['qr_issued'], to: 'expired' },
   { flow: 'dynamic', name: 'closeUnpaid', target: 'cancelled', from: ['qr_issued'], to: 'cancelled' },
   ...(['static', 'dynamic'] as Flow[]).flatMap((flow) => [
-    ...OPS.map(([op, delivering, delivered]): Rule => ({ flow, name: 'delivered', target: op, from: [delivering], to: delivered })),
+    ...OPS.map(([op, delivering, delivered]): Rule => ({
+      flow,
+      name: 'delivered',
+      target: op,
+      from: [delivering],
+      to: delivered,
+    })),
     ...OPS.map(([op, delivering]): Rule => ({ flow, name: 'manualRetry', target: op, from: ['dead'], to: delivering })),
     { flow, name: 'deadLettered', from: ['settling', 'cancelling', 'voiding'], to: 'dead' } as Rule,
   ]),
@@ -68,19 +97,34 @@ function actual(flow: Flow, state: TxState, name: TransitionName, target?: TxSta
 test('every transition of the diagram, from every state: applied, already there, or refused', () => {
   for (const rule of RULES) {
     for (const state of ALL) {
-      assert.equal(actual(rule.flow, state, rule.name, rule.target), expected(rule, state), `${rule.flow} ${rule.name}(${rule.target ?? ''}) from ${state}`);
+      assert.equal(
+        actual(rule.flow, state, rule.name, rule.target),
+        expected(rule, state),
+        `${rule.flow} ${rule.name}(${rule.target ?? ''}) from ${state}`,
+      );
     }
   }
 });
 
-test("a transition of the other flow is refused from every state, and says it does not apply", () => {
-  const staticOnly = RULES.filter((r) => r.flow === 'static' && !['delivered', 'deadLettered', 'manualRetry'].includes(r.name));
-  const dynamicOnly = RULES.filter((r) => r.flow === 'dynamic' && !['delivered', 'deadLettered', 'manualRetry'].includes(r.name));
-  for (const [rules, other] of [[staticOnly, 'dynamic'], [dynamicOnly, 'static']] as const) {
+test('a transition of the other flow is refused from every state, and says it does not apply', () => {
+  const staticOnly = RULES.filter(
+    (r) => r.flow === 'static' && !['delivered', 'deadLettered', 'manualRetry'].includes(r.name),
+  );
+  const dynamicOnly = RULES.filter(
+    (r) => r.flow === 'dynamic' && !['delivered', 'deadLettered', 'manualRetry'].includes(r.name),
+  );
+  for (const [rules, other] of [
+    [staticOnly, 'dynamic'],
+    [dynamicOnly, 'static'],
+  ] as const) {
     for (const rule of rules) {
       for (const state of ALL) {
         const c = checkTransition(other, state, rule.name, rule.target);
-        assert.deepEqual(c, { kind: 'refused', reason: `${rule.name} does not apply to a ${other} QR transaction` }, `${other} ${rule.name} from ${state}`);
+        assert.deepEqual(
+          c,
+          { kind: 'refused', reason: `${rule.name} does not apply to a ${other} QR transaction` },
+          `${other} ${rule.name} from ${state}`,
+        );
       }
     }
   }
@@ -102,14 +146,36 @@ test('a refusal names the transition, the states it needs and the state the tran
 
 test('delivering and closed states, and what recovery owes each state', () => {
   assert.deepEqual([...DELIVERING_STATES].sort(), ['cancelling', 'settling', 'voiding']);
-  assert.deepEqual([...CLOSED_STATES].sort(), ['cancelled', 'dead', 'declined', 'expired', 'not_issued', 'settled', 'vended', 'voided']);
+  assert.deepEqual([...CLOSED_STATES].sort(), [
+    'cancelled',
+    'dead',
+    'declined',
+    'expired',
+    'not_issued',
+    'settled',
+    'vended',
+    'voided',
+  ]);
   const owed: Record<TxState, string> = {
-    start_accepted: 'cancel-timeout', authorizing: 'cancel-timeout',
-    authorized: 'close-session', session_open: 'close-session',
+    start_accepted: 'cancel-timeout',
+    authorizing: 'cancel-timeout',
+    authorized: 'close-session',
+    session_open: 'close-session',
     qr_requested: 'not-issued',
-    qr_issued: 'void', paid: 'void', vend_approved: 'void',
-    settling: 'none', cancelling: 'none', voiding: 'none', settled: 'none', cancelled: 'none', declined: 'none', dead: 'none',
-    vended: 'none', voided: 'none', expired: 'none', not_issued: 'none',
+    qr_issued: 'void',
+    paid: 'void',
+    vend_approved: 'void',
+    settling: 'none',
+    cancelling: 'none',
+    voiding: 'none',
+    settled: 'none',
+    cancelled: 'none',
+    declined: 'none',
+    dead: 'none',
+    vended: 'none',
+    voided: 'none',
+    expired: 'none',
+    not_issued: 'none',
   };
   for (const state of ALL) assert.equal(recoveryActionFor(state), owed[state], state);
 });

@@ -15,10 +15,26 @@ import { ManualClock, openStaticSession, openTest, recordingBodies, tempLedgerPa
 const T = { timeout: 180_000 };
 const EARLIER = 'e0e0e0e0';
 
-const sold = (tx: string, seq: number, price: number): VendJournalRecord =>
-  ({ run: EARLIER, n: seq, at: 1, flow: 'static', tx, seq, item: 10 + seq, price, outcome: 'success' });
-const vended = (tx: string): VendJournalRecord =>
-  ({ run: EARLIER, n: 0, at: 1, flow: 'dynamic', tx, req: 'vr-1', outcome: 'success' });
+const sold = (tx: string, seq: number, price: number): VendJournalRecord => ({
+  run: EARLIER,
+  n: seq,
+  at: 1,
+  flow: 'static',
+  tx,
+  seq,
+  item: 10 + seq,
+  price,
+  outcome: 'success',
+});
+const vended = (tx: string): VendJournalRecord => ({
+  run: EARLIER,
+  n: 0,
+  at: 1,
+  flow: 'dynamic',
+  tx,
+  req: 'vr-1',
+  outcome: 'success',
+});
 
 function journalOf(path: string, records: VendJournalRecord[]): string {
   const file = `${path}.vend-journal`;
@@ -59,7 +75,10 @@ test('static: a vend the crash kept only in the journal is recorded, and recover
     recoverLedger(ledger, bodies);
     assert.deepEqual(bodies.calls.sort(), ['settlement TX-AUTH 1', 'settlement TX-OPEN 1,2']);
     const vends = ledger.vendsOf('TX-OPEN').map((v) => [v.seq, v.state, v.price]);
-    assert.deepEqual(vends, [[1, 'success', 1.5], [2, 'success', 2]]);
+    assert.deepEqual(vends, [
+      [1, 'success', 1.5],
+      [2, 'success', 2],
+    ]);
   });
 });
 
@@ -117,7 +136,7 @@ test('dynamic: a paid vend kept by the journal is vended, no Void; one already v
   });
 });
 
-test('this run\'s own records are not replayed; they are acknowledged once the ledger holds them', T, () => {
+test("this run's own records are not replayed; they are acknowledged once the ledger holds them", T, () => {
   withTmpLedger((ledger, path) => {
     openStaticSession(ledger, 'TX-LIVE');
     const mine = { ...sold('TX-LIVE', 1, 1.5), run: 'f0f0f0f0' };
@@ -125,8 +144,12 @@ test('this run\'s own records are not replayed; they are acknowledged once the l
     const takeover = new VendJournalTakeover(ledger, { path: file, run: 'f0f0f0f0', log: silentLogger() });
     assert.equal(takeover.takeOver().replayed, 0);
     takeover.note({
-      type: 'vend.result', txId: 'TX-LIVE', requestId: null,
-      vendSeq: 1, outcome: 'success', detail: null,
+      type: 'vend.result',
+      txId: 'TX-LIVE',
+      requestId: null,
+      vendSeq: 1,
+      outcome: 'success',
+      detail: null,
     });
     assert.deepEqual(takeover.settle(), [], 'not in the ledger yet: still pending');
     ledger.recordVendApproved('TX-LIVE', { seq: 1, item: 11, price: 1.5 });
@@ -138,14 +161,48 @@ test('this run\'s own records are not replayed; they are acknowledged once the l
 
 // The approval rule (docs/decisions/sales-and-recovery.md): an approval journaled with no result
 // anywhere is a reset after VEND APPROVED, a sale (MDB 4.2 7.4.7); a result journaled wins over it.
-const approvedStatic = (tx: string, seq: number, price: number, run = EARLIER): VendJournalRecord =>
-  ({ run, n: seq * 2, at: 1, kind: 'approval', flow: 'static', tx, seq, item: 10 + seq, price });
-const resultStatic = (tx: string, seq: number, price: number, outcome: 'success' | 'failed'): VendJournalRecord =>
-  ({ run: EARLIER, n: seq * 2 + 1, at: 1, kind: 'result', flow: 'static', tx, seq, item: 10 + seq, price, outcome });
-const approvedDynamic = (tx: string): VendJournalRecord =>
-  ({ run: EARLIER, n: 0, at: 1, kind: 'approval', flow: 'dynamic', tx, req: 'vr-1' });
-const failedDynamic = (tx: string): VendJournalRecord =>
-  ({ run: EARLIER, n: 1, at: 1, kind: 'result', flow: 'dynamic', tx, req: 'vr-1', outcome: 'failed' });
+const approvedStatic = (tx: string, seq: number, price: number, run = EARLIER): VendJournalRecord => ({
+  run,
+  n: seq * 2,
+  at: 1,
+  kind: 'approval',
+  flow: 'static',
+  tx,
+  seq,
+  item: 10 + seq,
+  price,
+});
+const resultStatic = (tx: string, seq: number, price: number, outcome: 'success' | 'failed'): VendJournalRecord => ({
+  run: EARLIER,
+  n: seq * 2 + 1,
+  at: 1,
+  kind: 'result',
+  flow: 'static',
+  tx,
+  seq,
+  item: 10 + seq,
+  price,
+  outcome,
+});
+const approvedDynamic = (tx: string): VendJournalRecord => ({
+  run: EARLIER,
+  n: 0,
+  at: 1,
+  kind: 'approval',
+  flow: 'dynamic',
+  tx,
+  req: 'vr-1',
+});
+const failedDynamic = (tx: string): VendJournalRecord => ({
+  run: EARLIER,
+  n: 1,
+  at: 1,
+  kind: 'result',
+  flow: 'dynamic',
+  tx,
+  req: 'vr-1',
+  outcome: 'failed',
+});
 
 test('approval only: charged once as a reset after the approval; a second start charges nothing more', T, () => {
   withTmpLedger((ledger, path) => {
@@ -156,8 +213,14 @@ test('approval only: charged once as a reset after the approval; a second start 
     const log = silentLogger();
     const first = new VendJournalTakeover(ledger, { path: file, run: 'f0f0f0f0', log }).takeOver();
     assert.deepEqual([first.chargedByResetRule, first.replayed, first.failed], [2, 0, 0]);
-    assert.deepEqual(ledger.vendsOf('TX-A').map((v) => [v.seq, v.state, v.price]), [[1, 'reset', 1.5]]);
-    assert.deepEqual(ledger.vendsOf('TX-B').map((v) => [v.seq, v.state, v.price]), [[1, 'reset', 2]]);
+    assert.deepEqual(
+      ledger.vendsOf('TX-A').map((v) => [v.seq, v.state, v.price]),
+      [[1, 'reset', 1.5]],
+    );
+    assert.deepEqual(
+      ledger.vendsOf('TX-B').map((v) => [v.seq, v.state, v.price]),
+      [[1, 'reset', 2]],
+    );
     const second = new VendJournalTakeover(ledger, { path: file, run: 'f1f1f1f1', log }).takeOver();
     assert.deepEqual([second.chargedByResetRule, second.alreadyRecorded], [0, 2]);
     const bodies = recordingBodies();
@@ -173,12 +236,17 @@ test('approval and its result: the result wins (a success charged once, a failur
     openStaticSession(ledger, 'TX-OK');
     openStaticSession(ledger, 'TX-KO');
     const file = journalOf(path, [
-      approvedStatic('TX-OK', 1, 1.5), resultStatic('TX-OK', 1, 1.5, 'success'),
-      approvedStatic('TX-KO', 1, 2), resultStatic('TX-KO', 1, 2, 'failed'),
+      approvedStatic('TX-OK', 1, 1.5),
+      resultStatic('TX-OK', 1, 1.5, 'success'),
+      approvedStatic('TX-KO', 1, 2),
+      resultStatic('TX-KO', 1, 2, 'failed'),
     ]);
     const report = new VendJournalTakeover(ledger, { path: file, run: 'f0f0f0f0', log: silentLogger() }).takeOver();
     assert.deepEqual([report.replayed, report.chargedByResetRule, report.notSold], [1, 0, 1]);
-    assert.deepEqual(ledger.vendsOf('TX-OK').map((v) => v.state), ['success']);
+    assert.deepEqual(
+      ledger.vendsOf('TX-OK').map((v) => v.state),
+      ['success'],
+    );
     assert.deepEqual(ledger.vendsOf('TX-KO'), [], 'nothing written for the failure: recovery fails the vend');
     const bodies = recordingBodies();
     recoverLedger(ledger, bodies);
@@ -199,7 +267,9 @@ test('approval only, but the ledger already closed the vend: left alone', T, () 
     paidDynamic(ledger, 'D-VOIDING', true);
     ledger.voidPayment('D-VOIDING', 3, voidBody('D-VOIDING', { IsGatewayTimeout: true }, 3));
     const file = journalOf(path, [
-      approvedStatic('TX-FAILED', 1, 1.5), approvedStatic('TX-CANCELLED', 1, 1), approvedStatic('TX-SOLD', 1, 1.5),
+      approvedStatic('TX-FAILED', 1, 1.5),
+      approvedStatic('TX-CANCELLED', 1, 1),
+      approvedStatic('TX-SOLD', 1, 1.5),
       approvedDynamic('D-VOIDING'),
     ]);
     const report = new VendJournalTakeover(ledger, { path: file, run: 'f0f0f0f0', log: silentLogger() }).takeOver();
@@ -217,7 +287,10 @@ test('result only (no approval journaled: an earlier version, or the bound was r
     const file = journalOf(path, [resultStatic('TX-1', 1, 1.5, 'success'), sold('TX-1', 2, 2)]);
     const report = new VendJournalTakeover(ledger, { path: file, run: 'f0f0f0f0', log: silentLogger() }).takeOver();
     assert.deepEqual([report.replayed, report.chargedByResetRule], [2, 0]);
-    assert.deepEqual(ledger.vendsOf('TX-1').map((v) => v.state), ['success', 'success']);
+    assert.deepEqual(
+      ledger.vendsOf('TX-1').map((v) => v.state),
+      ['success', 'success'],
+    );
   });
 });
 
@@ -226,8 +299,12 @@ test('dynamic: an approval with no result counts as sold (no Void); with a failu
     paidDynamic(ledger, 'D-SOLD', true);
     paidDynamic(ledger, 'D-PAID', false); // the kill came before the ledger recorded the approval
     paidDynamic(ledger, 'D-FAILED', true);
-    const file = journalOf(path, [approvedDynamic('D-SOLD'), approvedDynamic('D-PAID'), approvedDynamic('D-FAILED'),
-      failedDynamic('D-FAILED')]);
+    const file = journalOf(path, [
+      approvedDynamic('D-SOLD'),
+      approvedDynamic('D-PAID'),
+      approvedDynamic('D-FAILED'),
+      failedDynamic('D-FAILED'),
+    ]);
     const report = new VendJournalTakeover(ledger, { path: file, run: 'f0f0f0f0', log: silentLogger() }).takeOver();
     assert.deepEqual([report.chargedByResetRule, report.notSold], [2, 1]);
     const bodies = recordingBodies();

@@ -35,16 +35,42 @@ function keptLog(): { log: Logger; lines: Array<{ level: string; fields: Record<
   return { log: log as unknown as Logger, lines };
 }
 
-const staticRecord = (seq: number, price = 1.5): VendJournalRecord =>
-  ({ run: 'aaaa0001', n: seq, at: 1, flow: 'static', tx: 'TX-STATIC-1', seq, item: 12, price, outcome: 'success' });
+const staticRecord = (seq: number, price = 1.5): VendJournalRecord => ({
+  run: 'aaaa0001',
+  n: seq,
+  at: 1,
+  flow: 'static',
+  tx: 'TX-STATIC-1',
+  seq,
+  item: 12,
+  price,
+  outcome: 'success',
+});
 
 // The messages the machine loop posts for one static vend and one dynamic vend.
-const approved = (seq: number): MainToPayment =>
-  ({ type: 'vend.approved', txId: 'TX-S', vendSeq: seq, price: 2.4, item: 7 });
-const result = (seq: number, outcome: 'success' | 'failed' | 'reset'): MainToPayment =>
-  ({ type: 'vend.result', txId: 'TX-S', requestId: null, vendSeq: seq, outcome, detail: null });
-const dynamicSuccess: MainToPayment =
-  { type: 'vend.result', txId: 'TX-D', requestId: 'vr1-1', vendSeq: null, outcome: 'success', detail: null };
+const approved = (seq: number): MainToPayment => ({
+  type: 'vend.approved',
+  txId: 'TX-S',
+  vendSeq: seq,
+  price: 2.4,
+  item: 7,
+});
+const result = (seq: number, outcome: 'success' | 'failed' | 'reset'): MainToPayment => ({
+  type: 'vend.result',
+  txId: 'TX-S',
+  requestId: null,
+  vendSeq: seq,
+  outcome,
+  detail: null,
+});
+const dynamicSuccess: MainToPayment = {
+  type: 'vend.result',
+  txId: 'TX-D',
+  requestId: 'vr1-1',
+  vendSeq: null,
+  outcome: 'success',
+  detail: null,
+};
 
 test('records read back as written; a torn last record (a kill mid-write) is dropped, not misread', T, () => {
   const one = encodeRecord(staticRecord(1))!;
@@ -61,11 +87,14 @@ test('a record with one byte changed fails its checksum and is dropped; the reco
   const hurt = Buffer.from(lines[1]!);
   hurt[hurt.indexOf('"price":1.5') + 9] = '9'.charCodeAt(0); // 1.5 -> 9.5: a different price, same length
   const content = parseJournal(Buffer.concat([lines[0]!, hurt, lines[2]!]));
-  assert.deepEqual(content.records.map((r) => (r.flow === 'static' ? r.seq : 0)), [1, 3]);
+  assert.deepEqual(
+    content.records.map((r) => (r.flow === 'static' ? r.seq : 0)),
+    [1, 3],
+  );
   assert.equal(content.damaged, 1);
 });
 
-test('a power cut\'s leftovers: zeros before and after records, garbage lines, an overlong line', T, () => {
+test("a power cut's leftovers: zeros before and after records, garbage lines, an overlong line", T, () => {
   const good = encodeRecord(staticRecord(4))!;
   const bytes = Buffer.concat([
     Buffer.alloc(300), // a hole of zeros (blocks allocated, data never written)
@@ -107,8 +136,18 @@ test('without journaled approvals the writer journals charged results only, with
     assert.deepEqual(
       records.map((r) => ({ ...r, run: 'R', n: 0 })),
       [
-        { run: 'R', n: 0, at: 42, tx: 'TX-S', kind: 'result', outcome: 'reset', flow: 'static', seq: 2, item: 7,
-          price: 2.4 },
+        {
+          run: 'R',
+          n: 0,
+          at: 42,
+          tx: 'TX-S',
+          kind: 'result',
+          outcome: 'reset',
+          flow: 'static',
+          seq: 2,
+          item: 7,
+          price: 2.4,
+        },
         { run: 'R', n: 0, at: 42, tx: 'TX-D', kind: 'result', outcome: 'success', flow: 'dynamic', req: 'vr1-1' },
       ],
     );
@@ -126,9 +165,10 @@ test('an approval is journaled before its write; then its result, whatever it is
     // What the machine loop hands over just before C,VEND,<amount> (src/mdb/machine-loop.ts).
     w.approving({ flow: 'static', txId: 'TX-S', vendSeq: 1, item: 7, price: 2.4 });
     w.observe(approved(1));
-    assert.deepEqual(readJournal(s.path).records.map((r) => ({ ...r, run: 'R' })), [
-      { run: 'R', n: 0, at: 42, tx: 'TX-S', kind: 'approval', flow: 'static', seq: 1, item: 7, price: 2.4 },
-    ]);
+    assert.deepEqual(
+      readJournal(s.path).records.map((r) => ({ ...r, run: 'R' })),
+      [{ run: 'R', n: 0, at: 42, tx: 'TX-S', kind: 'approval', flow: 'static', seq: 1, item: 7, price: 2.4 }],
+    );
     w.observe(result(1, 'failed')); // kept: without it the next start would charge the approval
     w.approving({ flow: 'dynamic', txId: 'TX-D', requestId: 'vr1-1' });
     w.observe({ ...dynamicSuccess, outcome: 'timeout' });
@@ -149,7 +189,7 @@ test('an approval is journaled before its write; then its result, whatever it is
   }
 });
 
-test('cut back once every result is recorded, not before; earlier runs\' records wait for the take-over', T, () => {
+test("cut back once every result is recorded, not before; earlier runs' records wait for the take-over", T, () => {
   const s = scratch();
   try {
     writeFileSync(s.path, encodeRecord(staticRecord(1))!); // left by an earlier run
@@ -160,7 +200,7 @@ test('cut back once every result is recorded, not before; earlier runs\' records
     w.recorded(['TX-S#1'], false);
     assert.equal(readJournal(s.path).records.length, 3, 'TX-D is still pending');
     w.recorded(['TX-D'], false);
-    assert.equal(readJournal(s.path).records.length, 3, 'the earlier run\'s record is not taken over yet');
+    assert.equal(readJournal(s.path).records.length, 3, "the earlier run's record is not taken over yet");
     w.recorded([], true);
     assert.equal(statSync(s.path).size, 0);
     w.observe(approved(2));
@@ -177,9 +217,18 @@ test('at its bound the writer stops appending and raises its alarm, cleared when
   try {
     const { log, lines } = keptLog();
     const alarms: Array<[boolean, string | null]> = [];
-    const first: VendJournalRecord =
-      { run: 'abcdef01', n: 0, at: 1, kind: 'result', flow: 'static', tx: 'TX-S', seq: 1, item: 7, price: 2.4,
-        outcome: 'success' };
+    const first: VendJournalRecord = {
+      run: 'abcdef01',
+      n: 0,
+      at: 1,
+      kind: 'result',
+      flow: 'static',
+      tx: 'TX-S',
+      seq: 1,
+      item: 7,
+      price: 2.4,
+      outcome: 'success',
+    };
     const one = encodeRecord(first)!.length;
     const bound = { maxBytes: one * 2 + 10, now: () => 1 };
     const w = new VendJournalWriter({ path: s.path, log, ...bound, onTrouble: (a, d) => alarms.push([a, d]) });

@@ -44,7 +44,14 @@ interface ChildRun {
 
 function runChild(args: string[], dir: string, faults: FaultControl): ChildRun {
   assert.ok(existsSync(SHIM), `${SHIM} is built by native/build.mjs (npm ci, npm test)`);
-  const env = { ...process.env, LD_PRELOAD: SHIM, QRVEND_FAILIO_DIR: dir, QRVEND_FAILIO_CTL: faults.ctl, QRVEND_FAILIO_COUNT: faults.count, QRVEND_FAILIO_SEED: '7' };
+  const env = {
+    ...process.env,
+    LD_PRELOAD: SHIM,
+    QRVEND_FAILIO_DIR: dir,
+    QRVEND_FAILIO_CTL: faults.ctl,
+    QRVEND_FAILIO_COUNT: faults.count,
+    QRVEND_FAILIO_SEED: '7',
+  };
   const child = spawn(process.execPath, [CHILD, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
   const lines: string[] = [];
   const waiters: Array<{ pattern: RegExp; resolve: (l: string) => void }> = [];
@@ -68,9 +75,14 @@ function runChild(args: string[], dir: string, faults: FaultControl): ChildRun {
       const seen = lines.find((l) => pattern.test(l));
       if (seen !== undefined) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no line matching ${pattern} within ${ms} ms; stderr: ${stderr.slice(-2000)}`)), ms);
+        const timer = setTimeout(
+          () => reject(new Error(`no line matching ${pattern} within ${ms} ms; stderr: ${stderr.slice(-2000)}`)),
+          ms,
+        );
         waiters.push({ pattern, resolve: (l) => (clearTimeout(timer), resolve(l)) });
-        void exited.then(() => setTimeout(() => reject(new Error(`child exited before ${pattern}; stderr: ${stderr.slice(-2000)}`)), 50));
+        void exited.then(() =>
+          setTimeout(() => reject(new Error(`child exited before ${pattern}; stderr: ${stderr.slice(-2000)}`)), 50),
+        );
       });
     },
   };
@@ -97,28 +109,35 @@ function assertNothingLost(path: string, lines: string[]): number {
   return committed.size;
 }
 
-test('random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row', { timeout: 180_000 }, async () => {
-  const tmp = tempLedgerPath();
-  const faults = faultControl(tmp.dir);
-  faults.set(0.03, 0.03);
-  const run = runChild(['random', tmp.path, '300'], tmp.dir, faults);
-  try {
-    const done = await run.waitFor(/^done /, 50_000);
-    assert.equal(await run.exited, 0);
-    const summary = JSON.parse(done.slice(5)) as { committed: number; failed: number };
-    assert.ok(faults.injected() > 0, 'the shim injected failures (otherwise this test proves nothing)');
-    assert.ok(summary.failed > 0, 'at least one ledger write failed');
-    assert.ok(run.lines.includes('writable false'), 'the ledger reported itself unwritable');
-    assert.ok(run.lines.includes('writable true'), 'and writable again once writes succeeded');
-    assert.ok(run.lines.some((l) => /^failed \S+ LEDGER_WRITE_FAILED$/.test(l)), 'failures surface as LEDGER_WRITE_FAILED');
-    const checked = assertNothingLost(tmp.path, run.lines);
-    assert.ok(checked > 100, `most transactions got through (${checked})`);
-    assert.equal(inspectLedger(tmp.path).integrity, 'ok');
-  } finally {
-    run.child.kill('SIGKILL');
-    tmp.cleanup();
-  }
-});
+test(
+  'random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row',
+  { timeout: 180_000 },
+  async () => {
+    const tmp = tempLedgerPath();
+    const faults = faultControl(tmp.dir);
+    faults.set(0.03, 0.03);
+    const run = runChild(['random', tmp.path, '300'], tmp.dir, faults);
+    try {
+      const done = await run.waitFor(/^done /, 50_000);
+      assert.equal(await run.exited, 0);
+      const summary = JSON.parse(done.slice(5)) as { committed: number; failed: number };
+      assert.ok(faults.injected() > 0, 'the shim injected failures (otherwise this test proves nothing)');
+      assert.ok(summary.failed > 0, 'at least one ledger write failed');
+      assert.ok(run.lines.includes('writable false'), 'the ledger reported itself unwritable');
+      assert.ok(run.lines.includes('writable true'), 'and writable again once writes succeeded');
+      assert.ok(
+        run.lines.some((l) => /^failed \S+ LEDGER_WRITE_FAILED$/.test(l)),
+        'failures surface as LEDGER_WRITE_FAILED',
+      );
+      const checked = assertNothingLost(tmp.path, run.lines);
+      assert.ok(checked > 100, `most transactions got through (${checked})`);
+      assert.equal(inspectLedger(tmp.path).integrity, 'ok');
+    } finally {
+      run.child.kill('SIGKILL');
+      tmp.cleanup();
+    }
+  },
+);
 
 async function disk(kind: 'write' | 'sync', name: string): Promise<void> {
   const tmp = tempLedgerPath();
@@ -136,10 +155,15 @@ async function disk(kind: 'write' | 'sync', name: string): Promise<void> {
     await run.waitFor(/^writable true$/);
     const down = run.lines.indexOf('writable false');
     const up = run.lines.indexOf('writable true');
-    assert.deepEqual(run.lines.slice(down, up).filter((l) => l.startsWith('committed ')), [], `nothing reported committed while ${name}`);
+    assert.deepEqual(
+      run.lines.slice(down, up).filter((l) => l.startsWith('committed ')),
+      [],
+      `nothing reported committed while ${name}`,
+    );
     assert.ok(run.lines.slice(down, up).filter((l) => l.startsWith('failed ')).length >= 2);
     const after = run.lines.length;
-    for (let i = 0; i < 200 && run.lines.slice(after).filter((l) => l.startsWith('committed ')).length < 4; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 200 && run.lines.slice(after).filter((l) => l.startsWith('committed ')).length < 4; i++)
+      await new Promise((r) => setTimeout(r, 20));
     run.child.stdin!.write('stop\n');
     await run.waitFor(/^done /);
     assert.equal(await run.exited, 0);
@@ -151,6 +175,14 @@ async function disk(kind: 'write' | 'sync', name: string): Promise<void> {
   }
 }
 
-test('a disk that refuses syncs (fsync/fdatasync) makes the ledger unwritable until it takes them again', { timeout: 180_000 }, () => disk('sync', 'the disk refused syncs'));
+test(
+  'a disk that refuses syncs (fsync/fdatasync) makes the ledger unwritable until it takes them again',
+  { timeout: 180_000 },
+  () => disk('sync', 'the disk refused syncs'),
+);
 
-test('a disk that refuses writes (pwrite/write) makes the ledger unwritable until it takes them again', { timeout: 180_000 }, () => disk('write', 'the disk refused writes'));
+test(
+  'a disk that refuses writes (pwrite/write) makes the ledger unwritable until it takes them again',
+  { timeout: 180_000 },
+  () => disk('write', 'the disk refused writes'),
+);

@@ -34,10 +34,16 @@ test('every annotated board line parses to its kind, or is noise for its reason'
 });
 
 test('fields are typed: amounts as numbers, items as integers, vend error codes', () => {
-  assert.deepEqual(parseBoardLine('c,STATUS,VEND,1.50,12'), { ok: true, value: { kind: 'vend-request', price: 1.5, item: 12 } });
+  assert.deepEqual(parseBoardLine('c,STATUS,VEND,1.50,12'), {
+    ok: true,
+    value: { kind: 'vend-request', price: 1.5, item: 12 },
+  });
   assert.deepEqual(parseBoardLine('c,STATUS,IDLE,5.00'), { ok: true, value: { kind: 'session-idle', funds: 5 } });
   assert.deepEqual(parseBoardLine('c,ERR,VEND 5'), { ok: true, value: { kind: 'vend-error', code: 5 } });
-  assert.deepEqual(parseBoardLine('v,2.1.0,MDB-42'), { ok: true, value: { kind: 'version', firmware: '2.1.0', boardId: 'MDB-42' } });
+  assert.deepEqual(parseBoardLine('v,2.1.0,MDB-42'), {
+    ok: true,
+    value: { kind: 'version', firmware: '2.1.0', boardId: 'MDB-42' },
+  });
 });
 
 test('empty and binary lines are their own noise reasons', () => {
@@ -54,7 +60,10 @@ test('fuzz: any string parses or is noise, never throws', () => {
     }),
     { numRuns: 2000, seed: 7 },
   );
-  fc.assert(fc.property(fc.string({ maxLength: 100 }), (s) => void parseCommand(s)), { numRuns: 1000, seed: 8 });
+  fc.assert(
+    fc.property(fc.string({ maxLength: 100 }), (s) => void parseCommand(s)),
+    { numRuns: 1000, seed: 8 },
+  );
 });
 
 test('board lines round-trip through encode and parse', () => {
@@ -101,17 +110,32 @@ test('minor units are exact where floats are not', () => {
 });
 
 test('cash sales: both spellings carry price and item; the encoder writes c,CASHSALE and it parses back', () => {
-  assert.deepEqual(parseBoardLine('c,CASHSALE,1.15,12'), { ok: true, value: { kind: 'cash-sale', price: 1.15, item: 12 } });
-  assert.deepEqual(parseBoardLine('c,STATUS,CASHSALE,0.29,7'), { ok: true, value: { kind: 'cash-sale', price: 0.29, item: 7 } });
+  assert.deepEqual(parseBoardLine('c,CASHSALE,1.15,12'), {
+    ok: true,
+    value: { kind: 'cash-sale', price: 1.15, item: 12 },
+  });
+  assert.deepEqual(parseBoardLine('c,STATUS,CASHSALE,0.29,7'), {
+    ok: true,
+    value: { kind: 'cash-sale', price: 0.29, item: 7 },
+  });
   const line = encodeBoardLine({ kind: 'cash-sale', price: 4.35, item: 21 }, 2);
   assert.equal(line, 'c,CASHSALE,4.35,21');
   assert.deepEqual(parseBoardLine(line), { ok: true, value: { kind: 'cash-sale', price: 4.35, item: 21 } });
 });
 
-test('lines of the board\'s other roles are recognised by kind, not noise', () => {
-  assert.deepEqual(parseBoardLine('d,STATUS,IDLE'), { ok: true, value: { kind: 'ignored', what: 'cashless-master', line: 'd,STATUS,IDLE' } });
-  assert.deepEqual(parseBoardLine('f,ACK'), { ok: true, value: { kind: 'ignored', what: 'board-config', line: 'f,ACK' } });
-  assert.deepEqual(parseBoardLine('c,UNKNOWN," C"'), { ok: true, value: { kind: 'ignored', what: 'unknown-command', line: 'c,UNKNOWN," C"' } });
+test("lines of the board's other roles are recognised by kind, not noise", () => {
+  assert.deepEqual(parseBoardLine('d,STATUS,IDLE'), {
+    ok: true,
+    value: { kind: 'ignored', what: 'cashless-master', line: 'd,STATUS,IDLE' },
+  });
+  assert.deepEqual(parseBoardLine('f,ACK'), {
+    ok: true,
+    value: { kind: 'ignored', what: 'board-config', line: 'f,ACK' },
+  });
+  assert.deepEqual(parseBoardLine('c,UNKNOWN," C"'), {
+    ok: true,
+    value: { kind: 'ignored', what: 'unknown-command', line: 'c,UNKNOWN," C"' },
+  });
   assert.equal(parseBoardLine('d').ok, false, 'a bare prefix is no line of any role');
   assert.equal(parseBoardLine('x,ACK').ok, false);
 });

@@ -60,8 +60,10 @@ async function vend(r: Rig, item: number, price: number, result: 'success' | 'fa
   const before = r.pay.of('vend.result').length;
   assert.ok(r.sim.select(item, price), `select ${item}`);
   await waitFor(`approval of item ${item}`, () => r.sim.state().vend === 'approved', 10_000).catch((err: Error) => {
-    throw new Error(`${err.message}; agent ${JSON.stringify(r.loop.stats())}; vmc ${JSON.stringify(r.sim.state())} ` +
-      `last host lines ${JSON.stringify(r.sim.received().slice(-3))}`);
+    throw new Error(
+      `${err.message}; agent ${JSON.stringify(r.loop.stats())}; vmc ${JSON.stringify(r.sim.state())} ` +
+        `last host lines ${JSON.stringify(r.sim.received().slice(-3))}`,
+    );
   });
   assert.ok(result === 'success' ? r.sim.vendSuccess() : r.sim.vendFailure(3));
   await waitFor('vend.result', () => r.pay.of('vend.result').length > before, 10_000);
@@ -71,79 +73,99 @@ function endedOf(r: Rig, txId: string) {
   return waitFor(`session ${txId} ended`, () => r.pay.of('session.ended').find((m) => m.txId === txId));
 }
 
-test('static QR over a pty: multi-vend, a failure, a reader cancel, a consumer cancel, a reset mid-vend', T, async () => {
-  const r = await ptyRig();
-  try {
-    // Multi-vend with a failed dispense and a denial when the funds run short.
-    await openSession(r, 'T1', 5);
-    await vend(r, 1, 1.5, 'success');
-    await vend(r, 2, 2.0, 'fail');
-    await vend(r, 3, 2.0, 'success');
-    assert.ok(r.sim.select(4, 2.0));
-    await waitFor('denial', () => r.pay.of('vend.denied')[0]);
-    await waitFor('denial taken by the VMC', () => r.sim.state().vend === 'none');
-    assert.ok(r.sim.endSession());
-    assert.deepEqual(await endedOf(r, 'T1'), { type: 'session.ended', txId: 'T1', reason: 'complete', vendsSucceeded: 2, amountVended: 3.5 });
-    assert.deepEqual(
-      r.pay.of('vend.result').map((v) => v.outcome),
-      ['success', 'failed', 'success'],
-    );
+test(
+  'static QR over a pty: multi-vend, a failure, a reader cancel, a consumer cancel, a reset mid-vend',
+  T,
+  async () => {
+    const r = await ptyRig();
+    try {
+      // Multi-vend with a failed dispense and a denial when the funds run short.
+      await openSession(r, 'T1', 5);
+      await vend(r, 1, 1.5, 'success');
+      await vend(r, 2, 2.0, 'fail');
+      await vend(r, 3, 2.0, 'success');
+      assert.ok(r.sim.select(4, 2.0));
+      await waitFor('denial', () => r.pay.of('vend.denied')[0]);
+      await waitFor('denial taken by the VMC', () => r.sim.state().vend === 'none');
+      assert.ok(r.sim.endSession());
+      assert.deepEqual(await endedOf(r, 'T1'), {
+        type: 'session.ended',
+        txId: 'T1',
+        reason: 'complete',
+        vendsSucceeded: 2,
+        amountVended: 3.5,
+      });
+      assert.deepEqual(
+        r.pay.of('vend.result').map((v) => v.outcome),
+        ['success', 'failed', 'success'],
+      );
 
-    // The payment side cancels an open session.
-    await openSession(r, 'T2', 2);
-    r.loop.handle({ type: 'session.cancel', txId: 'T2', reason: 'test' });
-    assert.equal((await endedOf(r, 'T2')).reason, 'reader-cancel');
+      // The payment side cancels an open session.
+      await openSession(r, 'T2', 2);
+      r.loop.handle({ type: 'session.cancel', txId: 'T2', reason: 'test' });
+      assert.equal((await endedOf(r, 'T2')).reason, 'reader-cancel');
 
-    // The consumer walks away: the VMC ends the session with nothing vended.
-    await openSession(r, 'T3', 2);
-    assert.ok(r.sim.cancel());
-    assert.equal((await endedOf(r, 'T3')).vendsSucceeded, 0);
+      // The consumer walks away: the VMC ends the session with nothing vended.
+      await openSession(r, 'T3', 2);
+      assert.ok(r.sim.cancel());
+      assert.equal((await endedOf(r, 'T3')).vendsSucceeded, 0);
 
-    // The VMC resets the reader while a vend is being dispensed: a VEND
-    // SUCCESS (MDB 4.2 7.4.7), in the session's count.
-    await openSession(r, 'T4', 3);
-    assert.ok(r.sim.select(9, 1.15));
-    await waitFor('approval', () => r.sim.state().vend === 'approved');
-    r.sim.resetReader();
-    const t4 = await endedOf(r, 'T4');
-    assert.deepEqual([t4.reason, t4.vendsSucceeded, t4.amountVended], ['vmc-reset', 1, 1.15]);
-    assert.equal(r.pay.of('vend.result').at(-1)?.outcome, 'reset');
+      // The VMC resets the reader while a vend is being dispensed: a VEND
+      // SUCCESS (MDB 4.2 7.4.7), in the session's count.
+      await openSession(r, 'T4', 3);
+      assert.ok(r.sim.select(9, 1.15));
+      await waitFor('approval', () => r.sim.state().vend === 'approved');
+      r.sim.resetReader();
+      const t4 = await endedOf(r, 'T4');
+      assert.deepEqual([t4.reason, t4.vendsSucceeded, t4.amountVended], ['vmc-reset', 1, 1.15]);
+      assert.equal(r.pay.of('vend.result').at(-1)?.outcome, 'reset');
 
-    // And the reader is back for the next consumer.
-    await openSession(r, 'T5', 3);
-    await vend(r, 1, 1.0, 'success');
-    assert.ok(r.sim.endSession());
-    await endedOf(r, 'T5');
-    assertBooksBalance(r.pay.messages, r.sim.records());
-  } finally {
-    await r.close();
-  }
-});
+      // And the reader is back for the next consumer.
+      await openSession(r, 'T5', 3);
+      await vend(r, 1, 1.0, 'success');
+      assert.ok(r.sim.endSession());
+      await endedOf(r, 'T5');
+      assertBooksBalance(r.pay.messages, r.sim.records());
+    } finally {
+      await r.close();
+    }
+  },
+);
 
-test('unplug and replug of the pty mid-session: session ends link-lost, the reader comes back configured', T, async () => {
-  const r = await ptyRig();
-  try {
-    await openSession(r, 'T1', 5);
-    await vend(r, 1, 1.0, 'success');
-    await r.pty.unplug();
-    assert.equal((await endedOf(r, 'T1')).reason, 'link-lost');
-    assert.deepEqual(r.pay.of('session.ended')[0], { type: 'session.ended', txId: 'T1', reason: 'link-lost', vendsSucceeded: 1, amountVended: 1 });
-    await r.pay.waitStatus('offline');
-    await new Promise((res) => setTimeout(res, 200)); // the agent retries opening a device that is not there
-    await r.pty.replug();
-    await r.attachSim();
-    await r.pay.waitStatus('enabled', 5000);
-    assert.ok(r.loop.stats().link.reopens >= 1);
-    const c1 = r.sim.received().filter((l) => l === 'C,1').length;
-    assert.ok(c1 >= 1, 'configuration re-sent to the board after the replug');
-    await openSession(r, 'T2', 2);
-    await vend(r, 2, 2.0, 'success');
-    assert.equal((await endedOf(r, 'T2')).reason, 'reader-cancel', 'funds used up');
-    assertBooksBalance(r.pay.messages);
-  } finally {
-    await r.close();
-  }
-});
+test(
+  'unplug and replug of the pty mid-session: session ends link-lost, the reader comes back configured',
+  T,
+  async () => {
+    const r = await ptyRig();
+    try {
+      await openSession(r, 'T1', 5);
+      await vend(r, 1, 1.0, 'success');
+      await r.pty.unplug();
+      assert.equal((await endedOf(r, 'T1')).reason, 'link-lost');
+      assert.deepEqual(r.pay.of('session.ended')[0], {
+        type: 'session.ended',
+        txId: 'T1',
+        reason: 'link-lost',
+        vendsSucceeded: 1,
+        amountVended: 1,
+      });
+      await r.pay.waitStatus('offline');
+      await new Promise((res) => setTimeout(res, 200)); // the agent retries opening a device that is not there
+      await r.pty.replug();
+      await r.attachSim();
+      await r.pay.waitStatus('enabled', 5000);
+      assert.ok(r.loop.stats().link.reopens >= 1);
+      const c1 = r.sim.received().filter((l) => l === 'C,1').length;
+      assert.ok(c1 >= 1, 'configuration re-sent to the board after the replug');
+      await openSession(r, 'T2', 2);
+      await vend(r, 2, 2.0, 'success');
+      assert.equal((await endedOf(r, 'T2')).reason, 'reader-cancel', 'funds used up');
+      assertBooksBalance(r.pay.messages);
+    } finally {
+      await r.close();
+    }
+  },
+);
 
 test('10,000 lines of noise during a session: all counted and dropped, the session unharmed', T, async () => {
   // On a starved 2-core test machine a 10,000-line flood through the pty relay can hold the poll lines
@@ -161,7 +183,13 @@ test('10,000 lines of noise during a session: all counted and dropped, the sessi
     assert.ok(Object.values(stats.noise.byReason).filter((n) => n > 0).length >= 4, JSON.stringify(stats.noise));
     assert.equal(stats.link.reopens, 0, 'noise is not mistaken for a lost link');
     assert.ok(r.sim.endSession());
-    assert.deepEqual(await endedOf(r, 'T1'), { type: 'session.ended', txId: 'T1', reason: 'complete', vendsSucceeded: 2, amountVended: 4 });
+    assert.deepEqual(await endedOf(r, 'T1'), {
+      type: 'session.ended',
+      txId: 'T1',
+      reason: 'complete',
+      vendsSucceeded: 2,
+      amountVended: 4,
+    });
     assertBooksBalance(r.pay.messages, r.sim.records());
   } finally {
     await r.close();
@@ -179,7 +207,14 @@ test('always-idle dynamic QR over a pty: approve, deny, consumer cancel, late ap
     await waitFor('C,VEND at the VMC', () => r.sim.state().vend === 'approved');
     assert.equal(r.sim.received().at(-1), 'C,VEND,1.50');
     r.sim.vendSuccess();
-    assert.deepEqual(await r.pay.nth('vend.result', 1), { type: 'vend.result', txId: 'D1', requestId: 'rq-1', vendSeq: null, outcome: 'success', detail: null });
+    assert.deepEqual(await r.pay.nth('vend.result', 1), {
+      type: 'vend.result',
+      txId: 'D1',
+      requestId: 'rq-1',
+      vendSeq: null,
+      outcome: 'success',
+      detail: null,
+    });
 
     // Denied by the payment side.
     assert.ok(r.sim.select(13, 2.0));

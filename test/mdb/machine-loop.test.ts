@@ -58,7 +58,9 @@ test('start: configuration sent, C,1 reported once, board.info posted, reader en
     ]);
     assert.equal(r.enabledAt.length, 1);
     assert.equal(events, 1);
-    assert.deepEqual(r.pay.of('board.info'), [{ type: 'board.info', firmware: 'qrvend-sim-1.0', boardId: 'SIMVMC0001' }]);
+    assert.deepEqual(r.pay.of('board.info'), [
+      { type: 'board.info', firmware: 'qrvend-sim-1.0', boardId: 'SIMVMC0001' },
+    ]);
     assert.deepEqual(r.pay.of('reader.status')[0], { type: 'reader.status', status: 'offline', txId: null });
   } finally {
     await r.close();
@@ -82,7 +84,13 @@ test('a static session through the loop: approvals are written back before anyth
     await waitFor('denial taken by the VMC', () => r.sim.state().vend === 'none');
     assert.ok(r.sim.endSession());
     const ended = await r.pay.nth('session.ended');
-    assert.deepEqual(ended, { type: 'session.ended', txId: 'T1', reason: 'complete', vendsSucceeded: 1, amountVended: 1.2 });
+    assert.deepEqual(ended, {
+      type: 'session.ended',
+      txId: 'T1',
+      reason: 'complete',
+      vendsSucceeded: 1,
+      amountVended: 1.2,
+    });
     assertBooksBalance(r.pay.messages, r.sim.records());
   } finally {
     await r.close();
@@ -123,7 +131,11 @@ test('a silent board trips the watchdog: reset line pulsed, link restarted, read
     const ended = await r.pay.nth('session.ended', 1, 3000);
     assert.equal(ended.reason, 'link-lost');
     await waitFor('a pulse', () => pulses >= 1);
-    await waitFor('enabled again', () => r.pay.status() === 'enabled' && r.sim.received().filter((l) => l === 'C,1').length >= 2, 5000);
+    await waitFor(
+      'enabled again',
+      () => r.pay.status() === 'enabled' && r.sim.received().filter((l) => l === 'C,1').length >= 2,
+      5000,
+    );
     assertBooksBalance(r.pay.messages);
   } finally {
     await r.close();
@@ -164,7 +176,13 @@ test('stop() lets the vend being dispensed finish, then stops the session and di
     await stopped;
     await waitFor('C,0 at the VMC', () => r.sim.received().at(-1) === 'C,0');
     assert.equal(r.pay.of('vend.result')[0]?.outcome, 'success');
-    assert.deepEqual(r.pay.of('session.ended')[0], { type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 1, amountVended: 1 });
+    assert.deepEqual(r.pay.of('session.ended')[0], {
+      type: 'session.ended',
+      txId: 'T1',
+      reason: 'reader-cancel',
+      vendsSucceeded: 1,
+      amountVended: 1,
+    });
     const tail = r.sim.received().slice(-2);
     assert.deepEqual(tail, ['C,STOP', 'C,0']);
     assert.equal(r.pay.status(), 'offline');
@@ -178,7 +196,15 @@ test('stop() with a dispense that never reports fails it cleanly after stopTimeo
   const wire = new MemoryWire();
   const sim = new VmcSimulator({ link: wire.vmcEnd, pollIntervalMs: 50 });
   const pay = new PaymentDouble();
-  const loop = new MachineLoop({ mdb: testMdb(), decimalPlaces: 2, currencyNumeric: '978', openTransport: wire.openAgent, post: pay.post, log: silentLogger(), stopTimeoutMs: 200 });
+  const loop = new MachineLoop({
+    mdb: testMdb(),
+    decimalPlaces: 2,
+    currencyNumeric: '978',
+    openTransport: wire.openAgent,
+    post: pay.post,
+    log: silentLogger(),
+    stopTimeoutMs: 200,
+  });
   try {
     loop.start();
     await pay.waitStatus('enabled');
@@ -203,7 +229,12 @@ test('noise is counted per reason and never disturbs the protocol', T, async () 
     await r.sim.noise(500);
     await waitFor('all noise counted', () => r.loop.stats().noise.total === 500);
     const s = r.loop.stats();
-    assert.ok(s.noise.byReason.binary > 0 && s.noise.byReason.overlong > 0 && s.noise.byReason.unknown > 0 && s.noise.byReason.malformed > 0);
+    assert.ok(
+      s.noise.byReason.binary > 0 &&
+        s.noise.byReason.overlong > 0 &&
+        s.noise.byReason.unknown > 0 &&
+        s.noise.byReason.malformed > 0,
+    );
     assert.ok(s.linesIn >= 500 && s.linesOut >= 9);
     assert.equal(s.state, 'Enabled');
     r.loop.handle({ type: 'session.begin', txId: 'T1', funds: 3 });
@@ -220,7 +251,10 @@ test('probeBoard reads the firmware and id', T, async () => {
     const info = await probeBoard({ path: 'sim', baudRate: 115200, timeoutMs: 1000, open: wire.openAgent });
     assert.deepEqual(info, { firmware: 'fw-3.2', boardId: 'B-77' });
     sim.silent(2000);
-    await assert.rejects(probeBoard({ path: 'sim', baudRate: 115200, timeoutMs: 100, open: wire.openAgent }), /no answer to V/);
+    await assert.rejects(
+      probeBoard({ path: 'sim', baudRate: 115200, timeoutMs: 100, open: wire.openAgent }),
+      /no answer to V/,
+    );
   } finally {
     await sim.close();
   }

@@ -97,7 +97,7 @@ test('a held reader stays off the bus: quiet line probed, dead board restarted, 
     assert.equal(r.loop.stats().link.opens, opensAtHold, `the link was restarted during the hold; ${lines}`);
     assert.equal(r.pulses(), 0, 'the board reset line was pulsed although the board answered');
     const silentReports = quiet.held.filter((s) => s.kind === 'silent');
-    assert.deepEqual(silentReports, [], 'a held reader\'s quiet line is no silent board (BOARD_SILENT)');
+    assert.deepEqual(silentReports, [], "a held reader's quiet line is no silent board (BOARD_SILENT)");
     assert.equal(r.sim.state().hostEnabled, false);
 
     // The board dies for a while (nothing leaves it, commands are lost): V goes unanswered, so the
@@ -108,11 +108,17 @@ test('a held reader stays off the bus: quiet line probed, dead board restarted, 
     const configured = () => Object.keys(r.sim.state().config).length > 0 && r.pay.status() === 'disabled';
     await waitFor('the board configured again after it came back', configured, 15_000);
     const revived = sinceHold(r);
-    assert.ok(revived.held.some((s) => s.kind === 'silent'), 'the dead board was reported silent');
+    assert.ok(
+      revived.held.some((s) => s.kind === 'silent'),
+      'the dead board was reported silent',
+    );
     const since = `agent lines since the hold: ${revived.commands.join(', ')}`;
     assert.deepEqual(revived.enables, [], `the reconfiguration enabled a held reader; ${since}`);
     assert.equal(r.sim.state().hostEnabled, false);
-    assert.ok(r.seen.every((s) => s.kind !== 'hold' || s.active), 'the hold is still on');
+    assert.ok(
+      r.seen.every((s) => s.kind !== 'hold' || s.active),
+      'the hold is still on',
+    );
 
     // The hold ends (30 s after it began): then, and only then, the reader is enabled again.
     const released = () => r.seen.some((s) => s.kind === 'hold' && !s.active);

@@ -52,7 +52,11 @@ test('port reopened with the board still silent: the LED keeps the fault until p
     // The port is closed and opened again (the watchdog's restart); the board has not polled since.
     await waitFor('the port reopened', () => r.loop.stats().link.opens > opens && r.loop.stats().link.up, 5000);
     assert.equal(r.states.at(-1), 'fault', `LED states: ${r.states.join(' ')}`);
-    assert.deepEqual(r.states.slice(faultAt).filter((s) => s !== 'fault'), [], `LED states: ${r.states.join(' ')}`);
+    assert.deepEqual(
+      r.states.slice(faultAt).filter((s) => s !== 'fault'),
+      [],
+      `LED states: ${r.states.join(' ')}`,
+    );
 
     r.sim.silent(0); // the board polls again
     await r.pay.waitStatus('enabled', 5000);

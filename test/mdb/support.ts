@@ -75,7 +75,9 @@ export class PaymentDouble {
  * it dispensed in funded sessions.
  */
 export function assertBooksBalance(messages: MainToPayment[], vmcRecords?: SimSessionRecord[]): void {
-  const results = messages.filter((m) => m.type === 'vend.result') as Array<Extract<MainToPayment, { type: 'vend.result' }>>;
+  const results = messages.filter((m) => m.type === 'vend.result') as Array<
+    Extract<MainToPayment, { type: 'vend.result' }>
+  >;
   for (const a of messages) {
     if (a.type === 'vend.approved') {
       const n = results.filter((r) => r.txId === a.txId && r.vendSeq === a.vendSeq).length;
@@ -88,7 +90,9 @@ export function assertBooksBalance(messages: MainToPayment[], vmcRecords?: SimSe
   }
   if (vmcRecords) {
     const round = (x: number) => Math.round(x * 100);
-    const vended = (messages.filter((m) => m.type === 'session.ended') as Array<Extract<MainToPayment, { type: 'session.ended' }>>).reduce((s, m) => s + round(m.amountVended), 0);
+    const vended = (
+      messages.filter((m) => m.type === 'session.ended') as Array<Extract<MainToPayment, { type: 'session.ended' }>>
+    ).reduce((s, m) => s + round(m.amountVended), 0);
     const dispensed = vmcRecords
       .filter((r) => r.kind === 'funded')
       .flatMap((r) => r.vends)

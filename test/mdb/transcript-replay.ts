@@ -4,7 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { encodeCommand, parseBoardLine } from '../../src/mdb/codec/index.js';
-import { initialModel, readerConfigFrom, transition, type ReaderConfig, type ReaderInput, type ReaderModel } from '../../src/mdb/reader/index.js';
+import {
+  initialModel,
+  readerConfigFrom,
+  transition,
+  type ReaderConfig,
+  type ReaderInput,
+  type ReaderModel,
+} from '../../src/mdb/reader/index.js';
 import type { PaymentToMain } from '../../src/ipc/messages.js';
 import { testMdb } from './support.js';
 
@@ -26,8 +33,13 @@ export function replay(name: string, text: string): ReplayResult {
   const where = (n: number, raw: string) => `${name}:${n} (${raw.trim()})`;
 
   const feed = (input: ReaderInput, at: string) => {
-    assert.equal(pending.length, 0, `${at}: the agent sent lines the transcript does not list: ${pending.join(" ")}`);
-    cfg ??= readerConfigFrom({ mdb: testMdb(mdb as never), decimalPlaces: 2, currencyNumeric: currency, requestIdPrefix: 'rq' });
+    assert.equal(pending.length, 0, `${at}: the agent sent lines the transcript does not list: ${pending.join(' ')}`);
+    cfg ??= readerConfigFrom({
+      mdb: testMdb(mdb as never),
+      decimalPlaces: 2,
+      currencyNumeric: currency,
+      requestIdPrefix: 'rq',
+    });
     const t = transition(model, input, cfg);
     model = t.model;
     for (const e of t.effects) {
@@ -77,7 +89,10 @@ export function replay(name: string, text: string): ReplayResult {
         assert.equal(pending.shift(), arg, `${at}: the agent's next line`);
         return;
       case '?':
-        assert.ok(postedSince.includes(arg.trim()), `${at}: expected ${arg.trim()} among ${JSON.stringify(postedSince)}`);
+        assert.ok(
+          postedSince.includes(arg.trim()),
+          `${at}: expected ${arg.trim()} among ${JSON.stringify(postedSince)}`,
+        );
         postedSince = [];
         return;
       case '?!':
@@ -85,7 +100,7 @@ export function replay(name: string, text: string): ReplayResult {
         return;
     }
   });
-  assert.equal(pending.length, 0, `${name}: the agent sent lines the transcript does not list: ${pending.join(" ")}`);
+  assert.equal(pending.length, 0, `${name}: the agent sent lines the transcript does not list: ${pending.join(' ')}`);
   result.model = model;
   return result;
 }

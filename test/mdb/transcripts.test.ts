@@ -11,7 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { replay } from './transcript-replay.js';
 
 const DIR = fileURLToPath(new URL('../../../test/fixtures/transcripts/', import.meta.url));
-const FILES = readdirSync(DIR).filter((f) => f.endsWith('.txt')).sort();
+const FILES = readdirSync(DIR)
+  .filter((f) => f.endsWith('.txt'))
+  .sort();
 const T = { timeout: 180_000 };
 
 test('there are transcripts, and each names its source', T, () => {
@@ -33,7 +35,10 @@ test('the documented always-idle sale ends with the reader enabled and nothing i
 });
 
 test('a refused key: the reader is never enabled, whatever the board says next', T, () => {
-  const r = replay('khoover-mdbserver-refused-key.txt', readFileSync(DIR + 'khoover-mdbserver-refused-key.txt', 'utf8'));
+  const r = replay(
+    'khoover-mdbserver-refused-key.txt',
+    readFileSync(DIR + 'khoover-mdbserver-refused-key.txt', 'utf8'),
+  );
   assert.ok(!r.sent.includes('C,1'));
   assert.deepEqual(r.model.configRefused, { key: 'mdb-addr', value: '0x60', answer: 'c,ERR,SETCONF -1' });
 });

@@ -6,7 +6,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { LinkSupervisor, createMdbTransport, openSerialLink, openTtyLink, ttyOpener, type ByteLink } from '../../src/mdb/transport/index.js';
+import {
+  LinkSupervisor,
+  createMdbTransport,
+  openSerialLink,
+  openTtyLink,
+  ttyOpener,
+  type ByteLink,
+} from '../../src/mdb/transport/index.js';
 import { isQrvendError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import { createPtyPair, type PtyPair } from '../support/pty.js';
@@ -52,7 +59,8 @@ test('bytes cross both ways; the other end is any serial reader', T, () =>
       await agent.close();
       await vmc.close();
     }
-  }));
+  }),
+);
 
 test("the device is configured by serialport's binding: baud rate, raw mode", T, () =>
   withPty(async (pty) => {
@@ -60,20 +68,25 @@ test("the device is configured by serialport's binding: baud rate, raw mode", T,
     try {
       const settings = execFileSync('stty', ['-F', pty.agentPath, '-a'], { encoding: 'utf8' });
       assert.match(settings, /speed 57600 baud/);
-      for (const flag of ['-icanon', '-echo', '-isig', '-opost', '-icrnl']) assert.ok(settings.split(/\s+/).includes(flag), `${flag} in ${settings}`);
+      for (const flag of ['-icanon', '-echo', '-isig', '-opost', '-icrnl'])
+        assert.ok(settings.split(/\s+/).includes(flag), `${flag} in ${settings}`);
     } finally {
       await agent.close();
     }
-  }));
+  }),
+);
 
 test('a second open of a port in use is refused (the lock is held while the link is open)', T, () =>
   withPty(async (pty) => {
     const first = await openTtyLink({ path: pty.agentPath, baudRate: 115200 });
-    await assert.rejects(openTtyLink({ path: pty.agentPath, baudRate: 115200 }), (err: unknown) => isQrvendError(err, 'SERIAL_OPEN_FAILED'));
+    await assert.rejects(openTtyLink({ path: pty.agentPath, baudRate: 115200 }), (err: unknown) =>
+      isQrvendError(err, 'SERIAL_OPEN_FAILED'),
+    );
     await first.close();
     const again = await openTtyLink({ path: pty.agentPath, baudRate: 115200 });
     await again.close();
-  }));
+  }),
+);
 
 test('opening a port that does not exist is a SERIAL_OPEN_FAILED naming it, with a hint', T, async () => {
   await assert.rejects(openTtyLink({ path: '/dev/qrvend-does-not-exist', baudRate: 115200 }), (err: unknown) => {
@@ -94,7 +107,9 @@ test('unplug: the link reports its end once, writes after it are dropped quietly
     assert.match(seen.closes[0]!, /closed|error|write failed/);
     assert.doesNotThrow(() => agent.write('C,0\r\n'));
     await agent.close(); // after the device went away: still clean
-    await assert.rejects(openTtyLink({ path: pty.agentPath, baudRate: 115200 }), (err: unknown) => isQrvendError(err, 'SERIAL_OPEN_FAILED'));
+    await assert.rejects(openTtyLink({ path: pty.agentPath, baudRate: 115200 }), (err: unknown) =>
+      isQrvendError(err, 'SERIAL_OPEN_FAILED'),
+    );
     await pty.replug();
     const back = await openTtyLink({ path: pty.agentPath, baudRate: 115200 });
     const vmc = await openSerialLink({ path: pty.vmcPath, baudRate: 115200 });
@@ -104,7 +119,8 @@ test('unplug: the link reports its end once, writes after it are dropped quietly
     assert.deepEqual(seen.closes.length, 1, 'the old link stays quiet');
     await back.close();
     await vmc.close();
-  }));
+  }),
+);
 
 test('a write that fails ends the link with the reason', T, () =>
   withPty(async (pty) => {
@@ -117,7 +133,8 @@ test('a write that fails ends the link with the reason', T, () =>
     assert.equal(seen.closes.length, 1);
     assert.match(seen.closes[0]!, /write failed/);
     await agent.close();
-  }));
+  }),
+);
 
 test('close() is clean: no close event, twice is fine, the last line reaches the other end first', T, () =>
   withPty(async (pty) => {
@@ -131,7 +148,8 @@ test('close() is clean: no close event, twice is fine, the last line reaches the
     assert.deepEqual(seen.closes, []);
     assert.doesNotThrow(() => agent.write('late\r\n'));
     await vmc.close();
-  }));
+  }),
+);
 
 test('supervised: a partial line before an unplug is not glued to the first line after the replug', T, () =>
   withPty(async (pty) => {
@@ -174,7 +192,8 @@ test('supervised: a partial line before an unplug is not glued to the first line
       await sup.stop();
       await vmc.close();
     }
-  }));
+  }),
+);
 
 test('createMdbTransport on Linux opens a device path with the tty link', T, () =>
   withPty(async (pty) => {
@@ -186,4 +205,5 @@ test('createMdbTransport on Linux opens a device path with the tty link', T, () 
     } finally {
       await link.close();
     }
-  }));
+  }),
+);

@@ -12,7 +12,15 @@ const inactive: ReaderState = { kind: 'Inactive' };
 
 function watch(cfg = readerConfig()) {
   let now = 1_000;
-  const w = new VmcWatch({ profile: 'level3-always-idle', level: 3, profileOverrides: [], device: 'cashless2', address: '0x60', cfg, now: () => now });
+  const w = new VmcWatch({
+    profile: 'level3-always-idle',
+    level: 3,
+    profileOverrides: [],
+    device: 'cashless2',
+    address: '0x60',
+    cfg,
+    now: () => now,
+  });
   return { w, advance: (ms: number) => (now += ms) };
 }
 
@@ -79,7 +87,9 @@ test('a reset from Offline or Inactive (link up, our own configuration) is no VM
 
 test('a refused key is a fact until the next complete configuration', T, () => {
   const { w } = watch();
-  w.observe(inactive, null, inactive, [{ kind: 'config.refused', key: 'mdb-address', value: '0x60', answer: 'c,ERR,X' }]);
+  w.observe(inactive, null, inactive, [
+    { kind: 'config.refused', key: 'mdb-address', value: '0x60', answer: 'c,ERR,X' },
+  ]);
   assert.equal(w.facts().configRefused?.key, 'mdb-address');
   assert.notEqual(w.takeChanged(), null);
   assert.equal(w.takeChanged(), null, 'unchanged facts are not rewritten');

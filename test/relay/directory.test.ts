@@ -29,20 +29,50 @@ function signerOf(machineId: string, fresh = false): MachineSigner {
   }
   return s;
 }
-const online = (machineId: string, terminalId: string, uniQr: string | null, accepts = true, signer: MachineSigner | null = signerOf(machineId), nowMs = Date.now()) =>
+const online = (
+  machineId: string,
+  terminalId: string,
+  uniQr: string | null,
+  accepts = true,
+  signer: MachineSigner | null = signerOf(machineId),
+  nowMs = Date.now(),
+) =>
   Buffer.from(
     JSON.stringify({
-      online: true, machineId, terminalId, uniQr, version: '1', startedAt: 'x', reader: 'enabled', readerDisabledRemotely: false,
-      gateway: 'online', outbox: { pending: 0, dead: 0 }, alarms: [], acceptsRelayedStart: accepts, at: 'x',
-      ...(signer ? { machineSig: signer.status({ online: true, acceptsRelayedStart: accepts, terminalId, uniQr }, nowMs) } : {}),
+      online: true,
+      machineId,
+      terminalId,
+      uniQr,
+      version: '1',
+      startedAt: 'x',
+      reader: 'enabled',
+      readerDisabledRemotely: false,
+      gateway: 'online',
+      outbox: { pending: 0, dead: 0 },
+      alarms: [],
+      acceptsRelayedStart: accepts,
+      at: 'x',
+      ...(signer
+        ? { machineSig: signer.status({ online: true, acceptsRelayedStart: accepts, terminalId, uniQr }, nowMs) }
+        : {}),
     }),
   );
 const offline = (signer: MachineSigner) =>
-  Buffer.from(JSON.stringify({ online: false, machineSig: signer.status({ online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null }, Date.now()) }));
+  Buffer.from(
+    JSON.stringify({
+      online: false,
+      machineSig: signer.status(
+        { online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null },
+        Date.now(),
+      ),
+    }),
+  );
 
 /** The registry as registry.ts builds it; each machine with its own key unless `keyless`. */
 function registryOf(given: RegistryMachine[], keyless: string[] = []): Registry {
-  const machines = given.map((m) => (keyless.includes(m.machineId) || m.machineKeys ? m : { ...m, machineKeys: [keyOf(m.machineId).entry] }));
+  const machines = given.map((m) =>
+    keyless.includes(m.machineId) || m.machineKeys ? m : { ...m, machineKeys: [keyOf(m.machineId).entry] },
+  );
   const byMachineId = new Map(machines.map((m) => [m.machineId, m]));
   return {
     machines: machines.length,
@@ -55,7 +85,9 @@ function registryOf(given: RegistryMachine[], keyless: string[] = []): Registry 
     withoutKey: machines.filter((m) => m.machineKeys === undefined).length,
     keysOf: (id) => {
       const keys = byMachineId.get(id)?.machineKeys;
-      return keys === undefined ? null : machineKeyring(keys.map((k) => ({ id: k.id, key: publicKeyFromRaw(k.publicKey) })));
+      return keys === undefined
+        ? null
+        : machineKeyring(keys.map((k) => ({ id: k.id, key: publicKeyFromRaw(k.publicKey) })));
     },
   };
 }
@@ -67,7 +99,10 @@ const REGISTRY = registryOf([
 
 function directory(max = 10, registry: () => Registry = () => REGISTRY, now: () => number = Date.now) {
   const lines: string[] = [];
-  const log = createLogger({ level: 'debug', destination: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }) });
+  const log = createLogger({
+    level: 'debug',
+    destination: new Writable({ write: (c: Buffer, _e, done) => (lines.push(c.toString()), done()) }),
+  });
   return { d: new MachineDirectory(max, registry, log, now), lines };
 }
 
@@ -100,23 +135,31 @@ test('a machine of the registry with no status, or gone (its signed last will), 
   assert.equal(d.onlineCount, 0);
 });
 
-test("a status claiming another machine's TerminalId or UniQR moves " +
-  "nothing and is raised; an unregistered machine is never routed to", T, () => {
-  const { d, lines } = directory();
-  d.update('M1', online('M1', 'T1', 'Q1'));
-  d.update('M2', online('M2', 'T1', 'Q1'));
-  d.update('M2', online('M2', 'T1', 'Q1')); // the same claim again: counted and logged once
-  const byTerminal = d.find('T1', undefined);
-  const byQr = d.find(undefined, 'Q1');
-  assert.ok(byTerminal.kind === 'found' && byTerminal.machine.machineId === 'M1');
-  assert.ok(byQr.kind === 'found' && byQr.machine.machineId === 'M1');
-  assert.equal(d.claims.impostor, 1);
-  assert.match(d.impostors.get('M2') ?? '', /TerminalId of M1, UniQR of M1/);
-  assert.equal(lines.filter((l) => l.includes('"relay.impostor"') && l.includes('"level":"warn"')).length, 1, 'one warn line');
-  d.update('M9', online('M9', 'T9', null));
-  assert.equal(d.find('T9', undefined).kind, 'unknown');
-  assert.equal(d.claims.unregistered, 1);
-});
+test(
+  "a status claiming another machine's TerminalId or UniQR moves " +
+    'nothing and is raised; an unregistered machine is never routed to',
+  T,
+  () => {
+    const { d, lines } = directory();
+    d.update('M1', online('M1', 'T1', 'Q1'));
+    d.update('M2', online('M2', 'T1', 'Q1'));
+    d.update('M2', online('M2', 'T1', 'Q1')); // the same claim again: counted and logged once
+    const byTerminal = d.find('T1', undefined);
+    const byQr = d.find(undefined, 'Q1');
+    assert.ok(byTerminal.kind === 'found' && byTerminal.machine.machineId === 'M1');
+    assert.ok(byQr.kind === 'found' && byQr.machine.machineId === 'M1');
+    assert.equal(d.claims.impostor, 1);
+    assert.match(d.impostors.get('M2') ?? '', /TerminalId of M1, UniQR of M1/);
+    assert.equal(
+      lines.filter((l) => l.includes('"relay.impostor"') && l.includes('"level":"warn"')).length,
+      1,
+      'one warn line',
+    );
+    d.update('M9', online('M9', 'T9', null));
+    assert.equal(d.find('T9', undefined).kind, 'unknown');
+    assert.equal(d.claims.unregistered, 1);
+  },
+);
 
 test('bad, foreign and surplus statuses are dropped and counted', T, () => {
   const { d } = directory(2);
@@ -142,18 +185,22 @@ test('a new registry judges the claims again: an identifier given to the claiman
   assert.ok(found.kind === 'found' && found.machine.machineId === 'M2');
 });
 
-test('an unsigned status, online or offline, or an emptied retained one, ' +
-  'is not believed: counted per reason, the held status stays', T, () => {
-  const { d, lines } = directory();
-  d.update('M1', online('M1', 'T1', 'Q1'));
-  d.update('M1', Buffer.from('{"online":false}')); // a forged last will: anyone could have written it
-  d.update('M1', online('M1', 'T1', 'Q1', false, null)); // "does not take relayed Starts", unsigned
-  d.update('M1', Buffer.alloc(0)); // the retained status cleared
-  assert.equal(d.statusRefused.unsigned, 3);
-  const found = d.find('T1', undefined);
-  assert.ok(found.kind === 'found' && found.machine.online && found.machine.acceptsRelayedStart);
-  assert.ok(lines.some((l) => l.includes('"relay.status.refused"') && l.includes('"reason":"unsigned"')));
-});
+test(
+  'an unsigned status, online or offline, or an emptied retained one, ' +
+    'is not believed: counted per reason, the held status stays',
+  T,
+  () => {
+    const { d, lines } = directory();
+    d.update('M1', online('M1', 'T1', 'Q1'));
+    d.update('M1', Buffer.from('{"online":false}')); // a forged last will: anyone could have written it
+    d.update('M1', online('M1', 'T1', 'Q1', false, null)); // "does not take relayed Starts", unsigned
+    d.update('M1', Buffer.alloc(0)); // the retained status cleared
+    assert.equal(d.statusRefused.unsigned, 3);
+    const found = d.find('T1', undefined);
+    assert.ok(found.kind === 'found' && found.machine.online && found.machine.acceptsRelayedStart);
+    assert.ok(lines.some((l) => l.includes('"relay.status.refused"') && l.includes('"reason":"unsigned"')));
+  },
+);
 
 test("a status signed by another machine's key, or altered after signing, is not believed", T, () => {
   const { d } = directory();
@@ -171,28 +218,36 @@ test("a status signed by another machine's key, or altered after signing, is not
   assert.ok(found.kind === 'found' && found.machine.online && found.machine.acceptsRelayedStart);
 });
 
-test("an older signed status replayed is stale: neither a past " +
-  "goodbye nor a past connection's will marks the machine offline", T, () => {
-  const { d } = directory();
-  const agent = signerOf('M1', true);
-  const goodbye = offline(agent); // seq 1
-  const oldWill = Buffer.from(JSON.stringify({ online: false, machineSig: agent.will(Date.now()) })); // connection 1
-  agent.nextConnection(); // the machine reconnected
-  d.update('M1', online('M1', 'T1', 'Q1', true, agent));
-  d.update('M1', goodbye);
-  d.update('M1', oldWill);
-  assert.equal(d.statusRefused.stale, 2);
-  const found = d.find('T1', undefined);
-  assert.ok(found.kind === 'found' && found.machine.online);
-  // The machine's own newer goodbye is believed.
-  d.update('M1', offline(agent));
-  const gone = d.find('T1', undefined);
-  assert.ok(gone.kind === 'found' && !gone.machine.online);
-});
+test(
+  'an older signed status replayed is stale: neither a past ' +
+    "goodbye nor a past connection's will marks the machine offline",
+  T,
+  () => {
+    const { d } = directory();
+    const agent = signerOf('M1', true);
+    const goodbye = offline(agent); // seq 1
+    const oldWill = Buffer.from(JSON.stringify({ online: false, machineSig: agent.will(Date.now()) })); // connection 1
+    agent.nextConnection(); // the machine reconnected
+    d.update('M1', online('M1', 'T1', 'Q1', true, agent));
+    d.update('M1', goodbye);
+    d.update('M1', oldWill);
+    assert.equal(d.statusRefused.stale, 2);
+    const found = d.find('T1', undefined);
+    assert.ok(found.kind === 'found' && found.machine.online);
+    // The machine's own newer goodbye is believed.
+    d.update('M1', offline(agent));
+    const gone = d.find('T1', undefined);
+    assert.ok(gone.kind === 'found' && !gone.machine.online);
+  },
+);
 
 test('a signed status past its window is no longer believed: the machine is offline until it signs again', T, () => {
   let now = Date.now();
-  const { d } = directory(10, () => REGISTRY, () => now);
+  const { d } = directory(
+    10,
+    () => REGISTRY,
+    () => now,
+  );
   d.update('M1', online('M1', 'T1', 'Q1', true, signerOf('M1', true), now));
   assert.ok(d.find('T1', undefined).kind === 'found');
   now += STATUS_LIFETIME_MS + 31_000;
@@ -204,14 +259,18 @@ test('a signed status past its window is no longer believed: the machine is offl
   assert.ok(back.kind === 'found' && back.machine.online);
 });
 
-test('a machine the registry gives no key cannot be believed: found keyless, its signed status refused as no-machine-key', T, () => {
-  const registry = registryOf([{ machineId: 'M1', terminalId: 'T1', uniQr: null }], ['M1']);
-  const { d } = directory(10, () => registry);
-  d.update('M1', online('M1', 'T1', null));
-  assert.equal(d.statusRefused['no-machine-key'], 1);
-  const found = d.find('T1', undefined);
-  assert.ok(found.kind === 'found' && found.machine.keyless === true && !found.machine.online);
-});
+test(
+  'a machine the registry gives no key cannot be believed: found keyless, its signed status refused as no-machine-key',
+  T,
+  () => {
+    const registry = registryOf([{ machineId: 'M1', terminalId: 'T1', uniQr: null }], ['M1']);
+    const { d } = directory(10, () => registry);
+    d.update('M1', online('M1', 'T1', null));
+    assert.equal(d.statusRefused['no-machine-key'], 1);
+    const found = d.find('T1', undefined);
+    assert.ok(found.kind === 'found' && found.machine.keyless === true && !found.machine.online);
+  },
+);
 
 test('rotation: a status signed by a key taken out of the registry is forgotten; the new key is believed', T, () => {
   let current = REGISTRY;

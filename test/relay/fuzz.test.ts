@@ -16,12 +16,20 @@ import { fuzzCase, shouldAccept, type FuzzCase } from '../start/fuzz-cases.js';
 import { INTEGRATOR, TERMINAL_ID, TOKEN, UNI_QR, rawClient, startConfig } from '../start/helpers.js';
 import { createRelayRig, until } from './support/relay-rig.js';
 
-const RUNS = Math.min(2_000, Math.max(200, Math.ceil((Number(process.env['QRVEND_FUZZ_RUNS'] ?? 2_000) || 2_000) / 50)));
+const RUNS = Math.min(
+  2_000,
+  Math.max(200, Math.ceil((Number(process.env['QRVEND_FUZZ_RUNS'] ?? 2_000) || 2_000) / 50)),
+);
 const SEED = process.env['QRVEND_FUZZ_SEED'] === undefined ? 20261123 : Number(process.env['QRVEND_FUZZ_SEED']);
 const MAX_BODY = 16_384;
 
 function wire(c: FuzzCase): Buffer {
-  const head = [`${c.method} ${c.path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`)];
+  const head = [
+    `${c.method} ${c.path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), c.body]);
 }
 
@@ -45,7 +53,11 @@ test(`fuzz through the relay: ${RUNS} generated requests`, { timeout: 600_000 },
     },
     log: silentLogger(),
   });
-  const rig = await createRelayRig({ machines: [{ machineId: TERMINAL_ID, terminalId: TERMINAL_ID, uniQr: UNI_QR }], token: TOKEN, integratorName: INTEGRATOR });
+  const rig = await createRelayRig({
+    machines: [{ machineId: TERMINAL_ID, terminalId: TERMINAL_ID, uniQr: UNI_QR }],
+    token: TOKEN,
+    integratorName: INTEGRATOR,
+  });
   const relayed = createRelayedStart({ core, vouchers: new RelayVouchers(rig.kit.machineKeyring, TERMINAL_ID) });
   const sims = await startSimMachines({
     url: rig.broker.url,
@@ -72,18 +84,27 @@ test(`fuzz through the relay: ${RUNS} generated requests`, { timeout: 600_000 },
         socket.destroy();
         assert.ok(reply, 'the relay closed without an answer');
         assert.ok(reply.status < 500, `HTTP ${reply.status}`);
-        assert.ok(StartResponseSchema.safeParse(JSON.parse(reply.body)).success, `not a Start answer: ${reply.body.slice(0, 200)}`);
+        assert.ok(
+          StartResponseSchema.safeParse(JSON.parse(reply.body)).success,
+          `not a Start answer: ${reply.body.slice(0, 200)}`,
+        );
         assert.ok(!reply.body.includes(TOKEN));
         stats[String(reply.status)] = (stats[String(reply.status)] ?? 0) + 1;
         if (!/[\r\n\0]/.test(Object.values(c.headers).join('') + c.path)) {
-          assert.equal(calls - before, expectAccept ? 1 : 0, `accept called ${calls - before} times; answer ${reply.status} ${reply.body.slice(0, 160)}`);
+          assert.equal(
+            calls - before,
+            expectAccept ? 1 : 0,
+            `accept called ${calls - before} times; answer ${reply.status} ${reply.body.slice(0, 160)}`,
+          );
         }
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     assert.ok(!rig.logs.join('').includes(TOKEN), 'a relay log line contains the SecretToken');
-    t.diagnostic(`${RUNS} cases through the relay; answers by HTTP status ${JSON.stringify(stats)}` +
-      `; relay outcomes ${JSON.stringify(relay.stats().server.byOutcome)}`);
+    t.diagnostic(
+      `${RUNS} cases through the relay; answers by HTTP status ${JSON.stringify(stats)}` +
+        `; relay outcomes ${JSON.stringify(relay.stats().server.byOutcome)}`,
+    );
   } finally {
     relayed.dropAll('test over');
     await sims.close();

@@ -23,7 +23,10 @@ test("a hostile machine's answers become Declined 30; conforming ones pass", { t
     protocolVersion: rig.protocolVersion,
     signer: rig.kit.machineSigner,
     machines: [{ machineId: 'EVIL', terminalId: 'TERM-EVIL', uniQr: null }],
-    answer: async (_m, args): Promise<RelayedStartOutcome> => ({ ok: true, result: next(JSON.parse((args as { body: string }).body).TransactionId as string) }),
+    answer: async (_m, args): Promise<RelayedStartOutcome> => ({
+      ok: true,
+      result: next(JSON.parse((args as { body: string }).body).TransactionId as string),
+    }),
   });
   try {
     const relay = await rig.startRelay();
@@ -31,17 +34,56 @@ test("a hostile machine's answers become Declined 30; conforming ones pass", { t
     let seq = 0;
     const ask = (answer: (tx: string) => Answer) => {
       next = answer;
-      return postStart(relay.origin, JSON.stringify({ AppUserId: 'u', SecretToken: rig.kit.token, TerminalId: 'TERM-EVIL', TransactionId: `hostile-${process.pid}-${++seq}` }));
+      return postStart(
+        relay.origin,
+        JSON.stringify({
+          AppUserId: 'u',
+          SecretToken: rig.kit.token,
+          TerminalId: 'TERM-EVIL',
+          TransactionId: `hostile-${process.pid}-${++seq}`,
+        }),
+      );
     };
     const hostile: Array<[string, (tx: string) => Answer]> = [
-      ['302 text/html <script>', () => ({ httpStatus: 302, contentType: 'text/html', body: '<script>alert(document.cookie)</script>' })],
+      [
+        '302 text/html <script>',
+        () => ({ httpStatus: 302, contentType: 'text/html', body: '<script>alert(document.cookie)</script>' }),
+      ],
       ['status 100', () => ({ httpStatus: 100, contentType: json, body: '' })],
-      ['200 text/html', (tx) => ({ httpStatus: 200, contentType: 'text/html', body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: tx }) })],
+      [
+        '200 text/html',
+        (tx) => ({
+          httpStatus: 200,
+          contentType: 'text/html',
+          body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: tx }),
+        }),
+      ],
       ['200 JSON that is no Start response', () => ({ httpStatus: 200, contentType: json, body: '{"hello":"world"}' })],
       ['200 not JSON', () => ({ httpStatus: 200, contentType: json, body: '<script>' })],
-      ['an approval of another TransactionId', () => ({ httpStatus: 200, contentType: json, body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: 'someone-else-0001' }) })],
-      ['500', () => ({ httpStatus: 500, contentType: json, body: JSON.stringify({ Status: { Verdict: 'Declined', Code: 999 } }) })],
-      ['429 approving', (tx) => ({ httpStatus: 429, contentType: json, body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: tx }) })],
+      [
+        'an approval of another TransactionId',
+        () => ({
+          httpStatus: 200,
+          contentType: json,
+          body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: 'someone-else-0001' }),
+        }),
+      ],
+      [
+        '500',
+        () => ({
+          httpStatus: 500,
+          contentType: json,
+          body: JSON.stringify({ Status: { Verdict: 'Declined', Code: 999 } }),
+        }),
+      ],
+      [
+        '429 approving',
+        (tx) => ({
+          httpStatus: 429,
+          contentType: json,
+          body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: tx }),
+        }),
+      ],
     ];
     for (const [what, answer] of hostile) {
       const reply = await ask(answer);
@@ -54,9 +96,19 @@ test("a hostile machine's answers become Declined 30; conforming ones pass", { t
     assert.equal(relay.stats().server.byOutcome['nonconforming'], hostile.length);
     assert.equal(relay.stats().server.confirmed, 0, 'nothing was confirmed to the machine');
 
-    const approved = await ask((tx) => ({ httpStatus: 200, contentType: json, body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: tx }) }));
+    const approved = await ask((tx) => ({
+      httpStatus: 200,
+      contentType: json,
+      body: JSON.stringify({ Status: { Verdict: 'Approved' }, TransactionId: tx }),
+    }));
     assert.equal(approved.json.Status.Verdict, 'Approved');
-    const limited = await ask(() => ({ httpStatus: 429, contentType: json, body: JSON.stringify({ Status: { Verdict: 'Declined', Code: 3, CustomDeclineCode: 3, StatusMessage: 'count limit exceeded' } }) }));
+    const limited = await ask(() => ({
+      httpStatus: 429,
+      contentType: json,
+      body: JSON.stringify({
+        Status: { Verdict: 'Declined', Code: 3, CustomDeclineCode: 3, StatusMessage: 'count limit exceeded' },
+      }),
+    }));
     assert.equal(limited.status, 429);
     assert.equal(limited.json.Status.Code, 3);
     await until(() => sims.confirmed.get('EVIL') === 1, 10_000, 'the one confirmation (of the approval)');

@@ -39,41 +39,56 @@ function status(machineId: string): StatusMessage {
   };
 }
 
-test('an 8 MiB retained status is never delivered whole to the relay or the CLI; the relay stays connected', { timeout: 180_000 }, async (t) => {
-  const rig = await createRelayRig();
-  t.after(() => rig.close());
-  const v5 = rig.protocolVersion === 5;
-  const relay = await rig.startRelay();
-  const publisher = await mqtt.connectAsync(rig.broker.url, { protocolVersion: rig.protocolVersion, reconnectPeriod: 0, clientId: 'qrvend-M-BIG' });
-  t.after(() => publisher.endAsync(true));
-  const publishStatus = (machineId: string, payload: string) => publisher.publishAsync(`qrvend/${machineId}/status`, payload, { qos: 1, retain: true });
+test(
+  'an 8 MiB retained status is never delivered whole to the relay or the CLI; the relay stays connected',
+  { timeout: 180_000 },
+  async (t) => {
+    const rig = await createRelayRig();
+    t.after(() => rig.close());
+    const v5 = rig.protocolVersion === 5;
+    const relay = await rig.startRelay();
+    const publisher = await mqtt.connectAsync(rig.broker.url, {
+      protocolVersion: rig.protocolVersion,
+      reconnectPeriod: 0,
+      clientId: 'qrvend-M-BIG',
+    });
+    t.after(() => publisher.endAsync(true));
+    const publishStatus = (machineId: string, payload: string) =>
+      publisher.publishAsync(`qrvend/${machineId}/status`, payload, { qos: 1, retain: true });
 
-  await publishStatus('M-OK-1', JSON.stringify(status('M-OK-1')));
-  await until(() => relay.link.stats().machines === 1, 10_000, 'the relay to map M-OK-1');
-  // On its own topic, a valid status padded to 8 MiB: valid JSON, valid schema, only too large.
-  await publishStatus('M-BIG', JSON.stringify(status('M-BIG')) + ' '.repeat(BIG));
-  // Delivered in order after the big one (same publisher, same subscription).
-  await publishStatus('M-OK-2', JSON.stringify(status('M-OK-2')));
-  await until(() => relay.link.stats().machines === 2, 30_000, 'the relay to map M-OK-2');
+    await publishStatus('M-OK-1', JSON.stringify(status('M-OK-1')));
+    await until(() => relay.link.stats().machines === 1, 10_000, 'the relay to map M-OK-1');
+    // On its own topic, a valid status padded to 8 MiB: valid JSON, valid schema, only too large.
+    await publishStatus('M-BIG', JSON.stringify(status('M-BIG')) + ' '.repeat(BIG));
+    // Delivered in order after the big one (same publisher, same subscription).
+    await publishStatus('M-OK-2', JSON.stringify(status('M-OK-2')));
+    await until(() => relay.link.stats().machines === 2, 30_000, 'the relay to map M-OK-2');
 
-  const stats = relay.link.stats();
-  assert.equal(relay.link.directory.find('M-BIG', undefined).kind, 'unknown');
-  assert.equal(stats.statusDropped.invalid, 0);
-  // MQTT 5: the broker kept it from us. 3.1.1: it came, and was cut before being buffered.
-  assert.equal(stats.packetsTooLarge, v5 ? 0 : 1);
-  assert.equal(stats.connected, true);
+    const stats = relay.link.stats();
+    assert.equal(relay.link.directory.find('M-BIG', undefined).kind, 'unknown');
+    assert.equal(stats.statusDropped.invalid, 0);
+    // MQTT 5: the broker kept it from us. 3.1.1: it came, and was cut before being buffered.
+    assert.equal(stats.packetsTooLarge, v5 ? 0 : 1);
+    assert.equal(stats.connected, true);
 
-  // A relay that starts now gets the retained 8 MiB status at subscription.
-  const late = await rig.startRelay();
-  await until(() => late.link.stats().machines === 2, 30_000, 'the late relay to map both machines');
-  assert.equal(late.link.stats().packetsTooLarge, v5 ? 0 : 1);
-  assert.equal(late.link.directory.find('M-BIG', undefined).kind, 'unknown');
-  const connects = rig.logs.filter((line) => line.includes('connected to the fleet broker')).length;
-  assert.equal(connects, 2, 'one connect per relay: no reconnect loop');
+    // A relay that starts now gets the retained 8 MiB status at subscription.
+    const late = await rig.startRelay();
+    await until(() => late.link.stats().machines === 2, 30_000, 'the late relay to map both machines');
+    assert.equal(late.link.stats().packetsTooLarge, v5 ? 0 : 1);
+    assert.equal(late.link.directory.find('M-BIG', undefined).kind, 'unknown');
+    const connects = rig.logs.filter((line) => line.includes('connected to the fleet broker')).length;
+    assert.equal(connects, 2, 'one connect per relay: no reconnect loop');
 
-  const cli = await runCli(['fleet', 'status', '--json', '--url', rig.broker.url]);
-  assert.equal(cli.code, 0, cli.stderr);
-  const seen = JSON.parse(cli.stdout) as { machines: { machineId: string }[]; malformed: { total: number; byReason: Record<string, number> } };
-  assert.deepEqual(seen.machines.map((m) => m.machineId), ['M-OK-1', 'M-OK-2']);
-  assert.deepEqual(seen.malformed.byReason, v5 ? {} : { 'too-large': 1 });
-});
+    const cli = await runCli(['fleet', 'status', '--json', '--url', rig.broker.url]);
+    assert.equal(cli.code, 0, cli.stderr);
+    const seen = JSON.parse(cli.stdout) as {
+      machines: { machineId: string }[];
+      malformed: { total: number; byReason: Record<string, number> };
+    };
+    assert.deepEqual(
+      seen.machines.map((m) => m.machineId),
+      ['M-OK-1', 'M-OK-2'],
+    );
+    assert.deepEqual(seen.malformed.byReason, v5 ? {} : { 'too-large': 1 });
+  },
+);

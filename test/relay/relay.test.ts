@@ -27,7 +27,13 @@ let machineB: TestMachine;
 let releaseSilent: () => void = () => {};
 
 function body(overrides: Record<string, unknown> = {}): string {
-  return JSON.stringify({ AppUserId: 'wallet-user-1', SecretToken: TOKEN, TerminalId: 'TERM-A', TransactionId: txId(), ...overrides });
+  return JSON.stringify({
+    AppUserId: 'wallet-user-1',
+    SecretToken: TOKEN,
+    TerminalId: 'TERM-A',
+    TransactionId: txId(),
+    ...overrides,
+  });
 }
 
 const MACHINES = [
@@ -40,9 +46,22 @@ const MACHINES = [
 
 before(async () => {
   rig = await createRelayRig({ machines: MACHINES, token: TOKEN });
-  machineA = await createTestMachine({ terminalId: 'TERM-A', uniQr: 'QR-A', token: TOKEN, keyring: rig.kit.machineKeyring });
-  machineB = await createTestMachine({ terminalId: 'TERM-B', uniQr: 'QR-B', token: TOKEN, listen: false, keyring: rig.kit.machineKeyring });
-  const silent = new Promise<RelayedStartOutcome>((resolve) => (releaseSilent = () => resolve({ ok: false, error: { code: 'TOO_LATE', message: 'test over' } })));
+  machineA = await createTestMachine({
+    terminalId: 'TERM-A',
+    uniQr: 'QR-A',
+    token: TOKEN,
+    keyring: rig.kit.machineKeyring,
+  });
+  machineB = await createTestMachine({
+    terminalId: 'TERM-B',
+    uniQr: 'QR-B',
+    token: TOKEN,
+    listen: false,
+    keyring: rig.kit.machineKeyring,
+  });
+  const silent = new Promise<RelayedStartOutcome>(
+    (resolve) => (releaseSilent = () => resolve({ ok: false, error: { code: 'TOO_LATE', message: 'test over' } })),
+  );
   sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
@@ -65,7 +84,11 @@ before(async () => {
     },
   });
   relay = await rig.startRelay();
-  await until(() => relay.link.stats().machines === 5, 10_000, 'the relay to know the 5 machines from their retained status');
+  await until(
+    () => relay.link.stats().machines === 5,
+    10_000,
+    'the relay to know the 5 machines from their retained status',
+  );
 });
 
 after(async () => {
@@ -95,7 +118,12 @@ test("a Start reaches its machine by TerminalId and the machine's answer comes b
 });
 
 test('a Start by UniQR alone reaches its machine', T, async () => {
-  const start = JSON.stringify({ AppUserId: 'wallet-user-2', SecretToken: TOKEN, UniQR: 'QR-B', TransactionId: txId() });
+  const start = JSON.stringify({
+    AppUserId: 'wallet-user-2',
+    SecretToken: TOKEN,
+    UniQR: 'QR-B',
+    TransactionId: txId(),
+  });
   const reply = await postStart(relay.origin, start);
   assert.equal(reply.json.Status.Verdict, 'Approved');
   const tx = JSON.parse(start).TransactionId as string;
@@ -108,22 +136,36 @@ test('unknown machine: Declined 50, nothing forwarded; TerminalId and UniQR of t
   const unknown = await postStart(relay.origin, body({ TerminalId: 'TERM-NOBODY' }));
   assert.equal(unknown.json.Status.Code, 50);
   assert.equal(unknown.status, 200);
-  const unknownQr = await postStart(relay.origin, JSON.stringify({ AppUserId: 'u', SecretToken: TOKEN, UniQR: 'QR-NOBODY', TransactionId: txId() }));
+  const unknownQr = await postStart(
+    relay.origin,
+    JSON.stringify({ AppUserId: 'u', SecretToken: TOKEN, UniQR: 'QR-NOBODY', TransactionId: txId() }),
+  );
   assert.equal(unknownQr.json.Status.Code, 50);
   const mixed = await postStart(relay.origin, body({ TerminalId: 'TERM-A', UniQR: 'QR-B' }));
   assert.equal(mixed.json.Status.Code, 50);
-  assert.equal([...sims.received.values()].reduce((a, b) => a + b, 0), before, 'nothing was published');
+  assert.equal(
+    [...sims.received.values()].reduce((a, b) => a + b, 0),
+    before,
+    'nothing was published',
+  );
 });
 
 test('a body the relay cannot read gets the answer the machine gives it', T, async () => {
-  for (const bad of ['{"AppUserId": ', '{"TerminalId":"TERM-A","TerminalId":"TERM-B"}', JSON.stringify({ TerminalId: 'TERM-A' }), Buffer.from([0x7b, 0xff, 0x7d])]) {
+  for (const bad of [
+    '{"AppUserId": ',
+    '{"TerminalId":"TERM-A","TerminalId":"TERM-B"}',
+    JSON.stringify({ TerminalId: 'TERM-A' }),
+    Buffer.from([0x7b, 0xff, 0x7d]),
+  ]) {
     const viaRelay = await postStart(relay.origin, bad);
     const direct = await postStart(machineA.endpoint!.origin, bad);
     assert.equal(viaRelay.status, direct.status);
     assert.equal(viaRelay.text, direct.text);
     assert.equal(viaRelay.json.Status.Verdict, 'Declined');
   }
-  const wrongPath = await postStart(relay.origin, body(), { path: '/payment/v2/transactions/Gateway/acme-wallet/stop' });
+  const wrongPath = await postStart(relay.origin, body(), {
+    path: '/payment/v2/transactions/Gateway/acme-wallet/stop',
+  });
   assert.equal(wrongPath.status, 404);
   const wrongType = await postStart(relay.origin, body(), { contentType: 'text/plain' });
   assert.equal(wrongType.status, 415);
@@ -138,10 +180,19 @@ test('no answer in time, a machine that takes no relayed Starts, a machine gone:
   assert.equal(sims.received.get('TERM-NOPE') ?? 0, 0);
 
   await sims.drop('TERM-GONE');
-  await until(() => relay.link.directory.find('TERM-GONE', undefined).kind === 'found' && (relay.link.directory.find('TERM-GONE', undefined) as { machine: { online: boolean } }).machine.online === false, 10_000, "the machine's last will");
+  await until(
+    () =>
+      relay.link.directory.find('TERM-GONE', undefined).kind === 'found' &&
+      (relay.link.directory.find('TERM-GONE', undefined) as { machine: { online: boolean } }).machine.online === false,
+    10_000,
+    "the machine's last will",
+  );
   const gone = await postStart(relay.origin, body({ TerminalId: 'TERM-GONE' }));
   assert.equal(gone.json.Status.Code, 30);
-  const goneByQr = await postStart(relay.origin, JSON.stringify({ AppUserId: 'u', SecretToken: TOKEN, UniQR: 'QR-GONE', TransactionId: txId() }));
+  const goneByQr = await postStart(
+    relay.origin,
+    JSON.stringify({ AppUserId: 'u', SecretToken: TOKEN, UniQR: 'QR-GONE', TransactionId: txId() }),
+  );
   assert.equal(goneByQr.json.Status.Code, 30);
   const counters = relay.stats().server.byOutcome;
   assert.equal(counters['timeout'], 1);
@@ -156,30 +207,34 @@ test('the SecretToken and the bodies never reach the relay log', T, async () => 
   assert.ok(!text.includes('wallet-user-1'), 'no body member value is logged');
 });
 
-test('/healthz says the broker is connected and how many machines ' +
-  'are known; a broker that is down gets 30 at once and 503', T, async () => {
-  const healthy = await getJson(relay.origin, '/healthz');
-  assert.equal(healthy.status, 200);
-  assert.equal(healthy.json.broker, 'connected');
-  assert.equal(healthy.json.machines, 5);
+test(
+  '/healthz says the broker is connected and how many machines ' +
+    'are known; a broker that is down gets 30 at once and 503',
+  T,
+  async () => {
+    const healthy = await getJson(relay.origin, '/healthz');
+    assert.equal(healthy.status, 200);
+    assert.equal(healthy.json.broker, 'connected');
+    assert.equal(healthy.json.machines, 5);
 
-  await rig.broker.stop();
-  try {
-    await until(() => !relay.link.connected, 10_000, 'the relay to see the broker gone');
-    const outcomesBefore = relay.stats().server.byOutcome;
-    const reply = await postStart(relay.origin, body({ TerminalId: 'TERM-B' }));
-    assert.equal(reply.json.Status.Code, 30);
-    // Answered at once: the link is down (or, where the broker sent the machines' last wills as it
-    // stopped, as mosquitto does, the machine is known offline); never by waiting out the timeout.
-    const outcomes = relay.stats().server.byOutcome;
-    const grew = (k: string) => (outcomes[k] ?? 0) - (outcomesBefore[k] ?? 0);
-    assert.equal(grew('broker-down') + grew('offline'), 1, JSON.stringify(outcomes));
-    assert.equal(grew('timeout'), 0);
-    const down = await getJson(relay.origin, '/healthz');
-    assert.equal(down.status, 503);
-    assert.equal(down.json.broker, 'disconnected');
-  } finally {
-    await rig.broker.start();
-  }
-  await until(() => relay.link.connected, 15_000, 'the relay to reconnect');
-});
+    await rig.broker.stop();
+    try {
+      await until(() => !relay.link.connected, 10_000, 'the relay to see the broker gone');
+      const outcomesBefore = relay.stats().server.byOutcome;
+      const reply = await postStart(relay.origin, body({ TerminalId: 'TERM-B' }));
+      assert.equal(reply.json.Status.Code, 30);
+      // Answered at once: the link is down (or, where the broker sent the machines' last wills as it
+      // stopped, as mosquitto does, the machine is known offline); never by waiting out the timeout.
+      const outcomes = relay.stats().server.byOutcome;
+      const grew = (k: string) => (outcomes[k] ?? 0) - (outcomesBefore[k] ?? 0);
+      assert.equal(grew('broker-down') + grew('offline'), 1, JSON.stringify(outcomes));
+      assert.equal(grew('timeout'), 0);
+      const down = await getJson(relay.origin, '/healthz');
+      assert.equal(down.status, 503);
+      assert.equal(down.json.broker, 'disconnected');
+    } finally {
+      await rig.broker.start();
+    }
+    await until(() => relay.link.connected, 15_000, 'the relay to reconnect');
+  },
+);

@@ -14,7 +14,13 @@ import { createRelayRig, postStart, until } from './support/relay-rig.js';
 test("a machine's 429 comes back through the relay with its Retry-After", { timeout: 180_000 }, async () => {
   const token = randomBytes(32).toString('hex');
   const rig = await createRelayRig({ machines: [{ machineId: 'TERM-R', terminalId: 'TERM-R', uniQr: null }], token });
-  const machine = await createTestMachine({ terminalId: 'TERM-R', uniQr: 'QR-R', token, rateLimit: { perSecond: 1, burst: 1 }, keyring: rig.kit.machineKeyring });
+  const machine = await createTestMachine({
+    terminalId: 'TERM-R',
+    uniQr: 'QR-R',
+    token,
+    rateLimit: { perSecond: 1, burst: 1 },
+    keyring: rig.kit.machineKeyring,
+  });
   const sims = await startSimMachines({
     url: rig.broker.url,
     protocolVersion: rig.protocolVersion,
@@ -27,7 +33,13 @@ test("a machine's 429 comes back through the relay with its Retry-After", { time
     const relay = await rig.startRelay();
     await until(() => relay.link.stats().machines === 1, 10_000, 'the relay to know the machine');
     // The first Start is taken (Approved); the second, right after, is over the machine's limit.
-    const start = (n: number) => JSON.stringify({ AppUserId: 'u', SecretToken: token, TerminalId: 'TERM-R', TransactionId: `relay-ra-${process.pid}-${n}` });
+    const start = (n: number) =>
+      JSON.stringify({
+        AppUserId: 'u',
+        SecretToken: token,
+        TerminalId: 'TERM-R',
+        TransactionId: `relay-ra-${process.pid}-${n}`,
+      });
     const first = await postStart(relay.origin, start(1));
     assert.equal(first.status, 200);
     assert.equal(first.retryAfter, undefined);

@@ -19,9 +19,27 @@ function staticTx(id: string, settled: number | null, closings = 1): TxRecord {
     transactionId: id,
     flow: 'static',
     state: settled === null ? 'cancelled' : 'settled',
-    authorization: { verdict: 'Approved', code: null, message: null, amount: 10, paymentInfo: null, paymentInfoText: null },
+    authorization: {
+      verdict: 'Approved',
+      code: null,
+      message: null,
+      amount: 10,
+      paymentInfo: null,
+      paymentInfoText: null,
+    },
     qr: null,
-    settlement: settled === null ? null : { verdict: 'Approved', code: null, message: null, amount: settled, reasonCode: null, gatewayTimeout: false, products: 1 },
+    settlement:
+      settled === null
+        ? null
+        : {
+            verdict: 'Approved',
+            code: null,
+            message: null,
+            amount: settled,
+            reasonCode: null,
+            gatewayTimeout: false,
+            products: 1,
+          },
     cancel: null,
     void: null,
     requests: { Authorization: 1, Settlement: 1, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 },
@@ -33,14 +51,36 @@ function staticTx(id: string, settled: number | null, closings = 1): TxRecord {
 
 function view(txs: TxRecord[]): LedgerView {
   return {
-    summary: { transactions: txs.length, byState: {}, requests: { Authorization: 0, Settlement: 0, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 }, duplicates: 0, conflicts: 0, rejected: 0, openAuthorizations: [], closedMoreThanOnce: [], faults: {} },
+    summary: {
+      transactions: txs.length,
+      byState: {},
+      requests: { Authorization: 0, Settlement: 0, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 },
+      duplicates: 0,
+      conflicts: 0,
+      rejected: 0,
+      openAuthorizations: [],
+      closedMoreThanOnce: [],
+      faults: {},
+    },
     transactions: Object.fromEntries(txs.map((t) => [t.transactionId, t])),
     rejected: [],
   };
 }
 
-const session = (amounts: number[]): SimSessionRecord => ({ id: 1, kind: 'funded', funds: 10, end: 'complete', vends: amounts.map((a) => ({ item: 1, price: a, approved: a, outcome: 'success' as const })) });
-const agentTx = (id: string, recordedSoldMinor: number): AgentTransaction => ({ txId: id, flow: 'static', state: 'settled', createdAtMs: T0 + 1, recordedSoldMinor });
+const session = (amounts: number[]): SimSessionRecord => ({
+  id: 1,
+  kind: 'funded',
+  funds: 10,
+  end: 'complete',
+  vends: amounts.map((a) => ({ item: 1, price: a, approved: a, outcome: 'success' as const })),
+});
+const agentTx = (id: string, recordedSoldMinor: number): AgentTransaction => ({
+  txId: id,
+  flow: 'static',
+  state: 'settled',
+  createdAtMs: T0 + 1,
+  recordedSoldMinor,
+});
 
 function attempt(kill: Attempt['kill'], successesAt: number[], amountMinor = 200): Attempt {
   const successes = successesAt.map((atMs) => ({ atMs, amountMinor, afterKill: false }));
@@ -51,20 +91,38 @@ function attempt(kill: Attempt['kill'], successesAt: number[], amountMinor = 200
 const outbox = { pending: 0, dead: 0, open: [] };
 
 test('a sale settled for what the VMC dispensed passes', () => {
-  const r = audit({ attempts: [attempt(null, [T0 + 10, T0 + 20])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 4)]), agentTxs: [agentTx('tx1', 400)], outbox });
+  const r = audit({
+    attempts: [attempt(null, [T0 + 10, T0 + 20])],
+    vmc: [session([2, 2])],
+    gateway: view([staticTx('tx1', 4)]),
+    agentTxs: [agentTx('tx1', 400)],
+    outbox,
+  });
   assert.ok(r.ok, JSON.stringify(r.findings));
   assert.equal(r.lostMinor, 0);
 });
 
 test('a vend settled short without any kill is lost', () => {
-  const r = audit({ attempts: [attempt(null, [T0 + 10, T0 + 20])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
+  const r = audit({
+    attempts: [attempt(null, [T0 + 10, T0 + 20])],
+    vmc: [session([2, 2])],
+    gateway: view([staticTx('tx1', 2)]),
+    agentTxs: [agentTx('tx1', 200)],
+    outbox,
+  });
   assert.equal(r.ok, false);
   assert.equal(r.lostMinor, 200);
 });
 
 test('a vend dispensed just before a kill and not committed is unrecorded at crash, not lost', () => {
   const kill = { atMs: T0 + 30, what: 'after-vend-success', committed: [agentTx('tx1', 200)] };
-  const r = audit({ attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
+  const r = audit({
+    attempts: [attempt(kill, [T0 + 10, T0 + 25])],
+    vmc: [session([2, 2])],
+    gateway: view([staticTx('tx1', 2)]),
+    agentTxs: [agentTx('tx1', 200)],
+    outbox,
+  });
   assert.ok(r.ok, JSON.stringify(r.findings));
   assert.deepEqual(r.unrecordedAtCrash, { vends: 1, minor: 200, afterKill: 0 });
   assert.equal(r.lostMinor, 0);
@@ -72,7 +130,13 @@ test('a vend dispensed just before a kill and not committed is unrecorded at cra
 
 test('a vend committed before the kill but not charged is lost', () => {
   const kill = { atMs: T0 + 30, what: 'after-vend-success', committed: [agentTx('tx1', 400)] };
-  const r = audit({ attempts: [attempt(kill, [T0 + 10, T0 + 25])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 400)], outbox });
+  const r = audit({
+    attempts: [attempt(kill, [T0 + 10, T0 + 25])],
+    vmc: [session([2, 2])],
+    gateway: view([staticTx('tx1', 2)]),
+    agentTxs: [agentTx('tx1', 400)],
+    outbox,
+  });
   assert.equal(r.ok, false);
   assert.equal(r.lostMinor, 200);
 });
@@ -92,7 +156,13 @@ test('a vend the vend journal kept at the kill (not in the ledger) must be charg
 
 test('an uncommitted vend dispensed long before the kill is not excused', () => {
   const kill = { atMs: T0 + 10 + UNRECORDED_WINDOW_MS + 500, what: 'delay', committed: [agentTx('tx1', 200)] };
-  const r = audit({ attempts: [attempt(kill, [T0 + 5, T0 + 10])], vmc: [session([2, 2])], gateway: view([staticTx('tx1', 2)]), agentTxs: [agentTx('tx1', 200)], outbox });
+  const r = audit({
+    attempts: [attempt(kill, [T0 + 5, T0 + 10])],
+    vmc: [session([2, 2])],
+    gateway: view([staticTx('tx1', 2)]),
+    agentTxs: [agentTx('tx1', 200)],
+    outbox,
+  });
   assert.equal(r.ok, false);
   assert.equal(r.unrecordedAtCrash.minor, 0);
 });

@@ -15,20 +15,24 @@ import { FAULT_KINDS } from '../../src/sim/gateway/index.js';
 const SESSIONS = Number(process.env.QRVEND_CHAOS_SESSIONS ?? 250);
 const SEED = Number(process.env.QRVEND_CHAOS_SEED ?? 777);
 
-test(`chaos: ${SESSIONS} sessions under combined faults end with zero lost, doubled or unresolved sales`, { timeout: 180_000 }, async () => {
-  const report = await runChaos({ profile: 'chaos', sessions: SESSIONS, maxMs: 75_000, seed: SEED });
-  const text = formatReport(report);
-  assert.ok(report.sessions.static > 0 && report.sessions.dynamic > 0, text);
-  // Every fault kind really happened, so the figures below were earned under it.
-  for (const kind of FAULT_KINDS) assert.ok((report.gatewayFaults[kind] ?? 0) > 0, `no ${kind} fault\n${text}`);
-  assert.ok(report.counters.kills > 0, `no SIGKILL\n${text}`);
-  assert.ok(report.counters.unplugs > 0, `no unplug\n${text}`);
-  assert.ok(report.counters.noiseLines > 0, `no noise\n${text}`);
-  assert.equal(report.incidents.length, 0, text);
-  assert.equal(report.audit.lostMinor, 0, text);
-  assert.deepEqual(report.audit.chargedTwice, [], text);
-  assert.deepEqual(report.audit.unresolved, [], text);
-  assert.equal(report.audit.chargedNotVendedMinor, 0, text);
-  assert.deepEqual(report.audit.findings, [], text);
-  assert.ok(report.ok, text);
-});
+test(
+  `chaos: ${SESSIONS} sessions under combined faults end with zero lost, doubled or unresolved sales`,
+  { timeout: 180_000 },
+  async () => {
+    const report = await runChaos({ profile: 'chaos', sessions: SESSIONS, maxMs: 75_000, seed: SEED });
+    const text = formatReport(report);
+    assert.ok(report.sessions.static > 0 && report.sessions.dynamic > 0, text);
+    // Every fault kind really happened, so the figures below were earned under it.
+    for (const kind of FAULT_KINDS) assert.ok((report.gatewayFaults[kind] ?? 0) > 0, `no ${kind} fault\n${text}`);
+    assert.ok(report.counters.kills > 0, `no SIGKILL\n${text}`);
+    assert.ok(report.counters.unplugs > 0, `no unplug\n${text}`);
+    assert.ok(report.counters.noiseLines > 0, `no noise\n${text}`);
+    assert.equal(report.incidents.length, 0, text);
+    assert.equal(report.audit.lostMinor, 0, text);
+    assert.deepEqual(report.audit.chargedTwice, [], text);
+    assert.deepEqual(report.audit.unresolved, [], text);
+    assert.equal(report.audit.chargedNotVendedMinor, 0, text);
+    assert.deepEqual(report.audit.findings, [], text);
+    assert.ok(report.ok, text);
+  },
+);

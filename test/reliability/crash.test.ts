@@ -19,26 +19,45 @@ import { formatReport } from '../../rigs/chaos/report.js';
 const KILLS = Number(process.env.QRVEND_CRASH_KILLS ?? 80);
 const SEED = Number(process.env.QRVEND_CRASH_SEED ?? 4242);
 
-test(`SIGKILL at random points, ${KILLS} times: nothing lost, nothing doubled, nothing unresolved`, { timeout: 180_000 + KILLS * 3_000 }, async () => {
-  const report = await runChaos({ profile: 'crash', sessions: 0, minKills: KILLS, maxMs: 60_000 + KILLS * 2_500, seed: SEED });
-  const text = formatReport(report);
-  assert.ok(report.counters.kills >= KILLS, `only ${report.counters.kills} kills happened\n${text}`);
-  assert.equal(report.counters.restarts, report.counters.kills, text);
-  // Every named moment was hit at least once, and random delays too.
-  for (const moment of ['after-start-approved', 'after-c-start', 'between-vend-approve-and-success', 'after-vend-success', 'after-session-end', 'during-dynamic-poll', 'after-payment-approval', 'random delay']) {
-    assert.ok((report.counters.killsByWhat[moment] ?? 0) > 0, `no kill ${moment}\n${text}`);
-  }
-  assert.equal(report.incidents.length, 0, text);
-  assert.equal(report.audit.lostMinor, 0, text);
-  assert.deepEqual(report.audit.chargedTwice, [], text);
-  assert.deepEqual(report.audit.unresolved, [], text);
-  assert.equal(report.audit.chargedNotVendedMinor, 0, text);
-  assert.deepEqual(report.audit.settledNeverApproved, [], text);
-  assert.deepEqual(report.audit.orphans, [], text);
-  assert.equal(report.audit.rejectedRequests, 0, text);
-  assert.deepEqual(report.audit.outbox, { pending: 0, dead: 0, open: [] }, text);
-  assert.deepEqual(report.audit.findings, [], text);
-  // The sessions did sell something in both flows, so the amounts were really compared.
-  assert.ok(report.audit.vendsDispensed > 0 && report.audit.chargedMinor > 0, text);
-  assert.ok(report.ok, text);
-});
+test(
+  `SIGKILL at random points, ${KILLS} times: nothing lost, nothing doubled, nothing unresolved`,
+  { timeout: 180_000 + KILLS * 3_000 },
+  async () => {
+    const report = await runChaos({
+      profile: 'crash',
+      sessions: 0,
+      minKills: KILLS,
+      maxMs: 60_000 + KILLS * 2_500,
+      seed: SEED,
+    });
+    const text = formatReport(report);
+    assert.ok(report.counters.kills >= KILLS, `only ${report.counters.kills} kills happened\n${text}`);
+    assert.equal(report.counters.restarts, report.counters.kills, text);
+    // Every named moment was hit at least once, and random delays too.
+    for (const moment of [
+      'after-start-approved',
+      'after-c-start',
+      'between-vend-approve-and-success',
+      'after-vend-success',
+      'after-session-end',
+      'during-dynamic-poll',
+      'after-payment-approval',
+      'random delay',
+    ]) {
+      assert.ok((report.counters.killsByWhat[moment] ?? 0) > 0, `no kill ${moment}\n${text}`);
+    }
+    assert.equal(report.incidents.length, 0, text);
+    assert.equal(report.audit.lostMinor, 0, text);
+    assert.deepEqual(report.audit.chargedTwice, [], text);
+    assert.deepEqual(report.audit.unresolved, [], text);
+    assert.equal(report.audit.chargedNotVendedMinor, 0, text);
+    assert.deepEqual(report.audit.settledNeverApproved, [], text);
+    assert.deepEqual(report.audit.orphans, [], text);
+    assert.equal(report.audit.rejectedRequests, 0, text);
+    assert.deepEqual(report.audit.outbox, { pending: 0, dead: 0, open: [] }, text);
+    assert.deepEqual(report.audit.findings, [], text);
+    // The sessions did sell something in both flows, so the amounts were really compared.
+    assert.ok(report.audit.vendsDispensed > 0 && report.audit.chargedMinor > 0, text);
+    assert.ok(report.ok, text);
+  },
+);

@@ -23,7 +23,10 @@ export function debPackage(root: string, version: string): Package {
   const dir = join(root, `.maintainer-scripts-${version}`);
   mkdirSync(dir, { recursive: true });
   for (const s of ['preinst', 'postinst', 'prerm', 'postrm']) {
-    writeFileSync(join(dir, s), renderMaintainerScript(readFileSync(join(REPO, 'packaging/debian', s), 'utf8'), version));
+    writeFileSync(
+      join(dir, s),
+      renderMaintainerScript(readFileSync(join(REPO, 'packaging/debian', s), 'utf8'), version),
+    );
     chmodSync(join(dir, s), 0o755);
   }
   const release = join(root, 'opt/qrvend/releases', version);
@@ -38,7 +41,11 @@ export function debPackage(root: string, version: string): Package {
       chmodSync(join(release, 'bin/qrvend'), 0o755);
       writeFileSync(join(release, 'package.json'), JSON.stringify({ version }));
       mkdirSync(join(root, 'opt/qrvend/bin'), { recursive: true });
-      for (const [name, from] of [['qrvend-release', 'qrvend-release.sh'], ['qrvend-trial', 'qrvend-trial.sh'], ['qrvend', 'qrvend-launcher.sh']] as const) {
+      for (const [name, from] of [
+        ['qrvend-release', 'qrvend-release.sh'],
+        ['qrvend-trial', 'qrvend-trial.sh'],
+        ['qrvend', 'qrvend-launcher.sh'],
+      ] as const) {
         // dpkg writes name.dpkg-new and renames it over the old file: a new inode, never in place.
         rmSync(join(root, 'opt/qrvend/bin', name), { force: true });
         copyFileSync(join(REPO, 'packaging', from), join(root, 'opt/qrvend/bin', name));
@@ -46,7 +53,11 @@ export function debPackage(root: string, version: string): Package {
       }
       mkdirSync(join(root, 'etc/qrvend'), { recursive: true });
       try {
-        copyFileSync(join(REPO, 'packaging/config.json.template'), join(root, 'etc/qrvend/config.json'), 1 /* COPYFILE_EXCL: dpkg keeps a conffile */);
+        copyFileSync(
+          join(REPO, 'packaging/config.json.template'),
+          join(root, 'etc/qrvend/config.json'),
+          1 /* COPYFILE_EXCL: dpkg keeps a conffile */,
+        );
       } catch {
         // kept
       }
@@ -57,9 +68,14 @@ export function debPackage(root: string, version: string): Package {
 
 /** dpkg -i of `next` over `installed` (null: a first install): preinst, unpack, old files gone, postinst. */
 export async function dpkgInstall(next: Package, installed: Package | null): Promise<ScriptRun> {
-  const pre = installed === null ? await next.script('preinst', 'install') : await next.script('preinst', 'upgrade', installed.version);
+  const pre =
+    installed === null
+      ? await next.script('preinst', 'install')
+      : await next.script('preinst', 'upgrade', installed.version);
   if (pre.code !== 0) return pre;
   next.unpack();
   if (installed !== null && installed.version !== next.version) installed.removeFiles();
-  return installed === null ? next.script('postinst', 'configure') : next.script('postinst', 'configure', installed.version);
+  return installed === null
+    ? next.script('postinst', 'configure')
+    : next.script('postinst', 'configure', installed.version);
 }

@@ -5,7 +5,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+  mkdtempSync,
+  rmSync,
+} from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,117 +37,154 @@ function hasCommand(name: string): boolean {
   }
 }
 
-test('install.sh --root builds the image tree, enables the unit, and a second run changes nothing a technician owns', { timeout: 180_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'qrvend-install-'));
-  try {
-    const first = await runScript(INSTALL, ['--root', root]);
-    assert.equal(first.code, 0, first.stderr);
-    assert.match(first.stdout, /created \/etc\/qrvend\/config\.json/);
+test(
+  'install.sh --root builds the image tree, enables the unit, and a second run changes nothing a technician owns',
+  { timeout: 180_000 },
+  async () => {
+    const root = mkdtempSync(join(tmpdir(), 'qrvend-install-'));
+    try {
+      const first = await runScript(INSTALL, ['--root', root]);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /created \/etc\/qrvend\/config\.json/);
 
-    // The release: compiled code, defaults, package.json; production dependencies only.
-    const opt = join(root, 'opt/qrvend');
-    for (const f of ['dist/src/cli/main.js', 'config/default.json', 'package.json', 'share/config.json.template']) {
-      assert.ok(existsSync(join(opt, f)), `missing /opt/qrvend/${f}`);
+      // The release: compiled code, defaults, package.json; production dependencies only.
+      const opt = join(root, 'opt/qrvend');
+      for (const f of ['dist/src/cli/main.js', 'config/default.json', 'package.json', 'share/config.json.template']) {
+        assert.ok(existsSync(join(opt, f)), `missing /opt/qrvend/${f}`);
+      }
+      assert.equal(existsSync(join(opt, 'dist/test')), false, 'tests must not ship');
+      assert.equal(existsSync(join(opt, 'node_modules/typescript')), false, 'devDependencies must be pruned');
+      assert.equal(existsSync(join(opt, 'node_modules/fast-check')), false, 'devDependencies must be pruned');
+      assert.ok(
+        existsSync(join(opt, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')),
+        'native module must be kept',
+      );
+      assert.ok(existsSync(join(opt, 'node_modules/serialport')));
+      assert.equal(mode(join(opt, 'bin/qrvend')), 0o755);
+      assert.equal(mode(join(opt, 'bin/qrvend-trial')), 0o755, "the unit's ExecStartPre/ExecStopPost");
+      assert.equal(
+        mode(join(opt, 'bin/qrvend-release')),
+        0o755,
+        "the unit's ExecStartPre/ExecStopPost (remote updates)",
+      );
+      for (const s of ['qrvend-logs', 'qrvend-serial-trace', 'qrvend-test-vend']) {
+        assert.equal(mode(join(opt, 'scripts', s)), 0o755);
+        assert.equal(readlinkSync(join(root, 'usr/bin', s)), `/opt/qrvend/scripts/${s}`);
+      }
+      assert.equal(readlinkSync(join(root, 'usr/bin/qrvend')), '/opt/qrvend/bin/qrvend');
+
+      // systemd: the unit as shipped, enabled by the wants symlink; user and tmpfiles declarations.
+      const unit = join(root, 'usr/lib/systemd/system/qrvend.service');
+      assert.equal(readFileSync(unit, 'utf8'), readFileSync(join(REPO, 'systemd/qrvend.service'), 'utf8'));
+      assert.equal(mode(unit), 0o644);
+      const wants = join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service');
+      assert.ok(lstatSync(wants).isSymbolicLink());
+      assert.equal(readlinkSync(wants), '/usr/lib/systemd/system/qrvend.service');
+      assert.match(readFileSync(join(root, 'usr/lib/sysusers.d/qrvend.conf'), 'utf8'), /^u\s+qrvend\s/m);
+      assert.match(
+        readFileSync(join(root, 'usr/lib/tmpfiles.d/qrvend.conf'), 'utf8'),
+        /^z\s+\/etc\/qrvend\/secret-token\s+0640\s+root\s+qrvend/m,
+      );
+
+      // Config from the template (valid once layered over the defaults), empty private token, state dir.
+      const config = join(root, 'etc/qrvend/config.json');
+      assert.equal(readFileSync(config, 'utf8'), readFileSync(join(REPO, 'packaging/config.json.template'), 'utf8'));
+      assert.equal(loadConfig({ file: config, env: {} }).config.mdb.port, '/dev/serial0');
+      const token = join(root, 'etc/qrvend/secret-token');
+      assert.equal(mode(token), 0o640);
+      assert.equal(statSync(token).size, 0);
+      assert.equal(mode(join(root, 'var/lib/qrvend')), 0o750);
+
+      // The installed release runs from its pruned node_modules (commander, zod, serialport, better-sqlite3).
+      const env = { ...process.env, QRVEND_HOME: opt, QRVEND_CONFIG: '' };
+      const version = execFileSync(join(opt, 'bin/qrvend'), ['--version'], { env, encoding: 'utf8' }).trim();
+      assert.equal(version, JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
+      // The doctor loads serialport and better-sqlite3: it exits 1 here (no board, no token) but must report.
+      const doctor = spawnSync(join(opt, 'bin/qrvend'), ['doctor', '--json', '--config', config], {
+        env,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      assert.equal(doctor.status, 1, doctor.stderr);
+      const report = JSON.parse(doctor.stdout) as { results: { id: string; status: string }[] };
+      assert.equal(
+        report.results.find((r) => r.id === 'config')?.status,
+        'WARN',
+        'the template still has CHANGE-ME values',
+      );
+    } catch (err) {
+      rmSync(root, { recursive: true, force: true });
+      throw err;
     }
-    assert.equal(existsSync(join(opt, 'dist/test')), false, 'tests must not ship');
-    assert.equal(existsSync(join(opt, 'node_modules/typescript')), false, 'devDependencies must be pruned');
-    assert.equal(existsSync(join(opt, 'node_modules/fast-check')), false, 'devDependencies must be pruned');
-    assert.ok(existsSync(join(opt, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node')), 'native module must be kept');
-    assert.ok(existsSync(join(opt, 'node_modules/serialport')));
-    assert.equal(mode(join(opt, 'bin/qrvend')), 0o755);
-    assert.equal(mode(join(opt, 'bin/qrvend-trial')), 0o755, 'the unit\'s ExecStartPre/ExecStopPost');
-    assert.equal(mode(join(opt, 'bin/qrvend-release')), 0o755, 'the unit\'s ExecStartPre/ExecStopPost (remote updates)');
-    for (const s of ['qrvend-logs', 'qrvend-serial-trace', 'qrvend-test-vend']) {
-      assert.equal(mode(join(opt, 'scripts', s)), 0o755);
-      assert.equal(readlinkSync(join(root, 'usr/bin', s)), `/opt/qrvend/scripts/${s}`);
+
+    try {
+      // A technician edits the config and writes the token; then the release is installed again.
+      const config = join(root, 'etc/qrvend/config.json');
+      const token = join(root, 'etc/qrvend/secret-token');
+      const edited = JSON.stringify({
+        gateway: { baseUrl: 'https://gw.example.net:8443' },
+        machine: { uniQr: 'SITE-42' },
+      });
+      writeFileSync(config, edited);
+      writeFileSync(token, 'x'.repeat(64));
+      const second = await runScript(INSTALL, ['--root', root]);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /kept existing \/etc\/qrvend\/config\.json/);
+      assert.equal(readFileSync(config, 'utf8'), edited);
+      assert.equal(readFileSync(token, 'utf8'), 'x'.repeat(64));
+      assert.equal(mode(token), 0o640);
+      assert.equal(
+        readlinkSync(join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service')),
+        '/usr/lib/systemd/system/qrvend.service',
+      );
+      // No staging or old copies left behind.
+      assert.deepEqual(readdirSync(join(root, 'opt')), ['qrvend']);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
-    assert.equal(readlinkSync(join(root, 'usr/bin/qrvend')), '/opt/qrvend/bin/qrvend');
+  },
+);
 
-    // systemd: the unit as shipped, enabled by the wants symlink; user and tmpfiles declarations.
-    const unit = join(root, 'usr/lib/systemd/system/qrvend.service');
-    assert.equal(readFileSync(unit, 'utf8'), readFileSync(join(REPO, 'systemd/qrvend.service'), 'utf8'));
-    assert.equal(mode(unit), 0o644);
-    const wants = join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service');
-    assert.ok(lstatSync(wants).isSymbolicLink());
-    assert.equal(readlinkSync(wants), '/usr/lib/systemd/system/qrvend.service');
-    assert.match(readFileSync(join(root, 'usr/lib/sysusers.d/qrvend.conf'), 'utf8'), /^u\s+qrvend\s/m);
-    assert.match(readFileSync(join(root, 'usr/lib/tmpfiles.d/qrvend.conf'), 'utf8'), /^z\s+\/etc\/qrvend\/secret-token\s+0640\s+root\s+qrvend/m);
+test(
+  'install.sh --no-enable leaves the unit disabled; a bad option is a usage error',
+  { timeout: 180_000 },
+  async () => {
+    const root = mkdtempSync(join(tmpdir(), 'qrvend-install-noenable-'));
+    try {
+      const run = await runScript(INSTALL, ['--root', root, '--no-enable']);
+      assert.equal(run.code, 0, run.stderr);
+      assert.ok(existsSync(join(root, 'usr/lib/systemd/system/qrvend.service')));
+      assert.equal(existsSync(join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service')), false);
+      const bad = await runScript(INSTALL, ['--root', root, '--frobnicate']);
+      assert.equal(bad.code, 64);
+      assert.match(bad.stderr, /unknown option '--frobnicate'/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  },
+);
 
-    // Config from the template (valid once layered over the defaults), empty private token, state dir.
-    const config = join(root, 'etc/qrvend/config.json');
-    assert.equal(readFileSync(config, 'utf8'), readFileSync(join(REPO, 'packaging/config.json.template'), 'utf8'));
-    assert.equal(loadConfig({ file: config, env: {} }).config.mdb.port, '/dev/serial0');
-    const token = join(root, 'etc/qrvend/secret-token');
-    assert.equal(mode(token), 0o640);
-    assert.equal(statSync(token).size, 0);
-    assert.equal(mode(join(root, 'var/lib/qrvend')), 0o750);
-
-    // The installed release runs from its pruned node_modules (commander, zod, serialport, better-sqlite3).
-    const env = { ...process.env, QRVEND_HOME: opt, QRVEND_CONFIG: '' };
-    const version = execFileSync(join(opt, 'bin/qrvend'), ['--version'], { env, encoding: 'utf8' }).trim();
-    assert.equal(version, JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')).version);
-    // The doctor loads serialport and better-sqlite3: it exits 1 here (no board, no token) but must report.
-    const doctor = spawnSync(join(opt, 'bin/qrvend'), ['doctor', '--json', '--config', config], { env, encoding: 'utf8', timeout: 120_000 });
-    assert.equal(doctor.status, 1, doctor.stderr);
-    const report = JSON.parse(doctor.stdout) as { results: { id: string; status: string }[] };
-    assert.equal(report.results.find((r) => r.id === 'config')?.status, 'WARN', 'the template still has CHANGE-ME values');
-  } catch (err) {
-    rmSync(root, { recursive: true, force: true });
-    throw err;
-  }
-
-  try {
-    // A technician edits the config and writes the token; then the release is installed again.
-    const config = join(root, 'etc/qrvend/config.json');
-    const token = join(root, 'etc/qrvend/secret-token');
-    const edited = JSON.stringify({ gateway: { baseUrl: 'https://gw.example.net:8443' }, machine: { uniQr: 'SITE-42' } });
-    writeFileSync(config, edited);
-    writeFileSync(token, 'x'.repeat(64));
-    const second = await runScript(INSTALL, ['--root', root]);
-    assert.equal(second.code, 0, second.stderr);
-    assert.match(second.stdout, /kept existing \/etc\/qrvend\/config\.json/);
-    assert.equal(readFileSync(config, 'utf8'), edited);
-    assert.equal(readFileSync(token, 'utf8'), 'x'.repeat(64));
-    assert.equal(mode(token), 0o640);
-    assert.equal(readlinkSync(join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service')), '/usr/lib/systemd/system/qrvend.service');
-    // No staging or old copies left behind.
-    assert.deepEqual(readdirSync(join(root, 'opt')), ['qrvend']);
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-});
-
-test('install.sh --no-enable leaves the unit disabled; a bad option is a usage error', { timeout: 180_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'qrvend-install-noenable-'));
-  try {
-    const run = await runScript(INSTALL, ['--root', root, '--no-enable']);
-    assert.equal(run.code, 0, run.stderr);
-    assert.ok(existsSync(join(root, 'usr/lib/systemd/system/qrvend.service')));
-    assert.equal(existsSync(join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service')), false);
-    const bad = await runScript(INSTALL, ['--root', root, '--frobnicate']);
-    assert.equal(bad.code, 64);
-    assert.match(bad.stderr, /unknown option '--frobnicate'/);
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-});
-
-test('the sysusers.d declaration creates the qrvend user in the dialout, gpio and video groups', { timeout: 180_000 }, async (t) => {
-  if (!hasCommand('systemd-sysusers')) {
-    t.skip('systemd-sysusers is not installed');
-    return;
-  }
-  const root = mkdtempSync(join(tmpdir(), 'qrvend-sysusers-'));
-  try {
-    // As at an image's first boot: the declaration in the root's sysusers.d, applied to that root.
-    const install = await runScript(INSTALL, ['--root', root, '--no-enable']);
-    assert.equal(install.code, 0, install.stderr);
-    execFileSync('systemd-sysusers', [`--root=${root}`], { stdio: 'ignore' });
-    const passwd = readFileSync(join(root, 'etc/passwd'), 'utf8');
-    const group = readFileSync(join(root, 'etc/group'), 'utf8');
-    assert.match(passwd, /^qrvend:x:\d+:\d+:[^:]*:\/var\/lib\/qrvend:/m);
-    for (const g of ['dialout', 'gpio', 'video']) assert.match(group, new RegExp(`^${g}:x:\\d+:(.*,)?qrvend(,|$)`, 'm'));
-  } finally {
-    rmSync(root, { recursive: true, force: true });
-  }
-});
+test(
+  'the sysusers.d declaration creates the qrvend user in the dialout, gpio and video groups',
+  { timeout: 180_000 },
+  async (t) => {
+    if (!hasCommand('systemd-sysusers')) {
+      t.skip('systemd-sysusers is not installed');
+      return;
+    }
+    const root = mkdtempSync(join(tmpdir(), 'qrvend-sysusers-'));
+    try {
+      // As at an image's first boot: the declaration in the root's sysusers.d, applied to that root.
+      const install = await runScript(INSTALL, ['--root', root, '--no-enable']);
+      assert.equal(install.code, 0, install.stderr);
+      execFileSync('systemd-sysusers', [`--root=${root}`], { stdio: 'ignore' });
+      const passwd = readFileSync(join(root, 'etc/passwd'), 'utf8');
+      const group = readFileSync(join(root, 'etc/group'), 'utf8');
+      assert.match(passwd, /^qrvend:x:\d+:\d+:[^:]*:\/var\/lib\/qrvend:/m);
+      for (const g of ['dialout', 'gpio', 'video'])
+        assert.match(group, new RegExp(`^${g}:x:\\d+:(.*,)?qrvend(,|$)`, 'm'));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  },
+);

@@ -40,20 +40,24 @@ test('--level keeps that level and worse plus non-JSON lines (crash traces)', { 
   }
 });
 
-test('--tx keeps one transaction; --pretty prints readable lines; --follow asks journalctl to follow', { timeout: 180_000 }, async () => {
-  const j = fakeJournal();
-  try {
-    const run = await runScript(LOGS, ['--tx', 'TX-AAA-1', '--pretty', '-f'], { env: j.env });
-    assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(run.stdout.trim().split('\n'), [
-      '2024-05-01T10:00:01.000Z WARN  [gateway] Settlement retry {"txId":"TX-AAA-1"}',
-      '2024-05-01T10:00:03.000Z ERROR [ledger] write failed {"txId":"TX-AAA-1"}',
-    ]);
-    assert.equal(j.args(), '-u qrvend -o cat --no-pager -n 50 -f');
-  } finally {
-    rmSync(j.dir, { recursive: true, force: true });
-  }
-});
+test(
+  '--tx keeps one transaction; --pretty prints readable lines; --follow asks journalctl to follow',
+  { timeout: 180_000 },
+  async () => {
+    const j = fakeJournal();
+    try {
+      const run = await runScript(LOGS, ['--tx', 'TX-AAA-1', '--pretty', '-f'], { env: j.env });
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(run.stdout.trim().split('\n'), [
+        '2024-05-01T10:00:01.000Z WARN  [gateway] Settlement retry {"txId":"TX-AAA-1"}',
+        '2024-05-01T10:00:03.000Z ERROR [ledger] write failed {"txId":"TX-AAA-1"}',
+      ]);
+      assert.equal(j.args(), '-u qrvend -o cat --no-pager -n 50 -f');
+    } finally {
+      rmSync(j.dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('bad input is refused with a usage error; --help works', { timeout: 180_000 }, async () => {
   const j = fakeJournal();

@@ -49,53 +49,60 @@ async function activatedThenCut(m: Machine): Promise<void> {
   assert.deepEqual(m.json(join(m.state, 'trial.json')), { version: '0.2.0', previous: '0.1.0', runs: 1 });
 }
 
-test('a power cut after the switch, before the request is consumed: the next start is the trial again, '
-  + 'the leftover request consumed silently; the fourth start rolls back', T, async () => {
-  const m = machine();
-  try {
-    await activatedThenCut(m);
-    const next = await m.start();
-    assert.equal(next.code, 0, next.stderr);
-    const refused = join(m.upd, 'activation-refused.json');
-    assert.equal(existsSync(refused), false, `nothing refused: ${next.stderr}`);
-    assert.equal(existsSync(join(m.upd, 'activate.json')), false, 'the request that started this trial is consumed');
-    assert.equal(m.current(), 'releases/0.2.0');
-    assert.equal(m.json(join(m.state, 'trial.json')).runs, 2, 'the cut start counts as a trial start cut short');
+test(
+  'a power cut after the switch, before the request is consumed: the next start is the trial again, ' +
+    'the leftover request consumed silently; the fourth start rolls back',
+  T,
+  async () => {
+    const m = machine();
+    try {
+      await activatedThenCut(m);
+      const next = await m.start();
+      assert.equal(next.code, 0, next.stderr);
+      const refused = join(m.upd, 'activation-refused.json');
+      assert.equal(existsSync(refused), false, `nothing refused: ${next.stderr}`);
+      assert.equal(existsSync(join(m.upd, 'activate.json')), false, 'the request that started this trial is consumed');
+      assert.equal(m.current(), 'releases/0.2.0');
+      assert.equal(m.json(join(m.state, 'trial.json')).runs, 2, 'the cut start counts as a trial start cut short');
 
-    // Two more trial starts cut short: the fourth start brings the previous release back.
-    assert.equal((await m.start()).code, 0);
-    assert.equal(m.json(join(m.state, 'trial.json')).runs, 3);
-    assert.equal(m.current(), 'releases/0.2.0', 'the third trial start runs the new release');
-    const fourth = await m.start();
-    assert.equal(fourth.code, 0, fourth.stderr);
-    assert.equal(m.current(), 'releases/0.1.0', 'rolled back at the fourth start');
-    assert.match(String(m.json('rolled-back.json').reason), /cut short 3 times in a row/);
-    assert.equal(existsSync(join(m.upd, 'activation-refused.json')), false);
-  } finally {
-    m.done();
-  }
-});
+      // Two more trial starts cut short: the fourth start brings the previous release back.
+      assert.equal((await m.start()).code, 0);
+      assert.equal(m.json(join(m.state, 'trial.json')).runs, 3);
+      assert.equal(m.current(), 'releases/0.2.0', 'the third trial start runs the new release');
+      const fourth = await m.start();
+      assert.equal(fourth.code, 0, fourth.stderr);
+      assert.equal(m.current(), 'releases/0.1.0', 'rolled back at the fourth start');
+      assert.match(String(m.json('rolled-back.json').reason), /cut short 3 times in a row/);
+      assert.equal(existsSync(join(m.upd, 'activation-refused.json')), false);
+    } finally {
+      m.done();
+    }
+  },
+);
 
-test('the same cut after an earlier rollback of the same version: that old report does not roll the new trial back',
-  T, async () => {
-  const m = machine();
-  try {
-    // 0.2.0 was tried before and rolled back; the agent keeps the report until a release passes.
-    const earlier = { version: '0.2.0', previous: '0.1.0', at: '2026-11-20T05:00:00Z', reason: 'an earlier trial' };
-    writeFileSync(join(m.upd, 'rolled-back.json'), `${JSON.stringify(earlier)}\n`);
-    await activatedThenCut(m);
-    const next = await m.start();
-    assert.equal(next.code, 0, next.stderr);
-    assert.doesNotMatch(next.stderr, /rolled back/);
-    assert.equal(m.current(), 'releases/0.2.0', `still on trial: ${next.stderr}`);
-    assert.equal(m.json(join(m.state, 'trial.json')).runs, 2);
-    const report = join(m.upd, 'rolled-back.json');
-    assert.equal(existsSync(report), false, 'the earlier trial\'s report went with its activation');
-    assert.equal(existsSync(join(m.upd, 'activation-refused.json')), false);
-  } finally {
-    m.done();
-  }
-});
+test(
+  'the same cut after an earlier rollback of the same version: that old report does not roll the new trial back',
+  T,
+  async () => {
+    const m = machine();
+    try {
+      // 0.2.0 was tried before and rolled back; the agent keeps the report until a release passes.
+      const earlier = { version: '0.2.0', previous: '0.1.0', at: '2026-11-20T05:00:00Z', reason: 'an earlier trial' };
+      writeFileSync(join(m.upd, 'rolled-back.json'), `${JSON.stringify(earlier)}\n`);
+      await activatedThenCut(m);
+      const next = await m.start();
+      assert.equal(next.code, 0, next.stderr);
+      assert.doesNotMatch(next.stderr, /rolled back/);
+      assert.equal(m.current(), 'releases/0.2.0', `still on trial: ${next.stderr}`);
+      assert.equal(m.json(join(m.state, 'trial.json')).runs, 2);
+      const report = join(m.upd, 'rolled-back.json');
+      assert.equal(existsSync(report), false, "the earlier trial's report went with its activation");
+      assert.equal(existsSync(join(m.upd, 'activation-refused.json')), false);
+    } finally {
+      m.done();
+    }
+  },
+);
 
 test('a leftover request for another version than the one on trial is still refused, naming the trial', T, async () => {
   const m = machine();

@@ -10,7 +10,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO, runScript } from './helpers.js';
-import { applyConfigSet, confirmChange, pendingFile, previousOverlayFile, readRolledBack, rolledBackFile, trialRunFile } from '../../src/fleet/machine-link/config-change.js';
+import {
+  applyConfigSet,
+  confirmChange,
+  pendingFile,
+  previousOverlayFile,
+  readRolledBack,
+  rolledBackFile,
+  trialRunFile,
+} from '../../src/fleet/machine-link/config-change.js';
 
 const SCRIPT = join(REPO, 'packaging/qrvend-trial.sh');
 const T = { timeout: 180_000 };
@@ -55,43 +63,62 @@ test('no change on trial: start and stop do nothing and write nothing', T, async
   }
 });
 
-test('the run that accepted the change ends (exit 75): not a trial yet; the next start is counted as the trial', T, async () => {
-  const s = scratch();
-  try {
-    changeOnTrial(s.overlay, OLD);
-    assert.equal((await stop(s.overlay, ENDED.exit75)).code, 0);
-    assert.equal(readFileSync(s.overlay, 'utf8'), NEW, 'the change stays for its trial');
-    assert.equal(existsSync(pendingFile(s.overlay)), true);
-    assert.equal((await start(s.overlay)).code, 0);
-    assert.equal(readFileSync(trialRunFile(s.overlay), 'utf8'), '1\n');
-    assert.equal(readFileSync(s.overlay, 'utf8'), NEW);
-  } finally {
-    s.done();
-  }
-});
-
-for (const [how, ended] of [['exits 75 (a refused start)', ENDED.exit75], ['exits 78', ENDED.exit78], ['is killed (a crash)', ENDED.killed], ['is killed by the watchdog', ENDED.watchdog]] as const) {
-  test(`a trial start that ${how} brings the previous overlay back byte for byte, with the rollback mark`, T, async () => {
+test(
+  'the run that accepted the change ends (exit 75): not a trial yet; the next start is counted as the trial',
+  T,
+  async () => {
     const s = scratch();
     try {
       changeOnTrial(s.overlay, OLD);
-      await start(s.overlay);
-      const run = await stop(s.overlay, ended);
-      assert.equal(run.code, 0, run.stderr);
-      assert.equal(readFileSync(s.overlay, 'utf8'), OLD);
-      for (const f of [pendingFile(s.overlay), previousOverlayFile(s.overlay), trialRunFile(s.overlay)]) assert.equal(existsSync(f), false, f);
-      const mark = readRolledBack(s.overlay);
-      assert.ok(mark !== null && mark.at !== 'unknown', 'the mark is JSON the agent reads');
-      assert.match(mark.reason, new RegExp(`ended before it was confirmed healthy \\(${ended.SERVICE_RESULT}, ` +
-        `${ended.EXIT_CODE} ${ended.EXIT_STATUS}\\)`));
-      assert.match(run.stderr, /rolled back/, 'said in the journal');
-      // The agent's next start finds no trial: start does nothing more.
+      assert.equal((await stop(s.overlay, ENDED.exit75)).code, 0);
+      assert.equal(readFileSync(s.overlay, 'utf8'), NEW, 'the change stays for its trial');
+      assert.equal(existsSync(pendingFile(s.overlay)), true);
       assert.equal((await start(s.overlay)).code, 0);
-      assert.equal(existsSync(trialRunFile(s.overlay)), false);
+      assert.equal(readFileSync(trialRunFile(s.overlay), 'utf8'), '1\n');
+      assert.equal(readFileSync(s.overlay, 'utf8'), NEW);
     } finally {
       s.done();
     }
-  });
+  },
+);
+
+for (const [how, ended] of [
+  ['exits 75 (a refused start)', ENDED.exit75],
+  ['exits 78', ENDED.exit78],
+  ['is killed (a crash)', ENDED.killed],
+  ['is killed by the watchdog', ENDED.watchdog],
+] as const) {
+  test(
+    `a trial start that ${how} brings the previous overlay back byte for byte, with the rollback mark`,
+    T,
+    async () => {
+      const s = scratch();
+      try {
+        changeOnTrial(s.overlay, OLD);
+        await start(s.overlay);
+        const run = await stop(s.overlay, ended);
+        assert.equal(run.code, 0, run.stderr);
+        assert.equal(readFileSync(s.overlay, 'utf8'), OLD);
+        for (const f of [pendingFile(s.overlay), previousOverlayFile(s.overlay), trialRunFile(s.overlay)])
+          assert.equal(existsSync(f), false, f);
+        const mark = readRolledBack(s.overlay);
+        assert.ok(mark !== null && mark.at !== 'unknown', 'the mark is JSON the agent reads');
+        assert.match(
+          mark.reason,
+          new RegExp(
+            `ended before it was confirmed healthy \\(${ended.SERVICE_RESULT}, ` +
+              `${ended.EXIT_CODE} ${ended.EXIT_STATUS}\\)`,
+          ),
+        );
+        assert.match(run.stderr, /rolled back/, 'said in the journal');
+        // The agent's next start finds no trial: start does nothing more.
+        assert.equal((await start(s.overlay)).code, 0);
+        assert.equal(existsSync(trialRunFile(s.overlay)), false);
+      } finally {
+        s.done();
+      }
+    },
+  );
 }
 
 test('a failed first change (no previous overlay) removes the overlay: back to the site file', T, async () => {
@@ -127,24 +154,28 @@ test('power cuts during the trial are not a failure, three times; the fourth sta
   }
 });
 
-test('a stop on request during the trial is no verdict (counted like a cut); a confirmed trial is left alone', T, async () => {
-  const s = scratch();
-  try {
-    changeOnTrial(s.overlay, OLD);
-    await start(s.overlay);
-    await stop(s.overlay, ENDED.stoppedOnRequest);
-    assert.equal(readFileSync(s.overlay, 'utf8'), NEW);
-    await start(s.overlay);
-    assert.equal(readFileSync(trialRunFile(s.overlay), 'utf8'), '2\n');
-    // The agent confirms: every trial mark goes, and a crash afterwards is not the change's.
-    confirmChange(s.overlay);
-    await stop(s.overlay, ENDED.killed);
-    assert.equal(readFileSync(s.overlay, 'utf8'), NEW);
-    assert.equal(readRolledBack(s.overlay), null);
-  } finally {
-    s.done();
-  }
-});
+test(
+  'a stop on request during the trial is no verdict (counted like a cut); a confirmed trial is left alone',
+  T,
+  async () => {
+    const s = scratch();
+    try {
+      changeOnTrial(s.overlay, OLD);
+      await start(s.overlay);
+      await stop(s.overlay, ENDED.stoppedOnRequest);
+      assert.equal(readFileSync(s.overlay, 'utf8'), NEW);
+      await start(s.overlay);
+      assert.equal(readFileSync(trialRunFile(s.overlay), 'utf8'), '2\n');
+      // The agent confirms: every trial mark goes, and a crash afterwards is not the change's.
+      confirmChange(s.overlay);
+      await stop(s.overlay, ENDED.killed);
+      assert.equal(readFileSync(s.overlay, 'utf8'), NEW);
+      assert.equal(readRolledBack(s.overlay), null);
+    } finally {
+      s.done();
+    }
+  },
+);
 
 test('a damaged trial count counts against the change; hostile systemd variables stay out of the JSON', T, async () => {
   const s = scratch();

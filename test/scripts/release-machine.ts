@@ -7,7 +7,14 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
-  chmodSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync,
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,7 +71,9 @@ export function machine(): Machine {
     state: join(root, 'var/lib/qrvend-release'),
     // Under the unit's UMask=0077, as systemd runs it.
     start: (extra = {}) =>
-      runScript('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', SCRIPT, 'start', upd, '60'], { env: { ...env, ...extra } }),
+      runScript('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', SCRIPT, 'start', upd, '60'], {
+        env: { ...env, ...extra },
+      }),
     stop: (ended) => runScript(SCRIPT, ['stop', upd], { env: { ...env, ...ended } }),
     deadline: (version) => runScript(SCRIPT, ['deadline', upd, version], { env }),
     current: () => readlinkSync(join(opt, 'current')),

@@ -26,7 +26,9 @@ function standIn(dir: string, demoExit: number): string {
 test('passes demo options through and reports PASS on exit 0, FAIL otherwise', { timeout: 180_000 }, async () => {
   const tmp = tempDir('qrvend-test-vend-');
   try {
-    const ok = await runScript(TEST_VEND, ['--timeout', '20', '--', '--flow', 'static'], { env: { QRVEND_BIN: standIn(tmp.dir, 0) } });
+    const ok = await runScript(TEST_VEND, ['--timeout', '20', '--', '--flow', 'static'], {
+      env: { QRVEND_BIN: standIn(tmp.dir, 0) },
+    });
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stderr, /PASS/);
     assert.equal(readFileSync(join(tmp.dir, 'calls'), 'utf8'), 'demo --flow static\n');

@@ -57,17 +57,25 @@ test('a valid Start is accepted: Approved, TransactionId and ConsumerData echoed
   assert.match(String(reply.headers['content-type']), /^application\/json/);
 });
 
-test('the payment side hears that an Approved answer is written, before its log line; never for a Declined one', T, async () => {
-  reset();
-  const body = validStart();
-  await post(fx.endpoint, body);
-  assert.deepEqual(fx.payment.answered, [{ txId: body['TransactionId'], loggedBefore: false }], 'the Authorization may go before the log write');
-  fx.payment.busy = 'vend in progress';
-  const declined = validStart();
-  const reply = await post(fx.endpoint, declined);
-  assert.equal(reply.json.Status.Verdict, 'Declined');
-  assert.equal(fx.payment.answered.length, 1, 'a Declined answer starts nothing');
-});
+test(
+  'the payment side hears that an Approved answer is written, before its log line; never for a Declined one',
+  T,
+  async () => {
+    reset();
+    const body = validStart();
+    await post(fx.endpoint, body);
+    assert.deepEqual(
+      fx.payment.answered,
+      [{ txId: body['TransactionId'], loggedBefore: false }],
+      'the Authorization may go before the log write',
+    );
+    fx.payment.busy = 'vend in progress';
+    const declined = validStart();
+    const reply = await post(fx.endpoint, declined);
+    assert.equal(reply.json.Status.Verdict, 'Declined');
+    assert.equal(fx.payment.answered.length, 1, 'a Declined answer starts nothing');
+  },
+);
 
 test('UniQR alone names this machine too', T, async () => {
   reset();
@@ -142,7 +150,11 @@ test('wrong, empty, short and long tokens and a wrong integratorName get the ver
   ];
   const replies = [];
   for (const v of variants) {
-    const reply = await post(fx.endpoint, validStart({ TransactionId: txId, SecretToken: v.token }), v.path ? { path: v.path } : {});
+    const reply = await post(
+      fx.endpoint,
+      validStart({ TransactionId: txId, SecretToken: v.token }),
+      v.path ? { path: v.path } : {},
+    );
     replies.push({ status: reply.status, text: reply.text });
   }
   const first = replies[0]!;
@@ -160,11 +172,33 @@ test('checks run in order: the earliest failing check decides the answer', T, as
   const cases: Array<{ name: string; body: unknown; path?: string; busy?: string; code: number }> = [
     { name: 'not JSON beats a wrong integratorName', body: '{"AppUserId":', path: startPath('nobody'), code: 998 },
     { name: 'schema beats a wrong token', body: validStart({ SecretToken: 'x', TransactionId: 'short' }), code: 998 },
-    { name: 'missing member beats a wrong token', body: validStart({ SecretToken: 'x', AppUserId: undefined }), code: 997 },
-    { name: 'token beats another terminal', body: validStart({ SecretToken: 'x'.repeat(64), TerminalId: 'TERM-9999' }), code: 9 },
-    { name: 'integratorName beats another terminal', body: validStart({ TerminalId: 'TERM-9999' }), path: startPath('nobody'), code: 9 },
-    { name: 'another terminal beats a replay', body: validStart({ TerminalId: 'TERM-9999', TransactionId: used }), code: 50 },
-    { name: 'a replay beats a busy reader', body: validStart({ TransactionId: used }), busy: 'session running', code: 996 },
+    {
+      name: 'missing member beats a wrong token',
+      body: validStart({ SecretToken: 'x', AppUserId: undefined }),
+      code: 997,
+    },
+    {
+      name: 'token beats another terminal',
+      body: validStart({ SecretToken: 'x'.repeat(64), TerminalId: 'TERM-9999' }),
+      code: 9,
+    },
+    {
+      name: 'integratorName beats another terminal',
+      body: validStart({ TerminalId: 'TERM-9999' }),
+      path: startPath('nobody'),
+      code: 9,
+    },
+    {
+      name: 'another terminal beats a replay',
+      body: validStart({ TerminalId: 'TERM-9999', TransactionId: used }),
+      code: 50,
+    },
+    {
+      name: 'a replay beats a busy reader',
+      body: validStart({ TransactionId: used }),
+      busy: 'session running',
+      code: 996,
+    },
   ];
   for (const c of cases) {
     fx.payment.busy = c.busy ?? null;
@@ -200,7 +234,10 @@ test('schema and length violations: 997 for a missing member, 998 for a bad one'
     const reply = await post(fx.endpoint, body);
     assert.ok(reply.json.Status.Code === 997 || reply.json.Status.Code === 998, body);
   }
-  const deep = await post(fx.endpoint, validStart({ ConsumerData: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) }));
+  const deep = await post(
+    fx.endpoint,
+    validStart({ ConsumerData: JSON.parse(`${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) }),
+  );
   assert.equal(deep.json.Status.Code, 998);
   assert.match(deep.json.Status.StatusMessage ?? '', /nested deeper/);
   const notJson = await post(fx.endpoint, Buffer.from([0x7b, 0xff, 0xfe, 0x7d])); // invalid UTF-8
@@ -222,7 +259,10 @@ test('an accept hook that throws is Declined 6, and the TransactionId stays usab
 
 test('an accept hook that declines with a code (StartDeclined) answers that code and message', T, async () => {
   reset();
-  fx.payment.failAccept = new StartDeclined(DeclineCodes.InsufficientFunds, 'insufficient funds: the balance is below the smallest amount');
+  fx.payment.failAccept = new StartDeclined(
+    DeclineCodes.InsufficientFunds,
+    'insufficient funds: the balance is below the smallest amount',
+  );
   const reply = await post(fx.endpoint, validStart());
   assert.equal(reply.json.Status.Verdict, 'Declined');
   assert.equal(reply.json.Status.Code, DeclineCodes.InsufficientFunds);
@@ -267,7 +307,12 @@ test('wrong path 404, wrong method 405, wrong Content-Type 415: each with a Decl
   const notFound = await post(fx.endpoint, validStart(), { path: '/payment/v2/transactions/Gateway/start' });
   assert.equal(notFound.status, 404);
   assert.equal(notFound.json.Status.Verdict, 'Declined');
-  for (const path of ['/', `${startPath()}/`, startPath().replace('/v2/', '/v1/'), '/payment/v2/transactions/Gateway/a/b/start']) {
+  for (const path of [
+    '/',
+    `${startPath()}/`,
+    startPath().replace('/v2/', '/v1/'),
+    '/payment/v2/transactions/Gateway/a/b/start',
+  ]) {
     assert.equal((await post(fx.endpoint, validStart(), { path })).status, 404, path);
   }
   for (const method of ['GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS']) {
@@ -276,7 +321,13 @@ test('wrong path 404, wrong method 405, wrong Content-Type 415: each with a Decl
     assert.equal(reply.headers['allow'], 'POST');
     assert.equal(reply.json.Status.Code, 998);
   }
-  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', 'multipart/form-data', 'json']) {
+  for (const type of [
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'application/json; charset=latin1',
+    'multipart/form-data',
+    'json',
+  ]) {
     const reply = await post(fx.endpoint, validStart(), { headers: { 'Content-Type': type } });
     assert.equal(reply.status, 415, type);
     assert.equal(reply.json.Status.Verdict, 'Declined');
@@ -284,9 +335,14 @@ test('wrong path 404, wrong method 405, wrong Content-Type 415: each with a Decl
   assert.equal(fx.payment.accepted.length, 0);
 });
 
-test('the seed\'s media types are accepted: application/json, application/*+json, text/json', T, async () => {
+test("the seed's media types are accepted: application/json, application/*+json, text/json", T, async () => {
   reset();
-  for (const type of ['application/json', 'Application/JSON; charset=UTF-8', 'application/vnd.wallet.start+json', 'text/json']) {
+  for (const type of [
+    'application/json',
+    'Application/JSON; charset=UTF-8',
+    'application/vnd.wallet.start+json',
+    'text/json',
+  ]) {
     const reply = await post(fx.endpoint, validStart(), { headers: { 'Content-Type': type } });
     assert.equal(reply.json.Status.Verdict, 'Approved', type);
   }
@@ -311,7 +367,16 @@ test('stats count answers by HTTP status and decline code, each answer once', T,
     sent.push(await post(own.endpoint, validStart())); // 30
     assert.deepEqual(
       sent.map((r) => [r.status, r.json.Status.Code ?? r.json.Status.Verdict]),
-      [[200, 'Approved'], [200, 'Approved'], [200, 996], [200, 9], [200, 9], [405, 998], [415, 998], [200, 30]],
+      [
+        [200, 'Approved'],
+        [200, 'Approved'],
+        [200, 996],
+        [200, 9],
+        [200, 9],
+        [405, 998],
+        [415, 998],
+        [200, 30],
+      ],
     );
     const stats = own.endpoint.stats();
     assert.equal(stats.accepted, 2);

@@ -61,7 +61,16 @@ const nearlyGoodStart = fc
     goodStart,
     fc.option(
       fc.tuple(
-        fc.constantFrom('AppUserId', 'SecretToken', 'TerminalId', 'UniQR', 'TransactionId', 'Balance', 'ConsumerData', 'Extra'),
+        fc.constantFrom(
+          'AppUserId',
+          'SecretToken',
+          'TerminalId',
+          'UniQR',
+          'TransactionId',
+          'Balance',
+          'ConsumerData',
+          'Extra',
+        ),
         fc.oneof(
           fc.constant(OMIT),
           fc.constant(null),
@@ -92,9 +101,20 @@ const roughStart = fc
     TerminalId: member(fc.constantFrom(TERMINAL_ID, TERMINAL_ID, TERMINAL_ID, 'TERM-9999'), [lengths(0, 300)]),
     UniQR: fc.oneof(fc.constant(OMIT), fc.constant(OMIT), member(fc.constantFrom(UNI_QR, 'OTHER-QR'))),
     TransactionId: member(transactionId),
-    Balance: fc.oneof(fc.constant(OMIT), member(fc.integer({ min: 0, max: 100_000 }).map((n) => n / 100), [fc.double(), fc.constant(-1)])),
-    ConsumerData: fc.oneof(fc.constant(OMIT), member(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }))),
-    extra: fc.option(fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }), { nil: undefined }),
+    Balance: fc.oneof(
+      fc.constant(OMIT),
+      member(
+        fc.integer({ min: 0, max: 100_000 }).map((n) => n / 100),
+        [fc.double(), fc.constant(-1)],
+      ),
+    ),
+    ConsumerData: fc.oneof(
+      fc.constant(OMIT),
+      member(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })),
+    ),
+    extra: fc.option(fc.dictionary(fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }), {
+      nil: undefined,
+    }),
   })
   .map(({ extra, ...members }) => {
     const out: Record<string, unknown> = { ...extra };
@@ -102,13 +122,15 @@ const roughStart = fc
     return out;
   });
 
-const deepNesting = fc.integer({ min: 1, max: 4_000 }).chain((depth) =>
-  fc.constantFrom(
-    '['.repeat(depth) + ']'.repeat(depth),
-    `{"ConsumerData":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)},"TransactionId":"deep-nest-1"}`,
-    '{"a":'.repeat(depth),
-  ),
-);
+const deepNesting = fc
+  .integer({ min: 1, max: 4_000 })
+  .chain((depth) =>
+    fc.constantFrom(
+      '['.repeat(depth) + ']'.repeat(depth),
+      `{"ConsumerData":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)},"TransactionId":"deep-nest-1"}`,
+      '{"a":'.repeat(depth),
+    ),
+  );
 
 const body: fc.Arbitrary<Buffer> = fc.oneof(
   { arbitrary: nearlyGoodStart.map((o) => Buffer.from(JSON.stringify(o))), weight: 20 },
@@ -127,7 +149,15 @@ export const path = fc.oneof(
   { arbitrary: fc.webSegment().map((seg) => `/payment/v2/transactions/Gateway/${seg}/start`), weight: 1 },
   { arbitrary: fc.webPath(), weight: 1 },
   { arbitrary: fc.string({ maxLength: 80 }).map((s) => `/${s}`), weight: 1 },
-  { arbitrary: fc.constantFrom(`${START_PATH}?x=1`, `${START_PATH}/`, START_PATH.toUpperCase(), `/payment/v2/transactions/Gateway/${INTEGRATOR}%2Fx/start`), weight: 1 },
+  {
+    arbitrary: fc.constantFrom(
+      `${START_PATH}?x=1`,
+      `${START_PATH}/`,
+      START_PATH.toUpperCase(),
+      `/payment/v2/transactions/Gateway/${INTEGRATOR}%2Fx/start`,
+    ),
+    weight: 1,
+  },
 );
 
 /** Methods Node's HTTP parser knows (others are refused before our handler; covered over HTTP). */
@@ -137,7 +167,15 @@ export const method = fc.oneof(
 );
 
 const contentType = fc.oneof(
-  { arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/json', 'application/vnd.w+json'), weight: 30 },
+  {
+    arbitrary: fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'text/json',
+      'application/vnd.w+json',
+    ),
+    weight: 30,
+  },
   { arbitrary: fc.constantFrom('text/plain', 'application/json; charset=latin1', 'application/jsonp', ''), weight: 1 },
   { arbitrary: fc.string({ maxLength: 40 }), weight: 1 },
 );
@@ -147,7 +185,11 @@ export const fuzzCase: fc.Arbitrary<FuzzCase> = fc
     method,
     path,
     contentType: fc.option(contentType, { nil: undefined, freq: 40 }),
-    extraHeaders: fc.dictionary(fc.constantFrom('x-a', 'accept', 'user-agent', 'x-forwarded-for'), fc.string({ maxLength: 20 }), { maxKeys: 2 }),
+    extraHeaders: fc.dictionary(
+      fc.constantFrom('x-a', 'accept', 'user-agent', 'x-forwarded-for'),
+      fc.string({ maxLength: 20 }),
+      { maxKeys: 2 },
+    ),
     expect: fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 20 },
       { arbitrary: fc.constant('100-continue'), weight: 2 },

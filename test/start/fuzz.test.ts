@@ -75,7 +75,10 @@ test(`fuzz in-process: ${RUNS} generated requests`, { timeout: 600_000 }, async 
       side.current = c;
       const expectAccept = shouldAccept(c, side.seen, MAX_BODY);
       const callsBefore = side.calls;
-      const answer = await exchange.answer({ method: c.method, url: c.path, headers: c.headers, client: '127.0.0.1' }, c.body);
+      const answer = await exchange.answer(
+        { method: c.method, url: c.path, headers: c.headers, client: '127.0.0.1' },
+        c.body,
+      );
       assertValidAnswer(serialize(answer), answer.httpStatus);
       const called = side.calls - callsBefore;
       assert.equal(called, expectAccept ? 1 : 0, `accept called ${called} times, expected ${expectAccept ? 1 : 0}`);
@@ -87,10 +90,25 @@ test(`fuzz in-process: ${RUNS} generated requests`, { timeout: 600_000 }, async 
     { numRuns: RUNS, seed: SEED, endOnFailure: true, includeErrorInReport: true },
   );
   const seconds = (performance.now() - started) / 1000;
-  t.diagnostic(`${RUNS} cases in ${seconds.toFixed(1)} s; answers: ` +
-    `${JSON.stringify(Object.fromEntries([...tally.byCode].sort()))}`);
+  t.diagnostic(
+    `${RUNS} cases in ${seconds.toFixed(1)} s; answers: ` +
+      `${JSON.stringify(Object.fromEntries([...tally.byCode].sort()))}`,
+  );
   // The generator must reach every check, or the property proves little.
-  for (const key of ['Approved', '200/998', '200/997', '200/9', '200/50', '200/996', '200/30', '200/6', '404/998', '405/998', '415/998', '413/998']) {
+  for (const key of [
+    'Approved',
+    '200/998',
+    '200/997',
+    '200/9',
+    '200/50',
+    '200/996',
+    '200/30',
+    '200/6',
+    '404/998',
+    '405/998',
+    '415/998',
+    '413/998',
+  ]) {
     assert.ok((tally.byCode.get(key) ?? 0) > 0 || RUNS < 1_000, `no case reached ${key}`);
   }
 });
@@ -98,7 +116,12 @@ test(`fuzz in-process: ${RUNS} generated requests`, { timeout: 600_000 }, async 
 /** The request as bytes on the wire; the body may be cut short or the head may be garbage. */
 function wire(c: FuzzCase, garbage: string | null): Buffer {
   if (garbage !== null) return Buffer.from(garbage, 'latin1');
-  const head = [`${c.method} ${c.path} HTTP/1.1`, 'Host: 127.0.0.1', 'Connection: close', ...Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`)];
+  const head = [
+    `${c.method} ${c.path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    'Connection: close',
+    ...Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), c.body]);
 }
 
@@ -123,7 +146,12 @@ test(`fuzz over loopback HTTP: ${HTTP_RUNS} generated requests`, { timeout: 600_
   const garbageHead = fc.oneof(
     { arbitrary: fc.constant(null), weight: 15 },
     { arbitrary: fc.string({ maxLength: 200, unit: 'binary-ascii' }).map((s) => `${s}\r\n\r\n`), weight: 1 },
-    { arbitrary: fc.tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 60 })).map(([m, p]) => `${m} ${p} HTTP/1.1\r\nHost: x\r\n\r\n`), weight: 1 },
+    {
+      arbitrary: fc
+        .tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 60 }))
+        .map(([m, p]) => `${m} ${p} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      weight: 1,
+    },
   );
   try {
     await fc.assert(
@@ -148,8 +176,12 @@ test(`fuzz over loopback HTTP: ${HTTP_RUNS} generated requests`, { timeout: 600_
         // Over the wire the oracle decides only for well-formed requests; garbage must never reach accept.
         if (garbage !== null || cut === 0) assert.equal(called, 0);
         else if (!/[\r\n\0]/.test(Object.values(c.headers).join('') + c.path)) {
-          assert.equal(called, expectAccept ? 1 : 0, `accept called ${called} times; answer ${reply.status} ` +
-            `${reply.body.slice(0, 160)}; headers ${JSON.stringify(c.headers)}`);
+          assert.equal(
+            called,
+            expectAccept ? 1 : 0,
+            `accept called ${called} times; answer ${reply.status} ` +
+              `${reply.body.slice(0, 160)}; headers ${JSON.stringify(c.headers)}`,
+          );
         }
       }),
       { numRuns: HTTP_RUNS, seed: SEED, endOnFailure: true, includeErrorInReport: true },
@@ -158,6 +190,8 @@ test(`fuzz over loopback HTTP: ${HTTP_RUNS} generated requests`, { timeout: 600_
     await endpoint.close();
   }
   const seconds = (performance.now() - started) / 1000;
-  t.diagnostic(`${HTTP_RUNS} HTTP cases in ${seconds.toFixed(1)} s; stats: ${JSON.stringify(endpoint.stats().byHttpStatus)}`);
+  t.diagnostic(
+    `${HTTP_RUNS} HTTP cases in ${seconds.toFixed(1)} s; stats: ${JSON.stringify(endpoint.stats().byHttpStatus)}`,
+  );
   assert.ok(!logLines.some((l) => l.includes(TOKEN)), 'a log line contains the SecretToken');
 });

@@ -94,7 +94,12 @@ export async function startFixture(options: FixtureOptions = {}): Promise<Fixtur
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      logLines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0));
+      logLines.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
       done();
     },
   });
@@ -138,7 +143,11 @@ export function post(endpoint: StartEndpoint, body: unknown, options: PostOption
       {
         method: options.method ?? 'POST',
         agent: false,
-        headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), ...options.headers },
+        headers: {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(payload),
+          ...options.headers,
+        },
         ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       },
       (res) => {
@@ -195,7 +204,11 @@ export function parseRawResponse(raw: Buffer): RawReply | null {
  * A raw TCP client: write what you want, when you want, and wait for the first response.
  * `response` resolves with the first complete response, or null if the server closed first.
  */
-export function rawClient(endpoint: StartEndpoint): { socket: Socket; response: Promise<RawReply | null>; closed: Promise<void> } {
+export function rawClient(endpoint: StartEndpoint): {
+  socket: Socket;
+  response: Promise<RawReply | null>;
+  closed: Promise<void>;
+} {
   const socket = connect(endpoint.port, '127.0.0.1');
   let received = Buffer.alloc(0);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));

@@ -19,7 +19,9 @@ test('a declared Content-Length over the limit is refused with 413 before any bo
   try {
     const { socket, response } = rawClient(fx.endpoint);
     // Headers only: the server must answer without waiting for (or reading) the 10 MB.
-    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n`);
+    socket.write(
+      `POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10485760\r\n\r\n`,
+    );
     const reply = await response;
     assert.ok(reply, 'no answer');
     assert.equal(reply.status, 413);
@@ -38,7 +40,9 @@ test('a chunked body is cut off with 413 as soon as it passes the limit, althoug
   const fx = await startFixture({ start: { maxBodyBytes: 1024 } });
   try {
     const { socket, response } = rawClient(fx.endpoint);
-    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    socket.write(
+      `POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
     const chunk = 'x'.repeat(600);
     socket.write(`${(600).toString(16)}\r\n${chunk}\r\n`);
     socket.write(`${(600).toString(16)}\r\n${chunk}\r\n`); // 1200 bytes > 1024; no terminating chunk follows
@@ -73,8 +77,10 @@ test('a slow body is cut off with 408 (Declined 992) and the connection closed',
   const fx = await startFixture({ limits: { bodyTimeoutMs: 300 } });
   try {
     const { socket, response, closed } = rawClient(fx.endpoint);
-    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
-      `application/json\r\nContent-Length: 200\r\n\r\n{"AppUserId":`);
+    socket.write(
+      `POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+        `application/json\r\nContent-Length: 200\r\n\r\n{"AppUserId":`,
+    );
     const reply = await response; // and then nothing more is ever sent
     assert.ok(reply, 'no answer');
     assert.equal(reply.status, 408);
@@ -151,48 +157,53 @@ test('concurrent connections are bounded: one over the bound is dropped, the oth
   }
 });
 
-test('rate limit: 10 requests a second are always served; a burst beyond the bound gets 429 and Declined 3', T, async () => {
-  let nowMs = 0; // the rate limiter's clock, stepped by the test: no dependence on real speed
-  const fx = await startFixture({ start: { rateLimit: { perSecond: 20, burst: 40 } }, now: () => nowMs });
-  try {
-    // 100 requests spaced 100 ms apart (10 per second for 10 simulated seconds): all served.
-    for (let i = 0; i < 100; i += 1) {
-      nowMs += 100;
-      const reply = await post(fx.endpoint, validStart({ TerminalId: 'TERM-9999' }));
-      assert.equal(reply.status, 200, `request ${i} at ${nowMs} ms`);
+test(
+  'rate limit: 10 requests a second are always served; a burst beyond the bound gets 429 and Declined 3',
+  T,
+  async () => {
+    let nowMs = 0; // the rate limiter's clock, stepped by the test: no dependence on real speed
+    const fx = await startFixture({ start: { rateLimit: { perSecond: 20, burst: 40 } }, now: () => nowMs });
+    try {
+      // 100 requests spaced 100 ms apart (10 per second for 10 simulated seconds): all served.
+      for (let i = 0; i < 100; i += 1) {
+        nowMs += 100;
+        const reply = await post(fx.endpoint, validStart({ TerminalId: 'TERM-9999' }));
+        assert.equal(reply.status, 200, `request ${i} at ${nowMs} ms`);
+      }
+      // After a 2 s pause the bucket is full again (40); 60 at the same instant: 40 served, 20 refused.
+      nowMs += 2_000;
+      const statuses: number[] = [];
+      let refused: Awaited<ReturnType<typeof post>> | null = null;
+      for (let i = 0; i < 60; i += 1) {
+        const reply = await post(fx.endpoint, validStart());
+        statuses.push(reply.status);
+        if (reply.status === 429) refused = reply;
+      }
+      assert.equal(statuses.filter((s) => s === 200).length, 40);
+      assert.equal(statuses.filter((s) => s === 429).length, 20);
+      assert.ok(refused);
+      assert.equal(refused.json.Status.Code, DeclineCodes.CountLimitExceeded);
+      assert.ok(Number(refused.headers['retry-after']) >= 1);
+      // Another client is not affected by the first one's limit.
+      const other = await post(fx.endpoint, validStart(), { localAddress: '127.0.0.2' });
+      assert.equal(other.status, 200);
+      // After a pause the first client is served again.
+      nowMs += 1_000;
+      assert.equal((await post(fx.endpoint, validStart())).status, 200);
+      assert.equal(fx.endpoint.stats().byHttpStatus['429'], 20);
+    } finally {
+      await fx.close();
     }
-    // After a 2 s pause the bucket is full again (40); 60 at the same instant: 40 served, 20 refused.
-    nowMs += 2_000;
-    const statuses: number[] = [];
-    let refused: Awaited<ReturnType<typeof post>> | null = null;
-    for (let i = 0; i < 60; i += 1) {
-      const reply = await post(fx.endpoint, validStart());
-      statuses.push(reply.status);
-      if (reply.status === 429) refused = reply;
-    }
-    assert.equal(statuses.filter((s) => s === 200).length, 40);
-    assert.equal(statuses.filter((s) => s === 429).length, 20);
-    assert.ok(refused);
-    assert.equal(refused.json.Status.Code, DeclineCodes.CountLimitExceeded);
-    assert.ok(Number(refused.headers['retry-after']) >= 1);
-    // Another client is not affected by the first one's limit.
-    const other = await post(fx.endpoint, validStart(), { localAddress: '127.0.0.2' });
-    assert.equal(other.status, 200);
-    // After a pause the first client is served again.
-    nowMs += 1_000;
-    assert.equal((await post(fx.endpoint, validStart())).status, 200);
-    assert.equal(fx.endpoint.stats().byHttpStatus['429'], 20);
-  } finally {
-    await fx.close();
-  }
-});
+  },
+);
 
 test('the rate limit applies to wrong paths and methods too (probing is bounded)', T, async () => {
   const nowMs = 0;
   const fx = await startFixture({ start: { rateLimit: { perSecond: 1, burst: 3 } }, now: () => nowMs });
   try {
     const statuses = [];
-    for (let i = 0; i < 5; i += 1) statuses.push((await post(fx.endpoint, '{}', { path: '/probe', method: 'GET' })).status);
+    for (let i = 0; i < 5; i += 1)
+      statuses.push((await post(fx.endpoint, '{}', { path: '/probe', method: 'GET' })).status);
     assert.deepEqual(statuses, [404, 404, 404, 429, 429]);
   } finally {
     await fx.close();
@@ -203,8 +214,10 @@ test('Expect: 100-continue is answered only after the head passed its checks', T
   const fx = await startFixture({ start: { maxBodyBytes: 1024 } });
   try {
     const { socket, response } = rawClient(fx.endpoint);
-    socket.write(`POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
-      `application/json\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n`);
+    socket.write(
+      `POST ${startPath()} HTTP/1.1\r\nHost: x\r\nContent-Type: ` +
+        `application/json\r\nExpect: 100-continue\r\nContent-Length: 5000\r\n\r\n`,
+    );
     const reply = await response;
     assert.ok(reply);
     assert.equal(reply.status, 413); // refused straight away: no "100 Continue" invites the body
@@ -223,51 +236,86 @@ function haveOpenssl(): boolean {
   }
 }
 
-test('HTTPS when start.certFile and start.keyFile are set', { ...T, skip: haveOpenssl() ? false : 'openssl not installed' }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-start-tls-'));
-  try {
-    const certFile = join(dir, 'cert.pem');
-    const keyFile = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', keyFile, '-out', certFile], { stdio: 'ignore' });
-    const fx = await startFixture({ start: { certFile, keyFile } });
+test(
+  'HTTPS when start.certFile and start.keyFile are set',
+  { ...T, skip: haveOpenssl() ? false : 'openssl not installed' },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qrvend-start-tls-'));
     try {
-      assert.match(fx.endpoint.url, /^https:\/\/127\.0\.0\.1:\d+\/payment\/v2\/transactions\/Gateway\/acme-wallet\/start$/);
-      const { readFileSync } = await import('node:fs');
-      const body = JSON.stringify(validStart());
-      const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpsRequest(fx.endpoint.url, {
-          method: 'POST',
-          ca: readFileSync(certFile),
-          agent: false,
-          headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
-        }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      const certFile = join(dir, 'cert.pem');
+      const keyFile = join(dir, 'key.pem');
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:prime256v1',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-keyout',
+          keyFile,
+          '-out',
+          certFile,
+        ],
+        { stdio: 'ignore' },
+      );
+      const fx = await startFixture({ start: { certFile, keyFile } });
+      try {
+        assert.match(
+          fx.endpoint.url,
+          /^https:\/\/127\.0\.0\.1:\d+\/payment\/v2\/transactions\/Gateway\/acme-wallet\/start$/,
+        );
+        const { readFileSync } = await import('node:fs');
+        const body = JSON.stringify(validStart());
+        const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = httpsRequest(
+            fx.endpoint.url,
+            {
+              method: 'POST',
+              ca: readFileSync(certFile),
+              agent: false,
+              headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+            },
+            (res) => {
+              let text = '';
+              res.setEncoding('utf8');
+              res.on('data', (c: string) => (text += c));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+            },
+          );
+          req.on('error', reject);
+          req.end(body);
         });
-        req.on('error', reject);
-        req.end(body);
-      });
-      assert.equal(reply.status, 200);
-      assert.equal(parseResponse(reply.text).Status.Verdict, 'Approved');
+        assert.equal(reply.status, 200);
+        assert.equal(parseResponse(reply.text).Status.Verdict, 'Approved');
+      } finally {
+        await fx.close();
+      }
     } finally {
-      await fx.close();
+      rmSync(dir, { recursive: true, force: true });
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);
 
 test('a port already in use is a START_LISTEN_FAILED error naming the address', T, async () => {
   const fx = await startFixture();
   try {
-    await assert.rejects(startFixture({ start: { listen: `127.0.0.1:${fx.endpoint.port}` } }), (err: Error & { code?: string }) => {
-      assert.equal(err.code, 'START_LISTEN_FAILED');
-      assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${fx.endpoint.port}`));
-      return true;
-    });
+    await assert.rejects(
+      startFixture({ start: { listen: `127.0.0.1:${fx.endpoint.port}` } }),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, 'START_LISTEN_FAILED');
+        assert.match(err.message, new RegExp(`127\\.0\\.0\\.1:${fx.endpoint.port}`));
+        return true;
+      },
+    );
   } finally {
     await fx.close();
   }

@@ -18,7 +18,12 @@ function checks(hooks: Partial<StartHooks> = {}, rememberAccepted?: number) {
     acceptedTerminalIds: [TERMINAL_ID],
     acceptedUniQr: [],
     secret: createSecretMatcher(Buffer.from(TOKEN)),
-    hooks: { readerBusy: () => null, transactionSeen: () => false, accept: async (r) => void accepted.push(r.TransactionId), ...hooks },
+    hooks: {
+      readerBusy: () => null,
+      transactionSeen: () => false,
+      accept: async (r) => void accepted.push(r.TransactionId),
+      ...hooks,
+    },
     ...(rememberAccepted === undefined ? {} : { rememberAccepted }),
     onError: (stage) => void errors.push(stage),
   });
@@ -29,15 +34,19 @@ function checks(hooks: Partial<StartHooks> = {}, rememberAccepted?: number) {
   return { c, decide, accepted, errors };
 }
 
-test('the replay memory keeps the newest TransactionIds: the oldest is forgotten first', { timeout: 180_000 }, async () => {
-  const { decide } = checks({}, 2);
-  const [a, b, c] = [validStart(), validStart(), validStart()];
-  for (const s of [a, b, c]) assert.equal(await decide(s), 'approved');
-  // b and c are remembered, a was dropped (the ledger, a hook here that knows nothing, would answer for it).
-  assert.equal(await decide({ ...b, AppUserId: 'other' }), 996);
-  assert.equal(await decide({ ...c, AppUserId: 'other' }), 996);
-  assert.equal(await decide({ ...a, AppUserId: 'other' }), 'approved');
-});
+test(
+  'the replay memory keeps the newest TransactionIds: the oldest is forgotten first',
+  { timeout: 180_000 },
+  async () => {
+    const { decide } = checks({}, 2);
+    const [a, b, c] = [validStart(), validStart(), validStart()];
+    for (const s of [a, b, c]) assert.equal(await decide(s), 'approved');
+    // b and c are remembered, a was dropped (the ledger, a hook here that knows nothing, would answer for it).
+    assert.equal(await decide({ ...b, AppUserId: 'other' }), 996);
+    assert.equal(await decide({ ...c, AppUserId: 'other' }), 996);
+    assert.equal(await decide({ ...a, AppUserId: 'other' }), 'approved');
+  },
+);
 
 test('without a bound given, ten thousand TransactionIds are remembered', { timeout: 180_000 }, async () => {
   const { decide } = checks();
@@ -49,16 +58,20 @@ test('without a bound given, ten thousand TransactionIds are remembered', { time
   assert.equal(await decide(first), 'approved', 'the 10,001st pushed the first out');
 });
 
-test('a relayed Start (vouched) comes without its token and is accepted; one that carries a token is refused 9', { timeout: 180_000 }, async () => {
-  const { decide, accepted } = checks();
-  const { SecretToken: _token, ...withoutToken } = validStart();
-  assert.equal(await decide(withoutToken, true), 'approved');
-  assert.equal(accepted.length, 1);
-  assert.equal(await decide(validStart(), true), 9);
-  // Not vouched, the same body without a token is a schema failure, never accepted.
-  const { SecretToken: _t2, ...again } = validStart();
-  assert.notEqual(await decide(again), 'approved');
-});
+test(
+  'a relayed Start (vouched) comes without its token and is accepted; one that carries a token is refused 9',
+  { timeout: 180_000 },
+  async () => {
+    const { decide, accepted } = checks();
+    const { SecretToken: _token, ...withoutToken } = validStart();
+    assert.equal(await decide(withoutToken, true), 'approved');
+    assert.equal(accepted.length, 1);
+    assert.equal(await decide(validStart(), true), 9);
+    // Not vouched, the same body without a token is a schema failure, never accepted.
+    const { SecretToken: _t2, ...again } = validStart();
+    assert.notEqual(await decide(again), 'approved');
+  },
+);
 
 test('a member named twice is 998, and nothing is accepted', { timeout: 180_000 }, async () => {
   const { decide, accepted } = checks();
@@ -67,29 +80,37 @@ test('a member named twice is 998, and nothing is accepted', { timeout: 180_000 
   assert.deepEqual(accepted, []);
 });
 
-test('a hook that throws synchronously: 999 for the wallet, the error to onError, and the next Start is judged', { timeout: 180_000 }, async () => {
-  let throwing = true;
-  const { decide, errors } = checks({
-    readerBusy: () => {
-      if (throwing) throw new Error('reader state unreadable');
-      return null;
-    },
-  });
-  assert.equal(await decide(validStart()), 999);
-  assert.deepEqual(errors, ['internal']);
-  throwing = false;
-  assert.equal(await decide(validStart()), 'approved');
-});
+test(
+  'a hook that throws synchronously: 999 for the wallet, the error to onError, and the next Start is judged',
+  { timeout: 180_000 },
+  async () => {
+    let throwing = true;
+    const { decide, errors } = checks({
+      readerBusy: () => {
+        if (throwing) throw new Error('reader state unreadable');
+        return null;
+      },
+    });
+    assert.equal(await decide(validStart()), 999);
+    assert.deepEqual(errors, ['internal']);
+    throwing = false;
+    assert.equal(await decide(validStart()), 'approved');
+  },
+);
 
-test('a body that is not valid UTF-8 is 998, even where JSON.parse would take the replacement characters', { timeout: 180_000 }, async () => {
-  const { c, decide, accepted } = checks();
-  const text = JSON.stringify(validStart({ AppUserId: 'user-XX' }));
-  const at = text.indexOf('XX');
-  const body = Buffer.from(text);
-  body[at] = 0xff; // a byte that never occurs in UTF-8
-  const answer = await c.decide(INTEGRATOR, body);
-  assert.equal(answer.body.Status.Code, 998);
-  assert.deepEqual(accepted, []);
-  assert.equal(c.accepting, null, 'nothing is being accepted');
-  assert.equal(await decide(validStart()), 'approved');
-});
+test(
+  'a body that is not valid UTF-8 is 998, even where JSON.parse would take the replacement characters',
+  { timeout: 180_000 },
+  async () => {
+    const { c, decide, accepted } = checks();
+    const text = JSON.stringify(validStart({ AppUserId: 'user-XX' }));
+    const at = text.indexOf('XX');
+    const body = Buffer.from(text);
+    body[at] = 0xff; // a byte that never occurs in UTF-8
+    const answer = await c.decide(INTEGRATOR, body);
+    assert.equal(answer.body.Status.Code, 998);
+    assert.deepEqual(accepted, []);
+    assert.equal(c.accepting, null, 'nothing is being accepted');
+    assert.equal(await decide(validStart()), 'approved');
+  },
+);

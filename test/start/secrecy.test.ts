@@ -18,7 +18,11 @@ function assertNoToken(where: string, text: string): void {
 }
 
 test('the SecretToken appears in no log line, response or accepted request', { timeout: 180_000 }, async () => {
-  const fx = await startFixture({ logLevel: 'trace', start: { maxBodyBytes: 2048, rateLimit: { perSecond: 1, burst: 30 } }, now: () => 0 });
+  const fx = await startFixture({
+    logLevel: 'trace',
+    start: { maxBodyBytes: 2048, rateLimit: { perSecond: 1, burst: 30 } },
+    now: () => 0,
+  });
   try {
     const replies: string[] = [];
     const send = async (body: unknown, options = {}) => replies.push((await post(fx.endpoint, body, options)).text);

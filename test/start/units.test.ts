@@ -51,7 +51,15 @@ test('secret matcher: only the exact token matches, whatever the length of the a
   const token = 'k'.repeat(32) + 'Z'.repeat(32);
   const matcher = createSecretMatcher(Buffer.from(token));
   assert.equal(matcher.matches(token), true);
-  for (const attempt of ['', token.slice(0, 63), `${token}k`, token.toLowerCase(), 'k'.repeat(64), token.repeat(10), '\u00e9'.repeat(64)]) {
+  for (const attempt of [
+    '',
+    token.slice(0, 63),
+    `${token}k`,
+    token.toLowerCase(),
+    'k'.repeat(64),
+    token.repeat(10),
+    '\u00e9'.repeat(64),
+  ]) {
     assert.equal(matcher.matches(attempt), false, `${attempt.length} characters`);
   }
   // Two matchers for the same token agree although each draws its own key.
@@ -67,7 +75,11 @@ function tempFile(content: string | Buffer): { file: string; dir: string } {
 
 test('readSecretToken: trims (spaces, newline, a byte-order mark) and returns the 64 characters', () => {
   const token = 'A1'.repeat(32);
-  for (const content of [`  ${token}\n`, `${token}\r\n`, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(token)])]) {
+  for (const content of [
+    `  ${token}\n`,
+    `${token}\r\n`,
+    Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(token)]),
+  ]) {
     const { file, dir } = tempFile(content);
     try {
       assert.deepEqual(readSecretToken(file), Buffer.from(token));
@@ -92,16 +104,19 @@ test('readSecretToken: every problem names the file and the problem, never the c
     const { file, dir } = tempFile(content ?? 'x');
     if (content === null) rmSync(file);
     try {
-      assert.throws(() => readSecretToken(file), (err: unknown) => {
-        assert.ok(isQrvendError(err, 'SECRET_UNREADABLE'), String(err));
-        const shown = `${err.describe()} ${JSON.stringify(err.toJSON())}`;
-        assert.match(shown, problem);
-        assert.ok(shown.includes(file), 'the file is named');
-        if (typeof content === 'string' && content.length > 0) {
-          assert.ok(!shown.includes(content.slice(0, 12)), 'no content in the error');
-        }
-        return true;
-      });
+      assert.throws(
+        () => readSecretToken(file),
+        (err: unknown) => {
+          assert.ok(isQrvendError(err, 'SECRET_UNREADABLE'), String(err));
+          const shown = `${err.describe()} ${JSON.stringify(err.toJSON())}`;
+          assert.match(shown, problem);
+          assert.ok(shown.includes(file), 'the file is named');
+          if (typeof content === 'string' && content.length > 0) {
+            assert.ok(!shown.includes(content.slice(0, 12)), 'no content in the error');
+          }
+          return true;
+        },
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -143,11 +158,27 @@ test('Start path: the integratorName segment, decoded; anything else is not the 
   }
 });
 
-test('media types: the seed\'s three, UTF-8 only', () => {
-  for (const ok of ['application/json', 'APPLICATION/JSON', 'application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'text/json', 'application/problem+json', 'application/json; foo=bar']) {
+test("media types: the seed's three, UTF-8 only", () => {
+  for (const ok of [
+    'application/json',
+    'APPLICATION/JSON',
+    'application/json; charset=utf-8',
+    'application/json;charset="UTF-8"',
+    'text/json',
+    'application/problem+json',
+    'application/json; foo=bar',
+  ]) {
     assert.equal(isAcceptedContentType(ok), true, ok);
   }
-  for (const bad of [undefined, '', 'text/plain', 'application/jsonx', 'application/+json', 'application/json; charset=iso-8859-1', 'text/json; charset=utf-16']) {
+  for (const bad of [
+    undefined,
+    '',
+    'text/plain',
+    'application/jsonx',
+    'application/+json',
+    'application/json; charset=iso-8859-1',
+    'text/json; charset=utf-16',
+  ]) {
     assert.equal(isAcceptedContentType(bad), false, String(bad));
   }
 });

@@ -31,64 +31,75 @@ async function until(condition: () => boolean): Promise<void> {
 
 test('watchdog interval is half of WATCHDOG_USEC, only for our PID and only under systemd', () => {
   assert.equal(watchdogIntervalFrom({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '20000000' }, 42), 10_000);
-  assert.equal(watchdogIntervalFrom({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '20000000', WATCHDOG_PID: '42' }, 42), 10_000);
+  assert.equal(
+    watchdogIntervalFrom({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '20000000', WATCHDOG_PID: '42' }, 42),
+    10_000,
+  );
   assert.equal(watchdogIntervalFrom({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: '20000000', WATCHDOG_PID: '7' }, 42), null);
   assert.equal(watchdogIntervalFrom({ WATCHDOG_USEC: '20000000' }, 42), null);
   assert.equal(watchdogIntervalFrom({ NOTIFY_SOCKET: '/x' }, 42), null);
   assert.equal(watchdogIntervalFrom({ NOTIFY_SOCKET: '/x', WATCHDOG_USEC: 'junk' }, 42), null);
 });
 
-test('ready, watchdog, status and stopping reach the notify socket as sd_notify sends them', { timeout: 180_000 }, async () => {
-  const sink = await startNotifySink();
-  try {
-    const { log } = capturingLogger();
-    const n = createNotifier(log, { env: { NOTIFY_SOCKET: sink.path, WATCHDOG_USEC: '20000000' }, pid: 4242 });
-    assert.equal(n.enabled, true);
-    assert.equal(n.watchdogIntervalMs, 10_000);
-    n.watchdog();
-    n.ready('reader enabled');
-    n.watchdog();
-    n.status('line one\nline two');
-    n.stopping();
-    await until(() => sink.messages().length === 7);
-    assert.deepEqual(sink.messages(), [
-      // Before READY a ping also extends the start timeout (4 intervals, in microseconds).
-      'WATCHDOG=1 EXTEND_TIMEOUT_USEC=40000000',
-      'READY=1 MAINPID=4242 STATUS=reader enabled',
-      // The helper waits until systemd has read the state changes (sd_notify_barrier).
-      'BARRIER=1',
-      'WATCHDOG=1',
-      'STATUS=line one line two',
-      'STOPPING=1',
-      'BARRIER=1',
-    ]);
-  } finally {
-    await sink.close();
-  }
-});
+test(
+  'ready, watchdog, status and stopping reach the notify socket as sd_notify sends them',
+  { timeout: 180_000 },
+  async () => {
+    const sink = await startNotifySink();
+    try {
+      const { log } = capturingLogger();
+      const n = createNotifier(log, { env: { NOTIFY_SOCKET: sink.path, WATCHDOG_USEC: '20000000' }, pid: 4242 });
+      assert.equal(n.enabled, true);
+      assert.equal(n.watchdogIntervalMs, 10_000);
+      n.watchdog();
+      n.ready('reader enabled');
+      n.watchdog();
+      n.status('line one\nline two');
+      n.stopping();
+      await until(() => sink.messages().length === 7);
+      assert.deepEqual(sink.messages(), [
+        // Before READY a ping also extends the start timeout (4 intervals, in microseconds).
+        'WATCHDOG=1 EXTEND_TIMEOUT_USEC=40000000',
+        'READY=1 MAINPID=4242 STATUS=reader enabled',
+        // The helper waits until systemd has read the state changes (sd_notify_barrier).
+        'BARRIER=1',
+        'WATCHDOG=1',
+        'STATUS=line one line two',
+        'STOPPING=1',
+        'BARRIER=1',
+      ]);
+    } finally {
+      await sink.close();
+    }
+  },
+);
 
-test('a systemd that does not read never holds up the calling thread; READY and STOPPING arrive once it reads', { timeout: 180_000 }, async () => {
-  const sink = await startNotifySink();
-  try {
-    const { log } = capturingLogger();
-    const n = createNotifier(log, { env: { NOTIFY_SOCKET: sink.path, WATCHDOG_USEC: '20000000' }, pid: 7 });
-    sink.pause();
-    // Far more than the socket's queue and the pipe hold: the helper blocks, the calls do not.
-    n.ready();
-    for (let i = 0; i < 20_000; i++) n.status(`status ${i} ${'x'.repeat(100)}`);
-    n.stopping();
-    // The event loop still turns while the helper is blocked.
-    await nextTurn();
-    sink.resume();
-    await until(() => sink.messages().includes('STOPPING=1'));
-    const got = sink.messages();
-    assert.equal(got[0], 'READY=1 MAINPID=7');
-    // The unwritten backlog is bounded: STATUS past it was dropped, STOPPING was not.
-    assert.ok(got.length < 20_000, `${got.length} messages: nothing was dropped`);
-  } finally {
-    await sink.close();
-  }
-});
+test(
+  'a systemd that does not read never holds up the calling thread; READY and STOPPING arrive once it reads',
+  { timeout: 180_000 },
+  async () => {
+    const sink = await startNotifySink();
+    try {
+      const { log } = capturingLogger();
+      const n = createNotifier(log, { env: { NOTIFY_SOCKET: sink.path, WATCHDOG_USEC: '20000000' }, pid: 7 });
+      sink.pause();
+      // Far more than the socket's queue and the pipe hold: the helper blocks, the calls do not.
+      n.ready();
+      for (let i = 0; i < 20_000; i++) n.status(`status ${i} ${'x'.repeat(100)}`);
+      n.stopping();
+      // The event loop still turns while the helper is blocked.
+      await nextTurn();
+      sink.resume();
+      await until(() => sink.messages().includes('STOPPING=1'));
+      const got = sink.messages();
+      assert.equal(got[0], 'READY=1 MAINPID=7');
+      // The unwritten backlog is bounded: STATUS past it was dropped, STOPPING was not.
+      assert.ok(got.length < 20_000, `${got.length} messages: nothing was dropped`);
+    } finally {
+      await sink.close();
+    }
+  },
+);
 
 test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { timeout: 180_000 }, async () => {
   const { log, lines } = capturingLogger();
@@ -107,7 +118,10 @@ test('a missing helper is logged once at error, naming what systemd will do', { 
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-missing-'));
   try {
     const { log, lines } = capturingLogger();
-    const n = createNotifier(log, { env: { NOTIFY_SOCKET: join(dir, 'notify'), WATCHDOG_USEC: '2000000' }, helper: join(dir, 'qrvend-notify') });
+    const n = createNotifier(log, {
+      env: { NOTIFY_SOCKET: join(dir, 'notify'), WATCHDOG_USEC: '2000000' },
+      helper: join(dir, 'qrvend-notify'),
+    });
     await until(() => !n.enabled);
     n.ready();
     n.watchdog();

@@ -24,13 +24,17 @@ function hasSystemdAnalyze(): boolean {
   }
 }
 
-test('the relay unit starts qrvend relay on /etc/qrvend/relay.json, checked first, and never restarts on a bad config', T, () => {
-  assert.match(text, /^ExecStart=\/opt\/qrvend\/bin\/qrvend relay --config \/etc\/qrvend\/relay\.json$/m);
-  assert.match(text, /^ExecStartPre=\/opt\/qrvend\/bin\/qrvend relay --config \/etc\/qrvend\/relay\.json --check$/m);
-  assert.match(text, /^RestartPreventExitStatus=78$/m);
-  assert.match(text, /^User=qrvend$/m);
-  assert.match(text, /^NoNewPrivileges=yes$/m);
-});
+test(
+  'the relay unit starts qrvend relay on /etc/qrvend/relay.json, checked first, and never restarts on a bad config',
+  T,
+  () => {
+    assert.match(text, /^ExecStart=\/opt\/qrvend\/bin\/qrvend relay --config \/etc\/qrvend\/relay\.json$/m);
+    assert.match(text, /^ExecStartPre=\/opt\/qrvend\/bin\/qrvend relay --config \/etc\/qrvend\/relay\.json --check$/m);
+    assert.match(text, /^RestartPreventExitStatus=78$/m);
+    assert.match(text, /^User=qrvend$/m);
+    assert.match(text, /^NoNewPrivileges=yes$/m);
+  },
+);
 
 test('systemd-analyze verify passes with no warnings', T, (t) => {
   if (!hasSystemdAnalyze()) {
@@ -65,7 +69,9 @@ test('systemd-analyze security scores the relay unit at 1.5 or better', T, (t) =
 
 test('the example relay configuration is valid', T, async () => {
   const { validateRelayConfig } = await import('../../src/relay/index.js');
-  const example = JSON.parse(readFileSync(fileURLToPath(new URL('../../../config/relay.example.json', import.meta.url)), 'utf8'));
+  const example = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../../config/relay.example.json', import.meta.url)), 'utf8'),
+  );
   const config = validateRelayConfig(example, 'config/relay.example.json');
   assert.equal(config.timeoutMs, 5000);
 });

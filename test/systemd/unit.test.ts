@@ -43,7 +43,11 @@ test('systemd-analyze verify passes with no warnings', { timeout: 180_000 }, (t)
     }
     const copy = join(dir, 'qrvend.service');
     const rewritten = text.replace(/^(Exec\w+=[-+]*)\/opt\/qrvend\/bin\//gm, `$1${dir}/`);
-    assert.notEqual(rewritten, text, 'ExecStart no longer starts with /opt/qrvend/bin/qrvend: update this test and install.sh together');
+    assert.notEqual(
+      rewritten,
+      text,
+      'ExecStart no longer starts with /opt/qrvend/bin/qrvend: update this test and install.sh together',
+    );
     assert.equal(/^Exec\w+=[-+]*\/opt\//m.test(rewritten), false, 'every Exec line runs a program of /opt/qrvend/bin');
     writeFileSync(copy, rewritten);
     const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: 180_000 });
@@ -73,14 +77,32 @@ test('the unit keeps the decisions the daemon and the README rely on', () => {
   // script ("-") must never keep the agent from starting (test/scripts/qrvend-trial.test.ts).
   // The root side of remote updates runs with full privileges ("+"), outside every release, and
   // never keeps the agent from starting either ("-"; test/scripts/qrvend-release.test.ts).
-  assert.deepEqual(values('ExecStartPre'), ['-/opt/qrvend/bin/qrvend-trial start /var/lib/qrvend/fleet-config.json', '-+/opt/qrvend/bin/qrvend-release start /var/lib/qrvend/updates 180']);
-  assert.deepEqual(values('ExecStopPost'), ['-/opt/qrvend/bin/qrvend-trial stop /var/lib/qrvend/fleet-config.json', '-+/opt/qrvend/bin/qrvend-release stop /var/lib/qrvend/updates']);
+  assert.deepEqual(values('ExecStartPre'), [
+    '-/opt/qrvend/bin/qrvend-trial start /var/lib/qrvend/fleet-config.json',
+    '-+/opt/qrvend/bin/qrvend-release start /var/lib/qrvend/updates 180',
+  ]);
+  assert.deepEqual(values('ExecStopPost'), [
+    '-/opt/qrvend/bin/qrvend-trial stop /var/lib/qrvend/fleet-config.json',
+    '-+/opt/qrvend/bin/qrvend-release stop /var/lib/qrvend/updates',
+  ]);
   assert.deepEqual(values('RestartPreventExitStatus'), ['78']);
-  const defaults = JSON.parse(readFileSync(fileURLToPath(new URL('../../../config/default.json', import.meta.url)), 'utf8')) as { fleet: { configOverlay: string } };
-  assert.ok(values('ExecStartPre')[0]!.endsWith(` ${defaults.fleet.configOverlay}`), 'the trial script is given the default fleet.configOverlay');
+  const defaults = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../../config/default.json', import.meta.url)), 'utf8'),
+  ) as { fleet: { configOverlay: string } };
+  assert.ok(
+    values('ExecStartPre')[0]!.endsWith(` ${defaults.fleet.configOverlay}`),
+    'the trial script is given the default fleet.configOverlay',
+  );
   // updates.dir defaults to `updates` beside store.path; the deadline is updates.healthyWithinS.
-  const updates = (JSON.parse(readFileSync(fileURLToPath(new URL('../../../packaging/config.json.template', import.meta.url)), 'utf8')) as { store: { path: string } }).store.path.replace(/[^/]+$/, 'updates');
-  assert.equal(values('ExecStartPre')[1], `-+/opt/qrvend/bin/qrvend-release start ${updates} ${ConfigSchema.shape.updates.parse(undefined).healthyWithinS}`);
+  const updates = (
+    JSON.parse(
+      readFileSync(fileURLToPath(new URL('../../../packaging/config.json.template', import.meta.url)), 'utf8'),
+    ) as { store: { path: string } }
+  ).store.path.replace(/[^/]+$/, 'updates');
+  assert.equal(
+    values('ExecStartPre')[1],
+    `-+/opt/qrvend/bin/qrvend-release start ${updates} ${ConfigSchema.shape.updates.parse(undefined).healthyWithinS}`,
+  );
   assert.deepEqual(values('User'), ['qrvend']);
   assert.deepEqual(values('SupplementaryGroups'), ['dialout gpio video']);
   assert.deepEqual(values('Restart'), ['always']);
@@ -93,7 +115,8 @@ test('the unit keeps the decisions the daemon and the README rely on', () => {
   assert.deepEqual(values('MemoryDenyWriteExecute'), []);
   assert.deepEqual(values('DevicePolicy'), ['closed']);
   const allowed = values('DeviceAllow').map((v) => v.split(/\s+/)[0]);
-  for (const d of ['char-ttyS', 'char-ttyAMA', 'char-ttyACM', 'char-ttyUSB', 'char-fb', '/dev/gpiomem']) assert.ok(allowed.includes(d), `DeviceAllow ${d}`);
+  for (const d of ['char-ttyS', 'char-ttyAMA', 'char-ttyACM', 'char-ttyUSB', 'char-fb', '/dev/gpiomem'])
+    assert.ok(allowed.includes(d), `DeviceAllow ${d}`);
   assert.deepEqual(values('ProtectSystem'), ['strict']);
   assert.deepEqual(values('NoNewPrivileges'), ['yes']);
 });

@@ -8,14 +8,35 @@ import { isQrvendError } from '../../src/core/errors.js';
 const T = { timeout: 5_000 };
 
 test('plain /dev paths are accepted', T, () => {
-  for (const path of ['/dev/ttyUSB0', '/dev/serial0', '/dev/pts/3', '/dev/serial/by-id/usb-FTDI_FT232R-if00-port0', '/dev/tty.usbserial-A1']) {
+  for (const path of [
+    '/dev/ttyUSB0',
+    '/dev/serial0',
+    '/dev/pts/3',
+    '/dev/serial/by-id/usb-FTDI_FT232R-if00-port0',
+    '/dev/tty.usbserial-A1',
+  ]) {
     assert.equal(checkDevicePath(path), path);
   }
 });
 
 test('anything else is refused with CLI_USAGE naming the path', T, () => {
-  for (const path of ['/dev/null!!SYSTEM:id', '/tmp/tty', 'dev/ttyS0', '/dev/ttyS0 ', '/dev/tty$(id)', '/dev/ttyS0,b9600', '/dev/../etc/shadow', '/dev/', '/dev/tty\nS0', '']) {
-    assert.throws(() => checkDevicePath(path), (err: unknown) => isQrvendError(err, 'CLI_USAGE') && err.message.includes(JSON.stringify(path)), path);
+  for (const path of [
+    '/dev/null!!SYSTEM:id',
+    '/tmp/tty',
+    'dev/ttyS0',
+    '/dev/ttyS0 ',
+    '/dev/tty$(id)',
+    '/dev/ttyS0,b9600',
+    '/dev/../etc/shadow',
+    '/dev/',
+    '/dev/tty\nS0',
+    '',
+  ]) {
+    assert.throws(
+      () => checkDevicePath(path),
+      (err: unknown) => isQrvendError(err, 'CLI_USAGE') && err.message.includes(JSON.stringify(path)),
+      path,
+    );
   }
 });
 

@@ -34,11 +34,17 @@ test('looser than 0600, another owner, a symlink, not a key: refused naming why,
   writeFileSync(file, made.privatePem, { mode: 0o600 });
   for (const mode of [0o640, 0o604, 0o660]) {
     chmodSync(file, mode);
-    assert.throws(() => loadMachineKey(file), (err: Error) => /group or others may use it; chmod 0600/.test(err.message) && !err.message.includes('PRIVATE'));
+    assert.throws(
+      () => loadMachineKey(file),
+      (err: Error) => /group or others may use it; chmod 0600/.test(err.message) && !err.message.includes('PRIVATE'),
+    );
   }
   chmodSync(file, 0o600);
   const euid = process.geteuid!();
-  assert.throws(() => loadMachineKey(file, euid + 1), new RegExp(`owned by uid ${euid}, not by the agent's user \\(uid ${euid + 1}\\)`));
+  assert.throws(
+    () => loadMachineKey(file, euid + 1),
+    new RegExp(`owned by uid ${euid}, not by the agent's user \\(uid ${euid + 1}\\)`),
+  );
   const link = join(dir, 'link.pem');
   symlinkSync(file, link);
   assert.throws(() => loadMachineKey(link), /is a symbolic link/);

@@ -43,7 +43,7 @@ test('a symbolic link to a good 0644 trust file is refused: the file itself must
   assert.throws(() => loadKeyring(link), /link\.json is a symbolic link: set fleet\.trustFile to the file itself/);
 });
 
-test('a trust file owned by another user than root or the agent\'s is refused', T, (t) => {
+test("a trust file owned by another user than root or the agent's is refused", T, (t) => {
   if (!isRoot) {
     t.skip('only root can give a file to another user');
     return;

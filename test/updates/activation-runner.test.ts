@@ -31,30 +31,48 @@ function setup(t: { after(fn: () => void): void }, dir?: string) {
     monotonicNow: () => performance.now(),
   });
   t.after(() => runner.stop());
-  return { root, dir: dir ?? join(root, 'updates'), sent, restarts, runner, setReader: (b: string | null) => (readerBusy = b) };
+  return {
+    root,
+    dir: dir ?? join(root, 'updates'),
+    sent,
+    restarts,
+    runner,
+    setReader: (b: string | null) => (readerBusy = b),
+  };
 }
 
-const holds = (sent: MainToPayment[]) => sent.filter((m): m is Extract<MainToPayment, { type: 'update.hold' }> => m.type === 'update.hold').map((m) => m.hold);
+const holds = (sent: MainToPayment[]) =>
+  sent.filter((m): m is Extract<MainToPayment, { type: 'update.hold' }> => m.type === 'update.hold').map((m) => m.hold);
 
-test('an update: asked for idle, held, looked at again, then activate.json, the activating event and the restart', T, async (t) => {
-  const h = setup(t);
-  assert.deepEqual(h.sent, [{ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: false, detail: null }], 'a deferral from before the restart is cleared');
-  h.runner.request({ kind: 'update', version: '9.1.0', rolloutId: 'r' });
-  await until(() => holds(h.sent).length > 0, 5_000, 'asked');
-  h.setReader('reader session');
-  h.runner.activity(null, false); // the payment side is idle, the reader is not
-  assert.ok(!holds(h.sent).includes(true), 'nothing held during a session');
-  h.setReader(null);
-  h.runner.activity(null, false);
-  assert.equal(holds(h.sent).at(-1), true, 'idle: new sessions held off');
-  assert.equal(existsSync(updateFiles(h.dir).activate), false, 'not before the hold is confirmed');
-  h.runner.activity(null, true);
-  assert.deepEqual(h.restarts, ['activating update 9.1.0']);
-  const request = JSON.parse(readFileSync(updateFiles(h.dir).activate, 'utf8'));
-  assert.equal(request.version, '9.1.0');
-  assert.equal(request.rolloutId, 'r');
-  assert.ok(h.sent.some((m) => m.type === 'update.event' && m.event.state === 'activating' && m.event.version === '9.1.0'));
-});
+test(
+  'an update: asked for idle, held, looked at again, then activate.json, the activating event and the restart',
+  T,
+  async (t) => {
+    const h = setup(t);
+    assert.deepEqual(
+      h.sent,
+      [{ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: false, detail: null }],
+      'a deferral from before the restart is cleared',
+    );
+    h.runner.request({ kind: 'update', version: '9.1.0', rolloutId: 'r' });
+    await until(() => holds(h.sent).length > 0, 5_000, 'asked');
+    h.setReader('reader session');
+    h.runner.activity(null, false); // the payment side is idle, the reader is not
+    assert.ok(!holds(h.sent).includes(true), 'nothing held during a session');
+    h.setReader(null);
+    h.runner.activity(null, false);
+    assert.equal(holds(h.sent).at(-1), true, 'idle: new sessions held off');
+    assert.equal(existsSync(updateFiles(h.dir).activate), false, 'not before the hold is confirmed');
+    h.runner.activity(null, true);
+    assert.deepEqual(h.restarts, ['activating update 9.1.0']);
+    const request = JSON.parse(readFileSync(updateFiles(h.dir).activate, 'utf8'));
+    assert.equal(request.version, '9.1.0');
+    assert.equal(request.rolloutId, 'r');
+    assert.ok(
+      h.sent.some((m) => m.type === 'update.event' && m.event.state === 'activating' && m.event.version === '9.1.0'),
+    );
+  },
+);
 
 test('restart.json: a restart at the next idle moment, the file consumed, nothing activated', T, async (t) => {
   const h = setup(t);

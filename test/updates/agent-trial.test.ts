@@ -24,7 +24,17 @@ function setUp(version: string, rolloutId: string | null) {
   const updates = join(dir, 'updates');
   mkdirSync(updates);
   const r = makeRelease(dir, { version, arch: 'arm64', key });
-  writeUpdateState(updates, { v: 1, version, rolloutId, url: 'https://repo.example/a.tgz', manifest: r.manifest, state: 'waiting', fetched: r.manifest.size, detail: null, at: new Date().toISOString() });
+  writeUpdateState(updates, {
+    v: 1,
+    version,
+    rolloutId,
+    url: 'https://repo.example/a.tgz',
+    manifest: r.manifest,
+    state: 'waiting',
+    fetched: r.manifest.size,
+    detail: null,
+    at: new Date().toISOString(),
+  });
   const published: Array<{ state: string; version: string; rolloutId: string | null }> = [];
   const watch = (running: string) =>
     watchReleaseTrial({
@@ -56,8 +66,11 @@ test('the trial and healthy events of a release carry the rollout id of the offe
 test('the rolled-back event carries the rollout id too; a version the update state does not name gets none', T, () => {
   const s = setUp('0.3.0', 'rollout-7');
   try {
-    writeFileSync(rolledBackFile(s.updates), '{"version":"0.3.0","previous":"0.2.0","at":"2026-11-26T08:00:00Z","reason":"the ' +
-      'trial start ended before it was confirmed healthy (exit-code, exited 1)"}\n');
+    writeFileSync(
+      rolledBackFile(s.updates),
+      '{"version":"0.3.0","previous":"0.2.0","at":"2026-11-26T08:00:00Z","reason":"the ' +
+        'trial start ended before it was confirmed healthy (exit-code, exited 1)"}\n',
+    );
     s.watch('0.2.0');
     assert.deepEqual(s.published, [{ state: 'rolled-back', version: '0.3.0', rolloutId: 'rollout-7' }]);
     rmSync(updateFiles(s.updates).state);
@@ -69,17 +82,24 @@ test('the rolled-back event carries the rollout id too; a version the update sta
   }
 });
 
-test('a damaged state file, or a rollout id that is not one, gives events ' +
-  'with no rollout id (read by hand: the main thread loads no zod)', T, () => {
-  const s = setUp('0.3.0', 'rollout-7');
-  try {
-    writeFileSync(join(s.dir, 'trial.json'), '{"version":"0.3.0","previous":"0.2.0","runs":1}\n');
-    writeFileSync(updateFiles(s.updates).state, JSON.stringify({ v: 1, version: '0.3.0', rolloutId: 'a"b;rm -rf' }));
-    s.watch('0.3.0');
-    writeFileSync(updateFiles(s.updates).state, '{"v":1,"version":"0.3.0","rolloutId":');
-    s.watch('0.3.0');
-    assert.deepEqual(s.published.map((p) => p.rolloutId), [null, null]);
-  } finally {
-    s.done();
-  }
-});
+test(
+  'a damaged state file, or a rollout id that is not one, gives events ' +
+    'with no rollout id (read by hand: the main thread loads no zod)',
+  T,
+  () => {
+    const s = setUp('0.3.0', 'rollout-7');
+    try {
+      writeFileSync(join(s.dir, 'trial.json'), '{"version":"0.3.0","previous":"0.2.0","runs":1}\n');
+      writeFileSync(updateFiles(s.updates).state, JSON.stringify({ v: 1, version: '0.3.0', rolloutId: 'a"b;rm -rf' }));
+      s.watch('0.3.0');
+      writeFileSync(updateFiles(s.updates).state, '{"v":1,"version":"0.3.0","rolloutId":');
+      s.watch('0.3.0');
+      assert.deepEqual(
+        s.published.map((p) => p.rolloutId),
+        [null, null],
+      );
+    } finally {
+      s.done();
+    }
+  },
+);

@@ -8,25 +8,50 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isQrvendError } from '../../src/core/errors.js';
-import { ARTIFACT_FILE, PART_FILE, checkDownloadUrl, downloadArtifact, type DownloadOptions } from '../../src/updates/download.js';
+import {
+  ARTIFACT_FILE,
+  PART_FILE,
+  checkDownloadUrl,
+  downloadArtifact,
+  type DownloadOptions,
+} from '../../src/updates/download.js';
 import { startArtifactServer } from './support/artifact-server.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 
 const T = { timeout: 180_000 };
 const BODY = randomBytes(300_000);
-const MANIFEST = { size: BODY.length, sha256: createHash('sha256').update(BODY).digest('hex'), artifact: 'qrvend_9.1.0_amd64.tar.gz' };
+const MANIFEST = {
+  size: BODY.length,
+  sha256: createHash('sha256').update(BODY).digest('hex'),
+  artifact: 'qrvend_9.1.0_amd64.tar.gz',
+};
 const PATH = '/releases/qrvend_9.1.0_amd64.tar.gz';
 
-function options(dir: string, url: string, extra: Partial<DownloadOptions> = {}): DownloadOptions & { fetched: number[]; progress: number[] } {
+function options(
+  dir: string,
+  url: string,
+  extra: Partial<DownloadOptions> = {},
+): DownloadOptions & { fetched: number[]; progress: number[] } {
   const fetched: number[] = [];
   const progress: number[] = [];
   let clock = 0;
   return {
-    url, manifest: MANIFEST, dir, caFile: null, maxBytes: 10 * BODY.length, fetchedBefore: 0,
-    onFetched: (n) => fetched.push(n), onProgress: (b) => progress.push(b),
+    url,
+    manifest: MANIFEST,
+    dir,
+    caFile: null,
+    maxBytes: 10 * BODY.length,
+    fetchedBefore: 0,
+    onFetched: (n) => fetched.push(n),
+    onProgress: (b) => progress.push(b),
     // Every call moves the fake clock by 1 s: progress is reported at most every progressEveryMs of it.
-    monotonicNow: () => (clock += 1000), progressEveryMs: 5_000, retryDelayMs: 0, idleTimeoutMs: 10_000,
-    fetched, progress, ...extra,
+    monotonicNow: () => (clock += 1000),
+    progressEveryMs: 5_000,
+    retryDelayMs: 0,
+    idleTimeoutMs: 10_000,
+    fetched,
+    progress,
+    ...extra,
   };
 }
 
@@ -78,10 +103,15 @@ test('the data cap counts bytes across cuts and earlier runs, and stops the down
   const dir = tmp(t);
   const server = await startArtifactServer({ body: BODY, path: PATH, cutAfter: 100_000, cuts: 10, ignoreRange: true });
   t.after(() => server.close());
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), server.url, { maxBytes: 450_000 })), (err: unknown) => isQrvendError(err, 'UPDATE_DATA_CAP'));
+  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), server.url, { maxBytes: 450_000 })), (err: unknown) =>
+    isQrvendError(err, 'UPDATE_DATA_CAP'),
+  );
   // Already at the cap from before a restart: no request at all.
   const before = server.ranges.length;
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl2'), server.url, { maxBytes: 450_000, fetchedBefore: 450_000 })), (err: unknown) => isQrvendError(err, 'UPDATE_DATA_CAP'));
+  await assert.rejects(
+    downloadArtifact(options(join(dir, 'dl2'), server.url, { maxBytes: 450_000, fetchedBefore: 450_000 })),
+    (err: unknown) => isQrvendError(err, 'UPDATE_DATA_CAP'),
+  );
   assert.equal(server.ranges.length, before);
 });
 
@@ -91,7 +121,10 @@ test('a tampered artifact is refused and nothing is left to activate', T, async 
   tampered[200_000] = tampered[200_000]! ^ 1;
   const server = await startArtifactServer({ body: tampered, path: PATH });
   t.after(() => server.close());
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), server.url)), (err: unknown) => isQrvendError(err, 'UPDATE_ARTIFACT_MISMATCH') && /sha256/.test(err.message));
+  await assert.rejects(
+    downloadArtifact(options(join(dir, 'dl'), server.url)),
+    (err: unknown) => isQrvendError(err, 'UPDATE_ARTIFACT_MISMATCH') && /sha256/.test(err.message),
+  );
   assert.equal(existsSync(join(dir, 'dl', ARTIFACT_FILE)), false);
   assert.equal(existsSync(join(dir, 'dl', PART_FILE)), false);
 });
@@ -100,14 +133,20 @@ test('a server that sends more than the manifest size is refused', T, async (t) 
   const dir = tmp(t);
   const server = await startArtifactServer({ body: Buffer.concat([BODY, Buffer.alloc(10)]), path: PATH });
   t.after(() => server.close());
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), server.url)), (err: unknown) => isQrvendError(err, 'UPDATE_ARTIFACT_MISMATCH') && /more than/.test(err.message));
+  await assert.rejects(
+    downloadArtifact(options(join(dir, 'dl'), server.url)),
+    (err: unknown) => isQrvendError(err, 'UPDATE_ARTIFACT_MISMATCH') && /more than/.test(err.message),
+  );
 });
 
 test('HTTP 404 ends the download with the status named', T, async (t) => {
   const dir = tmp(t);
   const server = await startArtifactServer({ body: BODY, path: PATH });
   t.after(() => server.close());
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), server.url.replace(PATH, '/missing'))), (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED') && /HTTP 404/.test(err.message));
+  await assert.rejects(
+    downloadArtifact(options(join(dir, 'dl'), server.url.replace(PATH, '/missing'))),
+    (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED') && /HTTP 404/.test(err.message),
+  );
 });
 
 test('progress is reported at a bounded rate, and once at the end', T, async (t) => {
@@ -121,7 +160,11 @@ test('progress is reported at a bounded rate, and once at the end', T, async (t)
   const often = options(join(dir, 'dl2'), server.url, { progressEveryMs: 1_000 });
   await downloadArtifact(often);
   assert.ok(often.progress.length > 2, 'with a short interval, reports as bytes arrive');
-  assert.deepEqual(often.progress, [...often.progress].sort((a, b) => a - b), 'never backwards');
+  assert.deepEqual(
+    often.progress,
+    [...often.progress].sort((a, b) => a - b),
+    'never backwards',
+  );
 });
 
 test('https with the CA file; without it the self-signed server is refused', T, async (t) => {
@@ -129,41 +172,87 @@ test('https with the CA file; without it the self-signed server is refused', T, 
   if (cert === null) return t.skip('openssl is not installed');
   t.after(() => cert.cleanup());
   const dir = tmp(t);
-  const server = await startArtifactServer({ body: BODY, path: PATH, tls: { cert: cert.cert, key: cert.key }, cutAfter: 50_000 });
+  const server = await startArtifactServer({
+    body: BODY,
+    path: PATH,
+    tls: { cert: cert.cert, key: cert.key },
+    cutAfter: 50_000,
+  });
   t.after(() => server.close());
-  assert.deepEqual(readFileSync(await downloadArtifact(options(join(dir, 'dl'), server.url, { caFile: cert.certFile }))), BODY);
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl2'), server.url, { maxStalledAttempts: 2 })), (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED'));
+  assert.deepEqual(
+    readFileSync(await downloadArtifact(options(join(dir, 'dl'), server.url, { caFile: cert.certFile }))),
+    BODY,
+  );
+  await assert.rejects(
+    downloadArtifact(options(join(dir, 'dl2'), server.url, { maxStalledAttempts: 2 })),
+    (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED'),
+  );
 });
 
-test('redirects are followed (relative or absolute, within the same ' +
-  'rules), at most 3 hops, from the offered URL at every attempt', T, async (t) => {
-  const dir = tmp(t);
-  const server = await startArtifactServer({ body: BODY, path: PATH, redirectChain: ['/a', '/b'], cutAfter: 100_000 });
-  t.after(() => server.close());
-  const origin = new URL(server.url).origin;
-  const o = options(join(dir, 'dl'), `${origin}/a`);
-  assert.deepEqual(readFileSync(await downloadArtifact(o)), BODY);
-  // Attempt 1: /a -> /b -> PATH (cut); attempt 2 again from /a, resuming at PATH.
-  assert.deepEqual(server.ranges.map((r) => r !== null), [false, false, false, true, true, true]);
-  const loop = await startArtifactServer({ body: BODY, path: PATH, redirectChain: ['/1', '/2', '/3', '/4', '/5'] });
-  t.after(() => loop.close());
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl2'), `${new URL(loop.url).origin}/1`)), (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED') && /more than 3/.test(err.message));
-});
+test(
+  'redirects are followed (relative or absolute, within the same ' +
+    'rules), at most 3 hops, from the offered URL at every attempt',
+  T,
+  async (t) => {
+    const dir = tmp(t);
+    const server = await startArtifactServer({
+      body: BODY,
+      path: PATH,
+      redirectChain: ['/a', '/b'],
+      cutAfter: 100_000,
+    });
+    t.after(() => server.close());
+    const origin = new URL(server.url).origin;
+    const o = options(join(dir, 'dl'), `${origin}/a`);
+    assert.deepEqual(readFileSync(await downloadArtifact(o)), BODY);
+    // Attempt 1: /a -> /b -> PATH (cut); attempt 2 again from /a, resuming at PATH.
+    assert.deepEqual(
+      server.ranges.map((r) => r !== null),
+      [false, false, false, true, true, true],
+    );
+    const loop = await startArtifactServer({ body: BODY, path: PATH, redirectChain: ['/1', '/2', '/3', '/4', '/5'] });
+    t.after(() => loop.close());
+    await assert.rejects(
+      downloadArtifact(options(join(dir, 'dl2'), `${new URL(loop.url).origin}/1`)),
+      (err: unknown) => isQrvendError(err, 'UPDATE_DOWNLOAD_FAILED') && /more than 3/.test(err.message),
+    );
+  },
+);
 
 test('only https, or http to loopback; no credentials in the URL', T, () => {
   assert.equal(checkDownloadUrl('https://repo.example/a').hostname, 'repo.example');
   assert.equal(checkDownloadUrl('http://127.0.0.1:8080/a').port, '8080');
   for (const bad of ['http://repo.example/a', 'ftp://127.0.0.1/a', 'https://u:p@repo.example/a', 'not a url']) {
-    assert.throws(() => checkDownloadUrl(bad), (err: unknown) => isQrvendError(err, 'UPDATE_MANIFEST_INVALID'), bad);
+    assert.throws(
+      () => checkDownloadUrl(bad),
+      (err: unknown) => isQrvendError(err, 'UPDATE_MANIFEST_INVALID'),
+      bad,
+    );
   }
 });
 
-test('an empty or missing updates.caFile is refused before anything is fetched, naming the key and the file', T, async (t) => {
-  const dir = tmp(t);
-  const empty = join(dir, 'empty-ca.pem');
-  writeFileSync(empty, '');
-  // No server: a refusal must come from the CA file, not from a connection.
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), 'https://127.0.0.1:1/a.tar.gz', { caFile: empty })), (err: unknown) => isQrvendError(err) && err.code === 'CONFIG_UNREADABLE' && /updates\.caFile .*empty-ca\.pem is empty/.test(err.message));
-  await assert.rejects(downloadArtifact(options(join(dir, 'dl'), 'https://127.0.0.1:1/a.tar.gz', { caFile: join(dir, 'missing.pem') })), (err: unknown) => isQrvendError(err) && err.code === 'CONFIG_UNREADABLE' && /updates\.caFile .*missing\.pem cannot be read \(ENOENT\)/.test(err.message));
-  assert.equal(existsSync(join(dir, 'dl')), false, 'nothing written');
-});
+test(
+  'an empty or missing updates.caFile is refused before anything is fetched, naming the key and the file',
+  T,
+  async (t) => {
+    const dir = tmp(t);
+    const empty = join(dir, 'empty-ca.pem');
+    writeFileSync(empty, '');
+    // No server: a refusal must come from the CA file, not from a connection.
+    await assert.rejects(
+      downloadArtifact(options(join(dir, 'dl'), 'https://127.0.0.1:1/a.tar.gz', { caFile: empty })),
+      (err: unknown) =>
+        isQrvendError(err) &&
+        err.code === 'CONFIG_UNREADABLE' &&
+        /updates\.caFile .*empty-ca\.pem is empty/.test(err.message),
+    );
+    await assert.rejects(
+      downloadArtifact(options(join(dir, 'dl'), 'https://127.0.0.1:1/a.tar.gz', { caFile: join(dir, 'missing.pem') })),
+      (err: unknown) =>
+        isQrvendError(err) &&
+        err.code === 'CONFIG_UNREADABLE' &&
+        /updates\.caFile .*missing\.pem cannot be read \(ENOENT\)/.test(err.message),
+    );
+    assert.equal(existsSync(join(dir, 'dl')), false, 'nothing written');
+  },
+);

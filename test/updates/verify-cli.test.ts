@@ -15,9 +15,14 @@ const T = { timeout: 180_000 };
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN_JS, 'update', 'verify', ...args], { timeout: 120_000, env: { ...process.env, QRVEND_CONFIG: '' } }, (err, stdout, stderr) => {
-      resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [MAIN_JS, 'update', 'verify', ...args],
+      { timeout: 120_000, env: { ...process.env, QRVEND_CONFIG: '' } },
+      (err, stdout, stderr) => {
+        resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -25,7 +30,18 @@ test('update verify: exit 0 for a good release, non-zero with the reason otherwi
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-verify-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const r = makeRelease(dir, { version: '9.1.0', arch: 'armhf' });
-  const args = ['--manifest', r.manifestFile, '--artifact', r.artifactFile, '--trust', r.trustFile, '--installed', '9.0.0', '--arch', 'armhf'];
+  const args = [
+    '--manifest',
+    r.manifestFile,
+    '--artifact',
+    r.artifactFile,
+    '--trust',
+    r.trustFile,
+    '--installed',
+    '9.0.0',
+    '--arch',
+    'armhf',
+  ];
   const good = await cli([...args, '--json']);
   assert.equal(good.code, 0, good.stderr);
   assert.equal(JSON.parse(good.stdout).version, '9.1.0');
@@ -60,10 +76,27 @@ test('release --sign: the manifest written beside a tarball verifies with the CL
   writeFileSync(keyFile, key.privatePem, { mode: 0o600 });
   const tarball = join(dir, 'qrvend-9.2.0-linux-arm64.tar.gz');
   writeFileSync(tarball, Buffer.alloc(4096, 7));
-  const out = signReleaseTarball(tarball, '9.2.0', 'arm64', { keyFile, keyId: 'rel-2026', expiresDays: 30, minVersion: null, nowMs: Date.now() });
+  const out = signReleaseTarball(tarball, '9.2.0', 'arm64', {
+    keyFile,
+    keyId: 'rel-2026',
+    expiresDays: 30,
+    minVersion: null,
+    nowMs: Date.now(),
+  });
   assert.equal(out.manifest, join(dir, 'qrvend_9.2.0_arm64.manifest.json'));
   assert.equal(JSON.parse(readFileSync(out.manifest, 'utf8')).minVersion, '9.0.0');
-  const ok = await cli(['--manifest', out.manifest, '--artifact', out.artifact, '--trust', r.trustFile, '--installed', '9.1.0', '--arch', 'arm64']);
+  const ok = await cli([
+    '--manifest',
+    out.manifest,
+    '--artifact',
+    out.artifact,
+    '--trust',
+    r.trustFile,
+    '--installed',
+    '9.1.0',
+    '--arch',
+    'arm64',
+  ]);
   assert.equal(ok.code, 0, ok.stderr);
   assert.match(ok.stdout, /good: qrvend 9\.2\.0 for arm64, signed by rel-2026/);
 });

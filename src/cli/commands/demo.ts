@@ -5,8 +5,10 @@ import { ErrorCodes, QrvendError } from '../../core/errors.js';
 export function register(parent: Command): void {
   parent
     .command('demo')
-    .description('the agent with the gateway and VMC simulators: a consumer buys through ' +
-      'Static QR and Dynamic QR; exit 0 when every sale was settled exactly once')
+    .description(
+      'the agent with the gateway and VMC simulators: a consumer buys through ' +
+        'Static QR and Dynamic QR; exit 0 when every sale was settled exactly once',
+    )
     .option('--log-level <level>', `agent log level shown during the demo (${LOG_LEVELS.join(', ')})`, 'error')
     .option('--no-qr', 'do not draw the screens (the dynamic QR) in the terminal')
     .option('--step-timeout <ms>', 'deadline of each demo step', '20000')
@@ -19,11 +21,17 @@ export function register(parent: Command): void {
         return;
       }
       if (!(LOG_LEVELS as readonly string[]).includes(opts.logLevel)) {
-        throw new QrvendError(ErrorCodes.CLI_USAGE, `--log-level must be one of ${LOG_LEVELS.join(', ')} (got "${opts.logLevel}")`);
+        throw new QrvendError(
+          ErrorCodes.CLI_USAGE,
+          `--log-level must be one of ${LOG_LEVELS.join(', ')} (got "${opts.logLevel}")`,
+        );
       }
       const stepTimeoutMs = Number(opts.stepTimeout);
       if (!Number.isInteger(stepTimeoutMs) || stepTimeoutMs < 1000) {
-        throw new QrvendError(ErrorCodes.CLI_USAGE, `--step-timeout must be a whole number of milliseconds >= 1000 (got "${opts.stepTimeout}")`);
+        throw new QrvendError(
+          ErrorCodes.CLI_USAGE,
+          `--step-timeout must be a whole number of milliseconds >= 1000 (got "${opts.stepTimeout}")`,
+        );
       }
       const { runDemo } = await import('../../demo/demo.js');
       process.exitCode = await runDemo({ logLevel: opts.logLevel as LogLevel, showQr: opts.qr, stepTimeoutMs });

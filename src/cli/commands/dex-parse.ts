@@ -10,7 +10,9 @@ function printJsonRefusal(error: { code: string; message: string; hint?: string 
 export function register(dex: Command): void {
   const parse = dex
     .command('parse')
-    .description('check an EVA-DTS audit file (G85, SE counts, DXS/DXE) and print what it says: machine, totals, products, events')
+    .description(
+      'check an EVA-DTS audit file (G85, SE counts, DXS/DXE) and print what it says: machine, totals, products, events',
+    )
     .argument('<file>', 'the audit file, as `qrvend dex read --out` wrote it or as a handheld collected it')
     .option('--json', 'print JSON, refusals too ({"ok":false,"error":{"code":...}})');
   // A usage mistake with --json (no file named, an unknown option) is answered in JSON too; the exit code stays 64.

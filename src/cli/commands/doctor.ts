@@ -3,8 +3,10 @@ import type { Command } from 'commander';
 export function register(parent: Command): void {
   parent
     .command('doctor')
-    .description('check this machine: config, secret token, serial device, ' +
-      'board, reader, gateway, clock, disk, ledger, outbox, display')
+    .description(
+      'check this machine: config, secret token, serial device, ' +
+        'board, reader, gateway, clock, disk, ledger, outbox, display',
+    )
     .option('-c, --config <file>', 'site configuration (default: $QRVEND_CONFIG, else built-in defaults)')
     .option('--json', 'print the report as JSON (one object: ok, counts, results[])')
     .addHelpText(

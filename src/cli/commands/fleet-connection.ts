@@ -21,13 +21,28 @@ export interface ConnectionFlags {
 export function addConnectionOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--url <url>', 'the broker: mqtt://HOST:PORT or mqtts://HOST:PORT').env('QRVEND_FLEET_URL'))
-    .addOption(new Option('--prefix <prefix>', 'topic prefix of the fleet (fleet.topicPrefix on the machines)').env('QRVEND_FLEET_PREFIX').default('qrvend'))
-    .addOption(new Option('--ca <file>', 'CA certificate (PEM) that signed the broker\'s certificate').env('QRVEND_FLEET_CA'))
+    .addOption(
+      new Option('--prefix <prefix>', 'topic prefix of the fleet (fleet.topicPrefix on the machines)')
+        .env('QRVEND_FLEET_PREFIX')
+        .default('qrvend'),
+    )
+    .addOption(
+      new Option('--ca <file>', "CA certificate (PEM) that signed the broker's certificate").env('QRVEND_FLEET_CA'),
+    )
     .addOption(new Option('--cert <file>', 'client certificate (PEM)').env('QRVEND_FLEET_CERT'))
     .addOption(new Option('--key <file>', 'client key (PEM)').env('QRVEND_FLEET_KEY'))
     .addOption(new Option('--username <name>', 'user name on the broker').env('QRVEND_FLEET_USERNAME'))
-    .addOption(new Option('--password-file <file>', 'file holding the password (one line; never given on the command line)').env('QRVEND_FLEET_PASSWORD_FILE'))
-    .addOption(new Option('--protocol <version>', 'MQTT version: 5, 4 (3.1.1), or auto (5, else 4)').choices(['auto', '4', '5']).env('QRVEND_FLEET_PROTOCOL').default('auto'))
+    .addOption(
+      new Option('--password-file <file>', 'file holding the password (one line; never given on the command line)').env(
+        'QRVEND_FLEET_PASSWORD_FILE',
+      ),
+    )
+    .addOption(
+      new Option('--protocol <version>', 'MQTT version: 5, 4 (3.1.1), or auto (5, else 4)')
+        .choices(['auto', '4', '5'])
+        .env('QRVEND_FLEET_PROTOCOL')
+        .default('auto'),
+    )
     .addOption(new Option('--connect-timeout <ms>', 'how long to wait for the broker').default('10000'));
 }
 
@@ -38,10 +53,16 @@ export function wholeNumber(value: string, what: string, min: number, max: numbe
   return Number(value);
 }
 
-export async function connect(flags: ConnectionFlags, purpose: string, reconnectMs?: number, more: { session?: string; beforeConnect?: (client: import('mqtt').MqttClient) => void } = {}) {
+export async function connect(
+  flags: ConnectionFlags,
+  purpose: string,
+  reconnectMs?: number,
+  more: { session?: string; beforeConnect?: (client: import('mqtt').MqttClient) => void } = {},
+) {
   const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
   const { connectFleet } = await import('../../fleet/operator/index.js');
-  if (flags.url === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'no broker: give --url or set QRVEND_FLEET_URL');
+  if (flags.url === undefined)
+    throw new QrvendError(ErrorCodes.CLI_USAGE, 'no broker: give --url or set QRVEND_FLEET_URL');
   let connectTimeoutMs: number;
   try {
     connectTimeoutMs = wholeNumber(flags.connectTimeout, '--connect-timeout', 100, 120_000);

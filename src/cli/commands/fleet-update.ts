@@ -45,8 +45,12 @@ function checkArtifactUrl(url: string): string {
   } catch {
     throw new Error('--artifact-url is not a URL');
   }
-  const loopback = parsed.hostname === 'localhost' || parsed.hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(parsed.hostname);
-  if (!(parsed.protocol === 'https:' || (parsed.protocol === 'http:' && loopback))) throw new Error('--artifact-url must be https:// (plain http:// only to a loopback host)');
+  const loopback =
+    parsed.hostname === 'localhost' ||
+    parsed.hostname === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(parsed.hostname);
+  if (!(parsed.protocol === 'https:' || (parsed.protocol === 'http:' && loopback)))
+    throw new Error('--artifact-url must be https:// (plain http:// only to a loopback host)');
   if (parsed.username !== '' || parsed.password !== '') throw new Error('--artifact-url must not carry credentials');
   if (url.length > 2048) throw new Error('--artifact-url is longer than 2048 characters');
   return url;
@@ -56,21 +60,44 @@ export function registerUpdate(fleet: Command): void {
   addConnectionOptions(
     fleet
       .command('update')
-      .description('roll a signed release out in stages: offer it to a first batch, wait for each machine to be healthy, grow the batches, stop when failures pass --max-failures (exit 0: complete, 1: stopped, 130: interrupted, resume with --resume)')
+      .description(
+        'roll a signed release out in stages: offer it to a first batch, wait for each machine to be healthy, grow the batches, stop when failures pass --max-failures (exit 0: complete, 1: stopped, 130: interrupted, resume with --resume)',
+      )
       .option('--manifest <file>', 'the signed manifest (`npm run release -- --sign`)')
       .option('--artifact-url <url>', 'where the machines fetch the release tarball: https://... (the broker is --url)')
       .option('--machines <ids>', 'the machines, comma-separated, in the order to offer')
       .option('--all', 'every machine with a retained status under the prefix')
-      .option('--resume <file>', 'continue an interrupted rollout from its file (the manifest, machines and policy are in it)')
-      .option('--state <file>', 'where the rollout\'s state is kept (default ./qrvend-rollout-<id>.json; never overwritten)')
+      .option(
+        '--resume <file>',
+        'continue an interrupted rollout from its file (the manifest, machines and policy are in it)',
+      )
+      .option(
+        '--state <file>',
+        "where the rollout's state is kept (default ./qrvend-rollout-<id>.json; never overwritten)",
+      )
       .option('--rollout-id <id>', 'a name for this rollout, echoed by the machines (default <version>-<UTC time>)')
       .option('--first <n>', 'machines in the first batch', '1')
       .option('--growth <factor>', 'each batch is this many times the one before', '2')
-      .option('--max-failures <n|p%>', 'stop when more machines than this fail (a count, or a share of the targets like 10%)', '0')
-      .option('--batch-timeout <s>', 'a machine with no outcome this long after its batch was offered counts as failed', '1800')
-      .option('--reply-timeout <ms>', 'how long to wait for each machine\'s reply to the offer', '10000')
-      .addOption(new Option('--sign-key <file>', 'operator private key with the scope update (PEM, `qrvend fleet keygen --scopes update`)').env('QRVEND_FLEET_SIGN_KEY'))
-      .addOption(new Option('--key-id <id>', 'the id of that key in the machines\' trust file').env('QRVEND_FLEET_KEY_ID'))
+      .option(
+        '--max-failures <n|p%>',
+        'stop when more machines than this fail (a count, or a share of the targets like 10%)',
+        '0',
+      )
+      .option(
+        '--batch-timeout <s>',
+        'a machine with no outcome this long after its batch was offered counts as failed',
+        '1800',
+      )
+      .option('--reply-timeout <ms>', "how long to wait for each machine's reply to the offer", '10000')
+      .addOption(
+        new Option(
+          '--sign-key <file>',
+          'operator private key with the scope update (PEM, `qrvend fleet keygen --scopes update`)',
+        ).env('QRVEND_FLEET_SIGN_KEY'),
+      )
+      .addOption(
+        new Option('--key-id <id>', "the id of that key in the machines' trust file").env('QRVEND_FLEET_KEY_ID'),
+      )
       .option('--ttl <s>', 'how long each signed offer stays valid, in seconds (at most 900)', '60')
       .option('--signature-format <n>', SIGNATURE_FORMAT_HELP)
       .option('--settle <ms>', 'reading the retained statuses: done when none came for this long', '300')
@@ -82,7 +109,11 @@ export function registerUpdate(fleet: Command): void {
     const replyTimeoutMs = await usage(() => wholeNumber(flags.replyTimeout, '--reply-timeout', 100, 600_000));
     const settleMs = await usage(() => wholeNumber(flags.settle, '--settle', 10, 60_000));
     const maxWaitMs = await usage(() => wholeNumber(flags.wait, '--wait', 100, 600_000));
-    if (flags.signKey === undefined || flags.keyId === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'an update offer is signed: give --sign-key and --key-id (a key with the scope update)');
+    if (flags.signKey === undefined || flags.keyId === undefined)
+      throw new QrvendError(
+        ErrorCodes.CLI_USAGE,
+        'an update offer is signed: give --sign-key and --key-id (a key with the scope update)',
+      );
     const signer = (await signerOf(flags, ttlS))!;
     const rollout = await import('../../fleet/operator/rollout/index.js');
     const out = (text: string) => process.stdout.write(text);
@@ -91,15 +122,29 @@ export function registerUpdate(fleet: Command): void {
     let file: string;
     const resumed = flags.resume !== undefined;
     if (resumed) {
-      if (flags.manifest !== undefined || flags.artifactUrl !== undefined || flags.machines !== undefined || flags.all === true || flags.state !== undefined) {
-        throw new QrvendError(ErrorCodes.CLI_USAGE, '--resume takes the manifest, artifact URL, machines and policy from its file: give none of --manifest, --artifact-url, --machines, --all, --state');
+      if (
+        flags.manifest !== undefined ||
+        flags.artifactUrl !== undefined ||
+        flags.machines !== undefined ||
+        flags.all === true ||
+        flags.state !== undefined
+      ) {
+        throw new QrvendError(
+          ErrorCodes.CLI_USAGE,
+          '--resume takes the manifest, artifact URL, machines and policy from its file: give none of --manifest, --artifact-url, --machines, --all, --state',
+        );
       }
       file = flags.resume!;
       state = rollout.readRolloutFile(file);
-      if (flags.prefix !== state.prefix) process.stderr.write(`qrvend fleet update: the rollout was planned under the prefix ${state.prefix}; --prefix ${flags.prefix} is not used\n`);
+      if (flags.prefix !== state.prefix)
+        process.stderr.write(
+          `qrvend fleet update: the rollout was planned under the prefix ${state.prefix}; --prefix ${flags.prefix} is not used\n`,
+        );
     } else {
-      if (flags.manifest === undefined || flags.artifactUrl === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, 'give --manifest and --artifact-url (or --resume FILE)');
-      if ((flags.machines === undefined) === (flags.all !== true)) throw new QrvendError(ErrorCodes.CLI_USAGE, 'give either --machines a,b,c or --all');
+      if (flags.manifest === undefined || flags.artifactUrl === undefined)
+        throw new QrvendError(ErrorCodes.CLI_USAGE, 'give --manifest and --artifact-url (or --resume FILE)');
+      if ((flags.machines === undefined) === (flags.all !== true))
+        throw new QrvendError(ErrorCodes.CLI_USAGE, 'give either --machines a,b,c or --all');
       const manifest = rollout.readManifestFile(flags.manifest, Date.now());
       const url = await usage(() => checkArtifactUrl(flags.artifactUrl!));
       const policy = await usage(() =>
@@ -112,26 +157,47 @@ export function registerUpdate(fleet: Command): void {
       );
       const wanted = flags.machines === undefined ? null : await usage(() => rollout.parseMachineList(flags.machines!));
       const rolloutId = flags.rolloutId ?? `${manifest.version}-${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}`;
-      if (!ROLLOUT_ID.test(rolloutId)) throw new QrvendError(ErrorCodes.CLI_USAGE, '--rollout-id: letters, digits and . _ : - only, 1 to 64');
+      if (!ROLLOUT_ID.test(rolloutId))
+        throw new QrvendError(ErrorCodes.CLI_USAGE, '--rollout-id: letters, digits and . _ : - only, 1 to 64');
       file = flags.state ?? `qrvend-rollout-${rolloutId}.json`;
       const { existsSync } = await import('node:fs');
-      if (existsSync(file)) throw new QrvendError(ErrorCodes.CLI_USAGE, `${file} exists: resume that rollout with --resume ${file}, or name another file with --state`);
+      if (existsSync(file))
+        throw new QrvendError(
+          ErrorCodes.CLI_USAGE,
+          `${file} exists: resume that rollout with --resume ${file}, or name another file with --state`,
+        );
       const { client } = await connect(flags, 'update-plan');
       try {
         const { collectFleetStatus } = await import('../../fleet/operator/index.js');
         const { view } = await collectFleetStatus(client, { prefix: flags.prefix, settleMs, maxWaitMs });
         const statuses = new Map([...view.machines.values()].map((row) => [row.machineId, row.status] as const));
         const selection = rollout.selectTargets(statuses, wanted, manifest);
-        state = rollout.newRollout({ rolloutId, prefix: flags.prefix, manifest, url, policy, selection, nowIso: new Date().toISOString() });
+        state = rollout.newRollout({
+          rolloutId,
+          prefix: flags.prefix,
+          manifest,
+          url,
+          policy,
+          selection,
+          nowIso: new Date().toISOString(),
+        });
       } finally {
         await client.endAsync(true);
       }
       rollout.writeRolloutFile(file, state);
     }
 
-    out(flags.json ? rollout.rolloutJsonLine({ type: 'plan', state, file }) : rollout.formatRolloutPlan(state, file, resumed));
+    out(
+      flags.json
+        ? rollout.rolloutJsonLine({ type: 'plan', state, file })
+        : rollout.formatRolloutPlan(state, file, resumed),
+    );
     if (state.ended !== null) {
-      out(flags.json ? rollout.rolloutJsonLine({ type: 'summary', state }) : `this rollout ended ${state.ended.at} (${state.ended.how}): ${state.ended.reason}\n${rollout.formatRolloutSummary(state)}`);
+      out(
+        flags.json
+          ? rollout.rolloutJsonLine({ type: 'summary', state })
+          : `this rollout ended ${state.ended.at} (${state.ended.how}): ${state.ended.reason}\n${rollout.formatRolloutSummary(state)}`,
+      );
       process.exitCode = state.ended.how === 'complete' ? 0 : EXIT_STOPPED;
       return;
     }
@@ -158,9 +224,15 @@ export function registerUpdate(fleet: Command): void {
         report: (record) => out(flags.json ? rollout.rolloutJsonLine(record) : rollout.formatRolloutRecord(record)),
         interrupted: () => interrupted,
       });
-      out(flags.json ? rollout.rolloutJsonLine({ type: 'summary', state: result.state }) : rollout.formatRolloutSummary(result.state));
+      out(
+        flags.json
+          ? rollout.rolloutJsonLine({ type: 'summary', state: result.state })
+          : rollout.formatRolloutSummary(result.state),
+      );
       if (result.how === 'interrupted') {
-        process.stderr.write(`qrvend fleet update: interrupted; resume with: qrvend fleet update --resume ${file} --sign-key ${flags.signKey} --key-id ${flags.keyId} (and the broker options)\n`);
+        process.stderr.write(
+          `qrvend fleet update: interrupted; resume with: qrvend fleet update --resume ${file} --sign-key ${flags.signKey} --key-id ${flags.keyId} (and the broker options)\n`,
+        );
         process.exitCode = EXIT_INTERRUPTED;
       } else {
         process.exitCode = result.how === 'complete' ? 0 : EXIT_STOPPED;

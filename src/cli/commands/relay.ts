@@ -3,24 +3,35 @@ import type { Command } from 'commander';
 export function register(parent: Command): void {
   const relay = parent
     .command('relay')
-    .description("run the Start relay: one HTTPS Start URL for a whole fleet, forwarding " +
-      "each Start to its machine over the fleet broker (docs/relay.md)")
+    .description(
+      'run the Start relay: one HTTPS Start URL for a whole fleet, forwarding ' +
+        'each Start to its machine over the fleet broker (docs/relay.md)',
+    )
     // Not a required option: `qrvend relay registry sign` needs none, and commander checks the parent's too.
-    .option('-c, --config <file>', "the relay's configuration file (keys under relay., see config/relay.example.json); required to run")
+    .option(
+      '-c, --config <file>',
+      "the relay's configuration file (keys under relay., see config/relay.example.json); required to run",
+    )
     .option('--check', 'check the configuration and exit (0 when valid, 78 naming each bad key)')
     .action(async (opts: { config?: string; check?: boolean }) => {
       if (opts.config === undefined) {
         const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
-        throw new QrvendError(ErrorCodes.CLI_USAGE, "qrvend relay needs --config FILE (the relay's configuration)", { hint: 'qrvend relay --config /etc/qrvend/relay.json' });
+        throw new QrvendError(ErrorCodes.CLI_USAGE, "qrvend relay needs --config FILE (the relay's configuration)", {
+          hint: 'qrvend relay --config /etc/qrvend/relay.json',
+        });
       }
       const { runRelayProcess } = await import('../../relay/cli.js');
       process.exitCode = await runRelayProcess({ configFile: opts.config, checkOnly: opts.check === true });
     });
   relay
     .command('registry')
-    .description("the operator's signed registry of machines: which machine owns which TerminalId and UniQR (docs/relay.md)")
+    .description(
+      "the operator's signed registry of machines: which machine owns which TerminalId and UniQR (docs/relay.md)",
+    )
     .command('sign')
-    .description('sign a registry file ({"machines":[{"machineId","terminalId","uniQr"}]}) with an operator key of scope registry')
+    .description(
+      'sign a registry file ({"machines":[{"machineId","terminalId","uniQr"}]}) with an operator key of scope registry',
+    )
     .requiredOption('--key <file>', 'the operator private key (PKCS#8 PEM, from qrvend fleet keygen)')
     .requiredOption('--key-id <id>', "the key's id in the relay's trust file")
     .option('--days <n>', 'how long the signed registry is valid, in days (at most 400)', '365')

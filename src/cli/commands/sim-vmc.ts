@@ -4,9 +4,14 @@ import type { SimVmcOptions } from '../../sim/vmc/cli.js';
 export function register(parent: Command): void {
   parent
     .command('vmc')
-    .description('play the vending machine (VMC) behind an MDB adapter board, on a pseudo-terminal, driven by a line script')
+    .description(
+      'play the vending machine (VMC) behind an MDB adapter board, on a pseudo-terminal, driven by a line script',
+    )
     .requiredOption('--pty <path>', "the VMC end of a pty pair (the agent's mdb.port is the other end)")
-    .option('--agent-pty <path>', 'make the pty pair here and now: the agent end appears at this path, the VMC end at --pty (both removed on exit)')
+    .option(
+      '--agent-pty <path>',
+      'make the pty pair here and now: the agent end appears at this path, the VMC end at --pty (both removed on exit)',
+    )
     .option('--script <file>', 'read the script from this file instead of stdin')
     .option('--baud-rate <n>', 'baud rate to open the pty with', '115200')
     .option('--poll-ms <ms>', 'interval of r,ACK lines (the VMC polling the reader)', '100')

@@ -4,8 +4,10 @@ import type { SimWalletCliOptions } from '../../sim/wallet/cli.js';
 export function register(parent: Command): void {
   parent
     .command('wallet')
-    .description("send a Static QR Start to qrvend the way a consumer wallet backend " +
-      "does; exit 0 on Approved, 1 on Declined, 69 when there was no answer")
+    .description(
+      'send a Static QR Start to qrvend the way a consumer wallet backend ' +
+        'does; exit 0 on Approved, 1 on Declined, 69 when there was no answer',
+    )
     .requiredOption('--url <url>', "base URL of qrvend's Start endpoint, e.g. http://127.0.0.1:8091")
     .requiredOption('--integrator <name>', 'integrator name (start.integratorName)')
     .requiredOption('--token-file <file>', 'file holding the SecretToken (never printed)')

@@ -32,7 +32,13 @@ export const DisplaySection = z.strictObject({
   /** Operator logo on the idle screen (PNG or SVG file); null = none. */
   logo: z.string().min(1).max(4096).nullable().default(null),
   /** Receipt QR on the thank-you screen: a URL with {txId}; null = no receipt QR. */
-  receiptUrl: z.string().min(1).max(1024).refine((u) => u.includes('{txId}'), 'display.receiptUrl must contain {txId}').nullable().default(null),
+  receiptUrl: z
+    .string()
+    .min(1)
+    .max(1024)
+    .refine((u) => u.includes('{txId}'), 'display.receiptUrl must contain {txId}')
+    .nullable()
+    .default(null),
   /** Colours as #rrggbb (the QR itself is always black on white). */
   colors: z
     .strictObject({

@@ -13,7 +13,10 @@ export const FleetSection = z.strictObject({
   url: z
     .string()
     .max(2048)
-    .refine((u) => /^(mqtts?|wss?):\/\/[^\s]+$/.test(u), 'must be an mqtts:// or wss:// URL, e.g. mqtts://broker.example.com:8883')
+    .refine(
+      (u) => /^(mqtts?|wss?):\/\/[^\s]+$/.test(u),
+      'must be an mqtts:// or wss:// URL, e.g. mqtts://broker.example.com:8883',
+    )
     .nullable(),
   /** Every topic is under <topicPrefix>/<machineId>/. */
   topicPrefix: z.string().regex(TOPIC_PREFIX, 'letters, digits and . _ : - in up to 8 levels separated by /'),
@@ -86,7 +89,9 @@ export const UpdatesSection = z
 export const DexSection = z
   .strictObject({
     /** Serial device wired to the DEX jack (a USB-RS232 adapter or a UART with a level shifter); null = no audit. */
-    port: MdbPort.refine((s) => s !== 'sim', 'must be an absolute device path like /dev/ttyUSB0').nullable().default(null),
+    port: MdbPort.refine((s) => s !== 'sim', 'must be an absolute device path like /dev/ttyUSB0')
+      .nullable()
+      .default(null),
     /** Which protocol the VMC speaks; auto = detect at the first read and remember it. */
     protocol: z.enum(['auto', 'dex-ucs', 'ddcmp']).default('auto'),
     /** Scheduled reads every this many seconds; 0 = on demand only (dex.read, `qrvend dex read`). */

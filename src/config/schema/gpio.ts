@@ -29,10 +29,15 @@ export const GpioSection = z
   .superRefine((g, ctx) => {
     const fromMode = g.mode === undefined || g.mode === 'auto' ? null : g.mode === 'pi' ? 'rpio' : g.mode;
     if (fromMode !== null && g.backend !== 'auto' && g.backend !== fromMode) {
-      ctx.addIssue({ code: 'custom', path: ['mode'], message: `gpio.mode "${g.mode}" disagrees with gpio.backend "${g.backend}": remove gpio.mode (gpio.backend replaced it)` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mode'],
+        message: `gpio.mode "${g.mode}" disagrees with gpio.backend "${g.backend}": remove gpio.mode (gpio.backend replaced it)`,
+      });
     }
   })
   .transform(({ mode, ...g }) => ({
     ...g,
-    backend: g.backend === 'auto' && mode !== undefined && mode !== 'auto' ? (mode === 'pi' ? 'rpio' : mode) : g.backend,
+    backend:
+      g.backend === 'auto' && mode !== undefined && mode !== 'auto' ? (mode === 'pi' ? 'rpio' : mode) : g.backend,
   }));

@@ -8,7 +8,14 @@ export const MdbSection = z
   .strictObject({
     /** Serial device of the MDB adapter board, or "sim" for the built-in VMC simulator. */
     port: MdbPort,
-    baudRate: z.union([z.literal(9600), z.literal(19200), z.literal(38400), z.literal(57600), z.literal(115200), z.literal(230400)]),
+    baudRate: z.union([
+      z.literal(9600),
+      z.literal(19200),
+      z.literal(38400),
+      z.literal(57600),
+      z.literal(115200),
+      z.literal(230400),
+    ]),
     /** Cashless device #1 (address 0x10) or #2 (0x60, beside a card reader at #1); set on the board at every link open. */
     device: z.enum(['cashless1', 'cashless2']).default('cashless1'),
     /** The VMC family (src/config/mdb-profiles.ts): defaults for the keys below that the site leaves out. */
@@ -31,7 +38,10 @@ export const MdbSection = z
     cashSale: z.boolean().optional(),
     /** The board's own timeouts, sent only when set (mdb-timeout-idle, mdb-timeout), in seconds. */
     boardTimeouts: z
-      .strictObject({ idleS: int(0, 86_400).nullable().default(null), messageS: int(1, 86_400).nullable().default(null) })
+      .strictObject({
+        idleS: int(0, 86_400).nullable().default(null),
+        messageS: int(1, 86_400).nullable().default(null),
+      })
       .default({ idleS: null, messageS: null }),
     /**
      * A VMC that resets the reader `count` times within `windowS` is in a reset loop: the reader is
@@ -41,7 +51,12 @@ export const MdbSection = z
       .strictObject({ count: int(2, 1000).default(3), windowS: int(10, 86_400).default(600) })
       .default({ count: 3, windowS: 600 }),
     /** The board firmware's names for its SETCONF keys, where they differ from src/config/board-keys.ts. */
-    boardKeys: z.partialRecord(z.enum(BOARD_KEY_NAMES), z.string().regex(/^[a-z0-9-]{1,40}$/, 'board key names are lowercase letters, digits and -')).default({}),
+    boardKeys: z
+      .partialRecord(
+        z.enum(BOARD_KEY_NAMES),
+        z.string().regex(/^[a-z0-9-]{1,40}$/, 'board key names are lowercase letters, digits and -'),
+      )
+      .default({}),
     /** No line from the board for this long means the link is suspect (the board sends r,ACK on every poll). */
     linkWatchdogMs: int(500, 600_000),
     /** Reopen backoff after the device vanished. */
@@ -52,10 +67,31 @@ export const MdbSection = z
   })
   // The profile's values fill what the site left out. The output has only input keys, so a
   // parsed configuration parses again to itself.
-  .transform(({ alwaysIdle, virtualCredit, sessionRefreshMs, multiVend, maxResponseTimeS, sessionIdleTimeoutMs, vendResultTimeoutMs, cashSale, ...rest }) => ({
-    ...rest,
-    ...resolveProfile(rest.profile, { alwaysIdle, virtualCredit, sessionRefreshMs, multiVend, maxResponseTimeS, sessionIdleTimeoutMs, vendResultTimeoutMs, cashSale }),
-  }));
+  .transform(
+    ({
+      alwaysIdle,
+      virtualCredit,
+      sessionRefreshMs,
+      multiVend,
+      maxResponseTimeS,
+      sessionIdleTimeoutMs,
+      vendResultTimeoutMs,
+      cashSale,
+      ...rest
+    }) => ({
+      ...rest,
+      ...resolveProfile(rest.profile, {
+        alwaysIdle,
+        virtualCredit,
+        sessionRefreshMs,
+        multiVend,
+        maxResponseTimeS,
+        sessionIdleTimeoutMs,
+        vendResultTimeoutMs,
+        cashSale,
+      }),
+    }),
+  );
 
 export const StoreSection = z.strictObject({
   /** The SQLite ledger file. */

@@ -12,7 +12,10 @@ export const GpioChip = z.union([
   z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:@,-]{0,31}$/, 'a chip label (gpiodetect shows them), e.g. pinctrl-rp1'),
 ]);
 /** A GPIO line: its name from the device tree (GPIO17) or its offset on the chip. */
-export const GpioLine = z.union([int(0, 1_023), z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:\[\]-]{0,31}$/, 'a line name as gpioinfo prints it, e.g. GPIO17')]);
+export const GpioLine = z.union([
+  int(0, 1_023),
+  z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:\[\]-]{0,31}$/, 'a line name as gpioinfo prints it, e.g. GPIO17'),
+]);
 export const text = (max: number) => z.string().max(max);
 export const nonEmpty = (max: number) => z.string().min(1).max(max);
 
@@ -37,7 +40,10 @@ export const DEVICE_PATH = /^\/[A-Za-z0-9/_.-]+$/;
 export const MdbPort = z
   .string()
   .max(4096)
-  .refine((s) => s === 'sim' || (DEVICE_PATH.test(s) && !s.split('/').includes('..')), 'must be "sim" or an absolute device path like /dev/serial0 (letters, digits and / _ . - only, no ..)');
+  .refine(
+    (s) => s === 'sim' || (DEVICE_PATH.test(s) && !s.split('/').includes('..')),
+    'must be "sim" or an absolute device path like /dev/serial0 (letters, digits and / _ . - only, no ..)',
+  );
 
 /** `host:port`, IPv6 hosts in brackets: `[::1]:8080`. */
 export const ListenAddress = z.string().refine((s) => {
@@ -130,7 +136,11 @@ export function isAllowedFleetUrl(url: string): boolean {
 /** How the Start endpoint is reached: what doctor reports, and `refused` when the config must not start. */
 export type StartTransport = 'none' | 'https' | 'loopback' | 'tls-proxy' | 'refused';
 
-export function startEndpointTransport(start: { listen: string | null; certFile: string | null; behindTlsProxy: boolean }): StartTransport {
+export function startEndpointTransport(start: {
+  listen: string | null;
+  certFile: string | null;
+  behindTlsProxy: boolean;
+}): StartTransport {
   if (start.listen === null) return 'none';
   if (start.certFile !== null) return 'https';
   // ListenAddress checked the shape: host:port, an IPv6 host in brackets.

@@ -157,7 +157,10 @@ export async function commitBatch(h: Handler, batch: Received[]): Promise<unknow
   };
   let failure: unknown = null;
   try {
-    const isNew = await storeEventBatch(h.db, events.map((e) => e.incoming));
+    const isNew = await storeEventBatch(
+      h.db,
+      events.map((e) => e.incoming),
+    );
     h.counters.batches += events.length > 0 ? 1 : 0;
     events.forEach((e, i) => stored(h, e.incoming, isNew[i] === true));
     for (const e of events) ack(e.item);

@@ -143,16 +143,18 @@ async function upsertMachines(tx: Tx, fresh: IncomingEvent[], rows: SalesTable[]
     if (m !== undefined && isLastSale(row) && (m.lastSale === null || m.lastSale < row.at)) m.lastSale = row.at;
   }
   if (machines.size === 0) return;
-  const values = [...machines].sort(([a], [b]) => (a < b ? -1 : 1)).map(([machineId, m]) => ({
-    machine_id: machineId,
-    online: 0,
-    alarms: '',
-    seen_at: m.seen,
-    outbox_pending: 0,
-    outbox_dead: 0,
-    disabled_remotely: 0,
-    last_sale_at: m.lastSale,
-  }));
+  const values = [...machines]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([machineId, m]) => ({
+      machine_id: machineId,
+      online: 0,
+      alarms: '',
+      seen_at: m.seen,
+      outbox_pending: 0,
+      outbox_dead: 0,
+      disabled_remotely: 0,
+      last_sale_at: m.lastSale,
+    }));
   await tx
     .insertInto('machines')
     .values(values)
@@ -187,7 +189,10 @@ async function insertNew(tx: Tx, unique: IncomingEvent[]): Promise<Set<string>> 
 async function writeBatch(tx: Tx, events: IncomingEvent[]): Promise<boolean[]> {
   const first = new Map<string, IncomingEvent>();
   for (const e of events) if (!first.has(keyOf(e))) first.set(keyOf(e), e);
-  const isNew = await insertNew(tx, [...first.keys()].sort().map((k) => first.get(k)!));
+  const isNew = await insertNew(
+    tx,
+    [...first.keys()].sort().map((k) => first.get(k)!),
+  );
   const fresh = [...first.values()].filter((e) => isNew.has(keyOf(e)));
   const rows = fresh.flatMap((e) => saleRow(e, dayOf(e.event.at, e.receivedAt)) ?? []);
   await upsertMachines(tx, fresh, rows);

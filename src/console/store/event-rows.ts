@@ -115,4 +115,3 @@ export async function storeUpdate(tx: Tx, machineId: string, e: UpdateEvent): Pr
     })
     .execute();
 }
-

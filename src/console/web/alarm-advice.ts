@@ -32,7 +32,7 @@ export const ALARM_ADVICE: Record<AlarmCode, string> = {
     "The VMC's cashless count and the ledger differ beyond the tolerance: " +
     'compare the audit and the sales (docs/dex.md).',
   GATEWAY_CURRENCY_MISMATCH:
-    'The gateway approved in another currency than asked; the hold was cancelled in full: check the machine\'s ' +
+    "The gateway approved in another currency than asked; the hold was cancelled in full: check the machine's " +
     "currency settings against the gateway's merchant account (docs/payments.md).",
   VEND_JOURNAL_FAILED:
     'The vend journal beside the ledger cannot be written: sales go on, but check the disk (docs/operations.md).',

@@ -110,7 +110,18 @@ export function pageParam(value: string | null): number {
 /** A list table: a header row, then one row per item (its class, its cells, each escaped unless Html). */
 export function listTable(id: string, headers: string[], rows: { cls: string; cells: unknown[] }[]): Html {
   return html`<table class="list" id="${id}">
-    <thead><tr>${headers.map((h) => html`<th>${h}</th>`)}</tr></thead>
-    <tbody>${rows.map((r) => html`<tr class="${r.cls}">${r.cells.map((c) => html`<td>${c}</td>`)}</tr>`)}</tbody>
+    <thead>
+      <tr>
+        ${headers.map((h) => html`<th>${h}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${rows.map(
+        (r) =>
+          html`<tr class="${r.cls}">
+            ${r.cells.map((c) => html`<td>${c}</td>`)}
+          </tr>`,
+      )}
+    </tbody>
   </table>`;
 }

@@ -47,8 +47,9 @@ export function openRpioLines(
       opened.push(pin);
       return pin;
     } catch (err) {
-      const msg = `gpio.${name} pin ${pin} cannot be used (a GPIO header pin is needed, physical numbering); `
-        + 'it is left unwired';
+      const msg =
+        `gpio.${name} pin ${pin} cannot be used (a GPIO header pin is needed, physical numbering); ` +
+        'it is left unwired';
       log.error({ err, code: ErrorCodes.DEVICE_UNAVAILABLE, pin }, msg);
       return null;
     }

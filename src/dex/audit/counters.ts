@@ -54,7 +54,11 @@ export function snapshotOf(audit: ParsedAudit): CounterSnapshot {
   for (const p of audit.products) {
     price(p.price);
     for (const d of p.byDevice) price(d.price);
-    const count = p.paid?.sinceInit.count ?? (p.byDevice.length > 0 && p.byDevice.every((d) => d.totals.sinceInit.count !== null) ? p.byDevice.reduce((s, d) => s + d.totals.sinceInit.count!, 0) : null);
+    const count =
+      p.paid?.sinceInit.count ??
+      (p.byDevice.length > 0 && p.byDevice.every((d) => d.totals.sinceInit.count !== null)
+        ? p.byDevice.reduce((s, d) => s + d.totals.sinceInit.count!, 0)
+        : null);
     // A machine has at most a few hundred selections; more is a broken file, not worth storing per read.
     if (count !== null && kept < MAX_SELECTIONS) {
       products[p.selection] = count;
@@ -79,13 +83,20 @@ const FIGURES = [
   ['cashless2', 'DB2'],
 ] as const;
 
-export function intervalSales(prev: { snapshot: CounterSnapshot; atMs: number } | null, cur: { snapshot: CounterSnapshot; atMs: number }): Interval {
+export function intervalSales(
+  prev: { snapshot: CounterSnapshot; atMs: number } | null,
+  cur: { snapshot: CounterSnapshot; atMs: number },
+): Interval {
   if (prev === null) return { kind: 'first', reason: 'the first audit read: the series starts here' };
   const a = prev.snapshot;
   const b = cur.snapshot;
   if (a.serial !== null && b.serial !== null && a.serial !== b.serial) {
-    return { kind: 'new-series', reason: `the machine serial changed from ${a.serial} to ${b.serial}: ` +
-      `another machine (or board) answers on this DEX line` };
+    return {
+      kind: 'new-series',
+      reason:
+        `the machine serial changed from ${a.serial} to ${b.serial}: ` +
+        `another machine (or board) answers on this DEX line`,
+    };
   }
   const elapsedMs = Math.max(0, cur.atMs - prev.atMs);
   const maxVends = Math.floor(elapsedMs / 1000 / MIN_SECONDS_PER_VEND) + SLACK_VENDS;
@@ -96,13 +107,21 @@ export function intervalSales(prev: { snapshot: CounterSnapshot; atMs: number } 
     if (d.count !== null && d.count < 0) return wentDown(`${tag}02 (vends)`, a[key].count!, b[key].count!);
     if (d.value !== null && d.value < 0) return wentDown(`${tag}01 (value)`, a[key].value!, b[key].value!);
     if (d.count !== null && d.count > maxVends) {
-      return { kind: 'new-series', reason: `${tag}02 jumped by ${d.count} vends in ${Math.round(elapsedMs / 60_000)} ` +
-        `min, more than a machine can vend (at most ${maxVends}): counters of ` +
-        `another board or a restored memory; the series starts again here` };
+      return {
+        kind: 'new-series',
+        reason:
+          `${tag}02 jumped by ${d.count} vends in ${Math.round(elapsedMs / 60_000)} ` +
+          `min, more than a machine can vend (at most ${maxVends}): counters of ` +
+          `another board or a restored memory; the series starts again here`,
+      };
     }
     if (d.value !== null && d.count !== null && maxPrice !== null && d.value > d.count * maxPrice) {
-      return { kind: 'new-series', reason: `${tag}01 grew by ${d.value} for ${d.count} vends, more than the ` +
-        `highest price (${maxPrice}) allows: the series starts again here` };
+      return {
+        kind: 'new-series',
+        reason:
+          `${tag}01 grew by ${d.value} for ${d.count} vends, more than the ` +
+          `highest price (${maxPrice}) allows: the series starts again here`,
+      };
     }
     sales[key] = d;
   }
@@ -125,7 +144,8 @@ function delta(a: Figures, b: Figures): Figures {
 function wentDown(what: string, before: number, after: number): Interval {
   return {
     kind: 'new-series',
-    reason: `${what} went down from ${before} to ${after}: the VMC's control board was swapped or its lifetime ` +
+    reason:
+      `${what} went down from ${before} to ${after}: the VMC's control board was swapped or its lifetime ` +
       `counters were cleared; the series starts again here, sales over this interval are unknown`,
   };
 }

@@ -51,7 +51,10 @@ export function processAuditRead(input: AuditReadInput, deps: ProcessDeps): Audi
   let series: number;
   if (usable) {
     counters = snapshotOf(file.audit!);
-    interval = intervalSales(prev === null ? null : { snapshot: prev.snapshot, atMs: prev.readAtMs }, { snapshot: counters, atMs: input.atMs });
+    interval = intervalSales(prev === null ? null : { snapshot: prev.snapshot, atMs: prev.readAtMs }, {
+      snapshot: counters,
+      atMs: input.atMs,
+    });
     series = interval.kind === 'sales' ? prev!.series : deps.audits.lastSeries() + 1;
   } else {
     // Kept, not counted: the next trusted audit is compared with the last trusted one.
@@ -62,11 +65,18 @@ export function processAuditRead(input: AuditReadInput, deps: ProcessDeps): Audi
   if (interval.kind === 'unusable') {
     reconciliation = { status: 'skipped', reason: `no interval to compare: ${interval.reason}` };
   } else {
-    const ledger = prev === null || interval.kind !== 'sales' ? { count: 0, valueMinor: 0, decimalPlaces: null } : deps.audits.cashlessSales(prev.readAtMs, input.atMs);
+    const ledger =
+      prev === null || interval.kind !== 'sales'
+        ? { count: 0, valueMinor: 0, decimalPlaces: null }
+        : deps.audits.cashlessSales(prev.readAtMs, input.atMs);
     reconciliation = reconcile({
       device: deps.device,
       interval,
-      ledger: { count: ledger.count, valueMinor: ledger.valueMinor, decimalPlaces: ledger.decimalPlaces ?? deps.decimalPlaces },
+      ledger: {
+        count: ledger.count,
+        valueMinor: ledger.valueMinor,
+        decimalPlaces: ledger.decimalPlaces ?? deps.decimalPlaces,
+      },
       vmcDecimalPlaces: file.audit!.currency.decimals,
       tolerance: deps.tolerance,
     });
@@ -102,7 +112,13 @@ function previous(audits: DexAuditLog): { snapshot: CounterSnapshot; readAtMs: n
 }
 
 /** What the operator sees of one read (part 0 of its events, the ledger row, the command's reply). */
-function summarise(input: AuditReadInput, file: AuditFile, series: number, interval: AuditOutcome['interval'], reconciliation: Reconciliation): Record<string, unknown> {
+function summarise(
+  input: AuditReadInput,
+  file: AuditFile,
+  series: number,
+  interval: AuditOutcome['interval'],
+  reconciliation: Reconciliation,
+): Record<string, unknown> {
   const a = file.audit;
   const summary: Record<string, unknown> = {
     trigger: input.trigger,
@@ -110,14 +126,31 @@ function summarise(input: AuditReadInput, file: AuditFile, series: number, inter
     durationMs: Math.round(input.durationMs),
     bytes: input.bytes.length,
     check: { ok: file.check.ok, reason: file.reason, g85: file.check.g85, issues: file.check.issues.slice(0, 20) },
-    machine: a === null ? null : { serial: cap(a.machine.serial), model: cap(a.machine.model), asset: cap(a.machine.asset) },
+    machine:
+      a === null ? null : { serial: cap(a.machine.serial), model: cap(a.machine.model), asset: cap(a.machine.asset) },
     version: a?.version ?? null,
     currency: a?.currency ?? null,
-    totals: a === null ? null : { paid: a.paid, cash: a.cash.sales, cashless1: a.cashless1, cashless2: a.cashless2, free: a.free, test: a.test },
+    totals:
+      a === null
+        ? null
+        : {
+            paid: a.paid,
+            cash: a.cash.sales,
+            cashless1: a.cashless1,
+            cashless2: a.cashless2,
+            free: a.free,
+            test: a.test,
+          },
     series,
     interval,
     reconciliation,
-    products: a?.products.map((p) => ({ selection: p.selection, productId: p.productId, price: p.price, vends: p.paid?.sinceInit.count ?? null })) ?? [],
+    products:
+      a?.products.map((p) => ({
+        selection: p.selection,
+        productId: p.productId,
+        price: p.price,
+        vends: p.paid?.sinceInit.count ?? null,
+      })) ?? [],
     events: a?.events ?? [],
   };
   if (Buffer.byteLength(JSON.stringify(summary)) > SUMMARY_MAX_BYTES) {
@@ -127,7 +160,15 @@ function summarise(input: AuditReadInput, file: AuditFile, series: number, inter
   }
   if (Buffer.byteLength(JSON.stringify(summary)) > SUMMARY_MAX_BYTES) {
     // Only a hostile or broken file gets here (fields thousands of characters long): the raw file says the rest.
-    return { trigger: input.trigger, protocol: input.protocol, durationMs: summary.durationMs, bytes: input.bytes.length, check: { ok: file.check.ok }, series, omitted: 'everything but the check: the parsed figures are too large for one message; see the raw file' };
+    return {
+      trigger: input.trigger,
+      protocol: input.protocol,
+      durationMs: summary.durationMs,
+      bytes: input.bytes.length,
+      check: { ok: file.check.ok },
+      series,
+      omitted: 'everything but the check: the parsed figures are too large for one message; see the raw file',
+    };
   }
   return summary;
 }

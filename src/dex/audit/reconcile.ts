@@ -43,10 +43,15 @@ export function reconcile(input: {
   const record = device === 'cashless1' ? 'DA2' : 'DB2';
   if (interval.kind !== 'sales') return { status: 'skipped', reason: `no interval to compare: ${interval.reason}` };
   const vmc = interval.sales[device];
-  if (vmc.count === null) return { status: 'skipped', reason: `the audit has no ${record} vend count (qrvend is ${device}, mdb.device): nothing to compare` };
+  if (vmc.count === null)
+    return {
+      status: 'skipped',
+      reason: `the audit has no ${record} vend count (qrvend is ${device}, mdb.device): nothing to compare`,
+    };
   const difference = vmc.count - ledger.count;
   const status = Math.abs(difference) > tolerance ? 'mismatch' : 'match';
-  const figures = `the VMC counted ${vmc.count} vends (${record}` +
+  const figures =
+    `the VMC counted ${vmc.count} vends (${record}` +
     `${vmc.value === null ? '' : `, value ${vmc.value} at ${input.vmcDecimalPlaces} decimals`}), ` +
     `qrvend's ledger ${ledger.count} (value ${ledger.valueMinor} at ${ledger.decimalPlaces} decimals)`;
   return {

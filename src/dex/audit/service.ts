@@ -56,30 +56,58 @@ export class DexAuditService {
     if (!read.ok) {
       // A refused second read is not a failed one: the running read will say how it went.
       if (read.code !== 'DEX_BUSY') this.failed(`${read.code}: ${read.message}`);
-      waiter?.reject(new DexCommandError(read.code === 'DEX_BUSY' ? 'BUSY' : 'FAILED', `${read.code}: ${read.message}`));
+      waiter?.reject(
+        new DexCommandError(read.code === 'DEX_BUSY' ? 'BUSY' : 'FAILED', `${read.code}: ${read.message}`),
+      );
       return;
     }
     let outcome: AuditOutcome;
     try {
       outcome = processAuditRead(
-        { trigger: message.trigger, atMs: message.atMs, protocol: read.protocol, durationMs: read.durationMs, bytes: Buffer.from(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength) },
-        { audits: this.o.ledger.dexAudits, device: this.o.device, decimalPlaces: this.o.ledger.decimalPlaces, tolerance: this.o.tolerance },
+        {
+          trigger: message.trigger,
+          atMs: message.atMs,
+          protocol: read.protocol,
+          durationMs: read.durationMs,
+          bytes: Buffer.from(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength),
+        },
+        {
+          audits: this.o.ledger.dexAudits,
+          device: this.o.device,
+          decimalPlaces: this.o.ledger.decimalPlaces,
+          tolerance: this.o.tolerance,
+        },
       );
     } catch (err) {
       // The ledger refused the write (disk): the read is lost, the alarm for the disk says why.
       this.o.log.error({ err: (err as Error).message }, 'dex: the audit could not be stored');
-      waiter?.reject(new DexCommandError('FAILED', `the audit was read but could not be stored: ${(err as Error).message}`));
+      waiter?.reject(
+        new DexCommandError('FAILED', `the audit was read but could not be stored: ${(err as Error).message}`),
+      );
       return;
     }
     const { reconciliation: rec } = outcome;
     this.o.log.info(
-      { event: 'dex.audit', auditId: outcome.auditId, bytes: read.bytes.byteLength, protocol: read.protocol, check: outcome.checkOk, series: outcome.series, interval: outcome.interval.kind, reconciliation: rec.status },
+      {
+        event: 'dex.audit',
+        auditId: outcome.auditId,
+        bytes: read.bytes.byteLength,
+        protocol: read.protocol,
+        check: outcome.checkOk,
+        series: outcome.series,
+        interval: outcome.interval.kind,
+        reconciliation: rec.status,
+      },
       'dex: audit stored',
     );
     if (outcome.checkOk) this.succeeded();
     else this.failed(`the file read failed its check: ${outcome.reason}`);
     if (rec.status !== 'skipped') {
-      if (rec.status === 'mismatch') this.o.log.warn({ code: 'AUDIT_MISMATCH', vmc: rec.vmc, ledger: rec.ledger, difference: rec.difference }, rec.message);
+      if (rec.status === 'mismatch')
+        this.o.log.warn(
+          { code: 'AUDIT_MISMATCH', vmc: rec.vmc, ledger: rec.ledger, difference: rec.difference },
+          rec.message,
+        );
       this.o.observe('AUDIT_MISMATCH', rec.status === 'mismatch', rec.message);
     }
     waiter?.resolve({
@@ -96,12 +124,18 @@ export class DexAuditService {
 
   /** The fleet's `dex.read`: one read now, answered with what was stored. */
   command(): Promise<unknown> {
-    if (!this.o.configured) return Promise.reject(new DexCommandError('UNAVAILABLE', 'no DEX line on this machine: dex.port is not set'));
+    if (!this.o.configured)
+      return Promise.reject(new DexCommandError('UNAVAILABLE', 'no DEX line on this machine: dex.port is not set'));
     const requestId = this.nextRequestId++;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiting.delete(requestId);
-        reject(new DexCommandError('TOO_LATE', 'the audit read did not end in time; its result will still be stored and published'));
+        reject(
+          new DexCommandError(
+            'TOO_LATE',
+            'the audit read did not end in time; its result will still be stored and published',
+          ),
+        );
       }, COMMAND_DEADLINE_MS);
       timer.unref();
       this.waiting.set(requestId, { resolve, reject, timer });
@@ -119,7 +153,12 @@ export class DexAuditService {
 
   private failed(detail: string): void {
     this.failures++;
-    if (this.failures >= FAILED_READS_BEFORE_ALARM) this.o.observe('DEX_READ_FAILED', true, `${this.failures} audit reads in a row failed; the last: ${detail}`.slice(0, 500));
+    if (this.failures >= FAILED_READS_BEFORE_ALARM)
+      this.o.observe(
+        'DEX_READ_FAILED',
+        true,
+        `${this.failures} audit reads in a row failed; the last: ${detail}`.slice(0, 500),
+      );
   }
 
   private succeeded(): void {

@@ -52,7 +52,13 @@ export interface ParsedAudit {
   /** DXS01 and DXS03 of the block read. */
   sender: string | null;
   version: string | null;
-  machine: { serial: string | null; model: string | null; build: string | null; location: string | null; asset: string | null };
+  machine: {
+    serial: string | null;
+    model: string | null;
+    build: string | null;
+    location: string | null;
+    asset: string | null;
+  };
   /** ID401 (implied decimals, 2 when absent) and ID402/ID403. */
   currency: { decimals: number; numeric: string | null; alpha: string | null };
   /** VA1: all paid vends, every payment device. */
@@ -64,9 +70,20 @@ export interface ParsedAudit {
     /** CA2: vends paid in cash. */
     sales: Totals | null;
     /** CA3: money in (05 since init, 01 since reset), to the cash box (06/02), to the tubes (07/03), bills (08/04). */
-    in: { sinceInit: number | null; sinceReset: number | null; toBoxSinceInit: number | null; toTubesSinceInit: number | null; billsSinceInit: number | null } | null;
+    in: {
+      sinceInit: number | null;
+      sinceReset: number | null;
+      toBoxSinceInit: number | null;
+      toTubesSinceInit: number | null;
+      billsSinceInit: number | null;
+    } | null;
     /** CA4: change paid out (03 since init, 01 since reset) and manual dispense (04/02). */
-    out: { sinceInit: number | null; sinceReset: number | null; manualSinceInit: number | null; manualSinceReset: number | null } | null;
+    out: {
+      sinceInit: number | null;
+      sinceReset: number | null;
+      manualSinceInit: number | null;
+      manualSinceReset: number | null;
+    } | null;
   };
   /** DA2 (cashless device #1) and DB2 (cashless device #2). */
   cashless1: Totals | null;
@@ -74,7 +91,13 @@ export interface ParsedAudit {
   products: Product[];
   events: AuditEventRecord[];
   /** EA3: reads of this machine (09), of which with a reset (01), resets (10), this read's date and time. */
-  reads: { total: number | null; withReset: number | null; resets: number | null; date: string | null; time: string | null } | null;
+  reads: {
+    total: number | null;
+    withReset: number | null;
+    resets: number | null;
+    date: string | null;
+    time: string | null;
+  } | null;
   /** Segments not modelled above (and any repeats of single ones), exactly as written. */
   other: { line: number; text: string }[];
   /** Fields that should be numbers and were not: kept as null, said here. */

@@ -60,7 +60,14 @@ export function readEnvelope(segments: readonly Segment[]): Envelope {
       seg = rest;
     }
     if (seg.tag === 'DXS') {
-      block = { dxs: seg, dxe: null, version: seg.elements[2] || null, sender: seg.elements[0] || null, sets: [], loose: [] };
+      block = {
+        dxs: seg,
+        dxe: null,
+        version: seg.elements[2] || null,
+        sender: seg.elements[0] || null,
+        sets: [],
+        loose: [],
+      };
       set = null;
       env.blocks.push(block);
       continue;

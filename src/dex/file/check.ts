@@ -57,14 +57,14 @@ export interface FileCheck {
  */
 const SE_CONVENTIONS: ReadonlyMap<number, string> = new Map([
   [1, 'counted from DXS (the application header counted too), as some makers write it'],
-  [-1, 'ST or SE not counted, as in the standard\'s own configuration example (2.4.4)'],
+  [-1, "ST or SE not counted, as in the standard's own configuration example (2.4.4)"],
 ]);
 
 type Report = (code: CheckCode, line: number | null, message: string) => void;
 
 const hex4 = (n: number) => n.toString(16).toUpperCase().padStart(4, '0');
 const FORMS: Record<G85Over, string> = {
-  'stored-crlf': 'over the file\'s own CR LF lines',
+  'stored-crlf': "over the file's own CR LF lines",
   'crlf-restored': 'over the lines with CR LF restored',
 };
 
@@ -77,20 +77,34 @@ export function checkFile(bytes: Uint8Array, env: Envelope): FileCheck {
   const g85Over: G85Over = lineEnds === 'crlf' || lineEnds === 'none' ? 'stored-crlf' : 'crlf-restored';
 
   if (bytes.length === 0) error('empty', null, 'the file is empty: the VMC sent no audit data');
-  else if (env.blocks.length === 0) error('no-dxs', null, 'no DXS line: this is not an EVA-DTS audit file (or its start was lost)');
+  else if (env.blocks.length === 0)
+    error('no-dxs', null, 'no DXS line: this is not an EVA-DTS audit file (or its start was lost)');
   for (const skipped of env.skippedBeforeDxs) {
     const shown = skipped.text.length > 60 ? `${skipped.text.slice(0, 60)}...` : skipped.text;
-    const message = `"${shown}" (${skipped.text.length} characters) before DXS on line ${skipped.line} was skipped: `
-      + 'a capture tool\'s header, kept with the lines before DXS';
+    const message =
+      `"${shown}" (${skipped.text.length} characters) before DXS on line ${skipped.line} was skipped: ` +
+      "a capture tool's header, kept with the lines before DXS";
     warn('dxs-after-header', skipped.line, message);
   }
-  if (env.blocks.length > 1) warn('several-blocks', env.blocks[1]!.dxs.line, `${env.blocks.length} DXS blocks: the one with a VA1 line is ` +
-    `read as the machine's audit, the others are kept as they are`);
+  if (env.blocks.length > 1)
+    warn(
+      'several-blocks',
+      env.blocks[1]!.dxs.line,
+      `${env.blocks.length} DXS blocks: the one with a VA1 line is ` +
+        `read as the machine's audit, the others are kept as they are`,
+    );
 
   for (const block of env.blocks) {
-    if (block.dxe === null) error('no-dxe', block.dxs.line, `the DXS block of line ${block.dxs.line} has no DXE: the file was cut short`);
-    if (block.sets.length === 0) error('no-st', block.dxs.line, `the DXS block of line ${block.dxs.line} has no ST transaction set`);
-    for (const seg of block.loose) warn('outside-set', seg.line, `line ${seg.line} (${seg.tag}) is outside any ST ... SE transaction set; kept, not covered by G85`);
+    if (block.dxe === null)
+      error('no-dxe', block.dxs.line, `the DXS block of line ${block.dxs.line} has no DXE: the file was cut short`);
+    if (block.sets.length === 0)
+      error('no-st', block.dxs.line, `the DXS block of line ${block.dxs.line} has no ST transaction set`);
+    for (const seg of block.loose)
+      warn(
+        'outside-set',
+        seg.line,
+        `line ${seg.line} (${seg.tag}) is outside any ST ... SE transaction set; kept, not covered by G85`,
+      );
     if (block.dxe !== null) {
       const declared = block.dxe.elements[1];
       if (declared !== undefined && declared !== '' && Number(declared) !== block.sets.length) {
@@ -144,7 +158,11 @@ function checkG85(
 ): G85Result {
   if (set.g85 === null) {
     // Mandatory from the VMD since 6.0, absent from some older machines: not proof of damage, but nothing is verified.
-    warn('g85-missing', set.st.line, `the transaction set of line ${set.st.line} has no G85: its integrity cannot be checked`);
+    warn(
+      'g85-missing',
+      set.st.line,
+      `the transaction set of line ${set.st.line} has no G85: its integrity cannot be checked`,
+    );
     return 'missing';
   }
   const given = (set.g85.elements[0] ?? '').toUpperCase();

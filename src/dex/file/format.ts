@@ -20,9 +20,10 @@ export function formatMinor(minor: number | null, decimals: number): string {
  */
 export function formatAuditJson(file: AuditFile): string {
   const failed = file.check.issues.find((i) => i.severity === 'error');
-  const error = failed === undefined
-    ? {}
-    : { error: { code: ErrorCodes.DEX_FILE_UNTRUSTED, check: failed.code, message: failed.message } };
+  const error =
+    failed === undefined
+      ? {}
+      : { error: { code: ErrorCodes.DEX_FILE_UNTRUSTED, check: failed.code, message: failed.message } };
   return `${jsonForTerminal({ ok: file.check.ok, ...error, ...file }, 2)}\n`;
 }
 
@@ -34,20 +35,26 @@ export function formatAuditText(file: AuditFile): string {
       ? `check: ok (G85 ${file.check.g85.join(', ') || 'none'}${g85Form(file)})`
       : `check: FAILED, figures not to be trusted: ${t(file.reason ?? '')}`,
   );
-  for (const issue of file.check.issues) out.push(`  ${issue.severity === 'error' ? 'ERROR' : 'warn '} ` +
-    `${issue.line === null ? '' : `line ${issue.line}: `}${t(issue.message)}`);
+  for (const issue of file.check.issues)
+    out.push(
+      `  ${issue.severity === 'error' ? 'ERROR' : 'warn '} ` +
+        `${issue.line === null ? '' : `line ${issue.line}: `}${t(issue.message)}`,
+    );
   const a = file.audit;
   if (a === null) return `${out.join('\n')}\n`;
   const d = a.currency.decimals;
   const cur = a.currency.alpha ? ` ${t(a.currency.alpha)}` : '';
-  const money = (f: Figures | undefined) => (f === undefined ? '-' : `${formatMinor(f.value, d)}${cur} in ${f.count ?? '-'} vends`);
+  const money = (f: Figures | undefined) =>
+    f === undefined ? '-' : `${formatMinor(f.value, d)}${cur} in ${f.count ?? '-'} vends`;
   const totalsText = (totals: Totals) =>
     `${money(totals.sinceInit)} (lifetime); ${money(totals.sinceReset)} since the last reset`;
   const row = (label: string, totals: Totals | null) =>
     out.push(`${label.padEnd(14)}${totals === null ? 'not in the file' : totalsText(totals)}`);
-  out.push(`machine: serial ${t(a.machine.serial ?? '-')}, model ${t(a.machine.model ?? '-')}` +
-    `${a.machine.location ? `, at ${t(a.machine.location)}` : ''}; sender ` +
-    `${t(a.sender ?? '-')}, EVA-DTS ${t(a.version ?? '-')}`);
+  out.push(
+    `machine: serial ${t(a.machine.serial ?? '-')}, model ${t(a.machine.model ?? '-')}` +
+      `${a.machine.location ? `, at ${t(a.machine.location)}` : ''}; sender ` +
+      `${t(a.sender ?? '-')}, EVA-DTS ${t(a.version ?? '-')}`,
+  );
   row('paid vends', a.paid);
   row('cash', a.cash.sales);
   row('cashless #1', a.cashless1);
@@ -55,14 +62,21 @@ export function formatAuditText(file: AuditFile): string {
   if (a.free) row('free vends', a.free);
   if (a.test) row('test vends', a.test);
   if (a.products.length > 0) {
-    out.push('', `${'selection'.padEnd(10)} ${'product'.padEnd(12)} ${'price'.padStart(9)} ` +
-      `${'vends'.padStart(7)} ${'value'.padStart(11)}  by device (lifetime vends)`);
+    out.push(
+      '',
+      `${'selection'.padEnd(10)} ${'product'.padEnd(12)} ${'price'.padStart(9)} ` +
+        `${'vends'.padStart(7)} ${'value'.padStart(11)}  by device (lifetime vends)`,
+    );
     for (const p of a.products) {
       const count = p.paid?.sinceInit.count ?? sumOrNull(p.byDevice.map((x) => x.totals.sinceInit.count));
       const value = p.paid?.sinceInit.value ?? sumOrNull(p.byDevice.map((x) => x.totals.sinceInit.value));
-      const devices = p.byDevice.map((x) => `${t(x.device)}${x.priceList ? `/${x.priceList}` : ''} ${x.totals.sinceInit.count ?? '-'}`).join(', ');
-      out.push(`${t(p.selection).padEnd(10)} ${t(p.productId ?? '-').padEnd(12)} ${formatMinor(p.price, d).padStart(9)} ` +
-        `${String(count ?? '-').padStart(7)} ${formatMinor(value, d).padStart(11)}  ${devices || '-'}`);
+      const devices = p.byDevice
+        .map((x) => `${t(x.device)}${x.priceList ? `/${x.priceList}` : ''} ${x.totals.sinceInit.count ?? '-'}`)
+        .join(', ');
+      out.push(
+        `${t(p.selection).padEnd(10)} ${t(p.productId ?? '-').padEnd(12)} ${formatMinor(p.price, d).padStart(9)} ` +
+          `${String(count ?? '-').padStart(7)} ${formatMinor(value, d).padStart(11)}  ${devices || '-'}`,
+      );
     }
   }
   if (a.events.length > 0) {
@@ -71,16 +85,22 @@ export function formatAuditText(file: AuditFile): string {
       out.push(
         e.record === 'EA1'
           ? `  ${t(e.id).padEnd(6)} on ${t(e.date ?? '-')} ${t(e.time ?? '')}` +
-            `${e.durationMin === null ? '' : `, ${e.durationMin} min`}`
+              `${e.durationMin === null ? '' : `, ${e.durationMin} min`}`
           : `  ${t(e.id).padEnd(6)} ${e.sinceReset ?? '-'} since reset, ` +
-            `${e.sinceInit ?? '-'} lifetime${e.active ? ', ACTIVE now' : ''}`,
+              `${e.sinceInit ?? '-'} lifetime${e.active ? ', ACTIVE now' : ''}`,
       );
     }
   }
-  if (a.reads) out.push(`reads: ${a.reads.total ?? '-'} in all, ${a.reads.resets ?? '-'} ` +
-    `resets; this read ${t(a.reads.date ?? '-')} ${t(a.reads.time ?? '')}`);
-  if (a.other.length > 0) out.push(`other segments kept as written: ${a.other.length} (` +
-    `${[...new Set(a.other.map((o) => t(o.text.split('*')[0]!)))].join(', ')})`);
+  if (a.reads)
+    out.push(
+      `reads: ${a.reads.total ?? '-'} in all, ${a.reads.resets ?? '-'} ` +
+        `resets; this read ${t(a.reads.date ?? '-')} ${t(a.reads.time ?? '')}`,
+    );
+  if (a.other.length > 0)
+    out.push(
+      `other segments kept as written: ${a.other.length} (` +
+        `${[...new Set(a.other.map((o) => t(o.text.split('*')[0]!)))].join(', ')})`,
+    );
   for (const w of a.warnings) out.push(`warn  ${t(w)}`);
   if (file.preamble.length > 0) out.push(`lines before DXS kept: ${file.preamble.length}`);
   return `${out.join('\n')}\n`;
@@ -89,7 +109,7 @@ export function formatAuditText(file: AuditFile): string {
 /** Over which form of the lines G85 was computed (src/dex/file/g85.ts); nothing when no G85 was checked. */
 function g85Form(file: AuditFile): string {
   if (!file.check.g85.some((r) => r === 'ok' || r === 'swapped')) return '';
-  if (file.check.g85Over === 'stored-crlf') return ', over the file\'s own CR LF lines';
+  if (file.check.g85Over === 'stored-crlf') return ", over the file's own CR LF lines";
   const ends = file.check.lineEnds === 'mixed' ? 'mixed' : file.check.lineEnds.toUpperCase();
   return `, over the lines with CR LF restored: the file has ${ends} line ends`;
 }

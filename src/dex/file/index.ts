@@ -31,7 +31,13 @@ export function examineAuditFile(bytes: Uint8Array): AuditFile {
   const check = checkFile(bytes, env);
   // Several blocks: a reader may have put another device's audit first; the machine's is the one with VA1.
   const block = env.blocks.find((b) => b.sets.some((s) => s.body.some((seg) => seg.tag === 'VA1'))) ?? env.blocks[0];
-  const audit = block === undefined ? null : parseSegments([...block.loose, ...block.sets.flatMap((s) => s.body)].sort((a, b) => a.line - b.line), block);
+  const audit =
+    block === undefined
+      ? null
+      : parseSegments(
+          [...block.loose, ...block.sets.flatMap((s) => s.body)].sort((a, b) => a.line - b.line),
+          block,
+        );
   const firstError = check.issues.find((i) => i.severity === 'error');
   return {
     check,

@@ -10,7 +10,10 @@ import type { AuditEventRecord, Figures, ParsedAudit, Product, Totals } from './
 /** Up to 15 digits: beyond that a double loses whole units. */
 const NUMBER = /^\d{1,15}$/;
 
-export function parseSegments(segments: readonly Segment[], header: { sender: string | null; version: string | null }): ParsedAudit {
+export function parseSegments(
+  segments: readonly Segment[],
+  header: { sender: string | null; version: string | null },
+): ParsedAudit {
   const audit: ParsedAudit = {
     sender: header.sender,
     version: header.version,
@@ -49,7 +52,9 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
       const s = str(i);
       if (s === null) return null;
       if (NUMBER.test(s)) return Number(s);
-      audit.warnings.push(`line ${seg.line}: ${seg.tag}${String(i + 1).padStart(2, '0')} "${s}" is not a whole number; read as empty`);
+      audit.warnings.push(
+        `line ${seg.line}: ${seg.tag}${String(i + 1).padStart(2, '0')} "${s}" is not a whole number; read as empty`,
+      );
       return null;
     };
     const fig = (v: number, c: number): Figures => ({ value: num(v), count: num(c) });
@@ -72,8 +77,13 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
       case 'ID4':
         if (once()) {
           const decimals = num(0);
-          if (decimals !== null && decimals > 6) audit.warnings.push(`line ${seg.line}: ID401 ${decimals} decimal places is implausible; 2 used`);
-          audit.currency = { decimals: decimals !== null && decimals <= 6 ? decimals : 2, numeric: str(1), alpha: str(2) };
+          if (decimals !== null && decimals > 6)
+            audit.warnings.push(`line ${seg.line}: ID401 ${decimals} decimal places is implausible; 2 used`);
+          audit.currency = {
+            decimals: decimals !== null && decimals <= 6 ? decimals : 2,
+            numeric: str(1),
+            alpha: str(2),
+          };
         }
         break;
       case 'VA1':
@@ -89,10 +99,18 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
         if (once()) audit.cash.sales = totals();
         break;
       case 'CA3':
-        if (once()) audit.cash.in = { sinceReset: num(0), sinceInit: num(4), toBoxSinceInit: num(5), toTubesSinceInit: num(6), billsSinceInit: num(7) };
+        if (once())
+          audit.cash.in = {
+            sinceReset: num(0),
+            sinceInit: num(4),
+            toBoxSinceInit: num(5),
+            toTubesSinceInit: num(6),
+            billsSinceInit: num(7),
+          };
         break;
       case 'CA4':
-        if (once()) audit.cash.out = { sinceReset: num(0), manualSinceReset: num(1), sinceInit: num(2), manualSinceInit: num(3) };
+        if (once())
+          audit.cash.out = { sinceReset: num(0), manualSinceReset: num(1), sinceInit: num(2), manualSinceInit: num(3) };
         break;
       case 'DA2':
         if (once()) audit.cashless1 = totals();
@@ -109,7 +127,8 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
       case 'PA2':
         // PA2 belongs to the PA1 above it (it carries no selection of its own).
         if (product === null || product.paid !== null) audit.other.push({ line: seg.line, text: seg.text });
-        else product.paid = { sinceInit: { count: num(0), value: num(1) }, sinceReset: { count: num(2), value: num(3) } };
+        else
+          product.paid = { sinceInit: { count: num(0), value: num(1) }, sinceReset: { count: num(2), value: num(3) } };
         break;
       case 'PA7': {
         const target = productFor(str(0) ?? product?.selection ?? `(line ${seg.line})`);
@@ -135,8 +154,31 @@ export function parseSegments(segments: readonly Segment[], header: { sender: st
   return audit;
 }
 
-function eventRecord(tag: 'EA1' | 'EA2', str: (i: number) => string | null, num: (i: number) => number | null): AuditEventRecord {
-  if (tag === 'EA1') return { record: tag, id: str(0) ?? '', date: str(1), time: str(2), durationMin: num(3), sinceReset: null, sinceInit: null, active: null };
+function eventRecord(
+  tag: 'EA1' | 'EA2',
+  str: (i: number) => string | null,
+  num: (i: number) => number | null,
+): AuditEventRecord {
+  if (tag === 'EA1')
+    return {
+      record: tag,
+      id: str(0) ?? '',
+      date: str(1),
+      time: str(2),
+      durationMin: num(3),
+      sinceReset: null,
+      sinceInit: null,
+      active: null,
+    };
   // EA205: 1 = active, 0 or blank = inactive.
-  return { record: tag, id: str(0) ?? '', date: null, time: null, durationMin: num(5), sinceReset: num(1), sinceInit: num(2), active: str(4) === '1' };
+  return {
+    record: tag,
+    id: str(0) ?? '',
+    date: null,
+    time: null,
+    durationMin: num(5),
+    sinceReset: num(1),
+    sinceInit: num(2),
+    active: str(4) === '1',
+  };
 }

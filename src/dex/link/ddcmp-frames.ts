@@ -20,7 +20,15 @@ const SELECT = 0x80;
 export const MAX_DATA = 0x3fff;
 
 /** Baud-rate codes of START/STACK (3.6.2). */
-export const BAUD_CODES: Record<number, number> = { 2: 2400, 3: 4800, 4: 9600, 5: 19200, 6: 38400, 7: 57600, 8: 115200 };
+export const BAUD_CODES: Record<number, number> = {
+  2: 2400,
+  3: 4800,
+  4: 9600,
+  5: 19200,
+  6: 38400,
+  7: 57600,
+  8: 115200,
+};
 
 function withCrc(bytes: number[]): Buffer {
   const b = Buffer.from(bytes);
@@ -34,7 +42,14 @@ export function control(type: number, b4: number, b5: number, flags = 0, sadd = 
 
 export function dataMessage(payload: Buffer, rr: number, tx: number, last = false, sadd = POINT_TO_POINT): Buffer {
   const n = payload.length;
-  const header = withCrc([DATA, n & 0xff, QSYNC | (last ? SELECT : 0) | ((n >>> 8) & 0x3f), rr & 0xff, tx & 0xff, sadd]);
+  const header = withCrc([
+    DATA,
+    n & 0xff,
+    QSYNC | (last ? SELECT : 0) | ((n >>> 8) & 0x3f),
+    rr & 0xff,
+    tx & 0xff,
+    sadd,
+  ]);
   const crc = crc16(payload);
   return Buffer.concat([header, payload, Buffer.from([crc & 0xff, crc >>> 8])]);
 }
@@ -86,7 +101,14 @@ export function scanDdcmp(scan: DdcmpScan, bytes: Uint8Array): { scan: DdcmpScan
         continue;
       }
       if (header[0] === CONTROL) {
-        events.push({ kind: 'control', type: header[1]!, flags: header[2]!, b4: header[3]!, b5: header[4]!, sadd: header[5]! });
+        events.push({
+          kind: 'control',
+          type: header[1]!,
+          flags: header[2]!,
+          b4: header[3]!,
+          b5: header[4]!,
+          sadd: header[5]!,
+        });
         continue;
       }
       body = Buffer.alloc((header[1]! | ((header[2]! & 0x3f) << 8)) + 2);
@@ -96,7 +118,14 @@ export function scanDdcmp(scan: DdcmpScan, bytes: Uint8Array): { scan: DdcmpScan
     body[len++] = b;
     if (len < body.length) continue;
     const payload = Buffer.from(body.subarray(0, body.length - 2));
-    events.push({ kind: 'data', rr: header[3]!, tx: header[4]!, select: (header[2]! & SELECT) !== 0, payload, crcOk: crc16(payload) === body.readUInt16LE(body.length - 2) });
+    events.push({
+      kind: 'data',
+      rr: header[3]!,
+      tx: header[4]!,
+      select: (header[2]! & SELECT) !== 0,
+      payload,
+      crcOk: crc16(payload) === body.readUInt16LE(body.length - 2),
+    });
     mode = 'hunt';
     len = 0;
   }

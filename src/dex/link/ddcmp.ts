@@ -11,9 +11,28 @@
  * costs nothing on a healthy line.
  */
 import { collect, NOTHING, tooLarge, type Collected, type LinkEffect, type LinkMachine, type Step } from './machine.js';
-import { ACK, BAUD_CODES, control, dataMessage, inFrame, NACK, scanDdcmp, DDCMP_HUNT, STACK, START, type DdcmpEvent, type DdcmpScan } from './ddcmp-frames.js';
+import {
+  ACK,
+  BAUD_CODES,
+  control,
+  dataMessage,
+  inFrame,
+  NACK,
+  scanDdcmp,
+  DDCMP_HUNT,
+  STACK,
+  START,
+  type DdcmpEvent,
+  type DdcmpScan,
+} from './ddcmp-frames.js';
 
-export const DDCMP_TIMING = { stackTimeoutMs: 250, ackTimeoutMs: 500, linkTimeoutMs: 5000, readTimeoutMs: 15_000, turnaroundMs: 40 };
+export const DDCMP_TIMING = {
+  stackTimeoutMs: 250,
+  ackTimeoutMs: 500,
+  linkTimeoutMs: 5000,
+  readTimeoutMs: 15_000,
+  turnaroundMs: 40,
+};
 export const START_ATTEMPTS = 10;
 export const DATA_ATTEMPTS = 5;
 /** The rate we ask for (code 8 = 115200); the slave's answer caps it (3.6.2: the lower of the two). */
@@ -47,13 +66,29 @@ export interface DdcmpState {
 
 const send = (bytes: Buffer, delayMs = T.turnaroundMs): LinkEffect => ({ kind: 'send', bytes, delayMs });
 const timer = (ms: number): LinkEffect => ({ kind: 'timer', ms });
-const WIRING = 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC ' +
+const WIRING =
+  'check the cable to the DEX jack (tip = VMC transmit, ring = VMC ' +
   'receive, sleeve = ground) and that the VMC has DDCMP (or DEX) enabled';
 const NOISE = 'the line is noisy: check the cable and its ground, keep it away from mains wiring, and try again';
 
 export const ddcmp: LinkMachine<DdcmpState> = {
   baudRate: 2400,
-  initial: (max) => ({ phase: 'new', scan: DDCMP_HUNT, attempts: 0, cmd: 'way', outgoing: Buffer.alloc(0), tx: 0, rx: 0, badMessages: 0, length: 0, readBase: 0, extraReads: 0, file: NOTHING, max, now: new Date(0) }),
+  initial: (max) => ({
+    phase: 'new',
+    scan: DDCMP_HUNT,
+    attempts: 0,
+    cmd: 'way',
+    outgoing: Buffer.alloc(0),
+    tx: 0,
+    rx: 0,
+    badMessages: 0,
+    length: 0,
+    readBase: 0,
+    extraReads: 0,
+    file: NOTHING,
+    max,
+    now: new Date(0),
+  }),
   step(state, input) {
     if (state.phase === 'over') return { state, effects: [] };
     if (input.kind === 'begin') {
@@ -76,7 +111,8 @@ export const ddcmp: LinkMachine<DdcmpState> = {
 
 const startMessage = (mbd: number): Buffer => control(START, 0, mbd);
 const over = (s: DdcmpState, effects: LinkEffect[]): Step<DdcmpState> => ({ state: { ...s, phase: 'over' }, effects });
-const done = (s: DdcmpState): Step<DdcmpState> => over(s, [{ kind: 'done', file: Buffer.concat(s.file.pieces as Buffer[]) }]);
+const done = (s: DdcmpState): Step<DdcmpState> =>
+  over(s, [{ kind: 'done', file: Buffer.concat(s.file.pieces as Buffer[]) }]);
 
 function onTimeout(s: DdcmpState): Step<DdcmpState> {
   switch (s.phase) {
@@ -85,19 +121,55 @@ function onTimeout(s: DdcmpState): Step<DdcmpState> {
       if (s.attempts >= START_ATTEMPTS)
         return over(s, [
           s.phase === 'start'
-            ? { kind: 'fail', code: 'DEX_NO_ANSWER', message: `the VMC did not answer ${START_ATTEMPTS} DDCMP STARTs`, hint: WIRING }
-            : { kind: 'fail', code: 'DEX_TIMEOUT', message: 'the VMC agreed a faster DDCMP rate, then did not answer at it', hint: 'check the cable (long or unshielded cables fail at high rates) and try again' },
+            ? {
+                kind: 'fail',
+                code: 'DEX_NO_ANSWER',
+                message: `the VMC did not answer ${START_ATTEMPTS} DDCMP STARTs`,
+                hint: WIRING,
+              }
+            : {
+                kind: 'fail',
+                code: 'DEX_TIMEOUT',
+                message: 'the VMC agreed a faster DDCMP rate, then did not answer at it',
+                hint: 'check the cable (long or unshielded cables fail at high rates) and try again',
+              },
         ]);
-      return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(startMessage(s.phase === 'start' ? REQUESTED_BAUD_CODE : 0), 0), timer(T.stackTimeoutMs)] };
+      return {
+        state: { ...s, attempts: s.attempts + 1 },
+        effects: [send(startMessage(s.phase === 'start' ? REQUESTED_BAUD_CODE : 0), 0), timer(T.stackTimeoutMs)],
+      };
     case 'cmd':
       // The Finish went unacknowledged: the file is whole, only the VMC's
       // reset of its interim counters is in doubt (6.1.5).
-      if (s.attempts >= DATA_ATTEMPTS) return s.cmd === 'finish' ? done(s) : over(s, [{ kind: 'fail', code: 'DEX_TIMEOUT', message: `the VMC stopped acknowledging our DDCMP ` +
-        `${s.cmd === 'way' ? 'Who Are You' : 'Read Data'} (${DATA_ATTEMPTS} tries)`, hint: WIRING }]);
+      if (s.attempts >= DATA_ATTEMPTS)
+        return s.cmd === 'finish'
+          ? done(s)
+          : over(s, [
+              {
+                kind: 'fail',
+                code: 'DEX_TIMEOUT',
+                message:
+                  `the VMC stopped acknowledging our DDCMP ` +
+                  `${s.cmd === 'way' ? 'Who Are You' : 'Read Data'} (${DATA_ATTEMPTS} tries)`,
+                hint: WIRING,
+              },
+            ]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(s.outgoing, 0), timer(T.ackTimeoutMs)] };
     default: {
-      const where = s.phase === 'data' ? (inFrame(s.scan) ? 'in the middle of a data message' : `after ${s.file.bytes} bytes`) : 'before answering our command';
-      return over(s, [{ kind: 'fail', code: 'DEX_TIMEOUT', message: `the VMC went silent ${where} of a DDCMP read`, hint: `${WIRING}; a VMC busy vending may answer on the next try` }]);
+      const where =
+        s.phase === 'data'
+          ? inFrame(s.scan)
+            ? 'in the middle of a data message'
+            : `after ${s.file.bytes} bytes`
+          : 'before answering our command';
+      return over(s, [
+        {
+          kind: 'fail',
+          code: 'DEX_TIMEOUT',
+          message: `the VMC went silent ${where} of a DDCMP read`,
+          hint: `${WIRING}; a VMC busy vending may answer on the next try`,
+        },
+      ]);
     }
   }
 }
@@ -106,12 +178,22 @@ function onTimeout(s: DdcmpState): Step<DdcmpState> {
 function command(s: DdcmpState, cmd: Command, payload: Buffer): Step<DdcmpState> {
   const tx = (s.tx + 1) & 0xff;
   const outgoing = dataMessage(payload, s.rx, tx);
-  return { state: { ...s, phase: 'cmd', cmd, outgoing, tx, attempts: 1 }, effects: [send(outgoing), timer(T.ackTimeoutMs)] };
+  return {
+    state: { ...s, phase: 'cmd', cmd, outgoing, tx, attempts: 1 },
+    effects: [send(outgoing), timer(T.ackTimeoutMs)],
+  };
 }
 
 function whoAreYou(now: Date): Buffer {
-  const bcd = (n: number): number => (Math.floor(n / 10) << 4) | n % 10;
-  const date = [now.getUTCDate(), now.getUTCMonth() + 1, now.getUTCFullYear() % 100, now.getUTCHours(), now.getUTCMinutes(), now.getUTCSeconds()].map(bcd);
+  const bcd = (n: number): number => (Math.floor(n / 10) << 4) | (n % 10);
+  const date = [
+    now.getUTCDate(),
+    now.getUTCMonth() + 1,
+    now.getUTCFullYear() % 100,
+    now.getUTCHours(),
+    now.getUTCMinutes(),
+    now.getUTCSeconds(),
+  ].map(bcd);
   // Security and pass codes zero (6.1.6: a slave whose code is zero lets every code in; a
   // non-zero one would be stored by a new slave), user id 0, interrogator type 0C = route person.
   return Buffer.from([0x77, 0xe0, 0x00, 0, 0, 0, 0, ...date, 0, 0, 0x0c]);
@@ -132,7 +214,15 @@ function onEvent(s: DdcmpState, e: DdcmpEvent): Step<DdcmpState> {
     if (s.phase === 'cmd' && e.type === ACK && e.b4 === s.tx) return acknowledged(s);
     if (s.phase === 'cmd' && e.type === NACK) {
       if (e.b4 === s.tx) return acknowledged(s); // 3.5.1.2: it had our message; the repeat was the surprise
-      if (s.attempts >= DATA_ATTEMPTS) return over(s, [{ kind: 'fail', code: 'DEX_CRC', message: `the VMC refused our DDCMP ${s.cmd} as damaged ${DATA_ATTEMPTS} times`, hint: NOISE }]);
+      if (s.attempts >= DATA_ATTEMPTS)
+        return over(s, [
+          {
+            kind: 'fail',
+            code: 'DEX_CRC',
+            message: `the VMC refused our DDCMP ${s.cmd} as damaged ${DATA_ATTEMPTS} times`,
+            hint: NOISE,
+          },
+        ]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(s.outgoing), timer(T.ackTimeoutMs)] };
     }
     return ignore;
@@ -143,7 +233,16 @@ function onEvent(s: DdcmpState, e: DdcmpEvent): Step<DdcmpState> {
   if (!e.crcOk) {
     const badMessages = s.badMessages + 1;
     const nack = send(control(NACK, s.rx, 0, 2));
-    if (badMessages >= DATA_ATTEMPTS) return over(s, [nack, { kind: 'fail', code: 'DEX_CRC', message: `${badMessages} DDCMP data messages in a row arrived with a bad CRC`, hint: NOISE }]);
+    if (badMessages >= DATA_ATTEMPTS)
+      return over(s, [
+        nack,
+        {
+          kind: 'fail',
+          code: 'DEX_CRC',
+          message: `${badMessages} DDCMP data messages in a row arrived with a bad CRC`,
+          hint: NOISE,
+        },
+      ]);
     return { state: { ...s, badMessages }, effects: [nack, timer(waitMs(s))] };
   }
   // a repeat: our ACK was lost
@@ -165,7 +264,10 @@ function onStack(s: DdcmpState, sbd: number, mbd: number): Step<DdcmpState> {
     const code = sbd === 0 ? 0 : Math.min(sbd, mbd || REQUESTED_BAUD_CODE);
     const rate = BAUD_CODES[code];
     if (rate !== undefined && rate !== 2400)
-      return { state: { ...s, phase: 'start2', attempts: 1 }, effects: [{ kind: 'baud', rate }, send(startMessage(0), T.turnaroundMs), timer(T.stackTimeoutMs)] };
+      return {
+        state: { ...s, phase: 'start2', attempts: 1 },
+        effects: [{ kind: 'baud', rate }, send(startMessage(0), T.turnaroundMs), timer(T.stackTimeoutMs)],
+      };
   }
   return command({ ...s, tx: 0, rx: 0 }, 'way', whoAreYou(s.now));
 }
@@ -182,15 +284,32 @@ function response(s: DdcmpState, ack: LinkEffect, p: Buffer): Step<DdcmpState> {
       const r = command({ ...s, extraReads: Math.min(p[17] ?? 0, MAX_EXTRA_READS) }, 'read', READ_AUDIT);
       return { state: r.state, effects: [ack, ...r.effects] };
     }
-    return over(s, [ack, { kind: 'fail', code: 'DEX_NO_ANSWER', message: 'the VMC refused our DDCMP Who Are You (its security or pass code is set)', hint: 'clear the DDCMP security code in the VMC menu (qrvend sends code 0)' }]);
+    return over(s, [
+      ack,
+      {
+        kind: 'fail',
+        code: 'DEX_NO_ANSWER',
+        message: 'the VMC refused our DDCMP Who Are You (its security or pass code is set)',
+        hint: 'clear the DDCMP security code in the VMC menu (qrvend sends code 0)',
+      },
+    ]);
   }
   if (s.cmd === 'read' && p[0] === 0x88 && p[1] === 0xe2 && p[2] === 0x01 && p.length >= 9) {
     const length = p.readUInt16LE(7);
-    if (length !== 0xffff && s.file.bytes + length > s.max) return over(s, [ack, tooLarge(s.file.bytes + length, s.max)]);
+    if (length !== 0xffff && s.file.bytes + length > s.max)
+      return over(s, [ack, tooLarge(s.file.bytes + length, s.max)]);
     if (length === 0) return nextRead(s, ack);
     return { state: { ...s, phase: 'data', length, readBase: s.file.bytes }, effects: [ack, timer(T.readTimeoutMs)] };
   }
-  return over(s, [ack, { kind: 'fail', code: 'DEX_NO_ANSWER', message: 'the VMC refused to read its audit over DDCMP (Read Data of list 1 rejected)', hint: 'see the VMC manual for its DDCMP audit settings' }]);
+  return over(s, [
+    ack,
+    {
+      kind: 'fail',
+      code: 'DEX_NO_ANSWER',
+      message: 'the VMC refused to read its audit over DDCMP (Read Data of list 1 rejected)',
+      hint: 'see the VMC manual for its DDCMP audit settings',
+    },
+  ]);
 }
 
 function dataBlock(s: DdcmpState, ack: LinkEffect, p: Buffer, select: boolean): Step<DdcmpState> {
@@ -204,6 +323,9 @@ function dataBlock(s: DdcmpState, ack: LinkEffect, p: Buffer, select: boolean): 
 
 /** This read is complete: the next one the slave asked for, or Finish. */
 function nextRead(s: DdcmpState, ack: LinkEffect): Step<DdcmpState> {
-  const r = s.extraReads > 0 ? command({ ...s, extraReads: s.extraReads - 1 }, 'read', READ_AUDIT) : command(s, 'finish', FINISH);
+  const r =
+    s.extraReads > 0
+      ? command({ ...s, extraReads: s.extraReads - 1 }, 'read', READ_AUDIT)
+      : command(s, 'finish', FINISH);
   return { state: r.state, effects: [ack, ...r.effects] };
 }

@@ -12,7 +12,19 @@
  * read at D.
  */
 import { collect, NOTHING, tooLarge, type Collected, type LinkEffect, type LinkMachine, type Step } from './machine.js';
-import { ACK0, ACK1, encodeBlock, ENQ, EOT, inBlock, NAK, scanUcs, SCAN_IDLE, type UcsEvent, type UcsScan } from './ucs-frames.js';
+import {
+  ACK0,
+  ACK1,
+  encodeBlock,
+  ENQ,
+  EOT,
+  inBlock,
+  NAK,
+  scanUcs,
+  SCAN_IDLE,
+  type UcsEvent,
+  type UcsScan,
+} from './ucs-frames.js';
 import { describeCode, readResponseBlock } from './ucs-response.js';
 
 export const UCS_TIMING = { timerAMs: 1000, timerDMs: 2200, responseDelayMs: 10, intersessionMs: 100, wackWaitMs: 200 };
@@ -70,19 +82,31 @@ const ourResponse = (): Buffer => encodeBlock('soh', Buffer.from(`${OUR_COMM_ID}
 function fail(code: 'DEX_NO_ANSWER' | 'DEX_TIMEOUT' | 'DEX_CRC', message: string, hint: string): LinkEffect {
   return { kind: 'fail', code, message, hint };
 }
-const WIRING = 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC ' +
+const WIRING =
+  'check the cable to the DEX jack (tip = VMC transmit, ring = VMC ' +
   'receive, sleeve = ground) and that the VMC has DEX enabled';
 const NOISE = 'the line is noisy: check the cable and its ground, keep it away from mains wiring, and try again';
 
 export const dexUcs: LinkMachine<UcsState> = {
   baudRate: 9600,
   initial: (max) => ({
-    phase: 'new', scan: SCAN_IDLE, attempts: 0, badBlocks: 0, blocks: 0, lastAnswer: ACK0, file: NOTHING, max,
+    phase: 'new',
+    scan: SCAN_IDLE,
+    attempts: 0,
+    badBlocks: 0,
+    blocks: 0,
+    lastAnswer: ACK0,
+    file: NOTHING,
+    max,
     maybeRefused: null,
   }),
   step(state, input) {
     if (state.phase === 'over') return { state, effects: [] };
-    if (input.kind === 'begin') return { state: { ...state, phase: 'fh-enq', attempts: 1 }, effects: [send(Buffer.from([ENQ]), 0), timer(T.timerAMs)] };
+    if (input.kind === 'begin')
+      return {
+        state: { ...state, phase: 'fh-enq', attempts: 1 },
+        effects: [send(Buffer.from([ENQ]), 0), timer(T.timerAMs)],
+      };
     if (input.kind === 'timeout') return onTimeout(state);
     const { scan, events } = scanUcs(state.scan, input.bytes);
     let s: UcsState = { ...state, scan };
@@ -104,7 +128,8 @@ function over(state: UcsState, effects: LinkEffect[]): Step<UcsState> {
 function onTimeout(s: UcsState): Step<UcsState> {
   switch (s.phase) {
     case 'fh-enq':
-      if (s.attempts >= ENQ_ATTEMPTS) return over(s, [fail('DEX_NO_ANSWER', `the VMC did not answer ${ENQ_ATTEMPTS} DEX/UCS ENQs`, WIRING)]);
+      if (s.attempts >= ENQ_ATTEMPTS)
+        return over(s, [fail('DEX_NO_ANSWER', `the VMC did not answer ${ENQ_ATTEMPTS} DEX/UCS ENQs`, WIRING)]);
       return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(Buffer.from([ENQ]), 0), timer(T.timerAMs)] };
     case 'fh-sent':
     case 'sh-sent':
@@ -118,15 +143,26 @@ function onTimeout(s: UcsState): Step<UcsState> {
       if (s.maybeRefused !== null && s.blocks === 0 && !inBlock(s.scan)) {
         return over(s, [refusedAfterAll(s.maybeRefused)]);
       }
-      const where = s.phase.startsWith('data') ? (inBlock(s.scan) ? 'in the middle of a block' : `after ${s.blocks} block(s)`) : 'during the handshake';
-      return over(s, [fail('DEX_TIMEOUT', `the VMC went silent ${where} of a DEX/UCS read (${T.timerDMs} ms without a byte)`, `${WIRING}; a VMC busy vending may answer on the next try`)]);
+      const where = s.phase.startsWith('data')
+        ? inBlock(s.scan)
+          ? 'in the middle of a block'
+          : `after ${s.blocks} block(s)`
+        : 'during the handshake';
+      return over(s, [
+        fail(
+          'DEX_TIMEOUT',
+          `the VMC went silent ${where} of a DEX/UCS read (${T.timerDMs} ms without a byte)`,
+          `${WIRING}; a VMC busy vending may answer on the next try`,
+        ),
+      ]);
     }
   }
 }
 
 /** Our ENQ or block went unanswered or was refused: send it again, up to BLOCK_ATTEMPTS times. */
 function retryOurs(s: UcsState, code: 'DEX_TIMEOUT' | 'DEX_CRC', message: string): Step<UcsState> {
-  if (s.attempts >= BLOCK_ATTEMPTS) return over(s, [fail(code, `${message} (${BLOCK_ATTEMPTS} tries)`, code === 'DEX_CRC' ? NOISE : WIRING)]);
+  if (s.attempts >= BLOCK_ATTEMPTS)
+    return over(s, [fail(code, `${message} (${BLOCK_ATTEMPTS} tries)`, code === 'DEX_CRC' ? NOISE : WIRING)]);
   const bytes = s.phase === 'fh-sent' ? ourRequest() : s.phase === 'sh-sent' ? ourResponse() : Buffer.from([ENQ]);
   return { state: { ...s, attempts: s.attempts + 1 }, effects: [send(bytes), timer(T.timerAMs)] };
 }
@@ -134,7 +170,10 @@ function retryOurs(s: UcsState, code: 'DEX_TIMEOUT' | 'DEX_CRC', message: string
 function badBlock(s: UcsState): Step<UcsState> {
   const badBlocks = s.badBlocks + 1;
   if (badBlocks >= BLOCK_ATTEMPTS)
-    return over(s, [send(Buffer.from([NAK])), fail('DEX_CRC', `${badBlocks} DEX/UCS blocks in a row arrived with a bad CRC`, NOISE)]);
+    return over(s, [
+      send(Buffer.from([NAK])),
+      fail('DEX_CRC', `${badBlocks} DEX/UCS blocks in a row arrived with a bad CRC`, NOISE),
+    ]);
   return { state: { ...s, badBlocks }, effects: [send(Buffer.from([NAK])), timer(T.timerDMs)] };
 }
 
@@ -149,9 +188,11 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
   const wack = (): Step<UcsState> => ({ state: s, effects: [timer(T.timerAMs + T.wackWaitMs)] });
   switch (s.phase) {
     case 'fh-enq':
-      if (e.kind === 'ack0') return { state: { ...s, phase: 'fh-sent', attempts: 1 }, effects: [send(ourRequest()), timer(T.timerAMs)] };
+      if (e.kind === 'ack0')
+        return { state: { ...s, phase: 'fh-sent', attempts: 1 }, effects: [send(ourRequest()), timer(T.timerAMs)] };
       if (e.kind === 'enq') return answer(s, 'fh-slave-block', ACK0);
-      if (e.kind === 'wack') return { state: s, effects: [send(Buffer.from([ENQ]), T.wackWaitMs), timer(T.timerAMs + T.wackWaitMs)] };
+      if (e.kind === 'wack')
+        return { state: s, effects: [send(Buffer.from([ENQ]), T.wackWaitMs), timer(T.timerAMs + T.wackWaitMs)] };
       return ignore;
     case 'fh-sent':
     case 'sh-sent':
@@ -163,7 +204,8 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
       if (e.kind === 'wack') return wack();
       return ignore;
     case 'sh-enq':
-      if (e.kind === 'ack0') return { state: { ...s, phase: 'sh-sent', attempts: 1 }, effects: [send(ourResponse()), timer(T.timerAMs)] };
+      if (e.kind === 'ack0')
+        return { state: { ...s, phase: 'sh-sent', attempts: 1 }, effects: [send(ourResponse()), timer(T.timerAMs)] };
       if (e.kind === 'wack') return wack();
       return ignore;
     case 'fh-slave-block':
@@ -183,7 +225,10 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
     case 'fh-slave-eot':
       if (e.kind === 'enq') return repeat();
       if (e.kind !== 'eot') return ignore;
-      return { state: { ...s, phase: 'sh-enq', attempts: 1 }, effects: [send(Buffer.from([ENQ]), T.intersessionMs), timer(T.timerAMs + T.intersessionMs)] };
+      return {
+        state: { ...s, phase: 'sh-enq', attempts: 1 },
+        effects: [send(Buffer.from([ENQ]), T.intersessionMs), timer(T.timerAMs + T.intersessionMs)],
+      };
     case 'sh-slave-enq':
     case 'data-enq':
       if (e.kind !== 'enq') return ignore;
@@ -201,7 +246,13 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
       if (e.kind === 'eot')
         return s.badBlocks > 0
           ? over(s, [fail('DEX_CRC', 'the VMC gave up after we refused a damaged DEX/UCS block', NOISE)])
-          : over(s, [fail('DEX_TIMEOUT', `the VMC ended the DEX/UCS transfer after ${s.blocks} block(s), before the last one`, 'try again; if it keeps happening, the VMC may be busy or its audit damaged')]);
+          : over(s, [
+              fail(
+                'DEX_TIMEOUT',
+                `the VMC ended the DEX/UCS transfer after ${s.blocks} block(s), before the last one`,
+                'try again; if it keeps happening, the VMC may be busy or its audit damaged',
+              ),
+            ]);
       if (e.kind !== 'block' || e.start !== 'stx') return ignore;
       return dataBlock(s, e.text, e.last);
     case 'data-eot':

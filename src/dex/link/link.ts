@@ -61,7 +61,8 @@ export function openDexLink(options: DexLinkOptions): DexLink {
     }
     if (tries.length > 1 && isQrvendError(lastError))
       throw new QrvendError(ErrorCodes.DEX_NO_ANSWER, `the VMC answered neither DEX/UCS nor DDCMP on ${port}`, {
-        hint: 'check the cable to the DEX jack (tip = VMC transmit, ring = VMC receive, sleeve = ' +
+        hint:
+          'check the cable to the DEX jack (tip = VMC transmit, ring = VMC receive, sleeve = ' +
           'ground), that the VMC has DEX enabled, and that dex.port names the adapter',
         cause: lastError,
       });
@@ -72,12 +73,16 @@ export function openDexLink(options: DexLinkOptions): DexLink {
     read: () => {
       if (running)
         return Promise.reject(
-          new QrvendError(ErrorCodes.DEX_BUSY, `a DEX read on ${port} is already under way`, { hint: 'wait for it to end (a read takes seconds to a minute) and ask again' }),
+          new QrvendError(ErrorCodes.DEX_BUSY, `a DEX read on ${port} is already under way`, {
+            hint: 'wait for it to end (a read takes seconds to a minute) and ask again',
+          }),
         );
       const p = read();
-      running = p.finally(() => {
-        running = null;
-      }).catch(() => {});
+      running = p
+        .finally(() => {
+          running = null;
+        })
+        .catch(() => {});
       return p;
     },
     close: async () => {

@@ -51,9 +51,11 @@ export function tooLarge(bytes: number, max: number): LinkEffect {
   return {
     kind: 'fail',
     code: 'DEX_TOO_LARGE',
-    message: `the VMC sent more than dex.maxFileBytes (${max} bytes) of ` +
+    message:
+      `the VMC sent more than dex.maxFileBytes (${max} bytes) of ` +
       `audit data (${bytes} so far); the read was stopped`,
-    hint: 'raise dex.maxFileBytes if this machine really writes ' +
+    hint:
+      'raise dex.maxFileBytes if this machine really writes ' +
       'files that large, or clear old event records in the VMC',
   };
 }

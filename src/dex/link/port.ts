@@ -17,7 +17,15 @@ export interface DexPort {
 }
 
 export function openDexPort(path: string, baudRate: number): Promise<DexPort> {
-  const port = new SerialPort({ path, baudRate, dataBits: 8, parity: 'none', stopBits: 1, lock: true, autoOpen: false });
+  const port = new SerialPort({
+    path,
+    baudRate,
+    dataBits: 8,
+    parity: 'none',
+    stopBits: 1,
+    lock: true,
+    autoOpen: false,
+  });
   return new Promise((resolve, reject) => {
     port.open((err) => {
       if (err) return reject(portError(path, err));
@@ -37,7 +45,8 @@ export function openDexPort(path: string, baudRate: number): Promise<DexPort> {
               port.drain((de) => (de ? rej(portError(path, de)) : res()));
             });
           }),
-        setBaud: (rate) => new Promise((res, rej) => port.update({ baudRate: rate }, (e) => (e ? rej(portError(path, e)) : res()))),
+        setBaud: (rate) =>
+          new Promise((res, rej) => port.update({ baudRate: rate }, (e) => (e ? rej(portError(path, e)) : res()))),
         onData: (handler) => port.on('data', handler),
         onLost: (handler) => {
           lost = handler;

@@ -20,18 +20,30 @@ export function readDeadlineMs(maxFileBytes: number): number {
   return 60_000 + Math.ceil(maxFileBytes / 100) * 1000;
 }
 
-export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileBytes: number, log: Logger, now: Date = new Date(), deadlineMs = readDeadlineMs(maxFileBytes)): Promise<Buffer> {
+export function runSession<S>(
+  machine: LinkMachine<S>,
+  port: DexPort,
+  maxFileBytes: number,
+  log: Logger,
+  now: Date = new Date(),
+  deadlineMs = readDeadlineMs(maxFileBytes),
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let state = machine.initial(maxFileBytes);
     let timer: NodeJS.Timeout | undefined;
     const deadline = setTimeout(
       () =>
         finish(
-          new QrvendError(ErrorCodes.DEX_TIMEOUT, `the DEX read did not end within ${Math.round(deadlineMs / 1000)}` +
-            ` s (the VMC kept the session going without finishing it)`, {
-            hint: 'power-cycle the VMC if it keeps doing this; check that ' +
-              'dex.maxFileBytes is not far larger than its files',
-          }),
+          new QrvendError(
+            ErrorCodes.DEX_TIMEOUT,
+            `the DEX read did not end within ${Math.round(deadlineMs / 1000)}` +
+              ` s (the VMC kept the session going without finishing it)`,
+            {
+              hint:
+                'power-cycle the VMC if it keeps doing this; check that ' +
+                'dex.maxFileBytes is not far larger than its files',
+            },
+          ),
         ),
       deadlineMs,
     );
@@ -46,8 +58,14 @@ export function runSession<S>(machine: LinkMachine<S>, port: DexPort, maxFileByt
       // Whatever was queued (an EOT, a last ACK) goes out before the caller closes the port;
       // a device that stopped taking bytes must not hold the result up.
       let wait: NodeJS.Timeout | undefined;
-      const flushed = Promise.race([writes.finally(() => clearTimeout(wait)), new Promise<void>((r) => (wait = setTimeout(r, FLUSH_WAIT_MS)))]);
-      void flushed.then(() => (err ? reject(err) : resolve(file!)), (e: unknown) => reject(err ?? (e instanceof QrvendError ? e : portLost(String(e)))));
+      const flushed = Promise.race([
+        writes.finally(() => clearTimeout(wait)),
+        new Promise<void>((r) => (wait = setTimeout(r, FLUSH_WAIT_MS))),
+      ]);
+      void flushed.then(
+        () => (err ? reject(err) : resolve(file!)),
+        (e: unknown) => reject(err ?? (e instanceof QrvendError ? e : portLost(String(e)))),
+      );
     };
     const apply = (effect: LinkEffect): void => {
       switch (effect.kind) {

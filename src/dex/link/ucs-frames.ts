@@ -92,8 +92,10 @@ export function scanUcs(scan: UcsScan, bytes: Uint8Array): { scan: UcsScan; even
         if (b === ETB || b === ETX) {
           last = b === ETX;
           mode = 'crc-lo';
-        } else if (b === SYN) mode = 'block'; // TSYN: the sender pausing (4.5.8, timer B)
-        else if (b === STX || b === SOH) len = 0, (mode = 'block'); // a restart: the old block is void
+        } else if (b === SYN)
+          mode = 'block'; // TSYN: the sender pausing (4.5.8, timer B)
+        else if (b === STX || b === SOH)
+          ((len = 0), (mode = 'block')); // a restart: the old block is void
         else mode = 'block';
         break;
       case 'crc-lo':
@@ -113,5 +115,9 @@ export function scanUcs(scan: UcsScan, bytes: Uint8Array): { scan: UcsScan; even
 export function encodeBlock(start: 'soh' | 'stx', text: Buffer, last: boolean): Buffer {
   const end = last ? ETX : ETB;
   const crc = crc16(Buffer.concat([text, Buffer.from([end])]));
-  return Buffer.concat([Buffer.from([DLE, start === 'soh' ? SOH : STX]), text, Buffer.from([DLE, end, crc & 0xff, crc >>> 8])]);
+  return Buffer.concat([
+    Buffer.from([DLE, start === 'soh' ? SOH : STX]),
+    text,
+    Buffer.from([DLE, end, crc & 0xff, crc >>> 8]),
+  ]);
 }

@@ -28,8 +28,14 @@ export function direction(language: Language): 'ltr' | 'rtl' {
 }
 
 /** The message for a key with `{name}` placeholders filled in. */
-export function translate(language: Language, key: MessageKey, values: Readonly<Record<string, string | number>> = {}): string {
-  return CATALOG[language][key].replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole));
+export function translate(
+  language: Language,
+  key: MessageKey,
+  values: Readonly<Record<string, string | number>> = {},
+): string {
+  return CATALOG[language][key].replace(/\{(\w+)\}/g, (whole, name: string) =>
+    name in values ? String(values[name]) : whole,
+  );
 }
 
 /** A BCP 47 locale for a language when display.locale is not set. */

@@ -11,7 +11,8 @@ import type { Frame, FrameGeometry, PixelFormat } from '../frame.js';
 
 function unusable(device: string, why: string, cause?: unknown): QrvendError {
   return new QrvendError(ErrorCodes.DISPLAY_UNAVAILABLE, `framebuffer ${device} is not usable: ${why}`, {
-    hint: 'check display.framebuffer, that the display is connected and its driver loaded ' +
+    hint:
+      'check display.framebuffer, that the display is connected and its driver loaded ' +
       '(ls /sys/class/graphics), and that qrvend may write the device (group video)',
     cause,
   });
@@ -21,7 +22,11 @@ function readSysfs(dir: string, file: string, device: string): string {
   try {
     return readFileSync(join(dir, file), 'utf8').trim();
   } catch (err) {
-    throw unusable(device, `cannot read ${join(dir, file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+    throw unusable(
+      device,
+      `cannot read ${join(dir, file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      err,
+    );
   }
 }
 
@@ -48,10 +53,15 @@ export function readFramebufferGeometry(device: string, sysfsRoot = '/sys'): Fra
   let format: PixelFormat;
   if (bpp === 16) format = 'rgb565';
   else if (bpp === 32) format = 'xrgb8888';
-  else throw unusable(device, `${bpp} bits per pixel is not supported (16 and 32 are); set the ` +
-    `depth with fbset or in config.txt (framebuffer_depth=32)`);
+  else
+    throw unusable(
+      device,
+      `${bpp} bits per pixel is not supported (16 and 32 are); set the ` +
+        `depth with fbset or in config.txt (framebuffer_depth=32)`,
+    );
   const stride = Number(readSysfs(dir, 'stride', device));
-  if (!Number.isInteger(stride) || stride < (width * bpp) / 8) throw unusable(device, `stride ${stride} is smaller than a row of ${width} pixels`);
+  if (!Number.isInteger(stride) || stride < (width * bpp) / 8)
+    throw unusable(device, `stride ${stride} is smaller than a row of ${width} pixels`);
   if (width < 1 || height < 1) throw unusable(device, `size ${width}x${height} is empty`);
   return { width, height, stride, format };
 }
@@ -73,7 +83,11 @@ export function openFramebuffer(device: string, sysfsRoot = '/sys'): Framebuffer
   try {
     fd = openSync(device, 'r+');
   } catch (err) {
-    throw unusable(device, `cannot open it for writing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
+    throw unusable(
+      device,
+      `cannot open it for writing (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      err,
+    );
   }
   let open = true;
   return {
@@ -81,7 +95,10 @@ export function openFramebuffer(device: string, sysfsRoot = '/sys'): Framebuffer
     geometry,
     write(frame: Frame): void {
       if (frame.stride !== geometry.stride || frame.height !== geometry.height || frame.format !== geometry.format) {
-        throw unusable(device, `frame ${frame.width}x${frame.height} ${frame.format} does not match the device geometry`);
+        throw unusable(
+          device,
+          `frame ${frame.width}x${frame.height} ${frame.format} does not match the device geometry`,
+        );
       }
       let written: number;
       try {
@@ -89,11 +106,15 @@ export function openFramebuffer(device: string, sysfsRoot = '/sys'): Framebuffer
       } catch (err) {
         throw unusable(device, `write failed (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, err);
       }
-      if (written !== frame.data.length) throw unusable(device, `short write: ${written} of ${frame.data.length} bytes`);
+      if (written !== frame.data.length)
+        throw unusable(device, `short write: ${written} of ${frame.data.length} bytes`);
     },
     writeRows(frame: Frame, firstRow: number, rows: number): void {
       if (frame.stride !== geometry.stride || frame.height !== geometry.height || frame.format !== geometry.format) {
-        throw unusable(device, `frame ${frame.width}x${frame.height} ${frame.format} does not match the device geometry`);
+        throw unusable(
+          device,
+          `frame ${frame.width}x${frame.height} ${frame.format} does not match the device geometry`,
+        );
       }
       const y0 = Math.max(0, Math.floor(firstRow));
       const y1 = Math.min(geometry.height, Math.ceil(firstRow + rows));

@@ -13,7 +13,15 @@
 import { isQrvendError } from '../../core/errors.js';
 import type { Screen } from '../../ipc/messages.js';
 import { layoutContextOf, loadLogo, type DisplayConfig, type ProductCatalog } from '../context.js';
-import { createFrame, logicalGeometry, rotateInto, rotateRect, type Frame, type FrameGeometry, type Rect } from '../frame.js';
+import {
+  createFrame,
+  logicalGeometry,
+  rotateInto,
+  rotateRect,
+  type Frame,
+  type FrameGeometry,
+  type Rect,
+} from '../frame.js';
 import { cannotShowLayout, nextChangeInMs, screenLayout, type Layout, type LayoutContext } from '../layout.js';
 import { redrawCountdown, renderLayout, type RenderResult } from '../render.js';
 import type { CanvasImage } from '../text.js';
@@ -70,7 +78,8 @@ export class DisplayOutputs {
             (logo) => {
               this.logo = logo;
               // A screen already up that shows the logo gets it now.
-              if (this.current !== null && this.layoutFor(this.current).logo) this.drawPixels(this.layoutFor(this.current), true);
+              if (this.current !== null && this.layoutFor(this.current).logo)
+                this.drawPixels(this.layoutFor(this.current), true);
             },
             // A broken logo costs the logo, not the screen.
             (err: unknown) => options.onRenderError?.(err),
@@ -100,7 +109,9 @@ export class DisplayOutputs {
     const layout = this.layoutFor(screen);
     this.drawPixels(layout, true);
     if (this.options.display.terminal) {
-      this.attempt('terminal', () => this.options.writeTerminal(layoutToTerminal(layout, { ansi: this.options.ansi ?? false })));
+      this.attempt('terminal', () =>
+        this.options.writeTerminal(layoutToTerminal(layout, { ansi: this.options.ansi ?? false })),
+      );
     }
   }
 
@@ -152,7 +163,14 @@ export class DisplayOutputs {
     }
     const wantPng = screenChanged && display.png !== null;
     if (this.fb === null && !wantPng) return;
-    const frames = this.framesFor(this.fb?.geometry ?? { width: display.width, height: display.height, stride: display.width * 4, format: 'xrgb8888' });
+    const frames = this.framesFor(
+      this.fb?.geometry ?? {
+        width: display.width,
+        height: display.height,
+        stride: display.width * 4,
+        format: 'xrgb8888',
+      },
+    );
     try {
       this.drawn = renderLayout(frames.logical, layout, { logo: this.logo });
     } catch (err) {
@@ -175,7 +193,15 @@ export class DisplayOutputs {
   private framesFor(geometry: FrameGeometry): Frames {
     const f = this.frames;
     const g = f?.panel;
-    if (f && g && g.width === geometry.width && g.height === geometry.height && g.stride === geometry.stride && g.format === geometry.format) return f;
+    if (
+      f &&
+      g &&
+      g.width === geometry.width &&
+      g.height === geometry.height &&
+      g.stride === geometry.stride &&
+      g.format === geometry.format
+    )
+      return f;
     const panel = createFrame(geometry);
     const rotate = this.options.display.rotate;
     const logical = rotate === 0 ? panel : createFrame(logicalGeometry(geometry, rotate));

@@ -9,7 +9,9 @@ import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { frameToRgba, type Frame } from '../frame.js';
 
 export function encodePng(frame: Frame): Buffer {
-  return PNG.sync.write({ width: frame.width, height: frame.height, data: frameToRgba(frame) } as PNG, { colorType: 2 });
+  return PNG.sync.write({ width: frame.width, height: frame.height, data: frameToRgba(frame) } as PNG, {
+    colorType: 2,
+  });
 }
 
 export function writePngAtomic(path: string, frame: Frame): void {

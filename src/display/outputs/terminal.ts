@@ -48,10 +48,14 @@ function centre(text: string, width: number): string {
 }
 
 /** What the terminal shows of a layout: the QR and the words, top to bottom. */
-export type TerminalLayout = Pick<Layout, 'qrText' | 'headline' | 'lines'> & Partial<Pick<Layout, 'title' | 'countdown' | 'note'>>;
+export type TerminalLayout = Pick<Layout, 'qrText' | 'headline' | 'lines'> &
+  Partial<Pick<Layout, 'title' | 'countdown' | 'note'>>;
 
 /** The whole screen as text ending in a newline. */
-export function layoutToTerminal(layout: TerminalLayout, options: { ansi: boolean; errorCorrection?: ErrorCorrection }): string {
+export function layoutToTerminal(
+  layout: TerminalLayout,
+  options: { ansi: boolean; errorCorrection?: ErrorCorrection },
+): string {
   const out: string[] = [];
   let width = 40;
   if (layout.qrText !== null) {

@@ -32,12 +32,17 @@ export const boardCheck: Check = {
     }
     try {
       const { firmware, boardId } = await probeBoard({ path: port, baudRate, timeoutMs: PROBE_TIMEOUT_MS });
-      return { status: 'OK', summary: `board ${boardId} answers, firmware ${firmware}`, details: { port, firmware, boardId } };
+      return {
+        status: 'OK',
+        summary: `board ${boardId} answers, firmware ${firmware}`,
+        details: { port, firmware, boardId },
+      };
     } catch (err) {
       return {
         status: 'FAIL',
         summary: `no answer from the board on ${port}: ${(err as Error).message}`,
-        action: `check the board's power and wiring (TX/RX), that mdb.baudRate (` +
+        action:
+          `check the board's power and wiring (TX/RX), that mdb.baudRate (` +
           `${baudRate}) matches the board, and reset the board`,
         details: { port, baudRate },
       };

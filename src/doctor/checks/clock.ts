@@ -33,14 +33,19 @@ export const clockCheck: Check = {
       return {
         status: 'FAIL',
         summary: `the clock says ${now.toISOString()}: it was never set`,
-        action: 'check time synchronisation: timedatectl status; systemctl ' +
+        action:
+          'check time synchronisation: timedatectl status; systemctl ' +
           'status systemd-timesyncd (NTP must reach the network)',
         details,
       };
     }
     const { gatewayDate, gatewayDateSeenAt } = ctx.facts;
     if (gatewayDate === undefined || gatewayDateSeenAt === undefined) {
-      return { status: 'OK', summary: `${now.toISOString()} (not compared with the gateway: no Date header from it)`, details };
+      return {
+        status: 'OK',
+        summary: `${now.toISOString()} (not compared with the gateway: no Date header from it)`,
+        details,
+      };
     }
     const skewMs = gatewayDateSeenAt.getTime() - gatewayDate.getTime();
     details.gatewayDate = gatewayDate.toISOString();
@@ -50,14 +55,24 @@ export const clockCheck: Check = {
       return {
         status: 'FAIL',
         summary: `the clock is ${minutes(skewMs)} ${direction} the gateway's`,
-        action: 'fix time synchronisation (timedatectl status; timedatectl ' +
+        action:
+          'fix time synchronisation (timedatectl status; timedatectl ' +
           'set-ntp true); the gateway may refuse wrong date-times',
         details,
       };
     }
     if (Math.abs(skewMs) > WARN_SKEW_MS) {
-      return { status: 'WARN', summary: `the clock is ${minutes(skewMs)} ${direction} the gateway's`, action: 'check NTP: timedatectl status', details };
+      return {
+        status: 'WARN',
+        summary: `the clock is ${minutes(skewMs)} ${direction} the gateway's`,
+        action: 'check NTP: timedatectl status',
+        details,
+      };
     }
-    return { status: 'OK', summary: `${now.toISOString()}, within ${WARN_SKEW_MS / 60_000} min of the gateway's clock`, details };
+    return {
+      status: 'OK',
+      summary: `${now.toISOString()}, within ${WARN_SKEW_MS / 60_000} min of the gateway's clock`,
+      details,
+    };
   },
 };

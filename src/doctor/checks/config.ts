@@ -36,7 +36,8 @@ export const configCheck: Check = {
     if (keyFile !== null && keyMode !== null) {
       return {
         status: 'FAIL',
-        summary: `Start endpoint TLS key ${keyFile} has mode ${keyMode}: ` +
+        summary:
+          `Start endpoint TLS key ${keyFile} has mode ${keyMode}: ` +
           `every local user can read it; the daemon refuses to start`,
         action: `chmod 0640 ${keyFile} && chown root:qrvend ${keyFile}`,
         details: { file: ctx.configFile ?? null, keyFile, keyMode },
@@ -46,20 +47,29 @@ export const configCheck: Check = {
     if (overlay !== null && overlay.status === 'rejected') {
       return {
         status: 'WARN',
-        summary: `the fleet overlay ${overlay.file} is ignored (CONFIG_OVERLAY_REJECTED): ` +
+        summary:
+          `the fleet overlay ${overlay.file} is ignored (CONFIG_OVERLAY_REJECTED): ` +
           `${overlay.problems.map((p) => `${p.path}: ${p.reason}`).join('; ')}`,
-        action: `the agent runs on ${source} and the defaults; drop the ` +
+        action:
+          `the agent runs on ${source} and the defaults; drop the ` +
           `overlay with: qrvend config reset-remote ${source}`,
         details: { file: ctx.configFile ?? null, overlay: overlay.file, problems: overlay.problems },
       };
     }
     if (exposed !== null) {
-      return { status: 'WARN', summary: exposed, action: `chmod 0640 ${ctx.configFile} && chown root:qrvend ${ctx.configFile}`, details: { file: ctx.configFile ?? null } };
+      return {
+        status: 'WARN',
+        summary: exposed,
+        action: `chmod 0640 ${ctx.configFile} && chown root:qrvend ${ctx.configFile}`,
+        details: { file: ctx.configFile ?? null },
+      };
     }
     const placeholders = [
       ['gateway.baseUrl', ctx.config.gateway.baseUrl],
       ['machine.uniQr', ctx.config.machine.uniQr],
-    ].filter(([, value]) => value?.includes(PLACEHOLDER)).map(([key]) => key as string);
+    ]
+      .filter(([, value]) => value?.includes(PLACEHOLDER))
+      .map(([key]) => key as string);
     if (placeholders.length > 0) {
       return {
         status: 'WARN',
@@ -76,7 +86,14 @@ export const configCheck: Check = {
         details: { file: null },
       };
     }
-    const remote = overlay?.status === 'applied' && overlay.set !== null ? ` (with the fleet overlay ${overlay.file} over it: ${Object.keys(overlay.set).join(', ')})` : '';
-    return { status: 'OK', summary: `${ctx.configFile} is valid${remote}`, details: { file: ctx.configFile, overlay: overlay?.file ?? null, overlaySets: overlay?.set ?? null } };
+    const remote =
+      overlay?.status === 'applied' && overlay.set !== null
+        ? ` (with the fleet overlay ${overlay.file} over it: ${Object.keys(overlay.set).join(', ')})`
+        : '';
+    return {
+      status: 'OK',
+      summary: `${ctx.configFile} is valid${remote}`,
+      details: { file: ctx.configFile, overlay: overlay?.file ?? null, overlaySets: overlay?.set ?? null },
+    };
   },
 };

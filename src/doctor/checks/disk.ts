@@ -27,8 +27,14 @@ export const diskCheck: Check = {
     const details = { path: dir, freeBytes, totalBytes };
     const free = `${Math.floor(freeBytes / MB)} MB free of ${Math.floor(totalBytes / MB)} MB at ${dir}`;
     if (freeBytes < FAIL_BELOW) {
-      return { status: 'FAIL', summary: free, action: 'free space now (journalctl --vacuum-size=50M; old files in ' +
-        '/var/tmp): new sessions are refused when the ledger cannot write', details };
+      return {
+        status: 'FAIL',
+        summary: free,
+        action:
+          'free space now (journalctl --vacuum-size=50M; old files in ' +
+          '/var/tmp): new sessions are refused when the ledger cannot write',
+        details,
+      };
     }
     if (freeBytes < WARN_BELOW) {
       return { status: 'WARN', summary: free, action: 'free some space soon (journalctl --vacuum-size=50M)', details };

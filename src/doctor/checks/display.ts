@@ -21,8 +21,14 @@ export const displayCheck: Check = {
     const problems: string[] = [];
     const fine: string[] = [];
     if (framebuffer !== null) {
-      if (!existsSync(framebuffer)) problems.push(`framebuffer ${framebuffer} does not exist (display not connected or driver not loaded; ls /dev/fb*)`);
-      else if (!writable(framebuffer)) problems.push(`framebuffer ${framebuffer} is not writable by this user (the service user qrvend is in group video)`);
+      if (!existsSync(framebuffer))
+        problems.push(
+          `framebuffer ${framebuffer} does not exist (display not connected or driver not loaded; ls /dev/fb*)`,
+        );
+      else if (!writable(framebuffer))
+        problems.push(
+          `framebuffer ${framebuffer} is not writable by this user (the service user qrvend is in group video)`,
+        );
       else fine.push(`framebuffer ${framebuffer} writable`);
     }
     if (png !== null) {
@@ -34,10 +40,20 @@ export const displayCheck: Check = {
     if (terminal) fine.push('terminal output on');
     const details = { framebuffer, png, terminal };
     if (problems.length > 0) {
-      return { status: 'FAIL', summary: problems.join('; '), action: 'fix display.framebuffer / display.png, or the device permissions', details };
+      return {
+        status: 'FAIL',
+        summary: problems.join('; '),
+        action: 'fix display.framebuffer / display.png, or the device permissions',
+        details,
+      };
     }
     if (fine.length === 0) {
-      return { status: 'WARN', summary: 'no display configured: consumers see no QR code or amount', action: 'set display.framebuffer (e.g. /dev/fb0) or display.png', details };
+      return {
+        status: 'WARN',
+        summary: 'no display configured: consumers see no QR code or amount',
+        action: 'set display.framebuffer (e.g. /dev/fb0) or display.png',
+        details,
+      };
     }
     return { status: 'OK', summary: fine.join(', '), details };
   },

@@ -18,15 +18,22 @@ interface Answer {
 function ask(url: URL, ca: Buffer | undefined, connectTimeoutMs: number): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const client = url.protocol === 'https:' ? https : http;
-    const req = client.request(url, { method: 'GET', ...(ca ? { ca } : {}), headers: { 'user-agent': 'qrvend-doctor' } }, (res) => {
-      res.resume();
-      resolve({ status: res.statusCode ?? 0, date: res.headers.date });
-      req.destroy();
-    });
+    const req = client.request(
+      url,
+      { method: 'GET', ...(ca ? { ca } : {}), headers: { 'user-agent': 'qrvend-doctor' } },
+      (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0, date: res.headers.date });
+        req.destroy();
+      },
+    );
     const overall = setTimeout(() => req.destroy(new Error(`no answer within ${DEADLINE_MS} ms`)), DEADLINE_MS);
     req.on('socket', (socket) => {
       // A connect that hangs (packets dropped) fails at the configured connect deadline.
-      const connect = setTimeout(() => req.destroy(new Error(`no connection within ${connectTimeoutMs} ms`)), connectTimeoutMs);
+      const connect = setTimeout(
+        () => req.destroy(new Error(`no connection within ${connectTimeoutMs} ms`)),
+        connectTimeoutMs,
+      );
       socket.once(url.protocol === 'https:' ? 'secureConnect' : 'connect', () => clearTimeout(connect));
       socket.once('close', () => clearTimeout(connect));
     });
@@ -66,7 +73,12 @@ export const gatewayCheck: Check = {
       try {
         ca = readFileSync(config.gateway.caFile);
       } catch (err) {
-        return { status: 'FAIL', summary: `gateway.caFile ${config.gateway.caFile} cannot be read: ${(err as Error).message}`, action: 'fix gateway.caFile', details };
+        return {
+          status: 'FAIL',
+          summary: `gateway.caFile ${config.gateway.caFile} cannot be read: ${(err as Error).message}`,
+          action: 'fix gateway.caFile',
+          details,
+        };
       }
     }
     const connectTimeoutMs = Math.min(config.gateway.connectTimeoutMs, DEADLINE_MS);
@@ -92,7 +104,12 @@ export const gatewayCheck: Check = {
     }
     const outcome: CheckOutcome =
       answer.status >= 500
-        ? { status: 'WARN', summary: `${url.origin} answers, but with HTTP ${answer.status} (${elapsedMs} ms)`, action: 'the gateway side reports a problem: if sales fail, contact the provider', details }
+        ? {
+            status: 'WARN',
+            summary: `${url.origin} answers, but with HTTP ${answer.status} (${elapsedMs} ms)`,
+            action: 'the gateway side reports a problem: if sales fail, contact the provider',
+            details,
+          }
         : { status: 'OK', summary: `${url.origin} answers (HTTP ${answer.status}, ${elapsedMs} ms)`, details };
     return outcome;
   },

@@ -73,7 +73,11 @@ export function inspectGpio(config: GpioConfig, options: GpioInspectOptions = {}
   const addon = options.addon ?? loadGpioAddon();
   if (addon instanceof Error) {
     const summary = `backend chardev, but qrvend-gpio.node cannot be loaded: ${addon.message}`;
-    return { status: 'FAIL', summary, action: 'reinstall qrvend (the release carries the addon for this architecture)' };
+    return {
+      status: 'FAIL',
+      summary,
+      action: 'reinstall qrvend (the release carries the addon for this architecture)',
+    };
   }
   const devDir = options.root === undefined ? undefined : join(options.root, 'dev');
   const seen = lines.map((k) => describeLine(addon, config, k, config[k]!, devDir));
@@ -81,7 +85,8 @@ export function inspectGpio(config: GpioConfig, options: GpioInspectOptions = {}
   const fine = seen.flatMap((s) => (s.line ? [s.line] : []));
   const summary = [`backend chardev (${choice.why})`, ...fine, ...problems, resets].join('; ');
   if (problems.length > 0) {
-    const action = 'choose a free line (gpioinfo lists them with their consumers) or free this one; then restart qrvend';
+    const action =
+      'choose a free line (gpioinfo lists them with their consumers) or free this one; then restart qrvend';
     return { status: 'FAIL', summary, action, details: { problems } };
   }
   const noLines = 'the character device needs gpio.*Line settings (physical pin numbers are for rpio)';

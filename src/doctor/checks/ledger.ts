@@ -14,7 +14,8 @@ export const ledgerCheck: Check = {
       return {
         status: 'FAIL',
         summary: `ledger lost: ${loss}; the daemon refuses sessions`,
-        action: `restore the ledger from a backup, or reconcile its sales ` +
+        action:
+          `restore the ledger from a backup, or reconcile its sales ` +
           `with the provider and run \`${ACKNOWLEDGE_COMMAND}\``,
         details: { path, lost: true },
       };
@@ -31,7 +32,8 @@ export const ledgerCheck: Check = {
         return {
           status: 'FAIL',
           summary: `${path} cannot be inspected: ${look.message}`,
-          action: 'copy the file aside for support; the daemon moves a damaged ' +
+          action:
+            'copy the file aside for support; the daemon moves a damaged ' +
             'ledger aside and starts a new one at its next start',
           details: { path },
         };
@@ -42,7 +44,8 @@ export const ledgerCheck: Check = {
           return {
             status: 'FAIL',
             summary: `${path} is damaged: ${integrity.slice(0, 200)}`,
-            action: 'copy the file aside for support (it may hold undelivered settlements); ' +
+            action:
+              'copy the file aside for support (it may hold undelivered settlements); ' +
               'the daemon moves it aside and starts a new one at its next start',
             details,
           };
@@ -52,9 +55,11 @@ export const ledgerCheck: Check = {
           // Not lost: the ledger is the authority; the daemon rewrites its witness at the next start.
           return {
             status: 'WARN',
-            summary: `${path} integrity ok (schema ${schemaVersion}), but its identity marker ` +
+            summary:
+              `${path} integrity ok (schema ${schemaVersion}), but its identity marker ` +
               `${markerPathOf(path)} is torn (${torn}; a power cut while it was written)`,
-            action: 'nothing to do: qrvend rewrites the marker from the ledger at its next ' +
+            action:
+              'nothing to do: qrvend rewrites the marker from the ledger at its next ' +
               'start (`systemctl restart qrvend`); do not run acknowledge-loss',
             details: { ...details, tornMarker: torn },
           };

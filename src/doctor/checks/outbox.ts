@@ -18,20 +18,41 @@ export const outboxCheck: Check = {
   needsConfig: true,
   async run(ctx) {
     const look = ctx.ledger();
-    if (look.kind === 'missing') return { status: 'OK', summary: 'no ledger yet: nothing queued', details: { pending: 0, dead: 0 } };
+    if (look.kind === 'missing')
+      return { status: 'OK', summary: 'no ledger yet: nothing queued', details: { pending: 0, dead: 0 } };
     if (look.kind === 'error' || look.inspection.integrity !== 'ok') {
-      return { status: 'WARN', summary: 'not counted: the ledger could not be read (see the ledger check)', action: 'fix the ledger check first', details: {} };
+      return {
+        status: 'WARN',
+        summary: 'not counted: the ledger could not be read (see the ledger check)',
+        action: 'fix the ledger check first',
+        details: {},
+      };
     }
     const { pending, dead, oldestPendingAt } = look.inspection;
-    const oldestAgeMs = oldestPendingAt === null ? null : Math.max(0, ctx.now().getTime() - Date.parse(oldestPendingAt));
+    const oldestAgeMs =
+      oldestPendingAt === null ? null : Math.max(0, ctx.now().getTime() - Date.parse(oldestPendingAt));
     const details = { pending, dead, oldestPendingAt, oldestAgeMs };
-    const summary = pending === 0 ? `empty (${dead} dead-lettered)` : `${pending} pending, oldest ${age(oldestAgeMs ?? 0)} old, ${dead} dead-lettered`;
+    const summary =
+      pending === 0
+        ? `empty (${dead} dead-lettered)`
+        : `${pending} pending, oldest ${age(oldestAgeMs ?? 0)} old, ${dead} dead-lettered`;
     if (dead > 0) {
-      return { status: 'WARN', summary, action: 'items the gateway never accepted within store.retryWindowHours: ' +
-        'list them with qrvend outbox and settle them with the provider', details };
+      return {
+        status: 'WARN',
+        summary,
+        action:
+          'items the gateway never accepted within store.retryWindowHours: ' +
+          'list them with qrvend outbox and settle them with the provider',
+        details,
+      };
     }
     if (oldestAgeMs !== null && oldestAgeMs > OLD_AFTER_MS) {
-      return { status: 'WARN', summary, action: 'the outbox is not draining: check the gateway check and qrvend-logs --level warn', details };
+      return {
+        status: 'WARN',
+        summary,
+        action: 'the outbox is not draining: check the gateway check and qrvend-logs --level warn',
+        details,
+      };
     }
     return { status: 'OK', summary, details };
   },

@@ -31,27 +31,54 @@ function systemctlShow(): Promise<Record<string, string> | null> {
 function fromSystemd(p: Record<string, string>): CheckOutcome {
   const status = p.StatusText ? `: ${p.StatusText}` : '';
   const restarts = Number(p.NRestarts ?? 0);
-  const details = { activeState: p.ActiveState, subState: p.SubState, statusText: p.StatusText ?? null, mainPid: Number(p.MainPID ?? 0), restarts };
+  const details = {
+    activeState: p.ActiveState,
+    subState: p.SubState,
+    statusText: p.StatusText ?? null,
+    mainPid: Number(p.MainPID ?? 0),
+    restarts,
+  };
   if (p.LoadState === 'not-found') {
-    return { status: 'WARN', summary: 'the qrvend service is not installed here', action: 'install it with scripts/install.sh or the .deb', details };
+    return {
+      status: 'WARN',
+      summary: 'the qrvend service is not installed here',
+      action: 'install it with scripts/install.sh or the .deb',
+      details,
+    };
   }
   switch (p.ActiveState) {
     case 'active':
       return restarts > 0
-        ? { status: 'WARN', summary: `daemon running${status}, but restarted ${restarts} time(s)`, action: 'see why: qrvend-logs --boot --level warn', details }
+        ? {
+            status: 'WARN',
+            summary: `daemon running${status}, but restarted ${restarts} time(s)`,
+            action: 'see why: qrvend-logs --boot --level warn',
+            details,
+          }
         : { status: 'OK', summary: `daemon running (pid ${details.mainPid})${status}`, details };
     case 'activating':
     case 'reloading':
       return {
         status: 'WARN',
         summary: `daemon starting${status}`,
-        action: 'if this lasts, the VMC has not enabled the reader: check the machine is in sales mode, then qrvend-logs -f',
+        action:
+          'if this lasts, the VMC has not enabled the reader: check the machine is in sales mode, then qrvend-logs -f',
         details,
       };
     case 'failed':
-      return { status: 'FAIL', summary: `the service has failed${status}`, action: 'see why: qrvend-logs --boot --level warn; then systemctl restart qrvend', details };
+      return {
+        status: 'FAIL',
+        summary: `the service has failed${status}`,
+        action: 'see why: qrvend-logs --boot --level warn; then systemctl restart qrvend',
+        details,
+      };
     default:
-      return { status: 'WARN', summary: `daemon not running (${p.ActiveState ?? 'unknown'}): the reader is off`, action: 'systemctl start qrvend', details };
+      return {
+        status: 'WARN',
+        summary: `daemon not running (${p.ActiveState ?? 'unknown'}): the reader is off`,
+        action: 'systemctl start qrvend',
+        details,
+      };
   }
 }
 
@@ -72,7 +99,10 @@ export const readerCheck: Check = {
         details: { systemd: false },
       };
     }
-    const inference = ctx.facts.serial === 'sim' ? 'its reader state cannot be read' : 'nothing holds the serial port: no daemon, the reader is off';
+    const inference =
+      ctx.facts.serial === 'sim'
+        ? 'its reader state cannot be read'
+        : 'nothing holds the serial port: no daemon, the reader is off';
     return {
       status: 'WARN',
       summary: `systemd is not running here; ${inference}`,

@@ -48,7 +48,12 @@ export const secretTokenCheck: Check = {
     }
     details.lengthValid = length === TOKEN_LENGTH;
     if (length === 0) {
-      return { status: 'FAIL', summary: `${path} is empty`, action: `write the 64-character SecretToken into ${path}`, details };
+      return {
+        status: 'FAIL',
+        summary: `${path} is empty`,
+        action: `write the 64-character SecretToken into ${path}`,
+        details,
+      };
     }
     if (length !== TOKEN_LENGTH) {
       return {

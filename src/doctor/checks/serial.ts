@@ -19,7 +19,11 @@ export const serialCheck: Check = {
     const { port, baudRate } = config.mdb;
     if (port === 'sim') {
       ctx.facts.serial = 'sim';
-      return { status: 'OK', summary: 'mdb.port is "sim": the built-in VMC simulator, no serial device', details: { port } };
+      return {
+        status: 'OK',
+        summary: 'mdb.port is "sim": the built-in VMC simulator, no serial device',
+        details: { port },
+      };
     }
     if (!existsSync(port)) {
       ctx.facts.serial = 'missing';
@@ -29,7 +33,7 @@ export const serialCheck: Check = {
         action:
           'check the board is plugged in and powered (ls -l /dev/serial* /dev/ttyACM* /dev/ttyUSB*); ' +
           'on a Raspberry Pi HAT enable the serial port (raspi-config: ' +
-            'Interface Options > Serial Port, no login shell); ' +
+          'Interface Options > Serial Port, no login shell); ' +
           'then set mdb.port',
         details: { port },
       };

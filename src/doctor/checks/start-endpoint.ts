@@ -17,19 +17,29 @@ export const startEndpointCheck: Check = {
     const details = { transport, listen, certFile, behindTlsProxy };
     switch (transport) {
       case 'none':
-        return { status: 'OK', summary: 'no inbound port (start.listen is null): Starts come through the relay only', details };
+        return {
+          status: 'OK',
+          summary: 'no inbound port (start.listen is null): Starts come through the relay only',
+          details,
+        };
       case 'https':
         return { status: 'OK', summary: `HTTPS (start.certFile) on ${listen}`, details };
       case 'loopback':
         return { status: 'OK', summary: `plain HTTP on loopback (${listen})`, details };
       case 'tls-proxy':
-        return { status: 'OK', summary: `plain HTTP on ${listen} behind the site's TLS proxy (start.behindTlsProxy)`, details };
+        return {
+          status: 'OK',
+          summary: `plain HTTP on ${listen} behind the site's TLS proxy (start.behindTlsProxy)`,
+          details,
+        };
       case 'refused':
         return {
           status: 'FAIL',
-          summary: `plain HTTP on ${listen}, off loopback, without start.certFile: ` +
+          summary:
+            `plain HTTP on ${listen}, off loopback, without start.certFile: ` +
             `Starts and their SecretToken would cross the network in clear text`,
-          action: 'set start.certFile and start.keyFile, or start.behindTlsProxy: true in the ' +
+          action:
+            'set start.certFile and start.keyFile, or start.behindTlsProxy: true in the ' +
             'site file when a TLS proxy terminates HTTPS in front of the machine',
           details,
         };

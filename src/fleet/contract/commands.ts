@@ -51,8 +51,17 @@ export const START_VOUCHER_KIND = 'start-voucher';
 export const START_CONFIRM_KIND = 'start-confirm';
 
 /** What the relay's voucher for a relayed Start covers (plus the window and nonce of the signature). */
-export function startVoucherStatement(machineId: string, args: Omit<RelayedStartArgs, 'voucher'>): Record<string, unknown> {
-  return { machineId, integratorName: args.integratorName, body: args.body, deadlineAt: args.deadlineAt, client: args.client };
+export function startVoucherStatement(
+  machineId: string,
+  args: Omit<RelayedStartArgs, 'voucher'>,
+): Record<string, unknown> {
+  return {
+    machineId,
+    integratorName: args.integratorName,
+    body: args.body,
+    deadlineAt: args.deadlineAt,
+    client: args.client,
+  };
 }
 
 /**

@@ -62,7 +62,9 @@ export const SaleEvent = z.object({
   amount: z.string().max(32),
   currency: z.string().max(3),
   /** The vends the VMC reported. */
-  products: z.array(z.object({ item: z.number().int(), price: z.string().max(32), outcome: z.string().max(32) })).max(256),
+  products: z
+    .array(z.object({ item: z.number().int(), price: z.string().max(32), outcome: z.string().max(32) }))
+    .max(256),
   /** How the payment closed: settlement, cancel, void. */
   closing: z.enum(['settlement', 'cancel', 'void']),
   /** The gateway's verdict on the closing: accepted, or dead-lettered (needs a person). */
@@ -148,7 +150,14 @@ export type CommandErrorCode = (typeof COMMAND_ERROR_CODES)[number];
  * (src/trust/machine-sig.ts); the relay believes no reply without it.
  */
 export const CommandReply = z.union([
-  z.object({ ok: z.literal(true), machineId: Id, command: z.string().max(64), correlationId: z.string().max(128).nullable(), result: z.unknown(), machineSig: z.unknown().optional() }),
+  z.object({
+    ok: z.literal(true),
+    machineId: Id,
+    command: z.string().max(64),
+    correlationId: z.string().max(128).nullable(),
+    result: z.unknown(),
+    machineSig: z.unknown().optional(),
+  }),
   z.object({
     ok: z.literal(false),
     machineId: Id,

@@ -77,7 +77,10 @@ export function parseTopic(prefix: string, topic: string): ParsedTopic | null {
   const rest = topic.slice(prefix.length + 1).split('/');
   const machineId = rest[0];
   if (machineId === undefined || !TOPIC_LEVEL.test(machineId)) return null;
-  if (rest.length === 2 && (rest[1] === 'status' || rest[1] === 'events' || rest[1] === 'health' || rest[1] === 'replies')) {
+  if (
+    rest.length === 2 &&
+    (rest[1] === 'status' || rest[1] === 'events' || rest[1] === 'health' || rest[1] === 'replies')
+  ) {
     return { kind: rest[1], machineId };
   }
   if (rest.length === 3 && rest[1] === 'cmd' && rest[2] !== undefined && rest[2].length > 0 && rest[2].length <= 64) {

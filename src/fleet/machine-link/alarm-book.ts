@@ -56,14 +56,25 @@ export function emptyAlarmBook(nowMs: number): AlarmBook {
 }
 
 /** Records what the condition is now; the time only moves when the condition changes. */
-export function observe(book: AlarmBook, code: AlarmCode, active: boolean, nowMs: number, detail: string | null = null): AlarmBook {
+export function observe(
+  book: AlarmBook,
+  code: AlarmCode,
+  active: boolean,
+  nowMs: number,
+  detail: string | null = null,
+): AlarmBook {
   const slot = book[code];
-  if (slot.observed === active) return active && detail !== null && detail !== slot.detail ? { ...book, [code]: { ...slot, detail } } : book;
+  if (slot.observed === active)
+    return active && detail !== null && detail !== slot.detail ? { ...book, [code]: { ...slot, detail } } : book;
   return { ...book, [code]: { ...slot, observed: active, since: nowMs, detail: active ? detail : slot.detail } };
 }
 
 /** Raises and clears what has held long enough. */
-export function settle(book: AlarmBook, nowMs: number, timing: Record<AlarmCode, AlarmTiming> = ALARM_TIMING): { book: AlarmBook; changes: AlarmChange[] } {
+export function settle(
+  book: AlarmBook,
+  nowMs: number,
+  timing: Record<AlarmCode, AlarmTiming> = ALARM_TIMING,
+): { book: AlarmBook; changes: AlarmChange[] } {
   const changes: AlarmChange[] = [];
   let next: Record<AlarmCode, AlarmSlot> | null = null;
   for (const code of ALARM_CODES) {

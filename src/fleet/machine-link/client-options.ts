@@ -6,7 +6,12 @@ import type { QrvendConfig } from '../../config/schema.js';
 import type { StatusMessage } from '../contract/messages.js';
 import { maxPacketProperties } from '../packet-bound.js';
 
-export function deviceClientOptions(fleet: QrvendConfig['fleet'], machineId: string, statusTopic: string, random: () => number = Math.random): IClientOptions {
+export function deviceClientOptions(
+  fleet: QrvendConfig['fleet'],
+  machineId: string,
+  statusTopic: string,
+  random: () => number = Math.random,
+): IClientOptions {
   return {
     protocolVersion: fleet.protocolVersion,
     clientId: `qrvend-${machineId}`.slice(0, 128),
@@ -18,7 +23,12 @@ export function deviceClientOptions(fleet: QrvendConfig['fleet'], machineId: str
     queueQoSZero: false,
     // Subscribed again by hand on every connect (clean session): one SUBSCRIBE, not two.
     resubscribe: false,
-    will: { topic: statusTopic, payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)), qos: 1, retain: true },
+    will: {
+      topic: statusTopic,
+      payload: Buffer.from(JSON.stringify({ online: false } satisfies StatusMessage)),
+      qos: 1,
+      retain: true,
+    },
     rejectUnauthorized: true,
     // MQTT 5: the broker never hands this worker a packet over the bound (docs/decisions/fleet-trust.md item 11).
     properties: maxPacketProperties(fleet.protocolVersion),

@@ -69,19 +69,27 @@ export function decideCommand(
     return { kind: 'run', budget: 'unsigned', signature: null };
   }
   const keyId = trustedKeyId(policy.keyring, input.signature);
-  const refuse = (reason: Refusal, message: string): GateDecision =>
-    ({ kind: 'refuse', reason, message, ...(keyId === undefined ? {} : { keyId }) });
+  const refuse = (reason: Refusal, message: string): GateDecision => ({
+    kind: 'refuse',
+    reason,
+    message,
+    ...(keyId === undefined ? {} : { keyId }),
+  });
   const pre = precheckStatement({ signature: input.signature, scope, keyring: policy.keyring, nowMs: input.nowMs });
   if (!pre.ok) return refuse(pre.reason, pre.message);
   const oldFormat = formatProblem(COMMAND_STATEMENT_KIND, pre.signature);
   if (oldFormat !== null) return refuse('old-format', oldFormat);
   if (input.clockUnsynced) {
-    const why = 'this machine\'s clock is known to be unsynced (CLOCK_UNSYNCED): '
-      + 'no signed command is taken until it is synchronised (check NTP)';
+    const why =
+      "this machine's clock is known to be unsynced (CLOCK_UNSYNCED): " +
+      'no signed command is taken until it is synchronised (check NTP)';
     return refuse('clock-unsynced', why);
   }
   if (!mayVerify(scope)) return { kind: 'drop' };
-  const checked = verifyPrechecked({ kind: COMMAND_STATEMENT_KIND, body: commandStatement(input.machineId, input.name, input.args) }, pre);
+  const checked = verifyPrechecked(
+    { kind: COMMAND_STATEMENT_KIND, body: commandStatement(input.machineId, input.name, input.args) },
+    pre,
+  );
   if (!checked.ok) return refuse(checked.reason, checked.message);
   const signer = spenderOf(policy.keyring!, pre.signature.keyId, scope)!;
   return { kind: 'run', budget: 'key', signature: pre.signature, signer };
@@ -103,7 +111,11 @@ export function admitNonce(
     const { nonce, issuedAt, expiresAt } = signature;
     verdict = book.admit(signer.fingerprint, nonce, issuedAt, expiresAt, nowMs, signer.nonceShare);
   } catch (err) {
-    return { ok: false, reason: 'replayed', message: `the record of seen nonces cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}): nothing signed runs until it can` };
+    return {
+      ok: false,
+      reason: 'replayed',
+      message: `the record of seen nonces cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}): nothing signed runs until it can`,
+    };
   }
   return verdict.ok ? { ok: true } : { ok: false, reason: 'replayed', message: verdict.message };
 }

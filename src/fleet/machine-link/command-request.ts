@@ -48,18 +48,33 @@ export function parseCommand(
   properties: IncomingProperties = {},
 ): ParsedCommand {
   const parsed = parseTopic(prefix, topic);
-  if (parsed === null || parsed.kind !== 'command' || parsed.machineId !== machineId) return { kind: 'ignore', reason: `not a command topic of this machine: ${topic.slice(0, 200)}` };
+  if (parsed === null || parsed.kind !== 'command' || parsed.machineId !== machineId)
+    return { kind: 'ignore', reason: `not a command topic of this machine: ${topic.slice(0, 200)}` };
   const name = parsed.name;
-  const propTopic = properties.responseTopic !== undefined && REPLY_TOPIC_OK.test(properties.responseTopic) ? properties.responseTopic : null;
-  const propCorrelation = properties.correlationData !== undefined && properties.correlationData.length <= 128 ? properties.correlationData : null;
+  const propTopic =
+    properties.responseTopic !== undefined && REPLY_TOPIC_OK.test(properties.responseTopic)
+      ? properties.responseTopic
+      : null;
+  const propCorrelation =
+    properties.correlationData !== undefined && properties.correlationData.length <= 128
+      ? properties.correlationData
+      : null;
   const route = (body: { replyTo?: string | undefined; correlationId?: string | undefined } = {}): ReplyRoute => ({
-    topic: propTopic ?? (body.replyTo !== undefined && REPLY_TOPIC_OK.test(body.replyTo) ? body.replyTo : defaultReplyTopic),
+    topic:
+      propTopic ?? (body.replyTo !== undefined && REPLY_TOPIC_OK.test(body.replyTo) ? body.replyTo : defaultReplyTopic),
     correlationId: body.correlationId ?? (propCorrelation !== null ? propCorrelation.toString('utf8') : null),
     correlationData: propCorrelation,
   });
-  const fail = (code: CommandErrorCode, message: string, reply = route()): ParsedCommand => ({ kind: 'error', name, code, message, reply });
+  const fail = (code: CommandErrorCode, message: string, reply = route()): ParsedCommand => ({
+    kind: 'error',
+    name,
+    code,
+    message,
+    reply,
+  });
 
-  if (payload.length > MAX_PAYLOAD_BYTES) return fail('BAD_PAYLOAD', `payload of ${payload.length} bytes is over the ${MAX_PAYLOAD_BYTES}-byte limit`);
+  if (payload.length > MAX_PAYLOAD_BYTES)
+    return fail('BAD_PAYLOAD', `payload of ${payload.length} bytes is over the ${MAX_PAYLOAD_BYTES}-byte limit`);
   let json: unknown = {};
   if (payload.length > 0) {
     try {
@@ -70,11 +85,22 @@ export function parseCommand(
   }
   const request = CommandRequest.safeParse(json);
   if (!request.success || typeof json !== 'object' || json === null || Array.isArray(json)) {
-    const where = request.success ? '(root)' : (request.error.issues[0]?.path.join('.') || '(root)');
-    return fail('BAD_PAYLOAD', `payload must be a JSON object { replyTo?, correlationId?, args?, signature? }: ${where} is wrong`);
+    const where = request.success ? '(root)' : request.error.issues[0]?.path.join('.') || '(root)';
+    return fail(
+      'BAD_PAYLOAD',
+      `payload must be a JSON object { replyTo?, correlationId?, args?, signature? }: ${where} is wrong`,
+    );
   }
   const reply = route(request.data);
-  if (!isCommandName(name)) return fail('UNKNOWN_COMMAND', `no command named ${JSON.stringify(name.slice(0, 64))}`, reply);
+  if (!isCommandName(name))
+    return fail('UNKNOWN_COMMAND', `no command named ${JSON.stringify(name.slice(0, 64))}`, reply);
   const expiry = properties.messageExpiryInterval;
-  return { kind: 'request', name, args: request.data.args ?? {}, signature: request.data.signature, reply, expirySeconds: typeof expiry === 'number' ? expiry : null };
+  return {
+    kind: 'request',
+    name,
+    args: request.data.args ?? {},
+    signature: request.data.signature,
+    reply,
+    expirySeconds: typeof expiry === 'number' ? expiry : null,
+  };
 }

@@ -47,7 +47,10 @@ export function applyConfigSet(overlayFile: string, overlayText: string, healthy
   else removeDurably(previousOverlayFile(overlayFile));
   // Starts counted for an earlier trial are not this one's.
   removeDurably(trialRunFile(overlayFile));
-  writeFileAtomic(pendingFile(overlayFile), JSON.stringify({ healthyWithinS, at: now.toISOString() } satisfies PendingChange));
+  writeFileAtomic(
+    pendingFile(overlayFile),
+    JSON.stringify({ healthyWithinS, at: now.toISOString() } satisfies PendingChange),
+  );
   writeFileAtomic(overlayFile, overlayText);
 }
 
@@ -71,7 +74,8 @@ export function markRolledBack(overlayFile: string, reason: string, now: Date): 
 /** The trial failed: the previous overlay (or none) comes back and the next start raises CONFIG_ROLLED_BACK. */
 export function rollBack(overlayFile: string, reason: string, now: Date): boolean {
   if (!existsSync(pendingFile(overlayFile))) return false;
-  if (existsSync(previousOverlayFile(overlayFile))) writeFileAtomic(overlayFile, readFileSync(previousOverlayFile(overlayFile), 'utf8'));
+  if (existsSync(previousOverlayFile(overlayFile)))
+    writeFileAtomic(overlayFile, readFileSync(previousOverlayFile(overlayFile), 'utf8'));
   else removeDurably(overlayFile);
   markRolledBack(overlayFile, reason, now);
   // In the order qrvend-trial.sh removes them: `previous` last, so a cut in between rolls back again.
@@ -118,7 +122,10 @@ export function settleRejectedOverlay(overlayFile: string, reason: string, now: 
 export function resetRemote(overlayFile: string, now: Date): string | null {
   let copy: string | null = null;
   if (existsSync(overlayFile)) {
-    copy = `${overlayFile}.removed-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+    copy = `${overlayFile}.removed-${now
+      .toISOString()
+      .replace(/[-:]/g, '')
+      .replace(/\.\d+Z$/, 'Z')}`;
     copyFileSync(overlayFile, copy);
     removeDurably(overlayFile);
   }

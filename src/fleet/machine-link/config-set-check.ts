@@ -13,9 +13,15 @@ import { changeProblems } from '../../doctor/start-checks.js';
 
 type Json = Parameters<typeof layer>[0];
 
-export type ConfigSetCheck = { ok: true; overlayText: string } | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS' | 'BUSY'; message: string; paths: string[] };
+export type ConfigSetCheck =
+  | { ok: true; overlayText: string }
+  | { ok: false; code: 'CONFIG_INVALID' | 'BAD_ARGS' | 'BUSY'; message: string; paths: string[] };
 
-const problemsText = (problems: Array<{ path: string; reason: string }>) => problems.map((p) => `${p.path}: ${p.reason}`).join('; ').slice(0, 1000);
+const problemsText = (problems: Array<{ path: string; reason: string }>) =>
+  problems
+    .map((p) => `${p.path}: ${p.reason}`)
+    .join('; ')
+    .slice(0, 1000);
 
 /**
  * The overlay with `set` layered over it, validated over the site file and the defaults as the
@@ -24,16 +30,30 @@ const problemsText = (problems: Array<{ path: string; reason: string }>) => prob
  */
 export function checkConfigSet(siteFile: string, overlayFile: string, set: Record<string, unknown>): ConfigSetCheck {
   if (touchesOverlayPath(set)) {
-    return { ok: false, code: 'BAD_ARGS', message: 'args.set.fleet.configOverlay: may be set only by the defaults or the site file, never from the fleet', paths: ['fleet.configOverlay'] };
+    return {
+      ok: false,
+      code: 'BAD_ARGS',
+      message: 'args.set.fleet.configOverlay: may be set only by the defaults or the site file, never from the fleet',
+      paths: ['fleet.configOverlay'],
+    };
   }
   const badNames = keyNameProblems(set);
   if (badNames.length > 0) {
-    const text = badNames.map((p) => `args.set.${p.path}: ${p.reason}`).join('; ').slice(0, 1000);
+    const text = badNames
+      .map((p) => `args.set.${p.path}: ${p.reason}`)
+      .join('; ')
+      .slice(0, 1000);
     return { ok: false, code: 'BAD_ARGS', message: text, paths: badNames.map((p) => p.path) };
   }
   // A change over an unconfirmed one would make the unconfirmed one what a rollback restores.
   if (existsSync(pendingFile(overlayFile))) {
-    return { ok: false, code: 'BUSY', message: 'an earlier configuration change is still on trial; send this one once it is confirmed or rolled back (alarm CONFIG_ROLLED_BACK)', paths: [] };
+    return {
+      ok: false,
+      code: 'BUSY',
+      message:
+        'an earlier configuration change is still on trial; send this one once it is confirmed or rolled back (alarm CONFIG_ROLLED_BACK)',
+      paths: [],
+    };
   }
   const { defaults, site } = readBaseLayers(siteFile);
   const current = readOverlay(overlayFile);
@@ -48,7 +68,10 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
   const notAllowed = remoteKeyProblems(overlay as Record<string, unknown>, base);
   if (notAllowed.length > 0) {
     const unknown = new Map(problems.filter((p) => p.reason.startsWith('unknown key')).map((p) => [p.path, p.reason]));
-    const text = notAllowed.map((p) => `args.set.${p.path}: ${unknown.get(p.path) ?? p.reason}`).join('; ').slice(0, 1000);
+    const text = notAllowed
+      .map((p) => `args.set.${p.path}: ${unknown.get(p.path) ?? p.reason}`)
+      .join('; ')
+      .slice(0, 1000);
     return { ok: false, code: 'BAD_ARGS', message: text, paths: notAllowed.map((p) => p.path) };
   }
   if (!parsed.success) {
@@ -57,7 +80,12 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
   // What the next start would refuse (the daemon's own start checks): answered now, not found out by a dead agent.
   const refused = changeProblems(parsed.data);
   if (refused.length > 0) {
-    return { ok: false, code: 'CONFIG_INVALID', message: `the agent would not start on it: ${problemsText(refused)}`, paths: refused.map((p) => p.path) };
+    return {
+      ok: false,
+      code: 'CONFIG_INVALID',
+      message: `the agent would not start on it: ${problemsText(refused)}`,
+      paths: refused.map((p) => p.path),
+    };
   }
   return { ok: true, overlayText: `${JSON.stringify(overlay, null, 2)}\n` };
 }

@@ -33,13 +33,18 @@ const PORT_CHECKS = new Set(['serial', 'board', 'reader']);
 
 function badArgs(error: { issues: Array<{ path: PropertyKey[]; message: string }> }): Outcome {
   const issue = error.issues[0];
-  return { ok: false, code: 'BAD_ARGS', message: `args.${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}` };
+  return {
+    ok: false,
+    code: 'BAD_ARGS',
+    message: `args.${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+  };
 }
 
 function valueAt(config: unknown, key: string): { found: boolean; value: unknown } {
   let at: unknown = config;
   for (const part of key.split('.')) {
-    if (typeof at !== 'object' || at === null || !Object.prototype.hasOwnProperty.call(at, part)) return { found: false, value: undefined };
+    if (typeof at !== 'object' || at === null || !Object.prototype.hasOwnProperty.call(at, part))
+      return { found: false, value: undefined };
     at = (at as Record<string, unknown>)[part];
   }
   return { found: true, value: at };
@@ -68,7 +73,12 @@ export function redactConfig(value: unknown, key = ''): unknown {
 
 /** The doctor's report names files in its summaries: the secrets' paths go, wherever they appear. */
 function withoutSecretPaths(report: unknown, config: QrvendConfig): unknown {
-  const secrets = [config.start.secretTokenFile, config.start.keyFile, config.fleet.keyFile, config.fleet.passwordFile].filter((p): p is string => p !== null && p.length > 1);
+  const secrets = [
+    config.start.secretTokenFile,
+    config.start.keyFile,
+    config.fleet.keyFile,
+    config.fleet.passwordFile,
+  ].filter((p): p is string => p !== null && p.length > 1);
   let text = JSON.stringify(report);
   for (const path of secrets) text = text.split(JSON.stringify(path).slice(1, -1)).join(REDACTED);
   return JSON.parse(text);
@@ -81,10 +91,19 @@ function remoteOf(ctx: LocalCommandContext): { overlayFile: string | null; set: 
   return { overlayFile: REDACTED, set: read.kind === 'object' ? redactConfig(read.value) : null };
 }
 
-export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandName, args: unknown): Promise<Served | null> {
+export async function serveLocalCommand(
+  ctx: LocalCommandContext,
+  name: CommandName,
+  args: unknown,
+): Promise<Served | null> {
   switch (name) {
     case 'ping':
-      return { outcome: { ok: true, result: { pong: true, version: ctx.version, startedAt: ctx.startedAt, at: new Date().toISOString() } } };
+      return {
+        outcome: {
+          ok: true,
+          result: { pong: true, version: ctx.version, startedAt: ctx.startedAt, at: new Date().toISOString() },
+        },
+      };
     case 'doctor': {
       const { runDoctor, ALL_CHECKS } = await import('../../doctor/index.js');
       const report = await runDoctor({
@@ -99,27 +118,49 @@ export async function serveLocalCommand(ctx: LocalCommandContext, name: CommandN
       if (!parsed.success) return { outcome: badArgs(parsed.error) };
       // The config holds no secret (tokens and passwords live in files it only names), and the names are redacted.
       const shown = redactConfig(ctx.config);
-      if (parsed.data.key === undefined) return { outcome: { ok: true, result: { config: shown, remote: remoteOf(ctx) } } };
+      if (parsed.data.key === undefined)
+        return { outcome: { ok: true, result: { config: shown, remote: remoteOf(ctx) } } };
       const { found, value } = valueAt(shown, parsed.data.key);
-      if (!found) return { outcome: { ok: false, code: 'BAD_ARGS', message: `args.key: no configuration key ${JSON.stringify(parsed.data.key.slice(0, 256))}` } };
+      if (!found)
+        return {
+          outcome: {
+            ok: false,
+            code: 'BAD_ARGS',
+            message: `args.key: no configuration key ${JSON.stringify(parsed.data.key.slice(0, 256))}`,
+          },
+        };
       return { outcome: { ok: true, result: { key: parsed.data.key, value } } };
     }
     case 'config.set': {
       const parsed = ConfigSetArgs.safeParse(args);
       if (!parsed.success) return { outcome: badArgs(parsed.error) };
-      if (ctx.configFile === null) return { outcome: { ok: false, code: 'UNAVAILABLE', message: 'the agent runs without a site configuration file (so without the fleet overlay); nothing to change' } };
+      if (ctx.configFile === null)
+        return {
+          outcome: {
+            ok: false,
+            code: 'UNAVAILABLE',
+            message:
+              'the agent runs without a site configuration file (so without the fleet overlay); nothing to change',
+          },
+        };
       const overlayFile = ctx.config.fleet.configOverlay;
       const check = checkConfigSet(ctx.configFile, overlayFile, parsed.data.set);
       if (!check.ok) return { outcome: { ok: false, code: check.code, message: check.message } };
       applyConfigSet(overlayFile, check.overlayText, parsed.data.healthyWithinS, new Date());
-      ctx.log.warn({ event: 'fleet.config.set', keys: Object.keys(parsed.data.set), healthyWithinS: parsed.data.healthyWithinS }, 'configuration changed from the fleet: restarting to apply it');
+      ctx.log.warn(
+        { event: 'fleet.config.set', keys: Object.keys(parsed.data.set), healthyWithinS: parsed.data.healthyWithinS },
+        'configuration changed from the fleet: restarting to apply it',
+      );
       return {
         outcome: { ok: true, result: { written: true, restarting: true, healthyWithinS: parsed.data.healthyWithinS } },
         after: () => ctx.restart('config.set from the fleet'),
       };
     }
     case 'service.restart':
-      return { outcome: { ok: true, result: { restarting: true } }, after: () => ctx.restart('service.restart from the fleet') };
+      return {
+        outcome: { ok: true, result: { restarting: true } },
+        after: () => ctx.restart('service.restart from the fleet'),
+      };
     default:
       return null;
   }

@@ -66,7 +66,12 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
 
   const rolledBack = overlayFile !== null ? readRolledBack(overlayFile) : null;
   if (rolledBack !== null) {
-    o.toPayment({ type: 'fleet.observe', code: 'CONFIG_ROLLED_BACK', active: true, detail: `a configuration change from the fleet was rolled back at ${rolledBack.at}: ${rolledBack.reason}` });
+    o.toPayment({
+      type: 'fleet.observe',
+      code: 'CONFIG_ROLLED_BACK',
+      active: true,
+      detail: `a configuration change from the fleet was rolled back at ${rolledBack.at}: ${rolledBack.reason}`,
+    });
   }
   // A new release's trial is judged by the root side (qrvend-release); the agent says when it is healthy.
   const release = watchReleaseTrial({
@@ -74,7 +79,8 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
     updatesDir: updatesDir(config),
     log,
     alarm: (active, detail) => o.toPayment({ type: 'fleet.observe', code: 'UPDATE_ROLLED_BACK', active, detail }),
-    publish: (state, version, detail, rolloutId) => publishUpdateEvent(o.toPayment, state, version, detail, { rolloutId }),
+    publish: (state, version, detail, rolloutId) =>
+      publishUpdateEvent(o.toPayment, state, version, detail, { rolloutId }),
   });
 
   let worker: Worker | null = null;
@@ -83,7 +89,10 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
   let stopped: (() => void) | null = null;
   if (config.fleet.url !== null) {
     if (!TOPIC_LEVEL.test(machineId)) {
-      log.error({ code: 'CONFIG_INVALID', machineId }, 'fleet link off: the TerminalId cannot be a topic level; set fleet.machineId (letters, digits, . _ : -)');
+      log.error(
+        { code: 'CONFIG_INVALID', machineId },
+        'fleet link off: the TerminalId cannot be a topic level; set fleet.machineId (letters, digits, . _ : -)',
+      );
     } else {
       const channel = new MessageChannel();
       paymentPort = channel.port1;
@@ -97,7 +106,11 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         paymentPort: channel.port2,
         probe: trial !== null || release.inTrial,
       };
-      worker = new Worker(new URL('./worker.js', import.meta.url), { workerData, transferList: [channel.port2], resourceLimits: FLEET_WORKER_LIMITS });
+      worker = new Worker(new URL('./worker.js', import.meta.url), {
+        workerData,
+        transferList: [channel.port2],
+        resourceLimits: FLEET_WORKER_LIMITS,
+      });
       worker.on('message', (message: FleetToMain) => {
         if (message.type === 'fleet.restart') o.restart(message.reason);
         else if (message.type === 'fleet.link') fleetConnected = message.connected;
@@ -107,7 +120,9 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
         else if (message.type === 'stopped') stopped?.();
       });
       // The fleet link is not on the vend path: a failure ends the link, never the payments.
-      worker.on('error', (err) => log.error({ err, code: 'INTERNAL' }, 'fleet worker crashed: the fleet link is off until the next restart'));
+      worker.on('error', (err) =>
+        log.error({ err, code: 'INTERNAL' }, 'fleet worker crashed: the fleet link is off until the next restart'),
+      );
       worker.on('exit', () => {
         worker = null;
         fleetConnected = false;
@@ -123,8 +138,18 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
     machineId,
     inTrial: trial !== null || release.inTrial,
     onLink(change) {
-      o.toPayment({ type: 'fleet.observe', code: 'READER_OFFLINE', active: !change.up && !change.silent, detail: change.reason });
-      o.toPayment({ type: 'fleet.observe', code: 'BOARD_SILENT', active: change.silent, detail: change.silent ? change.reason : null });
+      o.toPayment({
+        type: 'fleet.observe',
+        code: 'READER_OFFLINE',
+        active: !change.up && !change.silent,
+        detail: change.reason,
+      });
+      o.toPayment({
+        type: 'fleet.observe',
+        code: 'BOARD_SILENT',
+        active: change.silent,
+        detail: change.silent ? change.reason : null,
+      });
     },
     stats(stats) {
       post({ type: 'fleet.stats', stats });
@@ -146,7 +171,10 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
       trialOver = true;
       const why = `not healthy within ${trial.healthyWithinS} s (payment side ${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ${fleetConnected ? 'up' : 'down'}, own command topic round trip ${probeReturned ? 'done' : 'not done'})`;
       const restored = rollBack(overlayFile, why, new Date());
-      log.error({ event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored }, `configuration changed from the fleet was ${why}: previous fleet overlay restored, restarting`);
+      log.error(
+        { event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored },
+        `configuration changed from the fleet was ${why}: previous fleet overlay restored, restarting`,
+      );
       o.restart('configuration rolled back');
     },
     async stop() {

@@ -12,7 +12,15 @@ import type { MessagePort } from 'node:worker_threads';
 import { isQrvendError } from '../../core/errors.js';
 import type { Logger } from '../../core/log.js';
 import type { Ledger } from '../../ledger/index.js';
-import type { FleetFacts, FleetToPayment, MainToPayment, PaymentToFleet, PaymentToMain, ReaderStatus, UpdateEventFacts } from '../../ipc/messages.js';
+import type {
+  FleetFacts,
+  FleetToPayment,
+  MainToPayment,
+  PaymentToFleet,
+  PaymentToMain,
+  ReaderStatus,
+  UpdateEventFacts,
+} from '../../ipc/messages.js';
 import { VERSION } from '../../core/version.js';
 import { ALARM_CODES, type AlarmCode } from '../contract/alarms.js';
 import { OutboxRetryArgs } from '../contract/commands.js';
@@ -81,13 +89,21 @@ export class FleetPaymentSide {
     const saved = o.ledger.fleetEvents.getSetting('alarms');
     if (saved !== null) {
       try {
-        const codes = (JSON.parse(saved) as string[]).filter((c): c is AlarmCode => (ALARM_CODES as readonly string[]).includes(c));
+        const codes = (JSON.parse(saved) as string[]).filter((c): c is AlarmCode =>
+          (ALARM_CODES as readonly string[]).includes(c),
+        );
         this.book = withRaised(this.book, codes, now);
       } catch {
         // a damaged setting only costs a repeated raise
       }
     }
-    this.observe('LEDGER_CORRUPT', o.ledger.corruptionAlarm !== null, o.ledger.corruptionAlarm === null ? null : 'the ledger was damaged and replaced at start; reconcile the old file by hand');
+    this.observe(
+      'LEDGER_CORRUPT',
+      o.ledger.corruptionAlarm !== null,
+      o.ledger.corruptionAlarm === null
+        ? null
+        : 'the ledger was damaged and replaced at start; reconcile the old file by hand',
+    );
     const outOfService = o.ledger.fleetEvents.getSetting('readerDisabled') === 'true';
     if (outOfService) o.toMain({ type: 'reader.service', outOfService: true });
     o.ledger.fleetEvents.onWritten(() => this.send({ type: 'fleet.events.available' }));
@@ -117,7 +133,16 @@ export class FleetPaymentSide {
   recordUpdate(event: UpdateEventFacts): void {
     try {
       this.o.ledger.fleetEvents.recordUpdate({ ...event, running: VERSION });
-      this.o.log.info({ event: 'update.state', state: event.state, version: event.version, rolloutId: event.rolloutId, detail: event.detail }, `update ${event.version}: ${event.state}`);
+      this.o.log.info(
+        {
+          event: 'update.state',
+          state: event.state,
+          version: event.version,
+          rolloutId: event.rolloutId,
+          detail: event.detail,
+        },
+        `update ${event.version}: ${event.state}`,
+      );
     } catch (err) {
       this.o.log.warn({ err: (err as Error).message, state: event.state }, 'update event could not be written');
     }
@@ -129,8 +154,16 @@ export class FleetPaymentSide {
     this.outbox = { pending: figures.outboxPending, dead: figures.outboxDead };
     if (figures.clockSteps > this.lastClockSteps) this.lastClockStepAt = this.o.monotonicNow();
     this.lastClockSteps = figures.clockSteps;
-    this.observe('GATEWAY_UNREACHABLE', !figures.gatewayOnline, 'outbox deliveries to the gateway have been failing for over a minute');
-    this.observe('OUTBOX_DEAD_LETTER', figures.outboxDead > 0, `${figures.outboxDead} outbox row(s) dead-lettered: see outbox.list, retry with outbox.retry`);
+    this.observe(
+      'GATEWAY_UNREACHABLE',
+      !figures.gatewayOnline,
+      'outbox deliveries to the gateway have been failing for over a minute',
+    );
+    this.observe(
+      'OUTBOX_DEAD_LETTER',
+      figures.outboxDead > 0,
+      `${figures.outboxDead} outbox row(s) dead-lettered: see outbox.list, retry with outbox.retry`,
+    );
     this.pushFacts();
   }
 
@@ -154,8 +187,16 @@ export class FleetPaymentSide {
 
   private tick(): void {
     const now = this.o.monotonicNow();
-    this.observe('DISK_UNWRITABLE', !this.o.ledger.writable, `the ledger cannot be written: ${this.o.ledger.unwritableReason ?? 'unknown'}`);
-    this.observe('CLOCK_UNSYNCED', this.lastClockStepAt !== null && now - this.lastClockStepAt < CLOCK_UNSYNCED_FOR_MS, 'the wall clock stepped (CLOCK_STEP): check time synchronisation');
+    this.observe(
+      'DISK_UNWRITABLE',
+      !this.o.ledger.writable,
+      `the ledger cannot be written: ${this.o.ledger.unwritableReason ?? 'unknown'}`,
+    );
+    this.observe(
+      'CLOCK_UNSYNCED',
+      this.lastClockStepAt !== null && now - this.lastClockStepAt < CLOCK_UNSYNCED_FOR_MS,
+      'the wall clock stepped (CLOCK_STEP): check time synchronisation',
+    );
     const { book, changes } = settle(this.book, now);
     this.book = book;
     if (changes.length === 0) {
@@ -165,7 +206,10 @@ export class FleetPaymentSide {
     try {
       for (const change of changes) {
         this.o.ledger.fleetEvents.recordAlarm({ code: change.code, state: change.state, detail: change.detail });
-        this.o.log.info({ event: 'fleet.alarm', code: change.code, state: change.state }, `fleet alarm ${change.code} ${change.state}`);
+        this.o.log.info(
+          { event: 'fleet.alarm', code: change.code, state: change.state },
+          `fleet alarm ${change.code} ${change.state}`,
+        );
       }
       this.o.ledger.fleetEvents.setSetting('alarms', JSON.stringify(raisedCodes(this.book)));
     } catch (err) {
@@ -218,7 +262,10 @@ export class FleetPaymentSide {
     try {
       switch (message.type) {
         case 'fleet.events.want':
-          this.send({ type: 'fleet.events', events: this.o.ledger.fleetEvents.pending(message.afterSeq, Math.min(Math.max(1, message.max), 500)) });
+          this.send({
+            type: 'fleet.events',
+            events: this.o.ledger.fleetEvents.pending(message.afterSeq, Math.min(Math.max(1, message.max), 500)),
+          });
           return;
         case 'fleet.events.acked':
           this.o.ledger.fleetEvents.remove(message.seqs);
@@ -244,8 +291,14 @@ export class FleetPaymentSide {
       this.send({ type: 'fleet.reply', id, ok: true, result });
     } catch (err) {
       const code = err instanceof CommandFailure ? err.code : 'INTERNAL';
-      const message = err instanceof CommandFailure ? err.message : isQrvendError(err) ? err.message : 'the command failed inside the agent; see its log';
-      if (!(err instanceof CommandFailure)) this.o.log.error({ err: (err as Error).message, command: name }, 'fleet command failed');
+      const message =
+        err instanceof CommandFailure
+          ? err.message
+          : isQrvendError(err)
+            ? err.message
+            : 'the command failed inside the agent; see its log';
+      if (!(err instanceof CommandFailure))
+        this.o.log.error({ err: (err as Error).message, command: name }, 'fleet command failed');
       this.send({ type: 'fleet.reply', id, ok: false, error: { code, message } });
     }
   }
@@ -260,13 +313,28 @@ export class FleetPaymentSide {
         return {
           pending: counts.pending,
           dead: counts.dead,
-          rows: rows.map((r) => ({ id: r.id, txId: r.txId, op: r.op, status: r.status, attempts: r.attempts, lastError: r.lastError, lastCode: r.lastCode })),
+          rows: rows.map((r) => ({
+            id: r.id,
+            txId: r.txId,
+            op: r.op,
+            status: r.status,
+            attempts: r.attempts,
+            lastError: r.lastError,
+            lastCode: r.lastCode,
+          })),
         };
       }
       case 'outbox.retry': {
         const parsed = OutboxRetryArgs.safeParse(args);
-        if (!parsed.success) throw new CommandFailure('BAD_ARGS', `args.${parsed.error.issues[0]?.path.join('.') || '(root)'}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
-        const ids = parsed.data.id !== undefined ? [parsed.data.id] : ledger.outbox.list({ status: 'dead', limit: 10_000 }).map((r) => r.id);
+        if (!parsed.success)
+          throw new CommandFailure(
+            'BAD_ARGS',
+            `args.${parsed.error.issues[0]?.path.join('.') || '(root)'}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+          );
+        const ids =
+          parsed.data.id !== undefined
+            ? [parsed.data.id]
+            : ledger.outbox.list({ status: 'dead', limit: 10_000 }).map((r) => r.id);
         const retried: number[] = [];
         for (const rowId of ids) {
           try {
@@ -285,23 +353,31 @@ export class FleetPaymentSide {
         ledger.fleetEvents.setSetting('readerDisabled', disabled ? 'true' : null);
         this.o.toMain({ type: 'reader.service', outOfService: disabled });
         this.pushFacts(true);
-        return { readerDisabledRemotely: disabled, takesEffect: this.reader === 'session' || this.reader === 'vend' ? 'after the running session' : 'now' };
+        return {
+          readerDisabledRemotely: disabled,
+          takesEffect: this.reader === 'session' || this.reader === 'vend' ? 'after the running session' : 'now',
+        };
       }
       case 'dex.read': {
         const parsed = DexReadArgs.safeParse(args);
         if (!parsed.success) throw new CommandFailure('BAD_ARGS', 'dex.read takes no arguments: args must be {}');
-        if (!this.o.dexRead) throw new CommandFailure('UNAVAILABLE', 'the machine audit is not available in this build');
+        if (!this.o.dexRead)
+          throw new CommandFailure('UNAVAILABLE', 'the machine audit is not available in this build');
         return this.o.dexRead();
       }
       case 'start':
-        if (!this.o.relayedStart) throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');
+        if (!this.o.relayedStart)
+          throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');
         return this.o.relayedStart(args);
       case 'start.confirm':
-        if (!this.o.relayedConfirm) throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');
+        if (!this.o.relayedConfirm)
+          throw new CommandFailure('UNAVAILABLE', 'relayed Start is not available in this build');
         return this.o.relayedConfirm(args);
       default:
-        throw new CommandFailure('UNKNOWN_COMMAND', `the payment side serves no command ${JSON.stringify(name.slice(0, 64))}`);
+        throw new CommandFailure(
+          'UNKNOWN_COMMAND',
+          `the payment side serves no command ${JSON.stringify(name.slice(0, 64))}`,
+        );
     }
   }
 }
-

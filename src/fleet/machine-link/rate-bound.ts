@@ -57,7 +57,9 @@ export class CommandBudgets {
   private readonly buckets: Record<CommandBudget, CommandRateBound>;
 
   constructor(nowMs: number, budgets: Record<CommandBudget, { perSecond: number; burst: number }> = COMMAND_BUDGETS) {
-    this.buckets = Object.fromEntries(Object.entries(budgets).map(([k, b]) => [k, new CommandRateBound(b.perSecond, b.burst, nowMs)])) as Record<CommandBudget, CommandRateBound>;
+    this.buckets = Object.fromEntries(
+      Object.entries(budgets).map(([k, b]) => [k, new CommandRateBound(b.perSecond, b.burst, nowMs)]),
+    ) as Record<CommandBudget, CommandRateBound>;
   }
 
   take(budget: CommandBudget, nowMs: number, keep = 0): boolean {
@@ -66,7 +68,10 @@ export class CommandBudgets {
 
   /** Dropped per budget (health). */
   dropped(): Record<CommandBudget, number> {
-    return Object.fromEntries(Object.entries(this.buckets).map(([k, b]) => [k, b.dropped])) as Record<CommandBudget, number>;
+    return Object.fromEntries(Object.entries(this.buckets).map(([k, b]) => [k, b.dropped])) as Record<
+      CommandBudget,
+      number
+    >;
   }
 
   get totalDropped(): number {

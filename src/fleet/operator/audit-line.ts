@@ -5,7 +5,8 @@
  */
 import { escapeForTerminal } from '../../core/terminal-text.js';
 
-const obj = (v: unknown): Record<string, unknown> | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null);
+const obj = (v: unknown): Record<string, unknown> | null =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 const str = (v: unknown): string | null => (typeof v === 'string' ? escapeForTerminal(v.slice(0, 120)) : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
 
@@ -26,7 +27,12 @@ export function auditSummaryText(summary: Record<string, unknown> | null): strin
   if (kind === 'sales') {
     const sales = obj(interval!.sales);
     const count = (k: string) => int(obj(sales?.[k])?.count);
-    const figures = [['paid', 'paid'], ['cash', 'cash'], ['cashless1', 'cashless #1'], ['cashless2', 'cashless #2']]
+    const figures = [
+      ['paid', 'paid'],
+      ['cash', 'cash'],
+      ['cashless1', 'cashless #1'],
+      ['cashless2', 'cashless #2'],
+    ]
       .map(([k, label]) => (count(k!) === null ? null : `${label} +${count(k!)}`))
       .filter((x) => x !== null);
     out.push(`vends ${figures.join(', ') || '-'}`);

@@ -39,11 +39,20 @@ const ARGS: Partial<Record<CommandName, z.ZodType>> = {
 
 /** Checks a command before it leaves: a known name, a safe machine id, arguments the contract allows. */
 export function checkCommand(machineId: string, name: string, args: unknown): CommandName {
-  if (!TOPIC_LEVEL.test(machineId)) throw new QrvendError(ErrorCodes.CLI_USAGE, `machine id must be 1-128 letters, digits or ._:-, got ${JSON.stringify(machineId.slice(0, 140))}`);
-  if (!isCommandName(name)) throw new QrvendError(ErrorCodes.CLI_USAGE, `unknown command "${name.slice(0, 64)}"`, { hint: `one of: ${COMMAND_NAMES.join(', ')}` });
+  if (!TOPIC_LEVEL.test(machineId))
+    throw new QrvendError(
+      ErrorCodes.CLI_USAGE,
+      `machine id must be 1-128 letters, digits or ._:-, got ${JSON.stringify(machineId.slice(0, 140))}`,
+    );
+  if (!isCommandName(name))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `unknown command "${name.slice(0, 64)}"`, {
+      hint: `one of: ${COMMAND_NAMES.join(', ')}`,
+    });
   const schema = ARGS[name];
   if (schema === undefined) {
-    const empty = args === undefined || (typeof args === 'object' && args !== null && !Array.isArray(args) && Object.keys(args).length === 0);
+    const empty =
+      args === undefined ||
+      (typeof args === 'object' && args !== null && !Array.isArray(args) && Object.keys(args).length === 0);
     if (!empty) throw new QrvendError(ErrorCodes.CLI_USAGE, `${name} takes no arguments`);
     return name;
   }
@@ -58,14 +67,19 @@ export function checkCommand(machineId: string, name: string, args: unknown): Co
 /** The `[json]` argument of `qrvend fleet cmd`: one JSON object, bounded. */
 export function parseArgsText(text: string | undefined): unknown {
   if (text === undefined) return undefined;
-  if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES - 1024) throw new QrvendError(ErrorCodes.CLI_USAGE, `arguments are larger than ${MAX_PAYLOAD_BYTES - 1024} bytes`);
+  if (Buffer.byteLength(text) > MAX_PAYLOAD_BYTES - 1024)
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `arguments are larger than ${MAX_PAYLOAD_BYTES - 1024} bytes`);
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new QrvendError(ErrorCodes.CLI_USAGE, 'arguments must be one JSON object, e.g. \'{"key":"gateway.timeoutMs"}\'');
+    throw new QrvendError(
+      ErrorCodes.CLI_USAGE,
+      'arguments must be one JSON object, e.g. \'{"key":"gateway.timeoutMs"}\'',
+    );
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new QrvendError(ErrorCodes.CLI_USAGE, 'arguments must be a JSON object');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, 'arguments must be a JSON object');
   return value;
 }
 
@@ -117,7 +131,9 @@ export async function sendFleetCommand(client: MqttClient, options: CommandReque
       return;
     }
     const property = packet.properties?.correlationData;
-    const matches = decoded.reply.correlationId === correlationId || (property !== undefined && Buffer.from(property).toString('utf8') === correlationId);
+    const matches =
+      decoded.reply.correlationId === correlationId ||
+      (property !== undefined && Buffer.from(property).toString('utf8') === correlationId);
     if (matches) resolveReply(decoded.reply);
   };
   client.on('message', onMessage);
@@ -134,25 +150,50 @@ export async function sendFleetCommand(client: MqttClient, options: CommandReque
             ...(options.signer.lifetimeMs !== undefined ? { lifetimeMs: options.signer.lifetimeMs } : {}),
             ...(options.signer.format !== undefined ? { format: options.signer.format } : {}),
           });
-    const body = JSON.stringify({ replyTo: topics.replies, correlationId, ...(options.args === undefined ? {} : { args: options.args }), ...(signature === undefined ? {} : { signature }) });
+    const body = JSON.stringify({
+      replyTo: topics.replies,
+      correlationId,
+      ...(options.args === undefined ? {} : { args: options.args }),
+      ...(signature === undefined ? {} : { signature }),
+    });
     const expirySeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
     await client.publishAsync(
       topics.command(name),
       body,
       options.protocol === 5
-        ? { qos: 1, properties: { responseTopic: topics.replies, correlationData: Buffer.from(correlationId, 'utf8'), messageExpiryInterval: expirySeconds, contentType: 'application/json' } }
+        ? {
+            qos: 1,
+            properties: {
+              responseTopic: topics.replies,
+              correlationData: Buffer.from(correlationId, 'utf8'),
+              messageExpiryInterval: expirySeconds,
+              contentType: 'application/json',
+            },
+          }
         : { qos: 1 },
     );
-    const timedOut = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), Math.max(0, options.timeoutMs - (performance.now() - t0)))));
+    const timedOut = new Promise<null>(
+      (resolve) => (timer = setTimeout(() => resolve(null), Math.max(0, options.timeoutMs - (performance.now() - t0)))),
+    );
     const reply = await Promise.race([replied, timedOut]);
     if (reply === null) {
       const known = status as StatusMessage | null;
-      const state = known === null ? 'no retained status seen' : known.online ? 'its retained status says online' : 'its retained status says OFFLINE (last will)';
-      throw new QrvendError(ErrorCodes.FLEET_NO_REPLY, `no reply from ${options.machineId} to ${options.name} within ${options.timeoutMs} ms ` +
-        `(${state}${malformed > 0 ? `; ${malformed} malformed replies skipped` : ''})`, {
-        hint: 'the machine may be offline or its fleet link down; the ' +
-          'request expires on the broker after the timeout',
-      });
+      const state =
+        known === null
+          ? 'no retained status seen'
+          : known.online
+            ? 'its retained status says online'
+            : 'its retained status says OFFLINE (last will)';
+      throw new QrvendError(
+        ErrorCodes.FLEET_NO_REPLY,
+        `no reply from ${options.machineId} to ${options.name} within ${options.timeoutMs} ms ` +
+          `(${state}${malformed > 0 ? `; ${malformed} malformed replies skipped` : ''})`,
+        {
+          hint:
+            'the machine may be offline or its fleet link down; the ' +
+            'request expires on the broker after the timeout',
+        },
+      );
     }
     return { reply, elapsedMs: performance.now() - t0, malformedReplies: malformed };
   } finally {

@@ -59,19 +59,28 @@ function readBounded(path: string, limit: number, what: string): Buffer {
   try {
     size = statSync(path).size;
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${what} ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new QrvendError(
+      ErrorCodes.CONFIG_UNREADABLE,
+      `${what} ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
-  if (size > limit) throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${what} ${path} is larger than ${limit} bytes`);
+  if (size > limit)
+    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${what} ${path} is larger than ${limit} bytes`);
   try {
     return readFileSync(path);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.CONFIG_UNREADABLE, `${what} ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw new QrvendError(
+      ErrorCodes.CONFIG_UNREADABLE,
+      `${what} ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    );
   }
 }
 
 /** The password, from its file: one line, the trailing newline dropped. Never logged or shown. */
 export function readPasswordFile(path: string): Buffer {
-  const text = readBounded(path, MAX_PASSWORD_BYTES, 'password file').toString('utf8').replace(/\r?\n$/, '');
+  const text = readBounded(path, MAX_PASSWORD_BYTES, 'password file')
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
   if (text.length === 0 || /[\r\n]/.test(text)) {
     throw new QrvendError(ErrorCodes.SECRET_UNREADABLE, `password file ${path} must hold one non-empty line`);
   }
@@ -98,12 +107,20 @@ export function operatorClientId(purpose: string): string {
 /** How long the broker keeps a named (persistent) operator session while it is away: 7 days. */
 export const SESSION_EXPIRY_S = 7 * 24 * 3600;
 
-function clientOptions(s: FleetConnectionSettings, protocol: 4 | 5, extra: Partial<IClientOptions>, session: string | undefined): IClientOptions {
+function clientOptions(
+  s: FleetConnectionSettings,
+  protocol: 4 | 5,
+  extra: Partial<IClientOptions>,
+  session: string | undefined,
+): IClientOptions {
   const options: IClientOptions = {
     protocolVersion: protocol,
     clean: session === undefined,
     // The Maximum Packet Size (MQTT 5): a 200 MB status never reaches the CLI (docs/decisions/fleet-trust.md item 11).
-    properties: maxPacketProperties(protocol, session !== undefined && protocol === 5 ? { sessionExpiryInterval: SESSION_EXPIRY_S } : undefined),
+    properties: maxPacketProperties(
+      protocol,
+      session !== undefined && protocol === 5 ? { sessionExpiryInterval: SESSION_EXPIRY_S } : undefined,
+    ),
     reconnectPeriod: 0,
     connectTimeout: s.connectTimeoutMs,
     keepalive: 30,
@@ -130,7 +147,12 @@ function isAuthRefusal(err: unknown): boolean {
   return code === 4 || code === 5 || code === 0x86 || code === 0x87 || code === 0x8a || code === 0x8c;
 }
 
-function connectOnce(url: string, options: IClientOptions, timeoutMs: number, beforeConnect?: (client: MqttClient) => void): Promise<MqttClient> {
+function connectOnce(
+  url: string,
+  options: IClientOptions,
+  timeoutMs: number,
+  beforeConnect?: (client: MqttClient) => void,
+): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
     // Connected by hand, so the packet bound is in place on the first socket too (src/fleet/packet-bound.ts).
     const client = mqtt.connect(url, { ...options, manualConnect: true });
@@ -187,7 +209,10 @@ export interface ConnectFleetOptions {
   beforeConnect?: (client: MqttClient) => void;
 }
 
-export async function connectFleet(input: FleetConnectionOptions | FleetConnectionSettings, options: ConnectFleetOptions): Promise<FleetConnection> {
+export async function connectFleet(
+  input: FleetConnectionOptions | FleetConnectionSettings,
+  options: ConnectFleetOptions,
+): Promise<FleetConnection> {
   const settings = parseConnectionOptions(input as FleetConnectionOptions);
   const tries: (4 | 5)[] = settings.protocol === 'auto' ? [5, 4] : [Number(settings.protocol) as 4 | 5];
   const label = brokerLabel(settings.url);
@@ -196,7 +221,10 @@ export async function connectFleet(input: FleetConnectionOptions | FleetConnecti
     if (options.session !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(options.session)) {
       throw new QrvendError(ErrorCodes.CLI_USAGE, 'a session name is 1-64 letters, digits or ._-');
     }
-    const clientId = options.session !== undefined ? `qrvend-op-${options.purpose}-${options.session}` : operatorClientId(options.purpose);
+    const clientId =
+      options.session !== undefined
+        ? `qrvend-op-${options.purpose}-${options.session}`
+        : operatorClientId(options.purpose);
     const opts = clientOptions(settings, protocol, { clientId, ...options.extra }, options.session);
     try {
       const client = await connectOnce(settings.url, opts, settings.connectTimeoutMs, options.beforeConnect);

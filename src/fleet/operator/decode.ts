@@ -38,7 +38,8 @@ export function decodeFleetMessage(prefix: string, topic: string, payload: Uint8
   if (parsed.kind === 'command') return { kind: 'ignored', machineId };
   // Not the size received: a packet over the MQTT bound arrives cut to one byte over the limit
   // (src/fleet/packet-bound.ts).
-  if (payload.byteLength > MAX_PAYLOAD_BYTES) return bad(machineId, topic, 'too-large', `more than ${MAX_PAYLOAD_BYTES} bytes`);
+  if (payload.byteLength > MAX_PAYLOAD_BYTES)
+    return bad(machineId, topic, 'too-large', `more than ${MAX_PAYLOAD_BYTES} bytes`);
   if (payload.byteLength === 0 && parsed.kind === 'status') return { kind: 'removed', machineId };
   let json: unknown;
   try {
@@ -46,11 +47,23 @@ export function decodeFleetMessage(prefix: string, topic: string, payload: Uint8
   } catch {
     return bad(machineId, topic, 'not-json', 'payload is not JSON');
   }
-  const schema = parsed.kind === 'status' ? StatusMessage : parsed.kind === 'events' ? FleetEvent : parsed.kind === 'health' ? HealthMessage : CommandReply;
+  const schema =
+    parsed.kind === 'status'
+      ? StatusMessage
+      : parsed.kind === 'events'
+        ? FleetEvent
+        : parsed.kind === 'health'
+          ? HealthMessage
+          : CommandReply;
   const checked = schema.safeParse(json);
   if (!checked.success) {
     const first = checked.error.issues[0];
-    return bad(machineId, topic, 'schema', first ? `${first.path.join('.') || 'payload'}: ${first.message}` : 'does not match the contract');
+    return bad(
+      machineId,
+      topic,
+      'schema',
+      first ? `${first.path.join('.') || 'payload'}: ${first.message}` : 'does not match the contract',
+    );
   }
   const value = checked.data as { machineId?: string };
   if (value.machineId !== undefined && value.machineId !== machineId) {

@@ -69,14 +69,25 @@ export class FleetView {
         if (this.seen.size > SEEN_EVENT_IDS) this.seen.delete(this.seen.values().next().value as string);
         if (event.kind === 'sale') {
           const row = this.row(message.machineId);
-          row.lastSale = { at: event.at, amount: event.amount, currency: event.currency, txId: event.txId, verdict: event.verdict };
+          row.lastSale = {
+            at: event.at,
+            amount: event.amount,
+            currency: event.currency,
+            txId: event.txId,
+            verdict: event.verdict,
+          };
         }
         return { kind: 'event', event, duplicate: false };
       }
       case 'bad': {
         this.bad.total += 1;
         this.bad.byReason[message.reason] = (this.bad.byReason[message.reason] ?? 0) + 1;
-        this.bad.recent.push({ machineId: message.machineId, topic: message.topic, reason: message.reason, detail: message.detail });
+        this.bad.recent.push({
+          machineId: message.machineId,
+          topic: message.topic,
+          reason: message.reason,
+          detail: message.detail,
+        });
         if (this.bad.recent.length > 5) this.bad.recent.shift();
         return { kind: 'other' };
       }
@@ -87,6 +98,8 @@ export class FleetView {
 
   /** Rows sorted by machine id. */
   rows(): MachineRow[] {
-    return [...this.machines.values()].sort((a, b) => (a.machineId < b.machineId ? -1 : a.machineId > b.machineId ? 1 : 0));
+    return [...this.machines.values()].sort((a, b) =>
+      a.machineId < b.machineId ? -1 : a.machineId > b.machineId ? 1 : 0,
+    );
   }
 }

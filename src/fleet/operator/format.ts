@@ -30,13 +30,30 @@ function alignTable(header: string[], rows: string[][]): string {
 
 function statusCells(row: MachineRow): string[] {
   const s = row.status;
-  const sale = row.lastSale ? `${shortTime(row.lastSale.at)} ${escapeForTerminal(row.lastSale.amount)} ` +
-    `${escapeForTerminal(row.lastSale.currency)}${row.lastSale.verdict === 'dead-letter' ? ' DEAD' : ''}` : '-';
+  const sale = row.lastSale
+    ? `${shortTime(row.lastSale.at)} ${escapeForTerminal(row.lastSale.amount)} ` +
+      `${escapeForTerminal(row.lastSale.currency)}${row.lastSale.verdict === 'dead-letter' ? ' DEAD' : ''}`
+    : '-';
   const id = escapeForTerminal(row.machineId);
   if (s === null) return [id, '?', '-', '-', '-', sale, '-', '-', '(no status yet)'];
   if (!s.online) return [id, 'NO', '-', '-', '-', sale, '-', '-', '(offline: last will)'];
-  const reader = s.readerDisabledRemotely && s.reader !== 'disabled' ? `${s.reader} (disable pending)` : s.readerDisabledRemotely ? 'disabled (remote)' : s.reader;
-  return [id, 'yes', escapeForTerminal(s.version), reader, s.gateway, sale, `${s.outbox.pending}/${s.outbox.dead}`, updateCell(s.update), s.alarms.length > 0 ? s.alarms.join(',') : '-'];
+  const reader =
+    s.readerDisabledRemotely && s.reader !== 'disabled'
+      ? `${s.reader} (disable pending)`
+      : s.readerDisabledRemotely
+        ? 'disabled (remote)'
+        : s.reader;
+  return [
+    id,
+    'yes',
+    escapeForTerminal(s.version),
+    reader,
+    s.gateway,
+    sale,
+    `${s.outbox.pending}/${s.outbox.dead}`,
+    updateCell(s.update),
+    s.alarms.length > 0 ? s.alarms.join(',') : '-',
+  ];
 }
 
 const UPDATE_FAILED = new Set(['refused', 'failed', 'rolled-back']);
@@ -44,14 +61,17 @@ const UPDATE_FAILED = new Set(['refused', 'failed', 'rolled-back']);
 /** The last update a machine heard of: its state (failures in capitals) and the version on offer. */
 function updateCell(update: Extract<StatusMessage, { online: true }>['update']): string {
   if (update === undefined) return '-';
-  return `${UPDATE_FAILED.has(update.state) ? update.state.toUpperCase() : update.state}` +
-    ` ${escapeForTerminal(update.version)}`;
+  return (
+    `${UPDATE_FAILED.has(update.state) ? update.state.toUpperCase() : update.state}` +
+    ` ${escapeForTerminal(update.version)}`
+  );
 }
 
 /** `versions: 1.4.0 x12, 1.5.0 x3`: what the online machines run, most common first. */
 function versionsLine(rows: readonly MachineRow[]): string | null {
   const counts = new Map<string, number>();
-  for (const row of rows) if (row.status?.online === true) counts.set(row.status.version, (counts.get(row.status.version) ?? 0) + 1);
+  for (const row of rows)
+    if (row.status?.online === true) counts.set(row.status.version, (counts.get(row.status.version) ?? 0) + 1);
   if (counts.size === 0) return null;
   const sorted = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
   return `versions: ${sorted.map(([v, n]) => `${escapeForTerminal(v)} x${n}`).join(', ')}`;
@@ -96,19 +116,28 @@ export function formatStatusTable(rows: readonly MachineRow[], bad: BadCounts): 
   if (rows.length === 0) {
     lines.push('no machine has a retained status under this prefix');
   } else {
-    lines.push(alignTable(['MACHINE', 'ONLINE', 'VERSION', 'READER', 'GATEWAY', 'LAST SALE', 'OUTBOX p/d', 'UPDATE', 'ALARMS'], rows.map(statusCells)));
+    lines.push(
+      alignTable(
+        ['MACHINE', 'ONLINE', 'VERSION', 'READER', 'GATEWAY', 'LAST SALE', 'OUTBOX p/d', 'UPDATE', 'ALARMS'],
+        rows.map(statusCells),
+      ),
+    );
     const s = summarize(rows);
     lines.push('');
-    lines.push(`${s.machines} machine${s.machines === 1 ? '' : 's'}: ${s.online} online, ${s.offline} offline, ` +
-      `${s.withAlarms} with alarms, ${s.deadLetters} dead-lettered payment${s.deadLetters === 1 ? '' : 's'}`);
+    lines.push(
+      `${s.machines} machine${s.machines === 1 ? '' : 's'}: ${s.online} online, ${s.offline} offline, ` +
+        `${s.withAlarms} with alarms, ${s.deadLetters} dead-lettered payment${s.deadLetters === 1 ? '' : 's'}`,
+    );
     const versions = versionsLine(rows);
     if (versions !== null) lines.push(versions);
   }
   for (const shared of sharedIdentifiers(rows)) {
     // A device's own text: escaped like every other.
-    lines.push(`warning: ${shared.kind} ${escapeForTerminal(JSON.stringify(shared.value.slice(0, 64)))} ` +
-      `is claimed by ${escapeForTerminal(shared.machineIds.join(', '))} (the relay routes by ` +
-      `its signed registry; check these machines)`);
+    lines.push(
+      `warning: ${shared.kind} ${escapeForTerminal(JSON.stringify(shared.value.slice(0, 64)))} ` +
+        `is claimed by ${escapeForTerminal(shared.machineIds.join(', '))} (the relay routes by ` +
+        `its signed registry; check these machines)`,
+    );
   }
   const b = badLine(bad);
   if (b !== null) lines.push(b);
@@ -134,38 +163,49 @@ export function formatEventLine(machineId: string, event: FleetEvent): string {
   if (event.kind === 'sale') {
     const items = event.products.map((p) => `${p.item}:${escapeForTerminal(p.outcome)}`).join(',') || '-';
     const verdict = event.verdict === 'dead-letter' ? 'DEAD-LETTER' : 'accepted';
-    return `${shortTime(event.at)}  ${id}  sale   ${escapeForTerminal(event.amount)} ` +
+    return (
+      `${shortTime(event.at)}  ${id}  sale   ${escapeForTerminal(event.amount)} ` +
       `${escapeForTerminal(event.currency)}  ${event.flow} ${event.closing} ` +
-      `${verdict}  tx ${escapeForTerminal(event.txId)}  items ${items}`;
+      `${verdict}  tx ${escapeForTerminal(event.txId)}  items ${items}`
+    );
   }
   if (event.kind === 'cash-sale') {
-    return `${shortTime(event.at)}  ${id}  cash   ${escapeForTerminal(event.price)} ` +
-      `${escapeForTerminal(event.currency)}  item ${event.item} (paid to another device, not charged by qrvend)`;
+    return (
+      `${shortTime(event.at)}  ${id}  cash   ${escapeForTerminal(event.price)} ` +
+      `${escapeForTerminal(event.currency)}  item ${event.item} (paid to another device, not charged by qrvend)`
+    );
   }
   if (event.kind === 'update') {
     const progress = event.progress ? `  ${event.progress.bytes}/${event.progress.size} bytes` : '';
     const state = UPDATE_FAILED.has(event.state) ? event.state.toUpperCase() : event.state;
     const rollout = event.rolloutId !== null ? `  rollout ${escapeForTerminal(event.rolloutId)}` : '';
-    return `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)}` +
+    return (
+      `${shortTime(event.at)}  ${id}  update ${state} ${escapeForTerminal(event.version)}` +
       ` (running ${escapeForTerminal(event.running)})${progress}${rollout}` +
-      `${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+      `${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`
+    );
   }
   if (event.kind === 'audit') {
     const said = auditSummaryText(event.summary);
-    return `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)}` +
-      ` part ${event.part + 1}/${event.parts}${said ? `  ${said}` : ''}`;
+    return (
+      `${shortTime(event.at)}  ${id}  audit  ${escapeForTerminal(event.auditId)}` +
+      ` part ${event.part + 1}/${event.parts}${said ? `  ${said}` : ''}`
+    );
   }
   const state = event.state === 'raised' ? 'RAISED ' : 'cleared';
-  return `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}` +
-    `${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`;
+  return (
+    `${shortTime(event.at)}  ${id}  alarm  ${state} ${event.code}` +
+    `${event.detail ? `  ${escapeForTerminal(event.detail)}` : ''}`
+  );
 }
 
 /** One line of `qrvend fleet watch` when a machine comes online or goes away (its last will). */
 export function formatPresenceLine(machineId: string, status: StatusMessage): string {
   const id = escapeForTerminal(machineId).padEnd(ID_WIDTH);
   if (!status.online) return `${'-'.padEnd(20)}  ${id}  OFFLINE (last will)`;
-  return `${shortTime(status.at)}  ${id}  online  version ` +
-    `${escapeForTerminal(status.version)}, reader ${status.reader}`;
+  return (
+    `${shortTime(status.at)}  ${id}  online  version ` + `${escapeForTerminal(status.version)}, reader ${status.reader}`
+  );
 }
 
 /** The line `qrvend fleet status --json` prints. */
@@ -174,7 +214,11 @@ export function statusJsonLine(rows: readonly MachineRow[], bad: BadCounts): str
 }
 
 /** The NDJSON line of `qrvend fleet watch --json`. */
-export function watchJsonLine(record: { type: 'event'; machineId: string; event: FleetEvent } | { type: 'presence'; machineId: string; status: StatusMessage }): string {
+export function watchJsonLine(
+  record:
+    | { type: 'event'; machineId: string; event: FleetEvent }
+    | { type: 'presence'; machineId: string; status: StatusMessage },
+): string {
   return `${jsonForTerminal(record)}\n`;
 }
 
@@ -190,6 +234,9 @@ export function formatReply(reply: CommandReply, elapsedMs: number): string {
   if (!reply.ok) return `${head}: error ${reply.error.code}: ${escapeForTerminal(reply.error.message)} (${ms})\n`;
   // JSON.stringify escapes C0 controls inside strings, not bidi controls:
   // escape line by line, keep the indentation's line breaks.
-  const result = reply.result === undefined || reply.result === null ? '' : `${JSON.stringify(reply.result, null, 2).split('\n').map(escapeForTerminal).join('\n')}\n`;
+  const result =
+    reply.result === undefined || reply.result === null
+      ? ''
+      : `${JSON.stringify(reply.result, null, 2).split('\n').map(escapeForTerminal).join('\n')}\n`;
   return `${head}: ok (${ms})\n${result}`;
 }

@@ -27,7 +27,10 @@ export type MessageListener = (topic: string, payload: Buffer, packet: IPublishP
  * The watcher's message handler and the view it feeds, apart from any client: set it on a client
  * before it connects (connectFleet's beforeConnect) when a resumed session may deliver at once.
  */
-export function createWatchListener(prefix: string, handlers: WatchHandlers): { view: FleetView; onMessage: MessageListener } {
+export function createWatchListener(
+  prefix: string,
+  handlers: WatchHandlers,
+): { view: FleetView; onMessage: MessageListener } {
   const view = new FleetView();
   const onMessage: MessageListener = (topic, payload, packet) => {
     const decoded = decodeFleetMessage(prefix, topic, payload);
@@ -38,7 +41,8 @@ export function createWatchListener(prefix: string, handlers: WatchHandlers): { 
       handlers.onEvent(decoded.machineId, applied.event);
     } else if (applied.kind === 'status' && !packet.retain && handlers.onPresence) {
       const now = applied.row.status;
-      if (now !== null && (applied.previous === null || applied.previous.online !== now.online)) handlers.onPresence(applied.row.machineId, now);
+      if (now !== null && (applied.previous === null || applied.previous.online !== now.online))
+        handlers.onPresence(applied.row.machineId, now);
     }
   };
   return { view, onMessage };

@@ -14,7 +14,14 @@
 import { RETRYABLE_DECLINE_CODES, type GatewayOutcome } from '../../gateway/outcome.js';
 import { paymentInfoFromGenerateQR } from '../../gateway/envelope.js';
 import { DeclineCodes, type GenerateQRResponse, type InquiryResponse } from '../../gateway/protocol/index.js';
-import { amountText, authAmountOf, GATEWAY_TIMEOUT_PAYMENT_INFO, minorOf, receivedPaymentInfo, type RawJson } from '../../gateway/wire/index.js';
+import {
+  amountText,
+  authAmountOf,
+  GATEWAY_TIMEOUT_PAYMENT_INFO,
+  minorOf,
+  receivedPaymentInfo,
+  type RawJson,
+} from '../../gateway/wire/index.js';
 import type { DeclineReason, PaymentToMain, Screen, VendOutcome } from '../../ipc/messages.js';
 import { isChargedVend } from '../../ipc/vend-outcome.js';
 
@@ -52,7 +59,15 @@ export interface EndCause {
 
 export type DynamicQrState =
   | { tag: 'generating'; ctx: DynamicQrContext; ended: EndCause | null }
-  | { tag: 'polling'; ctx: DynamicQrContext; qr: IssuedQr; attempts: number; inFlight: boolean; lastSent: boolean; ended: EndCause | null }
+  | {
+      tag: 'polling';
+      ctx: DynamicQrContext;
+      qr: IssuedQr;
+      attempts: number;
+      inFlight: boolean;
+      lastSent: boolean;
+      ended: EndCause | null;
+    }
   | { tag: 'paid'; ctx: DynamicQrContext; qr: IssuedQr; paymentInfo: PaymentInfo }
   | { tag: 'closed'; ctx: DynamicQrContext; result: DynamicQrResult };
 
@@ -74,7 +89,12 @@ export type DynamicQrRecord =
   | { tag: 'paid'; paymentInfo: PaymentInfo; paidMinor: number | null }
   | { tag: 'vend-approved' }
   | { tag: 'vended' }
-  | { tag: 'closed-unpaid'; result: 'declined' | 'expired' | 'not-issued' | 'cancelled'; code: number | null; detail: string };
+  | {
+      tag: 'closed-unpaid';
+      result: 'declined' | 'expired' | 'not-issued' | 'cancelled';
+      code: number | null;
+      detail: string;
+    };
 
 export type VoidReason = { reasonCode: 0 | 2 | 3; reasonText: string };
 
@@ -109,9 +129,13 @@ const TIMED_OUT = 992;
  * - unknown: no verdict (transport failure, or a "try again" decline such as 6, 30, 992, 999 before
  *   the last poll): the consumer may have paid, so it never counts as a decline.
  */
-export function inquiryVerdict(outcome: Exclude<GatewayOutcome<unknown>, { kind: 'approved' }>, lastPoll: boolean): 'unpaid' | 'pending' | 'unknown' {
+export function inquiryVerdict(
+  outcome: Exclude<GatewayOutcome<unknown>, { kind: 'approved' }>,
+  lastPoll: boolean,
+): 'unpaid' | 'pending' | 'unknown' {
   if (outcome.kind === 'transport') return 'unknown';
-  if (outcome.code === PENDING || outcome.code === TIMED_OUT) return lastPoll ? 'unpaid' : outcome.code === PENDING ? 'pending' : 'unknown';
+  if (outcome.code === PENDING || outcome.code === TIMED_OUT)
+    return lastPoll ? 'unpaid' : outcome.code === PENDING ? 'pending' : 'unknown';
   return RETRYABLE_DECLINE_CODES.has(outcome.code) ? 'unknown' : 'unpaid';
 }
 
@@ -121,7 +145,11 @@ function voidReason(cause: EndCause, text: string): VoidReason {
 
 /** PaymentInfo for an Inquiry before any Inquiry approved: composed from GenerateQR (docs/decisions/gateway-interface.md). */
 export function paymentInfoFromQr(qr: IssuedQr, amount: number, decimalPlaces: number): PaymentInfo {
-  return paymentInfoFromGenerateQR({ QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } }, amount, decimalPlaces);
+  return paymentInfoFromGenerateQR(
+    { QRData: { SrvTranId: qr.srvTranId ?? undefined, RRN: qr.rrn ?? undefined } },
+    amount,
+    decimalPlaces,
+  );
 }
 
 export { GATEWAY_TIMEOUT_PAYMENT_INFO };
@@ -131,7 +159,10 @@ export { GATEWAY_TIMEOUT_PAYMENT_INFO };
  * its AuthAmount is below the price (the vend is denied and the payment voided). An answer
  * without AuthAmount approves the QR for the amount it was issued for.
  */
-export function paidAgainstPrice(paymentInfo: PaymentInfo, ctx: Pick<DynamicQrContext, 'amount' | 'decimalPlaces'>): { short: boolean; paidMinor: number | null } {
+export function paidAgainstPrice(
+  paymentInfo: PaymentInfo,
+  ctx: Pick<DynamicQrContext, 'amount' | 'decimalPlaces'>,
+): { short: boolean; paidMinor: number | null } {
   const paid = authAmountOf(paymentInfo, ctx.decimalPlaces);
   if (paid === null) return { short: false, paidMinor: null };
   const priceMinor = BigInt(minorOf(ctx.amount, ctx.decimalPlaces));
@@ -154,7 +185,10 @@ function closeUnpaid(
   detail: string,
   screen: Screen | null,
 ): Transition {
-  const effects: DynamicQrEffect[] = [{ tag: 'record', record: { tag: 'closed-unpaid', result, code, detail } }, deny(ctx, detail)];
+  const effects: DynamicQrEffect[] = [
+    { tag: 'record', record: { tag: 'closed-unpaid', result, code, detail } },
+    deny(ctx, detail),
+  ];
   if (screen) effects.push({ tag: 'show', screen });
   return { state: { tag: 'closed', ctx, result }, effects };
 }
@@ -163,7 +197,14 @@ function closeUnpaid(
  * Paid, but not on terms qrvend accepts (below the price, another currency): the payment is
  * recorded as paid and voided, and the vend is denied unless the VMC already gave up on it.
  */
-function refusePaid(ctx: DynamicQrContext, paymentInfo: PaymentInfo, paidMinor: number | null, reason: VoidReason, denyVend: boolean, screen: Screen): Transition {
+function refusePaid(
+  ctx: DynamicQrContext,
+  paymentInfo: PaymentInfo,
+  paidMinor: number | null,
+  reason: VoidReason,
+  denyVend: boolean,
+  screen: Screen,
+): Transition {
   return {
     state: { tag: 'closed', ctx, result: 'voided' },
     effects: [
@@ -190,7 +231,13 @@ function refuseForeignCurrency(
   return { ...refused, effects: [...refused.effects, { tag: 'currency', mismatch }] };
 }
 
-function voidAndClose(ctx: DynamicQrContext, paymentInfo: PaymentInfo, reason: VoidReason, denyVend: boolean, screen: Screen): Transition {
+function voidAndClose(
+  ctx: DynamicQrContext,
+  paymentInfo: PaymentInfo,
+  reason: VoidReason,
+  denyVend: boolean,
+  screen: Screen,
+): Transition {
   const effects: DynamicQrEffect[] = [{ tag: 'void', paymentInfo, reason }];
   if (denyVend) effects.push(deny(ctx, reason.reasonText));
   effects.push({ tag: 'show', screen });
@@ -225,14 +272,21 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
   const ctx = state.ctx;
   switch (state.tag) {
     case 'generating':
-      if (input.tag === 'request-ended') return { state: { ...state, ended: { reason: input.reason, byConsumer: input.byConsumer } }, effects: [] };
+      if (input.tag === 'request-ended')
+        return { state: { ...state, ended: { reason: input.reason, byConsumer: input.byConsumer } }, effects: [] };
       if (input.tag !== 'generated') return { state, effects: [] };
       if (input.outcome.kind !== 'approved') {
         const detail =
           input.outcome.kind === 'declined'
             ? `GenerateQR declined (code ${input.outcome.code})`
             : `GenerateQR failed: ${input.outcome.failure}`;
-        return closeUnpaid(ctx, 'not-issued', input.outcome.kind === 'declined' ? input.outcome.code : null, detail, declinedScreen('qr-unavailable', input.outcome.kind === 'declined' ? input.outcome.code : null));
+        return closeUnpaid(
+          ctx,
+          'not-issued',
+          input.outcome.kind === 'declined' ? input.outcome.code : null,
+          detail,
+          declinedScreen('qr-unavailable', input.outcome.kind === 'declined' ? input.outcome.code : null),
+        );
       }
       {
         const r = input.outcome.response;
@@ -248,7 +302,15 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             state: { tag: 'closed', ctx, result: 'cancelled' },
             effects: [
               { tag: 'record', record: { tag: 'qr-issued', qr } },
-              { tag: 'record', record: { tag: 'closed-unpaid', result: 'cancelled', code: null, detail: 'vend request ended before the QR was shown' } },
+              {
+                tag: 'record',
+                record: {
+                  tag: 'closed-unpaid',
+                  result: 'cancelled',
+                  code: null,
+                  detail: 'vend request ended before the QR was shown',
+                },
+              },
             ],
           };
         }
@@ -258,7 +320,15 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             { tag: 'record', record: { tag: 'qr-issued', qr } },
             {
               tag: 'show',
-              screen: { kind: 'dynamic-qr', qrText: qr.qrCode, amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, item: ctx.item, expiresAtMs: ctx.expiresAtWallMs },
+              screen: {
+                kind: 'dynamic-qr',
+                qrText: qr.qrCode,
+                amount: ctx.amount,
+                currencyCode: ctx.currencyCode,
+                decimalPlaces: ctx.decimalPlaces,
+                item: ctx.item,
+                expiresAtMs: ctx.expiresAtWallMs,
+              },
             },
             { tag: 'schedule-poll', inMs: ctx.pollIntervalMs },
           ],
@@ -270,21 +340,26 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
         case 'poll-due':
           if (state.inFlight || state.ended) return { state, effects: [] };
           return pollOrLast(state, input.nowMs);
-        case 'request-ended':
+        case 'request-ended': {
           // The VMC no longer waits, but the consumer may be paying right now. Ask once more,
           // flagged as the last poll so the gateway closes the QR; that answer decides.
-          {
-            const ended: EndCause = { reason: input.reason, byConsumer: input.byConsumer };
-            if (state.inFlight) return { state: { ...state, ended }, effects: [] };
-            return lastPollAfterCancel({ ...state, ended });
-          }
+          const ended: EndCause = { reason: input.reason, byConsumer: input.byConsumer };
+          if (state.inFlight) return { state: { ...state, ended }, effects: [] };
+          return lastPollAfterCancel({ ...state, ended });
+        }
         case 'inquired': {
           const o = input.outcome;
           const settled = { ...state, inFlight: false };
           if (o.kind === 'approved') {
             const paymentInfo = receivedPaymentInfo(o) ?? paymentInfoFromQr(state.qr, ctx.amount, ctx.decimalPlaces);
             if (state.ended) {
-              return voidAndClose(ctx, paymentInfo, voidReason(state.ended, 'paid after the vend request ended'), false, declinedScreen('cancelled-reversed'));
+              return voidAndClose(
+                ctx,
+                paymentInfo,
+                voidReason(state.ended, 'paid after the vend request ended'),
+                false,
+                declinedScreen('cancelled-reversed'),
+              );
             }
             const { short, paidMinor } = paidAgainstPrice(paymentInfo, ctx);
             if (short) {
@@ -304,8 +379,20 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
                 // payment stays 'paid' in the ledger, which recovery voids.
                 { tag: 'record', record: { tag: 'paid', paymentInfo, paidMinor } },
                 { tag: 'record', record: { tag: 'vend-approved' } },
-                { tag: 'main', message: { type: 'vend.approve', requestId: ctx.requestId, txId: ctx.txId, amount: ctx.amount } },
-                { tag: 'show', screen: { kind: 'vending', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, item: ctx.item } },
+                {
+                  tag: 'main',
+                  message: { type: 'vend.approve', requestId: ctx.requestId, txId: ctx.txId, amount: ctx.amount },
+                },
+                {
+                  tag: 'show',
+                  screen: {
+                    kind: 'vending',
+                    amount: ctx.amount,
+                    currencyCode: ctx.currencyCode,
+                    decimalPlaces: ctx.decimalPlaces,
+                    item: ctx.item,
+                  },
+                },
                 { tag: 'currency', mismatch: null },
               ],
             };
@@ -319,14 +406,36 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             if (state.ended) {
               return {
                 state: { tag: 'closed', ctx, result: 'cancelled' },
-                effects: [{ tag: 'record', record: { tag: 'closed-unpaid', result: 'cancelled', code, detail: 'vend request ended before payment' } }],
+                effects: [
+                  {
+                    tag: 'record',
+                    record: {
+                      tag: 'closed-unpaid',
+                      result: 'cancelled',
+                      code,
+                      detail: 'vend request ended before payment',
+                    },
+                  },
+                ],
               };
             }
             if (state.lastSent && (code === PENDING || code === TIMED_OUT)) {
               // Not paid by the last poll: the gateway closed the QR on IsLastPolling, nothing was taken.
-              return closeUnpaid(ctx, 'expired', code, 'payment not completed in time', declinedScreen('timed-out', code));
+              return closeUnpaid(
+                ctx,
+                'expired',
+                code,
+                'payment not completed in time',
+                declinedScreen('timed-out', code),
+              );
             }
-            return closeUnpaid(ctx, 'declined', code, `payment declined (code ${code})`, declinedScreen(code === DeclineCodes.InsufficientFunds ? 'insufficient-funds' : 'declined', code));
+            return closeUnpaid(
+              ctx,
+              'declined',
+              code,
+              `payment declined (code ${code})`,
+              declinedScreen(code === DeclineCodes.InsufficientFunds ? 'insufficient-funds' : 'declined', code),
+            );
           }
           if (!state.lastSent) {
             // Pending, or no verdict yet: ask again (at once and for the last time when the VMC gave up).
@@ -335,9 +444,21 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
           }
           // The last poll brought no verdict: the consumer may have paid. Void whatever was taken.
           if (state.ended) {
-            return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, voidReason(state.ended, 'vend request ended, payment outcome unknown'), false, declinedScreen('cancelled'));
+            return voidAndClose(
+              ctx,
+              GATEWAY_TIMEOUT_PAYMENT_INFO,
+              voidReason(state.ended, 'vend request ended, payment outcome unknown'),
+              false,
+              declinedScreen('cancelled'),
+            );
           }
-          return voidAndClose(ctx, GATEWAY_TIMEOUT_PAYMENT_INFO, { reasonCode: 3, reasonText: 'payment outcome unknown: the last Inquiry brought no verdict' }, true, declinedScreen('timed-out', code));
+          return voidAndClose(
+            ctx,
+            GATEWAY_TIMEOUT_PAYMENT_INFO,
+            { reasonCode: 3, reasonText: 'payment outcome unknown: the last Inquiry brought no verdict' },
+            true,
+            declinedScreen('timed-out', code),
+          );
         }
         default:
           return { state, effects: [] };
@@ -351,7 +472,16 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
             state: { tag: 'closed', ctx, result: 'vended' },
             effects: [
               { tag: 'record', record: { tag: 'vended' } },
-              { tag: 'show', screen: { kind: 'thank-you', amount: ctx.amount, currencyCode: ctx.currencyCode, decimalPlaces: ctx.decimalPlaces, txId: ctx.txId } },
+              {
+                tag: 'show',
+                screen: {
+                  kind: 'thank-you',
+                  amount: ctx.amount,
+                  currencyCode: ctx.currencyCode,
+                  decimalPlaces: ctx.decimalPlaces,
+                  txId: ctx.txId,
+                },
+              },
             ],
           };
         }
@@ -359,13 +489,21 @@ export function step(state: DynamicQrState, input: DynamicQrInput): Transition {
         return voidAndClose(
           ctx,
           state.paymentInfo,
-          consumer ? { reasonCode: 2, reasonText: 'cancelled by consumer after payment' } : { reasonCode: 3, reasonText: `vend ${input.outcome}` },
+          consumer
+            ? { reasonCode: 2, reasonText: 'cancelled by consumer after payment' }
+            : { reasonCode: 3, reasonText: `vend ${input.outcome}` },
           false,
           declinedScreen(consumer ? 'cancelled-reversed' : 'vend-failed-reversed'),
         );
       }
       if (input.tag === 'request-ended') {
-        return voidAndClose(ctx, state.paymentInfo, voidReason({ reason: input.reason, byConsumer: input.byConsumer }, 'vend request ended after payment'), false, declinedScreen('cancelled-reversed'));
+        return voidAndClose(
+          ctx,
+          state.paymentInfo,
+          voidReason({ reason: input.reason, byConsumer: input.byConsumer }, 'vend request ended after payment'),
+          false,
+          declinedScreen('cancelled-reversed'),
+        );
       }
       return { state, effects: [] };
 

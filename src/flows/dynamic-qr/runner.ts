@@ -58,7 +58,9 @@ export class DynamicQrPayments {
     const at = new Date(ctx.now());
     const ageLimit = ctx.builders().ageLimit(products);
     const auth = { machineAuTime: formatGatewayDateTime(at), ageLimit };
-    const inserted = tryWrite(ctx, 'requestQr', txId, () => ctx.ledger.requestQr({ txId, amount, item, requestId, ...auth }));
+    const inserted = tryWrite(ctx, 'requestQr', txId, () =>
+      ctx.ledger.requestQr({ txId, amount, item, requestId, ...auth }),
+    );
     if (!inserted) {
       ctx.toMain({ type: 'vend.deny', requestId, reason: 'storage unavailable' });
       return;
@@ -93,7 +95,8 @@ export class DynamicQrPayments {
 
   /** Shutdown: every payment still waiting is treated as if the VMC had dropped it. */
   endAll(reason: string): void {
-    for (const requestId of [...this.running.keys()]) this.feed(requestId, { tag: 'request-ended', reason, byConsumer: false });
+    for (const requestId of [...this.running.keys()])
+      this.feed(requestId, { tag: 'request-ended', reason, byConsumer: false });
   }
 
   private feed(requestId: string, input: DynamicQrInput): void {
@@ -101,7 +104,7 @@ export class DynamicQrPayments {
     if (run === undefined) return;
     const { state, effects } = step(run.state, input);
     run.state = state;
-    for (let i = 0; i < effects.length; ) {
+    for (let i = 0; i < effects.length;) {
       // Records that follow each other with no effect between them (paid, then vend approved) are
       // one durable write: one commit and one fsync (SD-card wear, docs/decisions/benchmarks.md).
       let end = i;
@@ -110,7 +113,12 @@ export class DynamicQrPayments {
         const records = effects.slice(i, end).flatMap((e) => (e.tag === 'record' ? [e.record] : []));
         const txId = run.state.ctx.txId;
         const what = `dynamic ${records.map((r) => r.tag).join(' + ')}`;
-        if (!tryWrite(this.ctx, what, txId, () => this.ctx.ledger.atomically(() => records.forEach((r) => this.record(txId, r))))) break;
+        if (
+          !tryWrite(this.ctx, what, txId, () =>
+            this.ctx.ledger.atomically(() => records.forEach((r) => this.record(txId, r))),
+          )
+        )
+          break;
         i = end;
         continue;
       }
@@ -154,7 +162,13 @@ export class DynamicQrPayments {
       case 'void': {
         const ok = tryWrite(ctx, 'voidPayment', q.txId, () => {
           // The Void repeats the GenerateQR's MachineAuTime and AgeLimitation, as recorded.
-          const tx = ctx.ledger.getTransaction(q.txId) ?? { txId: q.txId, amount: q.amount, machineAuTime: null, ageLimit: null, createdAtMs: ctx.now() };
+          const tx = ctx.ledger.getTransaction(q.txId) ?? {
+            txId: q.txId,
+            amount: q.amount,
+            machineAuTime: null,
+            ageLimit: null,
+            createdAtMs: ctx.now(),
+          };
           const body = ctx.bodies.voidWith(tx, effect.paymentInfo, effect.reason.reasonCode, effect.reason.reasonText);
           ctx.ledger.voidPayment(q.txId, effect.reason.reasonCode, body);
         });
@@ -200,7 +214,12 @@ export class DynamicQrPayments {
         ledger.recordVended(txId);
         return;
       case 'closed-unpaid':
-        ledger.closeUnpaid(txId, record.result === 'not-issued' ? 'not_issued' : record.result, record.code, record.detail);
+        ledger.closeUnpaid(
+          txId,
+          record.result === 'not-issued' ? 'not_issued' : record.result,
+          record.code,
+          record.detail,
+        );
         return;
     }
   }

@@ -47,7 +47,10 @@ export class StaticQrFlow {
   /** An accepted Start whose Authorization waits for its answer to be written (see accept). */
   private authorizing: { txId: string; send: () => void } | null = null;
   /** Ended sessions whose Settlement/Cancel could not be written yet (the disk refused). */
-  private readonly unclosed = new Map<string, { session: StaticSession; reason: SessionEndReason; detail: string | null }>();
+  private readonly unclosed = new Map<
+    string,
+    { session: StaticSession; reason: SessionEndReason; detail: string | null }
+  >();
 
   constructor(private readonly ctx: FlowContext) {}
 
@@ -67,9 +70,14 @@ export class StaticQrFlow {
    */
   async accept(start: StartRequest, options: { held?: boolean } = {}): Promise<void> {
     const { ctx } = this;
-    if (this.active !== null) throw new StartDeclined(DeclineCodes.MachineNotResponding, 'machine busy: session running');
+    if (this.active !== null)
+      throw new StartDeclined(DeclineCodes.MachineNotResponding, 'machine busy: session running');
     const amount = authorizationAmount(ctx.settings.preauthAmount, start.Balance, ctx.settings.decimalPlaces);
-    if (amount <= 0) throw new StartDeclined(DeclineCodes.InsufficientFunds, 'insufficient funds: the balance is below the smallest amount');
+    if (amount <= 0)
+      throw new StartDeclined(
+        DeclineCodes.InsufficientFunds,
+        'insufficient funds: the balance is below the smallest amount',
+      );
     const txId = start.TransactionId;
     // The Authorization's time and age limit are recorded with it: its Settlement or Cancel repeats them.
     const at = new Date(ctx.now());
@@ -79,7 +87,8 @@ export class StaticQrFlow {
       if (result.created) ctx.ledger.markAuthorizing(txId, amount, auth);
       return result;
     });
-    if (!inserted.created) throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
+    if (!inserted.created)
+      throw new StartDeclined(DeclineCodes.TransactionIdUnknownOrDuplicate, 'TransactionId already used');
     this.active = { txId, opened: false, vends: new Map(), degraded: false };
     ctx.show({ kind: 'authorizing' });
     // docs/decisions/sales-and-recovery.md: answered Approved, then the Authorization. The endpoint says when the
@@ -124,7 +133,12 @@ export class StaticQrFlow {
       const dp = ctx.settings.decimalPlaces;
       const approvedMinor = authAmountOf(paymentInfo, dp)?.minor ?? null;
       const askedMinor = BigInt(minorOf(amount, dp));
-      const funds = toMajor(Number(approvedMinor !== null && approvedMinor < askedMinor ? (approvedMinor < 0n ? 0n : approvedMinor) : askedMinor), dp);
+      const funds = toMajor(
+        Number(
+          approvedMinor !== null && approvedMinor < askedMinor ? (approvedMinor < 0n ? 0n : approvedMinor) : askedMinor,
+        ),
+        dp,
+      );
       if (!tryWrite(ctx, 'markAuthorized', txId, () => ctx.ledger.markAuthorized(txId, paymentInfo.text, funds))) {
         // The ledger still says "authorizing": recovery cancels it with IsGatewayTimeout.
         this.release(txId);
@@ -133,7 +147,12 @@ export class StaticQrFlow {
       }
       currencyAgreed(ctx);
       ctx.toMain({ type: 'session.begin', txId, funds });
-      ctx.show({ kind: 'session', amount: funds, currencyCode: ctx.settings.currencyCode, decimalPlaces: ctx.settings.decimalPlaces });
+      ctx.show({
+        kind: 'session',
+        amount: funds,
+        currencyCode: ctx.settings.currencyCode,
+        decimalPlaces: ctx.settings.decimalPlaces,
+      });
       ctx.log.info({ txId, authAmount: funds, ms: outcome.elapsedMs }, 'static QR authorized');
       return;
     }
@@ -152,7 +171,10 @@ export class StaticQrFlow {
       return;
     }
     // No verdict: the gateway may have authorized. A Cancel with IsGatewayTimeout releases it.
-    ctx.log.warn({ txId, failure: outcome.failure, detail: outcome.detail }, 'static QR authorization unanswered: cancel queued');
+    ctx.log.warn(
+      { txId, failure: outcome.failure, detail: outcome.detail },
+      'static QR authorization unanswered: cancel queued',
+    );
     const written = tryWrite(ctx, 'cancelAfterAuthTimeout', txId, () => {
       const tx = ctx.ledger.getTransaction(txId)!;
       ctx.ledger.cancelAfterAuthTimeout(txId, ctx.bodies.cancelAfterTimeout(tx));
@@ -186,7 +208,16 @@ export class StaticQrFlow {
       case 'vend.denied': {
         // An age-restricted item is refused for a reason the consumer cannot guess: say it.
         const screen = message.ageLimit !== null ? ageDeniedScreen() : null;
-        this.ctx.log.info({ txId: message.txId, price: message.price, item: message.item, reason: message.reason, ...(screen ? { screen } : {}) }, 'vend denied in session');
+        this.ctx.log.info(
+          {
+            txId: message.txId,
+            price: message.price,
+            item: message.item,
+            reason: message.reason,
+            ...(screen ? { screen } : {}),
+          },
+          'vend denied in session',
+        );
         if (screen) this.ctx.show(screen);
         return;
       }
@@ -199,7 +230,8 @@ export class StaticQrFlow {
         const { ledger } = this.ctx;
         this.write(session, 'recordVendResult', () =>
           ledger.atomically(() => {
-            if (session.opened && ledger.getTransaction(session.txId)?.state === 'authorized') ledger.openSession(session.txId);
+            if (session.opened && ledger.getTransaction(session.txId)?.state === 'authorized')
+              ledger.openSession(session.txId);
             ledger.recordVendApproved(session.txId, { seq: vendSeq, item: vend.item, price: vend.price });
             ledger.recordVendResult(session.txId, vendSeq, outcome, detail);
           }),
@@ -210,7 +242,10 @@ export class StaticQrFlow {
         const session = this.sessionOf(message.txId);
         const remembered = session === null ? null : totalOf(dispensed(session), this.ctx.settings.decimalPlaces);
         if (remembered !== null && Math.abs(remembered - message.amountVended) > 1e-9) {
-          this.ctx.log.warn({ txId: message.txId, recorded: remembered, reported: message.amountVended }, 'vended amount reported by the reader differs from the vends recorded');
+          this.ctx.log.warn(
+            { txId: message.txId, recorded: remembered, reported: message.amountVended },
+            'vended amount reported by the reader differs from the vends recorded',
+          );
         }
         this.end(message.txId, message.reason, null);
         return;
@@ -244,7 +279,10 @@ export class StaticQrFlow {
     this.release(txId);
     if (!this.writeClosing(session, reason, detail)) {
       this.unclosed.set(txId, { session, reason, detail });
-      this.ctx.log.error({ txId, code: 'LEDGER_WRITE_FAILED' }, 'session closing not written yet: retried when the disk takes writes again');
+      this.ctx.log.error(
+        { txId, code: 'LEDGER_WRITE_FAILED' },
+        'session closing not written yet: retried when the disk takes writes again',
+      );
       this.ctx.show({ kind: 'out-of-order', reason: 'storage', code: 'E-STORE' });
     }
   }
@@ -259,32 +297,45 @@ export class StaticQrFlow {
     const { txId } = session;
     let sold = 0;
     let charged = 0;
-    const written = tryWrite(ctx, 'close static session', txId, () => ctx.ledger.atomically(() => {
-      const before = ctx.ledger.getTransaction(txId);
-      if (before === null || (before.state !== 'authorized' && before.state !== 'session_open')) return;
-      if (session.opened && before.state === 'authorized') ctx.ledger.openSession(txId);
-      for (const [seq, v] of session.vends) {
-        ctx.ledger.recordVendApproved(txId, { seq, item: v.item, price: v.price });
-        // A vend whose outcome never came is treated as failed: the consumer is not charged.
-        ctx.ledger.recordVendResult(txId, seq, v.outcome ?? 'timeout', v.outcome === null ? 'session ended before the vend result' : null);
-      }
-      const tx = ctx.ledger.getTransaction(txId)!;
-      const vends = ctx.ledger.vendsOf(txId);
-      sold = vends.filter((v) => isChargedVend(v.state)).length;
-      if (sold > 0) {
-        ctx.ledger.settleSession(txId, ctx.bodies.settlement(tx, vends));
-        charged = totalOf(soldItems(vends), tx.decimalPlaces);
-        ctx.log.info({ txId, vends: sold, amount: charged, reason }, 'static session settled');
-      } else {
-        const reasonCode = cancelReasonCode(reason, vends.length);
-        ctx.ledger.cancelSession(txId, reasonCode, ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`));
-        ctx.log.info({ txId, reason }, 'static session cancelled: nothing sold');
-      }
-    }));
+    const written = tryWrite(ctx, 'close static session', txId, () =>
+      ctx.ledger.atomically(() => {
+        const before = ctx.ledger.getTransaction(txId);
+        if (before === null || (before.state !== 'authorized' && before.state !== 'session_open')) return;
+        if (session.opened && before.state === 'authorized') ctx.ledger.openSession(txId);
+        for (const [seq, v] of session.vends) {
+          ctx.ledger.recordVendApproved(txId, { seq, item: v.item, price: v.price });
+          // A vend whose outcome never came is treated as failed: the consumer is not charged.
+          ctx.ledger.recordVendResult(
+            txId,
+            seq,
+            v.outcome ?? 'timeout',
+            v.outcome === null ? 'session ended before the vend result' : null,
+          );
+        }
+        const tx = ctx.ledger.getTransaction(txId)!;
+        const vends = ctx.ledger.vendsOf(txId);
+        sold = vends.filter((v) => isChargedVend(v.state)).length;
+        if (sold > 0) {
+          ctx.ledger.settleSession(txId, ctx.bodies.settlement(tx, vends));
+          charged = totalOf(soldItems(vends), tx.decimalPlaces);
+          ctx.log.info({ txId, vends: sold, amount: charged, reason }, 'static session settled');
+        } else {
+          const reasonCode = cancelReasonCode(reason, vends.length);
+          ctx.ledger.cancelSession(
+            txId,
+            reasonCode,
+            ctx.bodies.cancel(tx, reasonCode, detail ?? `session ended: ${reason}`),
+          );
+          ctx.log.info({ txId, reason }, 'static session cancelled: nothing sold');
+        }
+      }),
+    );
     if (!written) return false;
     ctx.outboxChanged();
     const { currencyCode, decimalPlaces } = ctx.settings;
-    ctx.show(sold > 0 ? { kind: 'thank-you', amount: charged, currencyCode, decimalPlaces, txId } : { kind: 'session-ended' });
+    ctx.show(
+      sold > 0 ? { kind: 'thank-you', amount: charged, currencyCode, decimalPlaces, txId } : { kind: 'session-ended' },
+    );
     return true;
   }
 

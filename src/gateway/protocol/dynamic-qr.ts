@@ -15,7 +15,6 @@ import {
 import { int32 } from './primitives.js';
 import { StatusSchema } from './status.js';
 
-
 export const GenerateQRRequestSchema = z
   .object({
     ...common,
@@ -38,7 +37,12 @@ export const GenerateQRResponseSchema = z
   .strictObject({ QRCode: z.string().nullish(), QRData: QRDataSchema.nullish(), Status: StatusSchema })
   .superRefine((r, ctx) => {
     if (r.Status.Verdict === 'Approved' && (r.QRCode == null || r.QRCode === '')) {
-      ctx.addIssue({ code: 'custom', path: ['QRCode'], message: 'is required when approved', params: { missing: true } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['QRCode'],
+        message: 'is required when approved',
+        params: { missing: true },
+      });
     }
   });
 export type GenerateQRResponse = z.infer<typeof GenerateQRResponseSchema>;

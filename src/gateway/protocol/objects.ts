@@ -91,7 +91,14 @@ export const BasicInfoSchema = z.strictObject({
 });
 export type BasicInfo = z.infer<typeof BasicInfoSchema>;
 
-export const CUSTOM_DATA_MEMBERS = ['Actor', 'DirectActor', 'Distributor', 'Machine', 'Operator', 'SoftDecline'] as const;
+export const CUSTOM_DATA_MEMBERS = [
+  'Actor',
+  'DirectActor',
+  'Distributor',
+  'Machine',
+  'Operator',
+  'SoftDecline',
+] as const;
 
 export const CustomDataSchema = z.strictObject({
   Actor: jsonText.nullish(),

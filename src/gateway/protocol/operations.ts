@@ -34,7 +34,14 @@ import {
 } from './dynamic-qr.js';
 import { validateWith, type ValidationResult } from './validate.js';
 
-export const GATEWAY_OPERATIONS = ['Authorization', 'Settlement', 'Cancel', 'GenerateQR', 'Inquiry', 'Void'] as const satisfies readonly GatewayOperation[];
+export const GATEWAY_OPERATIONS = [
+  'Authorization',
+  'Settlement',
+  'Cancel',
+  'GenerateQR',
+  'Inquiry',
+  'Void',
+] as const satisfies readonly GatewayOperation[];
 
 export interface OperationTypes {
   Authorization: { request: AuthorizationRequest; response: AuthorizationResponse };
@@ -55,10 +62,22 @@ interface OperationSpec {
 }
 
 export const OPERATIONS: Readonly<Record<GatewayOperation, OperationSpec>> = {
-  Authorization: { path: '/Gateway/StaticQR/Authorization', request: AuthorizationRequestSchema, response: AuthorizationResponseSchema },
-  Settlement: { path: '/Gateway/StaticQR/Settlement', request: SettlementRequestSchema, response: SettlementResponseSchema },
+  Authorization: {
+    path: '/Gateway/StaticQR/Authorization',
+    request: AuthorizationRequestSchema,
+    response: AuthorizationResponseSchema,
+  },
+  Settlement: {
+    path: '/Gateway/StaticQR/Settlement',
+    request: SettlementRequestSchema,
+    response: SettlementResponseSchema,
+  },
   Cancel: { path: '/Gateway/StaticQR/Cancel', request: CancelRequestSchema, response: CancelResponseSchema },
-  GenerateQR: { path: '/Gateway/DynamicQR/GenerateQR', request: GenerateQRRequestSchema, response: GenerateQRResponseSchema },
+  GenerateQR: {
+    path: '/Gateway/DynamicQR/GenerateQR',
+    request: GenerateQRRequestSchema,
+    response: GenerateQRResponseSchema,
+  },
   Inquiry: { path: '/Gateway/DynamicQR/Inquiry', request: InquiryRequestSchema, response: InquiryResponseSchema },
   Void: { path: '/Gateway/DynamicQR/Void', request: VoidRequestSchema, response: VoidResponseSchema },
 };

@@ -31,11 +31,7 @@ export const requiredText = (max: number) =>
 export const int16 = z.number().int('must be an integer').min(-32768).max(32767);
 export const int32 = z.number().int('must be an integer').min(-2147483648).max(2147483647);
 /** int64 as JSON numbers: JavaScript represents exactly only the safe-integer range. */
-export const int64 = z
-  .number()
-  .int('must be an integer')
-  .min(Number.MIN_SAFE_INTEGER)
-  .max(Number.MAX_SAFE_INTEGER);
+export const int64 = z.number().int('must be an integer').min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
 
 /** A double amount in major units (0.01 is one cent); never negative. */
 export const amount = z.number().finite('must be a finite number').min(0, 'must not be negative');

@@ -47,7 +47,10 @@ export const BalanceSchema = z
   .min(0, 'must not be negative')
   // Checked before the decimals: 1e21 prints as "1e+21", which is too large, not too precise.
   .max(BALANCE_MAX, `is too large (at most ${BALANCE_MAX})`)
-  .refine((n) => n > BALANCE_MAX || BALANCE_DECIMALS.test(String(n)), `must have at most ${START_LIMITS.BalanceDecimals} decimal digits`);
+  .refine(
+    (n) => n > BALANCE_MAX || BALANCE_DECIMALS.test(String(n)),
+    `must have at most ${START_LIMITS.BalanceDecimals} decimal digits`,
+  );
 
 export const StartRequestSchema = z
   .object({

@@ -14,7 +14,6 @@ import {
 } from './objects.js';
 import { StatusSchema } from './status.js';
 
-
 export const AuthorizationRequestSchema = z.object(common).superRefine(checkAmountDecimals);
 export type AuthorizationRequest = z.infer<typeof AuthorizationRequestSchema>;
 
@@ -23,7 +22,12 @@ export const AuthorizationResponseSchema = z
   .object({ PaymentInfo: PaymentInfoSchema.nullish(), Status: StatusSchema })
   .superRefine((r, ctx) => {
     if (r.Status.Verdict === 'Approved' && r.PaymentInfo == null) {
-      ctx.addIssue({ code: 'custom', path: ['PaymentInfo'], message: 'is required when approved', params: { missing: true } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PaymentInfo'],
+        message: 'is required when approved',
+        params: { missing: true },
+      });
     }
   });
 export type AuthorizationResponse = z.infer<typeof AuthorizationResponseSchema>;

@@ -21,7 +21,12 @@ export const StatusSchema = z
   .superRefine((s, ctx) => {
     const hasCode = s.Code !== undefined && s.Code !== null;
     if (s.Verdict === 'Declined' && !hasCode) {
-      ctx.addIssue({ code: 'custom', path: ['Code'], message: 'is required when Verdict is Declined', params: { missing: true } });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['Code'],
+        message: 'is required when Verdict is Declined',
+        params: { missing: true },
+      });
     }
     if (s.Verdict === 'Approved' && hasCode && s.Code !== 0) {
       ctx.addIssue({ code: 'custom', path: ['Code'], message: 'must be absent or 0 when Verdict is Approved' });
@@ -41,7 +46,8 @@ export function approvedStatus(message?: string): Status {
 
 /** A Declined Status with Code and its mirror CustomDeclineCode. Code 0 is not a decline reason. */
 export function declinedStatus(code: number, message: string): Status {
-  if (!Number.isInteger(code) || code === 0) throw new RangeError(`a Declined status needs a decline code, not ${code}`);
+  if (!Number.isInteger(code) || code === 0)
+    throw new RangeError(`a Declined status needs a decline code, not ${code}`);
   return { Verdict: 'Declined', Code: code, CustomDeclineCode: code, StatusMessage: clip(message) };
 }
 

@@ -45,7 +45,8 @@ export function validateWith<S extends z.ZodType>(schema: S, body: unknown): Val
   const parsed = schema.safeParse(body);
   if (parsed.success) return { ok: true, value: parsed.data };
   const issue = parsed.error.issues[0];
-  if (issue === undefined) return { ok: false, code: DeclineCodes.ValidationError, member: '', message: 'invalid body' };
+  if (issue === undefined)
+    return { ok: false, code: DeclineCodes.ValidationError, member: '', message: 'invalid body' };
 
   if (issue.code === 'unrecognized_keys') {
     const member = memberPath([...issue.path, issue.keys[0] ?? '']);
@@ -53,7 +54,8 @@ export function validateWith<S extends z.ZodType>(schema: S, body: unknown): Val
   }
   const member = memberPath(issue.path);
   const label = member === '' ? 'body' : member;
-  const declaredMissing = issue.code === 'custom' && (issue.params as { missing?: boolean } | undefined)?.missing === true;
+  const declaredMissing =
+    issue.code === 'custom' && (issue.params as { missing?: boolean } | undefined)?.missing === true;
   const absent = issue.code !== 'custom' && valueAt(body, issue.path) == null;
   if (declaredMissing || absent) {
     const why = issue.code === 'custom' ? ` (${issue.message})` : '';

@@ -8,7 +8,8 @@ import { RawJson, stringifyWire } from './raw-json.js';
 
 type Json = Record<string, unknown>;
 
-const isObject = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof RawJson);
+const isObject = (v: unknown): v is Json =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof RawJson);
 
 function withAmount(object: unknown, key: string, dp: number): unknown {
   if (!isObject(object) || typeof object[key] !== 'number') return object;
@@ -30,8 +31,14 @@ export function encodeRequest(request: object, decimalPlaces: number = decimalPl
   const body: Json = { ...request };
   body.BasicInfo = withAmount(body.BasicInfo, 'Amount', decimalPlaces);
   for (const list of ['Products', 'Product']) {
-    if (Array.isArray(body[list])) body[list] = (body[list] as unknown[]).map((item) => withAmount(item, 'Price', decimalPlaces));
+    if (Array.isArray(body[list]))
+      body[list] = (body[list] as unknown[]).map((item) => withAmount(item, 'Price', decimalPlaces));
   }
-  if (isObject(body.PaymentInfo)) body.PaymentInfo = withAmount(withAmount(body.PaymentInfo, 'AuthAmount', decimalPlaces), 'SettAmount', decimalPlaces);
+  if (isObject(body.PaymentInfo))
+    body.PaymentInfo = withAmount(
+      withAmount(body.PaymentInfo, 'AuthAmount', decimalPlaces),
+      'SettAmount',
+      decimalPlaces,
+    );
   return stringifyWire(body);
 }

@@ -17,7 +17,12 @@ export const GATEWAY_TIMEOUT_PAYMENT_INFO = new RawJson('{"IsGatewayTimeout":tru
  * The PaymentInfo member of a gateway answer, as the exact text received; null when the answer
  * has none. Outcomes built without their text (unit tests) fall back to the parsed object.
  */
-export function receivedPaymentInfo(outcome: Pick<Extract<GatewayOutcome<{ PaymentInfo?: unknown }>, { kind: 'approved' | 'declined' }>, 'response' | 'bodyText'>): RawJson | null {
+export function receivedPaymentInfo(
+  outcome: Pick<
+    Extract<GatewayOutcome<{ PaymentInfo?: unknown }>, { kind: 'approved' | 'declined' }>,
+    'response' | 'bodyText'
+  >,
+): RawJson | null {
   if (outcome.bodyText !== undefined) {
     const text = memberText(outcome.bodyText, 'PaymentInfo');
     return text === null || text === 'null' ? null : new RawJson(text);
@@ -31,7 +36,10 @@ export function composePaymentInfo(members: PaymentInfo, decimalPlaces: number):
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(members)) {
     if (value === undefined || value === null) continue;
-    out[key] = (key === 'AuthAmount' || key === 'SettAmount') && typeof value === 'number' ? wireAmount(value, decimalPlaces) : value;
+    out[key] =
+      (key === 'AuthAmount' || key === 'SettAmount') && typeof value === 'number'
+        ? wireAmount(value, decimalPlaces)
+        : value;
   }
   return new RawJson(stringifyWire(out));
 }

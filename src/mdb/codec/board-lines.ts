@@ -43,7 +43,12 @@ export function parseBoardLine(line: string): Parsed<BoardLine> {
 }
 
 /** Board lines of its other roles (docs.qibixx.com: API configuration, generic master, cashless master). */
-const IGNORED_PREFIXES: Readonly<Record<string, IgnoredLineKind>> = { d: 'cashless-master', p: 'generic-master', m: 'master-mode', f: 'board-config' };
+const IGNORED_PREFIXES: Readonly<Record<string, IgnoredLineKind>> = {
+  d: 'cashless-master',
+  p: 'generic-master',
+  m: 'master-mode',
+  f: 'board-config',
+};
 
 /**
  * A cash sale (MDB 4.2 7.4.10, command 13-05: price and item of a sale paid by coins, bills or the

@@ -27,7 +27,11 @@ export function encodeCommand(cmd: BoardCommand, decimalPlaces: number): string 
 }
 
 export function parseCommand(line: string): Parsed<BoardCommand> {
-  const bad = (reason: 'empty' | 'unknown' | 'malformed' | 'binary'): Parsed<BoardCommand> => ({ ok: false, reason, line });
+  const bad = (reason: 'empty' | 'unknown' | 'malformed' | 'binary'): Parsed<BoardCommand> => ({
+    ok: false,
+    reason,
+    line,
+  });
   if (line.length === 0) return bad('empty');
   if (!/^[\x20-\x7e]*$/.test(line)) return bad('binary');
   if (line === 'V') return { ok: true, value: { kind: 'version' } };

@@ -7,7 +7,18 @@ import { toMinor } from '../codec/amount.js';
 import type { BoardLine, VmcReaderStatus } from '../codec/types.js';
 import { VendErrorCodes } from '../codec/types.js';
 import type { VendOutcome } from '../../ipc/messages.js';
-import { abandon, afterVend, beginStart, beginStop, chargeVend, idle, newSession, postSessionEnded, refuseStart, type Fx } from './common.js';
+import {
+  abandon,
+  afterVend,
+  beginStart,
+  beginStop,
+  chargeVend,
+  idle,
+  newSession,
+  postSessionEnded,
+  refuseStart,
+  type Fx,
+} from './common.js';
 import { awaitsSetconfAnswer, configure, onDisableEcho, onSetOk, onSetRefused } from './configure.js';
 import { isChargedVend } from '../../ipc/vend-outcome.js';
 import type { ReaderModel, ReaderState, Session } from './types.js';
@@ -40,7 +51,10 @@ export function onLine(fx: Fx, model: ReaderModel, line: BoardLine): ReaderModel
     case 'error':
       if (awaitsSetconfAnswer(model)) return onSetRefused(fx, model, `c,ERR,${line.text}`);
       if (model.configuring !== null) {
-        fx.refuse(`c,ERR,${line.text.slice(0, 60)}`, 'before the board confirmed C,0: the answer to a line it had before ours');
+        fx.refuse(
+          `c,ERR,${line.text.slice(0, 60)}`,
+          'before the board confirmed C,0: the answer to a line it had before ours',
+        );
         return model;
       }
       return { ...model, state: onBoardError(fx, model, line.text) };
@@ -136,7 +150,12 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
   if (s.kind === 'SessionIdle' && s.session.txId !== null) {
     const session = s.session;
     const ageLimit = fx.cfg.ageDeniedItems[item] ?? null;
-    if (priceMinor > session.remainingMinor || session.endAfterVend !== null || model.shuttingDown || ageLimit !== null) {
+    if (
+      priceMinor > session.remainingMinor ||
+      session.endAfterVend !== null ||
+      model.shuttingDown ||
+      ageLimit !== null
+    ) {
       const reason =
         ageLimit !== null
           ? `age-restricted item (${ageLimit}+): the static QR authorization does not verify age`
@@ -156,7 +175,19 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
     const next: Session = { ...session, approvedVends: vendSeq };
     return {
       ...model,
-      state: { kind: 'Vend', session: next, vend: { phase: 'awaiting-result', priceMinor, item, amountMinor: priceMinor, txId: session.txId, requestId: null, vendSeq } },
+      state: {
+        kind: 'Vend',
+        session: next,
+        vend: {
+          phase: 'awaiting-result',
+          priceMinor,
+          item,
+          amountMinor: priceMinor,
+          txId: session.txId,
+          requestId: null,
+          vendSeq,
+        },
+      },
     };
   }
   const dynamicSession = s.kind === 'SessionIdle' ? s.session : null; // a virtual-credit session
@@ -185,12 +216,22 @@ function onVendRequest(fx: Fx, model: ReaderModel, priceMinor: number, item: num
 function onVendResult(fx: Fx, model: ReaderModel, outcome: VendOutcome, code: number): ReaderState {
   const s = model.state;
   if (s.kind !== 'Vend' || s.vend.phase !== 'awaiting-result') {
-    fx.refuse(outcome === 'success' ? 'c,VEND,SUCCESS' : `c,ERR,VEND ${code}`, 'no approved vend is waiting for a result');
+    fx.refuse(
+      outcome === 'success' ? 'c,VEND,SUCCESS' : `c,ERR,VEND ${code}`,
+      'no approved vend is waiting for a result',
+    );
     return s;
   }
   const v = s.vend;
   fx.cancel('vend-result');
-  fx.post({ type: 'vend.result', txId: v.txId, requestId: v.requestId, vendSeq: v.vendSeq, outcome, detail: outcome === 'success' ? null : `c,ERR,VEND ${code}` });
+  fx.post({
+    type: 'vend.result',
+    txId: v.txId,
+    requestId: v.requestId,
+    vendSeq: v.vendSeq,
+    outcome,
+    detail: outcome === 'success' ? null : `c,ERR,VEND ${code}`,
+  });
   let session = s.session;
   // c,ERR,VEND 5 after the approval is charged like c,VEND,SUCCESS (MDB 4.2 7.4.7, src/ipc/vend-outcome.ts).
   if (session !== null && isChargedVend(outcome)) session = chargeVend(session, v.amountMinor);
@@ -203,11 +244,18 @@ function onVendError(fx: Fx, model: ReaderModel, code: number): ReaderState {
   if (s.kind === 'Vend' && s.vend.phase === 'awaiting-payment') {
     // The VMC dropped the request before any answer (consumer cancel, reset): no payment is used.
     fx.cancel('payment-wait');
-    fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: code === VendErrorCodes.CANCELLED ? 'cancelled by the consumer' : `c,ERR,VEND ${code}`, byConsumer: code === VendErrorCodes.CANCELLED });
-    const session = s.session && code === VendErrorCodes.CANCELLED ? { ...s.session, consumerCancelled: true } : s.session;
+    fx.post({
+      type: 'vend.request.ended',
+      requestId: s.vend.requestId,
+      reason: code === VendErrorCodes.CANCELLED ? 'cancelled by the consumer' : `c,ERR,VEND ${code}`,
+      byConsumer: code === VendErrorCodes.CANCELLED,
+    });
+    const session =
+      s.session && code === VendErrorCodes.CANCELLED ? { ...s.session, consumerCancelled: true } : s.session;
     return afterVend(fx, model, session);
   }
-  const outcome: VendOutcome = code === VendErrorCodes.CANCELLED ? 'cancelled' : code === VendErrorCodes.RESET ? 'reset' : 'failed';
+  const outcome: VendOutcome =
+    code === VendErrorCodes.CANCELLED ? 'cancelled' : code === VendErrorCodes.RESET ? 'reset' : 'failed';
   if (s.kind === 'SessionIdle' && code === VendErrorCodes.CANCELLED) {
     // The consumer cancelled a selection we had already denied: remember it for the session end reason.
     return { kind: 'SessionIdle', session: { ...s.session, consumerCancelled: true } };
@@ -232,4 +280,3 @@ function onBoardError(fx: Fx, model: ReaderModel, text: string): ReaderState {
   fx.refuse(`c,ERR,${text}`, 'the board refused a command');
   return s;
 }
-

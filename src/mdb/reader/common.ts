@@ -4,7 +4,16 @@
  */
 import { toMajor } from '../codec/amount.js';
 import type { SessionEndReason, VendOutcome } from '../../ipc/messages.js';
-import { ALL_TIMERS, type ReaderConfig, type ReaderEffect, type ReaderModel, type ReaderState, type Session, type StartPurpose, type TimerName } from './types.js';
+import {
+  ALL_TIMERS,
+  type ReaderConfig,
+  type ReaderEffect,
+  type ReaderModel,
+  type ReaderState,
+  type Session,
+  type StartPurpose,
+  type TimerName,
+} from './types.js';
 import type { BoardCommand } from '../codec/types.js';
 import type { MainToPayment } from '../../ipc/messages.js';
 import { isChargedVend, type VendApproval } from '../../ipc/vend-outcome.js';
@@ -102,7 +111,14 @@ export function abandon(fx: Fx, state: ReaderState, why: AbandonWhy): void {
       if (v.phase === 'awaiting-payment') {
         fx.post({ type: 'vend.request.ended', requestId: v.requestId, reason: why.detail, byConsumer: false });
       } else {
-        fx.post({ type: 'vend.result', txId: v.txId, requestId: v.requestId, vendSeq: v.vendSeq, outcome: why.vendOutcome, detail: why.detail });
+        fx.post({
+          type: 'vend.result',
+          txId: v.txId,
+          requestId: v.requestId,
+          vendSeq: v.vendSeq,
+          outcome: why.vendOutcome,
+          detail: why.detail,
+        });
         // A reset after the approval is the VMC's VEND SUCCESS (MDB 4.2 7.4.7): the session's count says so too.
         if (session !== null && isChargedVend(why.vendOutcome)) session = chargeVend(session, v.amountMinor);
       }
@@ -129,7 +145,12 @@ export function beginStart(fx: Fx, purpose: StartPurpose): ReaderState {
   return { kind: 'Starting', purpose, cancelReason: null };
 }
 
-export function beginStop(fx: Fx, session: Session, reason: SessionEndReason, then: StartPurpose | null = null): ReaderState {
+export function beginStop(
+  fx: Fx,
+  session: Session,
+  reason: SessionEndReason,
+  then: StartPurpose | null = null,
+): ReaderState {
   fx.cancel('session-idle');
   fx.cancel('session-refresh');
   fx.send({ kind: 'stop' });

@@ -25,7 +25,10 @@ export interface ReaderSetup {
  * staticQr.verifyAge false the Authorization vouches for no age, so every item with an ageLimit
  * is refused inside the session. With verifyAge true the Authorization carried the highest limit.
  */
-export function ageDeniedItems(verifyAge: boolean, catalog: Readonly<Record<string, { ageLimit?: number | null }>>): Record<number, number> {
+export function ageDeniedItems(
+  verifyAge: boolean,
+  catalog: Readonly<Record<string, { ageLimit?: number | null }>>,
+): Record<number, number> {
   const out: Record<number, number> = {};
   if (verifyAge) return out;
   for (const [item, entry] of Object.entries(catalog)) {

@@ -24,7 +24,15 @@ export function configure(fx: Fx, model: ReaderModel): ReaderModel {
   // One deadline for the whole sequence: no answer means the lines were lost (board hung or still
   // booting) or the firmware ignores a key, and the link is restarted to send them again.
   fx.arm('config-answer', fx.cfg.boardAnswerMs);
-  const next: ReaderModel = { ...model, state: { kind: 'Inactive' }, configuring: pending, disableEchoed: false, configRefused: null, versionAsked: false, hostDisabled: false };
+  const next: ReaderModel = {
+    ...model,
+    state: { kind: 'Inactive' },
+    configuring: pending,
+    disableEchoed: false,
+    configRefused: null,
+    versionAsked: false,
+    hostDisabled: false,
+  };
   return pending.length === 0 ? enableAfterConfig(fx, next) : next;
 }
 
@@ -100,7 +108,12 @@ export function onConfigUnanswered(fx: Fx, model: ReaderModel): ReaderModel {
   const disableLost = waiting && !model.disableEchoed;
   if (waiting && !disableLost) {
     const key = model.configuring![0]!;
-    fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: `no answer within ${fx.cfg.boardAnswerMs} ms` });
+    fx.list.push({
+      kind: 'config.refused',
+      key: key.key,
+      value: key.value,
+      answer: `no answer within ${fx.cfg.boardAnswerMs} ms`,
+    });
   }
   // Not configuring: V went unanswered, after the configuration or as the probe of a quiet line.
   const probe = !waiting && model.hostDisabled;

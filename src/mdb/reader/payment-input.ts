@@ -21,7 +21,11 @@ export function onPayment(fx: Fx, model: ReaderModel, msg: PaymentToMain): Reade
     case 'vend.deny':
       return { ...model, state: onVendDeny(fx, model, msg.requestId, msg.reason) };
     case 'sessions.allowed':
-      return { ...model, sessionsAllowed: msg.allowed, refuseReason: msg.allowed ? null : (msg.reason ?? 'refused by the payment side') };
+      return {
+        ...model,
+        sessionsAllowed: msg.allowed,
+        refuseReason: msg.allowed ? null : (msg.reason ?? 'refused by the payment side'),
+      };
     case 'reader.service':
       return { ...model, outOfService: msg.outOfService };
     case 'health':
@@ -114,7 +118,15 @@ function onVendApprove(fx: Fx, model: ReaderModel, requestId: string, txId: stri
       state: {
         kind: 'Vend',
         session: s.session,
-        vend: { phase: 'awaiting-result', priceMinor: s.vend.priceMinor, item: s.vend.item, amountMinor, txId, requestId, vendSeq: null },
+        vend: {
+          phase: 'awaiting-result',
+          priceMinor: s.vend.priceMinor,
+          item: s.vend.item,
+          amountMinor,
+          txId,
+          requestId,
+          vendSeq: null,
+        },
       },
     };
   }
@@ -123,7 +135,14 @@ function onVendApprove(fx: Fx, model: ReaderModel, requestId: string, txId: stri
     return model;
   }
   // Too late: the request was denied, timed out, cancelled or reset. The payment must be voided.
-  fx.post({ type: 'vend.result', txId, requestId, vendSeq: null, outcome: 'expired', detail: 'the vend request had already been answered or dropped' });
+  fx.post({
+    type: 'vend.result',
+    txId,
+    requestId,
+    vendSeq: null,
+    outcome: 'expired',
+    detail: 'the vend request had already been answered or dropped',
+  });
   return model;
 }
 
@@ -153,7 +172,14 @@ export function onTimeout(fx: Fx, model: ReaderModel, timer: TimerName): ReaderS
         const v = s.vend;
         // No word from the VMC: treated as failed, the consumer is not charged. The session ends,
         // because a VMC that lost track of one vend should not be trusted with the next.
-        fx.post({ type: 'vend.result', txId: v.txId, requestId: v.requestId, vendSeq: v.vendSeq, outcome: 'timeout', detail: 'no vend result from the VMC in time' });
+        fx.post({
+          type: 'vend.result',
+          txId: v.txId,
+          requestId: v.requestId,
+          vendSeq: v.vendSeq,
+          outcome: 'timeout',
+          detail: 'no vend result from the VMC in time',
+        });
         if (s.session === null) return { kind: 'Enabled', holdVirtual: false };
         return beginStop(fx, s.session, 'reader-cancel');
       }
@@ -161,7 +187,12 @@ export function onTimeout(fx: Fx, model: ReaderModel, timer: TimerName): ReaderS
     case 'payment-wait':
       if (s.kind === 'Vend' && s.vend.phase === 'awaiting-payment') {
         fx.send({ kind: 'vend-deny' });
-        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'no payment decision before the VMC deadline', byConsumer: false });
+        fx.post({
+          type: 'vend.request.ended',
+          requestId: s.vend.requestId,
+          reason: 'no payment decision before the VMC deadline',
+          byConsumer: false,
+        });
         return afterVend(fx, model, s.session);
       }
       break;

@@ -51,7 +51,12 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
       // Disabled (C,0), the board relays no POLLs: an unanswered SETCONF shows up as silence first.
       if (model.configuring !== null && model.configuring.length > 0) {
         const key = model.configuring[0]!;
-        fx.list.push({ kind: 'config.refused', key: key.key, value: key.value, answer: 'no answer before the link watchdog expired' });
+        fx.list.push({
+          kind: 'config.refused',
+          key: key.key,
+          value: key.value,
+          answer: 'no answer before the link watchdog expired',
+        });
       }
       abandon(fx, model.state, linkLost('no line from the board within the link watchdog'));
       fx.list.push({ kind: 'board.silent', reason: 'no line from the board within mdb.linkWatchdogMs' });
@@ -69,7 +74,11 @@ function step(fx: Fx, model: ReaderModel, input: ReaderInput): ReaderModel {
     case 'hold':
       return { ...model, held: input.reason };
     case 'shutdown.force':
-      abandon(fx, model.state, { sessionReason: 'reader-cancel', vendOutcome: 'timeout', detail: 'the agent stopped before the vend result' });
+      abandon(fx, model.state, {
+        sessionReason: 'reader-cancel',
+        vendOutcome: 'timeout',
+        detail: 'the agent stopped before the vend result',
+      });
       if (model.state.kind !== 'Offline') fx.send({ kind: 'enable', enabled: false });
       return { ...model, shuttingDown: true, state: { kind: 'Offline' } };
   }
@@ -104,7 +113,12 @@ function onShutdown(fx: Fx, s: ReaderState): ReaderState {
       if (s.vend.phase === 'awaiting-payment') {
         fx.send({ kind: 'vend-deny' });
         fx.cancel('payment-wait');
-        fx.post({ type: 'vend.request.ended', requestId: s.vend.requestId, reason: 'the agent is shutting down', byConsumer: false });
+        fx.post({
+          type: 'vend.request.ended',
+          requestId: s.vend.requestId,
+          reason: 'the agent is shutting down',
+          byConsumer: false,
+        });
         return s.session ? beginStop(fx, s.session, 'reader-cancel') : { kind: 'Enabled', holdVirtual: false };
       }
       // A dispense in progress finishes first; afterVend() stops the session once its result is in.
@@ -128,10 +142,13 @@ function applyOutOfService(fx: Fx, model: ReaderModel): ReaderModel {
   if (model.configuring !== null || model.configRefused !== null) return model;
   if (model.outOfService || model.held !== null) {
     // A virtual-credit session holds no payment: end it first, the C,0 follows once it closed.
-    if (s.kind === 'SessionIdle' && s.session.txId === null) return { ...model, state: beginStop(fx, s.session, 'reader-cancel') };
+    if (s.kind === 'SessionIdle' && s.session.txId === null)
+      return { ...model, state: beginStop(fx, s.session, 'reader-cancel') };
     // Enabled again (the board or the VMC restarted and set the reader up): disable it again. A
     // hold (reset loop) disables at once, before the VMC enables: the point is to drop off its bus.
-    const quiet = s.kind === 'Enabled' || (model.held !== null && !model.hostDisabled && (s.kind === 'Inactive' || s.kind === 'Disabled'));
+    const quiet =
+      s.kind === 'Enabled' ||
+      (model.held !== null && !model.hostDisabled && (s.kind === 'Inactive' || s.kind === 'Disabled'));
     if (!quiet) return model;
     fx.send({ kind: 'enable', enabled: false });
     return { ...model, hostDisabled: true, state: { kind: 'Disabled' } };
@@ -165,7 +182,9 @@ export function readerStatus(model: ReaderModel): { status: ReaderStatus; txId: 
     case 'Enabled':
       return { status: 'enabled', txId: null };
     case 'Starting':
-      return s.purpose.kind === 'static' ? { status: 'session', txId: s.purpose.txId } : { status: 'enabled', txId: null };
+      return s.purpose.kind === 'static'
+        ? { status: 'session', txId: s.purpose.txId }
+        : { status: 'enabled', txId: null };
     case 'SessionIdle':
       return s.session.txId !== null ? { status: 'session', txId: s.session.txId } : { status: 'enabled', txId: null };
     case 'Vend':

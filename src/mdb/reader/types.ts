@@ -76,7 +76,8 @@ export type PendingVend =
       vendSeq: number | null;
     };
 
-export type StartPurpose = { kind: 'static'; txId: string; fundsMinor: number } | { kind: 'virtual'; creditMinor: number };
+export type StartPurpose =
+  { kind: 'static'; txId: string; fundsMinor: number } | { kind: 'virtual'; creditMinor: number };
 
 export type ReaderState =
   /** No link to the board. */
@@ -173,4 +174,11 @@ export interface Transition {
   effects: ReaderEffect[];
 }
 
-export const ALL_TIMERS: readonly TimerName[] = ['session-idle', 'vend-result', 'payment-wait', 'board-answer', 'config-answer', 'session-refresh'];
+export const ALL_TIMERS: readonly TimerName[] = [
+  'session-idle',
+  'vend-result',
+  'payment-wait',
+  'board-answer',
+  'config-answer',
+  'session-refresh',
+];

@@ -48,7 +48,9 @@ export class LineFramer {
     if (this.discarding || part.length === 0) return;
     // The cap counts the line without its terminator; one extra byte allows a trailing \r.
     if (this.pendingLength + part.length > this.maxLineLength + 1) {
-      const head = Buffer.concat([...this.pending, part]).subarray(0, 40).toString('latin1');
+      const head = Buffer.concat([...this.pending, part])
+        .subarray(0, 40)
+        .toString('latin1');
       this.reset();
       this.discarding = true;
       this.handlers.onOverlong(head);

@@ -84,9 +84,13 @@ export class MemoryWire {
   /** An OpenLink for the agent: each call gives a fresh end and retires the previous one. */
   readonly openAgent = async (): Promise<ByteLink> => {
     if (!this.plugged) {
-      throw new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `the simulated MDB link "${this.description}" is unplugged`, {
-        hint: 'this only happens in tests that unplug the simulated wire',
-      });
+      throw new QrvendError(
+        ErrorCodes.SERIAL_OPEN_FAILED,
+        `the simulated MDB link "${this.description}" is unplugged`,
+        {
+          hint: 'this only happens in tests that unplug the simulated wire',
+        },
+      );
     }
     await this.agent?.close();
     const end = new WireEnd(this.description);

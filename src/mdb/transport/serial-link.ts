@@ -30,7 +30,9 @@ class SerialLink implements ByteLink {
     port.on('data', (chunk: Buffer) => this.dataHandler(chunk));
     // A vanished USB device or a pty whose other end went away surfaces as 'close' (with
     // err.disconnected) or as an 'error'; either way the link is over and must be reopened.
-    port.on('close', (err: (Error & { disconnected?: boolean }) | null) => this.end(err ? `closed: ${err.message}` : 'closed by the device'));
+    port.on('close', (err: (Error & { disconnected?: boolean }) | null) =>
+      this.end(err ? `closed: ${err.message}` : 'closed by the device'),
+    );
     port.on('error', (err: Error) => this.end(`error: ${err.message}`));
   }
 
@@ -96,7 +98,8 @@ export function openSerialLink(options: SerialLinkOptions): Promise<ByteLink> {
       if (err) {
         reject(
           new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `cannot open the MDB adapter port ${path}: ${err.message}`, {
-            hint: 'check that the board is plugged in, that mdb.port names ' +
+            hint:
+              'check that the board is plugged in, that mdb.port names ' +
               'it, and that the qrvend user is in the dialout group',
             details: { path, baudRate },
             cause: err,

@@ -122,19 +122,30 @@ function bounded(p: Promise<void>): Promise<void> {
 }
 
 function openFailed(path: string, baudRate: number, err: unknown): QrvendError {
-  return new QrvendError(ErrorCodes.SERIAL_OPEN_FAILED, `cannot open the MDB adapter port ${path}: ${(err as Error).message}`, {
-    hint: 'check that the board is plugged in, that mdb.port names ' +
-      'it, and that the qrvend user is in the dialout group',
-    details: { path, baudRate },
-    cause: err,
-  });
+  return new QrvendError(
+    ErrorCodes.SERIAL_OPEN_FAILED,
+    `cannot open the MDB adapter port ${path}: ${(err as Error).message}`,
+    {
+      hint:
+        'check that the board is plugged in, that mdb.port names ' +
+        'it, and that the qrvend user is in the dialout group',
+      details: { path, baudRate },
+      cause: err,
+    },
+  );
 }
 
 export async function openTtyLink(options: TtyLinkOptions): Promise<ByteLink> {
   const { path, baudRate } = options;
   let configured: ConfiguredPort;
   try {
-    configured = (await SerialPort.binding.open({ path, baudRate, dataBits: 8, parity: 'none', stopBits: 1 })) as ConfiguredPort;
+    configured = (await SerialPort.binding.open({
+      path,
+      baudRate,
+      dataBits: 8,
+      parity: 'none',
+      stopBits: 1,
+    })) as ConfiguredPort;
   } catch (err) {
     throw openFailed(path, baudRate, err);
   }

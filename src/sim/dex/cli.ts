@@ -18,7 +18,8 @@ const usage = (message: string): never => {
 
 export async function runSimDex(files: string[], opts: SimDexOptions): Promise<void> {
   if (opts.protocol !== 'dex-ucs' && opts.protocol !== 'ddcmp') usage('--protocol must be dex-ucs or ddcmp');
-  if (!(DEX_BEHAVIOURS as readonly string[]).includes(opts.behaviour)) usage(`--behaviour must be one of ${DEX_BEHAVIOURS.join(', ')}`);
+  if (!(DEX_BEHAVIOURS as readonly string[]).includes(opts.behaviour))
+    usage(`--behaviour must be one of ${DEX_BEHAVIOURS.join(', ')}`);
   if (files.length === 0) usage('give at least one audit file to serve');
   const contents = files.map((f) => {
     try {
@@ -32,10 +33,17 @@ export async function runSimDex(files: string[], opts: SimDexOptions): Promise<v
   if (opts.agentPty !== undefined) {
     if (opts.agentPty === opts.pty) usage('--agent-pty and --pty must be two different paths');
     relay = await startPtyRelay(opts.agentPty, opts.pty);
-    print(`# pty pair: agent end ${escapeForTerminal(opts.agentPty)} (the ` +
-      `agent's dex.port), VMC end ${escapeForTerminal(opts.pty)}`);
+    print(
+      `# pty pair: agent end ${escapeForTerminal(opts.agentPty)} (the ` +
+        `agent's dex.port), VMC end ${escapeForTerminal(opts.pty)}`,
+    );
   }
-  const sim = await startDexSim({ path: opts.pty, protocol: opts.protocol as 'dex-ucs' | 'ddcmp', files: contents, behaviour: opts.behaviour as DexBehaviour });
+  const sim = await startDexSim({
+    path: opts.pty,
+    protocol: opts.protocol as 'dex-ucs' | 'ddcmp',
+    files: contents,
+    behaviour: opts.behaviour as DexBehaviour,
+  });
   print(`# DEX VMC (${opts.protocol}, ${opts.behaviour}) serving ${files.length} file(s); Ctrl-C to stop`);
   let last = 0;
   const ticker = setInterval(() => {

@@ -1,5 +1,14 @@
 /** The DDCMP slave side of the simulated VMC (EVA-DTS 6.1.1 3.5-3.7, application note 6.2.1). */
-import { ACK, BAUD_CODES, control, dataMessage, NACK, STACK, START, type DdcmpEvent } from '../../dex/link/ddcmp-frames.js';
+import {
+  ACK,
+  BAUD_CODES,
+  control,
+  dataMessage,
+  NACK,
+  STACK,
+  START,
+  type DdcmpEvent,
+} from '../../dex/link/ddcmp-frames.js';
 import type { Script } from './script.js';
 import type { Wire } from './wire.js';
 
@@ -82,7 +91,17 @@ async function session(wire: W, script: Script, delay: number, mbd: number): Pro
   const way = await command();
   if (!way || way[1] !== 0xe0) return false;
   const serial = Buffer.from('00012345', 'latin1');
-  if (!(await reply(Buffer.concat([Buffer.from([0x88, 0xe0, 0x01, 0, 0, 0, 0]), serial, Buffer.from([0x01, 0x01, 0x00, 0x00, 0x00, 0x00])]), false))) return false;
+  if (
+    !(await reply(
+      Buffer.concat([
+        Buffer.from([0x88, 0xe0, 0x01, 0, 0, 0, 0]),
+        serial,
+        Buffer.from([0x01, 0x01, 0x00, 0x00, 0x00, 0x00]),
+      ]),
+      false,
+    ))
+  )
+    return false;
   const read = await command();
   if (!read || read[1] !== 0xe2) return false;
   const file = script.file();

@@ -3,7 +3,14 @@
  * two protocol ends (ucs-vmc.ts, ddcmp-vmc.ts) without those importing the jack.
  */
 export const DEX_BEHAVIOURS = [
-  'normal', 'initiates', 'slow', 'silent', 'crc-errors', 'crc-once', 'stall-mid-block', 'no-data',
+  'normal',
+  'initiates',
+  'slow',
+  'silent',
+  'crc-errors',
+  'crc-once',
+  'stall-mid-block',
+  'no-data',
 ] as const;
 export type DexBehaviour = (typeof DEX_BEHAVIOURS)[number];
 

@@ -12,7 +12,8 @@ type W = Wire<UcsEvent>;
 
 export async function serveUcs(wire: W, script: Script): Promise<void> {
   const delay = script.behaviour === 'slow' ? 900 : 10;
-  const say = (bytes: Buffer | number, ms = delay): Promise<void> => wire.send(typeof bytes === 'number' ? Buffer.from([bytes]) : bytes, ms);
+  const say = (bytes: Buffer | number, ms = delay): Promise<void> =>
+    wire.send(typeof bytes === 'number' ? Buffer.from([bytes]) : bytes, ms);
   const is = (kind: UcsEvent['kind']) => (e: UcsEvent) => e.kind === kind;
   while (!wire.isClosed) {
     const first = await wire.next(60_000);
@@ -33,7 +34,8 @@ export async function serveUcs(wire: W, script: Script): Promise<void> {
     } else {
       await say(ACK0);
       const block = await wire.expect((e) => e.kind === 'block', WAIT_MS);
-      if (!block || block.kind !== 'block' || !block.crcOk || block.text.toString('latin1').charAt(10) !== 'R') continue;
+      if (!block || block.kind !== 'block' || !block.crcOk || block.text.toString('latin1').charAt(10) !== 'R')
+        continue;
       await say(ACK1);
       if (!(await wire.expect(is('eot'), WAIT_MS))) continue;
       await sleep(100);
@@ -55,7 +57,11 @@ export async function serveUcs(wire: W, script: Script): Promise<void> {
   }
 }
 
-async function sendFile(wire: W, script: Script, say: (b: Buffer | number, ms?: number) => Promise<void>): Promise<boolean> {
+async function sendFile(
+  wire: W,
+  script: Script,
+  say: (b: Buffer | number, ms?: number) => Promise<void>,
+): Promise<boolean> {
   await say(ENQ);
   if (!(await wire.expect((e) => e.kind === 'ack0', WAIT_MS))) return false;
   const file = script.file();
@@ -90,4 +96,3 @@ function corrupt(block: Buffer): Buffer {
   copy[copy.length - 1]! ^= 0x5a;
   return copy;
 }
-

@@ -26,7 +26,10 @@ export type Behaviour =
   | { kind: 'pay-amount'; amount: number };
 
 /** The behaviours that decide how a dynamic QR gets paid (looked up at GenerateQR). */
-export type PaymentBehaviour = Extract<Behaviour, { kind: 'pay-after-polls' | 'pay-after-ms' | 'never-pay' | 'decline-at-inquiry' | 'approve' | 'pay-amount' }>;
+export type PaymentBehaviour = Extract<
+  Behaviour,
+  { kind: 'pay-after-polls' | 'pay-after-ms' | 'never-pay' | 'decline-at-inquiry' | 'approve' | 'pay-amount' }
+>;
 
 export interface BehaviourRule {
   op: GatewayOperation;
@@ -69,7 +72,8 @@ function split(amount: number): { units: number; cents: number } {
 export function amountBehaviour(op: GatewayOperation, amount: number): Behaviour {
   const { units, cents } = split(amount);
   const declineCode = DECLINE_BY_CENTS.has(cents) ? cents : null;
-  if ((op === 'Authorization' || op === 'GenerateQR') && units === 9 && declineCode !== null) return { kind: 'decline', code: declineCode };
+  if ((op === 'Authorization' || op === 'GenerateQR') && units === 9 && declineCode !== null)
+    return { kind: 'decline', code: declineCode };
   if (op === 'Settlement' && units === 8 && declineCode !== null) return { kind: 'decline', code: declineCode };
   if (op === 'GenerateQR') {
     if (units === 8 && declineCode !== null) return { kind: 'decline-at-inquiry', code: declineCode };

@@ -37,7 +37,8 @@ function composedMismatch(sentText: string | null, qr: QrRecord): string | null 
   const sent = JSON.parse(sentText) as Record<string, unknown>;
   const extra = Object.keys(sent).find((k) => k !== 'SrvTranId' && k !== 'RRN' && k !== 'AuthAmount');
   if (extra !== undefined) return `PaymentInfo.${extra} was not issued for this QR`;
-  if (sent.SrvTranId !== qr.srvTranId || sent.RRN !== qr.rrn) return 'PaymentInfo SrvTranId/RRN do not match the QR issued by GenerateQR';
+  if (sent.SrvTranId !== qr.srvTranId || sent.RRN !== qr.rrn)
+    return 'PaymentInfo SrvTranId/RRN do not match the QR issued by GenerateQR';
   const amountText = memberText(sentText, 'AuthAmount');
   const sentMinor = amountText === null ? null : exactMinor(amountText, qr.decimalPlaces);
   if (sentMinor === null || !sentMinor.exact || sentMinor.minor !== BigInt(minorOf(qr.amount, qr.decimalPlaces))) {
@@ -53,8 +54,12 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
     return stringifyWire({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
   }
   const rec = ctx.ledger.create(txId, 'dynamic', 'qr-declined');
-  const b = amount <= 0 ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount } : ctx.behaviours.decide('GenerateQR', txId, amount);
-  if (b.kind === 'decline') return stringifyWire({ Status: decline(b.code, b.message ?? `GenerateQR of ${amount} declined`) });
+  const b =
+    amount <= 0
+      ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount }
+      : ctx.behaviours.decide('GenerateQR', txId, amount);
+  if (b.kind === 'decline')
+    return stringifyWire({ Status: decline(b.code, b.message ?? `GenerateQR of ${amount} declined`) });
   const n = ctx.ledger.nextNumber();
   const srvTranId = `SIMQR${digits(n, 8)}`;
   const rrn = digits(n, 12);
@@ -63,7 +68,18 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
   const behaviour: PaymentBehaviour = paidAtOnce ? { kind: 'pay-after-polls', polls: 0 } : b;
   const qrCode = `https://pay.simulator.invalid/qr/${srvTranId}?amount=${amount}`;
   rec.state = 'qr-open';
-  rec.qr = { amount, decimalPlaces: decimalPlacesOf(req.value), srvTranId, rrn, qrCode, createdAtMs: ctx.now().getTime(), behaviour, polls: 0, paymentInfo: null, paymentInfoText: null };
+  rec.qr = {
+    amount,
+    decimalPlaces: decimalPlacesOf(req.value),
+    srvTranId,
+    rrn,
+    qrCode,
+    createdAtMs: ctx.now().getTime(),
+    behaviour,
+    polls: 0,
+    paymentInfo: null,
+    paymentInfoText: null,
+  };
   const channel = req.value.ChannelId;
   return stringifyWire({
     QRCode: qrCode,
@@ -77,7 +93,8 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
   const txId = req.value.BasicInfo.TransactionId;
   const rec = ctx.ledger.get(txId);
   const answer = (status: Status, issued?: Issued | null) => withPaymentInfo(issued, status);
-  if (rec === undefined || rec.qr === null) return answer(decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId'));
+  if (rec === undefined || rec.qr === null)
+    return answer(decline(DeclineCodes.TransactionIdUnknown, 'no QR for this TransactionId'));
   const qr = rec.qr;
   // Before an approval the Inquiry names the QR (PaymentInfo composed from GenerateQR); after
   // one it may carry the approving PaymentInfo, byte for byte.
@@ -87,7 +104,8 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
     if (mismatch !== null) return answer(declinedStatus(DeclineCodes.ValidationError, mismatch));
   }
   qr.polls += 1;
-  const paidInfo = (): Issued | null => (qr.paymentInfo && qr.paymentInfoText ? { value: qr.paymentInfo, text: qr.paymentInfoText } : null);
+  const paidInfo = (): Issued | null =>
+    qr.paymentInfo && qr.paymentInfoText ? { value: qr.paymentInfo, text: qr.paymentInfoText } : null;
   switch (rec.state) {
     case 'paid':
       return answer(approvedStatus(), paidInfo());
@@ -138,7 +156,14 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
   qr.paymentInfo = issued.value;
   qr.paymentInfoText = issued.text;
   rec.state = 'paid';
-  rec.authorization = { verdict: 'Approved', code: null, message: null, amount: paidAmount, paymentInfo: issued.value, paymentInfoText: issued.text };
+  rec.authorization = {
+    verdict: 'Approved',
+    code: null,
+    message: null,
+    amount: paidAmount,
+    paymentInfo: issued.value,
+    paymentInfoText: issued.text,
+  };
   return answer(approvedStatus(), issued);
 }
 
@@ -167,7 +192,8 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
       rec.void = closingRecord(status, amount, extra);
       return { Status: status };
     };
-    if (rec.flow !== 'dynamic' || rec.qr === null) return reject(decline(DeclineCodes.NotAllowed, 'a static QR transaction is cancelled, not voided'));
+    if (rec.flow !== 'dynamic' || rec.qr === null)
+      return reject(decline(DeclineCodes.NotAllowed, 'a static QR transaction is cancelled, not voided'));
     const qr = rec.qr;
     const sent = sentPaymentInfo(req);
     if (rec.state === 'qr-open' || rec.state === 'expired') {
@@ -187,13 +213,21 @@ export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): s
     // A paid QR is voided with the approving Inquiry's PaymentInfo, byte for byte
     // (docs/decisions/gateway-interface.md).
     if (!timeout && sent !== qr.paymentInfoText) {
-      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by the approving Inquiry (it goes back byte for byte)'));
+      return reject(
+        declinedStatus(
+          DeclineCodes.ValidationError,
+          'PaymentInfo differs from the PaymentInfo returned by the approving Inquiry (it goes back byte for byte)',
+        ),
+      );
     }
-    if (minorOf(amount, qr.decimalPlaces) > minorOf(qr.amount, qr.decimalPlaces)) return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above the QR amount ${qr.amount}`));
+    if (minorOf(amount, qr.decimalPlaces) > minorOf(qr.amount, qr.decimalPlaces))
+      return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above the QR amount ${qr.amount}`));
     const b = ctx.behaviours.decide('Void', txId, amount);
     if (b.kind === 'decline') return reject(decline(b.code, b.message ?? 'Void declined'));
     rec.state = 'voided';
     const status = accept(rec);
-    return qr.paymentInfoText !== null ? { PaymentInfo: new RawJson(qr.paymentInfoText), Status: status } : { Status: status };
+    return qr.paymentInfoText !== null
+      ? { PaymentInfo: new RawJson(qr.paymentInfoText), Status: status }
+      : { Status: status };
   });
 }

@@ -34,20 +34,23 @@ export interface FaultSpec {
   times?: number;
 }
 
-
 /** Parses the CLI form `KIND:RATE[:Op,Op...]`, e.g. `reset-after:0.2:Settlement,Cancel`. */
 export function parseFaultFlag(text: string): FaultSpec {
   const [kind, rateText, opsText, ...rest] = text.split(':');
   const usage = `--fault ${text}: expected KIND:RATE[:Op,Op], KIND one of ${FAULT_KINDS.join(', ')}, RATE 0..1`;
-  if (rest.length > 0 || kind === undefined || rateText === undefined) throw new QrvendError(ErrorCodes.CLI_USAGE, usage);
-  if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw new QrvendError(ErrorCodes.CLI_USAGE, `${usage} (unknown kind "${kind}")`);
+  if (rest.length > 0 || kind === undefined || rateText === undefined)
+    throw new QrvendError(ErrorCodes.CLI_USAGE, usage);
+  if (!(FAULT_KINDS as readonly string[]).includes(kind))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `${usage} (unknown kind "${kind}")`);
   const rate = Number(rateText);
-  if (rateText.trim() === '' || !Number.isFinite(rate) || rate < 0 || rate > 1) throw new QrvendError(ErrorCodes.CLI_USAGE, `${usage} (bad rate "${rateText}")`);
+  if (rateText.trim() === '' || !Number.isFinite(rate) || rate < 0 || rate > 1)
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `${usage} (bad rate "${rateText}")`);
   const spec: FaultSpec = { kind: kind as FaultKind, rate };
   if (opsText !== undefined && opsText !== '') {
     const ops = opsText.split(',');
     for (const op of ops) {
-      if (!(GATEWAY_OPERATIONS as readonly string[]).includes(op)) throw new QrvendError(ErrorCodes.CLI_USAGE, `${usage} (unknown operation "${op}")`);
+      if (!(GATEWAY_OPERATIONS as readonly string[]).includes(op))
+        throw new QrvendError(ErrorCodes.CLI_USAGE, `${usage} (unknown operation "${op}")`);
     }
     spec.ops = ops as GatewayOperation[];
   }
@@ -58,7 +61,14 @@ export class FaultInjector {
   private faults: FaultSpec[] = [];
   private fired = new Map<FaultSpec, number>();
   private random: () => number;
-  readonly counts: Record<FaultKind, number> = { http500: 0, 'reset-before': 0, 'reset-after': 0, hang: 0, 'not-json': 0, 'bad-schema': 0 };
+  readonly counts: Record<FaultKind, number> = {
+    http500: 0,
+    'reset-before': 0,
+    'reset-after': 0,
+    hang: 0,
+    'not-json': 0,
+    'bad-schema': 0,
+  };
 
   constructor(faults: FaultSpec[] = [], seed = 1) {
     this.random = seededRandom(seed);

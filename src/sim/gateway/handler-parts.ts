@@ -32,8 +32,13 @@ export interface IncomingRequest<O extends GatewayOperation> {
   text: string;
 }
 
-export const decline = (code: number, why: string): Status => declinedStatus(code, `${DECLINE_CODE_TEXT[code] ?? 'declined'}: ${why}`);
-export const decisionOf = (s: Status): Decision => ({ verdict: s.Verdict, code: s.Code ?? null, message: s.StatusMessage ?? null });
+export const decline = (code: number, why: string): Status =>
+  declinedStatus(code, `${DECLINE_CODE_TEXT[code] ?? 'declined'}: ${why}`);
+export const decisionOf = (s: Status): Decision => ({
+  verdict: s.Verdict,
+  code: s.Code ?? null,
+  message: s.StatusMessage ?? null,
+});
 export const digits = (n: number, width: number) => String(n).padStart(width, '0').slice(-width);
 
 /** Answers a closing operation once per body; repeats get the stored bytes, other bodies a conflict. */
@@ -64,13 +69,27 @@ export function closing<O extends ClosingOperation>(
   const code = answer.Status.Code;
   // A retryable decline (6, 30, 992, 999) invites the same request again: do not pin it.
   if (!(answer.Status.Verdict === 'Declined' && code != null && RETRYABLE_DECLINE_CODES.has(code))) {
-    ctx.ledger.storeAnswer(op, txId, { bodyText: req.text, answerText: text, approved: answer.Status.Verdict === 'Approved' });
+    ctx.ledger.storeAnswer(op, txId, {
+      bodyText: req.text,
+      answerText: text,
+      approved: answer.Status.Verdict === 'Approved',
+    });
   }
   return text;
 }
 
-export function closingRecord(status: Status, amount: number, extra: { reasonCode?: number | null; timeout?: boolean; products?: number }): ClosingRecord {
-  return { ...decisionOf(status), amount, reasonCode: extra.reasonCode ?? null, gatewayTimeout: extra.timeout ?? false, products: extra.products ?? 0 };
+export function closingRecord(
+  status: Status,
+  amount: number,
+  extra: { reasonCode?: number | null; timeout?: boolean; products?: number },
+): ClosingRecord {
+  return {
+    ...decisionOf(status),
+    amount,
+    reasonCode: extra.reasonCode ?? null,
+    gatewayTimeout: extra.timeout ?? false,
+    products: extra.products ?? 0,
+  };
 }
 
 /** A PaymentInfo this gateway issues: the object (for the ledger view) and the exact text it sent. */
@@ -84,7 +103,8 @@ export function issue(value: PaymentInfo, dp: number): Issued {
 }
 
 /** The PaymentInfo member of a request exactly as sent (null when absent). */
-export const sentPaymentInfo = (req: IncomingRequest<GatewayOperation>): string | null => memberText(req.text, 'PaymentInfo');
+export const sentPaymentInfo = (req: IncomingRequest<GatewayOperation>): string | null =>
+  memberText(req.text, 'PaymentInfo');
 
 /** An answer with the PaymentInfo written exactly as issued. */
 export function withPaymentInfo(issued: Issued | null | undefined, status: Status): string {

@@ -93,7 +93,14 @@ interface Stored {
   approved: boolean;
 }
 
-const zeroOps = (): Record<GatewayOperation, number> => ({ Authorization: 0, Settlement: 0, Cancel: 0, GenerateQR: 0, Inquiry: 0, Void: 0 });
+const zeroOps = (): Record<GatewayOperation, number> => ({
+  Authorization: 0,
+  Settlement: 0,
+  Cancel: 0,
+  GenerateQR: 0,
+  Inquiry: 0,
+  Void: 0,
+});
 const zeroClosing = (): Record<ClosingOperation, number> => ({ Settlement: 0, Cancel: 0, Void: 0 });
 
 /** How many rejected (invalid) requests are kept for the view; the count is kept in full. */
@@ -190,7 +197,8 @@ export class SimLedger {
       duplicates += rec.duplicates.Settlement + rec.duplicates.Cancel + rec.duplicates.Void;
       conflicts += rec.conflicts.length;
       if (rec.state === 'authorized') openAuthorizations.push(rec.transactionId);
-      if (rec.accepted.Settlement + rec.accepted.Cancel + rec.accepted.Void > 1) closedMoreThanOnce.push(rec.transactionId);
+      if (rec.accepted.Settlement + rec.accepted.Cancel + rec.accepted.Void > 1)
+        closedMoreThanOnce.push(rec.transactionId);
     }
     return {
       summary: {

@@ -160,13 +160,22 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
     else send(res, 200, text);
   }
 
-  async function serveOperation(op: GatewayOperation, req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  async function serveOperation(
+    op: GatewayOperation,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): Promise<void> {
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
       return sendStatus(res, 405, DeclineCodes.NotAllowed, `${op} takes POST`);
     }
     if (!isJsonMediaType(req.headers['content-type'])) {
-      return sendStatus(res, 415, DeclineCodes.ValidationError, 'Content-Type must be application/json, text/json or application/*+json');
+      return sendStatus(
+        res,
+        415,
+        DeclineCodes.ValidationError,
+        'Content-Type must be application/json, text/json or application/*+json',
+      );
     }
     const text = await readBody(req, maxBody);
     const fault = faults.draw(op);
@@ -174,7 +183,13 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
     const checked = checkRequest(op, text, { lenient: options.lenient === true });
     let out: string;
     if (!checked.ok) {
-      ledger.reject({ op, transactionId: checked.transactionId, code: checked.status.Code ?? 0, member: checked.member, message: checked.message });
+      ledger.reject({
+        op,
+        transactionId: checked.transactionId,
+        code: checked.status.Code ?? 0,
+        member: checked.member,
+        message: checked.message,
+      });
       out = JSON.stringify({ Status: checked.status });
     } else {
       const handler = HANDLERS[op] as (r: IncomingRequest<typeof op>, c: HandlerContext) => string;
@@ -192,7 +207,8 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
       return send(res, 200, JSON.stringify(view()));
     }
     if (path === '/_sim/control') {
-      if (req.method === 'GET') return send(res, 200, JSON.stringify({ faults: faults.active(), rules: behaviours.list(), hangMs }));
+      if (req.method === 'GET')
+        return send(res, 200, JSON.stringify({ faults: faults.active(), rules: behaviours.list(), hangMs }));
       if (req.method !== 'POST') return sendStatus(res, 405, DeclineCodes.NotAllowed, 'POST a control command');
       let body: unknown;
       try {
@@ -213,13 +229,16 @@ export async function startGatewaySimulator(options: GatewaySimulatorOptions = {
 
   const listener: http.RequestListener = (req, res) => {
     route(req, res).catch((err: unknown) => {
-      if (err instanceof BodyTooLarge) return sendStatus(res, 413, DeclineCodes.ValidationError, `body larger than ${maxBody} bytes`);
+      if (err instanceof BodyTooLarge)
+        return sendStatus(res, 413, DeclineCodes.ValidationError, `body larger than ${maxBody} bytes`);
       log?.error({ err }, 'sim gateway failed on a request');
       if (!res.headersSent) sendStatus(res, 500, DeclineCodes.GeneralException, 'simulator error');
     });
   };
 
-  const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener) : http.createServer(listener);
+  const server = options.tls
+    ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, listener)
+    : http.createServer(listener);
   if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

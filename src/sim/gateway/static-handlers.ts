@@ -53,7 +53,10 @@ export function handleAuthorization(req: IncomingRequest<'Authorization'>, ctx: 
     return stringifyWire({ Status: decline(DeclineCodes.NotAllowed, 'TransactionId already in use') });
   }
   const rec = ctx.ledger.create(txId, 'static', 'auth-declined');
-  const b = amount <= 0 ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount } : ctx.behaviours.decide('Authorization', txId, amount);
+  const b =
+    amount <= 0
+      ? { kind: 'decline' as const, code: DeclineCodes.InvalidAmount }
+      : ctx.behaviours.decide('Authorization', txId, amount);
   if (b.kind === 'decline') {
     const status = decline(b.code, b.message ?? `Authorization of ${amount} declined`);
     rec.authorization = { ...decisionOf(status), amount, paymentInfo: null, paymentInfoText: null };
@@ -90,22 +93,31 @@ export function handleSettlement(req: IncomingRequest<'Settlement'>, ctx: Handle
       rec.settlement = closingRecord(status, amount, { products: req.value.Products?.length ?? 0 });
       return { Status: status };
     };
-    if (rec.state === 'auth-declined') return reject(decline(DeclineCodes.NotAllowed, 'the Authorization was declined'));
+    if (rec.state === 'auth-declined')
+      return reject(decline(DeclineCodes.NotAllowed, 'the Authorization was declined'));
     if (rec.state === 'cancelled') {
       ctx.ledger.conflict(txId, 'Settlement', 'Settlement after an accepted Cancel', 'static');
       return reject(decline(DeclineCodes.NotAllowed, 'the transaction was already cancelled'));
     }
     if (sentPaymentInfo(req) !== rec.authorization.paymentInfoText) {
-      return reject(declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by Authorization (it goes back byte for byte)'));
+      return reject(
+        declinedStatus(
+          DeclineCodes.ValidationError,
+          'PaymentInfo differs from the PaymentInfo returned by Authorization (it goes back byte for byte)',
+        ),
+      );
     }
     const dp = decimalPlacesOf(req.value);
     if (minorOf(amount, dp) > minorOf(rec.authorization.amount, dp)) {
-      return reject(decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above AuthAmount ${rec.authorization.amount}`));
+      return reject(
+        decline(DeclineCodes.AmountLimitExceeded, `Amount ${amount} is above AuthAmount ${rec.authorization.amount}`),
+      );
     }
     const products = req.value.Products ?? [];
     if (products.length > 0) {
       const totalMinor = products.reduce((sum, p) => sum + minorOf(p.Price, dp), 0);
-      if (totalMinor !== minorOf(amount, dp)) return reject(decline(DeclineCodes.InvalidAmount, `Products total differs from Amount ${amount}`));
+      if (totalMinor !== minorOf(amount, dp))
+        return reject(decline(DeclineCodes.InvalidAmount, `Products total differs from Amount ${amount}`));
     }
     const b = ctx.behaviours.decide('Settlement', txId, amount);
     if (b.kind === 'decline') return reject(decline(b.code, b.message ?? `Settlement of ${amount} declined`));
@@ -125,7 +137,8 @@ export function handleCancel(req: IncomingRequest<'Cancel'>, ctx: HandlerContext
     const extra = { reasonCode: req.value.ReasonCode ?? null, timeout };
     let rec = ctx.ledger.get(txId);
     if (rec === undefined) {
-      if (!timeout) return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no Authorization for this TransactionId') };
+      if (!timeout)
+        return { Status: decline(DeclineCodes.TransactionIdUnknown, 'no Authorization for this TransactionId') };
       // The Authorization never reached us: nothing to reverse, and the client may stop retrying.
       rec = ctx.ledger.create(txId, 'static', 'cancelled');
     } else if (rec.flow !== 'static') {
@@ -140,7 +153,10 @@ export function handleCancel(req: IncomingRequest<'Cancel'>, ctx: HandlerContext
       rec.cancel = closingRecord(status, amount, extra);
       return { Status: status };
     } else if (!timeout && sentPaymentInfo(req) !== rec.authorization?.paymentInfoText) {
-      const status = declinedStatus(DeclineCodes.ValidationError, 'PaymentInfo differs from the PaymentInfo returned by Authorization (it goes back byte for byte)');
+      const status = declinedStatus(
+        DeclineCodes.ValidationError,
+        'PaymentInfo differs from the PaymentInfo returned by Authorization (it goes back byte for byte)',
+      );
       rec.cancel = closingRecord(status, amount, extra);
       return { Status: status };
     }

@@ -6,7 +6,15 @@
  */
 import type { z } from 'zod';
 import type { GatewayOperation } from '../../gateway/outcome.js';
-import { DeclineCodes, declinedStatus, memberPath, OPERATIONS, validateRequest, type RequestOf, type Status } from '../../gateway/protocol/index.js';
+import {
+  DeclineCodes,
+  declinedStatus,
+  memberPath,
+  OPERATIONS,
+  validateRequest,
+  type RequestOf,
+  type Status,
+} from '../../gateway/protocol/index.js';
 
 interface SchemaDef {
   type: string;
@@ -75,21 +83,40 @@ export function checkRequest<O extends GatewayOperation>(op: O, text: string, op
     raw = JSON.parse(text);
   } catch {
     const message = 'the body is not JSON';
-    return { ok: false, status: declinedStatus(DeclineCodes.ValidationError, message), member: '', message, transactionId: null };
+    return {
+      ok: false,
+      status: declinedStatus(DeclineCodes.ValidationError, message),
+      member: '',
+      message,
+      transactionId: null,
+    };
   }
   const result = validateRequest(op, raw);
   if (result.ok) {
     const unknown = options.lenient ? null : undefinedMember(OPERATIONS[op].request, raw);
     if (unknown !== null) {
       const message = `${unknown} is not a member the interface defines`;
-      return { ok: false, status: declinedStatus(DeclineCodes.ValidationError, message), member: unknown, message, transactionId: transactionIdOf(raw) };
+      return {
+        ok: false,
+        status: declinedStatus(DeclineCodes.ValidationError, message),
+        member: unknown,
+        message,
+        transactionId: transactionIdOf(raw),
+      };
     }
     return { ok: true, value: result.value, raw: raw as Record<string, unknown> };
   }
-  const amountMissing = op === 'Settlement' && result.code === DeclineCodes.MissingMandatory && result.member === 'BasicInfo.Amount';
+  const amountMissing =
+    op === 'Settlement' && result.code === DeclineCodes.MissingMandatory && result.member === 'BasicInfo.Amount';
   const code = amountMissing ? DeclineCodes.AmountMissing : result.code;
   const message = amountMissing ? 'amount missing: BasicInfo.Amount is missing' : result.message;
-  return { ok: false, status: declinedStatus(code, message), member: result.member, message, transactionId: transactionIdOf(raw) };
+  return {
+    ok: false,
+    status: declinedStatus(code, message),
+    member: result.member,
+    message,
+    transactionId: transactionIdOf(raw),
+  };
 }
 
 /** Media types the seed accepts for request bodies. */

@@ -69,7 +69,8 @@ export abstract class BoardWire extends EventEmitter {
     while (left > 0) {
       const batch = Math.min(left, 50);
       const chunks: Buffer[] = [];
-      for (let i = 0; i < batch; i++) chunks.push(noiseLine(kinds[Math.floor(this.random() * kinds.length)]!, this.random, maxLineLength));
+      for (let i = 0; i < batch; i++)
+        chunks.push(noiseLine(kinds[Math.floor(this.random() * kinds.length)]!, this.random, maxLineLength));
       this.writeRaw(Buffer.concat(chunks));
       left -= batch;
       // Pace the flood by what the line carries, so polls and protocol lines interleave with it

@@ -30,14 +30,16 @@ function usage(message: string): never {
 }
 
 function wholeNumber(text: string, what: string, min: number, max: number): number {
-  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) usage(`${what} must be a whole number ${min}..${max}, got "${text}"`);
+  if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max)
+    usage(`${what} must be a whole number ${min}..${max}, got "${text}"`);
   return Number(text);
 }
 
 export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
   const baudRate = wholeNumber(opts.baudRate, '--baud-rate', 50, 4_000_000);
   const pollIntervalMs = wholeNumber(opts.pollMs, '--poll-ms', 10, 60_000);
-  if (!['manual', 'success', 'fail'].includes(opts.auto)) usage(`--auto must be manual, success or fail, got "${opts.auto}"`);
+  if (!['manual', 'success', 'fail'].includes(opts.auto))
+    usage(`--auto must be manual, success or fail, got "${opts.auto}"`);
   let scripted: ScriptStep[] | null = null;
   if (opts.script !== undefined) {
     let text: string;

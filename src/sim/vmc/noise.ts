@@ -9,7 +9,6 @@ export type NoiseKind = 'random' | 'overlong' | 'partial' | 'garbled';
 
 export const NOISE_KINDS: readonly NoiseKind[] = ['random', 'overlong', 'partial', 'garbled'];
 
-
 const GARBLED = [
   'c,STATUS,VEND,1.5x,12',
   'c,STATUS,VEND,1.50',

@@ -22,7 +22,19 @@ import type { VmcSimulator, VendPolicy } from './simulator.js';
 import { reportCashSale, resetSeenAsInactive } from './field-lines.js';
 
 export type ScriptStep =
-  | { op: 'enable' | 'disable' | 'success' | 'cancel' | 'end' | 'reset' | 'inactive' | 'board-reset' | 'status' | 'records' }
+  | {
+      op:
+        | 'enable'
+        | 'disable'
+        | 'success'
+        | 'cancel'
+        | 'end'
+        | 'reset'
+        | 'inactive'
+        | 'board-reset'
+        | 'status'
+        | 'records';
+    }
   | { op: 'select' | 'cash-sale'; item: number; price: number }
   | { op: 'card'; item: number; price: number }
   | { op: 'fail'; code: number }
@@ -30,7 +42,18 @@ export type ScriptStep =
   | { op: 'noise'; count: number }
   | { op: 'auto'; policy: VendPolicy };
 
-const SIMPLE = new Set(['enable', 'disable', 'success', 'cancel', 'end', 'reset', 'inactive', 'board-reset', 'status', 'records']);
+const SIMPLE = new Set([
+  'enable',
+  'disable',
+  'success',
+  'cancel',
+  'end',
+  'reset',
+  'inactive',
+  'board-reset',
+  'status',
+  'records',
+]);
 
 /** One script line; null for blank lines and comments. Throws CLI_USAGE naming what is wrong. */
 export function parseStep(raw: string, lineNo = 1): ScriptStep | null {
@@ -74,7 +97,8 @@ export function parseStep(raw: string, lineNo = 1): ScriptStep | null {
       return { op, count: int(args[0], 'count', 1_000_000) };
     case 'auto':
       arity(1);
-      if (args[0] !== 'success' && args[0] !== 'fail' && args[0] !== 'manual') fail('auto takes success, fail or manual');
+      if (args[0] !== 'success' && args[0] !== 'fail' && args[0] !== 'manual')
+        fail('auto takes success, fail or manual');
       return { op, policy: args[0] as VendPolicy };
     default:
       return fail(`unknown command "${op}"`);
@@ -93,7 +117,8 @@ export function parseScript(text: string): ScriptStep[] {
 
 /** Runs one step; returns what to print (false from an action means the VMC could not do it now). */
 export async function runStep(sim: VmcSimulator, step: ScriptStep, signal?: AbortSignal): Promise<string | null> {
-  const did = (ok: boolean) => (ok ? null : `${step.op}: not possible in the current state ${JSON.stringify(sim.state())}`);
+  const did = (ok: boolean) =>
+    ok ? null : `${step.op}: not possible in the current state ${JSON.stringify(sim.state())}`;
   switch (step.op) {
     case 'enable':
       return did(sim.enable());
@@ -148,7 +173,11 @@ export async function runStep(sim: VmcSimulator, step: ScriptStep, signal?: Abor
   }
 }
 
-export async function runScript(sim: VmcSimulator, steps: readonly ScriptStep[], print: (text: string) => void): Promise<void> {
+export async function runScript(
+  sim: VmcSimulator,
+  steps: readonly ScriptStep[],
+  print: (text: string) => void,
+): Promise<void> {
   for (const step of steps) {
     const out = await runStep(sim, step);
     if (out !== null) print(out);

@@ -58,7 +58,9 @@ export class VmcSimulator extends BoardWire {
   private pollTimer: NodeJS.Timeout | null = null;
   private nextSessionId = 1;
   private vendPolicy: VendPolicy;
-  private readonly o: Required<Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable' | 'quirks' | 'firmwareKeys'>>;
+  private readonly o: Required<
+    Omit<VmcSimulatorOptions, 'link' | 'seed' | 'vendPolicy' | 'autoEnable' | 'quirks' | 'firmwareKeys'>
+  >;
   private readonly quirks: Required<VmcQuirks>;
   private readonly config: BoardConfig;
   private resetsAfterSetupLeft: number;
@@ -66,7 +68,11 @@ export class VmcSimulator extends BoardWire {
   private idleDropTimer: NodeJS.Timeout | null = null;
 
   constructor(options: VmcSimulatorOptions = {}) {
-    super({ decimalPlaces: options.decimalPlaces ?? 2, keepCommands: options.keepCommands ?? 10_000, seed: options.seed });
+    super({
+      decimalPlaces: options.decimalPlaces ?? 2,
+      keepCommands: options.keepCommands ?? 10_000,
+      seed: options.seed,
+    });
     this.o = {
       pollIntervalMs: options.pollIntervalMs ?? 100,
       firmware: options.firmware ?? 'qrvend-sim-1.0',
@@ -243,7 +249,13 @@ export class VmcSimulator extends BoardWire {
     return structuredClone(this.sessions);
   }
 
-  state(): { hostEnabled: boolean; reader: SimReaderState; session: boolean; vend: 'none' | 'requested' | 'approved'; config: Record<string, string> } {
+  state(): {
+    hostEnabled: boolean;
+    reader: SimReaderState;
+    session: boolean;
+    vend: 'none' | 'requested' | 'approved';
+    config: Record<string, string>;
+  } {
     return {
       hostEnabled: this.hostEnabled,
       reader: this.reader,
@@ -274,7 +286,8 @@ export class VmcSimulator extends BoardWire {
         }
         return;
       case 'start':
-        if (!this.hostEnabled || this.reader !== 'enabled' || this.session !== null) return this.send({ kind: 'error', text: 'START -3' });
+        if (!this.hostEnabled || this.reader !== 'enabled' || this.session !== null)
+          return this.send({ kind: 'error', text: 'START -3' });
         this.session = this.openRecord('funded', cmd.funds);
         this.armIdleDrop();
         return this.send({ kind: 'session-idle', funds: cmd.funds });
@@ -294,7 +307,8 @@ export class VmcSimulator extends BoardWire {
         this.afterAlwaysIdleVend();
         return;
       case 'stop':
-        if (this.session === null || this.vend?.phase === 'approved') return this.send({ kind: 'error', text: 'STOP -1' });
+        if (this.session === null || this.vend?.phase === 'approved')
+          return this.send({ kind: 'error', text: 'STOP -1' });
         this.dropVend('denied');
         this.closeRecord('reader-stop');
         return this.send({ kind: 'status', status: 'ENABLED' });
@@ -355,7 +369,10 @@ export class VmcSimulator extends BoardWire {
 
   private setReader(state: SimReaderState): void {
     this.reader = state;
-    this.send({ kind: 'status', status: state === 'inactive' ? 'INACTIVE' : state === 'disabled' ? 'DISABLED' : 'ENABLED' });
+    this.send({
+      kind: 'status',
+      status: state === 'inactive' ? 'INACTIVE' : state === 'disabled' ? 'DISABLED' : 'ENABLED',
+    });
   }
 
   private afterAlwaysIdleVend(): void {

@@ -22,7 +22,8 @@ export async function runSimWallet(opts: SimWalletCliOptions): Promise<void> {
   let balance: number | undefined;
   if (opts.balance !== undefined) {
     balance = Number(opts.balance);
-    if (opts.balance.trim() === '' || !Number.isFinite(balance)) throw new QrvendError(ErrorCodes.CLI_USAGE, `--balance ${opts.balance}: expected a number such as 3.50`);
+    if (opts.balance.trim() === '' || !Number.isFinite(balance))
+      throw new QrvendError(ErrorCodes.CLI_USAGE, `--balance ${opts.balance}: expected a number such as 3.50`);
   }
   const send: SendStartOptions = {
     url: opts.url,
@@ -39,12 +40,21 @@ export async function runSimWallet(opts: SimWalletCliOptions): Promise<void> {
   if (opts.json) {
     process.stdout.write(`${JSON.stringify({ endpoint, transactionId, outcome })}\n`);
   } else if (outcome.kind === 'approved') {
-    process.stdout.write(`Approved  TransactionId ${transactionId}  (${outcome.elapsedMs} ms)\n${JSON.stringify(outcome.response)}\n`);
+    process.stdout.write(
+      `Approved  TransactionId ${transactionId}  (${outcome.elapsedMs} ms)\n${JSON.stringify(outcome.response)}\n`,
+    );
   } else if (outcome.kind === 'declined') {
-    process.stdout.write(`Declined  code ${outcome.code}: ${outcome.message ?? ''}  TransactionId ` +
-      `${transactionId}\n${JSON.stringify(outcome.response)}\n`);
+    process.stdout.write(
+      `Declined  code ${outcome.code}: ${outcome.message ?? ''}  TransactionId ` +
+        `${transactionId}\n${JSON.stringify(outcome.response)}\n`,
+    );
   } else {
     process.stdout.write(`No answer: ${outcome.failure} (${outcome.detail})  POST ${endpoint}\n`);
   }
-  process.exitCode = outcome.kind === 'approved' ? ExitCodes.OK : outcome.kind === 'declined' ? ExitCodes.FAILURE : ExitCodes.UNAVAILABLE;
+  process.exitCode =
+    outcome.kind === 'approved'
+      ? ExitCodes.OK
+      : outcome.kind === 'declined'
+        ? ExitCodes.FAILURE
+        : ExitCodes.UNAVAILABLE;
 }

@@ -53,9 +53,13 @@ export function readTokenFile(path: string): string {
   try {
     return readFileSync(path, 'utf8').replace(/\r?\n$/, '');
   } catch (err) {
-    throw new QrvendError(ErrorCodes.SECRET_UNREADABLE, `the token file ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`, {
-      hint: 'give --token-file a readable file holding the 64-character SecretToken',
-    });
+    throw new QrvendError(
+      ErrorCodes.SECRET_UNREADABLE,
+      `the token file ${path} cannot be read: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+      {
+        hint: 'give --token-file a readable file holding the 64-character SecretToken',
+      },
+    );
   }
 }
 
@@ -82,16 +86,21 @@ function classify(httpStatus: number, text: string, elapsedMs: number): GatewayO
   try {
     body = JSON.parse(text);
   } catch {
-    return httpStatus === 200 ? failure('not-json', 'the Start answer is not JSON') : failure('http-status', `HTTP ${httpStatus}`);
+    return httpStatus === 200
+      ? failure('not-json', 'the Start answer is not JSON')
+      : failure('http-status', `HTTP ${httpStatus}`);
   }
   const checked = validateWith(StartResponseSchema, body);
   if (!checked.ok) {
-    return httpStatus === 200 ? failure('bad-schema', `the Start answer does not match the schema: ${checked.message}`) : failure('http-status', `HTTP ${httpStatus}`);
+    return httpStatus === 200
+      ? failure('bad-schema', `the Start answer does not match the schema: ${checked.message}`)
+      : failure('http-status', `HTTP ${httpStatus}`);
   }
   const response = body as StartResponse;
   const status = checked.value.Status;
   // The Start endpoint may refuse with a 4xx carrying a Declined Status: still a verdict.
-  if (status.Verdict === 'Declined') return { kind: 'declined', code: status.Code ?? 0, message: status.StatusMessage ?? null, response, elapsedMs };
+  if (status.Verdict === 'Declined')
+    return { kind: 'declined', code: status.Code ?? 0, message: status.StatusMessage ?? null, response, elapsedMs };
   if (httpStatus !== 200) return failure('http-status', `HTTP ${httpStatus} with an Approved status`);
   return { kind: 'approved', response, elapsedMs };
 }
@@ -116,6 +125,10 @@ export async function sendStart(options: SendStartOptions): Promise<StartResult>
     return { transactionId, endpoint, outcome: classify(res.statusCode, res.body, elapsed()) };
   } catch (err) {
     const { failure, detail } = classifyError(err);
-    return { transactionId, endpoint, outcome: { kind: 'transport', failure, detail, httpStatus: null, elapsedMs: elapsed() } };
+    return {
+      transactionId,
+      endpoint,
+      outcome: { kind: 'transport', failure, detail, httpStatus: null, elapsedMs: elapsed() },
+    };
   }
 }

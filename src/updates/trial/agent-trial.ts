@@ -7,7 +7,15 @@
 import type { Logger } from '../../core/log.js';
 import type { UpdateState } from '../../fleet/contract/updates.js';
 import { rolloutIdOf } from '../files.js';
-import { markRolledBackReported, readHealthy, readReleaseRolledBack, readReleaseTrial, rolledBackDetail, writeHealthy, type ReleaseTrial } from './release-trial.js';
+import {
+  markRolledBackReported,
+  readHealthy,
+  readReleaseRolledBack,
+  readReleaseTrial,
+  rolledBackDetail,
+  writeHealthy,
+  type ReleaseTrial,
+} from './release-trial.js';
 
 export interface ReleaseTrialOptions {
   version: string;
@@ -37,21 +45,36 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
     const detail = rolledBackDetail(rolledBack);
     o.alarm(true, detail);
     if (!rolledBack.reported) {
-      log.error({ event: 'update.rolled-back', code: 'UPDATE_ROLLED_BACK', version: rolledBack.version, previous: rolledBack.previous }, detail);
+      log.error(
+        {
+          event: 'update.rolled-back',
+          code: 'UPDATE_ROLLED_BACK',
+          version: rolledBack.version,
+          previous: rolledBack.previous,
+        },
+        detail,
+      );
       o.publish('rolled-back', rolledBack.version, rolledBack.reason, rolloutOf(rolledBack.version));
       try {
         markRolledBackReported(o.updatesDir, rolledBack);
       } catch (err) {
-        log.warn({ err, code: 'INTERNAL' }, 'could not mark the rollback as reported: its event may be sent again at the next start');
+        log.warn(
+          { err, code: 'INTERNAL' },
+          'could not mark the rollback as reported: its event may be sent again at the next start',
+        );
       }
     }
   }
-  const trial: ReleaseTrial | null = o.trialFile !== undefined ? readReleaseTrial(o.version, o.trialFile) : readReleaseTrial(o.version);
+  const trial: ReleaseTrial | null =
+    o.trialFile !== undefined ? readReleaseTrial(o.version, o.trialFile) : readReleaseTrial(o.version);
   // Healthy already (a power cut before the root side saw it): nothing left to prove.
   let pending = trial !== null && readHealthy(o.updatesDir) !== o.version;
   if (pending && trial !== null) {
-    log.info({ event: 'update.trial', version: o.version, previous: trial.previous, run: trial.runs }, `release ${o.version} is on trial (previous: ${trial.previous}); it is kept once ` +
-      `the reader is enabled, the ledger writable and the fleet link round trip done`);
+    log.info(
+      { event: 'update.trial', version: o.version, previous: trial.previous, run: trial.runs },
+      `release ${o.version} is on trial (previous: ${trial.previous}); it is kept once ` +
+        `the reader is enabled, the ledger writable and the fleet link round trip done`,
+    );
     o.publish('trial', o.version, `trial start ${trial.runs} (previous ${trial.previous})`, rolloutOf(o.version));
   }
   return {
@@ -65,8 +88,11 @@ export function watchReleaseTrial(o: ReleaseTrialOptions): ReleaseTrialWatch {
         writeHealthy(o.updatesDir, o.version);
       } catch (err) {
         // The root side then rolls the release back at its deadline: say why before it does.
-        log.error({ err, code: 'UPDATE_ROLLED_BACK', updatesDir: o.updatesDir }, `release ${o.version} is healthy but healthy.json could not be written in ${o.updatesDir}: the trial ` +
-          `will be rolled back at its deadline; check that the directory is the agent's and the disk not full`);
+        log.error(
+          { err, code: 'UPDATE_ROLLED_BACK', updatesDir: o.updatesDir },
+          `release ${o.version} is healthy but healthy.json could not be written in ${o.updatesDir}: the trial ` +
+            `will be rolled back at its deadline; check that the directory is the agent's and the disk not full`,
+        );
         return;
       }
       o.alarm(false, null);

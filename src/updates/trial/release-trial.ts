@@ -44,10 +44,19 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /** Each reader keeps the members it knows (others are ignored) or returns null when one is missing or wrong. */
 const readTrial = (v: unknown): ReleaseTrial | null =>
-  isObject(v) && isVersion(v.version) && isVersion(v.previous) && Number.isSafeInteger(v.runs) && (v.runs as number) >= 0 ? { version: v.version, previous: v.previous, runs: v.runs as number } : null;
+  isObject(v) &&
+  isVersion(v.version) &&
+  isVersion(v.previous) &&
+  Number.isSafeInteger(v.runs) &&
+  (v.runs as number) >= 0
+    ? { version: v.version, previous: v.previous, runs: v.runs as number }
+    : null;
 const readRolledBack = (v: unknown): RolledBack | null =>
-  isObject(v) && isVersion(v.version) && isVersion(v.previous) && isText(v.at, 40) && isText(v.reason, 300) ? { version: v.version, previous: v.previous, at: v.at, reason: v.reason } : null;
-const readVersionOnly = (v: unknown): { version: string } | null => (isObject(v) && isVersion(v.version) ? { version: v.version } : null);
+  isObject(v) && isVersion(v.version) && isVersion(v.previous) && isText(v.at, 40) && isText(v.reason, 300)
+    ? { version: v.version, previous: v.previous, at: v.at, reason: v.reason }
+    : null;
+const readVersionOnly = (v: unknown): { version: string } | null =>
+  isObject(v) && isVersion(v.version) ? { version: v.version } : null;
 
 export function releaseTrialFile(env: NodeJS.ProcessEnv = process.env): string {
   return join(env[RELEASE_STATE_DIR_ENV] || DEFAULT_RELEASE_STATE_DIR, 'trial.json');

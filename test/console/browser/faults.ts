@@ -58,10 +58,14 @@ async function startRun(name: string, store: TestStore, broker: MosquittoBroker)
 }
 
 async function waitStored(run: Run, atLeast: number, what: string, deadlineMs: number): Promise<number> {
-  return waitFor(what, async () => {
-    const n = await storedCount(run.store.db);
-    return n >= atLeast ? n : undefined;
-  }, deadlineMs);
+  return waitFor(
+    what,
+    async () => {
+      const n = await storedCount(run.store.db);
+      return n >= atLeast ? n : undefined;
+    },
+    deadlineMs,
+  );
 }
 
 /**
@@ -102,73 +106,80 @@ function logged(run: Run, pattern: RegExp): string | undefined {
   return run.console.log.find((line) => pattern.test(line));
 }
 
-test('the broker restarted mid-ingest: every sale stored exactly once, the console back by itself', {
-  timeout: 400_000,
-}, async () => {
-  const broker = await startMosquitto({ persistence: true });
-  const store = await openTestStore();
-  let run: Run | null = null;
-  try {
-    run = await startRun('broker', store, broker);
-    const total = MACHINES * SALES_PER_MACHINE;
-    const atStop = await waitMidIngest(run);
-    await broker.stop();
-    // The machines go on selling into their outboxes while the broker is away.
-    const ackedAtStop = run.machines.reduce((n, m) => n + m.acked, 0);
-    await new Promise((r) => setTimeout(r, 3000));
-    await broker.start();
-    assert.ok(atStop < total && ackedAtStop < total, `stopped mid-ingest (${atStop} of ${total} stored then)`);
-    await settleAndCount(run);
-    assert.ok(logged(run, /broker connection lost/), 'the console said it lost the broker');
-    assert.ok(logged(run, /broker connection back/), 'the console said it was back');
-  } finally {
-    await endRun(run);
-    await store.remove();
-    await broker.close();
-  }
-});
+test(
+  'the broker restarted mid-ingest: every sale stored exactly once, the console back by itself',
+  {
+    timeout: 400_000,
+  },
+  async () => {
+    const broker = await startMosquitto({ persistence: true });
+    const store = await openTestStore();
+    let run: Run | null = null;
+    try {
+      run = await startRun('broker', store, broker);
+      const total = MACHINES * SALES_PER_MACHINE;
+      const atStop = await waitMidIngest(run);
+      await broker.stop();
+      // The machines go on selling into their outboxes while the broker is away.
+      const ackedAtStop = run.machines.reduce((n, m) => n + m.acked, 0);
+      await new Promise((r) => setTimeout(r, 3000));
+      await broker.start();
+      assert.ok(atStop < total && ackedAtStop < total, `stopped mid-ingest (${atStop} of ${total} stored then)`);
+      await settleAndCount(run);
+      assert.ok(logged(run, /broker connection lost/), 'the console said it lost the broker');
+      assert.ok(logged(run, /broker connection back/), 'the console said it was back');
+    } finally {
+      await endRun(run);
+      await store.remove();
+      await broker.close();
+    }
+  },
+);
 
-test('the console database (PostgreSQL) restarted mid-ingest: nothing acked uncommitted, each sale stored once', {
-  timeout: 400_000,
-}, async (t) => {
-  if ((process.env.QRVEND_CONSOLE_TEST_PG ?? '') === '') {
-    t.skip('needs PostgreSQL (npm run console-test runs it in its PostgreSQL pass)');
-    return;
-  }
-  // A server of its own: the test stops it, and the other tests' server must stay up.
-  let pg: TestPostgres | null = null;
-  const broker = await startMosquitto({ persistence: true });
-  let store: TestStore | null = null;
-  let run: Run | null = null;
-  let halted = false;
-  const previous = process.env.QRVEND_CONSOLE_TEST_PG;
-  try {
-    pg = await startPostgres();
-    process.env.QRVEND_CONSOLE_TEST_PG = pg.server;
-    store = await openTestStore();
-    run = await startRun('pg', store, broker);
-    const total = MACHINES * SALES_PER_MACHINE;
-    const atStop = await waitMidIngest(run);
-    pg.halt();
-    halted = true;
-    const consoleRun = run;
-    const said = () => logged(consoleRun, /database unreachable/);
-    await waitFor('the console saying the database is unreachable', said, 60_000)
-      .catch((err: Error) => {
+test(
+  'the console database (PostgreSQL) restarted mid-ingest: nothing acked uncommitted, each sale stored once',
+  {
+    timeout: 400_000,
+  },
+  async (t) => {
+    if ((process.env.QRVEND_CONSOLE_TEST_PG ?? '') === '') {
+      t.skip('needs PostgreSQL (npm run console-test runs it in its PostgreSQL pass)');
+      return;
+    }
+    // A server of its own: the test stops it, and the other tests' server must stay up.
+    let pg: TestPostgres | null = null;
+    const broker = await startMosquitto({ persistence: true });
+    let store: TestStore | null = null;
+    let run: Run | null = null;
+    let halted = false;
+    const previous = process.env.QRVEND_CONSOLE_TEST_PG;
+    try {
+      pg = await startPostgres();
+      process.env.QRVEND_CONSOLE_TEST_PG = pg.server;
+      store = await openTestStore();
+      run = await startRun('pg', store, broker);
+      const total = MACHINES * SALES_PER_MACHINE;
+      const atStop = await waitMidIngest(run);
+      pg.halt();
+      halted = true;
+      const consoleRun = run;
+      const said = () => logged(consoleRun, /database unreachable/);
+      await waitFor('the console saying the database is unreachable', said, 60_000).catch((err: Error) => {
         const tail = consoleRun.console.log.slice(-8).join('\n');
         throw new Error(`${err.message} (console exit ${consoleRun.console.child.exitCode}); its log ends: ${tail}`);
       });
-    pg.resume();
-    halted = false;
-    assert.ok(atStop < total, `stopped mid-ingest (${atStop} of ${total} stored then)`);
-    await settleAndCount(run);
-    assert.ok(logged(run, /database reachable again/), 'the console said the database was back');
-  } finally {
-    process.env.QRVEND_CONSOLE_TEST_PG = previous;
-    if (halted) pg?.resume();
-    await endRun(run);
-    await store?.remove().catch(() => undefined);
-    pg?.stop();
-    await broker.close();
-  }
-});
+      pg.resume();
+      halted = false;
+      assert.ok(atStop < total, `stopped mid-ingest (${atStop} of ${total} stored then)`);
+      await settleAndCount(run);
+      assert.ok(logged(run, /database reachable again/), 'the console said the database was back');
+    } finally {
+      process.env.QRVEND_CONSOLE_TEST_PG = previous;
+      if (halted) pg?.resume();
+      await endRun(run);
+      await store?.remove().catch(() => undefined);
+      pg?.stop();
+      await broker.close();
+    }
+  },
+);

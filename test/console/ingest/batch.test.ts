@@ -76,95 +76,112 @@ function watchAcks(ingest: Ingest, file: string) {
 }
 type sale = ReturnType<typeof sale>;
 
-test('events that arrive together commit in one transaction; each PUBACK goes after its commit', {
-  timeout: 120_000,
-}, async (t) => {
-  const store = await openDatabase(t, 'sqlite');
-  if (store === null) return;
-  const r = await rig(store, 'ack-after-commit');
-  const watch = watchAcks(r.ingest, store.target);
-  try {
-    const events = Array.from({ length: 40 }, (_, i) => sale(`vm-${i % 4}`, `e${i}`));
-    await r.send(events);
-    await waitFor('every event stored', () => r.ingest.counters.stored === 40);
-    await waitFor('every PUBACK sent', () => watch.acks.length === 40);
-    assert.deepEqual(
-      watch.acks.filter((a) => !a.committed),
-      [],
-      'a PUBACK went before its event was committed',
-    );
-    assert.ok(r.ingest.counters.batches < 40, `${r.ingest.counters.batches} transactions for 40 events`);
-    assert.equal(r.ingest.counters.failedCommits, 0);
-  } finally {
-    watch.close();
-    await r.close();
-    await store.remove();
-  }
-});
-
-for (const kind of DATABASES) {
-  test(`${kind}: one event the database refuses does not lose the others of its batch`, {
+test(
+  'events that arrive together commit in one transaction; each PUBACK goes after its commit',
+  {
     timeout: 120_000,
-  }, async (t) => {
-    const store = await openDatabase(t, kind);
+  },
+  async (t) => {
+    const store = await openDatabase(t, 'sqlite');
     if (store === null) return;
-    await refuseEventId(store, 'poison');
-    const r = await rig(store, `poison-${kind}`, { events: 10, ms: 1000 });
+    const r = await rig(store, 'ack-after-commit');
+    const watch = watchAcks(r.ingest, store.target);
     try {
-      const events = Array.from({ length: 10 }, (_, i) => sale('vm-1', i === 4 ? 'poison' : `e${i}`));
+      const events = Array.from({ length: 40 }, (_, i) => sale(`vm-${i % 4}`, `e${i}`));
       await r.send(events);
-      await waitFor('the others stored', () => r.ingest.counters.stored === 9);
-      await waitFor('the refused event counted', () => r.ingest.counters.refused['store-refused'] === 1);
-      const refusal = await store.db.selectFrom('refusals').selectAll().executeTakeFirstOrThrow();
-      assert.equal(refusal.reason, 'store-refused');
-      assert.match(refusal.last_detail, /event poison: .*refused by the test/);
-      const rows = await store.db.selectFrom('events').select('event_id').orderBy('event_id').execute();
-      assert.deepEqual(rows.map((row) => row.event_id), ['e0', 'e1', 'e2', 'e3', 'e5', 'e6', 'e7', 'e8', 'e9']);
-      // Refused and acknowledged: the broker does not send it again, the connection was never dropped.
+      await waitFor('every event stored', () => r.ingest.counters.stored === 40);
+      await waitFor('every PUBACK sent', () => watch.acks.length === 40);
+      assert.deepEqual(
+        watch.acks.filter((a) => !a.committed),
+        [],
+        'a PUBACK went before its event was committed',
+      );
+      assert.ok(r.ingest.counters.batches < 40, `${r.ingest.counters.batches} transactions for 40 events`);
       assert.equal(r.ingest.counters.failedCommits, 0);
     } finally {
+      watch.close();
       await r.close();
       await store.remove();
     }
-  });
+  },
+);
 
-  test(`${kind}: a batch whose commit fails is not acknowledged; sent again, each event is stored once`, {
-    timeout: 120_000,
-  }, async (t) => {
-    const store = await openDatabase(t, kind);
-    if (store === null) return;
-    // A gate in the database: while it holds a row, every insert into events fails (a disk error, a lost server).
-    await sql`create table fail_gate (x integer)`.execute(store.db);
-    await sql`insert into fail_gate values (1)`.execute(store.db);
-    if (store.dialect === 'sqlite') {
-      await sql`create trigger fail_events before insert on events when exists (select 1 from fail_gate)
+for (const kind of DATABASES) {
+  test(
+    `${kind}: one event the database refuses does not lose the others of its batch`,
+    {
+      timeout: 120_000,
+    },
+    async (t) => {
+      const store = await openDatabase(t, kind);
+      if (store === null) return;
+      await refuseEventId(store, 'poison');
+      const r = await rig(store, `poison-${kind}`, { events: 10, ms: 1000 });
+      try {
+        const events = Array.from({ length: 10 }, (_, i) => sale('vm-1', i === 4 ? 'poison' : `e${i}`));
+        await r.send(events);
+        await waitFor('the others stored', () => r.ingest.counters.stored === 9);
+        await waitFor('the refused event counted', () => r.ingest.counters.refused['store-refused'] === 1);
+        const refusal = await store.db.selectFrom('refusals').selectAll().executeTakeFirstOrThrow();
+        assert.equal(refusal.reason, 'store-refused');
+        assert.match(refusal.last_detail, /event poison: .*refused by the test/);
+        const rows = await store.db.selectFrom('events').select('event_id').orderBy('event_id').execute();
+        assert.deepEqual(
+          rows.map((row) => row.event_id),
+          ['e0', 'e1', 'e2', 'e3', 'e5', 'e6', 'e7', 'e8', 'e9'],
+        );
+        // Refused and acknowledged: the broker does not send it again, the connection was never dropped.
+        assert.equal(r.ingest.counters.failedCommits, 0);
+      } finally {
+        await r.close();
+        await store.remove();
+      }
+    },
+  );
+
+  test(
+    `${kind}: a batch whose commit fails is not acknowledged; sent again, each event is stored once`,
+    {
+      timeout: 120_000,
+    },
+    async (t) => {
+      const store = await openDatabase(t, kind);
+      if (store === null) return;
+      // A gate in the database: while it holds a row, every insert into events fails (a disk error, a lost server).
+      await sql`create table fail_gate (x integer)`.execute(store.db);
+      await sql`insert into fail_gate values (1)`.execute(store.db);
+      if (store.dialect === 'sqlite') {
+        await sql`create trigger fail_events before insert on events when exists (select 1 from fail_gate)
         begin select raise(abort, 'gate closed'); end`.execute(store.db);
-    } else {
-      await sql`create function fail_events() returns trigger language plpgsql as $$
-        begin if exists (select 1 from fail_gate) then raise exception 'gate closed'; end if; return new; end $$`
-        .execute(store.db);
-      await sql`create trigger fail_events before insert on events for each row execute function fail_events()`
-        .execute(store.db);
-    }
-    const r = await rig(store, `gate-${kind}`, { events: 10, ms: 1000 });
-    try {
-      // Twice the same event among them: a redelivery the machine made itself.
-      const events = Array.from({ length: 10 }, (_, i) => sale('vm-1', `e${i === 9 ? 0 : i}`));
-      await r.send(events);
-      await waitFor('a failed commit', () => r.ingest.counters.failedCommits >= 10);
-      assert.equal(r.ingest.counters.stored, 0);
-      await sql`delete from fail_gate`.execute(store.db);
-      await waitFor('the events stored after their redelivery', () => r.ingest.counters.stored === 9);
-      const rows = await store.db.selectFrom('events').select('event_id').execute();
-      assert.equal(rows.length, 9);
-      const totals = await store.db
-        .selectFrom('daily_totals')
-        .select(sql<number>`sum(paid_count)`.as('n'))
-        .executeTakeFirstOrThrow();
-      assert.equal(Number(totals.n), 9);
-    } finally {
-      await r.close();
-      await store.remove();
-    }
-  });
+      } else {
+        await sql`create function fail_events() returns trigger language plpgsql as $$
+        begin if exists (select 1 from fail_gate) then raise exception 'gate closed'; end if; return new; end $$`.execute(
+          store.db,
+        );
+        await sql`create trigger fail_events before insert on events for each row execute function fail_events()`.execute(
+          store.db,
+        );
+      }
+      const r = await rig(store, `gate-${kind}`, { events: 10, ms: 1000 });
+      try {
+        // Twice the same event among them: a redelivery the machine made itself.
+        const events = Array.from({ length: 10 }, (_, i) => sale('vm-1', `e${i === 9 ? 0 : i}`));
+        await r.send(events);
+        await waitFor('a failed commit', () => r.ingest.counters.failedCommits >= 10);
+        assert.equal(r.ingest.counters.stored, 0);
+        await sql`delete from fail_gate`.execute(store.db);
+        await waitFor('the events stored after their redelivery', () => r.ingest.counters.stored === 9);
+        const rows = await store.db.selectFrom('events').select('event_id').execute();
+        assert.equal(rows.length, 9);
+        const totals = await store.db
+          .selectFrom('daily_totals')
+          .select(sql<number>`sum(paid_count)`.as('n'))
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(totals.n), 9);
+      } finally {
+        await r.close();
+        await store.remove();
+      }
+    },
+  );
 }

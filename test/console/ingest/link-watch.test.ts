@@ -8,7 +8,11 @@ function capturedLog() {
   const lines: Array<Record<string, unknown>> = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter((l) => l !== '')) lines.push(JSON.parse(line));
+      for (const line of chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== ''))
+        lines.push(JSON.parse(line));
       done();
     },
   });

@@ -54,23 +54,27 @@ for (const kind of DATABASES) {
     }
   });
 
-  test(`${kind}: an event redelivered, in the same batch or a later one, is stored and counted once`, {
-    timeout: 120_000,
-  }, async (t) => {
-    const store = await openDatabase(t, kind);
-    if (store === null) return;
-    try {
-      assert.deepEqual(await storeEventBatch(store.db, [sale('e1'), sale('e1'), sale('e2')]), [true, false, true]);
-      assert.deepEqual(await storeEventBatch(store.db, [sale('e2'), sale('e3')]), [false, true]);
-      // The same eventId from another machine is another event (the key is machine and eventId).
-      assert.deepEqual(await storeEventBatch(store.db, [sale('e1', 'vm-2')]), [true]);
-      const events = await store.db.selectFrom('events').select(['machine_id', 'event_id']).execute();
-      assert.equal(events.length, 4);
-      assert.equal(await paidCount(store), 4);
-    } finally {
-      await store.remove();
-    }
-  });
+  test(
+    `${kind}: an event redelivered, in the same batch or a later one, is stored and counted once`,
+    {
+      timeout: 120_000,
+    },
+    async (t) => {
+      const store = await openDatabase(t, kind);
+      if (store === null) return;
+      try {
+        assert.deepEqual(await storeEventBatch(store.db, [sale('e1'), sale('e1'), sale('e2')]), [true, false, true]);
+        assert.deepEqual(await storeEventBatch(store.db, [sale('e2'), sale('e3')]), [false, true]);
+        // The same eventId from another machine is another event (the key is machine and eventId).
+        assert.deepEqual(await storeEventBatch(store.db, [sale('e1', 'vm-2')]), [true]);
+        const events = await store.db.selectFrom('events').select(['machine_id', 'event_id']).execute();
+        assert.equal(events.length, 4);
+        assert.equal(await paidCount(store), 4);
+      } finally {
+        await store.remove();
+      }
+    },
+  );
 }
 
 test('a lost database is told apart from an event the database refuses', () => {

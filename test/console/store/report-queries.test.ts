@@ -29,43 +29,53 @@ function sale(eventId: string, machineId: string, day: string, cancel = false) {
 }
 
 for (const kind of DATABASES) {
-  test(`${kind}: the fleet's days are kept as events arrive and match the machines' days`, {
-    timeout: 120_000,
-  }, async (t) => {
-    const store = await openDatabase(t, kind);
-    if (store === null) return;
-    try {
-      const days = ['2026-11-25', '2026-11-26', '2026-11-27'];
-      // 3 days x 7 machines x 2 sales, every fifth cancelled; the first batch comes again in the second.
-      const events = days.flatMap((day, d) =>
-        Array.from({ length: 14 }, (_, i) => sale(`e-${d}-${i}`, `vm-${i % 7}`, day, i % 5 === 0)),
-      );
-      await storeEventBatch(store.db, events.slice(0, 20));
-      await storeEventBatch(store.db, events);
-      const q = { from: days[0]!, to: days[2]!, machine: '', page: 1, pageSize: 5 };
-      const fleet = await salesByDay(store.db, q);
-      assert.deepEqual(
-        fleet.map((d) => [d.day, d.paidCount, d.paidMilli, d.cancelledCount]),
-        [
-          ['2026-11-25', 11, 16_500, 3],
-          ['2026-11-26', 11, 16_500, 3],
-          ['2026-11-27', 11, 16_500, 3],
-        ],
-      );
-      const machineDays = await store.db
-        .selectFrom('daily_totals')
-        .select(['day', sql<number>`sum(paid_count)`.as('paid')])
-        .groupBy('day')
-        .orderBy('day')
-        .execute();
-      assert.deepEqual(machineDays.map((r) => Number(r.paid)), [11, 11, 11]);
-      const one = await salesByDay(store.db, { ...q, machine: 'vm-0' });
-      // vm-0 sells i = 0 (cancelled) and i = 7 each day.
-      assert.deepEqual(one.map((d) => [d.day, d.paidCount, d.cancelledCount]), days.map((d) => [d, 1, 1]));
-    } finally {
-      await store.remove();
-    }
-  });
+  test(
+    `${kind}: the fleet's days are kept as events arrive and match the machines' days`,
+    {
+      timeout: 120_000,
+    },
+    async (t) => {
+      const store = await openDatabase(t, kind);
+      if (store === null) return;
+      try {
+        const days = ['2026-11-25', '2026-11-26', '2026-11-27'];
+        // 3 days x 7 machines x 2 sales, every fifth cancelled; the first batch comes again in the second.
+        const events = days.flatMap((day, d) =>
+          Array.from({ length: 14 }, (_, i) => sale(`e-${d}-${i}`, `vm-${i % 7}`, day, i % 5 === 0)),
+        );
+        await storeEventBatch(store.db, events.slice(0, 20));
+        await storeEventBatch(store.db, events);
+        const q = { from: days[0]!, to: days[2]!, machine: '', page: 1, pageSize: 5 };
+        const fleet = await salesByDay(store.db, q);
+        assert.deepEqual(
+          fleet.map((d) => [d.day, d.paidCount, d.paidMilli, d.cancelledCount]),
+          [
+            ['2026-11-25', 11, 16_500, 3],
+            ['2026-11-26', 11, 16_500, 3],
+            ['2026-11-27', 11, 16_500, 3],
+          ],
+        );
+        const machineDays = await store.db
+          .selectFrom('daily_totals')
+          .select(['day', sql<number>`sum(paid_count)`.as('paid')])
+          .groupBy('day')
+          .orderBy('day')
+          .execute();
+        assert.deepEqual(
+          machineDays.map((r) => Number(r.paid)),
+          [11, 11, 11],
+        );
+        const one = await salesByDay(store.db, { ...q, machine: 'vm-0' });
+        // vm-0 sells i = 0 (cancelled) and i = 7 each day.
+        assert.deepEqual(
+          one.map((d) => [d.day, d.paidCount, d.cancelledCount]),
+          days.map((d) => [d, 1, 1]),
+        );
+      } finally {
+        await store.remove();
+      }
+    },
+  );
 
   test(`${kind}: machine-day pages follow one another in order, every row once`, { timeout: 120_000 }, async (t) => {
     const store = await openDatabase(t, kind);
@@ -79,12 +89,18 @@ for (const kind of DATABASES) {
       const q = { from: days[0]!, to: days[1]!, machine: '', page: 1, pageSize: 5 };
       const pages = [];
       for (let page = 1; page <= 3; page++) pages.push(await salesByMachineDay(store.db, { ...q, page }));
-      assert.deepEqual(pages.map((p) => p.total), [14, 14, 14]);
+      assert.deepEqual(
+        pages.map((p) => p.total),
+        [14, 14, 14],
+      );
       const seen = pages.flatMap((p) => p.rows.map((r) => `${r.day} ${r.machineId}`));
       const expected = [...days].reverse().flatMap((day) => Array.from({ length: 7 }, (_, i) => `${day} vm-${i}`));
       assert.deepEqual(seen, expected);
       const all = await salesByMachineDay(store.db, q, true);
-      assert.deepEqual(all.rows.map((r) => `${r.day} ${r.machineId}`), expected);
+      assert.deepEqual(
+        all.rows.map((r) => `${r.day} ${r.machineId}`),
+        expected,
+      );
       assert.equal(all.rows[0]!.paidMilli, 1500);
     } finally {
       await store.remove();

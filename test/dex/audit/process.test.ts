@@ -21,7 +21,16 @@ function deps(ledger: Ledger, tolerance = 0): ProcessDeps {
 }
 
 function read(ledger: Ledger, clock: ManualClock, name: string | Buffer, tolerance = 0) {
-  return processAuditRead({ trigger: 'schedule', atMs: clock.ms, protocol: 'dex-ucs', durationMs: 2100, bytes: typeof name === 'string' ? fixture(name) : name }, deps(ledger, tolerance));
+  return processAuditRead(
+    {
+      trigger: 'schedule',
+      atMs: clock.ms,
+      protocol: 'dex-ucs',
+      durationMs: 2100,
+      bytes: typeof name === 'string' ? fixture(name) : name,
+    },
+    deps(ledger, tolerance),
+  );
 }
 
 /** `count` vends paid through qrvend (static QR, each a success), recorded at the clock's time. */
@@ -32,7 +41,6 @@ function sell(ledger: Ledger, txId: string, count: number): void {
     ledger.recordVendResult(txId, seq, 'success');
   }
 }
-
 
 test('a1 then a2 with the ledger agreeing (12 cashless vends between): sales, a match, both stored', T, () => {
   withLedger((ledger, clock) => {
@@ -48,7 +56,8 @@ test('a1 then a2 with the ledger agreeing (12 cashless vends between): sales, a 
     assert.equal(second.interval.kind, 'sales');
     assert.equal(second.series, 1);
     assert.equal(second.reconciliation.status, 'match');
-    if (second.reconciliation.status === 'match') assert.deepEqual(second.reconciliation.ledger, { count: 12, valueMinor: 1440, decimalPlaces: 2 });
+    if (second.reconciliation.status === 'match')
+      assert.deepEqual(second.reconciliation.ledger, { count: 12, valueMinor: 1440, decimalPlaces: 2 });
     const rows = ledger.dexAudits.recent(10);
     assert.equal(rows.length, 2);
     assert.deepEqual(rows[0]!.raw, fixture('vmc-a2.dex'));
@@ -57,23 +66,35 @@ test('a1 then a2 with the ledger agreeing (12 cashless vends between): sales, a 
   });
 });
 
-test('a2 with one cashless vend missing from the ledger: a mismatch ' +
-  'naming both figures; within a tolerance of 1 it matches', T, () => {
-  for (const [tolerance, status] of [[0, 'mismatch'], [1, 'match']] as const) {
-    withLedger((ledger, clock) => {
-      read(ledger, clock, 'vmc-a1.dex');
-      clock.ms += 1000;
-      sell(ledger, 'S-dex-000003', 11);
-      clock.ms += DAY;
-      const r = read(ledger, clock, 'vmc-a2.dex', tolerance);
-      assert.equal(r.reconciliation.status, status);
-      if (r.reconciliation.status === 'mismatch') {
-        assert.match(r.reconciliation.message, new RegExp(/the VMC counted 12 vends \(DA2, value 1800 at 2 decimals\), /.source +
-          /qrvend's ledger 11 \(value 1320 at 2 decimals\) over the same interval/.source));
-      }
-    });
-  }
-});
+test(
+  'a2 with one cashless vend missing from the ledger: a mismatch ' +
+    'naming both figures; within a tolerance of 1 it matches',
+  T,
+  () => {
+    for (const [tolerance, status] of [
+      [0, 'mismatch'],
+      [1, 'match'],
+    ] as const) {
+      withLedger((ledger, clock) => {
+        read(ledger, clock, 'vmc-a1.dex');
+        clock.ms += 1000;
+        sell(ledger, 'S-dex-000003', 11);
+        clock.ms += DAY;
+        const r = read(ledger, clock, 'vmc-a2.dex', tolerance);
+        assert.equal(r.reconciliation.status, status);
+        if (r.reconciliation.status === 'mismatch') {
+          assert.match(
+            r.reconciliation.message,
+            new RegExp(
+              /the VMC counted 12 vends \(DA2, value 1800 at 2 decimals\), /.source +
+                /qrvend's ledger 11 \(value 1320 at 2 decimals\) over the same interval/.source,
+            ),
+          );
+        }
+      });
+    }
+  },
+);
 
 test("vends outside the interval (before the previous read) are not counted on the ledger's side", T, () => {
   withLedger((ledger, clock) => {
@@ -87,28 +108,32 @@ test("vends outside the interval (before the previous read) are not counted on t
   });
 });
 
-test('a file with a bad G85 is kept raw with its reason and not ' +
-  'counted: the next good file is compared with the last good one', T, () => {
-  withLedger((ledger, clock) => {
-    read(ledger, clock, 'vmc-a1.dex');
-    clock.ms += DAY;
-    const bad = read(ledger, clock, 'bad-g85.dex');
-    assert.equal(bad.checkOk, false);
-    assert.match(bad.reason!, /^G85 says/);
-    assert.equal(bad.interval.kind, 'unusable');
-    const stored = ledger.dexAudits.recent(1)[0]!;
-    assert.deepEqual(stored.raw, fixture('bad-g85.dex'));
-    assert.equal(stored.counters, null);
-    assert.match(stored.reason!, /^G85 says/);
-    clock.ms += DAY;
-    const good = read(ledger, clock, 'vmc-a2.dex');
-    assert.equal(good.interval.kind, 'sales');
-    if (good.interval.kind === 'sales') {
-      assert.equal(good.interval.elapsedMs, 2 * DAY);
-      assert.deepEqual(good.interval.sales.cashless1, { value: 1800, count: 12 });
-    }
-  });
-});
+test(
+  'a file with a bad G85 is kept raw with its reason and not ' +
+    'counted: the next good file is compared with the last good one',
+  T,
+  () => {
+    withLedger((ledger, clock) => {
+      read(ledger, clock, 'vmc-a1.dex');
+      clock.ms += DAY;
+      const bad = read(ledger, clock, 'bad-g85.dex');
+      assert.equal(bad.checkOk, false);
+      assert.match(bad.reason!, /^G85 says/);
+      assert.equal(bad.interval.kind, 'unusable');
+      const stored = ledger.dexAudits.recent(1)[0]!;
+      assert.deepEqual(stored.raw, fixture('bad-g85.dex'));
+      assert.equal(stored.counters, null);
+      assert.match(stored.reason!, /^G85 says/);
+      clock.ms += DAY;
+      const good = read(ledger, clock, 'vmc-a2.dex');
+      assert.equal(good.interval.kind, 'sales');
+      if (good.interval.kind === 'sales') {
+        assert.equal(good.interval.elapsedMs, 2 * DAY);
+        assert.deepEqual(good.interval.sales.cashless1, { value: 1800, count: 12 });
+      }
+    });
+  },
+);
 
 test('a board swap starts series 2 and skips the reconciliation, saying why', T, () => {
   withLedger((ledger, clock) => {
@@ -122,30 +147,49 @@ test('a board swap starts series 2 and skips the reconciliation, saying why', T,
   });
 });
 
-test('with the fleet link on, a read is queued as audit events in parts within the message bound that rebuild the file', T, () => {
-  withLedger((ledger, clock) => {
-    ledger.fleetEvents.enable({ machineId: 'M1', currencyCode: 'EUR', maxQueuedAlarms: 10 });
-    const small = read(ledger, clock, 'vmc-a1.dex');
-    // A big file: the fixture with 2,000 unknown vendor lines after DXE (kept, not parsed), 121 KB: four parts.
-    const big = Buffer.concat([fixture('vmc-a1.dex'), Buffer.from('MA9*XYZ*PADDING*0123456789012345678901234567890123456789\r\n'.repeat(2000))]);
-    clock.ms += DAY;
-    const large = read(ledger, clock, big);
-    const queued = ledger.fleetEvents.pending(0, 100);
-    assert.ok(queued.every((e) => e.kind === 'sale'), 'queued in the class that is never dropped');
-    const events = queued.map((e) => {
-      assert.ok(Buffer.byteLength(e.body) <= MAX_PAYLOAD_BYTES, `event of ${Buffer.byteLength(e.body)} bytes`);
-      return FleetEvent.parse(JSON.parse(e.body));
+test(
+  'with the fleet link on, a read is queued as audit events in parts within the message bound that rebuild the file',
+  T,
+  () => {
+    withLedger((ledger, clock) => {
+      ledger.fleetEvents.enable({ machineId: 'M1', currencyCode: 'EUR', maxQueuedAlarms: 10 });
+      const small = read(ledger, clock, 'vmc-a1.dex');
+      // A big file: the fixture with 2,000 unknown vendor lines after DXE (kept, not parsed), 121 KB: four parts.
+      const big = Buffer.concat([
+        fixture('vmc-a1.dex'),
+        Buffer.from('MA9*XYZ*PADDING*0123456789012345678901234567890123456789\r\n'.repeat(2000)),
+      ]);
+      clock.ms += DAY;
+      const large = read(ledger, clock, big);
+      const queued = ledger.fleetEvents.pending(0, 100);
+      assert.ok(
+        queued.every((e) => e.kind === 'sale'),
+        'queued in the class that is never dropped',
+      );
+      const events = queued.map((e) => {
+        assert.ok(Buffer.byteLength(e.body) <= MAX_PAYLOAD_BYTES, `event of ${Buffer.byteLength(e.body)} bytes`);
+        return FleetEvent.parse(JSON.parse(e.body));
+      });
+      for (const [outcome, bytes] of [
+        [small, fixture('vmc-a1.dex')],
+        [large, big],
+      ] as const) {
+        const parts = events.filter((e) => e.kind === 'audit' && e.auditId === outcome.auditId);
+        assert.equal(parts.length, Math.ceil(bytes.length / (32 * 1024)));
+        const rebuilt = Buffer.concat(
+          parts.map((p) => (p.kind === 'audit' ? Buffer.from(p.raw, 'base64') : Buffer.alloc(0))),
+        );
+        assert.deepEqual(rebuilt, bytes);
+        assert.ok(
+          parts[0]!.kind === 'audit' &&
+            parts[0]!.summary !== null &&
+            parts.slice(1).every((p) => p.kind === 'audit' && p.summary === null),
+        );
+      }
+      assert.equal(events.filter((e) => e.kind === 'audit' && e.auditId === large.auditId).length, 4);
     });
-    for (const [outcome, bytes] of [[small, fixture('vmc-a1.dex')], [large, big]] as const) {
-      const parts = events.filter((e) => e.kind === 'audit' && e.auditId === outcome.auditId);
-      assert.equal(parts.length, Math.ceil(bytes.length / (32 * 1024)));
-      const rebuilt = Buffer.concat(parts.map((p) => (p.kind === 'audit' ? Buffer.from(p.raw, 'base64') : Buffer.alloc(0))));
-      assert.deepEqual(rebuilt, bytes);
-      assert.ok(parts[0]!.kind === 'audit' && parts[0]!.summary !== null && parts.slice(1).every((p) => p.kind === 'audit' && p.summary === null));
-    }
-    assert.equal(events.filter((e) => e.kind === 'audit' && e.auditId === large.auditId).length, 4);
-  });
-});
+  },
+);
 
 test(`only the newest ${KEEP_AUDITS} audits are kept`, T, () => {
   withLedger((ledger, clock) => {

@@ -14,8 +14,11 @@ const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixture
 function build(body: string[], opts: { version?: string; g85?: string; se?: number } = {}): Buffer {
   const set = `ST*001*0001\r\n${body.map((l) => `${l}\r\n`).join('')}`;
   const g85 = opts.g85 ?? crc16(Buffer.from(set, 'latin1')).toString(16).toUpperCase().padStart(4, '0');
-  return Buffer.from(`DXS*XYZ1234567*VA*${opts.version ?? 'V0/6'}*1\r\n${set}G85*${g85}` +
-    `\r\nSE*${opts.se ?? body.length + 3}*0001\r\nDXE*1*1\r\n`, 'latin1');
+  return Buffer.from(
+    `DXS*XYZ1234567*VA*${opts.version ?? 'V0/6'}*1\r\n${set}G85*${g85}` +
+      `\r\nSE*${opts.se ?? body.length + 3}*0001\r\nDXE*1*1\r\n`,
+    'latin1',
+  );
 }
 
 test('vmc-a1.dex: check passes and every modelled figure is read from its element', () => {
@@ -27,7 +30,13 @@ test('vmc-a1.dex: check passes and every modelled figure is read from its elemen
   const a = file.audit!;
   assert.equal(a.version, 'V0/6');
   assert.equal(a.sender, 'XYZ1234567');
-  assert.deepEqual(a.machine, { serial: 'VM2024001', model: 'SNACK-8', build: '0', location: 'LOBBY 2', asset: 'A-1002' });
+  assert.deepEqual(a.machine, {
+    serial: 'VM2024001',
+    model: 'SNACK-8',
+    build: '0',
+    location: 'LOBBY 2',
+    asset: 'A-1002',
+  });
   assert.deepEqual(a.currency, { decimals: 2, numeric: '978', alpha: 'EUR' });
   assert.deepEqual(a.paid, { sinceInit: { value: 155400, count: 1032 }, sinceReset: { value: 1810, count: 13 } });
   assert.deepEqual(a.cash.sales, { sinceInit: { value: 50600, count: 335 }, sinceReset: { value: 510, count: 4 } });
@@ -44,7 +53,15 @@ test('vmc-a1.dex: check passes and every modelled figure is read from its elemen
   assert.equal(cola.productId, 'COLA33');
   assert.deepEqual(cola.paid, { sinceInit: { count: 400, value: 48000 }, sinceReset: { count: 8, value: 960 } });
   assert.deepEqual(
-    cola.byDevice.map((d) => [d.device, d.priceList, d.price, d.totals.sinceInit.count, d.totals.sinceInit.value, d.totals.sinceReset.count, d.totals.sinceReset.value]),
+    cola.byDevice.map((d) => [
+      d.device,
+      d.priceList,
+      d.price,
+      d.totals.sinceInit.count,
+      d.totals.sinceInit.value,
+      d.totals.sinceReset.count,
+      d.totals.sinceReset.value,
+    ]),
     [
       ['CA', 0, 120, 130, 15600, 3, 360],
       ['DA', 0, 120, 200, 24000, 4, 480],
@@ -52,7 +69,16 @@ test('vmc-a1.dex: check passes and every modelled figure is read from its elemen
     ],
   );
   assert.deepEqual(a.events, [
-    { record: 'EA1', id: 'EGS', date: '261125', time: '0712', durationMin: 3, sinceReset: null, sinceInit: null, active: null },
+    {
+      record: 'EA1',
+      id: 'EGS',
+      date: '261125',
+      time: '0712',
+      durationMin: 3,
+      sinceReset: null,
+      sinceInit: null,
+      active: null,
+    },
     { record: 'EA2', id: 'EGS', date: null, time: null, durationMin: 3, sinceReset: 1, sinceInit: 4, active: false },
     { record: 'EA2', id: 'EJD', date: null, time: null, durationMin: null, sinceReset: 0, sinceInit: 2, active: true },
   ]);
@@ -69,29 +95,43 @@ test('vmc-a1.dex: check passes and every modelled figure is read from its elemen
 test('the fixtures agree with themselves: VA1 = CA2 + DA2 + DB2 and each PA2 = its PA7 lines', () => {
   for (const name of ['vmc-a1.dex', 'vmc-a2.dex', 'vmc-a3-reset-on-read.dex', 'vmc-a4-board-swap.dex']) {
     const a = examineAuditFile(fixture(name)).audit!;
-    assert.equal(a.paid!.sinceInit.count, a.cash.sales!.sinceInit.count! + a.cashless1!.sinceInit.count! + a.cashless2!.sinceInit.count!, name);
-    for (const p of a.products) assert.equal(p.paid!.sinceInit.count, p.byDevice.reduce((s, d) => s + d.totals.sinceInit.count!, 0), `${name} ${p.selection}`);
+    assert.equal(
+      a.paid!.sinceInit.count,
+      a.cash.sales!.sinceInit.count! + a.cashless1!.sinceInit.count! + a.cashless2!.sinceInit.count!,
+      name,
+    );
+    for (const p of a.products)
+      assert.equal(
+        p.paid!.sinceInit.count,
+        p.byDevice.reduce((s, d) => s + d.totals.sinceInit.count!, 0),
+        `${name} ${p.selection}`,
+      );
   }
 });
 
-test('bad-g85.dex: one altered digit fails the G85 check, names ' +
-  'both values, and the file is still parsed for the record', () => {
-  const file = examineAuditFile(fixture('bad-g85.dex'));
-  assert.equal(file.check.ok, false);
-  assert.deepEqual(file.check.g85, ['mismatch']);
-  const issue = file.check.issues.find((i) => i.code === 'g85-mismatch')!;
-  assert.equal(issue.line, 35);
-  assert.match(issue.message, /G85 says [0-9A-F]{4}, the data from line 2 computes [0-9A-F]{4}/);
-  assert.equal(file.reason, issue.message);
-  assert.equal(file.audit!.machine.serial, 'VM2024001');
-});
+test(
+  'bad-g85.dex: one altered digit fails the G85 check, names ' +
+    'both values, and the file is still parsed for the record',
+  () => {
+    const file = examineAuditFile(fixture('bad-g85.dex'));
+    assert.equal(file.check.ok, false);
+    assert.deepEqual(file.check.g85, ['mismatch']);
+    const issue = file.check.issues.find((i) => i.code === 'g85-mismatch')!;
+    assert.equal(issue.line, 35);
+    assert.match(issue.message, /G85 says [0-9A-F]{4}, the data from line 2 computes [0-9A-F]{4}/);
+    assert.equal(file.reason, issue.message);
+    assert.equal(file.audit!.machine.serial, 'VM2024001');
+  },
+);
 
 test('a pre-6.0 file may carry its G85 byte-swapped; a 6.0 file may not', () => {
   const old = examineAuditFile(fixture('old-v11-swapped-g85.dex'));
   assert.equal(old.check.ok, true);
   assert.deepEqual(old.check.g85, ['swapped']);
   // The same bytes declared V0/6: the swapped order is an error there.
-  const modern = examineAuditFile(Buffer.from(fixture('old-v11-swapped-g85.dex').toString('latin1').replace('V1/1', 'V0/6'), 'latin1'));
+  const modern = examineAuditFile(
+    Buffer.from(fixture('old-v11-swapped-g85.dex').toString('latin1').replace('V1/1', 'V0/6'), 'latin1'),
+  );
   assert.equal(modern.check.ok, false);
   assert.deepEqual(modern.check.g85, ['mismatch']);
 });
@@ -109,7 +149,13 @@ test('the G85 covers ST to the line before G85 and nothing else: DXS and vendor 
 test('truncated.dex: a file cut short fails with no SE and no DXE', () => {
   const file = examineAuditFile(fixture('truncated.dex'));
   assert.equal(file.check.ok, false);
-  assert.deepEqual(file.check.issues.filter((i) => i.severity === 'error').map((i) => i.code).sort(), ['no-dxe', 'no-se']);
+  assert.deepEqual(
+    file.check.issues
+      .filter((i) => i.severity === 'error')
+      .map((i) => i.code)
+      .sort(),
+    ['no-dxe', 'no-se'],
+  );
   assert.match(file.reason!, /cut short/);
 });
 
@@ -150,7 +196,7 @@ test('an SE count that fits a convention is still an error without a G85, or wit
   assert.deepEqual(errors.sort(), ['g85-mismatch', 'se-count']);
 });
 
-test('a capture tool\'s header on the DXS line: the DXS is found after it, and the check says what was skipped', () => {
+test("a capture tool's header on the DXS line: the DXS is found after it, and the check says what was skipped", () => {
   const header = Buffer.from('2026-11-25 05:00:03 DEXcap 2.1 #17: ');
   const file = examineAuditFile(Buffer.concat([header, build(['ID1*S7', 'VA1*250*2'])]));
   assert.equal(file.check.ok, true);
@@ -172,7 +218,10 @@ test('inside a block, a data segment that mentions DXS* is data, not a new block
 });
 
 test('a missing G85 is a warning (older machines), a malformed one an error', () => {
-  const noG85 = Buffer.from('DXS*XYZ1234567*VA*V1/1*1\r\nST*001*0001\r\nVA1*100*1\r\nSE*3*0001\r\nDXE*1*1\r\n', 'latin1');
+  const noG85 = Buffer.from(
+    'DXS*XYZ1234567*VA*V1/1*1\r\nST*001*0001\r\nVA1*100*1\r\nSE*3*0001\r\nDXE*1*1\r\n',
+    'latin1',
+  );
   const file = examineAuditFile(noG85);
   assert.equal(file.check.ok, true);
   assert.deepEqual(file.check.g85, ['missing']);
@@ -255,7 +304,11 @@ test('field-shaped fixtures: header on the DXS line, LF line ends, SE convention
     assert.deepEqual(file.check.g85, ['ok'], name);
     assert.equal(file.check.lineEnds, lineEnds, name);
     assert.equal(file.check.g85Over, lineEnds === 'lf' ? 'crlf-restored' : 'stored-crlf', name);
-    assert.deepEqual(file.check.issues.map((i) => i.code), warnings, name);
+    assert.deepEqual(
+      file.check.issues.map((i) => i.code),
+      warnings,
+      name,
+    );
     const a = file.audit!;
     assert.equal(a.cashless1!.sinceInit.count, a.paid!.sinceInit.count! - a.cash.sales!.sinceInit.count!, name);
   }

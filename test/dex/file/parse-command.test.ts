@@ -12,9 +12,14 @@ const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtur
 
 function qrvend(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [MAIN, ...args],
+      { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: 120_000 },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -24,7 +29,10 @@ describe('qrvend dex parse', { timeout: 180_000 }, () => {
     assert.equal(code, 0);
     assert.match(stdout, /^check: ok \(G85 ok, over the file's own CR LF lines\)$/m);
     assert.match(stdout, /serial VM2024001, model SNACK-8/);
-    assert.match(stdout, /^paid vends +1554\.00 EUR in 1032 vends \(lifetime\); 18\.10 EUR in 13 vends since the last reset$/m);
+    assert.match(
+      stdout,
+      /^paid vends +1554\.00 EUR in 1032 vends \(lifetime\); 18\.10 EUR in 13 vends since the last reset$/m,
+    );
     assert.match(stdout, /^cash +506\.00 EUR in 335 vends/m);
     assert.match(stdout, /^cashless #1 +744\.00 EUR in 497 vends/m);
     assert.match(stdout, /^cashless #2 +304\.00 EUR in 200 vends/m);
@@ -67,7 +75,7 @@ describe('qrvend dex parse', { timeout: 180_000 }, () => {
     assert.match(stderr, /DEX_FILE_UNREADABLE: cannot open the audit file "\/nonexistent\/audit\.dex": ENOENT/);
   });
 
-  describe('--json prints JSON for every refusal, with a stable code and today\'s exit codes', () => {
+  describe("--json prints JSON for every refusal, with a stable code and today's exit codes", () => {
     let dir = '';
     before(() => {
       dir = mkdtempSync(join(tmpdir(), 'qrvend-dex-json-'));
@@ -123,7 +131,10 @@ describe('qrvend dex parse', { timeout: 180_000 }, () => {
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-dex-parse-'));
     try {
       const path = join(dir, 'hostile.dex');
-      writeFileSync(path, 'DXS*XYZ1234567*VA*V0/6*1\r\nST*001*0001\r\nID1*VM\x1b[2J1\r\nVA1*1*1\r\nSE*4*0001\r\nDXE*1*1\r\n');
+      writeFileSync(
+        path,
+        'DXS*XYZ1234567*VA*V0/6*1\r\nST*001*0001\r\nID1*VM\x1b[2J1\r\nVA1*1*1\r\nSE*4*0001\r\nDXE*1*1\r\n',
+      );
       const { stdout } = await qrvend(['dex', 'parse', path]);
       assert.doesNotMatch(stdout, /\x1b/);
       assert.match(stdout, /serial VM\\x1b\[2J1/);

@@ -21,7 +21,10 @@ function run<S>(m: LinkMachine<S>, inputs: LinkInput[], max = 65536): { state: S
   return { state, effects };
 }
 const begin: LinkInput = { kind: 'begin', now: new Date(Date.UTC(2002, 5, 20, 12, 34, 56)) };
-const bytes = (...parts: (Buffer | number)[]): LinkInput => ({ kind: 'bytes', bytes: Buffer.concat(parts.map((p) => (typeof p === 'number' ? Buffer.from([p]) : p))) });
+const bytes = (...parts: (Buffer | number)[]): LinkInput => ({
+  kind: 'bytes',
+  bytes: Buffer.concat(parts.map((p) => (typeof p === 'number' ? Buffer.from([p]) : p))),
+});
 const timeout: LinkInput = { kind: 'timeout' };
 const sent = (effects: LinkEffect[]): Buffer[] => effects.flatMap((e) => (e.kind === 'send' ? [e.bytes] : []));
 const last = (effects: LinkEffect[]): LinkEffect | undefined => effects[effects.length - 1];
@@ -30,7 +33,9 @@ test('DDCMP frames: the Finish command with its header is byte for byte applicat
   // "81 02 40 05 03 01 A3 20 77 FF 67 B0": rr 5, tx 3, address 1.
   assert.equal(dataMessage(Buffer.from([0x77, 0xff]), 5, 3).toString('hex'), '8102400503' + '01a32077ff67b0');
   const { events } = scanDdcmp(DDCMP_HUNT, Buffer.from('810240050301a32077ff67b0', 'hex'));
-  assert.deepEqual(events, [{ kind: 'data', rr: 5, tx: 3, select: false, payload: Buffer.from([0x77, 0xff]), crcOk: true }]);
+  assert.deepEqual(events, [
+    { kind: 'data', rr: 5, tx: 3, select: false, payload: Buffer.from([0x77, 0xff]), crcOk: true },
+  ]);
 });
 
 test('DDCMP scanner: a frame cut short does not keep the following frames out of step', () => {
@@ -42,7 +47,9 @@ test('DDCMP scanner: a frame cut short does not keep the following frames out of
 
 test('DEX/UCS blocks: CRC over the text and ETX, low byte first, the DLEs left out; a damaged one is seen', () => {
   const block = encodeBlock('stx', Buffer.from('DXS*X\r\n'), true);
-  assert.deepEqual(scanUcs(SCAN_IDLE, block).events, [{ kind: 'block', start: 'stx', text: Buffer.from('DXS*X\r\n'), last: true, crcOk: true }]);
+  assert.deepEqual(scanUcs(SCAN_IDLE, block).events, [
+    { kind: 'block', start: 'stx', text: Buffer.from('DXS*X\r\n'), last: true, crcOk: true },
+  ]);
   const bad = Buffer.from(block);
   bad[bad.length - 2]! ^= 1;
   assert.equal((scanUcs(SCAN_IDLE, bad).events[0] as { crcOk: boolean }).crcOk, false);
@@ -55,55 +62,75 @@ test('DEX/UCS: unanswered ENQs are repeated on timer A, then DEX_NO_ANSWER', () 
   const inputs: LinkInput[] = [begin, ...Array.from({ length: ENQ_ATTEMPTS }, () => timeout)];
   const { effects } = run(dexUcs, inputs);
   assert.equal(sent(effects).filter((b) => b.equals(Buffer.from([ENQ]))).length, ENQ_ATTEMPTS);
-  assert.deepEqual(last(effects), { kind: 'fail', code: 'DEX_NO_ANSWER', message: `the VMC did not answer ${ENQ_ATTEMPTS} DEX/UCS ENQs`, hint: (last(effects) as { hint: string }).hint });
+  assert.deepEqual(last(effects), {
+    kind: 'fail',
+    code: 'DEX_NO_ANSWER',
+    message: `the VMC did not answer ${ENQ_ATTEMPTS} DEX/UCS ENQs`,
+    hint: (last(effects) as { hint: string }).hint,
+  });
 });
 
-test('DEX/UCS: a whole session as the first-handshake master, answers ' +
-  'alternating DLE 1 / DLE 0, a WACK waits, a damaged block is NAKed', () => {
-  const block1 = encodeBlock('stx', Buffer.from('ST*001*0001\r\n'), false);
-  const block2 = encodeBlock('stx', Buffer.from('SE*2*0001\r\n'), true);
-  const damaged = Buffer.from(block2);
-  damaged[damaged.length - 1]! ^= 0xff;
-  const { state, effects } = run(dexUcs, [
-    begin,
-    bytes(WACK),
-    bytes(ACK0),
-    bytes(ACK1),
-    bytes(ENQ), // second handshake: the VMC leads
-    bytes(encodeBlock('soh', Buffer.from('SIM765432100R00L06'), true)),
-    bytes(EOT),
-    bytes(ENQ), // data
-    bytes(block1),
-    bytes(damaged),
-    bytes(block2),
-    bytes(EOT),
-  ]);
-  const out = sent(effects).map((b) => b.toString('hex'));
-  assert.deepEqual(out, [
-    '05', // ENQ
-    '05', // ENQ again after the WACK
-    encodeBlock('soh', Buffer.from('QRV0000001RR00L06'), true).toString('hex'),
-    '04', // EOT
-    ACK0.toString('hex'),
-    ACK1.toString('hex'),
-    ACK0.toString('hex'),
-    ACK1.toString('hex'), // block 1
-    NAK.toString(16).padStart(2, '0'),
-    ACK0.toString('hex'), // block 2
-  ]);
-  assert.deepEqual(last(effects), { kind: 'done', file: Buffer.from('ST*001*0001\r\nSE*2*0001\r\n') });
-  assert.equal((state as UcsState).phase, 'over');
-});
+test(
+  'DEX/UCS: a whole session as the first-handshake master, answers ' +
+    'alternating DLE 1 / DLE 0, a WACK waits, a damaged block is NAKed',
+  () => {
+    const block1 = encodeBlock('stx', Buffer.from('ST*001*0001\r\n'), false);
+    const block2 = encodeBlock('stx', Buffer.from('SE*2*0001\r\n'), true);
+    const damaged = Buffer.from(block2);
+    damaged[damaged.length - 1]! ^= 0xff;
+    const { state, effects } = run(dexUcs, [
+      begin,
+      bytes(WACK),
+      bytes(ACK0),
+      bytes(ACK1),
+      bytes(ENQ), // second handshake: the VMC leads
+      bytes(encodeBlock('soh', Buffer.from('SIM765432100R00L06'), true)),
+      bytes(EOT),
+      bytes(ENQ), // data
+      bytes(block1),
+      bytes(damaged),
+      bytes(block2),
+      bytes(EOT),
+    ]);
+    const out = sent(effects).map((b) => b.toString('hex'));
+    assert.deepEqual(out, [
+      '05', // ENQ
+      '05', // ENQ again after the WACK
+      encodeBlock('soh', Buffer.from('QRV0000001RR00L06'), true).toString('hex'),
+      '04', // EOT
+      ACK0.toString('hex'),
+      ACK1.toString('hex'),
+      ACK0.toString('hex'),
+      ACK1.toString('hex'), // block 1
+      NAK.toString(16).padStart(2, '0'),
+      ACK0.toString('hex'), // block 2
+    ]);
+    assert.deepEqual(last(effects), { kind: 'done', file: Buffer.from('ST*001*0001\r\nSE*2*0001\r\n') });
+    assert.equal((state as UcsState).phase, 'over');
+  },
+);
 
 test('DEX/UCS: a VMC that sends its own ENQ leads the first handshake, and we lead the second', () => {
-  const { effects } = run(dexUcs, [begin, bytes(ENQ), bytes(encodeBlock('soh', Buffer.from('SIM7654321SR00L06'), true)), bytes(EOT), bytes(ACK0)]);
+  const { effects } = run(dexUcs, [
+    begin,
+    bytes(ENQ),
+    bytes(encodeBlock('soh', Buffer.from('SIM7654321SR00L06'), true)),
+    bytes(EOT),
+    bytes(ACK0),
+  ]);
   const out = sent(effects);
   assert.deepEqual(out.slice(1, 4), [ACK0, ACK1, Buffer.from([ENQ])]);
   assert.equal(out[4]!.toString('latin1').slice(2, 20), 'QRV000000100R00L06');
 });
 
 test('DEX/UCS: a refusal in the second handshake (code 04, no data) ends with DEX_NO_ANSWER naming it', () => {
-  const { effects } = run(dexUcs, [begin, bytes(ACK0), bytes(ACK1), bytes(ENQ), bytes(encodeBlock('soh', Buffer.from('SIM765432104R00L06'), true))]);
+  const { effects } = run(dexUcs, [
+    begin,
+    bytes(ACK0),
+    bytes(ACK1),
+    bytes(ENQ),
+    bytes(encodeBlock('soh', Buffer.from('SIM765432104R00L06'), true)),
+  ]);
   const f = last(effects) as { kind: string; code: string; message: string };
   assert.equal(f.code, 'DEX_NO_ANSWER');
   assert.match(f.message, /"04" \(no data to transfer\)/);
@@ -117,7 +144,7 @@ function secondHandshake(response: string): LinkInput[] {
 const failure = (effects: LinkEffect[]) =>
   effects.find((e) => e.kind === 'fail') as { code: string; message: string } | undefined;
 
-test('DEX/UCS response block read by its fields: a refusal is the VMC\'s refusal whatever its communication ID', () => {
+test("DEX/UCS response block read by its fields: a refusal is the VMC's refusal whatever its communication ID", () => {
   // 4.5.3 order (code, ID, revision) and 4.7 order (ID, code, revision); IDs that end or start in 00.
   for (const response of ['04ABC1234500R00L06', 'ABC123450004R00L06', '04ABC0012300R01L01', 'ABC001234504R00L06']) {
     const f = failure(run(dexUcs, secondHandshake(response)).effects);
@@ -156,15 +183,18 @@ test('DDCMP: STARTs every 250 ms up to the limit, then DEX_NO_ANSWER', () => {
   assert.equal((last(effects) as { code: string }).code, 'DEX_NO_ANSWER');
 });
 
-test('DDCMP: the rate is the lower of ours and the slave\'s, set ' +
-  'before a second START; Who Are You carries the date in BCD', () => {
-  const { effects } = run(ddcmp, [begin, bytes(control(STACK, 4, 8)), bytes(control(STACK, 4, 0))]);
-  const baud = effects.find((e) => e.kind === 'baud');
-  assert.deepEqual(baud, { kind: 'baud', rate: 9600 });
-  const way = sent(effects)[2]!;
-  // header (8), then 77 E0 00, codes 0, date 20 06 02, time 12 34 56.
-  assert.equal(way.subarray(8, 21).toString('hex'), '77e0000000000020060212345' + '6');
-});
+test(
+  "DDCMP: the rate is the lower of ours and the slave's, set " +
+    'before a second START; Who Are You carries the date in BCD',
+  () => {
+    const { effects } = run(ddcmp, [begin, bytes(control(STACK, 4, 8)), bytes(control(STACK, 4, 0))]);
+    const baud = effects.find((e) => e.kind === 'baud');
+    assert.deepEqual(baud, { kind: 'baud', rate: 9600 });
+    const way = sent(effects)[2]!;
+    // header (8), then 77 E0 00, codes 0, date 20 06 02, time 12 34 56.
+    assert.equal(way.subarray(8, 21).toString('hex'), '77e0000000000020060212345' + '6');
+  },
+);
 
 test('DDCMP: a damaged data message is NACKed; after the limit the read ends with DEX_CRC', () => {
   let s = run(ddcmp, [begin, bytes(control(STACK, 0, 0))]).state as DdcmpState; // stays at 2400, WAY sent (tx 1)
@@ -214,7 +244,11 @@ test('DDCMP: a slave asking for one extra Read Data in its Who Are You answer ge
     s = r.state;
     return r.effects;
   };
-  const way = Buffer.concat([Buffer.from([0x88, 0xe0, 0x01, 0, 0, 0, 0]), Buffer.from('00012345'), Buffer.from([1, 1, /* rd */ 1, 0, 0, 0])]);
+  const way = Buffer.concat([
+    Buffer.from([0x88, 0xe0, 0x01, 0, 0, 0, 0]),
+    Buffer.from('00012345'),
+    Buffer.from([1, 1, /* rd */ 1, 0, 0, 0]),
+  ]);
   feed(bytes(dataMessage(way, 1, 1)));
   feed(bytes(control(ACK, 2, 0)));
   feed(bytes(dataMessage(Buffer.from([0x88, 0xe2, 0x01, 1, 1, 0, 0, 2, 0]), 2, 2)));

@@ -12,23 +12,27 @@ import { auditFile, dexRig } from './support.js';
 const T = { timeout: 180_000 };
 
 for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
-  test(`${protocol}: a read returns the file byte for byte, and the next read of a resetting VMC the next file`, T, async () => {
-    const files = [auditFile('FIRST'), auditFile('SECOND', 30)];
-    const rig = await dexRig({ protocol, files });
-    try {
-      const one = await rig.link.read();
-      assert.equal(one.protocol, protocol);
-      assert.deepEqual(one.bytes, files[0]);
-      assert.ok(one.durationMs >= 0);
-      const two = await rig.link.read();
-      assert.deepEqual(two.bytes, files[1]);
-      // The simulator counts a read once its last EOT has left, which may be after the link has it.
-      await until(() => rig.sim.served === 2, 10_000, 'the simulator to count its second read');
-      assert.equal(rig.sim.served, 2);
-    } finally {
-      await rig.close();
-    }
-  });
+  test(
+    `${protocol}: a read returns the file byte for byte, and the next read of a resetting VMC the next file`,
+    T,
+    async () => {
+      const files = [auditFile('FIRST'), auditFile('SECOND', 30)];
+      const rig = await dexRig({ protocol, files });
+      try {
+        const one = await rig.link.read();
+        assert.equal(one.protocol, protocol);
+        assert.deepEqual(one.bytes, files[0]);
+        assert.ok(one.durationMs >= 0);
+        const two = await rig.link.read();
+        assert.deepEqual(two.bytes, files[1]);
+        // The simulator counts a read once its last EOT has left, which may be after the link has it.
+        await until(() => rig.sim.served === 2, 10_000, 'the simulator to count its second read');
+        assert.equal(rig.sim.served, 2);
+      } finally {
+        await rig.close();
+      }
+    },
+  );
 
   test(`${protocol}: one damaged block is asked again and the file arrives whole`, T, async () => {
     const rig = await dexRig({ protocol, behaviour: 'crc-once' });
@@ -56,7 +60,10 @@ for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
     test(`${protocol}: a VMC that ${behaviour} ends the read with ${code}, and the port is released`, T, async () => {
       const rig = await dexRig({ protocol, behaviour });
       try {
-        await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, code) && typeof err.hint === 'string');
+        await assert.rejects(
+          rig.link.read(),
+          (err: unknown) => isQrvendError(err, code) && typeof err.hint === 'string',
+        );
         assert.equal(rig.sim.served, 0);
         // Released: another opener (a second link, as `qrvend dex read` would be) can take the port.
         const { openDexPort } = await import('../../../src/dex/link/port.js');
@@ -99,21 +106,25 @@ test('dex-ucs: a VMC answering 04 (no data) from an ID ending in 00 is refusing,
   }
 });
 
-test('auto: a DDCMP VMC is found after DEX/UCS gets no answer, remembered, and asked in DDCMP first next time', T, async () => {
-  const rig = await dexRig({ protocol: 'ddcmp', linkProtocol: 'auto' });
-  try {
-    const one = await rig.link.read();
-    assert.equal(one.protocol, 'ddcmp');
-    assert.deepEqual(one.bytes, auditFile('A'));
-    assert.equal(JSON.parse(readFileSync(rig.factsPath, 'utf8')).protocol, 'ddcmp');
-    const two = await rig.link.read();
-    assert.equal(two.protocol, 'ddcmp');
-    // Asked in DDCMP first: no DEX/UCS ENQ rounds (three timer A periods) before it.
-    assert.equal(rig.sim.served, 2);
-  } finally {
-    await rig.close();
-  }
-});
+test(
+  'auto: a DDCMP VMC is found after DEX/UCS gets no answer, remembered, and asked in DDCMP first next time',
+  T,
+  async () => {
+    const rig = await dexRig({ protocol: 'ddcmp', linkProtocol: 'auto' });
+    try {
+      const one = await rig.link.read();
+      assert.equal(one.protocol, 'ddcmp');
+      assert.deepEqual(one.bytes, auditFile('A'));
+      assert.equal(JSON.parse(readFileSync(rig.factsPath, 'utf8')).protocol, 'ddcmp');
+      const two = await rig.link.read();
+      assert.equal(two.protocol, 'ddcmp');
+      // Asked in DDCMP first: no DEX/UCS ENQ rounds (three timer A periods) before it.
+      assert.equal(rig.sim.served, 2);
+    } finally {
+      await rig.close();
+    }
+  },
+);
 
 test('auto: a DEX/UCS VMC is read in DEX/UCS and remembered', T, async () => {
   const rig = await dexRig({ protocol: 'dex-ucs', linkProtocol: 'auto' });
@@ -136,14 +147,21 @@ test('a second read while one runs is refused with DEX_BUSY, and the first one e
   }
 });
 
-test('while a read runs, another opener of the port (as a second process would be) is refused with DEX_PORT', T, async () => {
-  const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('L', 3)] });
-  try {
-    const first = rig.link.read();
-    const { openDexPort } = await import('../../../src/dex/link/port.js');
-    await assert.rejects(openDexPort(rig.pty.agentPath, 9600), (err: unknown) => isQrvendError(err, 'DEX_PORT') && /another process holds the port/.test(err.hint ?? ''));
-    await first;
-  } finally {
-    await rig.close();
-  }
-});
+test(
+  'while a read runs, another opener of the port (as a second process would be) is refused with DEX_PORT',
+  T,
+  async () => {
+    const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('L', 3)] });
+    try {
+      const first = rig.link.read();
+      const { openDexPort } = await import('../../../src/dex/link/port.js');
+      await assert.rejects(
+        openDexPort(rig.pty.agentPath, 9600),
+        (err: unknown) => isQrvendError(err, 'DEX_PORT') && /another process holds the port/.test(err.hint ?? ''),
+      );
+      await first;
+    } finally {
+      await rig.close();
+    }
+  },
+);

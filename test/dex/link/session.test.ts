@@ -11,7 +11,16 @@ import { runSession } from '../../../src/dex/link/session.js';
 const chatty: LinkMachine<number> = {
   baudRate: 9600,
   initial: () => 0,
-  step: (n, input) => ({ state: n + 1, effects: input.kind === 'bytes' ? [{ kind: 'send', bytes: Buffer.from([5]), delayMs: 0 }, { kind: 'timer', ms: 10_000 }] : [{ kind: 'timer', ms: 10_000 }] }),
+  step: (n, input) => ({
+    state: n + 1,
+    effects:
+      input.kind === 'bytes'
+        ? [
+            { kind: 'send', bytes: Buffer.from([5]), delayMs: 0 },
+            { kind: 'timer', ms: 10_000 },
+          ]
+        : [{ kind: 'timer', ms: 10_000 }],
+  }),
 };
 
 function fakePort(): DexPort & { written: number; push(b: Buffer): void; lose(r: string): void } {
@@ -33,13 +42,20 @@ function fakePort(): DexPort & { written: number; push(b: Buffer): void; lose(r:
   return port;
 }
 
-test('a VMC that keeps the session going without finishing it is cut off at the whole-read bound (DEX_TIMEOUT)', { timeout: 180_000 }, async () => {
-  const port = fakePort();
-  const read = runSession(chatty, port, 1024, silentLogger(), new Date(), 300);
-  port.push(Buffer.from([5]));
-  await assert.rejects(read, (err: unknown) => isQrvendError(err, 'DEX_TIMEOUT') && /did not end within/.test(err.message));
-  assert.ok(port.written > 1);
-});
+test(
+  'a VMC that keeps the session going without finishing it is cut off at the whole-read bound (DEX_TIMEOUT)',
+  { timeout: 180_000 },
+  async () => {
+    const port = fakePort();
+    const read = runSession(chatty, port, 1024, silentLogger(), new Date(), 300);
+    port.push(Buffer.from([5]));
+    await assert.rejects(
+      read,
+      (err: unknown) => isQrvendError(err, 'DEX_TIMEOUT') && /did not end within/.test(err.message),
+    );
+    assert.ok(port.written > 1);
+  },
+);
 
 test('a port that fails mid-read ends it with DEX_PORT', { timeout: 180_000 }, async () => {
   const port = fakePort();
@@ -48,16 +64,31 @@ test('a port that fails mid-read ends it with DEX_PORT', { timeout: 180_000 }, a
   await assert.rejects(read, (err: unknown) => isQrvendError(err, 'DEX_PORT') && /unplugged/.test(err.message));
 });
 
-test('a device that stops taking bytes cannot hold the result up: the read ends with its failure', { timeout: 180_000 }, async () => {
-  const port = fakePort();
-  port.write = () => new Promise(() => {}); // the write never completes
-  const failing: LinkMachine<number> = {
-    baudRate: 9600,
-    initial: () => 0,
-    step: (n, input) =>
-      input.kind === 'begin'
-        ? { state: 1, effects: [{ kind: 'send', bytes: Buffer.from([5]), delayMs: 0 }, { kind: 'timer', ms: 50 }] }
-        : { state: 2, effects: [{ kind: 'fail', code: 'DEX_NO_ANSWER', message: 'no answer', hint: 'check the cable' }] },
-  };
-  await assert.rejects(runSession(failing, port, 1024, silentLogger()), (err: unknown) => isQrvendError(err, 'DEX_NO_ANSWER'));
-});
+test(
+  'a device that stops taking bytes cannot hold the result up: the read ends with its failure',
+  { timeout: 180_000 },
+  async () => {
+    const port = fakePort();
+    port.write = () => new Promise(() => {}); // the write never completes
+    const failing: LinkMachine<number> = {
+      baudRate: 9600,
+      initial: () => 0,
+      step: (n, input) =>
+        input.kind === 'begin'
+          ? {
+              state: 1,
+              effects: [
+                { kind: 'send', bytes: Buffer.from([5]), delayMs: 0 },
+                { kind: 'timer', ms: 50 },
+              ],
+            }
+          : {
+              state: 2,
+              effects: [{ kind: 'fail', code: 'DEX_NO_ANSWER', message: 'no answer', hint: 'check the cable' }],
+            },
+    };
+    await assert.rejects(runSession(failing, port, 1024, silentLogger()), (err: unknown) =>
+      isQrvendError(err, 'DEX_NO_ANSWER'),
+    );
+  },
+);

@@ -37,9 +37,20 @@ export async function dexRig(o: {
 }): Promise<DexRig> {
   const pty = await createPtyPair();
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-dex-'));
-  const sim = await startDexSim({ path: pty.vmcPath, protocol: o.protocol, files: o.files ?? [auditFile('A')], behaviour: o.behaviour ?? 'normal' });
+  const sim = await startDexSim({
+    path: pty.vmcPath,
+    protocol: o.protocol,
+    files: o.files ?? [auditFile('A')],
+    behaviour: o.behaviour ?? 'normal',
+  });
   const factsPath = join(dir, 'dex-facts.json');
-  const link = openDexLink({ port: pty.agentPath, protocol: o.linkProtocol ?? o.protocol, factsPath, maxFileBytes: o.maxFileBytes ?? 1024 * 1024, log: silentLogger() });
+  const link = openDexLink({
+    port: pty.agentPath,
+    protocol: o.linkProtocol ?? o.protocol,
+    factsPath,
+    maxFileBytes: o.maxFileBytes ?? 1024 * 1024,
+    log: silentLogger(),
+  });
   return {
     pty,
     sim,

@@ -17,15 +17,31 @@ export interface DynamicPayment {
 }
 
 /** The consumer selects `item` at `price`; resolves once the daemon has started the payment. */
-export async function selectAndPay(rig: Rig, item: number, price: number, answerTimeoutMs = 10_000): Promise<DynamicPayment> {
+export async function selectAndPay(
+  rig: Rig,
+  item: number,
+  price: number,
+  answerTimeoutMs = 10_000,
+): Promise<DynamicPayment> {
   const mark = logMark(rig);
   const answer = nextVendAnswer(rig, answerTimeoutMs);
   answer.catch(() => {}); // a test that never looks at the answer must not leave a rejection behind
   assert.ok(rig.vmc.select(item, price), 'the VMC could not select (reader not enabled, or a vend pending)');
-  const started = await waitLogAfter(rig, mark, (l) => l.msg === 'dynamic QR payment started' && l.item === item, 'the dynamic QR payment to start');
+  const started = await waitLogAfter(
+    rig,
+    mark,
+    (l) => l.msg === 'dynamic QR payment started' && l.item === item,
+    'the dynamic QR payment to start',
+  );
   const txId = String(started.txId);
   const requestId = String(started.requestId);
-  const result = waitLogAfter(rig, mark, (l) => l.msg === 'dynamic QR payment ended' && l.txId === txId, 'the dynamic QR payment to end', 15_000).then((l) => String(l.result));
+  const result = waitLogAfter(
+    rig,
+    mark,
+    (l) => l.msg === 'dynamic QR payment ended' && l.txId === txId,
+    'the dynamic QR payment to end',
+    15_000,
+  ).then((l) => String(l.result));
   result.catch(() => {});
   return { txId, requestId, answer, result };
 }

@@ -53,16 +53,32 @@ export function tx(rig: Rig, txId: string): TxRecord | undefined {
 }
 
 /** Waits until the simulator's record of txId satisfies `check`, and returns it. */
-export async function waitTx(rig: Rig, txId: string, check: (t: TxRecord) => boolean, what: string, timeoutMs = 10_000): Promise<TxRecord> {
-  await until(() => {
-    const t = tx(rig, txId);
-    return t !== undefined && check(t);
-  }, timeoutMs, `${what} (transaction ${txId})`);
+export async function waitTx(
+  rig: Rig,
+  txId: string,
+  check: (t: TxRecord) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<TxRecord> {
+  await until(
+    () => {
+      const t = tx(rig, txId);
+      return t !== undefined && check(t);
+    },
+    timeoutMs,
+    `${what} (transaction ${txId})`,
+  );
   return tx(rig, txId)!;
 }
 
 /** A log line of the daemon that comes after `mark` (an index into its logs). */
-export function waitLogAfter(rig: Rig, mark: number, match: (l: LogLine) => boolean, what: string, timeoutMs = 10_000): Promise<LogLine> {
+export function waitLogAfter(
+  rig: Rig,
+  mark: number,
+  match: (l: LogLine) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<LogLine> {
   const agent = rig.agent!;
   return agent.waitForLog((l) => agent.logs.indexOf(l) >= mark && match(l), timeoutMs, what);
 }
@@ -73,7 +89,11 @@ export function logMark(rig: Rig): number {
 
 /** The host's answer to a pending vend request (C,VEND,<amount> or C,VEND,-1). */
 export function nextVendAnswer(rig: Rig, timeoutMs = 10_000): Promise<BoardCommand> {
-  return rig.nextCommand((c) => c.kind === 'vend-approve' || c.kind === 'vend-deny', timeoutMs, 'the vend answer (C,VEND,...)');
+  return rig.nextCommand(
+    (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
+    timeoutMs,
+    'the vend answer (C,VEND,...)',
+  );
 }
 
 /** Every request the daemon sent passed the simulator's strict validation, and nothing was closed twice. */
@@ -93,10 +113,14 @@ export function assertSalesBalance(rig: Rig, options: { virtualCredit?: number }
 
 /** The VMC has no session or vend open (the previous test ended cleanly). */
 export async function vmcIdle(rig: Rig, timeoutMs = 10_000): Promise<void> {
-  await until(() => {
-    const s = rig.vmc.state();
-    return s.reader === 'enabled' && !s.session && s.vend === 'none';
-  }, timeoutMs, 'the VMC to be idle with the reader enabled');
+  await until(
+    () => {
+      const s = rig.vmc.state();
+      return s.reader === 'enabled' && !s.session && s.vend === 'none';
+    },
+    timeoutMs,
+    'the VMC to be idle with the reader enabled',
+  );
 }
 
 /** The last VMC session record (the one a test just drove). */
@@ -112,16 +136,28 @@ export function knownTxIds(rig: Rig): Set<string> {
 
 export async function newTxId(rig: Rig, known: Set<string>, what: string, timeoutMs = 10_000): Promise<string> {
   let found: string | undefined;
-  await until(() => {
-    found = Object.keys(rig.gateway.ledger().transactions).find((id) => !known.has(id));
-    return found !== undefined;
-  }, timeoutMs, what);
+  await until(
+    () => {
+      found = Object.keys(rig.gateway.ledger().transactions).find((id) => !known.has(id));
+      return found !== undefined;
+    },
+    timeoutMs,
+    what,
+  );
   return found!;
 }
 
 /** The VMC disables (or enables) the reader; resolves once the daemon's payment side has seen it. */
 export async function setReaderEnabled(rig: Rig, enabled: boolean): Promise<void> {
   const mark = logMark(rig);
-  assert.ok(enabled ? rig.vmc.enable() : rig.vmc.disable(), `the VMC could not ${enabled ? 'enable' : 'disable'} the reader`);
-  await waitLogAfter(rig, mark, (l) => l.msg === 'reader availability changed' && l.status === (enabled ? 'enabled' : 'disabled'), `the daemon to see the reader ${enabled ? 'enabled' : 'disabled'}`);
+  assert.ok(
+    enabled ? rig.vmc.enable() : rig.vmc.disable(),
+    `the VMC could not ${enabled ? 'enable' : 'disable'} the reader`,
+  );
+  await waitLogAfter(
+    rig,
+    mark,
+    (l) => l.msg === 'reader availability changed' && l.status === (enabled ? 'enabled' : 'disabled'),
+    `the daemon to see the reader ${enabled ? 'enabled' : 'disabled'}`,
+  );
 }

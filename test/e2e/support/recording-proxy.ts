@@ -74,7 +74,16 @@ export async function startRecordingProxy(): Promise<RecordingProxy> {
     req.on('end', () => {
       const path = new URL(req.url ?? '/', 'http://proxy').pathname;
       const requestText = Buffer.concat(chunks).toString('utf8');
-      const ex: Exchange = { op: opOf(path), path, requestText, request: parse(requestText), fate: 'pending', status: null, responseText: null, response: null };
+      const ex: Exchange = {
+        op: opOf(path),
+        path,
+        requestText,
+        request: parse(requestText),
+        fate: 'pending',
+        status: null,
+        responseText: null,
+        response: null,
+      };
       log.push(ex);
       if (hangPredicate?.(ex.op, ex.request)) {
         ex.fate = 'held';
@@ -141,7 +150,8 @@ export async function startRecordingProxy(): Promise<RecordingProxy> {
       hangPredicate = predicate;
     },
     exchanges: () => log.map((e) => ({ ...e })),
-    of: (op, transactionId) => log.filter((e) => e.op === op && e.request?.BasicInfo?.TransactionId === transactionId).map((e) => ({ ...e })),
+    of: (op, transactionId) =>
+      log.filter((e) => e.op === op && e.request?.BasicInfo?.TransactionId === transactionId).map((e) => ({ ...e })),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -31,7 +31,12 @@ export async function select(rig: Rig, item: number, price: number): Promise<Boa
 }
 
 /** Select, expect approval of exactly the price, then dispense (or fail to). */
-export async function buy(rig: Rig, item: number, price: number, result: 'success' | 'failure' = 'success'): Promise<void> {
+export async function buy(
+  rig: Rig,
+  item: number,
+  price: number,
+  result: 'success' | 'failure' = 'success',
+): Promise<void> {
   assert.deepEqual(await select(rig, item, price), { kind: 'vend-approve', amount: price });
   assert.ok(result === 'success' ? rig.vmc.vendSuccess() : rig.vmc.vendFailure(3));
 }

@@ -23,6 +23,7 @@ export async function vmcDoctorCli(rig: Rig): Promise<CheckOutcome & { id: strin
   const run = await runCli(['doctor', '--json', '--config', rig.configFile]);
   const report = JSON.parse(run.stdout) as DoctorReport;
   const vmc = report.results.find((r) => r.id === 'vmc');
-  if (!vmc) throw new Error(`no vmc check in the doctor's report: ${run.stdout.slice(0, 400)} ${run.stderr.slice(0, 400)}`);
+  if (!vmc)
+    throw new Error(`no vmc check in the doctor's report: ${run.stdout.slice(0, 400)} ${run.stderr.slice(0, 400)}`);
   return vmc;
 }

@@ -5,10 +5,16 @@ import mqtt from 'mqtt';
 import { startMosquitto } from '../../../rigs/broker/mosquitto-broker.js';
 import { until } from '../../../src/sim/wait.js';
 
-const skip = process.env.QRVEND_TEST_BROKER === 'mosquitto' ? false : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
+const skip =
+  process.env.QRVEND_TEST_BROKER === 'mosquitto'
+    ? false
+    : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
 
 test('without the mosquitto binary: an error naming it and the package to install', { timeout: 180_000 }, async () => {
-  await assert.rejects(startMosquitto({ bin: '/nonexistent/sbin/mosquitto' }), /mosquitto not found at \/nonexistent\/sbin\/mosquitto: install the Debian package `mosquitto`/);
+  await assert.rejects(
+    startMosquitto({ bin: '/nonexistent/sbin/mosquitto' }),
+    /mosquitto not found at \/nonexistent\/sbin\/mosquitto: install the Debian package `mosquitto`/,
+  );
 });
 
 async function retained(url: string, topic: string, protocolVersion: 4 | 5): Promise<string | null> {
@@ -31,38 +37,46 @@ async function retained(url: string, topic: string, protocolVersion: 4 | 5): Pro
   }
 }
 
-test('mosquitto on a loopback port: MQTT 5 and 3.1.1, stop and start on the same port, close removes everything', { skip, timeout: 180_000 }, async (t) => {
-  const broker = await startMosquitto();
-  t.after(() => broker.close());
-  assert.match(broker.url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
-  const v5 = await mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0 });
-  await v5.publishAsync('t/r', 'kept?', { qos: 1, retain: true, properties: { messageExpiryInterval: 60 } });
-  assert.equal(await retained(broker.url, 't/r', 4), 'kept?');
-  const closed = new Promise<void>((resolve) => v5.once('close', () => resolve()));
-  const port = broker.port;
-  const pid = broker.pid;
-  await broker.stop();
-  await closed;
-  assert.equal(broker.pid, null);
-  await broker.start();
-  assert.equal(broker.port, port);
-  assert.notEqual(broker.pid, pid);
-  // No persistence: a restart forgets retained messages, like a broker without a store.
-  assert.equal(await retained(broker.url, 't/r', 5), null);
-  await v5.endAsync(true);
-  const dir = broker.configDir;
-  assert.equal(existsSync(dir), true);
-  await broker.close();
-  assert.equal(existsSync(dir), false);
-});
+test(
+  'mosquitto on a loopback port: MQTT 5 and 3.1.1, stop and start on the same port, close removes everything',
+  { skip, timeout: 180_000 },
+  async (t) => {
+    const broker = await startMosquitto();
+    t.after(() => broker.close());
+    assert.match(broker.url, /^mqtt:\/\/127\.0\.0\.1:\d+$/);
+    const v5 = await mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0 });
+    await v5.publishAsync('t/r', 'kept?', { qos: 1, retain: true, properties: { messageExpiryInterval: 60 } });
+    assert.equal(await retained(broker.url, 't/r', 4), 'kept?');
+    const closed = new Promise<void>((resolve) => v5.once('close', () => resolve()));
+    const port = broker.port;
+    const pid = broker.pid;
+    await broker.stop();
+    await closed;
+    assert.equal(broker.pid, null);
+    await broker.start();
+    assert.equal(broker.port, port);
+    assert.notEqual(broker.pid, pid);
+    // No persistence: a restart forgets retained messages, like a broker without a store.
+    assert.equal(await retained(broker.url, 't/r', 5), null);
+    await v5.endAsync(true);
+    const dir = broker.configDir;
+    assert.equal(existsSync(dir), true);
+    await broker.close();
+    assert.equal(existsSync(dir), false);
+  },
+);
 
-test('mosquitto with persistence keeps retained messages across stop and start', { skip, timeout: 180_000 }, async (t) => {
-  const broker = await startMosquitto({ persistence: true });
-  t.after(() => broker.close());
-  const c = await mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0 });
-  await c.publishAsync('t/p', 'persisted', { qos: 1, retain: true });
-  await c.endAsync();
-  await broker.stop();
-  await broker.start();
-  assert.equal(await retained(broker.url, 't/p', 5), 'persisted');
-});
+test(
+  'mosquitto with persistence keeps retained messages across stop and start',
+  { skip, timeout: 180_000 },
+  async (t) => {
+    const broker = await startMosquitto({ persistence: true });
+    t.after(() => broker.close());
+    const c = await mqtt.connectAsync(broker.url, { protocolVersion: 5, reconnectPeriod: 0 });
+    await c.publishAsync('t/p', 'persisted', { qos: 1, retain: true });
+    await c.endAsync();
+    await broker.stop();
+    await broker.start();
+    assert.equal(await retained(broker.url, 't/p', 5), 'persisted');
+  },
+);

@@ -64,10 +64,23 @@ before(async () => {
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
     env: { [TEST_CLOCK_ENV]: clockFile },
-    config: { fleet: { url: broker.url, topicPrefix: PREFIX, machineId: MACHINE, protocolVersion: protocolFor(broker), healthIntervalS: 5, trustFile } },
+    config: {
+      fleet: {
+        url: broker.url,
+        topicPrefix: PREFIX,
+        machineId: MACHINE,
+        protocolVersion: protocolFor(broker),
+        healthIntervalS: 5,
+        trustFile,
+      },
+    },
   });
   watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE, ops);
-  publisher = connect(broker.url, { protocolVersion: protocolFor(broker), clientId: `flood-${randomUUID().slice(0, 8)}`, reconnectPeriod: 0 });
+  publisher = connect(broker.url, {
+    protocolVersion: protocolFor(broker),
+    clientId: `flood-${randomUUID().slice(0, 8)}`,
+    reconnectPeriod: 0,
+  });
   await new Promise<void>((resolve, reject) => {
     publisher.once('connect', () => resolve());
     publisher.once('error', reject);
@@ -90,7 +103,12 @@ after(async () => {
 /** Sends a request exactly as given (the signature made by the caller) and waits for its reply. */
 function send(name: string, args: unknown, signature: unknown, timeoutMs = 10_000): Promise<CommandReply> {
   const correlationId = randomUUID();
-  return watcher.commandRaw(name, JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }), correlationId, timeoutMs);
+  return watcher.commandRaw(
+    name,
+    JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }),
+    correlationId,
+    timeoutMs,
+  );
 }
 
 function refusedWith(reply: CommandReply, pattern: RegExp): void {
@@ -101,21 +119,47 @@ function refusedWith(reply: CommandReply, pattern: RegExp): void {
 
 const hostEnabled = () => rig.vmc.state().hostEnabled;
 
-test('item 1: unsigned, unknown key, wrong scope, another machine or command, stale: each refused naming why; nothing ran', T, async () => {
-  refusedWith(await send('reader.disable', {}, undefined), /unsigned/);
-  refusedWith(await send('ping', {}, undefined), /unsigned/, );
-  refusedWith(await send('reader.disable', {}, signCommand(stranger, MACHINE, 'reader.disable', {})), /the key stranger is not trusted/);
-  refusedWith(await send('reader.disable', {}, signCommand(reader, MACHINE, 'reader.disable', {})), /scope operate/);
-  refusedWith(await send('config.set', { set: { mdb: { sessionIdleTimeoutMs: 40_000 } } }, signCommand(ops, MACHINE, 'config.set', { set: { mdb: { sessionIdleTimeoutMs: 40_000 } } })), /scope configure/);
-  refusedWith(await send('reader.disable', {}, signCommand(ops, 'M-TRUST-2', 'reader.disable', {})), /does not match/);
-  refusedWith(await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.enable', {})), /does not match/);
-  refusedWith(await send('outbox.retry', { id: 2 }, signCommand(ops, MACHINE, 'outbox.retry', { id: 1 })), /does not match/);
-  refusedWith(await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, Date.now() - 5 * 60_000)), /expired/);
-  refusedWith(await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, Date.now() + 5 * 60_000)), /future/);
-  assert.equal(hostEnabled(), true, 'the reader was never disabled');
-  assert.equal(existsSync(rig.overlayFile), false);
-  assert.equal(rig.agent?.child.exitCode, null, 'still running');
-});
+test(
+  'item 1: unsigned, unknown key, wrong scope, another machine or command, stale: each refused naming why; nothing ran',
+  T,
+  async () => {
+    refusedWith(await send('reader.disable', {}, undefined), /unsigned/);
+    refusedWith(await send('ping', {}, undefined), /unsigned/);
+    refusedWith(
+      await send('reader.disable', {}, signCommand(stranger, MACHINE, 'reader.disable', {})),
+      /the key stranger is not trusted/,
+    );
+    refusedWith(await send('reader.disable', {}, signCommand(reader, MACHINE, 'reader.disable', {})), /scope operate/);
+    refusedWith(
+      await send(
+        'config.set',
+        { set: { mdb: { sessionIdleTimeoutMs: 40_000 } } },
+        signCommand(ops, MACHINE, 'config.set', { set: { mdb: { sessionIdleTimeoutMs: 40_000 } } }),
+      ),
+      /scope configure/,
+    );
+    refusedWith(
+      await send('reader.disable', {}, signCommand(ops, 'M-TRUST-2', 'reader.disable', {})),
+      /does not match/,
+    );
+    refusedWith(await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.enable', {})), /does not match/);
+    refusedWith(
+      await send('outbox.retry', { id: 2 }, signCommand(ops, MACHINE, 'outbox.retry', { id: 1 })),
+      /does not match/,
+    );
+    refusedWith(
+      await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, Date.now() - 5 * 60_000)),
+      /expired/,
+    );
+    refusedWith(
+      await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, Date.now() + 5 * 60_000)),
+      /future/,
+    );
+    assert.equal(hostEnabled(), true, 'the reader was never disabled');
+    assert.equal(existsSync(rig.overlayFile), false);
+    assert.equal(rig.agent?.child.exitCode, null, 'still running');
+  },
+);
 
 /** Run once in the test below; replayed after restarts later (valid 15 min, so only its nonce refuses it). */
 let ranOnce: ReturnType<typeof signCommand>;
@@ -136,185 +180,318 @@ test('item 1: a signed command runs once; the same request again is a replay, re
   assert.equal(statSync(nonces).mode & 0o777, 0o600);
 });
 
-test('item 1: config.get shows no secret\'s path (token, password, keys) and ' +
-  'no file path at all; doctor over the fleet shows no secret\'s path', T, async () => {
-  const all = await watcher.command('config.get');
-  assert.equal(all.ok, true);
-  const text = JSON.stringify(all);
-  for (const secret of ['secret-token', rig.dir]) assert.ok(!text.includes(secret), `config.get shows ${secret}`);
-  const one = await watcher.command('config.get', { key: 'start.secretTokenFile' });
-  assert.deepEqual(one.ok && one.result, { key: 'start.secretTokenFile', value: '(redacted)' });
-  // doctor names the token file in its report; over the fleet the path is gone.
-  const doctor = await watcher.command('doctor', {}, 20_000);
-  assert.equal(doctor.ok, true);
-  assert.ok(!JSON.stringify(doctor).includes(join(rig.dir, 'secret-token')), 'doctor shows the SecretToken file');
-  assert.match(JSON.stringify(doctor), /secret-token/, 'the check itself is there');
-});
+test(
+  "item 1: config.get shows no secret's path (token, password, keys) and " +
+    "no file path at all; doctor over the fleet shows no secret's path",
+  T,
+  async () => {
+    const all = await watcher.command('config.get');
+    assert.equal(all.ok, true);
+    const text = JSON.stringify(all);
+    for (const secret of ['secret-token', rig.dir]) assert.ok(!text.includes(secret), `config.get shows ${secret}`);
+    const one = await watcher.command('config.get', { key: 'start.secretTokenFile' });
+    assert.deepEqual(one.ok && one.result, { key: 'start.secretTokenFile', value: '(redacted)' });
+    // doctor names the token file in its report; over the fleet the path is gone.
+    const doctor = await watcher.command('doctor', {}, 20_000);
+    assert.equal(doctor.ok, true);
+    assert.ok(!JSON.stringify(doctor).includes(join(rig.dir, 'secret-token')), 'doctor shows the SecretToken file');
+    assert.match(JSON.stringify(doctor), /secret-token/, 'the check itself is there');
+  },
+);
 
-test('item 1: qrvend fleet keygen writes the private key 0600 and ' +
-  'prints only the public entry; fleet cmd --sign-key signs', T, async () => {
-  assert.equal(statSync(cliKeyFile).mode & 0o777, 0o600);
-  const again = await runCli(['fleet', 'keygen', '--out', cliKeyFile]);
-  assert.notEqual(again.code, 0, 'an existing key is never overwritten');
-  const url = ['--url', broker.url, '--prefix', PREFIX];
-  const ping = await runCli(['fleet', 'cmd', MACHINE, 'ping', '--sign-key', cliKeyFile, '--key-id', cliKeyId, '--json', ...url]);
-  assert.equal(ping.code, 0, ping.stderr + ping.stdout);
-  assert.equal((JSON.parse(ping.stdout) as CommandReply).ok, true);
-  const unsigned = await runCli(['fleet', 'cmd', MACHINE, 'ping', '--json', ...url]);
-  assert.equal(unsigned.code, 1);
-  assert.match(unsigned.stdout, /UNAUTHORIZED.*unsigned/);
-  const scope = await runCli(['fleet', 'cmd', MACHINE, 'service.restart', '--sign-key', cliKeyFile, '--key-id', cliKeyId, '--json', ...url]);
-  assert.equal(scope.code, 1);
-  assert.match(scope.stdout, /UNAUTHORIZED.*scope operate/);
-  const output = ping.stdout + ping.stderr + scope.stdout + scope.stderr;
-  assert.ok(!output.includes('PRIVATE KEY'), 'key material in the output');
-  assert.equal(rig.agent?.child.exitCode, null, 'still running');
-});
+test(
+  'item 1: qrvend fleet keygen writes the private key 0600 and ' +
+    'prints only the public entry; fleet cmd --sign-key signs',
+  T,
+  async () => {
+    assert.equal(statSync(cliKeyFile).mode & 0o777, 0o600);
+    const again = await runCli(['fleet', 'keygen', '--out', cliKeyFile]);
+    assert.notEqual(again.code, 0, 'an existing key is never overwritten');
+    const url = ['--url', broker.url, '--prefix', PREFIX];
+    const ping = await runCli([
+      'fleet',
+      'cmd',
+      MACHINE,
+      'ping',
+      '--sign-key',
+      cliKeyFile,
+      '--key-id',
+      cliKeyId,
+      '--json',
+      ...url,
+    ]);
+    assert.equal(ping.code, 0, ping.stderr + ping.stdout);
+    assert.equal((JSON.parse(ping.stdout) as CommandReply).ok, true);
+    const unsigned = await runCli(['fleet', 'cmd', MACHINE, 'ping', '--json', ...url]);
+    assert.equal(unsigned.code, 1);
+    assert.match(unsigned.stdout, /UNAUTHORIZED.*unsigned/);
+    const scope = await runCli([
+      'fleet',
+      'cmd',
+      MACHINE,
+      'service.restart',
+      '--sign-key',
+      cliKeyFile,
+      '--key-id',
+      cliKeyId,
+      '--json',
+      ...url,
+    ]);
+    assert.equal(scope.code, 1);
+    assert.match(scope.stdout, /UNAUTHORIZED.*scope operate/);
+    const output = ping.stdout + ping.stderr + scope.stdout + scope.stderr;
+    assert.ok(!output.includes('PRIVATE KEY'), 'key material in the output');
+    assert.equal(rig.agent?.child.exitCode, null, 'still running');
+  },
+);
 
-test('item 3: config.set refuses every key the fleet may not set, (a)-(d) of the issue; the overlay is never written', T, async () => {
-  const refused = async (set: Record<string, unknown>, paths: string[]) => {
-    const args = { set };
-    const reply = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
-    assert.equal(reply.ok, false, JSON.stringify(reply));
-    assert.equal(!reply.ok && reply.error.code, 'BAD_ARGS', JSON.stringify(reply));
-    for (const p of paths) assert.match(!reply.ok ? reply.error.message : '', new RegExp(`${p.replace(/\./g, '\\.')}: not settable from the fleet`), JSON.stringify(reply));
-  };
-  const tokenFile = join(rig.dir, 'secret-token');
-  // (a) the broker and its password file: the SecretToken would go to a foreign broker
-  await refused({ fleet: { url: 'mqtt://127.0.0.1:1', username: 'x', passwordFile: tokenFile } }, ['fleet.url', 'fleet.passwordFile', 'fleet.username']);
-  // (b) another gateway; the listen address, the log level, the decimals
-  await refused({ gateway: { baseUrl: 'http://127.0.0.1:9' } }, ['gateway.baseUrl']);
-  await refused({ start: { listen: '0.0.0.0:18555' } }, ['start.listen']);
-  await refused({ log: { level: 'silent' } }, ['log.level']);
-  await refused({ machine: { decimalPlaces: 0 } }, ['machine.decimalPlaces']);
-  // (b) the pre-authorization amount above the site's own (10): refused; the site's ceiling holds
-  const args = { set: { staticQr: { preauthAmount: 500 } } };
-  const tooMuch = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
-  assert.match(!tooMuch.ok ? tooMuch.error.message : '', /staticQr\.preauthAmount: at most 10 from the fleet/);
-  // (c) the PNG written over the ledger
-  await refused({ display: { png: join(rig.dir, 'ledger.sqlite') } }, ['display.png']);
-  // (d) the machine's identity
-  await refused({ fleet: { machineId: 'M-TRUST-9' } }, ['fleet.machineId']);
-  assert.equal(existsSync(rig.overlayFile), false, 'no overlay written');
-  assert.equal(rig.agent?.child.exitCode, null, 'still running');
-  // A sale still opens with the site's amount, at the site's gateway.
-  const started = await rig.start();
-  assert.equal(started.outcome.kind, 'approved', JSON.stringify(started.outcome));
-});
+test(
+  'item 3: config.set refuses every key the fleet may not set, (a)-(d) of the issue; the overlay is never written',
+  T,
+  async () => {
+    const refused = async (set: Record<string, unknown>, paths: string[]) => {
+      const args = { set };
+      const reply = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
+      assert.equal(reply.ok, false, JSON.stringify(reply));
+      assert.equal(!reply.ok && reply.error.code, 'BAD_ARGS', JSON.stringify(reply));
+      for (const p of paths)
+        assert.match(
+          !reply.ok ? reply.error.message : '',
+          new RegExp(`${p.replace(/\./g, '\\.')}: not settable from the fleet`),
+          JSON.stringify(reply),
+        );
+    };
+    const tokenFile = join(rig.dir, 'secret-token');
+    // (a) the broker and its password file: the SecretToken would go to a foreign broker
+    await refused({ fleet: { url: 'mqtt://127.0.0.1:1', username: 'x', passwordFile: tokenFile } }, [
+      'fleet.url',
+      'fleet.passwordFile',
+      'fleet.username',
+    ]);
+    // (b) another gateway; the listen address, the log level, the decimals
+    await refused({ gateway: { baseUrl: 'http://127.0.0.1:9' } }, ['gateway.baseUrl']);
+    await refused({ start: { listen: '0.0.0.0:18555' } }, ['start.listen']);
+    await refused({ log: { level: 'silent' } }, ['log.level']);
+    await refused({ machine: { decimalPlaces: 0 } }, ['machine.decimalPlaces']);
+    // (b) the pre-authorization amount above the site's own (10): refused; the site's ceiling holds
+    const args = { set: { staticQr: { preauthAmount: 500 } } };
+    const tooMuch = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
+    assert.match(!tooMuch.ok ? tooMuch.error.message : '', /staticQr\.preauthAmount: at most 10 from the fleet/);
+    // (c) the PNG written over the ledger
+    await refused({ display: { png: join(rig.dir, 'ledger.sqlite') } }, ['display.png']);
+    // (d) the machine's identity
+    await refused({ fleet: { machineId: 'M-TRUST-9' } }, ['fleet.machineId']);
+    assert.equal(existsSync(rig.overlayFile), false, 'no overlay written');
+    assert.equal(rig.agent?.child.exitCode, null, 'still running');
+    // A sale still opens with the site's amount, at the site's gateway.
+    const started = await rig.start();
+    assert.equal(started.outcome.kind, 'approved', JSON.stringify(started.outcome));
+  },
+);
 
-test('config.set writes only keys the allowlist names as written: __proto__ and ' +
-  'an item alias "012" refused, amounts finer than the currency refused', T, async () => {
-  // Parsed from JSON so __proto__ is a member (as the device parses it), not an object literal's prototype.
-  const attempts: Array<{ set: string; code: string; message: RegExp }> = [
-    { set: '{"catalog":{"__proto__":{"name":"x"}}}', code: 'BAD_ARGS', message: /args\.set\.catalog\.__proto__: .*MDB item number/ },
-    { set: '{"display":{"colors":{"__proto__":{"text":"#000000"}}}}', code: 'BAD_ARGS', message: /args\.set\.display\.colors\.__proto__: not settable from the fleet/ },
-    { set: '{"catalog":{"012":{"name":"Water"}}}', code: 'BAD_ARGS', message: /args\.set\.catalog\.012: .*write it 12/ },
-    { set: '{"staticQr":{"preauthAmount":1e-9}}', code: 'CONFIG_INVALID', message: /staticQr\.preauthAmount: .*smallest unit of the currency/ },
-    { set: '{"staticQr":{"preauthAmount":1.005}}', code: 'CONFIG_INVALID', message: /staticQr\.preauthAmount: .*more decimals than the currency's 2/ },
-  ];
-  for (const attempt of attempts) {
-    const args = { set: JSON.parse(attempt.set) as Record<string, unknown> };
-    const reply = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
-    assert.equal(!reply.ok && reply.error.code, attempt.code, `${attempt.set}: ${JSON.stringify(reply)}`);
-    assert.match(!reply.ok ? reply.error.message : '', attempt.message, attempt.set);
-  }
-  assert.equal(existsSync(rig.overlayFile), false, 'no overlay written');
-  assert.equal(rig.agent?.child.exitCode, null, 'still running');
-});
+test(
+  'config.set writes only keys the allowlist names as written: __proto__ and ' +
+    'an item alias "012" refused, amounts finer than the currency refused',
+  T,
+  async () => {
+    // Parsed from JSON so __proto__ is a member (as the device parses it), not an object literal's prototype.
+    const attempts: Array<{ set: string; code: string; message: RegExp }> = [
+      {
+        set: '{"catalog":{"__proto__":{"name":"x"}}}',
+        code: 'BAD_ARGS',
+        message: /args\.set\.catalog\.__proto__: .*MDB item number/,
+      },
+      {
+        set: '{"display":{"colors":{"__proto__":{"text":"#000000"}}}}',
+        code: 'BAD_ARGS',
+        message: /args\.set\.display\.colors\.__proto__: not settable from the fleet/,
+      },
+      {
+        set: '{"catalog":{"012":{"name":"Water"}}}',
+        code: 'BAD_ARGS',
+        message: /args\.set\.catalog\.012: .*write it 12/,
+      },
+      {
+        set: '{"staticQr":{"preauthAmount":1e-9}}',
+        code: 'CONFIG_INVALID',
+        message: /staticQr\.preauthAmount: .*smallest unit of the currency/,
+      },
+      {
+        set: '{"staticQr":{"preauthAmount":1.005}}',
+        code: 'CONFIG_INVALID',
+        message: /staticQr\.preauthAmount: .*more decimals than the currency's 2/,
+      },
+    ];
+    for (const attempt of attempts) {
+      const args = { set: JSON.parse(attempt.set) as Record<string, unknown> };
+      const reply = await send('config.set', args, signCommand(cfg, MACHINE, 'config.set', args));
+      assert.equal(!reply.ok && reply.error.code, attempt.code, `${attempt.set}: ${JSON.stringify(reply)}`);
+      assert.match(!reply.ok ? reply.error.message : '', attempt.message, attempt.set);
+    }
+    assert.equal(existsSync(rig.overlayFile), false, 'no overlay written');
+    assert.equal(rig.agent?.child.exitCode, null, 'still running');
+  },
+);
 
-test('item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered', { timeout: 180_000 }, async () => {
-  let flooding = true;
-  let sent = 0;
-  const forged = { ...signCommand(ops, MACHINE, 'ping', {}), sig: signCommand(stranger, MACHINE, 'ping', {}).sig };
-  const flood = (async () => {
-    while (flooding) {
-      // ~150 messages a second: Starts (wrong token, as through the relay), unsigned and forged commands.
-      for (let i = 0; i < 15; i++) {
-        const startArgs = { integratorName: 'x', body: '{}', deadlineAt: Date.now() + 5000, client: `10.0.0.${i}` };
-        publisher.publish(topics.command('start'), JSON.stringify({ correlationId: `flood-s-${sent}`, args: startArgs }), { qos: 0 });
-        if (i % 3 === 0) publisher.publish(topics.command('reader.disable'), JSON.stringify({ correlationId: `flood-u-${sent}` }), { qos: 0 });
-        if (i % 3 === 1) publisher.publish(topics.command('ping'), JSON.stringify({ correlationId: `flood-f-${sent}`, signature: forged }), { qos: 0 });
-        sent += 1;
+test(
+  'item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered',
+  { timeout: 180_000 },
+  async () => {
+    let flooding = true;
+    let sent = 0;
+    const forged = { ...signCommand(ops, MACHINE, 'ping', {}), sig: signCommand(stranger, MACHINE, 'ping', {}).sig };
+    const flood = (async () => {
+      while (flooding) {
+        // ~150 messages a second: Starts (wrong token, as through the relay), unsigned and forged commands.
+        for (let i = 0; i < 15; i++) {
+          const startArgs = { integratorName: 'x', body: '{}', deadlineAt: Date.now() + 5000, client: `10.0.0.${i}` };
+          publisher.publish(
+            topics.command('start'),
+            JSON.stringify({ correlationId: `flood-s-${sent}`, args: startArgs }),
+            { qos: 0 },
+          );
+          if (i % 3 === 0)
+            publisher.publish(topics.command('reader.disable'), JSON.stringify({ correlationId: `flood-u-${sent}` }), {
+              qos: 0,
+            });
+          if (i % 3 === 1)
+            publisher.publish(
+              topics.command('ping'),
+              JSON.stringify({ correlationId: `flood-f-${sent}`, signature: forged }),
+              { qos: 0 },
+            );
+          sent += 1;
+        }
+        await new Promise((r) => setTimeout(r, 100));
       }
-      await new Promise((r) => setTimeout(r, 100));
+    })();
+    try {
+      await new Promise((r) => setTimeout(r, 1_000)); // the flood has drained every bucket it can reach
+      for (let i = 0; i < 5; i++) {
+        const ping = await watcher.command('ping', {}, 20_000);
+        assert.equal(ping.ok, true, `ping ${i}: ${JSON.stringify(ping)}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    } finally {
+      flooding = false;
+      await flood;
     }
-  })();
-  try {
-    await new Promise((r) => setTimeout(r, 1_000)); // the flood has drained every bucket it can reach
-    for (let i = 0; i < 5; i++) {
-      const ping = await watcher.command('ping', {}, 20_000);
-      assert.equal(ping.ok, true, `ping ${i}: ${JSON.stringify(ping)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  } finally {
-    flooding = false;
-    await flood;
-  }
-  assert.ok(sent >= 100, `only ${sent} flood messages sent`);
-  assert.equal(hostEnabled(), true, 'no unsigned reader.disable ran');
-  await until(() => watcher.health.some((h) => (h.stats?.fleet?.droppedBy?.start ?? 0) > 0), 15_000, 'health to count the dropped Starts');
-});
+    assert.ok(sent >= 100, `only ${sent} flood messages sent`);
+    assert.equal(hostEnabled(), true, 'no unsigned reader.disable ran');
+    await until(
+      () => watcher.health.some((h) => (h.stats?.fleet?.droppedBy?.start ?? 0) > 0),
+      15_000,
+      'health to count the dropped Starts',
+    );
+  },
+);
 
-test('item 2: a retained service.restart and a retained config.set, ' +
-  'both signed, never run: three starts in a row, no exit 75', { timeout: 180_000 }, async () => {
-  await rig.stopAgent('SIGTERM');
-  const set = { set: { mdb: { sessionIdleTimeoutMs: 41_000 } } };
-  const retained = async (name: 'service.restart' | 'config.set', args: unknown, key: typeof ops) => {
-    const signature = signCommand(key, MACHINE, name, args, Date.now(), 15 * 60_000);
-    await publisher.publishAsync(topics.command(name), JSON.stringify({ replyTo: topics.replies, correlationId: `retained-${name}`, args, signature }), { qos: 1, retain: true });
-  };
-  await retained('service.restart', {}, ops);
-  await retained('config.set', set, cfg);
-  for (let start = 1; start <= 3; start++) {
+test(
+  'item 2: a retained service.restart and a retained config.set, ' +
+    'both signed, never run: three starts in a row, no exit 75',
+  { timeout: 180_000 },
+  async () => {
+    await rig.stopAgent('SIGTERM');
+    const set = { set: { mdb: { sessionIdleTimeoutMs: 41_000 } } };
+    const retained = async (name: 'service.restart' | 'config.set', args: unknown, key: typeof ops) => {
+      const signature = signCommand(key, MACHINE, name, args, Date.now(), 15 * 60_000);
+      await publisher.publishAsync(
+        topics.command(name),
+        JSON.stringify({ replyTo: topics.replies, correlationId: `retained-${name}`, args, signature }),
+        { qos: 1, retain: true },
+      );
+    };
+    await retained('service.restart', {}, ops);
+    await retained('config.set', set, cfg);
+    for (let start = 1; start <= 3; start++) {
+      const agent = await rig.startAgent();
+      await agent.waitForLog(
+        (l) => l.event === 'fleet.command.retained',
+        10_000,
+        `start ${start}: the retained command seen and ignored`,
+      );
+      // Both retained messages arrive right after the subscription; give them the time a restart took (~1 s).
+      await new Promise((r) => setTimeout(r, 1_500));
+      assert.equal(agent.child.exitCode, null, `start ${start}: the agent exited (${agent.child.exitCode})`);
+      assert.equal(existsSync(rig.overlayFile), false, `start ${start}: config.set wrote the overlay`);
+      assert.ok(
+        !watcher.replies.some((r) => r.correlationId?.startsWith('retained-')),
+        'a retained command was answered',
+      );
+      const { code } = await rig.stopAgent('SIGTERM');
+      assert.notEqual(code, 75, `start ${start}: exit 75 (a restart asked for)`);
+    }
+    await publisher.publishAsync(topics.command('service.restart'), '', { qos: 1, retain: true });
+    await publisher.publishAsync(topics.command('config.set'), '', { qos: 1, retain: true });
+    const mark = watcher.statuses.length;
+    await rig.startAgent();
+    await until(
+      () => watcher.statuses.slice(mark).some((s) => s.online === true),
+      10_000,
+      'the device back on the broker',
+    );
+  },
+);
+
+test(
+  'item 1: with no usable trust file nothing that changes anything runs, signed or not',
+  { timeout: 180_000 },
+  async () => {
+    await rig.stopAgent('SIGTERM');
+    const site = JSON.parse(readFileSync(rig.configFile, 'utf8'));
+    const trustFile = site.fleet.trustFile as string;
+    site.fleet.trustFile = join(scratch, 'absent-trust.json');
+    writeFileSync(rig.configFile, JSON.stringify(site));
+    const mark = watcher.statuses.length;
     const agent = await rig.startAgent();
-    await agent.waitForLog((l) => l.event === 'fleet.command.retained', 10_000, `start ${start}: the retained command seen and ignored`);
-    // Both retained messages arrive right after the subscription; give them the time a restart took (~1 s).
-    await new Promise((r) => setTimeout(r, 1_500));
-    assert.equal(agent.child.exitCode, null, `start ${start}: the agent exited (${agent.child.exitCode})`);
-    assert.equal(existsSync(rig.overlayFile), false, `start ${start}: config.set wrote the overlay`);
-    assert.ok(!watcher.replies.some((r) => r.correlationId?.startsWith('retained-')), 'a retained command was answered');
-    const { code } = await rig.stopAgent('SIGTERM');
-    assert.notEqual(code, 75, `start ${start}: exit 75 (a restart asked for)`);
-  }
-  await publisher.publishAsync(topics.command('service.restart'), '', { qos: 1, retain: true });
-  await publisher.publishAsync(topics.command('config.set'), '', { qos: 1, retain: true });
-  const mark = watcher.statuses.length;
-  await rig.startAgent();
-  await until(() => watcher.statuses.slice(mark).some((s) => s.online === true), 10_000, 'the device back on the broker');
-});
+    await until(
+      () => watcher.statuses.slice(mark).some((s) => s.online === true),
+      10_000,
+      'the device back on the broker',
+    );
+    const warned = await agent.waitForLog(
+      (l) => l.event === 'fleet.trust.none',
+      5_000,
+      'the warning that no key is configured',
+    );
+    assert.equal(warned.level, 'warn');
+    refusedWith(await watcher.command('reader.disable'), /no operator key is configured/);
+    refusedWith(await watcher.command('service.restart'), /no operator key is configured/);
+    assert.equal(agent.child.exitCode, null);
+    assert.equal(hostEnabled(), true);
+    await rig.stopAgent('SIGTERM');
+    site.fleet.trustFile = trustFile;
+    writeFileSync(rig.configFile, JSON.stringify(site));
+    const again = watcher.statuses.length;
+    await rig.startAgent();
+    await until(
+      () => watcher.statuses.slice(again).some((s) => s.online === true),
+      10_000,
+      'the device back on the broker',
+    );
+    // Five restarts later the nonce book still knows the reader.disable that ran.
+    refusedWith(await send('reader.disable', {}, ranOnce), /replay/);
+    assert.equal(hostEnabled(), true);
+  },
+);
 
-test('item 1: with no usable trust file nothing that changes anything runs, signed or not', { timeout: 180_000 }, async () => {
-  await rig.stopAgent('SIGTERM');
-  const site = JSON.parse(readFileSync(rig.configFile, 'utf8'));
-  const trustFile = site.fleet.trustFile as string;
-  site.fleet.trustFile = join(scratch, 'absent-trust.json');
-  writeFileSync(rig.configFile, JSON.stringify(site));
-  const mark = watcher.statuses.length;
-  const agent = await rig.startAgent();
-  await until(() => watcher.statuses.slice(mark).some((s) => s.online === true), 10_000, 'the device back on the broker');
-  const warned = await agent.waitForLog((l) => l.event === 'fleet.trust.none', 5_000, 'the warning that no key is configured');
-  assert.equal(warned.level, 'warn');
-  refusedWith(await watcher.command('reader.disable'), /no operator key is configured/);
-  refusedWith(await watcher.command('service.restart'), /no operator key is configured/);
-  assert.equal(agent.child.exitCode, null);
-  assert.equal(hostEnabled(), true);
-  await rig.stopAgent('SIGTERM');
-  site.fleet.trustFile = trustFile;
-  writeFileSync(rig.configFile, JSON.stringify(site));
-  const again = watcher.statuses.length;
-  await rig.startAgent();
-  await until(() => watcher.statuses.slice(again).some((s) => s.online === true), 10_000, 'the device back on the broker');
-  // Five restarts later the nonce book still knows the reader.disable that ran.
-  refusedWith(await send('reader.disable', {}, ranOnce), /replay/);
-  assert.equal(hostEnabled(), true);
-});
-
-test('item 1: while the machine knows its clock is unsynced (CLOCK_UNSYNCED), signed commands are refused naming it', { timeout: 180_000 }, async () => {
-  assert.equal((await watcher.command('ping')).ok, true, 'taken before the step');
-  writeFileSync(clockFile, String(90_000)); // the wall clock jumps 90 s ahead
-  await until(() => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CLOCK_UNSYNCED') === true, 20_000, 'the CLOCK_UNSYNCED alarm in the status');
-  // Signed on the machine's (new) time, so the window alone would let it through.
-  refusedWith(await send('ping', {}, signCommand(ops, MACHINE, 'ping', {}, Date.now() + 90_000)), /clock-unsynced/);
-  refusedWith(await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, Date.now() + 90_000)), /clock-unsynced/);
-  assert.equal(hostEnabled(), true);
-});
+test(
+  'item 1: while the machine knows its clock is unsynced (CLOCK_UNSYNCED), signed commands are refused naming it',
+  { timeout: 180_000 },
+  async () => {
+    assert.equal((await watcher.command('ping')).ok, true, 'taken before the step');
+    writeFileSync(clockFile, String(90_000)); // the wall clock jumps 90 s ahead
+    await until(
+      () => (watcher.lastStatus()?.alarms as string[] | undefined)?.includes('CLOCK_UNSYNCED') === true,
+      20_000,
+      'the CLOCK_UNSYNCED alarm in the status',
+    );
+    // Signed on the machine's (new) time, so the window alone would let it through.
+    refusedWith(await send('ping', {}, signCommand(ops, MACHINE, 'ping', {}, Date.now() + 90_000)), /clock-unsynced/);
+    refusedWith(
+      await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}, Date.now() + 90_000)),
+      /clock-unsynced/,
+    );
+    assert.equal(hostEnabled(), true);
+  },
+);

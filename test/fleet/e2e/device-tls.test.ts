@@ -35,15 +35,18 @@ before(async () => {
   if (serverCert === null || clientCert === null) return;
   broker = await startTestBroker();
   const upstream = broker.port;
-  front = createServer({ cert: serverCert.cert, key: serverCert.key, ca: clientCert.cert, requestCert: true, rejectUnauthorized: true }, (socket) => {
-    sockets.add(socket);
-    if (socket.authorized) authorizedClients += 1;
-    const b = createConnection({ host: '127.0.0.1', port: upstream });
-    const end = () => (sockets.delete(socket), socket.destroy(), b.destroy());
-    socket.on('error', end).on('close', end);
-    b.on('error', end).on('close', end);
-    socket.pipe(b).pipe(socket);
-  });
+  front = createServer(
+    { cert: serverCert.cert, key: serverCert.key, ca: clientCert.cert, requestCert: true, rejectUnauthorized: true },
+    (socket) => {
+      sockets.add(socket);
+      if (socket.authorized) authorizedClients += 1;
+      const b = createConnection({ host: '127.0.0.1', port: upstream });
+      const end = () => (sockets.delete(socket), socket.destroy(), b.destroy());
+      socket.on('error', end).on('close', end);
+      b.on('error', end).on('close', end);
+      socket.pipe(b).pipe(socket);
+    },
+  );
   await new Promise<void>((resolve) => front!.listen(0, '127.0.0.1', () => resolve()));
   const port = (front.address() as { port: number }).port;
   rig = await createRig({
@@ -76,15 +79,19 @@ after(async () => {
   clientCert?.cleanup();
 });
 
-test('the device verifies the broker against fleet.caFile and presents its client certificate', { timeout: 180_000 }, async (t) => {
-  if (rig === undefined || watcher === undefined) {
-    t.skip('openssl is not installed: no certificates for the TLS front');
-    return;
-  }
-  await rig.startAgent();
-  await until(() => watcher!.lastStatus()?.online === true, 15_000, 'the status through the TLS front');
-  assert.ok(authorizedClients >= 1, 'the front saw a client certificate it trusts');
-  assert.equal((await watcher.command('ping')).ok, true);
-  const output = JSON.stringify(rig.agent!.logs);
-  assert.ok(!output.includes('PRIVATE KEY'), 'key material in the log');
-});
+test(
+  'the device verifies the broker against fleet.caFile and presents its client certificate',
+  { timeout: 180_000 },
+  async (t) => {
+    if (rig === undefined || watcher === undefined) {
+      t.skip('openssl is not installed: no certificates for the TLS front');
+      return;
+    }
+    await rig.startAgent();
+    await until(() => watcher!.lastStatus()?.online === true, 15_000, 'the status through the TLS front');
+    assert.ok(authorizedClients >= 1, 'the front saw a client certificate it trusts');
+    assert.equal((await watcher.command('ping')).ok, true);
+    const output = JSON.stringify(rig.agent!.logs);
+    assert.ok(!output.includes('PRIVATE KEY'), 'key material in the log');
+  },
+);

@@ -49,11 +49,21 @@ before(async () => {
   broker = await startTestBroker();
   scratch = mkdtempSync(join(tmpdir(), 'qrvend-keys-e2e-'));
   trustFile = join(scratch, 'fleet-trust.json');
-  writeTrust([{ id: 'ops', key: ops }, { id: 'pinger', key: pinger }]);
+  writeTrust([
+    { id: 'ops', key: ops },
+    { id: 'pinger', key: pinger },
+  ]);
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
     config: {
-      fleet: { url: broker.url, topicPrefix: PREFIX, machineId: MACHINE, protocolVersion: protocolFor(broker), healthIntervalS: 5, trustFile },
+      fleet: {
+        url: broker.url,
+        topicPrefix: PREFIX,
+        machineId: MACHINE,
+        protocolVersion: protocolFor(broker),
+        healthIntervalS: 5,
+        trustFile,
+      },
     },
   });
   watcher = await startWatcher(broker.url, protocolFor(broker), MACHINE, ops);
@@ -90,50 +100,64 @@ async function restartAgent(): Promise<void> {
 
 const hostEnabled = () => rig.vmc.state().hostEnabled;
 
-test('80 signed pings from a read key, then an operate key\'s reader.disable runs; health names the pinger', T, async () => {
-  const ids = Array.from({ length: 80 }, (_, i) => `ping-flood-${i}`);
-  for (const id of ids) {
-    const signature = signCommand(pinger, MACHINE, 'ping', {});
-    watcher.publishRaw('ping', JSON.stringify({ replyTo: topics.replies, correlationId: id, signature }));
-  }
-  const disable = await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}));
-  assert.equal(disable.ok, true, JSON.stringify(disable));
-  await until(() => !hostEnabled(), 10_000, 'the reader disabled');
-  const enable = await send('reader.enable', {}, signCommand(ops, MACHINE, 'reader.enable', {}));
-  assert.equal(enable.ok, true, JSON.stringify(enable));
-  await until(() => hostEnabled(), 10_000, 'the reader enabled again');
-  // The pings beyond the pinger's own budget are counted under its key id, none under the operator's.
-  type Counts = Record<string, { dropped: number; refused: number }>;
-  const byKey = () => watcher.health.at(-1)?.stats?.fleet?.byKey as Counts | undefined;
-  await until(() => (byKey()?.pinger?.dropped ?? 0) > 0, 15_000, 'health to count the pinger\'s dropped pings');
-  assert.equal(byKey()?.ops?.dropped ?? 0, 0, JSON.stringify(byKey()));
-});
+test(
+  "80 signed pings from a read key, then an operate key's reader.disable runs; health names the pinger",
+  T,
+  async () => {
+    const ids = Array.from({ length: 80 }, (_, i) => `ping-flood-${i}`);
+    for (const id of ids) {
+      const signature = signCommand(pinger, MACHINE, 'ping', {});
+      watcher.publishRaw('ping', JSON.stringify({ replyTo: topics.replies, correlationId: id, signature }));
+    }
+    const disable = await send('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}));
+    assert.equal(disable.ok, true, JSON.stringify(disable));
+    await until(() => !hostEnabled(), 10_000, 'the reader disabled');
+    const enable = await send('reader.enable', {}, signCommand(ops, MACHINE, 'reader.enable', {}));
+    assert.equal(enable.ok, true, JSON.stringify(enable));
+    await until(() => hostEnabled(), 10_000, 'the reader enabled again');
+    // The pings beyond the pinger's own budget are counted under its key id, none under the operator's.
+    type Counts = Record<string, { dropped: number; refused: number }>;
+    const byKey = () => watcher.health.at(-1)?.stats?.fleet?.byKey as Counts | undefined;
+    await until(() => (byKey()?.pinger?.dropped ?? 0) > 0, 15_000, "health to count the pinger's dropped pings");
+    assert.equal(byKey()?.ops?.dropped ?? 0, 0, JSON.stringify(byKey()));
+  },
+);
 
-test('qrvend fleet cmd signs in format 2 (the key id signed); format 1, as older releases sign, is refused', T, async () => {
-  const keyFile = join(scratch, 'ops.pem');
-  writeFileSync(keyFile, ops.privatePem, { mode: 0o600 });
-  const common = [MACHINE, 'ping', '--sign-key', keyFile, '--key-id', 'ops', '--json'];
-  common.push('--url', broker.url, '--prefix', PREFIX);
-  const now = await runCli(['fleet', 'cmd', ...common]);
-  assert.equal(now.code, 0, now.stderr + now.stdout);
-  const older = await runCli(['fleet', 'cmd', ...common, '--signature-format', '1']);
-  assert.equal(older.code, 1, older.stderr + older.stdout);
-  assert.match(older.stdout, /UNAUTHORIZED.*refused \(old-format\): signed in format 1, whose bytes do not name the key/);
-  const refusedUnderOps = () => (watcher.health.at(-1)?.stats?.fleet?.byKey?.ops?.refused ?? 0) > 0;
-  await until(refusedUnderOps, 15_000, 'health to count the refusal under ops');
-});
+test(
+  'qrvend fleet cmd signs in format 2 (the key id signed); format 1, as older releases sign, is refused',
+  T,
+  async () => {
+    const keyFile = join(scratch, 'ops.pem');
+    writeFileSync(keyFile, ops.privatePem, { mode: 0o600 });
+    const common = [MACHINE, 'ping', '--sign-key', keyFile, '--key-id', 'ops', '--json'];
+    common.push('--url', broker.url, '--prefix', PREFIX);
+    const now = await runCli(['fleet', 'cmd', ...common]);
+    assert.equal(now.code, 0, now.stderr + now.stdout);
+    const older = await runCli(['fleet', 'cmd', ...common, '--signature-format', '1']);
+    assert.equal(older.code, 1, older.stderr + older.stdout);
+    assert.match(
+      older.stdout,
+      /UNAUTHORIZED.*refused \(old-format\): signed in format 1, whose bytes do not name the key/,
+    );
+    const refusedUnderOps = () => (watcher.health.at(-1)?.stats?.fleet?.byKey?.ops?.refused ?? 0) > 0;
+    await until(refusedUnderOps, 15_000, 'health to count the refusal under ops');
+  },
+);
 
 /** The book's entry for a nonce, as docs/security.md describes the file: `<fingerprint of the public key> <nonce>`. */
 const fingerprint = (key: TestKey) =>
-  createHash('sha256').update(Buffer.from(rawPublicKey(key.publicKey), 'base64')).digest('base64url');
+  createHash('sha256')
+    .update(Buffer.from(rawPublicKey(key.publicKey), 'base64'))
+    .digest('base64url');
 
-test('one key\'s full share of the nonce book refuses that key, not another key\'s command', T, async () => {
+test("one key's full share of the nonce book refuses that key, not another key's command", T, async () => {
   await rig.stopAgent();
   // The pinger's nonces fill the whole book (4096, the most it ever held for all keys together).
   const book = join(dirname(rig.overlayFile), 'fleet-nonces.json');
   const expiresAt = Date.now() + 10 * 60_000;
   const seen: Record<string, number> = {};
-  for (let i = 0; i < 4096; i += 1) seen[`${fingerprint(pinger)} pinger-nonce-${String(i).padStart(16, '0')}`] = expiresAt;
+  for (let i = 0; i < 4096; i += 1)
+    seen[`${fingerprint(pinger)} pinger-nonce-${String(i).padStart(16, '0')}`] = expiresAt;
   writeFileSync(book, JSON.stringify({ v: 1, floor: 0, seen }), { mode: 0o600 });
   const started = watcher.statuses.length;
   await rig.startAgent();
@@ -146,24 +170,31 @@ test('one key\'s full share of the nonce book refuses that key, not another key\
   await until(() => hostEnabled(), 10_000, 'the reader enabled again');
 });
 
-test('a command replayed under a second id of one public key is refused; a trust file listing it twice is refused', T, async () => {
-  writeTrust([{ id: 'ops-a', key: ops }]);
-  await restartAgent();
-  const signer = { keyId: 'ops-a', key: ops.key };
-  const signature = signCommand(signer, MACHINE, 'reader.disable', {});
-  assert.equal((await send('reader.disable', {}, signature)).ok, true);
-  await until(() => !hostEnabled(), 10_000, 'the reader disabled');
-  assert.equal((await send('reader.enable', {}, signCommand(signer, MACHINE, 'reader.enable', {}))).ok, true);
-  await until(() => hostEnabled(), 10_000, 'the reader enabled again');
-  // The operator renames the key: the same signed command, now claiming the new id, must not run again.
-  writeTrust([{ id: 'ops-b', key: ops }]);
-  await restartAgent();
-  refusedWith(await send('reader.disable', {}, { ...signature, keyId: 'ops-b' }), /signature|replay/);
-  assert.equal(hostEnabled(), true, 'the replay did not disable the reader');
-  // One public key under two ids: the file is refused, so nothing signed runs, naming why.
-  writeTrust([{ id: 'ops-a', key: ops }, { id: 'ops-b', key: ops }]);
-  await restartAgent();
-  const underB = signCommand({ keyId: 'ops-b', key: ops.key }, MACHINE, 'reader.disable', {});
-  refusedWith(await send('reader.disable', {}, underB), /listed twice|no operator key/);
-  assert.equal(hostEnabled(), true);
-});
+test(
+  'a command replayed under a second id of one public key is refused; a trust file listing it twice is refused',
+  T,
+  async () => {
+    writeTrust([{ id: 'ops-a', key: ops }]);
+    await restartAgent();
+    const signer = { keyId: 'ops-a', key: ops.key };
+    const signature = signCommand(signer, MACHINE, 'reader.disable', {});
+    assert.equal((await send('reader.disable', {}, signature)).ok, true);
+    await until(() => !hostEnabled(), 10_000, 'the reader disabled');
+    assert.equal((await send('reader.enable', {}, signCommand(signer, MACHINE, 'reader.enable', {}))).ok, true);
+    await until(() => hostEnabled(), 10_000, 'the reader enabled again');
+    // The operator renames the key: the same signed command, now claiming the new id, must not run again.
+    writeTrust([{ id: 'ops-b', key: ops }]);
+    await restartAgent();
+    refusedWith(await send('reader.disable', {}, { ...signature, keyId: 'ops-b' }), /signature|replay/);
+    assert.equal(hostEnabled(), true, 'the replay did not disable the reader');
+    // One public key under two ids: the file is refused, so nothing signed runs, naming why.
+    writeTrust([
+      { id: 'ops-a', key: ops },
+      { id: 'ops-b', key: ops },
+    ]);
+    await restartAgent();
+    const underB = signCommand({ keyId: 'ops-b', key: ops.key }, MACHINE, 'reader.disable', {});
+    refusedWith(await send('reader.disable', {}, underB), /listed twice|no operator key/);
+    assert.equal(hostEnabled(), true);
+  },
+);

@@ -52,31 +52,41 @@ async function connectTap(): Promise<ConnectTap> {
 
 const announced = (packets: IConnectPacket[], clientId: RegExp) => packets.find((p) => clientId.test(p.clientId));
 
-test('MQTT 5 CONNECT of the device, the relay and the CLI carries Maximum Packet Size', { timeout: 180_000 }, async (t) => {
-  const tap = await connectTap();
-  t.after(() => tap.close());
+test(
+  'MQTT 5 CONNECT of the device, the relay and the CLI carries Maximum Packet Size',
+  { timeout: 180_000 },
+  async (t) => {
+    const tap = await connectTap();
+    t.after(() => tap.close());
 
-  const cli = await runCli(['fleet', 'status', '--url', tap.url, '--protocol', '5', '--connect-timeout', '1000']);
-  assert.equal(cli.code, 69, 'the tap never answers: no broker');
-  const fromCli = announced(tap.connects, /^qrvend-op-status-/);
-  assert.equal(fromCli?.protocolVersion, 5);
-  assert.equal(fromCli?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
+    const cli = await runCli(['fleet', 'status', '--url', tap.url, '--protocol', '5', '--connect-timeout', '1000']);
+    assert.equal(cli.code, 69, 'the tap never answers: no broker');
+    const fromCli = announced(tap.connects, /^qrvend-op-status-/);
+    assert.equal(fromCli?.protocolVersion, 5);
+    assert.equal(fromCli?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
 
-  const kit = createTrustKit({ machines: [] });
-  t.after(() => kit.remove());
-  const relay = await startRelay(validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: tap.url, protocolVersion: 5 }, ...kit.relayConfig() } }, 'test'), silentLogger());
-  try {
-    await until(() => announced(tap.connects, /^qrvend-relay-/) !== undefined, 10_000, "the relay's CONNECT");
-  } finally {
-    await relay.close();
-  }
-  assert.equal(announced(tap.connects, /^qrvend-relay-/)?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
+    const kit = createTrustKit({ machines: [] });
+    t.after(() => kit.remove());
+    const relay = await startRelay(
+      validateRelayConfig(
+        { relay: { listen: '127.0.0.1:0', broker: { url: tap.url, protocolVersion: 5 }, ...kit.relayConfig() } },
+        'test',
+      ),
+      silentLogger(),
+    );
+    try {
+      await until(() => announced(tap.connects, /^qrvend-relay-/) !== undefined, 10_000, "the relay's CONNECT");
+    } finally {
+      await relay.close();
+    }
+    assert.equal(announced(tap.connects, /^qrvend-relay-/)?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
 
-  const rig = await createRig({ config: { fleet: { url: tap.url, machineId: 'M-CONNECT', protocolVersion: 5 } } });
-  t.after(() => rig.close());
-  await rig.startAgent();
-  await until(() => announced(tap.connects, /^qrvend-M-CONNECT$/) !== undefined, 20_000, "the device's CONNECT");
-  const fromDevice = announced(tap.connects, /^qrvend-M-CONNECT$/);
-  assert.equal(fromDevice?.protocolVersion, 5);
-  assert.equal(fromDevice?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
-});
+    const rig = await createRig({ config: { fleet: { url: tap.url, machineId: 'M-CONNECT', protocolVersion: 5 } } });
+    t.after(() => rig.close());
+    await rig.startAgent();
+    await until(() => announced(tap.connects, /^qrvend-M-CONNECT$/) !== undefined, 20_000, "the device's CONNECT");
+    const fromDevice = announced(tap.connects, /^qrvend-M-CONNECT$/);
+    assert.equal(fromDevice?.protocolVersion, 5);
+    assert.equal(fromDevice?.properties?.maximumPacketSize, MAX_PACKET_BYTES);
+  },
+);

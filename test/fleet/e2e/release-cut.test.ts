@@ -88,23 +88,32 @@ function startPre(): ReturnType<typeof runScript> {
   return runScript(argv[0]!, argv.slice(1), { env: { DPKG_ROOT: root }, timeoutMs: 20_000 });
 }
 
-test('the start after a power cut between the switch and the request\'s consumption: the release is on trial and '
-  + 'then healthy, never reported failed', { timeout: 300_000 }, async () => {
-  cutAfterSwitch();
-  const pre = await startPre();
-  assert.equal(pre.code, 0, pre.stderr);
-  assert.equal(existsSync(join(updatesDir, 'activate.json')), false, 'the leftover request is consumed');
+test(
+  "the start after a power cut between the switch and the request's consumption: the release is on trial and " +
+    'then healthy, never reported failed',
+  { timeout: 300_000 },
+  async () => {
+    cutAfterSwitch();
+    const pre = await startPre();
+    assert.equal(pre.code, 0, pre.stderr);
+    assert.equal(existsSync(join(updatesDir, 'activate.json')), false, 'the leftover request is consumed');
 
-  const agent = await rig.startAgent();
-  const isUpdate = (e: { kind: string }): e is UpdateEvent => e.kind === 'update';
-  const healthy = (e: { kind: string }) => isUpdate(e) && e.state === 'healthy' && e.version === VERSION;
-  await watcher.waitForEvent(healthy, 40_000, 'the update event healthy');
-  const updates = watcher.events.filter(isUpdate).filter((e) => e.version === VERSION);
-  assert.deepEqual(updates.filter((e) => e.state === 'failed'), [], 'no failed event for the release on trial');
-  assert.ok(updates.some((e) => e.state === 'trial'));
-  const stateOf = (s: Record<string, unknown>) => (s.update as { state?: string; version?: string } | undefined)?.state;
-  await until(() => watcher.statuses.some((s) => stateOf(s) === 'healthy'), 30_000, 'the status says healthy');
-  assert.ok(!watcher.statuses.some((s) => stateOf(s) === 'failed'), 'the status never said failed');
-  assert.ok(agent.logs.every((l) => l.event !== 'update.failed'));
-  await rig.stopAgent('SIGTERM');
-});
+    const agent = await rig.startAgent();
+    const isUpdate = (e: { kind: string }): e is UpdateEvent => e.kind === 'update';
+    const healthy = (e: { kind: string }) => isUpdate(e) && e.state === 'healthy' && e.version === VERSION;
+    await watcher.waitForEvent(healthy, 40_000, 'the update event healthy');
+    const updates = watcher.events.filter(isUpdate).filter((e) => e.version === VERSION);
+    assert.deepEqual(
+      updates.filter((e) => e.state === 'failed'),
+      [],
+      'no failed event for the release on trial',
+    );
+    assert.ok(updates.some((e) => e.state === 'trial'));
+    const stateOf = (s: Record<string, unknown>) =>
+      (s.update as { state?: string; version?: string } | undefined)?.state;
+    await until(() => watcher.statuses.some((s) => stateOf(s) === 'healthy'), 30_000, 'the status says healthy');
+    assert.ok(!watcher.statuses.some((s) => stateOf(s) === 'failed'), 'the status never said failed');
+    assert.ok(agent.logs.every((l) => l.event !== 'update.failed'));
+    await rig.stopAgent('SIGTERM');
+  },
+);

@@ -12,14 +12,28 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { createRig, until, type AgentProcess, type Rig } from '../../../rigs/rig.js';
 import { startAedesBroker, type TestBroker } from '../../../rigs/broker/index.js';
 import { RESTART_EXIT_CODE } from '../../../src/fleet/machine-link/config-change.js';
 import { VERSION } from '../../../src/core/version.js';
-import { RELEASE_STATE_DIR_ENV, healthyFile, rolledBackFile, rolledBackReportedFile } from '../../../src/updates/trial/release-trial.js';
+import {
+  RELEASE_STATE_DIR_ENV,
+  healthyFile,
+  rolledBackFile,
+  rolledBackReportedFile,
+} from '../../../src/updates/trial/release-trial.js';
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { REPO, runScript, type ScriptRun } from '../../scripts/helpers.js';
@@ -41,7 +55,16 @@ before(async () => {
   root = mkdtempSync(join(tmpdir(), 'qrvend-release-e2e-'));
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
-    config: { fleet: { url: broker.url, topicPrefix: PREFIX, machineId: MACHINE, protocolVersion: 4, healthIntervalS: 5, trustFile: writeTrustFile(root, [operator]) } },
+    config: {
+      fleet: {
+        url: broker.url,
+        topicPrefix: PREFIX,
+        machineId: MACHINE,
+        protocolVersion: 4,
+        healthIntervalS: 5,
+        trustFile: writeTrustFile(root, [operator]),
+      },
+    },
     env: { [RELEASE_STATE_DIR_ENV]: join(root, 'var/lib/qrvend-release') },
   });
   // updates.dir's default: an `updates` folder beside the ledger.
@@ -61,7 +84,10 @@ after(async () => {
 async function onTrial(): Promise<void> {
   if (rig.agent !== null) await rig.stopAgent('SIGKILL');
   for (const v of [PREVIOUS, VERSION]) mkdirSync(join(root, 'opt/qrvend/releases', v, 'bin'), { recursive: true });
-  for (const [link, v] of [['current', VERSION], ['previous', PREVIOUS]] as const) {
+  for (const [link, v] of [
+    ['current', VERSION],
+    ['previous', PREVIOUS],
+  ] as const) {
     rmSync(join(root, 'opt/qrvend', link), { force: true });
     symlinkSync(`releases/${v}`, join(root, 'opt/qrvend', link));
   }
@@ -77,7 +103,16 @@ async function stopPost(agent: AgentProcess): Promise<ScriptRun> {
   if (rig.agent === agent) rig.agent = null;
   const line = /^ExecStopPost=-\+(.*)$/m.exec(readFileSync(join(REPO, 'systemd/qrvend.service'), 'utf8'));
   assert.ok(line, 'the unit runs qrvend-release after every stop');
-  const argv = line[1]!.trim().split(/\s+/).map((w) => (w === '/opt/qrvend/bin/qrvend-release' ? join(REPO, 'packaging/qrvend-release.sh') : w === '/var/lib/qrvend/updates' ? updatesDir : w));
+  const argv = line[1]!
+    .trim()
+    .split(/\s+/)
+    .map((w) =>
+      w === '/opt/qrvend/bin/qrvend-release'
+        ? join(REPO, 'packaging/qrvend-release.sh')
+        : w === '/var/lib/qrvend/updates'
+          ? updatesDir
+          : w,
+    );
   const ended =
     signal !== null
       ? { SERVICE_RESULT: 'signal', EXIT_CODE: 'killed', EXIT_STATUS: signal.replace(/^SIG/, '') }
@@ -85,78 +120,127 @@ async function stopPost(agent: AgentProcess): Promise<ScriptRun> {
   return runScript(argv[0]!, argv.slice(1), { env: { DPKG_ROOT: root, ...ended }, timeoutMs: 20_000 });
 }
 
-test('a healthy trial start (reader enabled, payment side ready, own command topic ' +
-  'round trip) writes healthy.json; the stop hook then keeps the release', { timeout: 180_000 }, async () => {
-  await onTrial();
-  const agent = await rig.startAgent();
-  // The line comes after the file (written durably first): once it is in, so is the file.
-  await agent.waitForLog((l) => l.event === 'update.healthy', 30_000, 'the release confirmed healthy');
-  assert.deepEqual(JSON.parse(readFileSync(healthyFile(updatesDir), 'utf8')), { version: VERSION });
-  const trial = agent.logs.findIndex((l) => l.event === 'update.trial');
-  const returned = agent.logs.findIndex((l) => l.event === 'fleet.probe.returned');
-  const healthy = agent.logs.findIndex((l) => l.event === 'update.healthy');
-  assert.ok(trial >= 0 && returned > trial && healthy > returned, 'on trial, the probe came back, then healthy');
-  // The update events, through the fleet link's durable event queue.
-  for (const state of ['trial', 'healthy']) {
-    await watcher.waitForEvent((e) => e.kind === 'update' && e.state === state && e.version === VERSION, 20_000, `update event ${state}`);
-  }
-  await rig.stopAgent('SIGTERM');
-  const post = await stopPost(agent);
-  assert.equal(post.code, 0, post.stderr);
-  assert.match(post.stderr, /passed its trial/);
-  assert.equal(existsSync(trialFile()), false);
-  assert.equal(current(), `releases/${VERSION}`);
-});
+test(
+  'a healthy trial start (reader enabled, payment side ready, own command topic ' +
+    'round trip) writes healthy.json; the stop hook then keeps the release',
+  { timeout: 180_000 },
+  async () => {
+    await onTrial();
+    const agent = await rig.startAgent();
+    // The line comes after the file (written durably first): once it is in, so is the file.
+    await agent.waitForLog((l) => l.event === 'update.healthy', 30_000, 'the release confirmed healthy');
+    assert.deepEqual(JSON.parse(readFileSync(healthyFile(updatesDir), 'utf8')), { version: VERSION });
+    const trial = agent.logs.findIndex((l) => l.event === 'update.trial');
+    const returned = agent.logs.findIndex((l) => l.event === 'fleet.probe.returned');
+    const healthy = agent.logs.findIndex((l) => l.event === 'update.healthy');
+    assert.ok(trial >= 0 && returned > trial && healthy > returned, 'on trial, the probe came back, then healthy');
+    // The update events, through the fleet link's durable event queue.
+    for (const state of ['trial', 'healthy']) {
+      await watcher.waitForEvent(
+        (e) => e.kind === 'update' && e.state === state && e.version === VERSION,
+        20_000,
+        `update event ${state}`,
+      );
+    }
+    await rig.stopAgent('SIGTERM');
+    const post = await stopPost(agent);
+    assert.equal(post.code, 0, post.stderr);
+    assert.match(post.stderr, /passed its trial/);
+    assert.equal(existsSync(trialFile()), false);
+    assert.equal(current(), `releases/${VERSION}`);
+  },
+);
 
-test('a trial start that crashes before it is healthy is rolled back by the stop hook; the ' +
-  'previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once', { timeout: 180_000 }, async () => {
-  await onTrial();
-  const agent = await rig.startAgentProcessOnly();
-  agent.child.kill('SIGKILL');
-  const post = await stopPost(agent);
-  assert.equal(post.code, 0, post.stderr);
-  assert.equal(current(), `releases/${PREVIOUS}`);
-  assert.match(readFileSync(rolledBackFile(updatesDir), 'utf8'), /signal, killed KILL/);
-
-  const events = watcher.events.length;
-  const back = await rig.startAgent();
-  const raised = await watcher.waitForEvent((e) => e.kind === 'alarm' && e.code === 'UPDATE_ROLLED_BACK' && e.state === 'raised', 30_000, 'UPDATE_ROLLED_BACK raised');
-  assert.match(JSON.stringify(raised), new RegExp(`release ${VERSION.replaceAll('.', '\\.')} was rolled back to ` +
-    `${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`));
-  assert.ok(watcher.events.indexOf(raised) >= events);
-  await back.waitForLog((l) => l.event === 'update.rolled-back', 10_000, 'the rollback in the journal');
-  assert.equal(back.logs.filter((l) => l.event === 'update.rolled-back').length, 1);
-  const event = await watcher.waitForEvent((e) => e.kind === 'update' && e.state === 'rolled-back' && e.version === VERSION, 20_000, 'update event rolled-back');
-  assert.match(String((event as { detail?: unknown }).detail), /signal, killed KILL/);
-  await until(() => existsSync(rolledBackReportedFile(updatesDir)), 10_000, 'the rollback marked as reported');
-  assert.equal(existsSync(rolledBackFile(updatesDir)), true, 'the report stays for the update agent; the alarm with it');
-
-  // The next start keeps the alarm (it clears with the next healthy release) but reports nothing again.
-  await rig.stopAgent('SIGTERM');
-  const statuses = watcher.statuses.length;
-  const again = await rig.startAgent();
-  await until(() => watcher.statuses.slice(statuses).some((st) => st.online === true && ((st.alarms as string[] | undefined) ?? []).includes('UPDATE_ROLLED_BACK')), 30_000, 'online again with UPDATE_ROLLED_BACK still raised');
-  assert.equal(again.logs.filter((l) => l.event === 'update.rolled-back').length, 0);
-  assert.equal(watcher.events.filter((e) => e.kind === 'update' && e.state === 'rolled-back').length, 1, 'reported once');
-  await rig.stopAgent('SIGTERM');
-});
-
-test('a trial start its start checks refuse (SecretToken file gone) exits ' +
-  '75, not 78, so that systemd restarts it on the previous release', { timeout: 180_000 }, async () => {
-  await onTrial();
-  const tokenFile = join(rig.dir, 'secret-token');
-  const token = readFileSync(tokenFile);
-  rmSync(tokenFile);
-  try {
+test(
+  'a trial start that crashes before it is healthy is rolled back by the stop hook; the ' +
+    'previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once',
+  { timeout: 180_000 },
+  async () => {
+    await onTrial();
     const agent = await rig.startAgentProcessOnly();
-    const { code } = await agent.exited;
-    assert.equal(code, RESTART_EXIT_CODE, agent.stderr.join(''));
-    assert.match(agent.stderr.join(''), new RegExp(`trial start of release ${VERSION.replaceAll('.', '\\.')} failed .*SECRET_UNREADABLE`));
+    agent.child.kill('SIGKILL');
     const post = await stopPost(agent);
     assert.equal(post.code, 0, post.stderr);
     assert.equal(current(), `releases/${PREVIOUS}`);
-    assert.match(readFileSync(rolledBackFile(updatesDir), 'utf8'), /exit-code, exited 75/);
-  } finally {
-    writeFileSync(tokenFile, token, { mode: 0o600 });
-  }
-});
+    assert.match(readFileSync(rolledBackFile(updatesDir), 'utf8'), /signal, killed KILL/);
+
+    const events = watcher.events.length;
+    const back = await rig.startAgent();
+    const raised = await watcher.waitForEvent(
+      (e) => e.kind === 'alarm' && e.code === 'UPDATE_ROLLED_BACK' && e.state === 'raised',
+      30_000,
+      'UPDATE_ROLLED_BACK raised',
+    );
+    assert.match(
+      JSON.stringify(raised),
+      new RegExp(
+        `release ${VERSION.replaceAll('.', '\\.')} was rolled back to ` +
+          `${PREVIOUS.replaceAll('.', '\\.')} at .*signal, killed KILL`,
+      ),
+    );
+    assert.ok(watcher.events.indexOf(raised) >= events);
+    await back.waitForLog((l) => l.event === 'update.rolled-back', 10_000, 'the rollback in the journal');
+    assert.equal(back.logs.filter((l) => l.event === 'update.rolled-back').length, 1);
+    const event = await watcher.waitForEvent(
+      (e) => e.kind === 'update' && e.state === 'rolled-back' && e.version === VERSION,
+      20_000,
+      'update event rolled-back',
+    );
+    assert.match(String((event as { detail?: unknown }).detail), /signal, killed KILL/);
+    await until(() => existsSync(rolledBackReportedFile(updatesDir)), 10_000, 'the rollback marked as reported');
+    assert.equal(
+      existsSync(rolledBackFile(updatesDir)),
+      true,
+      'the report stays for the update agent; the alarm with it',
+    );
+
+    // The next start keeps the alarm (it clears with the next healthy release) but reports nothing again.
+    await rig.stopAgent('SIGTERM');
+    const statuses = watcher.statuses.length;
+    const again = await rig.startAgent();
+    await until(
+      () =>
+        watcher.statuses
+          .slice(statuses)
+          .some(
+            (st) => st.online === true && ((st.alarms as string[] | undefined) ?? []).includes('UPDATE_ROLLED_BACK'),
+          ),
+      30_000,
+      'online again with UPDATE_ROLLED_BACK still raised',
+    );
+    assert.equal(again.logs.filter((l) => l.event === 'update.rolled-back').length, 0);
+    assert.equal(
+      watcher.events.filter((e) => e.kind === 'update' && e.state === 'rolled-back').length,
+      1,
+      'reported once',
+    );
+    await rig.stopAgent('SIGTERM');
+  },
+);
+
+test(
+  'a trial start its start checks refuse (SecretToken file gone) exits ' +
+    '75, not 78, so that systemd restarts it on the previous release',
+  { timeout: 180_000 },
+  async () => {
+    await onTrial();
+    const tokenFile = join(rig.dir, 'secret-token');
+    const token = readFileSync(tokenFile);
+    rmSync(tokenFile);
+    try {
+      const agent = await rig.startAgentProcessOnly();
+      const { code } = await agent.exited;
+      assert.equal(code, RESTART_EXIT_CODE, agent.stderr.join(''));
+      assert.match(
+        agent.stderr.join(''),
+        new RegExp(`trial start of release ${VERSION.replaceAll('.', '\\.')} failed .*SECRET_UNREADABLE`),
+      );
+      const post = await stopPost(agent);
+      assert.equal(post.code, 0, post.stderr);
+      assert.equal(current(), `releases/${PREVIOUS}`);
+      assert.match(readFileSync(rolledBackFile(updatesDir), 'utf8'), /exit-code, exited 75/);
+    } finally {
+      writeFileSync(tokenFile, token, { mode: 0o600 });
+    }
+  },
+);

@@ -8,36 +8,72 @@ import { CommandRateBound } from '../../../src/fleet/machine-link/rate-bound.js'
 const T = { timeout: 5_000 };
 const DEFAULT_REPLY = 'qrvend/M1/replies';
 const parse = (topic: string, payload: string | Buffer, props = {}) =>
-  parseCommand('qrvend', 'M1', DEFAULT_REPLY, topic, typeof payload === 'string' ? Buffer.from(payload) : payload, props);
+  parseCommand(
+    'qrvend',
+    'M1',
+    DEFAULT_REPLY,
+    topic,
+    typeof payload === 'string' ? Buffer.from(payload) : payload,
+    props,
+  );
 
 test('MQTT 3.1.1: replyTo and correlationId come from the body; args are kept', T, () => {
-  const r = parse('qrvend/M1/cmd/outbox.retry', JSON.stringify({ replyTo: 'ops/replies', correlationId: 'c-1', args: { id: 3 } }));
-  assert.deepEqual(r, { kind: 'request', name: 'outbox.retry', args: { id: 3 }, signature: undefined, reply: { topic: 'ops/replies', correlationId: 'c-1', correlationData: null }, expirySeconds: null });
+  const r = parse(
+    'qrvend/M1/cmd/outbox.retry',
+    JSON.stringify({ replyTo: 'ops/replies', correlationId: 'c-1', args: { id: 3 } }),
+  );
+  assert.deepEqual(r, {
+    kind: 'request',
+    name: 'outbox.retry',
+    args: { id: 3 },
+    signature: undefined,
+    reply: { topic: 'ops/replies', correlationId: 'c-1', correlationData: null },
+    expirySeconds: null,
+  });
 });
 
 test('MQTT 5: the response topic and correlation data of the packet win; an empty body is no args', T, () => {
-  const r = parse('qrvend/M1/cmd/ping', '', { responseTopic: 'ops/r/7', correlationData: Buffer.from('abc'), messageExpiryInterval: 4 });
+  const r = parse('qrvend/M1/cmd/ping', '', {
+    responseTopic: 'ops/r/7',
+    correlationData: Buffer.from('abc'),
+    messageExpiryInterval: 4,
+  });
   assert.equal(r.kind, 'request');
-  assert.deepEqual(r.kind === 'request' && r.reply, { topic: 'ops/r/7', correlationId: 'abc', correlationData: Buffer.from('abc') });
+  assert.deepEqual(r.kind === 'request' && r.reply, {
+    topic: 'ops/r/7',
+    correlationId: 'abc',
+    correlationData: Buffer.from('abc'),
+  });
   assert.equal(r.kind === 'request' && r.expirySeconds, 4);
   assert.deepEqual(r.kind === 'request' && r.args, {});
 });
 
-test('unknown command, bad JSON, a non-object, oversize: error ' +
-  'replies, to the default topic when the body could not be read', T, () => {
-  const unknown = parse('qrvend/M1/cmd/format.disk', JSON.stringify({ correlationId: 'c-2' }));
-  assert.deepEqual(unknown.kind === 'error' && [unknown.code, unknown.reply.correlationId], ['UNKNOWN_COMMAND', 'c-2']);
-  const bad = parse('qrvend/M1/cmd/ping', '{"correlationId":');
-  assert.deepEqual(bad.kind === 'error' && [bad.code, bad.reply.topic, bad.reply.correlationId], ['BAD_PAYLOAD', DEFAULT_REPLY, null]);
-  const array = parse('qrvend/M1/cmd/ping', '[1,2]');
-  assert.equal(array.kind === 'error' && array.code, 'BAD_PAYLOAD');
-  const wrongType = parse('qrvend/M1/cmd/ping', JSON.stringify({ correlationId: 5 }));
-  assert.match(wrongType.kind === 'error' ? wrongType.message : '', /correlationId/);
-  const big = parse('qrvend/M1/cmd/ping', Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 0x20));
-  assert.equal(big.kind === 'error' && big.code, 'BAD_PAYLOAD');
-});
+test(
+  'unknown command, bad JSON, a non-object, oversize: error ' +
+    'replies, to the default topic when the body could not be read',
+  T,
+  () => {
+    const unknown = parse('qrvend/M1/cmd/format.disk', JSON.stringify({ correlationId: 'c-2' }));
+    assert.deepEqual(unknown.kind === 'error' && [unknown.code, unknown.reply.correlationId], [
+      'UNKNOWN_COMMAND',
+      'c-2',
+    ]);
+    const bad = parse('qrvend/M1/cmd/ping', '{"correlationId":');
+    assert.deepEqual(bad.kind === 'error' && [bad.code, bad.reply.topic, bad.reply.correlationId], [
+      'BAD_PAYLOAD',
+      DEFAULT_REPLY,
+      null,
+    ]);
+    const array = parse('qrvend/M1/cmd/ping', '[1,2]');
+    assert.equal(array.kind === 'error' && array.code, 'BAD_PAYLOAD');
+    const wrongType = parse('qrvend/M1/cmd/ping', JSON.stringify({ correlationId: 5 }));
+    assert.match(wrongType.kind === 'error' ? wrongType.message : '', /correlationId/);
+    const big = parse('qrvend/M1/cmd/ping', Buffer.alloc(MAX_PAYLOAD_BYTES + 1, 0x20));
+    assert.equal(big.kind === 'error' && big.code, 'BAD_PAYLOAD');
+  },
+);
 
-test('a reply topic with wildcards is not used; another machine\'s or a foreign topic is ignored', T, () => {
+test("a reply topic with wildcards is not used; another machine's or a foreign topic is ignored", T, () => {
   const r = parse('qrvend/M1/cmd/ping', JSON.stringify({ replyTo: 'ops/#', correlationId: 'c' }));
   assert.equal(r.kind === 'request' && r.reply.topic, DEFAULT_REPLY);
   assert.equal(parse('qrvend/M2/cmd/ping', '{}').kind, 'ignore');

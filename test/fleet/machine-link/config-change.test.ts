@@ -5,7 +5,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import {
@@ -44,7 +54,12 @@ function machine(): Machine {
   // A change is checked against what the next start needs: the SecretToken file among it.
   const token = join(root, 'secret-token');
   writeFileSync(token, `${'t'.repeat(64)}\n`, { mode: 0o600 });
-  const siteConfig = { mdb: { port: 'sim' }, log: { level: 'warn' }, start: { secretTokenFile: token }, fleet: { configOverlay: overlay } };
+  const siteConfig = {
+    mdb: { port: 'sim' },
+    log: { level: 'warn' },
+    start: { secretTokenFile: token },
+    fleet: { configOverlay: overlay },
+  };
   writeFileSync(site, `${JSON.stringify(siteConfig, null, 2)}\n`);
   return {
     site,
@@ -77,67 +92,84 @@ test('a change the schema refuses names every key path; neither the site file no
   }
 });
 
-test('a change the next start would refuse (the daemon\'s start checks) is CONFIG_INVALID naming the key; nothing written', T, () => {
-  const m = machine();
-  try {
-    // No key the fleet may set can fail the start checks (the allowlist answers BAD_ARGS first),
-    // but the machine under the change can: here its SecretToken file has gone since it started,
-    // so a restart for any change would leave it off.
-    const site = JSON.parse(readFileSync(m.site, 'utf8')) as { start: { secretTokenFile: string } };
-    site.start.secretTokenFile = '/nonexistent';
-    writeFileSync(m.site, JSON.stringify(site));
-    const r = checkConfigSet(m.site, m.overlay, { mdb: { sessionIdleTimeoutMs: 30_000 } });
-    assert.equal(!r.ok && r.code, 'CONFIG_INVALID');
-    assert.deepEqual(!r.ok && r.paths, ['start.secretTokenFile']);
-    assert.match(!r.ok ? r.message : '', new RegExp(/^the agent would not start on it: start\.secretTokenFile: /.source +
-      /Start SecretToken file \/nonexistent: file not found$/.source));
-    assert.equal(existsSync(m.overlay), false);
-    assert.equal(existsSync(pendingFile(m.overlay)), false);
-  } finally {
-    m.cleanup();
-  }
-});
+test(
+  "a change the next start would refuse (the daemon's start checks) is CONFIG_INVALID naming the key; nothing written",
+  T,
+  () => {
+    const m = machine();
+    try {
+      // No key the fleet may set can fail the start checks (the allowlist answers BAD_ARGS first),
+      // but the machine under the change can: here its SecretToken file has gone since it started,
+      // so a restart for any change would leave it off.
+      const site = JSON.parse(readFileSync(m.site, 'utf8')) as { start: { secretTokenFile: string } };
+      site.start.secretTokenFile = '/nonexistent';
+      writeFileSync(m.site, JSON.stringify(site));
+      const r = checkConfigSet(m.site, m.overlay, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+      assert.equal(!r.ok && r.code, 'CONFIG_INVALID');
+      assert.deepEqual(!r.ok && r.paths, ['start.secretTokenFile']);
+      assert.match(
+        !r.ok ? r.message : '',
+        new RegExp(
+          /^the agent would not start on it: start\.secretTokenFile: /.source +
+            /Start SecretToken file \/nonexistent: file not found$/.source,
+        ),
+      );
+      assert.equal(existsSync(m.overlay), false);
+      assert.equal(existsSync(pendingFile(m.overlay)), false);
+    } finally {
+      m.cleanup();
+    }
+  },
+);
 
-test('a change while another is on trial is BUSY (a rollback would ' +
-  'restore the unconfirmed one); accepted again once confirmed', T, () => {
-  const m = machine();
-  try {
-    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
-    const overlay = readFileSync(m.overlay);
-    const previous = existsSync(previousOverlayFile(m.overlay));
-    const r = checkConfigSet(m.site, m.overlay, { dynamicQr: { pollIntervalMs: 3_000 } });
-    assert.equal(!r.ok && r.code, 'BUSY');
-    assert.deepEqual(readFileSync(m.overlay), overlay);
-    assert.equal(existsSync(previousOverlayFile(m.overlay)), previous);
-    confirmChange(m.overlay);
-    set(m, { dynamicQr: { pollIntervalMs: 3_000 } });
-  } finally {
-    m.cleanup();
-  }
-});
+test(
+  'a change while another is on trial is BUSY (a rollback would ' +
+    'restore the unconfirmed one); accepted again once confirmed',
+  T,
+  () => {
+    const m = machine();
+    try {
+      set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+      const overlay = readFileSync(m.overlay);
+      const previous = existsSync(previousOverlayFile(m.overlay));
+      const r = checkConfigSet(m.site, m.overlay, { dynamicQr: { pollIntervalMs: 3_000 } });
+      assert.equal(!r.ok && r.code, 'BUSY');
+      assert.deepEqual(readFileSync(m.overlay), overlay);
+      assert.equal(existsSync(previousOverlayFile(m.overlay)), previous);
+      confirmChange(m.overlay);
+      set(m, { dynamicQr: { pollIntervalMs: 3_000 } });
+    } finally {
+      m.cleanup();
+    }
+  },
+);
 
-test('the trial count of the unit\'s script goes with the trial: at confirmation, rollback, reset, and a new change', T, () => {
-  const m = machine();
-  const counted = () => writeFileSync(trialRunFile(m.overlay), '2\n');
-  try {
-    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
-    counted();
-    confirmChange(m.overlay);
-    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'confirmed');
-    set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
-    counted();
-    rollBack(m.overlay, 'not healthy', new Date(0));
-    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'rolled back');
-    counted(); // left over by a cut between the script's removals
-    set(m, { mdb: { sessionIdleTimeoutMs: 32_000 } });
-    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'a new change starts its own count');
-    counted();
-    resetRemote(m.overlay, new Date(0));
-    assert.equal(existsSync(trialRunFile(m.overlay)), false, 'reset');
-  } finally {
-    m.cleanup();
-  }
-});
+test(
+  "the trial count of the unit's script goes with the trial: at confirmation, rollback, reset, and a new change",
+  T,
+  () => {
+    const m = machine();
+    const counted = () => writeFileSync(trialRunFile(m.overlay), '2\n');
+    try {
+      set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+      counted();
+      confirmChange(m.overlay);
+      assert.equal(existsSync(trialRunFile(m.overlay)), false, 'confirmed');
+      set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
+      counted();
+      rollBack(m.overlay, 'not healthy', new Date(0));
+      assert.equal(existsSync(trialRunFile(m.overlay)), false, 'rolled back');
+      counted(); // left over by a cut between the script's removals
+      set(m, { mdb: { sessionIdleTimeoutMs: 32_000 } });
+      assert.equal(existsSync(trialRunFile(m.overlay)), false, 'a new change starts its own count');
+      counted();
+      resetRemote(m.overlay, new Date(0));
+      assert.equal(existsSync(trialRunFile(m.overlay)), false, 'reset');
+    } finally {
+      m.cleanup();
+    }
+  },
+);
 
 test('fleet.configOverlay cannot be set from the fleet: BAD_ARGS naming it', T, () => {
   const m = machine();
@@ -162,7 +194,11 @@ test('a good change lands in the overlay only; the site file is byte for byte un
     assert.deepEqual(readFileSync(m.site), before);
     assert.equal(statSync(m.site).mtimeMs, mtime);
     assert.deepEqual(readdirSync(m.siteDir), ['config.json'], 'no marker beside the site file');
-    assert.deepEqual(JSON.parse(readFileSync(m.overlay, 'utf8')), { mdb: { sessionIdleTimeoutMs: 30_000 }, dynamicQr: { pollIntervalMs: 3_000 } }, 'the overlay holds only what the fleet set');
+    assert.deepEqual(
+      JSON.parse(readFileSync(m.overlay, 'utf8')),
+      { mdb: { sessionIdleTimeoutMs: 30_000 }, dynamicQr: { pollIntervalMs: 3_000 } },
+      'the overlay holds only what the fleet set',
+    );
     const loaded = loadConfig({ file: m.site, env: {} });
     assert.equal(loaded.config.mdb.sessionIdleTimeoutMs, 30_000);
     assert.equal(loaded.config.dynamicQr.pollIntervalMs, 3_000);
@@ -236,32 +272,36 @@ test('a failed first change removes the overlay: back to the site file and the d
   }
 });
 
-test('a rejected overlay in a trial brings the previous one back; outside a trial, none; both leave the alarm mark', T, () => {
-  const m = machine();
-  try {
-    set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
-    confirmChange(m.overlay);
-    const good = readFileSync(m.overlay, 'utf8');
-    set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
-    const aside = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
-    assert.equal(aside.overlay.status, 'applied', 'valid: nothing to settle');
-    writeFileSync(m.overlay, '{"mdb": ');
-    const loaded = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
-    assert.equal(loaded.overlay.status, 'rejected');
-    assert.equal(settleRejectedOverlay(m.overlay, 'damaged', new Date(0)), 'previous restored');
-    assert.equal(readFileSync(m.overlay, 'utf8'), good);
-    assert.equal(readPendingChange(m.overlay), null, 'the trial is over');
-    assert.equal(readRolledBack(m.overlay)?.reason, 'damaged');
-    confirmChange(m.overlay);
-    writeFileSync(m.overlay, '[]');
-    loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
-    assert.equal(settleRejectedOverlay(m.overlay, 'not an object', new Date(0)), 'none');
-    assert.equal(existsSync(m.overlay), false);
-    assert.equal(readRolledBack(m.overlay)?.reason, 'not an object');
-  } finally {
-    m.cleanup();
-  }
-});
+test(
+  'a rejected overlay in a trial brings the previous one back; outside a trial, none; both leave the alarm mark',
+  T,
+  () => {
+    const m = machine();
+    try {
+      set(m, { mdb: { sessionIdleTimeoutMs: 30_000 } });
+      confirmChange(m.overlay);
+      const good = readFileSync(m.overlay, 'utf8');
+      set(m, { mdb: { sessionIdleTimeoutMs: 31_000 } });
+      const aside = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+      assert.equal(aside.overlay.status, 'applied', 'valid: nothing to settle');
+      writeFileSync(m.overlay, '{"mdb": ');
+      const loaded = loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+      assert.equal(loaded.overlay.status, 'rejected');
+      assert.equal(settleRejectedOverlay(m.overlay, 'damaged', new Date(0)), 'previous restored');
+      assert.equal(readFileSync(m.overlay, 'utf8'), good);
+      assert.equal(readPendingChange(m.overlay), null, 'the trial is over');
+      assert.equal(readRolledBack(m.overlay)?.reason, 'damaged');
+      confirmChange(m.overlay);
+      writeFileSync(m.overlay, '[]');
+      loadConfig({ file: m.site, env: {}, setRejectedOverlayAside: true });
+      assert.equal(settleRejectedOverlay(m.overlay, 'not an object', new Date(0)), 'none');
+      assert.equal(existsSync(m.overlay), false);
+      assert.equal(readRolledBack(m.overlay)?.reason, 'not an object');
+    } finally {
+      m.cleanup();
+    }
+  },
+);
 
 test('reset-remote removes the overlay and its marks, keeping a copy', T, () => {
   const m = machine();
@@ -274,7 +314,11 @@ test('reset-remote removes the overlay and its marks, keeping a copy', T, () => 
     assert.equal(existsSync(m.overlay), false);
     assert.equal(existsSync(pendingFile(m.overlay)), false);
     assert.equal(existsSync(previousOverlayFile(m.overlay)), false);
-    assert.equal(loadConfig({ file: m.site, env: {} }).config.mdb.sessionIdleTimeoutMs, loadConfig({ env: {} }).config.mdb.sessionIdleTimeoutMs, 'back to the default');
+    assert.equal(
+      loadConfig({ file: m.site, env: {} }).config.mdb.sessionIdleTimeoutMs,
+      loadConfig({ env: {} }).config.mdb.sessionIdleTimeoutMs,
+      'back to the default',
+    );
     assert.equal(resetRemote(m.overlay, new Date(0)), null, 'nothing left to drop');
   } finally {
     m.cleanup();
@@ -289,7 +333,10 @@ test('fleet.url: TLS schemes anywhere, plain MQTT and WebSocket to loopback only
   assert.ok(!isAllowedFleetUrl('mqtt://broker.example.com:1883'));
   assert.ok(!isAllowedFleetUrl('http://127.0.0.1'));
   const base = loadConfig({ env: {} }).config;
-  const parsed = ConfigSchema.safeParse({ ...base, fleet: { ...base.fleet, url: 'mqtts://b.example.com', certFile: '/etc/qrvend/c.pem' } });
+  const parsed = ConfigSchema.safeParse({
+    ...base,
+    fleet: { ...base.fleet, url: 'mqtts://b.example.com', certFile: '/etc/qrvend/c.pem' },
+  });
   assert.equal(parsed.success, false);
   assert.deepEqual(!parsed.success && parsed.error.issues.map((i) => i.path.join('.')), ['fleet.keyFile']);
   assert.equal(base.fleet.url, null, 'off by default');
@@ -300,13 +347,23 @@ test('config.get shows no path and no broker credential', T, async () => {
   const { redactConfig, REDACTED } = await import('../../../src/fleet/machine-link/local-commands.js');
   const shown = redactConfig({
     start: { secretTokenFile: '/etc/qrvend/secret-token', certFile: null, listen: '127.0.0.1:8080' },
-    fleet: { url: 'mqtts://dev:hunter2@broker:8883', passwordFile: '/etc/qrvend/pw', configOverlay: '/var/lib/qrvend/fleet-config.json', trustFile: '/etc/qrvend/fleet-trust.json' },
+    fleet: {
+      url: 'mqtts://dev:hunter2@broker:8883',
+      passwordFile: '/etc/qrvend/pw',
+      configOverlay: '/var/lib/qrvend/fleet-config.json',
+      trustFile: '/etc/qrvend/fleet-trust.json',
+    },
     store: { path: '/var/lib/qrvend/ledger.sqlite' },
     display: { png: '/tmp/x.png', logo: null },
     mdb: { sessionIdleTimeoutMs: 30_000 },
   }) as Record<string, Record<string, unknown>>;
   assert.deepEqual(shown.start, { secretTokenFile: REDACTED, certFile: null, listen: '127.0.0.1:8080' });
-  assert.deepEqual(shown.fleet, { url: 'mqtts://broker:8883', passwordFile: REDACTED, configOverlay: REDACTED, trustFile: REDACTED });
+  assert.deepEqual(shown.fleet, {
+    url: 'mqtts://broker:8883',
+    passwordFile: REDACTED,
+    configOverlay: REDACTED,
+    trustFile: REDACTED,
+  });
   assert.deepEqual(shown.store, { path: REDACTED });
   assert.deepEqual(shown.display, { png: REDACTED, logo: null });
   assert.ok(!JSON.stringify(shown).includes('hunter2'));

@@ -21,7 +21,7 @@ test('each key has its own budget per scope; health counts per key id, bounded b
   assert.equal(pings, PER_KEY_BUDGET.burst);
   for (let i = 0; i < PER_KEY_BUDGET.burst; i++) assert.equal(keys.take(opsRead, 0), true);
   assert.equal(keys.take(opsRead, 0), false);
-  assert.equal(keys.take(opsOperate, 0), true, 'ops\'s reads leave its operate budget whole');
+  assert.equal(keys.take(opsOperate, 0), true, "ops's reads leave its operate budget whole");
   keys.refused('ops');
   assert.deepEqual(keys.byKey(), {
     pinger: { dropped: 80 - PER_KEY_BUDGET.burst, refused: 0 },
@@ -31,22 +31,30 @@ test('each key has its own budget per scope; health counts per key id, bounded b
   assert.equal(Object.keys(keys.byKey()).length, MAX_KEYS);
 });
 
-test('in progress: reads leave slots to operate and configure, one key leaves slots to others', { timeout: 5_000 }, () => {
-  const slots = new CommandsInFlight();
-  const spender = (fingerprint: string, scope: 'read' | 'operate') =>
-    ({ id: fingerprint, fingerprint, scope, nonceShare: 1 });
-  let pinger = 0;
-  while (slots.enter(spender('pinger', 'read'))) pinger += 1;
-  assert.equal(pinger, IN_FLIGHT_PER_KEY);
-  let others = 0;
-  for (let i = 0; i < MAX_COMMANDS_IN_FLIGHT; i++) if (slots.enter(spender(`reader-${i}`, 'read'))) others += 1;
-  assert.equal(pinger + others, MAX_COMMANDS_IN_FLIGHT - IN_FLIGHT_RESERVE, 'reads stop short of the reserve');
-  assert.equal(slots.enter(null), false, 'unsigned reads too');
-  const ops = spender('ops', 'operate');
-  for (let i = 0; i < IN_FLIGHT_RESERVE; i++) assert.equal(slots.enter(ops), true, `operate ${i}`);
-  assert.equal(slots.enter(ops), false);
-  slots.leave(spender('pinger', 'read'));
-  assert.equal(slots.enter(spender('pinger', 'read')), false, 'the reserve is in use; reads wait');
-  slots.leave(ops);
-  assert.equal(slots.enter(ops), true);
-});
+test(
+  'in progress: reads leave slots to operate and configure, one key leaves slots to others',
+  { timeout: 5_000 },
+  () => {
+    const slots = new CommandsInFlight();
+    const spender = (fingerprint: string, scope: 'read' | 'operate') => ({
+      id: fingerprint,
+      fingerprint,
+      scope,
+      nonceShare: 1,
+    });
+    let pinger = 0;
+    while (slots.enter(spender('pinger', 'read'))) pinger += 1;
+    assert.equal(pinger, IN_FLIGHT_PER_KEY);
+    let others = 0;
+    for (let i = 0; i < MAX_COMMANDS_IN_FLIGHT; i++) if (slots.enter(spender(`reader-${i}`, 'read'))) others += 1;
+    assert.equal(pinger + others, MAX_COMMANDS_IN_FLIGHT - IN_FLIGHT_RESERVE, 'reads stop short of the reserve');
+    assert.equal(slots.enter(null), false, 'unsigned reads too');
+    const ops = spender('ops', 'operate');
+    for (let i = 0; i < IN_FLIGHT_RESERVE; i++) assert.equal(slots.enter(ops), true, `operate ${i}`);
+    assert.equal(slots.enter(ops), false);
+    slots.leave(spender('pinger', 'read'));
+    assert.equal(slots.enter(spender('pinger', 'read')), false, 'the reserve is in use; reads wait');
+    slots.leave(ops);
+    assert.equal(slots.enter(ops), true);
+  },
+);

@@ -139,7 +139,10 @@ test(TITLE, { timeout: 180_000 }, async (t) => {
   channel.port2.postMessage({ type: 'fleet.events', events: [{ seq: 1, body: '{"kind":"sale"}' }] });
   const event = await seen.waitFor((m) => m.topic === topics.events, 'the event on the events topic');
   assert.equal(event.text, '{"kind":"sale"}');
-  const acked = await toPayment.waitFor((m) => m.type === 'fleet.events.acked', 'the acknowledgement to the payment side');
+  const acked = await toPayment.waitFor(
+    (m) => m.type === 'fleet.events.acked',
+    'the acknowledgement to the payment side',
+  );
   assert.deepEqual(acked, { type: 'fleet.events.acked', seqs: [1] });
 
   // A read command the payment side serves: asked over the channel, its answer published as the reply.
@@ -149,7 +152,13 @@ test(TITLE, { timeout: 180_000 }, async (t) => {
   if (asked.type !== 'fleet.command') return;
   channel.port2.postMessage({ type: 'fleet.reply', id: asked.id, ok: true, result: { rows: [] } });
   const reply = await seen.waitFor((m) => m.topic === topics.replies, 'the reply on the replies topic');
-  const expected = { ok: true, machineId: MACHINE_ID, command: 'outbox.list', correlationId: 'c-1', result: { rows: [] } };
+  const expected = {
+    ok: true,
+    machineId: MACHINE_ID,
+    command: 'outbox.list',
+    correlationId: 'c-1',
+    result: { rows: [] },
+  };
   assert.deepEqual(JSON.parse(reply.text), expected);
 
   link.fromMain({ type: 'fleet.stats', stats: { reader: 'enabled' } });
@@ -158,7 +167,8 @@ test(TITLE, { timeout: 180_000 }, async (t) => {
   clockMs += 5_000;
   link.fromMain({ type: 'shutdown' });
   await toMain.waitFor((m) => m.type === 'stopped', 'stopped to the main thread');
-  const offline = (m: { topic: string; text: string }) => m.topic === topics.status && JSON.parse(m.text).online === false;
+  const offline = (m: { topic: string; text: string }) =>
+    m.topic === topics.status && JSON.parse(m.text).online === false;
   const goodbye = await seen.waitFor(offline, 'the goodbye status');
   assert.deepEqual(JSON.parse(goodbye.text), { online: false });
 });

@@ -9,15 +9,23 @@ import { isCommandName, parseTopic } from '../../../src/fleet/contract/topics.js
 
 const T = { timeout: 5_000 };
 
-test('only this start\'s probe counts: other nonces, other shapes, garbage and oversize are ignored', T, () => {
+test("only this start's probe counts: other nonces, other shapes, garbage and oversize are ignored", T, () => {
   const nonce = 'a'.repeat(32);
   assert.equal(isOwnProbe(Buffer.from(JSON.stringify({ probe: nonce })), nonce), true);
-  for (const other of [JSON.stringify({ probe: 'b'.repeat(32) }), JSON.stringify({ probe: [nonce] }), JSON.stringify([nonce]), 'null', '{', '', JSON.stringify({ probe: nonce, pad: 'x'.repeat(300) })]) {
+  for (const other of [
+    JSON.stringify({ probe: 'b'.repeat(32) }),
+    JSON.stringify({ probe: [nonce] }),
+    JSON.stringify([nonce]),
+    'null',
+    '{',
+    '',
+    JSON.stringify({ probe: nonce, pad: 'x'.repeat(300) }),
+  ]) {
     assert.equal(isOwnProbe(Buffer.from(other), nonce), false, other.slice(0, 40));
   }
 });
 
-test('the probe topic is on the machine\'s own command topic, and no command is named like it', T, () => {
+test("the probe topic is on the machine's own command topic, and no command is named like it", T, () => {
   const topic = probeTopic('qrvend', 'VM-1');
   assert.deepEqual(parseTopic('qrvend', topic), { kind: 'command', machineId: 'VM-1', name: '_probe' });
   assert.equal(isCommandName('_probe'), false);

@@ -13,7 +13,8 @@ test('a flood on one budget takes nothing from another', { timeout: 5_000 }, () 
   for (let i = 0; i < 1000; i++) if (budgets.take('refusals', i)) refusals += 1;
   assert.ok(refusals <= COMMAND_BUDGETS.refusals.burst + COMMAND_BUDGETS.refusals.perSecond);
   // The unsigned reads' budget is whole: its full burst is there.
-  for (let i = 0; i < COMMAND_BUDGETS.unsigned.burst; i++) assert.equal(budgets.take('unsigned', 1000), true, `unsigned read ${i}`);
+  for (let i = 0; i < COMMAND_BUDGETS.unsigned.burst; i++)
+    assert.equal(budgets.take('unsigned', 1000), true, `unsigned read ${i}`);
   assert.equal(budgets.take('unsigned', 1000), false);
   assert.equal(budgets.dropped().unsigned, 1);
   assert.equal(budgets.dropped().start, 1000 - starts);

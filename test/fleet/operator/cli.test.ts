@@ -26,7 +26,9 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     protocol: v5 ? 5 : 4,
     handlers: {
       'config.get': (args) =>
-        (args as { key?: string } | undefined)?.key === 'gateway.timeoutMs' ? { ok: true, result: { value: 8000 } } : { ok: false, code: 'BAD_ARGS', message: 'no such key' },
+        (args as { key?: string } | undefined)?.key === 'gateway.timeoutMs'
+          ? { ok: true, result: { value: 8000 } }
+          : { ok: false, code: 'BAD_ARGS', message: 'no such key' },
     },
   });
   machines.push(m1);
@@ -68,7 +70,10 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     const j = await runCli(['fleet', 'status', '--json', ...url]);
     assert.equal(j.code, 0, j.stderr);
     const parsed = JSON.parse(j.stdout) as { machines: { machineId: string }[]; malformed: { total: number } };
-    assert.deepEqual(parsed.machines.map((m) => m.machineId), ['vm-0001', 'vm-0002', 'vm-0003']);
+    assert.deepEqual(
+      parsed.machines.map((m) => m.machineId),
+      ['vm-0001', 'vm-0002', 'vm-0003'],
+    );
     assert.equal(parsed.malformed.total, 2);
   });
 
@@ -84,7 +89,10 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     }
     const lines = watch.out().trim().split('\n');
     assert.equal(lines.length, 2, watch.out());
-    assert.match(lines[0] ?? '', /^\S+ \S+  vm-0001 {7}sale   2\.50 ILS  static settlement accepted  tx tx-live-1  items 12:vended$/);
+    assert.match(
+      lines[0] ?? '',
+      /^\S+ \S+  vm-0001 {7}sale   2\.50 ILS  static settlement accepted  tx tx-live-1  items 12:vended$/,
+    );
     assert.match(lines[1] ?? '', /^\S+ \S+  vm-0002 {7}alarm  cleared GATEWAY_UNREACHABLE$/);
 
     const json = startCli(['fleet', 'watch', '--json', '--count', '1', '--no-presence', ...url]);
@@ -95,49 +103,82 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     } finally {
       json.child.kill();
     }
-    const record = JSON.parse(json.out()) as { type: string; machineId: string; event: { txId: string; eventId: string } };
+    const record = JSON.parse(json.out()) as {
+      type: string;
+      machineId: string;
+      event: { txId: string; eventId: string };
+    };
     assert.equal(record.type, 'event');
     assert.equal(record.machineId, 'vm-0001');
     assert.equal(record.event.txId, 'tx-live-2');
   });
 
-  await t.test('fleet watch --session: events published while the watcher was away arrive when it is back', async () => {
-    const first = await runCli(['fleet', 'watch', '--session', 'billing', '--seconds', '1', '--no-presence', ...url]);
-    assert.equal(first.code, 0, first.stderr);
-    await m1.sale({ txId: 'tx-while-away' }).acked;
-    const back = await runCli(['fleet', 'watch', '--session', 'billing', '--count', '1', '--json', '--no-presence', ...url]);
-    assert.equal(back.code, 0, back.stderr);
-    const record = JSON.parse(back.stdout.trim().split('\n')[0] ?? '') as { event: { txId: string } };
-    assert.equal(record.event.txId, 'tx-while-away');
-  });
+  await t.test(
+    'fleet watch --session: events published while the watcher was away arrive when it is back',
+    async () => {
+      const first = await runCli(['fleet', 'watch', '--session', 'billing', '--seconds', '1', '--no-presence', ...url]);
+      assert.equal(first.code, 0, first.stderr);
+      await m1.sale({ txId: 'tx-while-away' }).acked;
+      const back = await runCli([
+        'fleet',
+        'watch',
+        '--session',
+        'billing',
+        '--count',
+        '1',
+        '--json',
+        '--no-presence',
+        ...url,
+      ]);
+      assert.equal(back.code, 0, back.stderr);
+      const record = JSON.parse(back.stdout.trim().split('\n')[0] ?? '') as { event: { txId: string } };
+      assert.equal(record.event.txId, 'tx-while-away');
+    },
+  );
 
-  await t.test('fleet cmd: a reply (exit 0), an error reply (exit 1), a 3.1.1 machine, no reply (exit 69)', async () => {
-    const ping = await runCli(['fleet', 'cmd', 'vm-0001', 'ping', ...url]);
-    assert.equal(ping.code, 0, ping.stderr);
-    assert.match(ping.stdout, /^vm-0001 ping: ok \(\d+ ms\)\n\{\n {2}"pong": true,/);
+  await t.test(
+    'fleet cmd: a reply (exit 0), an error reply (exit 1), a 3.1.1 machine, no reply (exit 69)',
+    async () => {
+      const ping = await runCli(['fleet', 'cmd', 'vm-0001', 'ping', ...url]);
+      assert.equal(ping.code, 0, ping.stderr);
+      assert.match(ping.stdout, /^vm-0001 ping: ok \(\d+ ms\)\n\{\n {2}"pong": true,/);
 
-    const get = await runCli(['fleet', 'cmd', 'vm-0001', 'config.get', '{"key":"gateway.timeoutMs"}', '--json', ...url]);
-    assert.equal(get.code, 0, get.stderr);
-    assert.deepEqual((JSON.parse(get.stdout) as { result: unknown }).result, { value: 8000 });
+      const get = await runCli([
+        'fleet',
+        'cmd',
+        'vm-0001',
+        'config.get',
+        '{"key":"gateway.timeoutMs"}',
+        '--json',
+        ...url,
+      ]);
+      assert.equal(get.code, 0, get.stderr);
+      assert.deepEqual((JSON.parse(get.stdout) as { result: unknown }).result, { value: 8000 });
 
-    const refused = await runCli(['fleet', 'cmd', 'vm-0001', 'config.get', '{"key":"nope"}', ...url]);
-    assert.equal(refused.code, 1, refused.stderr);
-    assert.match(refused.stdout, /^vm-0001 config.get: error BAD_ARGS: no such key/);
+      const refused = await runCli(['fleet', 'cmd', 'vm-0001', 'config.get', '{"key":"nope"}', ...url]);
+      assert.equal(refused.code, 1, refused.stderr);
+      assert.match(refused.stdout, /^vm-0001 config.get: error BAD_ARGS: no such key/);
 
-    const unknown = await runCli(['fleet', 'cmd', 'vm-0002', 'doctor', '--protocol', v5 ? '5' : '4', ...url]);
-    assert.equal(unknown.code, 1, unknown.stderr);
-    assert.match(unknown.stdout, /^vm-0002 doctor: error UNKNOWN_COMMAND/);
-    assert.equal(m2.repliesSent >= 1, true);
+      const unknown = await runCli(['fleet', 'cmd', 'vm-0002', 'doctor', '--protocol', v5 ? '5' : '4', ...url]);
+      assert.equal(unknown.code, 1, unknown.stderr);
+      assert.match(unknown.stdout, /^vm-0002 doctor: error UNKNOWN_COMMAND/);
+      assert.equal(m2.repliesSent >= 1, true);
 
-    const silent = await runCli(['fleet', 'cmd', 'vm-0003', 'ping', '--timeout', '500', ...url]);
-    assert.equal(silent.code, 69, silent.stderr);
-    assert.match(silent.stderr, new RegExp(/FLEET_NO_REPLY: no reply from vm-0003 to ping within 500 ms /.source +
-      /\(its retained status says OFFLINE \(last will\)\)/.source));
+      const silent = await runCli(['fleet', 'cmd', 'vm-0003', 'ping', '--timeout', '500', ...url]);
+      assert.equal(silent.code, 69, silent.stderr);
+      assert.match(
+        silent.stderr,
+        new RegExp(
+          /FLEET_NO_REPLY: no reply from vm-0003 to ping within 500 ms /.source +
+            /\(its retained status says OFFLINE \(last will\)\)/.source,
+        ),
+      );
 
-    const bad = await runCli(['fleet', 'cmd', 'vm-0001', 'outbox.retry', '{"id":0}', ...url]);
-    assert.equal(bad.code, 64);
-    assert.match(bad.stderr, /CLI_USAGE: arguments of outbox.retry refused: id/);
-  });
+      const bad = await runCli(['fleet', 'cmd', 'vm-0001', 'outbox.retry', '{"id":0}', ...url]);
+      assert.equal(bad.code, 64);
+      assert.match(bad.stderr, /CLI_USAGE: arguments of outbox.retry refused: id/);
+    },
+  );
 
   await t.test('the broker from QRVEND_FLEET_URL; none at all is a usage error', async () => {
     const r = await runCli(['fleet', 'status', '--json'], 30_000, { QRVEND_FLEET_URL: broker.url });
@@ -154,6 +195,9 @@ test('fleet status, watch and cmd against a real broker and simulated machines',
     await closed.close();
     const r = await runCli(['fleet', 'status', '--url', deadUrl, '--connect-timeout', '2000']);
     assert.equal(r.code, 69);
-    assert.match(r.stderr, new RegExp(`FLEET_BROKER_UNREACHABLE: cannot connect to the broker at ${deadUrl.replace(/[.]/g, '\\.')}`));
+    assert.match(
+      r.stderr,
+      new RegExp(`FLEET_BROKER_UNREACHABLE: cannot connect to the broker at ${deadUrl.replace(/[.]/g, '\\.')}`),
+    );
   });
 });

@@ -1,7 +1,10 @@
 /** Contract-valid fleet payloads for the operator's unit tests. */
 import type { AlarmEvent, SaleEvent, StatusMessage } from '../../../src/fleet/contract/index.js';
 
-export function onlineStatus(machineId: string, change: Partial<Extract<StatusMessage, { online: true }>> = {}): StatusMessage {
+export function onlineStatus(
+  machineId: string,
+  change: Partial<Extract<StatusMessage, { online: true }>> = {},
+): StatusMessage {
   return {
     online: true,
     machineId,
@@ -36,6 +39,11 @@ export function sale(machineId: string, eventId: string): SaleEvent {
   };
 }
 
-export function alarm(machineId: string, eventId: string, state: 'raised' | 'cleared', detail: string | null = null): AlarmEvent {
+export function alarm(
+  machineId: string,
+  eventId: string,
+  state: 'raised' | 'cleared',
+  detail: string | null = null,
+): AlarmEvent {
   return { kind: 'alarm', eventId, at: '2026-11-23T04:05:00Z', machineId, code: 'GATEWAY_UNREACHABLE', state, detail };
 }

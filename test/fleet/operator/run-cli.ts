@@ -14,16 +14,34 @@ export interface CliResult {
 export function runCli(args: string[], timeoutMs = 30_000, extraEnv: Record<string, string> = {}): Promise<CliResult> {
   return new Promise((resolve) => {
     // The operator's own QRVEND_FLEET_* settings must not leak into a test.
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QRVEND_FLEET_'))), ...extraEnv };
-    execFile(process.execPath, [QRVEND, ...args], { encoding: 'utf8', timeout: timeoutMs, env }, (err, stdout, stderr) => {
-      const code = err === null ? 0 : typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
-      resolve({ code, stdout, stderr });
-    });
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QRVEND_FLEET_'))),
+      ...extraEnv,
+    };
+    execFile(
+      process.execPath,
+      [QRVEND, ...args],
+      { encoding: 'utf8', timeout: timeoutMs, env },
+      (err, stdout, stderr) => {
+        const code =
+          err === null
+            ? 0
+            : typeof (err as { code?: unknown }).code === 'number'
+              ? (err as { code: number }).code
+              : null;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
 /** Starts the CLI and returns the process, with its output collected as it comes. */
-export function startCli(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exited: Promise<number | null> } {
+export function startCli(args: string[]): {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exited: Promise<number | null>;
+} {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('QRVEND_FLEET_')));
   const child = spawn(process.execPath, [QRVEND, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';

@@ -19,7 +19,13 @@ export interface TestKey extends CommandSigner {
 
 export function testKey(keyId: string, scopes: Scope[]): TestKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  return { keyId, key: privateKey, publicKey, scopes, privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() };
+  return {
+    keyId,
+    key: privateKey,
+    publicKey,
+    scopes,
+    privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+  };
 }
 
 /** The usual operator: every scope an operator signs commands with. */
@@ -28,11 +34,29 @@ export const OPERATOR_SCOPES: Scope[] = ['read', 'operate', 'configure'];
 /** Writes the trust file listing `keys` into `dir`; returns its path. */
 export function writeTrustFile(dir: string, keys: TestKey[], name = 'fleet-trust.json'): string {
   const file = join(dir, name);
-  writeFileSync(file, JSON.stringify({ keys: keys.map((k) => ({ id: k.keyId, publicKey: rawPublicKey(k.publicKey), scopes: k.scopes })) }), { mode: 0o644 });
+  writeFileSync(
+    file,
+    JSON.stringify({
+      keys: keys.map((k) => ({ id: k.keyId, publicKey: rawPublicKey(k.publicKey), scopes: k.scopes })),
+    }),
+    { mode: 0o644 },
+  );
   return file;
 }
 
 /** A command's signature as `qrvend fleet cmd --sign-key` makes it. */
-export function signCommand(key: CommandSigner, machineId: string, name: string, args: unknown, nowMs = Date.now(), lifetimeMs = 60_000): Signature {
-  return signStatement(COMMAND_STATEMENT_KIND, commandStatement(machineId, name, args), { keyId: key.keyId, key: key.key, nowMs, lifetimeMs });
+export function signCommand(
+  key: CommandSigner,
+  machineId: string,
+  name: string,
+  args: unknown,
+  nowMs = Date.now(),
+  lifetimeMs = 60_000,
+): Signature {
+  return signStatement(COMMAND_STATEMENT_KIND, commandStatement(machineId, name, args), {
+    keyId: key.keyId,
+    key: key.key,
+    nowMs,
+    lifetimeMs,
+  });
 }

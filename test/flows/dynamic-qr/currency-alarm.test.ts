@@ -28,12 +28,20 @@ const T = { timeout: 180_000 };
 const QR = '{"QRCode":"https://pay.invalid/qr/1","QRData":{"SrvTranId":"S1","RRN":"R1"}}';
 const PI = '{"SrvTranId":"S1","AuthAmount":1.5}';
 const inUsd: GatewayOutcome<unknown> = {
-  kind: 'declined', code: 8, message: 'answer in another currency (USD/840) than asked (EUR/978)',
-  response: { PaymentInfo: JSON.parse(PI) }, bodyText: `{"PaymentInfo":${PI}}`, elapsedMs: 1,
-  heldFunds: true, currencies: { asked: 'EUR/978', answered: 'USD/840' },
+  kind: 'declined',
+  code: 8,
+  message: 'answer in another currency (USD/840) than asked (EUR/978)',
+  response: { PaymentInfo: JSON.parse(PI) },
+  bodyText: `{"PaymentInfo":${PI}}`,
+  elapsedMs: 1,
+  heldFunds: true,
+  currencies: { asked: 'EUR/978', answered: 'USD/840' },
 };
 const asAsked: GatewayOutcome<unknown> = {
-  kind: 'approved', response: { PaymentInfo: JSON.parse(PI) }, bodyText: `{"PaymentInfo":${PI}}`, elapsedMs: 1,
+  kind: 'approved',
+  response: { PaymentInfo: JSON.parse(PI) },
+  bodyText: `{"PaymentInfo":${PI}}`,
+  elapsedMs: 1,
 };
 
 test('paid in another currency: denied, voided, the alarm names the answer; paid as asked clears it', T, async () => {
@@ -57,8 +65,14 @@ test('paid in another currency: denied, voided, the alarm names the answer; paid
     show: () => {},
     outboxChanged: () => {},
     settings: {
-      preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 10,
-      uniQr: 'U', staticAgeLimit: null, readerGraceMs: 30_000,
+      preauthAmount: 5,
+      decimalPlaces: 2,
+      currencyCode: 'EUR',
+      paymentTimeoutMs: 10_000,
+      pollIntervalMs: 10,
+      uniQr: 'U',
+      staticAgeLimit: null,
+      readerGraceMs: 30_000,
     },
     log: silentLogger(),
     now: Date.now,
@@ -71,7 +85,10 @@ test('paid in another currency: denied, voided, the alarm names the answer; paid
     let done = ended();
     payments.begin('r1', 1.5, 4);
     await done;
-    assert.deepEqual(sent.map((m) => m.type), ['vend.deny']);
+    assert.deepEqual(
+      sent.map((m) => m.type),
+      ['vend.deny'],
+    );
     assert.equal(alarms.length, 1);
     const [code, active, detail] = alarms[0]!;
     assert.deepEqual([code, active], ['GATEWAY_CURRENCY_MISMATCH', true]);

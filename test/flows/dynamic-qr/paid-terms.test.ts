@@ -6,7 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { initialState, paidAgainstPrice, step, type DynamicQrContext, type DynamicQrInput, type DynamicQrState } from '../../../src/flows/dynamic-qr/machine.js';
+import {
+  initialState,
+  paidAgainstPrice,
+  step,
+  type DynamicQrContext,
+  type DynamicQrInput,
+  type DynamicQrState,
+} from '../../../src/flows/dynamic-qr/machine.js';
 import { RawJson } from '../../../src/gateway/wire/index.js';
 
 const ctx: DynamicQrContext = {
@@ -22,7 +29,8 @@ const ctx: DynamicQrContext = {
 };
 
 test('paid against the price: short below it by a cent, not short at or above it, none given = not short', () => {
-  const at = (pi: string, price = 4.35, decimalPlaces = 2) => paidAgainstPrice(new RawJson(pi), { amount: price, decimalPlaces });
+  const at = (pi: string, price = 4.35, decimalPlaces = 2) =>
+    paidAgainstPrice(new RawJson(pi), { amount: price, decimalPlaces });
   assert.deepEqual(at('{"AuthAmount":4.35}'), { short: false, paidMinor: 435 });
   assert.deepEqual(at('{"AuthAmount":4.34}'), { short: true, paidMinor: 434 });
   assert.deepEqual(at('{"AuthAmount":4.36}'), { short: false, paidMinor: 436 });
@@ -55,7 +63,10 @@ const generated: DynamicQrInput = { tag: 'generated', outcome: { kind: 'approved
 test('a QR answer without QRCode or QRData: shown as empty text, the ids recorded as unknown', () => {
   const { state, effects } = run([generated]);
   assert.equal(state.tag, 'polling');
-  assert.deepEqual(effects[0], { tag: 'record', record: { tag: 'qr-issued', qr: { qrCode: '', rrn: null, srvTranId: null, channelId: null } } });
+  assert.deepEqual(effects[0], {
+    tag: 'record',
+    record: { tag: 'qr-issued', qr: { qrCode: '', rrn: null, srvTranId: null, channelId: null } },
+  });
 });
 
 test('paid in another currency after the vend request ended: voided with its PaymentInfo, no deny', () => {
@@ -63,14 +74,23 @@ test('paid in another currency after the vend request ended: voided with its Pay
   const foreign: DynamicQrInput = {
     tag: 'inquired',
     outcome: {
-      kind: 'declined', code: 8, message: 'other currency', response: {}, elapsedMs: 1,
-      bodyText: `{"PaymentInfo":${pi}}`, heldFunds: true, currencies: { asked: 'EUR/978', answered: 'USD/840' },
+      kind: 'declined',
+      code: 8,
+      message: 'other currency',
+      response: {},
+      elapsedMs: 1,
+      bodyText: `{"PaymentInfo":${pi}}`,
+      heldFunds: true,
+      currencies: { asked: 'EUR/978', answered: 'USD/840' },
     },
   };
   const { state, effects } = run([generated, { tag: 'request-ended', reason: 'timeout', byConsumer: false }, foreign]);
   assert.deepEqual(state.tag === 'closed' ? state.result : state.tag, 'voided');
   const after = effects.slice(effects.findIndex((e) => e.tag === 'inquire') + 1);
-  assert.deepEqual(after.map((e) => e.tag), ['record', 'void', 'show', 'currency']);
+  assert.deepEqual(
+    after.map((e) => e.tag),
+    ['record', 'void', 'show', 'currency'],
+  );
   // The alarm GATEWAY_CURRENCY_MISMATCH names the gateway's answer (src/flows/currency-alarm.ts).
   const mismatch = { declineCode: 8, asked: 'EUR/978', answered: 'USD/840' };
   assert.deepEqual(after.at(-1), { tag: 'currency', mismatch });
@@ -81,9 +101,15 @@ test('paid in another currency after the vend request ended: voided with its Pay
 });
 
 test('a closed payment ignores every later input', () => {
-  const closed = run([{ tag: 'generated', outcome: { kind: 'declined', code: 5, message: null, response: {}, elapsedMs: 1 } }]).state;
+  const closed = run([
+    { tag: 'generated', outcome: { kind: 'declined', code: 5, message: null, response: {}, elapsedMs: 1 } },
+  ]).state;
   assert.equal(closed.tag, 'closed');
-  for (const input of [generated, { tag: 'poll-due', nowMs: 1 }, { tag: 'request-ended', reason: 'x', byConsumer: true }] as DynamicQrInput[]) {
+  for (const input of [
+    generated,
+    { tag: 'poll-due', nowMs: 1 },
+    { tag: 'request-ended', reason: 'x', byConsumer: true },
+  ] as DynamicQrInput[]) {
     const t = step(closed, input);
     assert.equal(t.state, closed);
     assert.deepEqual(t.effects, []);

@@ -70,7 +70,16 @@ beforeEach(() => {
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
     outboxChanged: () => void wakes++,
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null, readerGraceMs: 30_000 },
+    settings: {
+      preauthAmount: 5,
+      decimalPlaces: 2,
+      currencyCode: 'EUR',
+      paymentTimeoutMs: 10_000,
+      pollIntervalMs: 1000,
+      uniQr: 'U',
+      staticAgeLimit: null,
+      readerGraceMs: 30_000,
+    },
     log: silentLogger(),
     now: Date.now,
     timers: realTimers,
@@ -86,13 +95,21 @@ afterEach(() => {
 
 async function startWith(outcome: GatewayOutcome<unknown>, balance?: number): Promise<void> {
   answer = outcome;
-  const start = { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX, ...(balance === undefined ? {} : { Balance: balance }) };
+  const start = {
+    AppUserId: 'user-1',
+    SecretToken: '*'.repeat(64),
+    TerminalId: 'T1',
+    TransactionId: TX,
+    ...(balance === undefined ? {} : { Balance: balance }),
+  };
   await flow.accept(start as StartRequest);
   await authorized;
 }
 
 function outboxRows(): Array<{ op: string; body: Record<string, any> }> {
-  return readOutbox(join(dir, 'ledger.sqlite'), { limit: 10 }).rows.filter((r) => r.txId === TX).map((r) => ({ op: r.op, body: JSON.parse(r.body) }));
+  return readOutbox(join(dir, 'ledger.sqlite'), { limit: 10 })
+    .rows.filter((r) => r.txId === TX)
+    .map((r) => ({ op: r.op, body: JSON.parse(r.body) }));
 }
 
 function fundsOffered(): number | undefined {
@@ -117,37 +134,62 @@ test('approved with no AuthAmount: the amount asked', T, async () => {
   assert.equal(fundsOffered(), 5);
 });
 
-test('approved in another currency: no session, a Cancel (machine cause) with the PaymentInfo as received', T, async () => {
-  const bodyText = '{"PaymentInfo":{"SrvTranId":"S9","AuthAmount":5},"Status":{"Verdict":"Declined"}}';
-  await startWith({ kind: 'declined', code: 95, message: 'currency USD, asked EUR', response: JSON.parse(bodyText), bodyText, elapsedMs: 1, heldFunds: true });
-  assert.equal(fundsOffered(), undefined, 'no session is opened');
-  assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
-  const rows = outboxRows();
-  assert.deepEqual(rows.map((r) => r.op), ['Cancel']);
-  assert.equal(rows[0]!.body.ReasonCode, 3);
-  assert.equal(rows[0]!.body.ReasonText, 'currency USD, asked EUR');
-  assert.deepEqual(rows[0]!.body.PaymentInfo, { SrvTranId: 'S9', AuthAmount: 5 });
-  assert.deepEqual(shown.at(-1), { kind: 'declined', reason: 'declined', code: 95 });
-  assert.equal(wakes, 1, 'the drainer is woken for the Cancel');
-  assert.equal(flow.activeTxId, null, 'the slot is free');
-});
+test(
+  'approved in another currency: no session, a Cancel (machine cause) with the PaymentInfo as received',
+  T,
+  async () => {
+    const bodyText = '{"PaymentInfo":{"SrvTranId":"S9","AuthAmount":5},"Status":{"Verdict":"Declined"}}';
+    await startWith({
+      kind: 'declined',
+      code: 95,
+      message: 'currency USD, asked EUR',
+      response: JSON.parse(bodyText),
+      bodyText,
+      elapsedMs: 1,
+      heldFunds: true,
+    });
+    assert.equal(fundsOffered(), undefined, 'no session is opened');
+    assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
+    const rows = outboxRows();
+    assert.deepEqual(
+      rows.map((r) => r.op),
+      ['Cancel'],
+    );
+    assert.equal(rows[0]!.body.ReasonCode, 3);
+    assert.equal(rows[0]!.body.ReasonText, 'currency USD, asked EUR');
+    assert.deepEqual(rows[0]!.body.PaymentInfo, { SrvTranId: 'S9', AuthAmount: 5 });
+    assert.deepEqual(shown.at(-1), { kind: 'declined', reason: 'declined', code: 95 });
+    assert.equal(wakes, 1, 'the drainer is woken for the Cancel');
+    assert.equal(flow.activeTxId, null, 'the slot is free');
+  },
+);
 
-test('approved in another currency, asked for less than the pre-auth: the Cancel releases the Authorization\'s '
-  + 'Amount; the alarm names the currencies', T, async () => {
-  const bodyText = '{"PaymentInfo":{"SrvTranId":"S9","AuthAmount":4.35},"Status":{"Verdict":"Approved"}}';
-  const currencies = { asked: 'EUR/978', answered: 'USD/840' };
-  const message = 'answer in another currency (USD/840) than asked (EUR/978)';
-  const response = JSON.parse(bodyText) as unknown;
-  await startWith({ kind: 'declined', code: 8, message, response, bodyText, elapsedMs: 1, heldFunds: true, currencies }, 4.35);
-  const rows = outboxRows();
-  assert.deepEqual(rows.map((r) => r.op), ['Cancel']);
-  assert.equal(rows[0]!.body.BasicInfo.Amount, 4.35, 'the hold as the Authorization asked it, not the funds (none)');
-  assert.equal(rows[0]!.body.BasicInfo.CurrencyCode, config.machine.currencyCode);
-  assert.equal(alarms.length, 1);
-  const [code, active, detail] = alarms[0]!;
-  assert.deepEqual([code, active], ['GATEWAY_CURRENCY_MISMATCH', true]);
-  assert.match(detail ?? '', new RegExp(`${TX} in USD/840 when EUR/978 was asked.*code 8`));
-});
+test(
+  "approved in another currency, asked for less than the pre-auth: the Cancel releases the Authorization's " +
+    'Amount; the alarm names the currencies',
+  T,
+  async () => {
+    const bodyText = '{"PaymentInfo":{"SrvTranId":"S9","AuthAmount":4.35},"Status":{"Verdict":"Approved"}}';
+    const currencies = { asked: 'EUR/978', answered: 'USD/840' };
+    const message = 'answer in another currency (USD/840) than asked (EUR/978)';
+    const response = JSON.parse(bodyText) as unknown;
+    await startWith(
+      { kind: 'declined', code: 8, message, response, bodyText, elapsedMs: 1, heldFunds: true, currencies },
+      4.35,
+    );
+    const rows = outboxRows();
+    assert.deepEqual(
+      rows.map((r) => r.op),
+      ['Cancel'],
+    );
+    assert.equal(rows[0]!.body.BasicInfo.Amount, 4.35, 'the hold as the Authorization asked it, not the funds (none)');
+    assert.equal(rows[0]!.body.BasicInfo.CurrencyCode, config.machine.currencyCode);
+    assert.equal(alarms.length, 1);
+    const [code, active, detail] = alarms[0]!;
+    assert.deepEqual([code, active], ['GATEWAY_CURRENCY_MISMATCH', true]);
+    assert.match(detail ?? '', new RegExp(`${TX} in USD/840 when EUR/978 was asked.*code 8`));
+  },
+);
 
 test('approved in the currency asked: the currency alarm is cleared', T, async () => {
   await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
@@ -157,7 +199,10 @@ test('approved in the currency asked: the currency alarm is cleared', T, async (
 test('another currency without a message or PaymentInfo: the Cancel still goes, with a reason text', T, async () => {
   await startWith({ kind: 'declined', code: 95, message: null, response: {}, elapsedMs: 1, heldFunds: true });
   const rows = outboxRows();
-  assert.deepEqual(rows.map((r) => r.op), ['Cancel']);
+  assert.deepEqual(
+    rows.map((r) => r.op),
+    ['Cancel'],
+  );
   assert.equal(rows[0]!.body.ReasonText, 'approved in another currency');
   assert.deepEqual(rows[0]!.body.PaymentInfo, {});
 });
@@ -181,7 +226,10 @@ test('no answer: a Cancel with IsGatewayTimeout for the amount asked, reason 3',
   await startWith({ kind: 'transport', failure: 'timeout', detail: 'no answer', httpStatus: null, elapsedMs: 1 }, 1.15);
   assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
   const rows = outboxRows();
-  assert.deepEqual(rows.map((r) => r.op), ['Cancel']);
+  assert.deepEqual(
+    rows.map((r) => r.op),
+    ['Cancel'],
+  );
   assert.deepEqual(rows[0]!.body.PaymentInfo, { IsGatewayTimeout: true });
   assert.equal(rows[0]!.body.ReasonCode, 3);
   assert.equal(rows[0]!.body.BasicInfo.Amount, 1.15);
@@ -194,7 +242,10 @@ test('the reader refused the session: a Cancel, machine cause, naming the refusa
   await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
   flow.handle({ type: 'session.refused', txId: TX, reason: 'the VMC has disabled the reader' });
   const rows = outboxRows();
-  assert.deepEqual(rows.map((r) => r.op), ['Cancel']);
+  assert.deepEqual(
+    rows.map((r) => r.op),
+    ['Cancel'],
+  );
   assert.equal(rows[0]!.body.ReasonCode, 3);
   assert.equal(rows[0]!.body.ReasonText, 'reader refused the session: the VMC has disabled the reader');
   assert.equal(flow.activeTxId, null);
@@ -210,52 +261,72 @@ test('Cancel reason: 2 when the consumer ended a session with no vend, 3 for eve
   }
 });
 
-test('a vend denied in the session for its age limit says so on the screen; any other denial shows nothing', T, async () => {
-  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
-  flow.handle({ type: 'session.started', txId: TX, funds: 5 });
-  const before = shown.length;
-  flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'over the funds', ageLimit: null });
-  assert.equal(shown.length, before);
-  flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'age', ageLimit: 18 });
-  assert.deepEqual(shown.slice(before), [{ kind: 'declined', reason: 'age-restricted', code: null }]);
-  assert.equal(flow.activeTxId, TX, 'the session goes on');
-});
+test(
+  'a vend denied in the session for its age limit says so on the screen; any other denial shows nothing',
+  T,
+  async () => {
+    await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
+    flow.handle({ type: 'session.started', txId: TX, funds: 5 });
+    const before = shown.length;
+    flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'over the funds', ageLimit: null });
+    assert.equal(shown.length, before);
+    flow.handle({ type: 'vend.denied', txId: TX, price: 4.35, item: 7, reason: 'age', ageLimit: 18 });
+    assert.deepEqual(shown.slice(before), [{ kind: 'declined', reason: 'age-restricted', code: null }]);
+    assert.equal(flow.activeTxId, TX, 'the session goes on');
+  },
+);
 
-test('a held (relayed) Start never confirmed: closed as declined 30, ' +
-  'no Authorization, the slot free; another id changes nothing', T, async () => {
-  answer = approvedWith('{"SrvTranId":"S1","AuthAmount":5}');
-  const start = { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX };
-  await flow.accept(start as StartRequest, { held: true });
-  await new Promise((r) => setImmediate(r));
-  assert.equal(authorizations, 0, 'a held Start waits for its confirmation');
-  flow.dropped('STATIC-AUTH-OTHER', 'not ours');
-  assert.equal(flow.activeTxId, TX, 'a drop for another id leaves the held Start alone');
-  flow.dropped(TX, 'relay deadline passed');
-  assert.equal(ledger.getTransaction(TX)?.state, 'declined');
-  assert.equal(ledger.getTransaction(TX)?.declineCode, 30);
-  assert.equal(flow.activeTxId, null);
-  assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
-  flow.answered(TX);
-  flow.dropped(TX, 'dropped twice');
-  await new Promise((r) => setImmediate(r));
-  assert.equal(authorizations, 0, 'no Authorization after the drop');
-});
+test(
+  'a held (relayed) Start never confirmed: closed as declined 30, ' +
+    'no Authorization, the slot free; another id changes nothing',
+  T,
+  async () => {
+    answer = approvedWith('{"SrvTranId":"S1","AuthAmount":5}');
+    const start = { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX };
+    await flow.accept(start as StartRequest, { held: true });
+    await new Promise((r) => setImmediate(r));
+    assert.equal(authorizations, 0, 'a held Start waits for its confirmation');
+    flow.dropped('STATIC-AUTH-OTHER', 'not ours');
+    assert.equal(flow.activeTxId, TX, 'a drop for another id leaves the held Start alone');
+    flow.dropped(TX, 'relay deadline passed');
+    assert.equal(ledger.getTransaction(TX)?.state, 'declined');
+    assert.equal(ledger.getTransaction(TX)?.declineCode, 30);
+    assert.equal(flow.activeTxId, null);
+    assert.deepEqual(shown.at(-1), { kind: 'idle', qrText: 'U' });
+    flow.answered(TX);
+    flow.dropped(TX, 'dropped twice');
+    await new Promise((r) => setImmediate(r));
+    assert.equal(authorizations, 0, 'no Authorization after the drop');
+  },
+);
 
-test('accept: the balance recorded as sent (or none), the authorizing screen, the transaction owned while open', T, async () => {
-  await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":4.35}'), 4.35);
-  assert.deepEqual(ledger.getTransaction(TX)?.startData, { appUserId: 'user-1', balance: 4.35 });
-  assert.deepEqual(shown[0], { kind: 'authorizing' });
-  assert.equal(flow.owns(TX), true);
-  assert.equal(flow.owns('STATIC-AUTH-OTHER'), false);
-  flow.handle({ type: 'session.ended', txId: TX, reason: 'consumer-cancel', vendsSucceeded: 0, amountVended: 0 });
-  assert.equal(flow.owns(TX), false, 'closed and written: recovery may have it');
-  assert.equal(outboxRows()[0]!.body.ReasonCode, 2);
-  assert.deepEqual(shown.at(-1), { kind: 'session-ended' });
-  // The same TransactionId again, once the slot is free: 996, and the closed transaction untouched.
-  await assert.rejects(flow.accept({ AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX } as StartRequest), (err) => err instanceof StartDeclined && err.declineCode === 996);
-  assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
-  assert.equal(flow.activeTxId, null);
-});
+test(
+  'accept: the balance recorded as sent (or none), the authorizing screen, the transaction owned while open',
+  T,
+  async () => {
+    await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":4.35}'), 4.35);
+    assert.deepEqual(ledger.getTransaction(TX)?.startData, { appUserId: 'user-1', balance: 4.35 });
+    assert.deepEqual(shown[0], { kind: 'authorizing' });
+    assert.equal(flow.owns(TX), true);
+    assert.equal(flow.owns('STATIC-AUTH-OTHER'), false);
+    flow.handle({ type: 'session.ended', txId: TX, reason: 'consumer-cancel', vendsSucceeded: 0, amountVended: 0 });
+    assert.equal(flow.owns(TX), false, 'closed and written: recovery may have it');
+    assert.equal(outboxRows()[0]!.body.ReasonCode, 2);
+    assert.deepEqual(shown.at(-1), { kind: 'session-ended' });
+    // The same TransactionId again, once the slot is free: 996, and the closed transaction untouched.
+    await assert.rejects(
+      flow.accept({
+        AppUserId: 'user-1',
+        SecretToken: '*'.repeat(64),
+        TerminalId: 'T1',
+        TransactionId: TX,
+      } as StartRequest),
+      (err) => err instanceof StartDeclined && err.declineCode === 996,
+    );
+    assert.equal(ledger.getTransaction(TX)?.state, 'cancelling');
+    assert.equal(flow.activeTxId, null);
+  },
+);
 
 test('accept without a Balance records none', T, async () => {
   await startWith(approvedWith('{"SrvTranId":"S1"}'));
@@ -271,14 +342,27 @@ test('messages for another session, or for a vend never approved, change nothing
   await startWith(approvedWith('{"SrvTranId":"S1","AuthAmount":5}'));
   flow.handle({ type: 'session.started', txId: 'STATIC-AUTH-OTHER', funds: 5 });
   flow.handle({ type: 'vend.approved', txId: 'STATIC-AUTH-OTHER', vendSeq: 1, price: 1, item: 1 });
-  flow.handle({ type: 'vend.result', txId: 'STATIC-AUTH-OTHER', requestId: null, vendSeq: 1, outcome: 'success', detail: null });
+  flow.handle({
+    type: 'vend.result',
+    txId: 'STATIC-AUTH-OTHER',
+    requestId: null,
+    vendSeq: 1,
+    outcome: 'success',
+    detail: null,
+  });
   flow.handle({ type: 'vend.result', txId: null, requestId: 'rq-1', vendSeq: null, outcome: 'success', detail: null });
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 9, outcome: 'success', detail: null });
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: null, outcome: 'success', detail: null });
   assert.equal(ledger.getTransaction(TX)?.state, 'authorized');
   assert.deepEqual(ledger.vendsOf(TX), []);
   // A session that is not this one ends: this one keeps its slot, nothing is written.
-  flow.handle({ type: 'session.ended', txId: 'STATIC-AUTH-OTHER', reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
+  flow.handle({
+    type: 'session.ended',
+    txId: 'STATIC-AUTH-OTHER',
+    reason: 'complete',
+    vendsSucceeded: 0,
+    amountVended: 0,
+  });
   flow.handle({ type: 'session.refused', txId: 'STATIC-AUTH-OTHER', reason: 'stale' });
   assert.equal(flow.activeTxId, TX);
   assert.deepEqual(outboxRows(), []);
@@ -292,6 +376,9 @@ test('messages for another session, or for a vend never approved, change nothing
   assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: 1.15, currencyCode: 'EUR', decimalPlaces: 2, txId: TX });
   // The end reported twice: one Settlement, never a second request.
   flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 1.15 });
-  assert.deepEqual(outboxRows().map((r) => r.op), ['Settlement']);
+  assert.deepEqual(
+    outboxRows().map((r) => r.op),
+    ['Settlement'],
+  );
   assert.equal(ledger.getTransaction(TX)?.state, 'settling');
 });

@@ -21,7 +21,7 @@ const EVERY_REASON: Record<SessionEndReason, true> = {
   'link-lost': true,
 };
 
-test('the codes are the gateway interface\'s: 2 by the consumer, 3 by the machine', () => {
+test("the codes are the gateway interface's: 2 by the consumer, 3 by the machine", () => {
   assert.equal(ReasonCodes.CancelledByConsumer, 2);
   assert.equal(ReasonCodes.CancelledByMachine, 3);
 });
@@ -35,14 +35,26 @@ test('every session end reason and approved-vend count gets its ReasonCode', () 
   };
   for (const reason of Object.keys(EVERY_REASON) as SessionEndReason[]) {
     for (const approvedVends of [0, 1, 2, 7]) {
-      assert.equal(cancelReasonCode(reason, approvedVends), expected(reason, approvedVends), `${reason} with ${approvedVends} approved vend(s)`);
+      assert.equal(
+        cancelReasonCode(reason, approvedVends),
+        expected(reason, approvedVends),
+        `${reason} with ${approvedVends} approved vend(s)`,
+      );
     }
   }
 });
 
 test('named cases, as a technician reads them on a Cancel', () => {
-  assert.equal(cancelReasonCode('complete', 0), 2, 'the VMC ended the session before any selection: the consumer walked away');
-  assert.equal(cancelReasonCode('complete', 1), 3, 'a vend was approved and not dispensed: the machine failed the consumer');
+  assert.equal(
+    cancelReasonCode('complete', 0),
+    2,
+    'the VMC ended the session before any selection: the consumer walked away',
+  );
+  assert.equal(
+    cancelReasonCode('complete', 1),
+    3,
+    'a vend was approved and not dispensed: the machine failed the consumer',
+  );
   assert.equal(cancelReasonCode('consumer-cancel', 1), 2, 'the consumer pressed cancel after a failed vend');
   assert.equal(cancelReasonCode('idle-timeout', 0), 3, 'the reader timed the session out');
   assert.equal(cancelReasonCode('link-lost', 0), 3);

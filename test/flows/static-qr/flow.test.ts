@@ -50,7 +50,8 @@ function failingLedger(real: Ledger): Ledger {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        if (failing.has(String(prop))) throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `injected: ${String(prop)} failed`);
+        if (failing.has(String(prop)))
+          throw new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `injected: ${String(prop)} failed`);
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },
@@ -58,7 +59,13 @@ function failingLedger(real: Ledger): Ledger {
 }
 
 function start(overrides: Partial<StartRequest> = {}): StartRequest {
-  return { AppUserId: 'user-1', SecretToken: '*'.repeat(64), TerminalId: 'T1', TransactionId: TX, ...overrides } as StartRequest;
+  return {
+    AppUserId: 'user-1',
+    SecretToken: '*'.repeat(64),
+    TerminalId: 'T1',
+    TransactionId: TX,
+    ...overrides,
+  } as StartRequest;
 }
 
 async function waitFor<T>(find: () => T | undefined, what: string): Promise<T> {
@@ -90,7 +97,10 @@ function setUp({ decimalPlaces, currencyCode, currencyNumeric, preauthAmount }: 
   ctx = {
     ledger: failingLedger(ledger),
     gateway: {
-      authorization: async (request: (typeof authRequests)[number]) => (authRequests.push(request), { kind: 'approved', response: { PaymentInfo: PAYMENT_INFO, Status: { Verdict: 'Approved' } }, elapsedMs: 1 }),
+      authorization: async (request: (typeof authRequests)[number]) => (
+        authRequests.push(request),
+        { kind: 'approved', response: { PaymentInfo: PAYMENT_INFO, Status: { Verdict: 'Approved' } }, elapsedMs: 1 }
+      ),
       generateQR: async () => assert.fail('no GenerateQR in a static session'),
       inquiry: async () => assert.fail('no Inquiry in a static session'),
     } as unknown as FlowContext['gateway'],
@@ -99,7 +109,16 @@ function setUp({ decimalPlaces, currencyCode, currencyNumeric, preauthAmount }: 
     toMain: (m) => sent.push(m),
     show: (screen) => shown.push(screen),
     outboxChanged: () => {},
-    settings: { preauthAmount, decimalPlaces, currencyCode, paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: 'U', staticAgeLimit: null, readerGraceMs: 30_000 },
+    settings: {
+      preauthAmount,
+      decimalPlaces,
+      currencyCode,
+      paymentTimeoutMs: 10_000,
+      pollIntervalMs: 1000,
+      uniQr: 'U',
+      staticAgeLimit: null,
+      readerGraceMs: 30_000,
+    },
     log: silentLogger(),
     now: Date.now,
     timers: realTimers,
@@ -129,9 +148,15 @@ test('the authorization amount is the pre-auth capped by the balance, rounded do
 });
 
 test('a zero balance is declined with 1 (insufficient funds), a second Start with 30 (busy)', async () => {
-  await assert.rejects(flow.accept(start({ Balance: 0.004 })), (err) => err instanceof StartDeclined && err.declineCode === 1);
+  await assert.rejects(
+    flow.accept(start({ Balance: 0.004 })),
+    (err) => err instanceof StartDeclined && err.declineCode === 1,
+  );
   await flow.accept(start());
-  await assert.rejects(flow.accept(start({ TransactionId: 'STATIC-TX-0002' })), (err) => err instanceof StartDeclined && err.declineCode === 30);
+  await assert.rejects(
+    flow.accept(start({ TransactionId: 'STATIC-TX-0002' })),
+    (err) => err instanceof StartDeclined && err.declineCode === 30,
+  );
 });
 
 test('two vends succeed: one Settlement of their sum with the Authorization PaymentInfo unchanged', async () => {
@@ -154,7 +179,10 @@ test('the Authorization carries the age limit and its own time; the Settlement b
   const authorizedAt = new Date(2026, 0, 2, 3, 4, 5).getTime(); // far from the builders' clock (the real time)
   ctx.now = () => authorizedAt;
   await openSession();
-  assert.deepEqual([authRequests[0]?.BasicInfo.MachineAuTime, authRequests[0]?.BasicInfo.AgeLimitation], ['020126030405', 18]);
+  assert.deepEqual(
+    [authRequests[0]?.BasicInfo.MachineAuTime, authRequests[0]?.BasicInfo.AgeLimitation],
+    ['020126030405', 18],
+  );
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
   flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 1, amountVended: 1.5 });
@@ -168,8 +196,15 @@ test('an item denied for its age limit: the display says why', async () => {
   assert.deepEqual(shown.at(-1), ageDeniedScreen());
   assert.deepEqual(ageDeniedScreen(), { kind: 'declined', reason: 'age-restricted', code: null });
   const before = shown.length;
-  flow.handle({ type: 'vend.denied', txId: TX, price: 9, item: 12, reason: 'price above the remaining funds', ageLimit: null });
-  assert.equal(shown.length, before, 'a funds denial is the VMC\'s to show');
+  flow.handle({
+    type: 'vend.denied',
+    txId: TX,
+    price: 9,
+    item: 12,
+    reason: 'price above the remaining funds',
+    ageLimit: null,
+  });
+  assert.equal(shown.length, before, "a funds denial is the VMC's to show");
 });
 
 test('a vend write refused mid-session: the session is stopped, the vend still reaches the Settlement', async () => {
@@ -177,7 +212,11 @@ test('a vend write refused mid-session: the session is stopped, the vend still r
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
   failing = new Set(['recordVendResult']);
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
-  assert.deepEqual(sent.at(-1), { type: 'session.cancel', txId: TX, reason: 'storage unavailable' }, 'no more vends are approved');
+  assert.deepEqual(
+    sent.at(-1),
+    { type: 'session.cancel', txId: TX, reason: 'storage unavailable' },
+    'no more vends are approved',
+  );
   assert.deepEqual(ledger.vendsOf(TX), [], 'the approval written with the outcome went with it: one commit');
   failing = new Set();
   flow.handle({ type: 'session.ended', txId: TX, reason: 'reader-cancel', vendsSucceeded: 1, amountVended: 1.5 });
@@ -188,11 +227,24 @@ test('one commit per vend: the session opening and approval are written with the
   await openSession();
   assert.equal(ledger.getTransaction(TX)?.state, 'authorized', 'session.started alone writes nothing');
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.5, item: 12 });
-  assert.deepEqual(ledger.vendsOf(TX), [], 'an approval alone writes nothing (recovery treats it like no vend: not charged)');
+  assert.deepEqual(
+    ledger.vendsOf(TX),
+    [],
+    'an approval alone writes nothing (recovery treats it like no vend: not charged)',
+  );
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'success', detail: null });
   assert.equal(ledger.getTransaction(TX)?.state, 'session_open');
-  assert.deepEqual(ledger.vendsOf(TX).map((v) => [v.seq, v.state]), [[1, 'success']]);
-  assert.deepEqual(ledger.eventsOf(TX).slice(-3).map((e) => e.kind), ['openSession', 'vend.approved', 'vend.success']);
+  assert.deepEqual(
+    ledger.vendsOf(TX).map((v) => [v.seq, v.state]),
+    [[1, 'success']],
+  );
+  assert.deepEqual(
+    ledger
+      .eventsOf(TX)
+      .slice(-3)
+      .map((e) => e.kind),
+    ['openSession', 'vend.approved', 'vend.success'],
+  );
 });
 
 test('the Start and its Authorization are recorded in one commit before the Authorization goes out', async () => {
@@ -211,7 +263,11 @@ test('the Start and its Authorization are recorded in one commit before the Auth
 
 test('the Start is answered before the Authorization goes out; the answer written sends it at once', async () => {
   await flow.accept(start());
-  assert.equal(authRequests.length, 0, 'accept() resolved (the endpoint answers Approved) before the Authorization was sent');
+  assert.equal(
+    authRequests.length,
+    0,
+    'accept() resolved (the endpoint answers Approved) before the Authorization was sent',
+  );
   flow.answered('ANOTHER-TX');
   assert.equal(authRequests.length, 0, 'the answer to another Start sends nothing');
   flow.answered(TX);
@@ -263,22 +319,39 @@ test('the VMC ends the session: Cancel ReasonCode 2 if nothing was approved, 3 i
   setUp();
   await openSession();
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 1.15, item: 4 });
-  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'failed', detail: 'c,ERR,VEND 3' });
+  flow.handle({
+    type: 'vend.result',
+    txId: TX,
+    requestId: null,
+    vendSeq: 1,
+    outcome: 'failed',
+    detail: 'c,ERR,VEND 3',
+  });
   flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: 0, amountVended: 0 });
-  assert.equal(outboxBody('Cancel').ReasonCode, 3, 'the approved vend was not dispensed: the machine\'s doing');
+  assert.equal(outboxBody('Cancel').ReasonCode, 3, "the approved vend was not dispensed: the machine's doing");
 });
 
 test('a vend reset after its approval (MDB 4.2 7.4.7) is in the Settlement; a failed one is not', async () => {
   await openSession();
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 1, price: 0.29, item: 7 });
-  flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 1, outcome: 'failed', detail: 'c,ERR,VEND 3' });
+  flow.handle({
+    type: 'vend.result',
+    txId: TX,
+    requestId: null,
+    vendSeq: 1,
+    outcome: 'failed',
+    detail: 'c,ERR,VEND 3',
+  });
   flow.handle({ type: 'vend.approved', txId: TX, vendSeq: 2, price: 1.15, item: 12 });
   flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: 2, outcome: 'reset', detail: 'c,ERR,VEND 5' });
   flow.handle({ type: 'session.ended', txId: TX, reason: 'vmc-reset', vendsSucceeded: 1, amountVended: 1.15 });
   assert.equal(ledger.getTransaction(TX)?.state, 'settling');
   const body = outboxBody('Settlement');
   assert.equal(body.BasicInfo.Amount, 1.15);
-  assert.deepEqual(body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]), [[12, 1.15]]);
+  assert.deepEqual(
+    body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]),
+    [[12, 1.15]],
+  );
   assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: 1.15, currencyCode: 'EUR', decimalPlaces: 2, txId: TX });
 });
 
@@ -286,26 +359,62 @@ test('a vend reset after its approval (MDB 4.2 7.4.7) is in the Settlement; a fa
 // 1.005 * 1000 = 1004.9999999999999): a sum that truncates instead of rounding loses a cent.
 const settlements: Array<{ currency: Currency; prices: number[]; total: number }> = [
   { currency: EUR, prices: [0.29, 1.15, 4.35], total: 5.79 },
-  { currency: { decimalPlaces: 0, currencyCode: 'JPY', currencyNumeric: '392', preauthAmount: 1000 }, prices: [130, 150, 320], total: 600 },
-  { currency: { decimalPlaces: 3, currencyCode: 'KWD', currencyNumeric: '414', preauthAmount: 10 }, prices: [0.295, 1.005, 4.35], total: 5.65 },
+  {
+    currency: { decimalPlaces: 0, currencyCode: 'JPY', currencyNumeric: '392', preauthAmount: 1000 },
+    prices: [130, 150, 320],
+    total: 600,
+  },
+  {
+    currency: { decimalPlaces: 3, currencyCode: 'KWD', currencyNumeric: '414', preauthAmount: 10 },
+    prices: [0.295, 1.005, 4.35],
+    total: 5.65,
+  },
 ];
 for (const { currency, prices, total } of settlements) {
-  test(`${currency.currencyCode} (${currency.decimalPlaces} decimals): the ` +
-    `Settlement of ${prices.join(' + ')} is ${total}, every price as sold`, async () => {
-    ledger.close();
-    rmSync(dir, { recursive: true, force: true });
-    setUp(currency);
-    await openSession(currency.preauthAmount);
-    prices.forEach((price, i) => {
-      flow.handle({ type: 'vend.approved', txId: TX, vendSeq: i + 1, price, item: 10 + i });
-      flow.handle({ type: 'vend.result', txId: TX, requestId: null, vendSeq: i + 1, outcome: 'success', detail: null });
-    });
-    flow.handle({ type: 'session.ended', txId: TX, reason: 'complete', vendsSucceeded: prices.length, amountVended: total });
-    assert.equal(ledger.getTransaction(TX)?.state, 'settling');
-    const body = outboxBody('Settlement');
-    assert.equal(body.BasicInfo.Amount, total);
-    assert.deepEqual([body.BasicInfo.CurrencyCode, body.BasicInfo.CurrencyNumeric, body.MachineInfo.DecimalPlace], [currency.currencyCode, currency.currencyNumeric, currency.decimalPlaces]);
-    assert.deepEqual(body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]), prices.map((price, i) => [10 + i, price]));
-    assert.deepEqual(shown.at(-1), { kind: 'thank-you', amount: total, currencyCode: currency.currencyCode, decimalPlaces: currency.decimalPlaces, txId: TX });
-  });
+  test(
+    `${currency.currencyCode} (${currency.decimalPlaces} decimals): the ` +
+      `Settlement of ${prices.join(' + ')} is ${total}, every price as sold`,
+    async () => {
+      ledger.close();
+      rmSync(dir, { recursive: true, force: true });
+      setUp(currency);
+      await openSession(currency.preauthAmount);
+      prices.forEach((price, i) => {
+        flow.handle({ type: 'vend.approved', txId: TX, vendSeq: i + 1, price, item: 10 + i });
+        flow.handle({
+          type: 'vend.result',
+          txId: TX,
+          requestId: null,
+          vendSeq: i + 1,
+          outcome: 'success',
+          detail: null,
+        });
+      });
+      flow.handle({
+        type: 'session.ended',
+        txId: TX,
+        reason: 'complete',
+        vendsSucceeded: prices.length,
+        amountVended: total,
+      });
+      assert.equal(ledger.getTransaction(TX)?.state, 'settling');
+      const body = outboxBody('Settlement');
+      assert.equal(body.BasicInfo.Amount, total);
+      assert.deepEqual(
+        [body.BasicInfo.CurrencyCode, body.BasicInfo.CurrencyNumeric, body.MachineInfo.DecimalPlace],
+        [currency.currencyCode, currency.currencyNumeric, currency.decimalPlaces],
+      );
+      assert.deepEqual(
+        body.Products.map((p: { Code: number; Price: number }) => [p.Code, p.Price]),
+        prices.map((price, i) => [10 + i, price]),
+      );
+      assert.deepEqual(shown.at(-1), {
+        kind: 'thank-you',
+        amount: total,
+        currencyCode: currency.currencyCode,
+        decimalPlaces: currency.decimalPlaces,
+        txId: TX,
+      });
+    },
+  );
 }

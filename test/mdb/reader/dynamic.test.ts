@@ -1,7 +1,19 @@
 /** Always-idle (dynamic QR) and virtual-credit vends: the payment side decides, the reader waits. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Harness, armed, line, pay, posted, postedTypes, reach, readerConfig, refusals, sent, timeout } from './helpers.js';
+import {
+  Harness,
+  armed,
+  line,
+  pay,
+  posted,
+  postedTypes,
+  reach,
+  readerConfig,
+  refusals,
+  sent,
+  timeout,
+} from './helpers.js';
 import { readerStatus } from '../../../src/mdb/reader/index.js';
 
 test('a vend request with no session posts vend.requested and waits for the payment', () => {
@@ -22,7 +34,9 @@ test('vend.approve -> C,VEND,<amount>; success -> vend.result naming the request
   assert.deepEqual(write?.kind === 'send' ? write.approval : null, { flow: 'dynamic', txId: 'D1', requestId: 'rq-1' });
   assert.deepEqual(armed(approve), ['vend-result']);
   const done = h.feed(line('c,VEND,SUCCESS'));
-  assert.deepEqual(posted(done), [{ type: 'vend.result', txId: 'D1', requestId: 'rq-1', vendSeq: null, outcome: 'success', detail: null }]);
+  assert.deepEqual(posted(done), [
+    { type: 'vend.result', txId: 'D1', requestId: 'rq-1', vendSeq: null, outcome: 'success', detail: null },
+  ]);
   assert.equal(h.state, 'Enabled');
 });
 
@@ -47,7 +61,14 @@ test('a late vend.approve (after a deny) is answered with vend.result expired', 
   const late = h.feed(pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 }));
   assert.deepEqual(sent(late), [], 'nothing goes to the VMC');
   assert.deepEqual(posted(late), [
-    { type: 'vend.result', txId: 'D1', requestId: 'rq-1', vendSeq: null, outcome: 'expired', detail: 'the vend request had already been answered or dropped' },
+    {
+      type: 'vend.result',
+      txId: 'D1',
+      requestId: 'rq-1',
+      vendSeq: null,
+      outcome: 'expired',
+      detail: 'the vend request had already been answered or dropped',
+    },
   ]);
 });
 
@@ -64,7 +85,9 @@ test('payment wait timeout: C,VEND,-1, vend.request.ended; a later approval expi
 test('the consumer cancelling before the payment: vend.request.ended, later approval expires', () => {
   const h = reach.DynamicAwaitingPayment();
   const out = h.feed(line('c,ERR,VEND 1'));
-  assert.deepEqual(posted(out), [{ type: 'vend.request.ended', requestId: 'rq-1', reason: 'cancelled by the consumer', byConsumer: true }]);
+  assert.deepEqual(posted(out), [
+    { type: 'vend.request.ended', requestId: 'rq-1', reason: 'cancelled by the consumer', byConsumer: true },
+  ]);
   assert.equal(h.state, 'Enabled');
   const late = h.feed(pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 }));
   assert.equal((posted(late)[0] as { outcome: string }).outcome, 'expired');
@@ -76,12 +99,20 @@ test('a duplicate vend.approve for the request already approved is refused, not 
   assert.deepEqual(posted(dup), []);
   assert.equal(refusals(dup).length, 1);
   const other = h.feed(pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D2', amount: 2 }));
-  assert.equal((posted(other)[0] as { outcome: string }).outcome, 'expired', 'a second payment for the same request must be voided');
+  assert.equal(
+    (posted(other)[0] as { outcome: string }).outcome,
+    'expired',
+    'a second payment for the same request must be voided',
+  );
 });
 
 test('an approval for an unknown request expires; a deny for one is refused', () => {
   const h = reach.Enabled();
-  assert.equal((posted(h.feed(pay({ type: 'vend.approve', requestId: 'nope', txId: 'D7', amount: 1 })))[0] as { outcome: string }).outcome, 'expired');
+  assert.equal(
+    (posted(h.feed(pay({ type: 'vend.approve', requestId: 'nope', txId: 'D7', amount: 1 })))[0] as { outcome: string })
+      .outcome,
+    'expired',
+  );
   const deny = h.feed(pay({ type: 'vend.deny', requestId: 'nope', reason: 'x' }));
   assert.deepEqual(sent(deny), []);
   assert.equal(refusals(deny).length, 1);
@@ -98,7 +129,9 @@ test('sessions.allowed=false refuses session.begin and dynamic vends; true allow
   const h = reach.Enabled();
   h.feed(pay({ type: 'sessions.allowed', allowed: false, reason: 'disk full' }));
   const begin = h.feed(pay({ type: 'session.begin', txId: 'T5', funds: 5 }));
-  assert.deepEqual(posted(begin), [{ type: 'session.refused', txId: 'T5', reason: 'new sessions are refused: disk full' }]);
+  assert.deepEqual(posted(begin), [
+    { type: 'session.refused', txId: 'T5', reason: 'new sessions are refused: disk full' },
+  ]);
   assert.deepEqual(sent(h.feed(line('c,STATUS,VEND,1.00,1'))), ['C,VEND,-1']);
   h.feed(pay({ type: 'sessions.allowed', allowed: true, reason: null }));
   assert.deepEqual(sent(h.feed(pay({ type: 'session.begin', txId: 'T5', funds: 5 }))), ['C,START,5.00']);
@@ -109,7 +142,11 @@ test('virtual credit: a session with that credit opens whenever the reader is en
   const h = reach.Disabled(cfg);
   const en = h.feed(line('c,STATUS,ENABLED'));
   assert.deepEqual(sent(en), ['C,START,2.00']);
-  assert.deepEqual(readerStatus(h.model), { status: 'enabled', txId: null }, 'a virtual session does not block a Start');
+  assert.deepEqual(
+    readerStatus(h.model),
+    { status: 'enabled', txId: null },
+    'a virtual session does not block a Start',
+  );
   const idle = h.feed(line('c,STATUS,IDLE,2.00'));
   assert.deepEqual(posted(idle), [], 'no payment behind a virtual session');
   const req = h.feed(line('c,STATUS,VEND,1.50,4'));

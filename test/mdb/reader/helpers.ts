@@ -142,7 +142,8 @@ export const reach = {
   VendStatic: () => withFeed(reach.SessionIdle(), line('c,STATUS,VEND,1.50,12')),
   Stopping: () => withFeed(reach.SessionIdle(), pay({ type: 'session.cancel', txId: 'T1', reason: 'test' })),
   DynamicAwaitingPayment: () => withFeed(reach.Enabled(), line('c,STATUS,VEND,2.00,7')),
-  DynamicAwaitingResult: () => withFeed(reach.DynamicAwaitingPayment(), pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 })),
+  DynamicAwaitingResult: () =>
+    withFeed(reach.DynamicAwaitingPayment(), pay({ type: 'vend.approve', requestId: 'rq-1', txId: 'D1', amount: 2 })),
 };
 
 function withFeed(h: Harness, ...inputs: ReaderInput[]): Harness {

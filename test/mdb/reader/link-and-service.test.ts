@@ -10,7 +10,9 @@ import { Harness, line, linkUp, pay, posted, reach, readerConfig, sent } from '.
 test('the link reopened during a session: the session ends as link lost before the reader is set up again', () => {
   const h = reach.SessionIdle();
   const out = h.feed(linkUp);
-  assert.deepEqual(posted(out), [{ type: 'session.ended', txId: 'T1', reason: 'link-lost', vendsSucceeded: 0, amountVended: 0 }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.ended', txId: 'T1', reason: 'link-lost', vendsSucceeded: 0, amountVended: 0 },
+  ]);
   assert.equal(sent(out)[0], 'C,0', 'then configured again');
   assert.equal(h.state, 'Inactive');
 });
@@ -36,9 +38,17 @@ test('silence while a SETCONF waits for its answer: the key is reported refused 
   const first = h.cfg.setconf[0];
   assert.ok(first && first.kind === 'setconf');
   const out = h.feed({ kind: 'link.silent' });
-  assert.deepEqual(out.filter((e) => e.kind === 'config.refused'), [
-    { kind: 'config.refused', key: first.key, value: first.value, answer: 'no answer before the link watchdog expired' },
-  ]);
+  assert.deepEqual(
+    out.filter((e) => e.kind === 'config.refused'),
+    [
+      {
+        kind: 'config.refused',
+        key: first.key,
+        value: first.value,
+        answer: 'no answer before the link watchdog expired',
+      },
+    ],
+  );
   assert.ok(out.some((e) => e.kind === 'link.restart'));
   assert.equal(h.state, 'Offline');
 });
@@ -47,7 +57,10 @@ test('silence after every SETCONF was answered blames no key', () => {
   const h = new Harness();
   h.feed(linkUp, line('c,0'), ...h.cfg.setconf.map(() => line('c,SET,OK')));
   const out = h.feed({ kind: 'link.silent' });
-  assert.deepEqual(out.filter((e) => e.kind === 'config.refused'), []);
+  assert.deepEqual(
+    out.filter((e) => e.kind === 'config.refused'),
+    [],
+  );
   assert.ok(out.some((e) => e.kind === 'link.restart'));
 });
 
@@ -97,13 +110,19 @@ test('a hold during a paid session waits for the session to end before disabling
   assert.deepEqual(sent(h.feed(line('c,STATUS,ENABLED'))), ['C,0']);
 });
 
-test('shutdown with a Dynamic QR vend waiting for payment: its ' +
-  'request ends as the machine\'s doing, not the consumer\'s', () => {
-  // byConsumer decides the reason code of the Void downstream.
-  const h = reach.DynamicAwaitingPayment();
-  const ended = posted(h.feed({ kind: 'shutdown' }));
-  assert.deepEqual(ended.map((m) => m.type === 'vend.request.ended' && m.byConsumer), [false]);
-});
+test(
+  'shutdown with a Dynamic QR vend waiting for payment: its ' +
+    "request ends as the machine's doing, not the consumer's",
+  () => {
+    // byConsumer decides the reason code of the Void downstream.
+    const h = reach.DynamicAwaitingPayment();
+    const ended = posted(h.feed({ kind: 'shutdown' }));
+    assert.deepEqual(
+      ended.map((m) => m.type === 'vend.request.ended' && m.byConsumer),
+      [false],
+    );
+  },
+);
 
 test('always-idle off and no virtual credit configured: ENABLED opens no session', () => {
   const h = reach.Disabled(readerConfig({ alwaysIdle: false, virtualCreditMinor: null }));
@@ -145,12 +164,18 @@ test('the link lost while out of service: the reader is enabled again by the nex
   assert.equal(h.model.hostDisabled, false, 'the C,0 written before the link was lost no longer stands');
 });
 
-test('a session the consumer cancelled a selection in, then disabled ' +
-  'by the VMC, ends as disabled, not as the consumer\'s cancel', () => {
-  // consumer-cancel is kept for a session that ends on its own (c,STATUS,ENABLED); a disable is the machine's doing.
-  const h = reach.SessionIdle();
-  h.feed(line('c,ERR,VEND 1'));
-  assert.ok(h.model.state.kind === 'SessionIdle' && h.model.state.session.consumerCancelled);
-  const out = h.feed(line('c,STATUS,DISABLED'));
-  assert.deepEqual(posted(out).map((m) => m.type === 'session.ended' && m.reason), ['disabled']);
-});
+test(
+  'a session the consumer cancelled a selection in, then disabled ' +
+    "by the VMC, ends as disabled, not as the consumer's cancel",
+  () => {
+    // consumer-cancel is kept for a session that ends on its own (c,STATUS,ENABLED); a disable is the machine's doing.
+    const h = reach.SessionIdle();
+    h.feed(line('c,ERR,VEND 1'));
+    assert.ok(h.model.state.kind === 'SessionIdle' && h.model.state.session.consumerCancelled);
+    const out = h.feed(line('c,STATUS,DISABLED'));
+    assert.deepEqual(
+      posted(out).map((m) => m.type === 'session.ended' && m.reason),
+      ['disabled'],
+    );
+  },
+);

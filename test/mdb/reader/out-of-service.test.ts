@@ -11,7 +11,9 @@ test('an idle reader is disabled at once (C,0); new sessions are refused', T, ()
   assert.deepEqual(sent(h.feed(outOfService(true))), ['C,0']);
   assert.equal(h.state, 'Disabled');
   const out = h.feed(pay({ type: 'session.begin', txId: 'T9', funds: 5 }));
-  assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T9', reason: 'the reader is out of service (fleet reader.disable)' }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.refused', txId: 'T9', reason: 'the reader is out of service (fleet reader.disable)' },
+  ]);
   assert.deepEqual(sent(out), []);
 });
 

@@ -30,7 +30,8 @@ function check(out: MainToPayment[], expected: Array<Partial<MainToPayment>>, la
   const relevant = out.filter((m) => m.type !== 'board.info');
   assert.equal(relevant.length, expected.length, `${label}: ${JSON.stringify(relevant)}`);
   expected.forEach((e, i) => {
-    for (const [k, v] of Object.entries(e)) assert.equal((relevant[i] as Record<string, unknown>)[k], v, `${label}: ${k}`);
+    for (const [k, v] of Object.entries(e))
+      assert.equal((relevant[i] as Record<string, unknown>)[k], v, `${label}: ${k}`);
   });
 }
 
@@ -50,7 +51,8 @@ for (const name of situations) {
     const results = posted(out).filter((m) => m.type === 'vend.result');
     for (const r of results) assert.equal((r as { outcome: string }).outcome, 'reset');
     const ends = posted(out).filter((m) => m.type === 'session.ended');
-    for (const e of ends) assert.equal((e as { reason: string }).reason, name === 'Stopping' ? 'reader-cancel' : 'vmc-reset');
+    for (const e of ends)
+      assert.equal((e as { reason: string }).reason, name === 'Stopping' ? 'reader-cancel' : 'vmc-reset');
     // The reader comes back when the VMC sets it up again.
     h.feed(line('c,STATUS,DISABLED'), line('c,STATUS,ENABLED'));
     assert.equal(h.state, 'Enabled');

@@ -43,7 +43,14 @@ test('vend requests while not ready are denied on the wire', () => {
 });
 
 test('session.begin is refused with a reason in every state that cannot take it', () => {
-  for (const where of ['Offline', 'Inactive', 'Disabled', 'VendStatic', 'Stopping', 'DynamicAwaitingPayment'] as const) {
+  for (const where of [
+    'Offline',
+    'Inactive',
+    'Disabled',
+    'VendStatic',
+    'Stopping',
+    'DynamicAwaitingPayment',
+  ] as const) {
     const h = reach[where]();
     const out = h.feed(pay({ type: 'session.begin', txId: 'NEW', funds: 5 }));
     assert.deepEqual(postedTypes(out), ['session.refused'], where);
@@ -102,25 +109,27 @@ test('shutdown.force fails the vend in flight, ends the session and disables the
 // ---- property: bookkeeping stays whole under any sequence ------------------------------------
 
 const anyInput: fc.Arbitrary<ReaderInput> = fc.oneof(
-  fc.constantFrom(
-    'c,STATUS,INACTIVE',
-    'c,STATUS,DISABLED',
-    'c,STATUS,ENABLED',
-    'c,STATUS,IDLE',
-    'c,STATUS,IDLE,5.00',
-    'c,STATUS,IDLE,2.00',
-    'c,STATUS,VEND,1.50,1',
-    'c,STATUS,VEND,4.00,2',
-    'c,STATUS,VEND,9.00,3',
-    'c,VEND,SUCCESS',
-    'c,ERR,VEND 1',
-    'c,ERR,VEND 3',
-    'c,ERR,VEND 5',
-    'c,ERR,START -3',
-    'c,ERR,STOP -1',
-    'v,1.0,B1',
-    'r,ACK',
-  ).map(line),
+  fc
+    .constantFrom(
+      'c,STATUS,INACTIVE',
+      'c,STATUS,DISABLED',
+      'c,STATUS,ENABLED',
+      'c,STATUS,IDLE',
+      'c,STATUS,IDLE,5.00',
+      'c,STATUS,IDLE,2.00',
+      'c,STATUS,VEND,1.50,1',
+      'c,STATUS,VEND,4.00,2',
+      'c,STATUS,VEND,9.00,3',
+      'c,VEND,SUCCESS',
+      'c,ERR,VEND 1',
+      'c,ERR,VEND 3',
+      'c,ERR,VEND 5',
+      'c,ERR,START -3',
+      'c,ERR,STOP -1',
+      'v,1.0,B1',
+      'r,ACK',
+    )
+    .map(line),
   fc.constantFrom<ReaderInput>(
     { kind: 'link.up' },
     { kind: 'link.down', reason: 'x' },
@@ -132,9 +141,13 @@ const anyInput: fc.Arbitrary<ReaderInput> = fc.oneof(
     timeout('board-answer'),
     timeout('config-answer'),
   ),
-  fc.record({ tx: fc.constantFrom('T1', 'T2'), funds: fc.constantFrom(5, 2, 0.5) }).map(({ tx, funds }) => pay({ type: 'session.begin', txId: tx, funds })),
+  fc
+    .record({ tx: fc.constantFrom('T1', 'T2'), funds: fc.constantFrom(5, 2, 0.5) })
+    .map(({ tx, funds }) => pay({ type: 'session.begin', txId: tx, funds })),
   fc.constantFrom('T1', 'T2').map((tx) => pay({ type: 'session.cancel', txId: tx, reason: 'p' })),
-  fc.record({ n: fc.integer({ min: 1, max: 4 }), tx: fc.constantFrom('D1', 'D2') }).map(({ n, tx }) => pay({ type: 'vend.approve', requestId: `rq-${n}`, txId: tx, amount: 1.5 })),
+  fc
+    .record({ n: fc.integer({ min: 1, max: 4 }), tx: fc.constantFrom('D1', 'D2') })
+    .map(({ n, tx }) => pay({ type: 'vend.approve', requestId: `rq-${n}`, txId: tx, amount: 1.5 })),
   fc.integer({ min: 1, max: 4 }).map((n) => pay({ type: 'vend.deny', requestId: `rq-${n}`, reason: 'p' })),
   fc.boolean().map((allowed) => pay({ type: 'sessions.allowed', allowed, reason: allowed ? null : 'p' })),
 );
@@ -156,7 +169,12 @@ const configured: ReaderInput[] = [
 type Step = ReaderInput | 'approve-last-request' | 'deny-last-request';
 const anyStep: fc.Arbitrary<Step[]> = fc.oneof(
   { weight: 2, arbitrary: fc.constant(configured) },
-  { weight: 4, arbitrary: fc.record({ tx: fc.constantFrom('T1', 'T2'), funds: fc.constantFrom(5, 2) }).map(({ tx, funds }) => [pay({ type: 'session.begin', txId: tx, funds }), line(`c,STATUS,IDLE,${funds}.00`)]) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({ tx: fc.constantFrom('T1', 'T2'), funds: fc.constantFrom(5, 2) })
+      .map(({ tx, funds }) => [pay({ type: 'session.begin', txId: tx, funds }), line(`c,STATUS,IDLE,${funds}.00`)]),
+  },
   {
     weight: 6,
     arbitrary: fc
@@ -166,9 +184,18 @@ const anyStep: fc.Arbitrary<Step[]> = fc.oneof(
         answer: fc.constantFrom<Step[]>([], ['approve-last-request'], ['deny-last-request']),
         end: fc.constantFrom('c,VEND,SUCCESS', 'c,ERR,VEND 1', 'c,ERR,VEND 3', null),
       })
-      .map(({ price, item, answer, end }) => [line(`c,STATUS,VEND,${price},${item}`), ...answer, ...(end === null ? [] : [line(end)])]),
+      .map(({ price, item, answer, end }) => [
+        line(`c,STATUS,VEND,${price},${item}`),
+        ...answer,
+        ...(end === null ? [] : [line(end)]),
+      ]),
   },
-  { weight: 1, arbitrary: fc.integer({ min: 1, max: 4 }).map((n) => [pay({ type: 'vend.approve', requestId: `rq-${n}`, txId: `D${n}`, amount: 1.5 })]) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 1, max: 4 })
+      .map((n) => [pay({ type: 'vend.approve', requestId: `rq-${n}`, txId: `D${n}`, amount: 1.5 })]),
+  },
   { weight: 4, arbitrary: anyInput.map((i) => [i]) },
 );
 
@@ -177,15 +204,29 @@ function feedStep(h: Harness, step: Step): void {
     h.feed(step);
     return;
   }
-  const last = posted(h.effects).filter((m) => m.type === 'vend.requested').at(-1);
+  const last = posted(h.effects)
+    .filter((m) => m.type === 'vend.requested')
+    .at(-1);
   if (last === undefined || last.type !== 'vend.requested') return;
   const requestId = last.requestId;
-  h.feed(pay(step === 'deny-last-request' ? { type: 'vend.deny', requestId, reason: 'p' } : { type: 'vend.approve', requestId, txId: `D-${requestId}`, amount: last.price }));
+  h.feed(
+    pay(
+      step === 'deny-last-request'
+        ? { type: 'vend.deny', requestId, reason: 'p' }
+        : { type: 'vend.approve', requestId, txId: `D-${requestId}`, amount: last.price },
+    ),
+  );
 }
 
 test('property: every started session ends once, every approved vend gets one result', () => {
   // How many runs met each thing the bookkeeping is about: a run that never meets one checks nothing.
-  const reached = { 'session.started': 0, 'vend.approved': 0, 'vend.requested': 0, 'dynamic vend.result': 0, 'two sessions': 0 };
+  const reached = {
+    'session.started': 0,
+    'vend.approved': 0,
+    'vend.requested': 0,
+    'dynamic vend.result': 0,
+    'two sessions': 0,
+  };
   const numRuns = 400;
   for (const virtualCreditMinor of [null, 200]) {
     fc.assert(
@@ -220,20 +261,27 @@ test('property: every started session ends once, every approved vend gets one re
           }
           if (m.type === 'vend.requested') {
             // Answered at most once with a real outcome (expired answers are for unusable approvals).
-            assert.ok(count((x) => x.type === 'vend.result' && x.requestId === m.requestId && x.outcome !== 'expired') <= 1);
+            assert.ok(
+              count((x) => x.type === 'vend.result' && x.requestId === m.requestId && x.outcome !== 'expired') <= 1,
+            );
           }
         }
         assert.equal(open, null, 'every started session ended');
         assert.deepEqual([...awaitingResult], [], 'every approved vend got its result');
         assert.equal(h.state, 'Offline');
-        for (const k of ['session.started', 'vend.approved', 'vend.requested'] as const) if (count((x) => x.type === k) > 0) reached[k] += 1;
-        if (count((x) => x.type === 'vend.result' && x.requestId !== null && x.outcome !== 'expired') > 0) reached['dynamic vend.result'] += 1;
+        for (const k of ['session.started', 'vend.approved', 'vend.requested'] as const)
+          if (count((x) => x.type === k) > 0) reached[k] += 1;
+        if (count((x) => x.type === 'vend.result' && x.requestId !== null && x.outcome !== 'expired') > 0)
+          reached['dynamic vend.result'] += 1;
         if (count((x) => x.type === 'session.started') > 1) reached['two sessions'] += 1;
       }),
       { numRuns, seed: 20240611 },
     );
   }
   for (const [what, runs] of Object.entries(reached)) {
-    assert.ok(runs >= numRuns / 4, `only ${runs} of ${2 * numRuns} runs met ${what}: the generator no longer reaches it`);
+    assert.ok(
+      runs >= numRuns / 4,
+      `only ${runs} of ${2 * numRuns} runs met ${what}: the generator no longer reaches it`,
+    );
   }
 });

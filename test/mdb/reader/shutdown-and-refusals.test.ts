@@ -12,7 +12,10 @@ test('shutdown during a static dispense: the result is awaited, then the session
   assert.deepEqual(h.feed({ kind: 'shutdown' }), []);
   assert.equal(h.state, 'Vend');
   const out = h.feed(line('c,VEND,SUCCESS'));
-  assert.deepEqual(posted(out).map((m) => m.type), ['vend.result']);
+  assert.deepEqual(
+    posted(out).map((m) => m.type),
+    ['vend.result'],
+  );
   assert.equal(h.state, 'Stopping');
   if (h.model.state.kind === 'Stopping') assert.equal(h.model.state.reason, 'reader-cancel');
 });
@@ -21,7 +24,10 @@ test('shutdown with a Dynamic QR vend waiting for payment, no session: denied an
   const h = reach.DynamicAwaitingPayment();
   const out = h.feed({ kind: 'shutdown' });
   assert.equal(sent(out)[0], 'C,VEND,-1');
-  assert.deepEqual(posted(out).map((m) => m.type), ['vend.request.ended']);
+  assert.deepEqual(
+    posted(out).map((m) => m.type),
+    ['vend.request.ended'],
+  );
   assert.equal(h.state, 'Enabled');
 });
 
@@ -37,7 +43,9 @@ test('sessions refused without a reason: a session.begin is refused naming the p
   const h = reach.Enabled();
   h.feed(pay({ type: 'sessions.allowed', allowed: false, reason: null }));
   const out = h.feed(pay({ type: 'session.begin', txId: 'T9', funds: 5 }));
-  assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T9', reason: 'new sessions are refused: refused by the payment side' }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.refused', txId: 'T9', reason: 'new sessions are refused: refused by the payment side' },
+  ]);
   h.feed(pay({ type: 'sessions.allowed', allowed: true, reason: null }));
   const again = h.feed(pay({ type: 'session.begin', txId: 'T9', funds: 5 }));
   assert.deepEqual(posted(again), []);
@@ -56,19 +64,25 @@ test("the payment side's health and lifecycle messages do not move the reader", 
   }
 });
 
-test('the link lost with a Dynamic QR vend waiting for payment: the ' +
-  'request ends as the machine\'s doing, not the consumer\'s', () => {
-  const h = reach.DynamicAwaitingPayment();
-  const out = h.feed({ kind: 'link.down', reason: 'unplugged' });
-  const ended = posted(out).filter((m) => m.type === 'vend.request.ended');
-  assert.equal(ended.length, 1);
-  assert.equal(ended[0]!.type === 'vend.request.ended' && ended[0]!.byConsumer, false);
-});
+test(
+  'the link lost with a Dynamic QR vend waiting for payment: the ' +
+    "request ends as the machine's doing, not the consumer's",
+  () => {
+    const h = reach.DynamicAwaitingPayment();
+    const out = h.feed({ kind: 'link.down', reason: 'unplugged' });
+    const ended = posted(out).filter((m) => m.type === 'vend.request.ended');
+    assert.equal(ended.length, 1);
+    assert.equal(ended[0]!.type === 'vend.request.ended' && ended[0]!.byConsumer, false);
+  },
+);
 
 test('a denied Dynamic QR vend cancels its payment wait', () => {
   const h = reach.DynamicAwaitingPayment();
   const out = h.feed({ kind: 'shutdown' });
-  assert.ok(out.some((e) => e.kind === 'timer.cancel' && e.timer === 'payment-wait'), 'the payment-wait timer is cancelled');
+  assert.ok(
+    out.some((e) => e.kind === 'timer.cancel' && e.timer === 'payment-wait'),
+    'the payment-wait timer is cancelled',
+  );
 });
 
 test('a static vend dispensed with funds left: the session stays open for the next one', () => {

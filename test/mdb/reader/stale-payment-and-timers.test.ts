@@ -14,9 +14,19 @@ test('a vend.approve for another request is answered expired and does not approv
   const out = h.feed(pay({ type: 'vend.approve', requestId: 'rq-0', txId: 'D0', amount: 2 }));
   assert.deepEqual(sent(out), [], 'no C,VEND approval written for the stale payment');
   assert.deepEqual(posted(out), [
-    { type: 'vend.result', txId: 'D0', requestId: 'rq-0', vendSeq: null, outcome: 'expired', detail: 'the vend request had already been answered or dropped' },
+    {
+      type: 'vend.result',
+      txId: 'D0',
+      requestId: 'rq-0',
+      vendSeq: null,
+      outcome: 'expired',
+      detail: 'the vend request had already been answered or dropped',
+    },
   ]);
-  assert.ok(h.model.state.kind === 'Vend' && h.model.state.vend.phase === 'awaiting-payment', 'rq-1 still waits for its own payment');
+  assert.ok(
+    h.model.state.kind === 'Vend' && h.model.state.vend.phase === 'awaiting-payment',
+    'rq-1 still waits for its own payment',
+  );
 });
 
 test('a vend.deny arriving after the approval does not deny the dispense in progress', () => {
@@ -53,14 +63,20 @@ test('a vend-result timer that fires while a Dynamic QR vend waits for payment r
   assert.ok(h.model.state.kind === 'Vend' && h.model.state.vend.phase === 'awaiting-payment');
 });
 
-test('a Dynamic QR dispense with no result in time outside a ' +
-  'session: timeout reported, the reader enabled with no stop', () => {
-  const h = reach.DynamicAwaitingResult();
-  const out = h.feed(timeout('vend-result'));
-  assert.deepEqual(posted(out).map((m) => m.type === 'vend.result' && m.outcome), ['timeout']);
-  assert.deepEqual(sent(out), [], 'no session to stop');
-  assert.deepEqual(h.model.state, { kind: 'Enabled', holdVirtual: false });
-});
+test(
+  'a Dynamic QR dispense with no result in time outside a ' +
+    'session: timeout reported, the reader enabled with no stop',
+  () => {
+    const h = reach.DynamicAwaitingResult();
+    const out = h.feed(timeout('vend-result'));
+    assert.deepEqual(
+      posted(out).map((m) => m.type === 'vend.result' && m.outcome),
+      ['timeout'],
+    );
+    assert.deepEqual(sent(out), [], 'no session to stop');
+    assert.deepEqual(h.model.state, { kind: 'Enabled', holdVirtual: false });
+  },
+);
 
 test('a stale session-refresh timer does not end a paid session', () => {
   const h = reach.SessionIdle(); // static session T1
@@ -111,5 +127,7 @@ test('a session.cancel during a static dispense: the dispense ends, then the ses
   assert.ok(h.model.state.kind === 'Stopping');
   assert.equal(h.model.state.reason, 'reader-cancel');
   const ended = posted(h.feed(line('c,STATUS,ENABLED')));
-  assert.deepEqual(ended, [{ type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 1, amountVended: 1.5 }]);
+  assert.deepEqual(ended, [
+    { type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 1, amountVended: 1.5 },
+  ]);
 });

@@ -1,7 +1,20 @@
 /** Authorization-first (static QR): session.begin -> C,START, local approvals, funds, session end. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Harness, armed, line, linkUp, pay, posted, postedTypes, reach, readerConfig, refusals, sent, timeout } from './helpers.js';
+import {
+  Harness,
+  armed,
+  line,
+  linkUp,
+  pay,
+  posted,
+  postedTypes,
+  reach,
+  readerConfig,
+  refusals,
+  sent,
+  timeout,
+} from './helpers.js';
 import { ageDeniedItems, readerStatus } from '../../../src/mdb/reader/index.js';
 
 test('link up sends the configuration: C,0, every C,SETCONF; C,1 and V once all were answered', () => {
@@ -106,7 +119,16 @@ test('a vend above the remaining funds is denied locally and the session stays o
   const h = reach.SessionIdle();
   const out = h.feed(line('c,STATUS,VEND,5.01,3'));
   assert.deepEqual(sent(out), ['C,VEND,-1']);
-  assert.deepEqual(posted(out), [{ type: 'vend.denied', txId: 'T1', price: 5.01, item: 3, reason: 'price above the remaining funds', ageLimit: null }]);
+  assert.deepEqual(posted(out), [
+    {
+      type: 'vend.denied',
+      txId: 'T1',
+      price: 5.01,
+      item: 3,
+      reason: 'price above the remaining funds',
+      ageLimit: null,
+    },
+  ]);
   assert.equal(h.state, 'SessionIdle');
 });
 
@@ -115,7 +137,14 @@ test('staticQr.verifyAge off: an age-restricted item is denied locally, saying w
   const out = h.feed(line('c,STATUS,VEND,2.00,30'));
   assert.deepEqual(sent(out), ['C,VEND,-1']);
   assert.deepEqual(posted(out), [
-    { type: 'vend.denied', txId: 'T1', price: 2, item: 30, reason: 'age-restricted item (18+): the static QR authorization does not verify age', ageLimit: 18 },
+    {
+      type: 'vend.denied',
+      txId: 'T1',
+      price: 2,
+      item: 30,
+      reason: 'age-restricted item (18+): the static QR authorization does not verify age',
+      ageLimit: 18,
+    },
   ]);
   assert.equal(h.state, 'SessionIdle', 'the session goes on');
   assert.deepEqual(sent(h.feed(line('c,STATUS,VEND,2.00,12'))), ['C,VEND,2.00']);
@@ -135,14 +164,17 @@ test('multi-vend: funds are booked per success; used-up funds end the session (r
   assert.deepEqual(sent(denied), ['C,VEND,-1']);
   const failed = h.feed(line('c,STATUS,VEND,1.50,4'), line('c,ERR,VEND 3')); // failure costs nothing
   assert.equal(posted(failed).find((m) => m.type === 'vend.result')?.type, 'vend.result');
-  assert.deepEqual(posted(failed).filter((m) => m.type === 'vend.result'), [
-    { type: 'vend.result', txId: 'T1', requestId: null, vendSeq: 3, outcome: 'failed', detail: 'c,ERR,VEND 3' },
-  ]);
+  assert.deepEqual(
+    posted(failed).filter((m) => m.type === 'vend.result'),
+    [{ type: 'vend.result', txId: 'T1', requestId: null, vendSeq: 3, outcome: 'failed', detail: 'c,ERR,VEND 3' }],
+  );
   const last = h.feed(line('c,STATUS,VEND,1.50,5'), line('c,VEND,SUCCESS'));
   assert.deepEqual(sent(last), ['C,VEND,1.50', 'C,STOP'], 'no funds left: the reader ends the session');
   assert.equal(h.state, 'Stopping');
   const end = h.feed(line('c,STATUS,ENABLED'));
-  assert.deepEqual(posted(end), [{ type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 3, amountVended: 5 }]);
+  assert.deepEqual(posted(end), [
+    { type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 3, amountVended: 5 },
+  ]);
   const vendSeqs = posted(h.effects).flatMap((m) => (m.type === 'vend.approved' ? [m.vendSeq] : []));
   assert.deepEqual(vendSeqs, [1, 2, 3, 4]);
 });
@@ -159,7 +191,9 @@ test('session complete (ENABLED) ends the session with its totals', () => {
   const h = reach.SessionIdle();
   h.feed(line('c,STATUS,VEND,1.20,1'), line('c,VEND,SUCCESS'));
   const out = h.feed(line('c,STATUS,ENABLED'));
-  assert.deepEqual(posted(out), [{ type: 'session.ended', txId: 'T1', reason: 'complete', vendsSucceeded: 1, amountVended: 1.2 }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.ended', txId: 'T1', reason: 'complete', vendsSucceeded: 1, amountVended: 1.2 },
+  ]);
   assert.equal(h.state, 'Enabled');
 });
 
@@ -169,7 +203,9 @@ test('a consumer cancel of a vend makes the following session end consumer-cance
   assert.equal(posted(cancelled)[0]?.type, 'vend.result');
   assert.equal((posted(cancelled)[0] as { outcome: string }).outcome, 'cancelled');
   const out = h.feed(line('c,STATUS,ENABLED'));
-  assert.deepEqual(posted(out), [{ type: 'session.ended', txId: 'T1', reason: 'consumer-cancel', vendsSucceeded: 0, amountVended: 0 }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.ended', txId: 'T1', reason: 'consumer-cancel', vendsSucceeded: 0, amountVended: 0 },
+  ]);
 });
 
 test('idle timeout: C,STOP, then session.ended idle-timeout when the board confirms', () => {
@@ -184,7 +220,16 @@ test('idle timeout: C,STOP, then session.ended idle-timeout when the board confi
 test('no vend result in time: vend.result timeout (not charged) and the session is stopped', () => {
   const h = reach.VendStatic();
   const out = h.feed(timeout('vend-result'));
-  assert.deepEqual(posted(out), [{ type: 'vend.result', txId: 'T1', requestId: null, vendSeq: 1, outcome: 'timeout', detail: 'no vend result from the VMC in time' }]);
+  assert.deepEqual(posted(out), [
+    {
+      type: 'vend.result',
+      txId: 'T1',
+      requestId: null,
+      vendSeq: 1,
+      outcome: 'timeout',
+      detail: 'no vend result from the VMC in time',
+    },
+  ]);
   assert.deepEqual(sent(out), ['C,STOP']);
   const late = h.feed(line('c,VEND,SUCCESS'));
   assert.equal(refusals(late).length, 1, 'a result after the timeout is refused, not booked');
@@ -201,7 +246,9 @@ test('the board has no session to stop (c,ERR,STOP): the session is over anyway'
 test('no answer to C,STOP in time: the session is reported ended', () => {
   const h = reach.Stopping();
   const out = h.feed(timeout('board-answer'));
-  assert.deepEqual(posted(out), [{ type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 0, amountVended: 0 }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.ended', txId: 'T1', reason: 'reader-cancel', vendsSucceeded: 0, amountVended: 0 },
+  ]);
 });
 
 test('session.cancel: idle -> C,STOP; during a vend -> after its result; while starting -> right after IDLE', () => {
@@ -209,7 +256,11 @@ test('session.cancel: idle -> C,STOP; during a vend -> after its result; while s
   assert.deepEqual(sent(idle.feed(pay({ type: 'session.cancel', txId: 'T1', reason: 'x' }))), ['C,STOP']);
 
   const vend = reach.VendStatic();
-  assert.deepEqual(sent(vend.feed(pay({ type: 'session.cancel', txId: 'T1', reason: 'x' }))), [], 'never interrupts a dispense');
+  assert.deepEqual(
+    sent(vend.feed(pay({ type: 'session.cancel', txId: 'T1', reason: 'x' }))),
+    [],
+    'never interrupts a dispense',
+  );
   const after = vend.feed(line('c,VEND,SUCCESS'));
   assert.deepEqual(sent(after), ['C,STOP']);
   assert.equal(vend.state, 'Stopping');

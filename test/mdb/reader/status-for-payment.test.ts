@@ -52,7 +52,10 @@ test('shutdown while a session is opening: the session is cancelled by the reade
   assert.equal(h.state, 'Starting');
   const out = h.feed(line('c,STATUS,IDLE,5.00'));
   assert.equal(h.state, 'Stopping');
-  assert.deepEqual(posted(out).map((m) => m.type), ['session.started']);
+  assert.deepEqual(
+    posted(out).map((m) => m.type),
+    ['session.started'],
+  );
   if (h.model.state.kind !== 'Stopping') assert.fail('not stopping');
   assert.equal(h.model.state.reason, 'reader-cancel');
 });

@@ -24,13 +24,21 @@ interface Ending {
 const endings: Ending[] = [
   { name: 'c,VEND,SUCCESS', inputs: [line('c,VEND,SUCCESS')], outcome: 'success' },
   { name: 'c,ERR,VEND 5 (reset during the vend)', inputs: [line('c,ERR,VEND 5')], outcome: 'reset' },
-  { name: 'c,ERR,VEND 5 then c,STATUS,INACTIVE', inputs: [line('c,ERR,VEND 5'), line('c,STATUS,INACTIVE')], outcome: 'reset' },
+  {
+    name: 'c,ERR,VEND 5 then c,STATUS,INACTIVE',
+    inputs: [line('c,ERR,VEND 5'), line('c,STATUS,INACTIVE')],
+    outcome: 'reset',
+  },
   { name: 'c,STATUS,INACTIVE alone (VMC reset)', inputs: [line('c,STATUS,INACTIVE')], outcome: 'reset' },
   { name: 'an unasked version line (board restart)', inputs: [line('v,2.1,B9')], outcome: 'reset' },
   { name: 'c,ERR,VEND 3 (dispense failed)', inputs: [line('c,ERR,VEND 3')], outcome: 'failed' },
   { name: 'c,ERR,VEND 1 (cancelled)', inputs: [line('c,ERR,VEND 1')], outcome: 'cancelled' },
   { name: 'c,STATUS,DISABLED (a disable is no reset)', inputs: [line('c,STATUS,DISABLED')], outcome: 'failed' },
-  { name: 'serial link lost (USB unplugged)', inputs: [{ kind: 'link.down', reason: 'unplugged' }], outcome: 'timeout' },
+  {
+    name: 'serial link lost (USB unplugged)',
+    inputs: [{ kind: 'link.down', reason: 'unplugged' }],
+    outcome: 'timeout',
+  },
   { name: 'board silent past the link watchdog', inputs: [{ kind: 'link.silent' }], outcome: 'timeout' },
   { name: 'no result within mdb.vendResultTimeoutMs', inputs: [timeout('vend-result')], outcome: 'timeout' },
   { name: 'forced shutdown', inputs: [{ kind: 'shutdown.force' }], outcome: 'timeout' },
@@ -48,24 +56,27 @@ test('the charging rule: success and reset are charged, nothing else', () => {
 for (const e of endings) {
   const charged = isChargedVend(e.outcome);
 
-  test(`static session, vend of 1.15 approved, then ${e.name}: ` +
-    `vend.result ${e.outcome}, ${charged ? 'charged' : 'not charged'}`, () => {
-    const h: Harness = reach.VendStatic();
-    // VendStatic approved 1.50; use a second session-funded vend at 1.15 to keep amounts off whole units.
-    h.feed(line('c,VEND,SUCCESS'), line('c,STATUS,VEND,1.15,13'));
-    const out = posted(h.feed(...e.inputs));
-    const r = results(out);
-    assert.equal(r.length, 1, `exactly one vend.result: ${JSON.stringify(out)}`);
-    assert.equal(r[0]!.outcome, e.outcome);
-    assert.equal(r[0]!.txId, 'T1');
-    assert.equal(r[0]!.vendSeq, 2);
-    // The session's own count: what session.ended reports now, or after the VMC ends the session.
-    let ended = out.find((m) => m.type === 'session.ended');
-    if (ended === undefined) ended = posted(h.feed(line('c,STATUS,ENABLED'))).find((m) => m.type === 'session.ended');
-    assert.ok(ended && ended.type === 'session.ended', 'the session ends exactly once');
-    assert.equal(ended.vendsSucceeded, charged ? 2 : 1);
-    assert.equal(Math.round(ended.amountVended * 100), charged ? 265 : 150);
-  });
+  test(
+    `static session, vend of 1.15 approved, then ${e.name}: ` +
+      `vend.result ${e.outcome}, ${charged ? 'charged' : 'not charged'}`,
+    () => {
+      const h: Harness = reach.VendStatic();
+      // VendStatic approved 1.50; use a second session-funded vend at 1.15 to keep amounts off whole units.
+      h.feed(line('c,VEND,SUCCESS'), line('c,STATUS,VEND,1.15,13'));
+      const out = posted(h.feed(...e.inputs));
+      const r = results(out);
+      assert.equal(r.length, 1, `exactly one vend.result: ${JSON.stringify(out)}`);
+      assert.equal(r[0]!.outcome, e.outcome);
+      assert.equal(r[0]!.txId, 'T1');
+      assert.equal(r[0]!.vendSeq, 2);
+      // The session's own count: what session.ended reports now, or after the VMC ends the session.
+      let ended = out.find((m) => m.type === 'session.ended');
+      if (ended === undefined) ended = posted(h.feed(line('c,STATUS,ENABLED'))).find((m) => m.type === 'session.ended');
+      assert.ok(ended && ended.type === 'session.ended', 'the session ends exactly once');
+      assert.equal(ended.vendsSucceeded, charged ? 2 : 1);
+      assert.equal(Math.round(ended.amountVended * 100), charged ? 265 : 150);
+    },
+  );
 
   test(`dynamic vend of 4.35 approved, then ${e.name}: vend.result ${e.outcome}`, () => {
     const h = reach.Enabled();

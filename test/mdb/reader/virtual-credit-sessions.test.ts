@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import type { ReaderConfig } from '../../../src/mdb/reader/index.js';
 import { armed, Harness, line, pay, posted, reach, readerConfig, refusals, sent, timeout } from './helpers.js';
 
-const virtual = (over: Partial<ReaderConfig> = {}) => readerConfig({ alwaysIdle: false, virtualCreditMinor: 100, ...over });
+const virtual = (over: Partial<ReaderConfig> = {}) =>
+  readerConfig({ alwaysIdle: false, virtualCreditMinor: 100, ...over });
 
 /** An open virtual-credit session (credit 1.00). */
 function virtualIdle(over: Partial<ReaderConfig> = {}): Harness {
@@ -79,7 +80,14 @@ test('the link lost while a virtual session opens: nothing is posted, every time
   const out = h.feed({ kind: 'link.down', reason: 'unplugged' });
   assert.deepEqual(posted(out), [], 'no session.refused for a session the payment side never asked for');
   const cancelled = out.flatMap((e) => (e.kind === 'timer.cancel' ? [e.timer] : []));
-  assert.deepEqual(cancelled, ['session-idle', 'vend-result', 'payment-wait', 'board-answer', 'config-answer', 'session-refresh']);
+  assert.deepEqual(cancelled, [
+    'session-idle',
+    'vend-result',
+    'payment-wait',
+    'board-answer',
+    'config-answer',
+    'session-refresh',
+  ]);
 });
 
 test('the board not confirming a virtual session: it is stopped and not retried before the next ENABLED', () => {
@@ -96,7 +104,9 @@ test('a paid Start the board did not confirm is refused, and the virtual session
   h.feed(line('c,STATUS,ENABLED')); // the virtual session closed: C,START for T2
   assert.ok(h.model.state.kind === 'Starting' && h.model.state.purpose.kind === 'static');
   const out = h.feed(timeout('board-answer'));
-  assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T2', reason: 'the board did not confirm the session in time' }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.refused', txId: 'T2', reason: 'the board did not confirm the session in time' },
+  ]);
   assert.deepEqual(sent(out), ['C,STOP', 'C,START,1.00']);
 });
 
@@ -106,7 +116,9 @@ test('a paid Start queued behind a virtual session: a repeated session.begin for
   assert.deepEqual(posted(out), [], 'T2 is not refused: it opens once the virtual session closed');
   assert.deepEqual(refusals(out), ['session.begin: session T2 is already open or opening']);
   h.feed(line('c,STATUS,ENABLED'));
-  assert.ok(h.model.state.kind === 'Starting' && h.model.state.purpose.kind === 'static' && h.model.state.purpose.txId === 'T2');
+  assert.ok(
+    h.model.state.kind === 'Starting' && h.model.state.purpose.kind === 'static' && h.model.state.purpose.txId === 'T2',
+  );
 });
 
 test('a virtual session refreshing itself: a session.begin meanwhile is refused as the previous one closing', () => {
@@ -114,16 +126,23 @@ test('a virtual session refreshing itself: a session.begin meanwhile is refused 
   h.feed(timeout('session-refresh'));
   assert.ok(h.model.state.kind === 'Stopping' && h.model.state.then === null);
   const out = h.feed(pay({ type: 'session.begin', txId: 'T3', funds: 2 }));
-  assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T3', reason: 'the previous session is still closing' }]);
+  assert.deepEqual(posted(out), [
+    { type: 'session.refused', txId: 'T3', reason: 'the previous session is still closing' },
+  ]);
 });
 
-test('a virtual session that does not close in time: the paid Start ' +
-  'queued behind it is refused, a fresh virtual session opens', () => {
-  const h = paidStartQueued();
-  const out = h.feed(timeout('board-answer'));
-  assert.deepEqual(posted(out), [{ type: 'session.refused', txId: 'T2', reason: 'the previous session did not close in time' }]);
-  assert.equal(sent(out).at(-1), 'C,START,1.00', 'the reader is enabled and reopens its virtual session');
-});
+test(
+  'a virtual session that does not close in time: the paid Start ' +
+    'queued behind it is refused, a fresh virtual session opens',
+  () => {
+    const h = paidStartQueued();
+    const out = h.feed(timeout('board-answer'));
+    assert.deepEqual(posted(out), [
+      { type: 'session.refused', txId: 'T2', reason: 'the previous session did not close in time' },
+    ]);
+    assert.equal(sent(out).at(-1), 'C,START,1.00', 'the reader is enabled and reopens its virtual session');
+  },
+);
 
 test('the link lost while a virtual session closes: the paid Start queued behind it is refused', () => {
   const h = paidStartQueued();

@@ -45,16 +45,39 @@ before(async () => {
   const protocolVersion: 4 | 5 = broker.protocolVersions.includes(5) ? 5 : 4;
   gate = await startTcpGate({ port: Number(new URL(broker.url).port) });
   scratch = mkdtempSync(join(tmpdir(), 'qrvend-confirm-e2e-'));
-  kit = createTrustKit({ machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }], integratorName: 'rig-wallet' });
+  kit = createTrustKit({
+    machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }],
+    integratorName: 'rig-wallet',
+  });
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
-    config: { start: { listen: null }, fleet: { url: gate.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile, machineKeyFile: kit.machineKeyFile('RIG-TERMINAL-1'), keepaliveS: 60 } },
+    config: {
+      start: { listen: null },
+      fleet: {
+        url: gate.url,
+        topicPrefix: PREFIX,
+        protocolVersion,
+        trustFile: kit.machineTrustFile,
+        machineKeyFile: kit.machineKeyFile('RIG-TERMINAL-1'),
+        keepaliveS: 60,
+      },
+    },
   });
   kit.writeToken(rig.secretToken);
   await rig.startAgent();
   const log = createLogger({ level: 'info', destination: new Writable({ write: (_c, _e, done) => done() }) });
   relay = await startRelay(
-    validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: broker.url, topicPrefix: PREFIX, protocolVersion }, timeoutMs: 2_000, ...kit.relayConfig() } }, 'test'),
+    validateRelayConfig(
+      {
+        relay: {
+          listen: '127.0.0.1:0',
+          broker: { url: broker.url, topicPrefix: PREFIX, protocolVersion },
+          timeoutMs: 2_000,
+          ...kit.relayConfig(),
+        },
+      },
+      'test',
+    ),
     log,
   );
   await until(machineOnline, 15_000, 'the relay to see the machine online');
@@ -70,7 +93,14 @@ after(async () => {
 });
 
 const startThroughRelay = (transactionId: string) =>
-  sendStart({ url: relay.origin, integratorName: rig.integratorName, secretToken: rig.secretToken, terminalId: rig.terminalId, transactionId, timeoutMs: 10_000 });
+  sendStart({
+    url: relay.origin,
+    integratorName: rig.integratorName,
+    secretToken: rig.secretToken,
+    terminalId: rig.terminalId,
+    transactionId,
+    timeoutMs: 10_000,
+  });
 
 test('the normal path still approves and authorizes (the confirmation is one more broker trip)', T, async (t) => {
   const opened = rig.nextCommand((c) => c.kind === 'start', 10_000, 'C,START');
@@ -80,8 +110,10 @@ test('the normal path still approves and authorizes (the confirmation is one mor
   const answeredAt = performance.now();
   assert.equal(start.outcome.kind, 'approved', JSON.stringify(start.outcome));
   await waitTx(rig, transactionId, (r) => r.requests.Authorization === 1, 'the Authorization');
-  t.diagnostic(`wallet's Approved to the Authorization at the gateway: ` +
-    `${Math.round(performance.now() - answeredAt)} ms (loopback)`);
+  t.diagnostic(
+    `wallet's Approved to the Authorization at the gateway: ` +
+      `${Math.round(performance.now() - answeredAt)} ms (loopback)`,
+  );
   await opened;
   await buy(rig, 12, 1.5);
   assert.ok(rig.vmc.endSession());
@@ -94,8 +126,17 @@ test('1.55 s down, 0.7 s up, relay timeout 2 s: the wallet gets Declined 30 and 
   gate.setDelays({ toClientMs: 1_550, toBrokerMs: 700 });
   try {
     const transactionId = newWalletTransactionId();
-    const accepted = rig.agent!.waitForLog((l) => l.msg === 'Start accepted' && l.txId === transactionId, 15_000, 'the machine accepting the Start (held)');
-    const dropped = rig.agent!.waitForLog((l) => l.msg === 'relayed Start dropped: not confirmed by the relay, nothing authorized' && l.txId === transactionId, 20_000, 'the drop');
+    const accepted = rig.agent!.waitForLog(
+      (l) => l.msg === 'Start accepted' && l.txId === transactionId,
+      15_000,
+      'the machine accepting the Start (held)',
+    );
+    const dropped = rig.agent!.waitForLog(
+      (l) =>
+        l.msg === 'relayed Start dropped: not confirmed by the relay, nothing authorized' && l.txId === transactionId,
+      20_000,
+      'the drop',
+    );
     accepted.catch(() => {});
     dropped.catch(() => {});
     const start = await startThroughRelay(transactionId);
@@ -106,7 +147,7 @@ test('1.55 s down, 0.7 s up, relay timeout 2 s: the wallet gets Declined 30 and 
     await dropped;
     assert.equal(tx(rig, transactionId), undefined, 'the gateway saw nothing of it: no Authorization, no Cancel');
     assert.equal(rig.vmc.records().length, sessionsBefore, 'the VMC saw no C,START');
-    assert.equal(relay.stats().server.confirmed, 1, 'only the first test\'s Start was confirmed');
+    assert.equal(relay.stats().server.confirmed, 1, "only the first test's Start was confirmed");
   } finally {
     gate.setDelays({ toClientMs: 0, toBrokerMs: 0 });
   }

@@ -65,7 +65,12 @@ let protocolVersion: 4 | 5 = 5;
 
 const password = (username: string) => USERS.find((u) => u.username === username)!.password;
 const login = (username: string) =>
-  mqtt.connectAsync(broker.url, { protocolVersion, clientId: `forged-${username}`, reconnectPeriod: 0, ...(onMosquitto ? { username, password: password(username) } : {}) });
+  mqtt.connectAsync(broker.url, {
+    protocolVersion,
+    clientId: `forged-${username}`,
+    reconnectPeriod: 0,
+    ...(onMosquitto ? { username, password: password(username) } : {}),
+  });
 const topic = (what: string) => `${PREFIX}/${MACHINE}/${what}`;
 const refused = () => {
   const link: Partial<ReturnType<Relay['stats']>['link']> = relay.stats().link;
@@ -79,10 +84,25 @@ function machineOnline(): boolean {
 }
 
 /** Publishes as `client`; the operator's publish on mosquitto must be refused by the broker. */
-async function forge(client: MqttClient, where: string, payload: string, options: { retain?: boolean; correlationData?: Buffer } = {}): Promise<void> {
-  const publish = client.publishAsync(where, payload, { qos: 1, retain: options.retain === true, ...(options.correlationData && protocolVersion === 5 ? { properties: { correlationData: options.correlationData } } : {}) });
+async function forge(
+  client: MqttClient,
+  where: string,
+  payload: string,
+  options: { retain?: boolean; correlationData?: Buffer } = {},
+): Promise<void> {
+  const publish = client.publishAsync(where, payload, {
+    qos: 1,
+    retain: options.retain === true,
+    ...(options.correlationData && protocolVersion === 5
+      ? { properties: { correlationData: options.correlationData } }
+      : {}),
+  });
   if (onMosquitto && client === operator) {
-    await assert.rejects(publish, (err: unknown) => (err as { code?: number }).code === NOT_AUTHORIZED, `the operator account may not write ${where}`);
+    await assert.rejects(
+      publish,
+      (err: unknown) => (err as { code?: number }).code === NOT_AUTHORIZED,
+      `the operator account may not write ${where}`,
+    );
     denied.push(where);
     return;
   }
@@ -96,19 +116,35 @@ function onStart(_topic: string, payload: Buffer, packet: IPublishPacket): void 
   forging = null;
   const request = JSON.parse(payload.toString('utf8')) as { correlationId: string; args: { body: string } };
   const transactionId = (JSON.parse(request.args.body) as { TransactionId: string }).TransactionId;
-  const status = plan.verdict === 'Approved' ? { Verdict: 'Approved' } : { Verdict: 'Declined', Code: 30, StatusMessage: 'machine not responding' };
+  const status =
+    plan.verdict === 'Approved'
+      ? { Verdict: 'Approved' }
+      : { Verdict: 'Declined', Code: 30, StatusMessage: 'machine not responding' };
   const reply = {
     ok: true,
     machineId: MACHINE,
     command: 'start',
     correlationId: request.correlationId,
-    result: { httpStatus: 200, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ Status: status, TransactionId: transactionId }) },
+    result: {
+      httpStatus: 200,
+      contentType: 'application/json; charset=utf-8',
+      body: JSON.stringify({ Status: status, TransactionId: transactionId }),
+    },
   };
-  void forge(plan.by, topic('replies'), JSON.stringify(reply), { correlationData: packet.properties?.correlationData ?? Buffer.from(request.correlationId) });
+  void forge(plan.by, topic('replies'), JSON.stringify(reply), {
+    correlationData: packet.properties?.correlationData ?? Buffer.from(request.correlationId),
+  });
 }
 
 function startThrough(transactionId?: string): Promise<StartResult> {
-  return sendStart({ url: relay.origin, integratorName: rig.integratorName, secretToken: rig.secretToken, terminalId: rig.terminalId, ...(transactionId ? { transactionId } : {}), timeoutMs: 10_000 });
+  return sendStart({
+    url: relay.origin,
+    integratorName: rig.integratorName,
+    secretToken: rig.secretToken,
+    terminalId: rig.terminalId,
+    ...(transactionId ? { transactionId } : {}),
+    timeoutMs: 10_000,
+  });
 }
 
 /**
@@ -136,27 +172,53 @@ before(async () => {
     broker = await startAedesBroker();
   }
   protocolVersion = broker.protocolVersions.includes(5) ? 5 : 4;
-  kit = createTrustKit({ machines: [{ machineId: MACHINE, terminalId: MACHINE, uniQr: 'RIG-UNIQR-1' }], integratorName: 'rig-wallet' });
+  kit = createTrustKit({
+    machines: [{ machineId: MACHINE, terminalId: MACHINE, uniQr: 'RIG-UNIQR-1' }],
+    integratorName: 'rig-wallet',
+  });
   const secret = (name: string, text: string) => {
     const file = join(kit.dir, name);
     writeFileSync(file, `${text}\n`, { mode: 0o600 });
     return file;
   };
-  const account = (username: string): Record<string, string> => (onMosquitto ? { username, passwordFile: secret(`${username}.password`, password(username)) } : {});
+  const account = (username: string): Record<string, string> =>
+    onMosquitto ? { username, passwordFile: secret(`${username}.password`, password(username)) } : {};
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
     config: {
       start: { listen: null },
-      fleet: { url: broker.url, topicPrefix: PREFIX, machineId: MACHINE, protocolVersion, trustFile: kit.machineTrustFile, machineKeyFile: kit.machineKeyFile(MACHINE), ...account(MACHINE) },
+      fleet: {
+        url: broker.url,
+        topicPrefix: PREFIX,
+        machineId: MACHINE,
+        protocolVersion,
+        trustFile: kit.machineTrustFile,
+        machineKeyFile: kit.machineKeyFile(MACHINE),
+        ...account(MACHINE),
+      },
     },
   });
   kit.writeToken(rig.secretToken);
   await rig.startAgent();
-  const relayBroker = { url: broker.url, topicPrefix: PREFIX, protocolVersion, clientId: 'relay-forged', ...account('qrvend-relay') };
-  relay = await startRelay(validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: relayBroker, timeoutMs: 3_000, ...kit.relayConfig() } }, 'test'), silentLogger());
+  const relayBroker = {
+    url: broker.url,
+    topicPrefix: PREFIX,
+    protocolVersion,
+    clientId: 'relay-forged',
+    ...account('qrvend-relay'),
+  };
+  relay = await startRelay(
+    validateRelayConfig(
+      { relay: { listen: '127.0.0.1:0', broker: relayBroker, timeoutMs: 3_000, ...kit.relayConfig() } },
+      'test',
+    ),
+    silentLogger(),
+  );
   await until(machineOnline, 15_000, 'the relay to believe the machine online').catch((err) => {
-    throw new Error(`${(err as Error).message}: ${JSON.stringify(relay.stats().link)} ` +
-      `${JSON.stringify(rig.agent?.logs.filter((l) => l.level !== 'info' && l.level !== 'debug').slice(-5))}`);
+    throw new Error(
+      `${(err as Error).message}: ${JSON.stringify(relay.stats().link)} ` +
+        `${JSON.stringify(rig.agent?.logs.filter((l) => l.level !== 'info' && l.level !== 'debug').slice(-5))}`,
+    );
   });
   operator = await login('qrvend-operator');
   forger = onMosquitto ? await login('broker-admin') : operator;
@@ -175,52 +237,83 @@ after(async () => {
   kit?.remove();
 });
 
-test('a forged offline status (unsigned, or signed by a key not the ' +
-  'machine\'s) moves nothing: refused, counted, the machine still sells', T, async () => {
-  const before = { ...refused().statusRefused };
-  await forge(operator, topic('status'), '{"online":false}', { retain: true });
-  // A key of the forger's own, made as keygen makes a machine key: not the one in the registry.
-  const own = generateMachineKey();
-  const stranger = new MachineSigner(MACHINE, own.entry.id, createPrivateKey(own.privatePem));
-  stranger.nextConnection();
-  const offline = { online: false, machineSig: stranger.status({ online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null }, Date.now()) };
-  await forge(forger, topic('status'), '{"online":false}', { retain: true });
-  await forge(forger, topic('status'), JSON.stringify(offline), { retain: true });
-  // The forgeries reached the relay once it counted the last one, or (a relay
-  // that believes them) once it saw the machine gone.
-  await until(() => (refused().statusRefused['unknown-key'] ?? 0) > (before['unknown-key'] ?? 0) || !machineOnline(), 10_000, 'the forged statuses at the relay');
-  assert.ok(machineOnline(), 'the relay still believes the machine online');
-  await saleThrough();
-  assert.ok((refused().statusRefused['unsigned'] ?? 0) > (before['unsigned'] ?? 0), JSON.stringify(refused().statusRefused));
-  if (onMosquitto) assert.ok(denied.includes(topic('status')));
-});
-
-test('a forged Declined for a Start the machine holds is refused and counted; the machine\'s Approved reaches the wallet', T, async () => {
-  const before = sum(refused().repliesRefused);
-  if (onMosquitto) {
-    forging = { verdict: 'Declined', by: operator };
+test(
+  'a forged offline status (unsigned, or signed by a key not the ' +
+    "machine's) moves nothing: refused, counted, the machine still sells",
+  T,
+  async () => {
+    const before = { ...refused().statusRefused };
+    await forge(operator, topic('status'), '{"online":false}', { retain: true });
+    // A key of the forger's own, made as keygen makes a machine key: not the one in the registry.
+    const own = generateMachineKey();
+    const stranger = new MachineSigner(MACHINE, own.entry.id, createPrivateKey(own.privatePem));
+    stranger.nextConnection();
+    const offline = {
+      online: false,
+      machineSig: stranger.status(
+        { online: false, acceptsRelayedStart: false, terminalId: null, uniQr: null },
+        Date.now(),
+      ),
+    };
+    await forge(forger, topic('status'), '{"online":false}', { retain: true });
+    await forge(forger, topic('status'), JSON.stringify(offline), { retain: true });
+    // The forgeries reached the relay once it counted the last one, or (a relay
+    // that believes them) once it saw the machine gone.
+    await until(
+      () => (refused().statusRefused['unknown-key'] ?? 0) > (before['unknown-key'] ?? 0) || !machineOnline(),
+      10_000,
+      'the forged statuses at the relay',
+    );
+    assert.ok(machineOnline(), 'the relay still believes the machine online');
     await saleThrough();
-    assert.ok(denied.includes(topic('replies')), 'the operator account may not write replies');
-  }
-  forging = { verdict: 'Declined', by: forger };
-  const txId = await saleThrough();
-  assert.equal(tx(rig, txId)?.requests.Authorization, 1);
-  assert.equal(forging, null, 'the forger answered');
-  await until(() => sum(refused().repliesRefused) > before, 10_000, 'the forged reply counted');
-  assert.ok((refused().repliesRefused['unsigned'] ?? 0) >= 1, JSON.stringify(refused().repliesRefused));
-  assert.equal(relay.stats().server.byOutcome['machine'] !== undefined, true);
-});
+    assert.ok(
+      (refused().statusRefused['unsigned'] ?? 0) > (before['unsigned'] ?? 0),
+      JSON.stringify(refused().statusRefused),
+    );
+    if (onMosquitto) assert.ok(denied.includes(topic('status')));
+  },
+);
 
-test('a forged Approved for a Start the machine refuses is refused and counted; the wallet gets the machine\'s Declined', T, async () => {
-  const used = await saleThrough();
-  const before = sum(refused().repliesRefused);
-  forging = { verdict: 'Approved', by: forger };
-  const replay = await startThrough(used); // the machine refuses a TransactionId it has seen: 996
-  assert.equal(replay.outcome.kind, 'declined', `the wallet must not be told "paid": ${JSON.stringify(replay.outcome)}`);
-  assert.equal(replay.outcome.kind === 'declined' && replay.outcome.code, 996);
-  assert.equal(forging, null, 'the forger answered');
-  await until(() => sum(refused().repliesRefused) > before, 10_000, 'the forged reply counted');
-  assert.equal(tx(rig, used)?.requests.Authorization, 1, 'nothing more authorized');
-  const health = (await (await fetch(new URL('/healthz', relay.origin), { signal: AbortSignal.timeout(5_000) })).json()) as { refused: { status: Record<string, number>; replies: Record<string, number> } };
-  assert.ok(sum(health.refused.replies) >= 2 && sum(health.refused.status) >= 2, JSON.stringify(health.refused));
-});
+test(
+  "a forged Declined for a Start the machine holds is refused and counted; the machine's Approved reaches the wallet",
+  T,
+  async () => {
+    const before = sum(refused().repliesRefused);
+    if (onMosquitto) {
+      forging = { verdict: 'Declined', by: operator };
+      await saleThrough();
+      assert.ok(denied.includes(topic('replies')), 'the operator account may not write replies');
+    }
+    forging = { verdict: 'Declined', by: forger };
+    const txId = await saleThrough();
+    assert.equal(tx(rig, txId)?.requests.Authorization, 1);
+    assert.equal(forging, null, 'the forger answered');
+    await until(() => sum(refused().repliesRefused) > before, 10_000, 'the forged reply counted');
+    assert.ok((refused().repliesRefused['unsigned'] ?? 0) >= 1, JSON.stringify(refused().repliesRefused));
+    assert.equal(relay.stats().server.byOutcome['machine'] !== undefined, true);
+  },
+);
+
+test(
+  "a forged Approved for a Start the machine refuses is refused and counted; the wallet gets the machine's Declined",
+  T,
+  async () => {
+    const used = await saleThrough();
+    const before = sum(refused().repliesRefused);
+    forging = { verdict: 'Approved', by: forger };
+    const replay = await startThrough(used); // the machine refuses a TransactionId it has seen: 996
+    assert.equal(
+      replay.outcome.kind,
+      'declined',
+      `the wallet must not be told "paid": ${JSON.stringify(replay.outcome)}`,
+    );
+    assert.equal(replay.outcome.kind === 'declined' && replay.outcome.code, 996);
+    assert.equal(forging, null, 'the forger answered');
+    await until(() => sum(refused().repliesRefused) > before, 10_000, 'the forged reply counted');
+    assert.equal(tx(rig, used)?.requests.Authorization, 1, 'nothing more authorized');
+    const health = (await (
+      await fetch(new URL('/healthz', relay.origin), { signal: AbortSignal.timeout(5_000) })
+    ).json()) as { refused: { status: Record<string, number>; replies: Record<string, number> } };
+    assert.ok(sum(health.refused.replies) >= 2 && sum(health.refused.status) >= 2, JSON.stringify(health.refused));
+  },
+);

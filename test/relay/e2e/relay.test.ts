@@ -42,7 +42,10 @@ function machineOnline(relay: Relay, online: boolean): boolean {
   return found.kind === 'found' && found.machine.online === online && (!online || found.machine.acceptsRelayedStart);
 }
 
-async function startThrough(relay: Relay, options: { transactionId?: string; secretToken?: string; uniQr?: boolean } = {}): Promise<StartResult> {
+async function startThrough(
+  relay: Relay,
+  options: { transactionId?: string; secretToken?: string; uniQr?: boolean } = {},
+): Promise<StartResult> {
   return sendStart({
     url: relay.origin,
     integratorName: rig.integratorName,
@@ -76,10 +79,22 @@ before(async () => {
   clockFile = join(scratch, 'clock-offset');
   writeFileSync(clockFile, '0');
   // The operator's registry names the rig's machine (machineId = its TerminalId); the machine trusts the relay's key.
-  kit = createTrustKit({ machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }], integratorName: 'rig-wallet' });
+  kit = createTrustKit({
+    machines: [{ machineId: 'RIG-TERMINAL-1', terminalId: 'RIG-TERMINAL-1', uniQr: 'RIG-UNIQR-1' }],
+    integratorName: 'rig-wallet',
+  });
   rig = await createRig({
     vmc: { vendPolicy: 'manual' },
-    config: { start: { listen: null }, fleet: { url: broker.url, topicPrefix: PREFIX, protocolVersion, trustFile: kit.machineTrustFile, machineKeyFile: kit.machineKeyFile('RIG-TERMINAL-1') } },
+    config: {
+      start: { listen: null },
+      fleet: {
+        url: broker.url,
+        topicPrefix: PREFIX,
+        protocolVersion,
+        trustFile: kit.machineTrustFile,
+        machineKeyFile: kit.machineKeyFile('RIG-TERMINAL-1'),
+      },
+    },
     env: { [TEST_CLOCK_ENV]: clockFile },
   });
   kit.writeToken(rig.secretToken);
@@ -92,10 +107,24 @@ before(async () => {
   });
   const log = createLogger({ level: 'info', destination });
   const relayConfig = (clientId: string) =>
-    validateRelayConfig({ relay: { listen: '127.0.0.1:0', broker: { url: broker.url, topicPrefix: PREFIX, protocolVersion, clientId }, timeoutMs: 3_000, ...kit.relayConfig() } }, 'test');
+    validateRelayConfig(
+      {
+        relay: {
+          listen: '127.0.0.1:0',
+          broker: { url: broker.url, topicPrefix: PREFIX, protocolVersion, clientId },
+          timeoutMs: 3_000,
+          ...kit.relayConfig(),
+        },
+      },
+      'test',
+    );
   relayA = await startRelay(relayConfig('relay-a'), log);
   relayB = await startRelay(relayConfig('relay-b'), log);
-  await until(() => machineOnline(relayA, true) && machineOnline(relayB, true), 15_000, 'both relays to see the machine online and taking relayed Starts');
+  await until(
+    () => machineOnline(relayA, true) && machineOnline(relayB, true),
+    15_000,
+    'both relays to see the machine online and taking relayed Starts',
+  );
 });
 
 after(async () => {
@@ -118,18 +147,22 @@ test('wallet -> relay -> broker -> machine -> Authorization -> C,START -> Settle
   assert.equal(tx(rig, txId)?.requests.Authorization, 1);
 });
 
-test('two replicas in turn serve the same machine; a TransactionId replayed through the other replica gets 996', T, async () => {
-  const first = await saleThrough(relayA);
-  const second = await saleThrough(relayB, { uniQr: true });
-  const replayB = await startThrough(relayB, { transactionId: first });
-  assert.equal(replayB.outcome.kind, 'declined');
-  assert.equal(replayB.outcome.kind === 'declined' && replayB.outcome.code, 996);
-  const replayA = await startThrough(relayA, { transactionId: second, uniQr: true });
-  assert.equal(replayA.outcome.kind === 'declined' && replayA.outcome.code, 996);
-  // Nothing more reached the gateway for either: one Authorization each.
-  assert.equal(tx(rig, first)?.requests.Authorization, 1);
-  assert.equal(tx(rig, second)?.requests.Authorization, 1);
-});
+test(
+  'two replicas in turn serve the same machine; a TransactionId replayed through the other replica gets 996',
+  T,
+  async () => {
+    const first = await saleThrough(relayA);
+    const second = await saleThrough(relayB, { uniQr: true });
+    const replayB = await startThrough(relayB, { transactionId: first });
+    assert.equal(replayB.outcome.kind, 'declined');
+    assert.equal(replayB.outcome.kind === 'declined' && replayB.outcome.code, 996);
+    const replayA = await startThrough(relayA, { transactionId: second, uniQr: true });
+    assert.equal(replayA.outcome.kind === 'declined' && replayA.outcome.code, 996);
+    // Nothing more reached the gateway for either: one Authorization each.
+    assert.equal(tx(rig, first)?.requests.Authorization, 1);
+    assert.equal(tx(rig, second)?.requests.Authorization, 1);
+  },
+);
 
 test('a wrong token through the relay gets 9 and opens nothing', T, async () => {
   const wrong = await startThrough(relayB, { secretToken: 'w'.repeat(64) });
@@ -139,29 +172,39 @@ test('a wrong token through the relay gets 9 and opens nothing', T, async () => 
   assert.equal(tx(rig, wrong.transactionId), undefined);
 });
 
-test("a Start that reaches the machine after the relay's deadline never opens a session and is recorded as refused", T, async () => {
-  const sessionsBefore = rig.vmc.records().length;
-  // The machine's wall clock runs 20 s ahead of the relay's: every deadline has passed on arrival.
-  writeFileSync(clockFile, '20000');
-  await new Promise((r) => setTimeout(r, 100)); // the daemon re-reads the offset every 50 ms
-  try {
-    const transactionId = newWalletTransactionId();
-    const refusedLine = rig.agent!.waitForLog((l) => l.msg === "relayed Start refused: it reached the machine after the relay's deadline" && l.txId === transactionId, 15_000, 'the refusal in the journal');
-    refusedLine.catch(() => {});
-    const late = await startThrough(relayA, { transactionId });
-    assert.equal(late.outcome.kind, 'declined');
-    assert.equal(late.outcome.kind === 'declined' && late.outcome.code, 30);
-    const line = await refusedLine;
-    assert.ok(typeof line.lateByMs === 'number' && line.lateByMs > 10_000);
-    assert.equal(tx(rig, transactionId), undefined, 'no Authorization reached the gateway');
-    assert.equal(rig.vmc.records().length, sessionsBefore, 'the VMC saw no C,START');
-    assert.ok(!rig.agent!.logs.some((l) => l.msg === 'Start accepted' && l.txId === transactionId));
-  } finally {
-    writeFileSync(clockFile, '0');
-  }
-  await new Promise((r) => setTimeout(r, 100)); // the offset is re-read every 50 ms
-  await vmcIdle(rig);
-});
+test(
+  "a Start that reaches the machine after the relay's deadline never opens a session and is recorded as refused",
+  T,
+  async () => {
+    const sessionsBefore = rig.vmc.records().length;
+    // The machine's wall clock runs 20 s ahead of the relay's: every deadline has passed on arrival.
+    writeFileSync(clockFile, '20000');
+    await new Promise((r) => setTimeout(r, 100)); // the daemon re-reads the offset every 50 ms
+    try {
+      const transactionId = newWalletTransactionId();
+      const refusedLine = rig.agent!.waitForLog(
+        (l) =>
+          l.msg === "relayed Start refused: it reached the machine after the relay's deadline" &&
+          l.txId === transactionId,
+        15_000,
+        'the refusal in the journal',
+      );
+      refusedLine.catch(() => {});
+      const late = await startThrough(relayA, { transactionId });
+      assert.equal(late.outcome.kind, 'declined');
+      assert.equal(late.outcome.kind === 'declined' && late.outcome.code, 30);
+      const line = await refusedLine;
+      assert.ok(typeof line.lateByMs === 'number' && line.lateByMs > 10_000);
+      assert.equal(tx(rig, transactionId), undefined, 'no Authorization reached the gateway');
+      assert.equal(rig.vmc.records().length, sessionsBefore, 'the VMC saw no C,START');
+      assert.ok(!rig.agent!.logs.some((l) => l.msg === 'Start accepted' && l.txId === transactionId));
+    } finally {
+      writeFileSync(clockFile, '0');
+    }
+    await new Promise((r) => setTimeout(r, 100)); // the offset is re-read every 50 ms
+    await vmcIdle(rig);
+  },
+);
 
 test('machine offline: Declined 30 within the timeout; back online it is served again', T, async () => {
   await rig.stopAgent('SIGKILL');

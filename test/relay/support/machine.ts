@@ -15,7 +15,16 @@ import { outboxBodies } from '../../../src/flows/bodies.js';
 import { realTimers, type FlowContext } from '../../../src/flows/context.js';
 import { PaymentService } from '../../../src/flows/payment-service.js';
 import type { PaymentToMain } from '../../../src/ipc/messages.js';
-import { createRelayedStart, createStartCore, RelayVouchers, startStartEndpoint, type RelayedStartOutcome, type RelayedStarts, type StartCore, type StartEndpoint } from '../../../src/start/index.js';
+import {
+  createRelayedStart,
+  createStartCore,
+  RelayVouchers,
+  startStartEndpoint,
+  type RelayedStartOutcome,
+  type RelayedStarts,
+  type StartCore,
+  type StartEndpoint,
+} from '../../../src/start/index.js';
 import type { Keyring } from '../../../src/trust/index.js';
 import type { VoucherSigner } from '../../../src/relay/voucher.js';
 
@@ -31,7 +40,12 @@ export interface TestMachine {
    * What `qrvend relay` sends for a Start: the body without its SecretToken, vouched for with the
    * kit's relay key (deadlineAt from the args, default 5 s ahead). Only with options.signer.
    */
-  relay(args: { integratorName?: string; body: string; deadlineAt?: number; client?: string }): Promise<RelayedStartOutcome>;
+  relay(args: {
+    integratorName?: string;
+    body: string;
+    deadlineAt?: number;
+    client?: string;
+  }): Promise<RelayedStartOutcome>;
   /** The relay's confirmation of the last Start relayed with relay() for `txId`. */
   confirm(txId: string): ReturnType<RelayedStarts['confirm']>;
   readonly endpoint: StartEndpoint | null;
@@ -76,7 +90,11 @@ export async function createTestMachine(options: TestMachineOptions): Promise<Te
     gateway: {
       authorization: async (request: { BasicInfo: { TransactionId: string } }) => {
         authorizations.push(request.BasicInfo.TransactionId);
-        return { kind: 'approved', response: { PaymentInfo: { AuthAmount: 5 }, Status: { Verdict: 'Approved' } }, elapsedMs: 1 };
+        return {
+          kind: 'approved',
+          response: { PaymentInfo: { AuthAmount: 5 }, Status: { Verdict: 'Approved' } },
+          elapsedMs: 1,
+        };
       },
       generateQR: async () => {
         throw new Error('no GenerateQR here');
@@ -90,7 +108,16 @@ export async function createTestMachine(options: TestMachineOptions): Promise<Te
     toMain: (m) => sent.push(m),
     show: () => {},
     outboxChanged: () => {},
-    settings: { preauthAmount: 5, decimalPlaces: 2, currencyCode: 'EUR', paymentTimeoutMs: 10_000, pollIntervalMs: 1000, uniQr: options.uniQr, staticAgeLimit: null, readerGraceMs: 30_000 },
+    settings: {
+      preauthAmount: 5,
+      decimalPlaces: 2,
+      currencyCode: 'EUR',
+      paymentTimeoutMs: 10_000,
+      pollIntervalMs: 1000,
+      uniQr: options.uniQr,
+      staticAgeLimit: null,
+      readerGraceMs: 30_000,
+    },
     log,
     now: Date.now,
     timers: realTimers,
@@ -128,11 +155,21 @@ export async function createTestMachine(options: TestMachineOptions): Promise<Te
     // The relay's clock is the real one; options.wallNow is the machine's.
     const deadlineAt = a.deadlineAt ?? Date.now() + 5_000;
     const timeoutMs = Math.max(1, deadlineAt - Date.now());
-    const signed = options.signer.start(machineId, { integratorName: a.integratorName ?? integratorName, body: JSON.stringify(rest), client: a.client ?? '203.0.113.7' }, timeoutMs, deadlineAt - timeoutMs);
+    const signed = options.signer.start(
+      machineId,
+      {
+        integratorName: a.integratorName ?? integratorName,
+        body: JSON.stringify(rest),
+        client: a.client ?? '203.0.113.7',
+      },
+      timeoutMs,
+      deadlineAt - timeoutMs,
+    );
     if (typeof rest['TransactionId'] === 'string') nonces.set(rest['TransactionId'], signed.voucher.nonce);
     return relayed.start(signed);
   };
-  const confirm: TestMachine['confirm'] = (txId) => relayed.confirm(options.signer!.confirm(machineId, txId, nonces.get(txId) ?? 'none', Date.now()));
+  const confirm: TestMachine['confirm'] = (txId) =>
+    relayed.confirm(options.signer!.confirm(machineId, txId, nonces.get(txId) ?? 'none', Date.now()));
   let endpoint: StartEndpoint | null = null;
   try {
     endpoint = start.listen === null ? null : await startStartEndpoint({ ...common, core });

@@ -24,7 +24,9 @@ export interface RelayRig {
 }
 
 /** `machines`: the operator's registry (machineId, terminalId, uniQr); `token`: the integrator's SecretToken. */
-export async function createRelayRig(options: { machines?: readonly RegistryMachine[]; token?: string; integratorName?: string } = {}): Promise<RelayRig> {
+export async function createRelayRig(
+  options: { machines?: readonly RegistryMachine[]; token?: string; integratorName?: string } = {},
+): Promise<RelayRig> {
   const kit = createTrustKit({
     machines: options.machines ?? [],
     ...(options.token !== undefined ? { token: options.token } : {}),
@@ -49,7 +51,16 @@ export async function createRelayRig(options: { machines?: readonly RegistryMach
     protocolVersion,
     async startRelay(overrides = {}) {
       const config = validateRelayConfig(
-        { relay: { listen: '127.0.0.1:0', broker: { url: broker.url, protocolVersion }, timeoutMs: 2_000, rateLimit: { perSecond: 1000, burst: 1000 }, ...kit.relayConfig(), ...overrides } },
+        {
+          relay: {
+            listen: '127.0.0.1:0',
+            broker: { url: broker.url, protocolVersion },
+            timeoutMs: 2_000,
+            rateLimit: { perSecond: 1000, burst: 1000 },
+            ...kit.relayConfig(),
+            ...overrides,
+          },
+        },
         'test',
       );
       const relay = await startRelay(config, log);
@@ -72,28 +83,52 @@ export interface HttpReply {
   json: { Status: { Verdict: string; Code?: number; StatusMessage?: string }; TransactionId?: string };
 }
 
-export function postStart(origin: string, body: string | Buffer, options: { integratorName?: string; path?: string; contentType?: string } = {}): Promise<HttpReply> {
+export function postStart(
+  origin: string,
+  body: string | Buffer,
+  options: { integratorName?: string; path?: string; contentType?: string } = {},
+): Promise<HttpReply> {
   const path = options.path ?? `/payment/v2/transactions/Gateway/${options.integratorName ?? 'acme-wallet'}/start`;
   return new Promise((resolve, reject) => {
-    const req = httpRequest(new URL(path, origin), { method: 'POST', headers: { 'content-type': options.contentType ?? 'application/json', 'content-length': Buffer.byteLength(body) }, timeout: 10_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        try {
-          resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'], retryAfter: res.headers['retry-after'], text, json: JSON.parse(text) });
-        } catch (err) {
-          reject(err);
-        }
-      });
-    });
+    const req = httpRequest(
+      new URL(path, origin),
+      {
+        method: 'POST',
+        headers: {
+          'content-type': options.contentType ?? 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+        timeout: 10_000,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          try {
+            resolve({
+              status: res.statusCode ?? 0,
+              contentType: res.headers['content-type'],
+              retryAfter: res.headers['retry-after'],
+              text,
+              json: JSON.parse(text),
+            });
+          } catch (err) {
+            reject(err);
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(body);
   });
 }
 
-export async function getJson(origin: string, path: string): Promise<{ status: number; json: Record<string, unknown> }> {
+export async function getJson(
+  origin: string,
+  path: string,
+): Promise<{ status: number; json: Record<string, unknown> }> {
   const res = await fetch(new URL(path, origin), { signal: AbortSignal.timeout(5_000) });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }

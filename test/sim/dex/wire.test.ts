@@ -53,7 +53,11 @@ test('a write the other end never takes is cut by the close, with no error', { t
     assert.equal(await endsSoon(closed), 'ended', 'the close never ended');
     // The cut write's error is emitted (next tick) before the close's own callback: one more turn.
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(escaped.map((e) => (e as Error).message), [], 'an error escaped the closed wire');
+    assert.deepEqual(
+      escaped.map((e) => (e as Error).message),
+      [],
+      'an error escaped the closed wire',
+    );
   } finally {
     process.off('uncaughtException', onUncaught);
     closeSync(reader);

@@ -12,7 +12,11 @@ const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url))
 
 describe('qrvend sim gateway (CLI)', () => {
   it('serves on the given address with flag faults and stops cleanly on SIGTERM', { timeout: 180_000 }, async () => {
-    const child = spawn(process.execPath, [MAIN, 'sim', 'gateway', '--listen', '127.0.0.1:0', '--fault', 'http500:1:Void', '--seed', '3'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [MAIN, 'sim', 'gateway', '--listen', '127.0.0.1:0', '--fault', 'http500:1:Void', '--seed', '3'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     try {
       const lines = createInterface({ input: child.stdout! });
       let url = '';
@@ -26,7 +30,23 @@ describe('qrvend sim gateway (CLI)', () => {
       assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
       const auth = await post(url, 'Authorization', b.authorization({ txId: newTx('cli'), amount: 5 }));
       assert.equal(auth.json.Status.Verdict, 'Approved');
-      assert.equal((await post(url, 'Void', b.void({ txId: newTx('cli'), amount: 1, paymentInfo: new RawJson('{}'), reasonCode: 3, machineAuTime: '050326140709', ageLimit: null }))).status, 500);
+      assert.equal(
+        (
+          await post(
+            url,
+            'Void',
+            b.void({
+              txId: newTx('cli'),
+              amount: 1,
+              paymentInfo: new RawJson('{}'),
+              reasonCode: 3,
+              machineAuTime: '050326140709',
+              ageLimit: null,
+            }),
+          )
+        ).status,
+        500,
+      );
       child.kill('SIGTERM');
       const [code] = await once(child, 'exit');
       assert.equal(code, 0);
@@ -36,10 +56,16 @@ describe('qrvend sim gateway (CLI)', () => {
   });
 
   it('refuses a bad fault flag or address with a usage error (exit 64)', { timeout: 180_000 }, () => {
-    const bad = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--fault', 'explode:1'], { encoding: 'utf8', timeout: 120_000 });
+    const bad = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--fault', 'explode:1'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     assert.equal(bad.status, 64, bad.stderr);
     assert.match(bad.stderr, /explode/);
-    const badListen = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--listen', 'nowhere'], { encoding: 'utf8', timeout: 120_000 });
+    const badListen = spawnSync(process.execPath, [MAIN, 'sim', 'gateway', '--listen', 'nowhere'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     assert.equal(badListen.status, 64, badListen.stderr);
   });
 });

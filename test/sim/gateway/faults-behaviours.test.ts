@@ -8,11 +8,19 @@ import { isQrvendError } from '../../../src/core/errors.js';
 describe('fault flags', () => {
   it('parses KIND:RATE[:Op,Op]', () => {
     assert.deepEqual(parseFaultFlag('http500:0.5'), { kind: 'http500', rate: 0.5 });
-    assert.deepEqual(parseFaultFlag('reset-after:1:Settlement,Cancel'), { kind: 'reset-after', rate: 1, ops: ['Settlement', 'Cancel'] });
+    assert.deepEqual(parseFaultFlag('reset-after:1:Settlement,Cancel'), {
+      kind: 'reset-after',
+      rate: 1,
+      ops: ['Settlement', 'Cancel'],
+    });
   });
   it('refuses unknown kinds, bad rates and unknown operations with a usage error', () => {
     for (const bad of ['boom:0.1', 'hang:2', 'hang:-0.1', 'hang:', 'hang', 'hang:0.1:Sale', 'hang:0.1:Void:x']) {
-      assert.throws(() => parseFaultFlag(bad), (e: unknown) => isQrvendError(e, 'CLI_USAGE'), bad);
+      assert.throws(
+        () => parseFaultFlag(bad),
+        (e: unknown) => isQrvendError(e, 'CLI_USAGE'),
+        bad,
+      );
     }
   });
 });

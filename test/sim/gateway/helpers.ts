@@ -16,9 +16,18 @@ export interface Reply {
   json: any;
 }
 
-export async function post(url: string, op: GatewayOperation, body: unknown, contentType = 'application/json'): Promise<Reply> {
+export async function post(
+  url: string,
+  op: GatewayOperation,
+  body: unknown,
+  contentType = 'application/json',
+): Promise<Reply> {
   const text = typeof body === 'string' ? body : encodeRequest(body as object);
-  const res = await fetch(`${url}${OPERATIONS[op].path}`, { method: 'POST', headers: { 'content-type': contentType }, body: text });
+  const res = await fetch(`${url}${OPERATIONS[op].path}`, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: text,
+  });
   const out = await res.text();
   let json: unknown = null;
   try {

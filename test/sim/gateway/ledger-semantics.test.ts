@@ -26,20 +26,29 @@ describe('gateway simulator: static QR ledger', () => {
   it('a repeated identical Settlement gets the same bytes and counts as a duplicate', T, async () => {
     const txId = newTx();
     const pi = await authorize(sim.url, txId);
-    const body = encodeRequest(b.settlement({ txId, amount: 2, paymentInfo: pi, products: [{ item: 1, price: 2 }], ...closes }));
+    const body = encodeRequest(
+      b.settlement({ txId, amount: 2, paymentInfo: pi, products: [{ item: 1, price: 2 }], ...closes }),
+    );
     const first = await post(sim.url, 'Settlement', body);
     const second = await post(sim.url, 'Settlement', body);
     assert.equal(first.json.Status.Verdict, 'Approved');
     assert.equal(second.text, first.text);
     const rec = sim.ledger().transactions[txId]!;
-    assert.deepEqual([rec.state, rec.accepted.Settlement, rec.duplicates.Settlement, rec.conflicts.length], ['settled', 1, 1, 0]);
+    assert.deepEqual(
+      [rec.state, rec.accepted.Settlement, rec.duplicates.Settlement, rec.conflicts.length],
+      ['settled', 1, 1, 0],
+    );
   });
 
   it('a different Settlement body for the same transaction is a conflict, declined and flagged', T, async () => {
     const txId = newTx();
     const pi = await authorize(sim.url, txId);
     await post(sim.url, 'Settlement', b.settlement({ txId, amount: 2, paymentInfo: pi, products: [], ...closes }));
-    const other = await post(sim.url, 'Settlement', b.settlement({ txId, amount: 3, paymentInfo: pi, products: [], ...closes }));
+    const other = await post(
+      sim.url,
+      'Settlement',
+      b.settlement({ txId, amount: 3, paymentInfo: pi, products: [], ...closes }),
+    );
     assert.equal(other.json.Status.Verdict, 'Declined');
     assert.equal(other.json.Status.Code, 9);
     const view = sim.ledger();
@@ -52,13 +61,29 @@ describe('gateway simulator: static QR ledger', () => {
   it('Settlement and Cancel for one transaction: the second is declined and flagged', T, async () => {
     const txId = newTx();
     const pi = await authorize(sim.url, txId);
-    assert.equal((await post(sim.url, 'Settlement', b.settlement({ txId, amount: 1, paymentInfo: pi, products: [], ...closes }))).json.Status.Verdict, 'Approved');
-    const cancel = await post(sim.url, 'Cancel', b.cancel({ txId, amount: 5, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
+    assert.equal(
+      (await post(sim.url, 'Settlement', b.settlement({ txId, amount: 1, paymentInfo: pi, products: [], ...closes })))
+        .json.Status.Verdict,
+      'Approved',
+    );
+    const cancel = await post(
+      sim.url,
+      'Cancel',
+      b.cancel({ txId, amount: 5, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }),
+    );
     assert.deepEqual([cancel.json.Status.Verdict, cancel.json.Status.Code], ['Declined', 9]);
     const tx2 = newTx();
     const pi2 = await authorize(sim.url, tx2);
-    await post(sim.url, 'Cancel', b.cancel({ txId: tx2, amount: 5, paymentInfo: pi2, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }));
-    const settle = await post(sim.url, 'Settlement', b.settlement({ txId: tx2, amount: 1, paymentInfo: pi2, products: [], ...closes }));
+    await post(
+      sim.url,
+      'Cancel',
+      b.cancel({ txId: tx2, amount: 5, paymentInfo: pi2, reasonCode: ReasonCodes.CancelledByConsumer, ...closes }),
+    );
+    const settle = await post(
+      sim.url,
+      'Settlement',
+      b.settlement({ txId: tx2, amount: 1, paymentInfo: pi2, products: [], ...closes }),
+    );
     assert.deepEqual([settle.json.Status.Verdict, settle.json.Status.Code], ['Declined', 9]);
     const view = sim.ledger();
     for (const id of [txId, tx2]) {
@@ -69,37 +94,69 @@ describe('gateway simulator: static QR ledger', () => {
     assert.equal(view.summary.closedMoreThanOnce.length, 0);
   });
 
-  it('semantic declines: unknown transaction, above AuthAmount, ' +
-    'products total, altered PaymentInfo, declined authorization', T, async () => {
-    const unknown = await post(sim.url, 'Settlement', b.settlement({ txId: newTx(), amount: 1, paymentInfo: EMPTY, products: [], ...closes }));
-    assert.equal(unknown.json.Status.Code, 2);
+  it(
+    'semantic declines: unknown transaction, above AuthAmount, ' +
+      'products total, altered PaymentInfo, declined authorization',
+    T,
+    async () => {
+      const unknown = await post(
+        sim.url,
+        'Settlement',
+        b.settlement({ txId: newTx(), amount: 1, paymentInfo: EMPTY, products: [], ...closes }),
+      );
+      assert.equal(unknown.json.Status.Code, 2);
 
-    const txId = newTx();
-    const pi = await authorize(sim.url, txId, 5);
-    const above = await post(sim.url, 'Settlement', b.settlement({ txId, amount: 5.5, paymentInfo: pi, products: [], ...closes }));
-    assert.equal(above.json.Status.Code, 4);
+      const txId = newTx();
+      const pi = await authorize(sim.url, txId, 5);
+      const above = await post(
+        sim.url,
+        'Settlement',
+        b.settlement({ txId, amount: 5.5, paymentInfo: pi, products: [], ...closes }),
+      );
+      assert.equal(above.json.Status.Code, 4);
 
-    const tx2 = newTx();
-    const pi2 = await authorize(sim.url, tx2, 5);
-    const mismatch = await post(sim.url, 'Settlement', b.settlement({ txId: tx2, amount: 3, paymentInfo: pi2, products: [{ item: 1, price: 1 }], ...closes }));
-    assert.equal(mismatch.json.Status.Code, 7);
+      const tx2 = newTx();
+      const pi2 = await authorize(sim.url, tx2, 5);
+      const mismatch = await post(
+        sim.url,
+        'Settlement',
+        b.settlement({ txId: tx2, amount: 3, paymentInfo: pi2, products: [{ item: 1, price: 1 }], ...closes }),
+      );
+      assert.equal(mismatch.json.Status.Code, 7);
 
-    const tx3 = newTx();
-    const pi3 = await authorize(sim.url, tx3, 5);
-    const altered = await post(sim.url, 'Settlement', b.settlement({ txId: tx3, amount: 1, paymentInfo: new RawJson(pi3.text.replace(/\}$/, ',"SettAmount":1.00}')), products: [], ...closes }));
-    assert.equal(altered.json.Status.Code, 998);
-    assert.match(altered.json.Status.StatusMessage, /PaymentInfo/);
+      const tx3 = newTx();
+      const pi3 = await authorize(sim.url, tx3, 5);
+      const altered = await post(
+        sim.url,
+        'Settlement',
+        b.settlement({
+          txId: tx3,
+          amount: 1,
+          paymentInfo: new RawJson(pi3.text.replace(/\}$/, ',"SettAmount":1.00}')),
+          products: [],
+          ...closes,
+        }),
+      );
+      assert.equal(altered.json.Status.Code, 998);
+      assert.match(altered.json.Status.StatusMessage, /PaymentInfo/);
 
-    const tx4 = newTx();
-    const declined = await post(sim.url, 'Authorization', b.authorization({ txId: tx4, amount: 9.01 }));
-    assert.equal(declined.json.Status.Code, 1);
-    const settleDeclined = await post(sim.url, 'Settlement', b.settlement({ txId: tx4, amount: 1, paymentInfo: EMPTY, products: [], ...closes }));
-    assert.equal(settleDeclined.json.Status.Code, 9);
-    assert.equal(sim.ledger().transactions[tx4]?.state, 'auth-declined');
-  });
+      const tx4 = newTx();
+      const declined = await post(sim.url, 'Authorization', b.authorization({ txId: tx4, amount: 9.01 }));
+      assert.equal(declined.json.Status.Code, 1);
+      const settleDeclined = await post(
+        sim.url,
+        'Settlement',
+        b.settlement({ txId: tx4, amount: 1, paymentInfo: EMPTY, products: [], ...closes }),
+      );
+      assert.equal(settleDeclined.json.Status.Code, 9);
+      assert.equal(sim.ledger().transactions[tx4]?.state, 'auth-declined');
+    },
+  );
 
   it('a Settlement without BasicInfo.Amount is declined with code 10 (seed, Errors 4)', T, async () => {
-    const body = b.settlement({ txId: newTx(), amount: 1, paymentInfo: EMPTY, products: [], ...closes }) as unknown as { BasicInfo: Record<string, unknown> };
+    const body = b.settlement({ txId: newTx(), amount: 1, paymentInfo: EMPTY, products: [], ...closes }) as unknown as {
+      BasicInfo: Record<string, unknown>;
+    };
     delete body.BasicInfo.Amount;
     const r = await post(sim.url, 'Settlement', body);
     assert.deepEqual([r.json.Status.Code, r.json.Status.CustomDeclineCode], [10, 10]);
@@ -108,11 +165,19 @@ describe('gateway simulator: static QR ledger', () => {
 
   it('Cancel with IsGatewayTimeout: accepted for an authorization never seen and for one seen', T, async () => {
     const unseen = newTx();
-    const r1 = await post(sim.url, 'Cancel', b.cancel({ txId: unseen, amount: 5, paymentInfo: TIMEOUT_PI, reasonCode: 0, ...closes }));
+    const r1 = await post(
+      sim.url,
+      'Cancel',
+      b.cancel({ txId: unseen, amount: 5, paymentInfo: TIMEOUT_PI, reasonCode: 0, ...closes }),
+    );
     assert.equal(r1.json.Status.Verdict, 'Approved');
     const seen = newTx();
     await authorize(sim.url, seen);
-    const r2 = await post(sim.url, 'Cancel', b.cancel({ txId: seen, amount: 5, paymentInfo: TIMEOUT_PI, reasonCode: 0, ...closes }));
+    const r2 = await post(
+      sim.url,
+      'Cancel',
+      b.cancel({ txId: seen, amount: 5, paymentInfo: TIMEOUT_PI, reasonCode: 0, ...closes }),
+    );
     assert.equal(r2.json.Status.Verdict, 'Approved');
     const view = sim.ledger();
     assert.equal(view.transactions[unseen]?.state, 'cancelled');
@@ -159,7 +224,11 @@ describe('gateway simulator: dynamic QR ledger', () => {
     return { txId, products, r, pi: paymentInfoFromGenerateQR(r.json, amount, 2) };
   }
   const inquire = (txId: string, amount: number, pi: RawJson, attempt: number, isLast = false) =>
-    post(sim.url, 'Inquiry', b.inquiry({ txId, amount, paymentInfo: pi, attempt, isLast, products: [{ item: 3, price: amount }] }));
+    post(
+      sim.url,
+      'Inquiry',
+      b.inquiry({ txId, amount, paymentInfo: pi, attempt, isLast, products: [{ item: 3, price: amount }] }),
+    );
 
   it('Void of an unpaid QR succeeds (nothing was taken) and closes the QR', T, async () => {
     const { txId, pi } = await generate(7.77); // never paid
@@ -183,17 +252,29 @@ describe('gateway simulator: dynamic QR ledger', () => {
     assert.equal(sim.ledger().transactions[txId]?.state, 'qr-declined');
   });
 
-  it('declined, then voided as an unknown outcome (IsGatewayTimeout): ' +
-    'nothing was taken, the Void succeeds; a plain Void is still refused', T, async () => {
-    const { txId, pi } = await generate(8.01);
-    assert.equal((await inquire(txId, 8.01, pi, 1)).json.Status.Code, 1);
-    const plain = await post(sim.url, 'Void', b.void({ txId, amount: 8.01, paymentInfo: pi, reasonCode: 3, ...closes }));
-    assert.equal(plain.json.Status.Code, 9, 'a Void that claims a payment of a declined QR is not allowed');
-    const unknown = await post(sim.url, 'Void', b.void({ txId, amount: 8.01, paymentInfo: GATEWAY_TIMEOUT_PAYMENT_INFO, reasonCode: 3, ...closes }));
-    assert.equal(unknown.json.Status.Verdict, 'Approved');
-    const rec = sim.ledger().transactions[txId]!;
-    assert.deepEqual([rec.state, rec.accepted.Void], ['qr-declined', 1]);
-  });
+  it(
+    'declined, then voided as an unknown outcome (IsGatewayTimeout): ' +
+      'nothing was taken, the Void succeeds; a plain Void is still refused',
+    T,
+    async () => {
+      const { txId, pi } = await generate(8.01);
+      assert.equal((await inquire(txId, 8.01, pi, 1)).json.Status.Code, 1);
+      const plain = await post(
+        sim.url,
+        'Void',
+        b.void({ txId, amount: 8.01, paymentInfo: pi, reasonCode: 3, ...closes }),
+      );
+      assert.equal(plain.json.Status.Code, 9, 'a Void that claims a payment of a declined QR is not allowed');
+      const unknown = await post(
+        sim.url,
+        'Void',
+        b.void({ txId, amount: 8.01, paymentInfo: GATEWAY_TIMEOUT_PAYMENT_INFO, reasonCode: 3, ...closes }),
+      );
+      assert.equal(unknown.json.Status.Verdict, 'Approved');
+      const rec = sim.ledger().transactions[txId]!;
+      assert.deepEqual([rec.state, rec.accepted.Void], ['qr-declined', 1]);
+    },
+  );
 
   it('paid after a delay (runtime rule, injected clock)', T, async () => {
     const txId = newTx('qr');
@@ -207,22 +288,38 @@ describe('gateway simulator: dynamic QR ledger', () => {
     assert.equal(sim.ledger().transactions[txId]?.state, 'paid');
   });
 
-  it('Void of a paid QR: only with the approving Inquiry PaymentInfo; accepted once, repeated identically = duplicate', T, async () => {
-    const { txId, pi } = await generate(3);
-    const paid = await inquire(txId, 3, pi, 1);
-    assert.equal(paid.json.Status.Verdict, 'Approved');
-    // The PaymentInfo composed from GenerateQR is not the one that approved the payment.
-    const composed = await post(sim.url, 'Void', b.void({ txId, amount: 3, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByMachine, ...closes }));
-    assert.equal(composed.json.Status.Code, 998);
-    assert.match(composed.json.Status.StatusMessage, /approving Inquiry/);
-    const body = encodeRequest(b.void({ txId, amount: 3, paymentInfo: paymentInfoOf(paid), reasonCode: ReasonCodes.CancelledByMachine, ...closes }));
-    const v1 = await post(sim.url, 'Void', body);
-    const v2 = await post(sim.url, 'Void', body);
-    assert.equal(v1.json.Status.Verdict, 'Approved');
-    assert.equal(v2.text, v1.text);
-    const rec = sim.ledger().transactions[txId]!;
-    assert.deepEqual([rec.state, rec.accepted.Void, rec.duplicates.Void], ['voided', 1, 1]);
-  });
+  it(
+    'Void of a paid QR: only with the approving Inquiry PaymentInfo; accepted once, repeated identically = duplicate',
+    T,
+    async () => {
+      const { txId, pi } = await generate(3);
+      const paid = await inquire(txId, 3, pi, 1);
+      assert.equal(paid.json.Status.Verdict, 'Approved');
+      // The PaymentInfo composed from GenerateQR is not the one that approved the payment.
+      const composed = await post(
+        sim.url,
+        'Void',
+        b.void({ txId, amount: 3, paymentInfo: pi, reasonCode: ReasonCodes.CancelledByMachine, ...closes }),
+      );
+      assert.equal(composed.json.Status.Code, 998);
+      assert.match(composed.json.Status.StatusMessage, /approving Inquiry/);
+      const body = encodeRequest(
+        b.void({
+          txId,
+          amount: 3,
+          paymentInfo: paymentInfoOf(paid),
+          reasonCode: ReasonCodes.CancelledByMachine,
+          ...closes,
+        }),
+      );
+      const v1 = await post(sim.url, 'Void', body);
+      const v2 = await post(sim.url, 'Void', body);
+      assert.equal(v1.json.Status.Verdict, 'Approved');
+      assert.equal(v2.text, v1.text);
+      const rec = sim.ledger().transactions[txId]!;
+      assert.deepEqual([rec.state, rec.accepted.Void, rec.duplicates.Void], ['voided', 1, 1]);
+    },
+  );
 
   it('an Inquiry whose PaymentInfo does not name the QR is refused', T, async () => {
     const { txId } = await generate(3);

@@ -15,7 +15,7 @@ test('script: cash-sale <item> <price> and inactive parse; bad arguments are ref
   assert.throws(() => parseStep('inactive now'), /takes 0 arguments/);
 });
 
-test('cash-sale puts the board\'s cash-sale line on the wire; inactive resets the simulated reader', async () => {
+test("cash-sale puts the board's cash-sale line on the wire; inactive resets the simulated reader", async () => {
   let wire = '';
   const link: ByteLink = {
     description: 'test',

@@ -11,7 +11,10 @@ async function host() {
   const wire = new MemoryWire();
   const link: ByteLink = await wire.openAgent();
   const lines: string[] = [];
-  const framer = new LineFramer(4096, { onLine: (l) => l !== 'r,ACK' && lines.push(l), onOverlong: () => lines.push('<overlong>') });
+  const framer = new LineFramer(4096, {
+    onLine: (l) => l !== 'r,ACK' && lines.push(l),
+    onOverlong: () => lines.push('<overlong>'),
+  });
   link.onData((c) => framer.push(c));
   const sim = new VmcSimulator({ link: wire.vmcEnd, pollIntervalMs: 1000, seed: 1 });
   const send = async (...cmds: string[]) => {
@@ -43,7 +46,15 @@ test('configuration, enable and setup: the answers the board gives', { timeout: 
   const h = await host();
   try {
     await h.send('V', 'C,0', 'C,SETCONF,mdb-always-idle=1', 'C,1');
-    assert.deepEqual(await h.take(7), ['v,qrvend-sim-1.0,SIMVMC0001', 'c,0', 'c,SET,OK', 'c,1', 'c,STATUS,INACTIVE', 'c,STATUS,DISABLED', 'c,STATUS,ENABLED']);
+    assert.deepEqual(await h.take(7), [
+      'v,qrvend-sim-1.0,SIMVMC0001',
+      'c,0',
+      'c,SET,OK',
+      'c,1',
+      'c,STATUS,INACTIVE',
+      'c,STATUS,DISABLED',
+      'c,STATUS,ENABLED',
+    ]);
     await h.send('C,SETCONF,mdb-addr=0x10');
     assert.deepEqual(await h.take(1), ['c,ERR,SETCONF -1'], 'configuration only while disabled');
     await h.send('C,BOGUS');
@@ -74,7 +85,14 @@ test('C,START needs an enabled reader; a funded session, vends and records', { t
     assert.ok(h.sim.vendFailure());
     assert.ok(h.sim.endSession());
     await new Promise((r) => setTimeout(r, 20));
-    assert.deepEqual(await h.take(6), ['c,STATUS,VEND,1.50,12', 'c,VEND,SUCCESS', 'c,STATUS,VEND,9.00,13', 'c,STATUS,VEND,1.00,14', 'c,ERR,VEND 3', 'c,STATUS,ENABLED']);
+    assert.deepEqual(await h.take(6), [
+      'c,STATUS,VEND,1.50,12',
+      'c,VEND,SUCCESS',
+      'c,STATUS,VEND,9.00,13',
+      'c,STATUS,VEND,1.00,14',
+      'c,ERR,VEND 3',
+      'c,STATUS,ENABLED',
+    ]);
     const [rec] = h.sim.records();
     assert.deepEqual(rec, {
       id: 1,
@@ -105,7 +123,13 @@ test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: 1
     await h.approve('1.00');
     h.sim.resetReader();
     await new Promise((r) => setTimeout(r, 30));
-    assert.deepEqual(await h.take(5), ['c,STATUS,VEND,1.00,1', 'c,ERR,VEND 5', 'c,STATUS,INACTIVE', 'c,STATUS,DISABLED', 'c,STATUS,ENABLED']);
+    assert.deepEqual(await h.take(5), [
+      'c,STATUS,VEND,1.00,1',
+      'c,ERR,VEND 5',
+      'c,STATUS,INACTIVE',
+      'c,STATUS,DISABLED',
+      'c,STATUS,ENABLED',
+    ]);
     assert.equal(h.sim.records()[0]!.end, 'vmc-reset');
     assert.equal(h.sim.records()[0]!.vends[0]!.outcome, 'reset');
 
@@ -144,7 +168,12 @@ test('always-idle selections without a session are recorded per vend', { timeout
     assert.ok(h.sim.select(8, 1));
     h.sim.cancel();
     await new Promise((r) => setTimeout(r, 20));
-    assert.deepEqual(await h.take(4), ['c,STATUS,VEND,2.50,7', 'c,VEND,SUCCESS', 'c,STATUS,VEND,1.00,8', 'c,ERR,VEND 1']);
+    assert.deepEqual(await h.take(4), [
+      'c,STATUS,VEND,2.50,7',
+      'c,VEND,SUCCESS',
+      'c,STATUS,VEND,1.00,8',
+      'c,ERR,VEND 1',
+    ]);
     assert.deepEqual(
       h.sim.records().map((r) => [r.kind, r.end, r.vends[0]!.outcome]),
       [
@@ -171,8 +200,10 @@ test('noise lines are terminated and never valid', { timeout: 180_000 }, async (
 });
 
 test('the script is parsed strictly, with the line number in the error', () => {
-  const steps = parseScript('# a demo\nenable\nselect 12 1.50   # cola\nsuccess\nfail\nfail ' +
-    '5\nwait 500\nsilent 5000\nnoise 100\nauto success\nend\n');
+  const steps = parseScript(
+    '# a demo\nenable\nselect 12 1.50   # cola\nsuccess\nfail\nfail ' +
+      '5\nwait 500\nsilent 5000\nnoise 100\nauto success\nend\n',
+  );
   assert.deepEqual(steps, [
     { op: 'enable' },
     { op: 'select', item: 12, price: 1.5 },
@@ -192,37 +223,60 @@ test('the script is parsed strictly, with the line number in the error', () => {
     ['dance', /unknown command "dance"/],
     ['auto maybe', /success, fail or manual/],
   ] as const) {
-    assert.throws(() => parseScript(bad), (e: unknown) => isQrvendError(e, 'CLI_USAGE') && why.test(e.message));
+    assert.throws(
+      () => parseScript(bad),
+      (e: unknown) => isQrvendError(e, 'CLI_USAGE') && why.test(e.message),
+    );
   }
 });
 
-test('field boards and VMCs: unknown and ignored SETCONF keys, the address, a card reader that wins a selection', { timeout: 180_000 }, async () => {
-  const wire = new MemoryWire();
-  const link: ByteLink = await wire.openAgent();
-  const lines: string[] = [];
-  const framer = new LineFramer(4096, { onLine: (l) => l !== 'r,ACK' && lines.push(l), onOverlong: () => {} });
-  link.onData((c) => framer.push(c));
-  const sim = new VmcSimulator({
-    link: wire.vmcEnd,
-    pollIntervalMs: 1000,
-    firmwareKeys: { knownKeys: ['mdb-addr', 'mdb-always-idle'], addressKey: 'mdb-addr', silentKeys: ['mdb-timeout'] },
-    quirks: { slots: ['0x10', '0x60'], cardReader: '0x10' },
-  });
-  try {
-    for (const c of ['C,0', 'C,SETCONF,mdb-address=0x60', 'C,SETCONF,mdb-timeout=5', 'C,SETCONF,mdb-addr=0x60', 'C,SETCONF,mdb-always-idle=1', 'C,1']) link.write(`${c}\r\n`);
-    await waitFor('enabled at 0x60', () => sim.state().reader === 'enabled', 2000);
-    await waitFor('lines', () => lines.includes('c,STATUS,ENABLED'), 2000);
-    assert.deepEqual(lines.slice(0, 4), ['c,0', 'c,ERR,SETCONF mdb-address', 'c,SET,OK', 'c,SET,OK'], 'refused, silent (no line), then taken');
-    assert.ok(sim.select(4, 1));
-    assert.ok(sim.cardSale(4, 1), 'the card reader takes the selection');
-    await waitFor('re-enabled', () => sim.state().reader === 'enabled' && lines.filter((l) => l === 'c,STATUS,ENABLED').length === 2, 2000);
-    assert.ok(lines.includes('c,ERR,VEND 1') && lines.includes('c,STATUS,DISABLED'));
-    assert.deepEqual(sim.cardSaleRecords(), [{ item: 4, price: 1, tookOurSelection: true }]);
-    assert.deepEqual(parseScript('card 7 2.00'), [{ op: 'card', item: 7, price: 2 }]);
-  } finally {
-    await sim.close();
-  }
-});
+test(
+  'field boards and VMCs: unknown and ignored SETCONF keys, the address, a card reader that wins a selection',
+  { timeout: 180_000 },
+  async () => {
+    const wire = new MemoryWire();
+    const link: ByteLink = await wire.openAgent();
+    const lines: string[] = [];
+    const framer = new LineFramer(4096, { onLine: (l) => l !== 'r,ACK' && lines.push(l), onOverlong: () => {} });
+    link.onData((c) => framer.push(c));
+    const sim = new VmcSimulator({
+      link: wire.vmcEnd,
+      pollIntervalMs: 1000,
+      firmwareKeys: { knownKeys: ['mdb-addr', 'mdb-always-idle'], addressKey: 'mdb-addr', silentKeys: ['mdb-timeout'] },
+      quirks: { slots: ['0x10', '0x60'], cardReader: '0x10' },
+    });
+    try {
+      for (const c of [
+        'C,0',
+        'C,SETCONF,mdb-address=0x60',
+        'C,SETCONF,mdb-timeout=5',
+        'C,SETCONF,mdb-addr=0x60',
+        'C,SETCONF,mdb-always-idle=1',
+        'C,1',
+      ])
+        link.write(`${c}\r\n`);
+      await waitFor('enabled at 0x60', () => sim.state().reader === 'enabled', 2000);
+      await waitFor('lines', () => lines.includes('c,STATUS,ENABLED'), 2000);
+      assert.deepEqual(
+        lines.slice(0, 4),
+        ['c,0', 'c,ERR,SETCONF mdb-address', 'c,SET,OK', 'c,SET,OK'],
+        'refused, silent (no line), then taken',
+      );
+      assert.ok(sim.select(4, 1));
+      assert.ok(sim.cardSale(4, 1), 'the card reader takes the selection');
+      await waitFor(
+        're-enabled',
+        () => sim.state().reader === 'enabled' && lines.filter((l) => l === 'c,STATUS,ENABLED').length === 2,
+        2000,
+      );
+      assert.ok(lines.includes('c,ERR,VEND 1') && lines.includes('c,STATUS,DISABLED'));
+      assert.deepEqual(sim.cardSaleRecords(), [{ item: 4, price: 1, tookOurSelection: true }]);
+      assert.deepEqual(parseScript('card 7 2.00'), [{ op: 'card', item: 7, price: 2 }]);
+    } finally {
+      await sim.close();
+    }
+  },
+);
 
 test('a VMC that has only slot #1 never sets up a board at 0x60', { timeout: 180_000 }, async () => {
   const wire = new MemoryWire();

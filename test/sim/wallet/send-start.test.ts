@@ -58,11 +58,17 @@ describe('wallet simulator', () => {
         };
         const checked = validateStartRequest(body);
         if (!checked.ok) return send(400, { Status: declinedStatus(checked.code, checked.message) });
-        if (checked.value.SecretToken !== TOKEN) return send(401, { Status: declinedStatus(998, 'SecretToken is not valid') });
+        if (checked.value.SecretToken !== TOKEN)
+          return send(401, { Status: declinedStatus(998, 'SecretToken is not valid') });
         const id = checked.value.TransactionId;
         if (id.startsWith('garbage')) return send(200, null, '<html>oops</html>');
-        if (id.startsWith('dup')) return send(200, { Status: declinedStatus(996, 'TransactionId already used'), TransactionId: id });
-        return send(200, { Status: { Verdict: 'Approved' }, TransactionId: id, ConsumerData: checked.value.ConsumerData ?? undefined });
+        if (id.startsWith('dup'))
+          return send(200, { Status: declinedStatus(996, 'TransactionId already used'), TransactionId: id });
+        return send(200, {
+          Status: { Verdict: 'Approved' },
+          TransactionId: id,
+          ConsumerData: checked.value.ConsumerData ?? undefined,
+        });
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -71,23 +77,49 @@ describe('wallet simulator', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('sends the Start to /payment/v2/transactions/Gateway/{integrator}/start with the members given', T, async () => {
-    const r = await sendStart({ url, integratorName: 'acme', secretToken: TOKEN, uniQr: 'QR-1', balance: 12.5, consumerData: { a: 1 } });
+    const r = await sendStart({
+      url,
+      integratorName: 'acme',
+      secretToken: TOKEN,
+      uniQr: 'QR-1',
+      balance: 12.5,
+      consumerData: { a: 1 },
+    });
     assert.equal(r.outcome.kind, 'approved');
     const last = seen.at(-1)!;
     assert.equal(last.path, '/payment/v2/transactions/Gateway/acme/start');
-    assert.deepEqual(Object.keys(last.body).sort(), ['AppUserId', 'Balance', 'ConsumerData', 'SecretToken', 'TransactionId', 'UniQR']);
+    assert.deepEqual(Object.keys(last.body).sort(), [
+      'AppUserId',
+      'Balance',
+      'ConsumerData',
+      'SecretToken',
+      'TransactionId',
+      'UniQR',
+    ]);
     assert.equal(last.body.TransactionId, r.transactionId);
     assert.ok(r.transactionId.length >= 8 && r.transactionId.length <= 40);
     assert.ok(!JSON.stringify(r).includes(TOKEN), 'the result never carries the token');
   });
 
   it('classifies Declined (200 or 4xx with a Status) and a garbled answer', T, async () => {
-    const dup = await sendStart({ url, integratorName: 'acme', secretToken: TOKEN, terminalId: 'T1', transactionId: 'dup-000001' });
+    const dup = await sendStart({
+      url,
+      integratorName: 'acme',
+      secretToken: TOKEN,
+      terminalId: 'T1',
+      transactionId: 'dup-000001',
+    });
     assert.equal(dup.outcome.kind, 'declined');
     if (dup.outcome.kind === 'declined') assert.equal(dup.outcome.code, 996);
     const wrongToken = await sendStart({ url, integratorName: 'acme', secretToken: 'x'.repeat(64), terminalId: 'T1' });
     assert.equal(wrongToken.outcome.kind, 'declined');
-    const garbage = await sendStart({ url, integratorName: 'acme', secretToken: TOKEN, terminalId: 'T1', transactionId: 'garbage-01' });
+    const garbage = await sendStart({
+      url,
+      integratorName: 'acme',
+      secretToken: TOKEN,
+      terminalId: 'T1',
+      transactionId: 'garbage-01',
+    });
     assert.equal(garbage.outcome.kind === 'transport' && garbage.outcome.failure, 'not-json');
   });
 
@@ -96,7 +128,8 @@ describe('wallet simulator', () => {
     try {
       const tokenFile = join(dir, 'token');
       writeFileSync(tokenFile, `${TOKEN}\n`);
-      const run = (...args: string[]) => runCli(['sim', 'wallet', '--integrator', 'acme', '--token-file', tokenFile, ...args]);
+      const run = (...args: string[]) =>
+        runCli(['sim', 'wallet', '--integrator', 'acme', '--token-file', tokenFile, ...args]);
       const ok = await run('--url', url, '--terminal-id', 'T1', '--balance', '3.5', '--app-user-id', 'u-77');
       assert.equal(ok.status, 0, ok.stderr);
       assert.match(ok.stdout, /Approved/);
@@ -110,7 +143,18 @@ describe('wallet simulator', () => {
       assert.equal(down.status, 69, down.stderr);
       const usage = await run('--url', url);
       assert.equal(usage.status, 64, 'no machine named');
-      const noFile = await runCli(['sim', 'wallet', '--url', url, '--integrator', 'a', '--token-file', join(dir, 'missing'), '--uni-qr', 'Q']);
+      const noFile = await runCli([
+        'sim',
+        'wallet',
+        '--url',
+        url,
+        '--integrator',
+        'a',
+        '--token-file',
+        join(dir, 'missing'),
+        '--uni-qr',
+        'Q',
+      ]);
       assert.equal(noFile.status, 78);
       for (const r of [ok, declined, json, down, usage, noFile]) {
         assert.ok(!r.stdout.includes(TOKEN) && !r.stderr.includes(TOKEN), 'the token is never printed');

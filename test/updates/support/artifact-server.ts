@@ -48,7 +48,10 @@ export async function startArtifactServer(o: ArtifactServerOptions): Promise<Art
         res.writeHead(416, { 'content-range': `bytes */${o.body.length}` }).end();
         return;
       }
-      res.writeHead(206, { 'content-length': o.body.length - from, 'content-range': `bytes ${from}-${o.body.length - 1}/${o.body.length}` });
+      res.writeHead(206, {
+        'content-length': o.body.length - from,
+        'content-range': `bytes ${from}-${o.body.length - 1}/${o.body.length}`,
+      });
     } else {
       res.writeHead(200, { 'content-length': o.body.length });
     }
@@ -66,9 +69,10 @@ export async function startArtifactServer(o: ArtifactServerOptions): Promise<Art
   return {
     url: `${o.tls ? 'https' : 'http'}://127.0.0.1:${port}${o.path}`,
     ranges,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -39,8 +39,20 @@ export function makeRelease(dir: string, o: ReleaseOptions = {}): TestRelease {
   const artifact = `qrvend_${version}_${arch}.tar.gz`;
   const artifactFile = join(dir, artifact);
   writeFileSync(artifactFile, artifactBytes);
-  const body: UpdateManifestBody = { version, arch, artifact, size: artifactBytes.length, sha256: createHash('sha256').update(artifactBytes).digest('hex'), minVersion: o.minVersion ?? '0.0.1' };
-  const manifest = signManifest(body, { keyId: key.keyId, key: key.key, nowMs: o.nowMs ?? Date.now(), lifetimeMs: o.lifetimeMs ?? 30 * 86_400_000 });
+  const body: UpdateManifestBody = {
+    version,
+    arch,
+    artifact,
+    size: artifactBytes.length,
+    sha256: createHash('sha256').update(artifactBytes).digest('hex'),
+    minVersion: o.minVersion ?? '0.0.1',
+  };
+  const manifest = signManifest(body, {
+    keyId: key.keyId,
+    key: key.key,
+    nowMs: o.nowMs ?? Date.now(),
+    lifetimeMs: o.lifetimeMs ?? 30 * 86_400_000,
+  });
   const manifestFile = join(dir, `qrvend_${version}_${arch}.manifest.json`);
   writeFileSync(manifestFile, JSON.stringify(manifest));
   return { key, trustFile, artifactBytes, artifactFile, manifest, manifestFile };

@@ -103,7 +103,13 @@ function machineFacts(m: MachinePage['machine']): Html {
     ['last status', m.status_at],
     ['last health', m.health_at],
   ];
-  return html`<dl class="facts">${facts.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
+  return html`<dl class="facts">
+    ${facts.map(
+      ([k, v]) =>
+        html`<dt>${k}</dt>
+          <dd>${v}</dd>`,
+    )}
+  </dl>`;
 }
 
 export function machineBody(p: MachinePage): Html {
@@ -146,8 +152,15 @@ export function machineBody(p: MachinePage): Html {
       ['received', 'link', 'reader', 'gateway', 'outbox pending/dead', 'version', 'alarms'],
       p.history.map((h) => ({
         cls: '',
-        cells: [h.received_at, h.online === 1 ? 'online' : 'offline', h.reader, h.gateway,
-          `${h.outbox_pending}/${h.outbox_dead}`, h.version, h.alarms],
+        cells: [
+          h.received_at,
+          h.online === 1 ? 'online' : 'offline',
+          h.reader,
+          h.gateway,
+          `${h.outbox_pending}/${h.outbox_dead}`,
+          h.version,
+          h.alarms,
+        ],
       })),
     )}
   </section>`;

@@ -157,9 +157,7 @@ export function rolloutsBody(r: Awaited<ReturnType<typeof rollouts>>): Html {
       </thead>
       <tbody>
         ${r.versions.map(
-          (
-            v,
-          ) => html`<tr${v.version === r.chosen ? html` class="current"` : html``}>
+          (v) => html`<tr${v.version === r.chosen ? html` class="current"` : html``}>
 <td><a href="/rollouts?version=${encodeURIComponent(v.version)}">${v.version}</a></td>
 <td class="num">${v.machines}</td><td>${v.last}</td></tr>`,
         )}

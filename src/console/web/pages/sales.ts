@@ -77,9 +77,11 @@ function dayTable(days: DayTotal[]): Html {
 function callouts(v: SalesView): Html {
   return html`<h2>Needs a person</h2>
     <p>
-      ${v.dead.length === 0
-        ? 'No dead-lettered payment in this period.'
-        : html`<strong class="bad">${v.dead.length} dead-lettered payments</strong>`}
+      ${
+        v.dead.length === 0
+          ? 'No dead-lettered payment in this period.'
+          : html`<strong class="bad">${v.dead.length} dead-lettered payments</strong>`
+      }
     </p>
     ${
       v.dead.length === 0
@@ -109,9 +111,11 @@ function callouts(v: SalesView): Html {
           </table>`
     }
     <p>
-      ${v.unresolved.length === 0
-        ? 'No machine holds unresolved payments.'
-        : html`${v.unresolved.length} machines hold payments not yet closed with the gateway:`}
+      ${
+        v.unresolved.length === 0
+          ? 'No machine holds unresolved payments.'
+          : html`${v.unresolved.length} machines hold payments not yet closed with the gateway:`
+      }
     </p>
     ${
       v.unresolved.length === 0

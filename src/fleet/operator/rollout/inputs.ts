@@ -14,25 +14,42 @@ export function readManifestFile(path: string, nowMs: number): UpdateManifest {
   const parsed = UpdateManifest.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new QrvendError(ErrorCodes.UPDATE_MANIFEST_INVALID, `the manifest ${path} is refused: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, { hint: 'is it signed? `npm run release -- --sign KEY` makes a signed manifest' });
+    throw new QrvendError(
+      ErrorCodes.UPDATE_MANIFEST_INVALID,
+      `the manifest ${path} is refused: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      { hint: 'is it signed? `npm run release -- --sign KEY` makes a signed manifest' },
+    );
   }
   if (parsed.data.signature.expiresAt <= nowMs) {
-    throw new QrvendError(ErrorCodes.UPDATE_SIGNATURE_REFUSED, `the manifest ${path} expired at ` +
-      `${new Date(parsed.data.signature.expiresAt).toISOString()}: every machine would refuse it`, { hint: 'sign the release again' });
+    throw new QrvendError(
+      ErrorCodes.UPDATE_SIGNATURE_REFUSED,
+      `the manifest ${path} expired at ` +
+        `${new Date(parsed.data.signature.expiresAt).toISOString()}: every machine would refuse it`,
+      { hint: 'sign the release again' },
+    );
   }
   return parsed.data;
 }
 
 export function parseGrowth(text: string): number {
-  if (!/^\d{1,3}(\.\d{1,2})?$/.test(text) || Number(text) < 1) throw new RangeError(`--growth must be a number from 1 to 100 (1 = batches of the same size), got "${text.slice(0, 32)}"`);
+  if (!/^\d{1,3}(\.\d{1,2})?$/.test(text) || Number(text) < 1)
+    throw new RangeError(
+      `--growth must be a number from 1 to 100 (1 = batches of the same size), got "${text.slice(0, 32)}"`,
+    );
   return Number(text);
 }
 
 /** `--machines a,b,c`: machine ids (topic levels), in order, each once. */
 export function parseMachineList(text: string): string[] {
-  const ids = text.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
+  const ids = text
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0);
   if (ids.length === 0) throw new RangeError('--machines: at least one machine id');
   const bad = ids.find((x) => !TOPIC_LEVEL.test(x));
-  if (bad !== undefined) throw new RangeError(`--machines: ${JSON.stringify(bad.slice(0, 140))} is not a machine id (1-128 letters, digits or ._:-)`);
+  if (bad !== undefined)
+    throw new RangeError(
+      `--machines: ${JSON.stringify(bad.slice(0, 140))} is not a machine id (1-128 letters, digits or ._:-)`,
+    );
   return [...new Set(ids)];
 }

@@ -28,7 +28,11 @@ export const RolloutPolicy = z.strictObject({
   /** The rollout stops when the failures are more than this. */
   maxFailures: FailureLimit,
   /** A machine with no outcome this long after its batch was offered counts as a failure. */
-  batchTimeoutMs: z.number().int().min(1_000).max(7 * 24 * 3600_000),
+  batchTimeoutMs: z
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 24 * 3600_000),
 });
 export type RolloutPolicy = z.infer<typeof RolloutPolicy>;
 
@@ -60,9 +64,17 @@ export const RolloutState = z.strictObject({
   createdAt: z.string().max(40),
   targets: z.array(Target).max(100_000),
   skipped: z.array(z.strictObject({ machineId: z.string().max(128), reason: z.string().max(200) })).max(100_000),
-  batches: z.array(z.strictObject({ index: z.number().int().min(0), machineIds: z.array(z.string().max(128)), offeredAt: z.string().max(40) })),
+  batches: z.array(
+    z.strictObject({
+      index: z.number().int().min(0),
+      machineIds: z.array(z.string().max(128)),
+      offeredAt: z.string().max(40),
+    }),
+  ),
   /** Set once the rollout ended: why, and when (ISO). */
-  ended: z.strictObject({ how: z.enum(['complete', 'stopped']), reason: z.string().max(512), at: z.string().max(40) }).nullable(),
+  ended: z
+    .strictObject({ how: z.enum(['complete', 'stopped']), reason: z.string().max(512), at: z.string().max(40) })
+    .nullable(),
 });
 export type RolloutState = z.infer<typeof RolloutState>;
 
@@ -77,7 +89,9 @@ export function parseFailureLimit(text: string): FailureLimit {
     return { kind: 'percent', p };
   }
   if (/^\d{1,7}$/.test(text)) return { kind: 'count', n: Number(text) };
-  throw new RangeError(`--max-failures must be a count (e.g. 2) or a share of the machines (e.g. 10%), got "${text.slice(0, 32)}"`);
+  throw new RangeError(
+    `--max-failures must be a count (e.g. 2) or a share of the machines (e.g. 10%), got "${text.slice(0, 32)}"`,
+  );
 }
 
 /** The failures allowed before the rollout stops, for this many targets. */
@@ -88,7 +102,8 @@ export function allowedFailures(limit: FailureLimit, targets: number): number {
 /** The size of batch `index` (0-based): `first`, then each `growth` times the one before, rounded up. */
 export function batchSize(policy: Pick<RolloutPolicy, 'first' | 'growth'>, index: number): number {
   let size = policy.first;
-  for (let i = 0; i < index && size < 1_000_000; i += 1) size = Math.max(size + (policy.growth > 1 ? 1 : 0), Math.ceil(size * policy.growth));
+  for (let i = 0; i < index && size < 1_000_000; i += 1)
+    size = Math.max(size + (policy.growth > 1 ? 1 : 0), Math.ceil(size * policy.growth));
   return size;
 }
 
@@ -102,22 +117,37 @@ export interface Selection {
  * manifest's architecture when their status says theirs. `wanted` = the ids named with --machines,
  * or null for --all (every machine with a status). Named machines keep the operator's order.
  */
-export function selectTargets(statuses: ReadonlyMap<string, StatusMessage | null>, wanted: readonly string[] | null, manifest: Pick<UpdateManifest, 'version' | 'arch'>): Selection {
+export function selectTargets(
+  statuses: ReadonlyMap<string, StatusMessage | null>,
+  wanted: readonly string[] | null,
+  manifest: Pick<UpdateManifest, 'version' | 'arch'>,
+): Selection {
   const ids = wanted ?? [...statuses.keys()].sort();
   const targets: string[] = [];
   const skipped: Selection['skipped'] = [];
   for (const machineId of new Set(ids)) {
     const status = statuses.get(machineId) ?? null;
-    if (status === null) skipped.push({ machineId, reason: 'no retained status under this prefix (never connected, or a wrong id)' });
+    if (status === null)
+      skipped.push({ machineId, reason: 'no retained status under this prefix (never connected, or a wrong id)' });
     else if (!status.online) skipped.push({ machineId, reason: 'offline (its last will): offer it later' });
-    else if (status.version === manifest.version) skipped.push({ machineId, reason: `already runs ${manifest.version}` });
-    else if (status.arch !== undefined && status.arch !== manifest.arch) skipped.push({ machineId, reason: `its architecture is ${status.arch}, the manifest's ${manifest.arch}` });
+    else if (status.version === manifest.version)
+      skipped.push({ machineId, reason: `already runs ${manifest.version}` });
+    else if (status.arch !== undefined && status.arch !== manifest.arch)
+      skipped.push({ machineId, reason: `its architecture is ${status.arch}, the manifest's ${manifest.arch}` });
     else targets.push(machineId);
   }
   return { targets, skipped };
 }
 
-export function newRollout(input: { rolloutId: string; prefix: string; manifest: UpdateManifest; url: string; policy: RolloutPolicy; selection: Selection; nowIso: string }): RolloutState {
+export function newRollout(input: {
+  rolloutId: string;
+  prefix: string;
+  manifest: UpdateManifest;
+  url: string;
+  policy: RolloutPolicy;
+  selection: Selection;
+  nowIso: string;
+}): RolloutState {
   return {
     v: 1,
     rolloutId: input.rolloutId,
@@ -126,7 +156,14 @@ export function newRollout(input: { rolloutId: string; prefix: string; manifest:
     url: input.url,
     policy: input.policy,
     createdAt: input.nowIso,
-    targets: input.selection.targets.map((machineId) => ({ machineId, batch: null, phase: 'pending', lastState: null, outcome: null, detail: null })),
+    targets: input.selection.targets.map((machineId) => ({
+      machineId,
+      batch: null,
+      phase: 'pending',
+      lastState: null,
+      outcome: null,
+      detail: null,
+    })),
     skipped: input.selection.skipped,
     batches: [],
     ended: null,
@@ -156,16 +193,32 @@ export type Step =
 export function nextStep(state: RolloutState, batchWaitedMs: number): Step {
   const limit = allowedFailures(state.policy.maxFailures, state.targets.length);
   const failed = failures(state);
-  if (failed > limit) return { kind: 'stop', reason: `${failed} failure${failed === 1 ? '' : 's'}, more than the ${limit} allowed (--max-failures)` };
+  if (failed > limit)
+    return {
+      kind: 'stop',
+      reason: `${failed} failure${failed === 1 ? '' : 's'}, more than the ${limit} allowed (--max-failures)`,
+    };
   const resend = state.targets.filter((t) => t.phase === 'offering' && t.outcome === null);
-  if (resend.length > 0) return { kind: 'offer', index: resend[0]!.batch ?? state.batches.length, machineIds: resend.map((t) => t.machineId) };
+  if (resend.length > 0)
+    return {
+      kind: 'offer',
+      index: resend[0]!.batch ?? state.batches.length,
+      machineIds: resend.map((t) => t.machineId),
+    };
   const open = state.targets.filter((t) => t.phase === 'offered' && t.outcome === null);
-  if (open.length > 0) return batchWaitedMs >= state.policy.batchTimeoutMs ? { kind: 'time-out', machineIds: open.map((t) => t.machineId) } : { kind: 'wait' };
+  if (open.length > 0)
+    return batchWaitedMs >= state.policy.batchTimeoutMs
+      ? { kind: 'time-out', machineIds: open.map((t) => t.machineId) }
+      : { kind: 'wait' };
   const pending = state.targets.filter((t) => t.phase === 'pending');
   if (pending.length === 0) {
     const healthy = state.targets.filter((t) => t.outcome === 'healthy').length;
-    return { kind: 'complete', reason: `${healthy} of ${state.targets.length} machines healthy on ` +
-      `${state.manifest.version}, ${failed} failed (${limit} allowed)` };
+    return {
+      kind: 'complete',
+      reason:
+        `${healthy} of ${state.targets.length} machines healthy on ` +
+        `${state.manifest.version}, ${failed} failed (${limit} allowed)`,
+    };
   }
   const index = state.batches.length;
   return { kind: 'offer', index, machineIds: pending.slice(0, batchSize(state.policy, index)).map((t) => t.machineId) };
@@ -176,26 +229,47 @@ function withTargets(state: RolloutState, change: (t: Target) => Target): Rollou
 }
 
 /** Marks a batch as being offered (written to the file before any offer leaves, so a resume re-sends it). */
-export function startBatch(state: RolloutState, index: number, machineIds: readonly string[], nowIso: string): RolloutState {
+export function startBatch(
+  state: RolloutState,
+  index: number,
+  machineIds: readonly string[],
+  nowIso: string,
+): RolloutState {
   const ids = new Set(machineIds);
   const known = state.batches.some((b) => b.index === index);
-  const next = withTargets(state, (t) => (ids.has(t.machineId) && t.phase !== 'offered' ? { ...t, phase: 'offering', batch: index } : t));
-  return known ? next : { ...next, batches: [...next.batches, { index, machineIds: [...machineIds], offeredAt: nowIso }] };
+  const next = withTargets(state, (t) =>
+    ids.has(t.machineId) && t.phase !== 'offered' ? { ...t, phase: 'offering', batch: index } : t,
+  );
+  return known
+    ? next
+    : { ...next, batches: [...next.batches, { index, machineIds: [...machineIds], offeredAt: nowIso }] };
 }
 
 /** The offer left (whatever the reply): the machine's outcome now comes from its update events or status. */
 export function markOffered(state: RolloutState, machineId: string): RolloutState {
-  return withTargets(state, (t) => (t.machineId === machineId && t.phase === 'offering' ? { ...t, phase: 'offered' } : t));
+  return withTargets(state, (t) =>
+    t.machineId === machineId && t.phase === 'offering' ? { ...t, phase: 'offered' } : t,
+  );
 }
 
-const OUTCOME_OF: Partial<Record<UpdateState, Outcome>> = { healthy: 'healthy', failed: 'failed', refused: 'refused', 'rolled-back': 'rolled-back' };
+const OUTCOME_OF: Partial<Record<UpdateState, Outcome>> = {
+  healthy: 'healthy',
+  failed: 'failed',
+  refused: 'refused',
+  'rolled-back': 'rolled-back',
+};
 
 /**
  * A machine reported an update state for this rollout (an event, its retained status, or an error
  * reply to the offer taken as `refused`). The first outcome stands: a late or repeated report
  * changes nothing. Reports from machines not offered yet are ignored.
  */
-export function recordReport(state: RolloutState, machineId: string, reported: UpdateState, detail: string | null): RolloutState {
+export function recordReport(
+  state: RolloutState,
+  machineId: string,
+  reported: UpdateState,
+  detail: string | null,
+): RolloutState {
   return withTargets(state, (t) => {
     if (t.machineId !== machineId || t.phase === 'pending' || t.outcome !== null) return t;
     const outcome = OUTCOME_OF[reported] ?? null;
@@ -206,15 +280,31 @@ export function recordReport(state: RolloutState, machineId: string, reported: U
 export function recordTimeouts(state: RolloutState, machineIds: readonly string[], timeoutMs: number): RolloutState {
   const ids = new Set(machineIds);
   const detail = `no outcome within ${Math.round(timeoutMs / 1000)} s (--batch-timeout)`;
-  return withTargets(state, (t) => (ids.has(t.machineId) && t.outcome === null ? { ...t, outcome: 'timed-out', detail: t.lastState === null ? detail : `${detail}; last state ${t.lastState}` } : t));
+  return withTargets(state, (t) =>
+    ids.has(t.machineId) && t.outcome === null
+      ? { ...t, outcome: 'timed-out', detail: t.lastState === null ? detail : `${detail}; last state ${t.lastState}` }
+      : t,
+  );
 }
 
-export function endRollout(state: RolloutState, how: 'complete' | 'stopped', reason: string, nowIso: string): RolloutState {
+export function endRollout(
+  state: RolloutState,
+  how: 'complete' | 'stopped',
+  reason: string,
+  nowIso: string,
+): RolloutState {
   return { ...state, ended: { how, reason, at: nowIso } };
 }
 
 /** Counts for the summary line. */
-export function tally(state: RolloutState): { targets: number; healthy: number; failed: number; inFlight: number; notOffered: number; skipped: number } {
+export function tally(state: RolloutState): {
+  targets: number;
+  healthy: number;
+  failed: number;
+  inFlight: number;
+  notOffered: number;
+  skipped: number;
+} {
   const t = state.targets;
   return {
     targets: t.length,

@@ -11,12 +11,26 @@ import { isQrvendError, ErrorCodes } from '../../../core/errors.js';
 import { fleetFilters, type UpdateState } from '../../contract/index.js';
 import { sendFleetCommand, type CommandSigner } from '../command.js';
 import { decodeFleetMessage } from '../decode.js';
-import { endRollout, markOffered, nextStep, recordReport, recordTimeouts, startBatch, type RolloutState } from './plan.js';
+import {
+  endRollout,
+  markOffered,
+  nextStep,
+  recordReport,
+  recordTimeouts,
+  startBatch,
+  type RolloutState,
+} from './plan.js';
 import { writeRolloutFile } from './state-file.js';
 
 export type RolloutRecord =
   | { type: 'batch'; index: number; machineIds: string[]; resent: boolean }
-  | { type: 'state'; machineId: string; state: UpdateState | 'timed-out' | 'no-reply'; detail: string | null; progress: { bytes: number; size: number } | null }
+  | {
+      type: 'state';
+      machineId: string;
+      state: UpdateState | 'timed-out' | 'no-reply';
+      detail: string | null;
+      progress: { bytes: number; size: number } | null;
+    }
   | { type: 'end'; how: 'complete' | 'stopped' | 'interrupted'; reason: string; inFlight: string[] };
 
 export interface RolloutRunOptions {
@@ -34,7 +48,10 @@ export interface RolloutRunOptions {
   interrupted(): boolean;
 }
 
-export async function runRollout(initial: RolloutState, o: RolloutRunOptions): Promise<{ state: RolloutState; how: 'complete' | 'stopped' | 'interrupted' }> {
+export async function runRollout(
+  initial: RolloutState,
+  o: RolloutRunOptions,
+): Promise<{ state: RolloutState; how: 'complete' | 'stopped' | 'interrupted' }> {
   let state = initial;
   let dirty = false;
   const version = state.manifest.version;
@@ -43,11 +60,21 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
   // says it first; download progress each time it moves.
   const show = (record: Extract<RolloutRecord, { type: 'state' }>) => {
     const last = shown.get(record.machineId);
-    if (last !== undefined && last.state === record.state && (record.progress === null || record.progress.bytes === last.bytes)) return;
+    if (
+      last !== undefined &&
+      last.state === record.state &&
+      (record.progress === null || record.progress.bytes === last.bytes)
+    )
+      return;
     shown.set(record.machineId, { state: record.state, bytes: record.progress?.bytes ?? last?.bytes ?? null });
     o.report(record);
   };
-  const take = (machineId: string, reported: UpdateState, detail: string | null, progress: { bytes: number; size: number } | null) => {
+  const take = (
+    machineId: string,
+    reported: UpdateState,
+    detail: string | null,
+    progress: { bytes: number; size: number } | null,
+  ) => {
     const target = state.targets.find((t) => t.machineId === machineId);
     if (target === undefined || target.phase === 'pending' || target.outcome !== null) return;
     state = recordReport(state, machineId, reported, detail);
@@ -58,10 +85,12 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
     const decoded = decodeFleetMessage(o.prefix, topic, payload);
     if (decoded.kind === 'event' && decoded.event.kind === 'update') {
       const e = decoded.event;
-      if (e.rolloutId === state.rolloutId && e.version === version) take(decoded.machineId, e.state, e.detail, e.progress);
+      if (e.rolloutId === state.rolloutId && e.version === version)
+        take(decoded.machineId, e.state, e.detail, e.progress);
     } else if (decoded.kind === 'status' && decoded.status.online) {
       const u = decoded.status.update;
-      if (u !== undefined && u.rolloutId === state.rolloutId && u.version === version) take(decoded.machineId, u.state, null, null);
+      if (u !== undefined && u.rolloutId === state.rolloutId && u.version === version)
+        take(decoded.machineId, u.state, null, null);
     }
   };
   const save = () => {
@@ -78,7 +107,9 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
     for (;;) {
       if (o.interrupted()) {
         save();
-        const inFlight = state.targets.filter((t) => t.phase !== 'pending' && t.outcome === null).map((t) => t.machineId);
+        const inFlight = state.targets
+          .filter((t) => t.phase !== 'pending' && t.outcome === null)
+          .map((t) => t.machineId);
         o.report({ type: 'end', how: 'interrupted', reason: 'interrupted by the operator', inFlight });
         return { state, how: 'interrupted' };
       }
@@ -97,13 +128,26 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
       } else if (step.kind === 'time-out') {
         state = recordTimeouts(state, step.machineIds, state.policy.batchTimeoutMs);
         for (const machineId of step.machineIds) {
-          show({ type: 'state', machineId, state: 'timed-out', detail: state.targets.find((t) => t.machineId === machineId)?.detail ?? null, progress: null });
+          show({
+            type: 'state',
+            machineId,
+            state: 'timed-out',
+            detail: state.targets.find((t) => t.machineId === machineId)?.detail ?? null,
+            progress: null,
+          });
         }
         save();
       } else {
-        state = endRollout(state, step.kind === 'complete' ? 'complete' : 'stopped', step.reason, new Date().toISOString());
+        state = endRollout(
+          state,
+          step.kind === 'complete' ? 'complete' : 'stopped',
+          step.reason,
+          new Date().toISOString(),
+        );
         save();
-        const inFlight = state.targets.filter((t) => t.phase !== 'pending' && t.outcome === null).map((t) => t.machineId);
+        const inFlight = state.targets
+          .filter((t) => t.phase !== 'pending' && t.outcome === null)
+          .map((t) => t.machineId);
         o.report({ type: 'end', how: state.ended!.how, reason: step.reason, inFlight });
         return { state, how: state.ended!.how };
       }
@@ -127,7 +171,15 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
   async function offerOne(machineId: string): Promise<void> {
     const args = { manifest: state.manifest, url: state.url, rolloutId: state.rolloutId };
     try {
-      const { reply } = await sendFleetCommand(o.client, { prefix: o.prefix, machineId, name: 'update.offer', args, timeoutMs: o.replyTimeoutMs, protocol: o.protocol, signer: o.signer });
+      const { reply } = await sendFleetCommand(o.client, {
+        prefix: o.prefix,
+        machineId,
+        name: 'update.offer',
+        args,
+        timeoutMs: o.replyTimeoutMs,
+        protocol: o.protocol,
+        signer: o.signer,
+      });
       state = markOffered(state, machineId);
       // An error reply is the machine refusing the offer (unsigned, wrong key, bad manifest...): a failure.
       if (!reply.ok) take(machineId, 'refused', `${reply.error.code}: ${reply.error.message}`.slice(0, 512), null);
@@ -135,7 +187,13 @@ export async function runRollout(initial: RolloutState, o: RolloutRunOptions): P
       if (!isQrvendError(err, ErrorCodes.FLEET_NO_REPLY)) throw err;
       // The offer may have arrived all the same: its outcome can still come as events, until the batch timeout.
       state = markOffered(state, machineId);
-      show({ type: 'state', machineId, state: 'no-reply', detail: `no reply to the offer within ${o.replyTimeoutMs} ms; waiting for its update events`, progress: null });
+      show({
+        type: 'state',
+        machineId,
+        state: 'no-reply',
+        detail: `no reply to the offer within ${o.replyTimeoutMs} ms; waiting for its update events`,
+        progress: null,
+      });
     }
     dirty = true;
   }

@@ -15,25 +15,36 @@ export function readRolloutFile(path: string): RolloutState {
   let text: string;
   try {
     const size = statSync(path).size;
-    if (size > MAX_ROLLOUT_FILE_BYTES) throw Object.assign(new Error('too large'), { code: `larger than ${MAX_ROLLOUT_FILE_BYTES} bytes` });
+    if (size > MAX_ROLLOUT_FILE_BYTES)
+      throw Object.assign(new Error('too large'), { code: `larger than ${MAX_ROLLOUT_FILE_BYTES} bytes` });
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new QrvendError(ErrorCodes.FLEET_ROLLOUT_FILE, `the rollout file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
-      hint: 'give the file `qrvend fleet update` named when it started (--state)',
-    });
+    throw new QrvendError(
+      ErrorCodes.FLEET_ROLLOUT_FILE,
+      `the rollout file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        hint: 'give the file `qrvend fleet update` named when it started (--state)',
+      },
+    );
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    throw new QrvendError(ErrorCodes.FLEET_ROLLOUT_FILE, `the rollout file ${path} is not JSON`, { hint: 'it was damaged or is another file' });
+    throw new QrvendError(ErrorCodes.FLEET_ROLLOUT_FILE, `the rollout file ${path} is not JSON`, {
+      hint: 'it was damaged or is another file',
+    });
   }
   const parsed = RolloutState.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new QrvendError(ErrorCodes.FLEET_ROLLOUT_FILE, `the rollout file ${path} is not a rollout: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`, {
-      hint: 'it was damaged, edited, or written by another version of qrvend',
-    });
+    throw new QrvendError(
+      ErrorCodes.FLEET_ROLLOUT_FILE,
+      `the rollout file ${path} is not a rollout: ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`,
+      {
+        hint: 'it was damaged, edited, or written by another version of qrvend',
+      },
+    );
   }
   return parsed.data;
 }
@@ -42,8 +53,12 @@ export function writeRolloutFile(path: string, state: RolloutState): void {
   try {
     writeFileAtomic(path, `${JSON.stringify(state, null, 1)}\n`, 0o600);
   } catch (err) {
-    throw new QrvendError(ErrorCodes.FLEET_ROLLOUT_FILE, `the rollout file ${path} cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
-      hint: 'check the directory exists and has room; the rollout stopped where the file last says',
-    });
+    throw new QrvendError(
+      ErrorCodes.FLEET_ROLLOUT_FILE,
+      `the rollout file ${path} cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      {
+        hint: 'check the directory exists and has room; the rollout stopped where the file last says',
+      },
+    );
   }
 }

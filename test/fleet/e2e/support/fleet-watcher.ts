@@ -29,7 +29,12 @@ export interface FleetWatcher {
   /** Publishes raw bytes on cmd/<name> with a correlationId and waits for the reply. */
   commandRaw(name: string, payload: Buffer | string, correlationId: string, timeoutMs?: number): Promise<CommandReply>;
   /** MQTT 5 only: the reply topic and correlation data as packet properties, none in the body. */
-  commandV5(name: string, args: unknown, replyTopic: string, timeoutMs?: number): Promise<{ reply: CommandReply; correlationData: Buffer | null }>;
+  commandV5(
+    name: string,
+    args: unknown,
+    replyTopic: string,
+    timeoutMs?: number,
+  ): Promise<{ reply: CommandReply; correlationData: Buffer | null }>;
   waitForEvent(match: (e: FleetEvent) => boolean, timeoutMs: number, what: string): Promise<FleetEvent>;
   lastStatus(): Record<string, unknown> | null;
   close(): Promise<void>;
@@ -39,9 +44,19 @@ export function protocolFor(broker: TestBroker): 4 | 5 {
   return broker.protocolVersions.includes(5) ? 5 : 4;
 }
 
-export async function startWatcher(url: string, protocolVersion: 4 | 5, machineId: string, signer?: CommandSigner): Promise<FleetWatcher> {
+export async function startWatcher(
+  url: string,
+  protocolVersion: 4 | 5,
+  machineId: string,
+  signer?: CommandSigner,
+): Promise<FleetWatcher> {
   const topics = machineTopics(PREFIX, machineId);
-  const client: MqttClient = connect(url, { protocolVersion, clientId: `watcher-${randomUUID().slice(0, 8)}`, reconnectPeriod: 200, clean: true });
+  const client: MqttClient = connect(url, {
+    protocolVersion,
+    clientId: `watcher-${randomUUID().slice(0, 8)}`,
+    reconnectPeriod: 200,
+    clean: true,
+  });
   const events: FleetEvent[] = [];
   const statuses: Array<Record<string, unknown>> = [];
   const replies = new Map<string, (r: CommandReply) => void>();
@@ -94,7 +109,12 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
     command(name, args = {}, timeoutMs = 10_000, unsigned = false) {
       const correlationId = randomUUID();
       const signature = signer !== undefined && !unsigned ? signCommand(signer, machineId, name, args) : undefined;
-      return commandRaw(name, JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }), correlationId, timeoutMs);
+      return commandRaw(
+        name,
+        JSON.stringify({ replyTo: topics.replies, correlationId, args, signature }),
+        correlationId,
+        timeoutMs,
+      );
     },
     commandRaw,
     async waitForEvent(match, timeoutMs, what) {
@@ -119,7 +139,10 @@ export async function startWatcher(url: string, protocolVersion: 4 | 5, machineI
         }, timeoutMs);
         client.on('message', onMessage);
         const signature = signer !== undefined ? signCommand(signer, machineId, name, args) : undefined;
-        client.publish(`${PREFIX}/${machineId}/cmd/${name}`, JSON.stringify({ args, signature }), { qos: 1, properties: { responseTopic: replyTopic, correlationData } });
+        client.publish(`${PREFIX}/${machineId}/cmd/${name}`, JSON.stringify({ args, signature }), {
+          qos: 1,
+          properties: { responseTopic: replyTopic, correlationData },
+        });
       });
     },
     lastStatus: () => statuses[statuses.length - 1] ?? null,

@@ -18,7 +18,12 @@ const INSTALLED_OVERLAY = '/var/lib/qrvend/fleet-config.json';
 function execLine(key: 'ExecStartPre' | 'ExecStopPost', overlay: string): string[] {
   const line = new RegExp(`^${key}=-(.*)$`, 'm').exec(readFileSync(UNIT, 'utf8'));
   if (line === null) throw new Error(`${key}=- not in ${UNIT}`);
-  return line[1]!.trim().split(/\s+/).map((word) => (word === INSTALLED_SCRIPT ? join(REPO, 'packaging/qrvend-trial.sh') : word === INSTALLED_OVERLAY ? overlay : word));
+  return line[1]!
+    .trim()
+    .split(/\s+/)
+    .map((word) =>
+      word === INSTALLED_SCRIPT ? join(REPO, 'packaging/qrvend-trial.sh') : word === INSTALLED_OVERLAY ? overlay : word,
+    );
 }
 
 async function run(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<ScriptRun> {
@@ -34,7 +39,10 @@ export interface ServiceEnd {
 }
 
 /** ExecStartPre (its failure ignored, as "-" says), then the agent; `ready`: wait as rig.startAgent does. */
-export async function startService(rig: Rig, options: { ready?: boolean } = {}): Promise<{ agent: AgentProcess; startPre: ScriptRun }> {
+export async function startService(
+  rig: Rig,
+  options: { ready?: boolean } = {},
+): Promise<{ agent: AgentProcess; startPre: ScriptRun }> {
   const startPre = await run(execLine('ExecStartPre', rig.overlayFile));
   const agent = options.ready ? await rig.startAgent(30_000) : await rig.startAgentProcessOnly();
   return { agent, startPre };
