@@ -105,14 +105,14 @@ test(
         maxInFlightPerMachine: 4,
         breaker: { failures: 100, openMs: 60_000 },
       });
-      await until(() => relay.link.stats().online === 2, 10_000, 'both machines online');
+      await until(() => relay.link.stats().online === 2, 60_000, 'both machines online');
       // 30 Starts for the silent machine, from 30 sources: more than the relay's 20 slots.
       const flood = Array.from({ length: 30 }, (_, i) =>
         start(relay.origin, rig.kit.token, 'TERM-SILENT', `198.51.100.${i + 1}`),
       );
       await until(
         () => (relay.stats().server.byOutcome['machine-busy'] ?? 0) === 26,
-        10_000,
+        60_000,
         '26 Starts refused at the per-machine cap',
       );
       assert.equal(relay.link.stats().inFlight, 4, 'four wait for the silent machine, no more');
@@ -145,7 +145,7 @@ test(
     const { sims, release } = await fleet(rig);
     try {
       const relay = await rig.startRelay({ breaker: { failures: 2, openMs: 60_000 } });
-      await until(() => relay.link.stats().online === 2, 10_000, 'both machines online');
+      await until(() => relay.link.stats().online === 2, 60_000, 'both machines online');
       for (let i = 0; i < 2; i++) assert.equal((await start(relay.origin, rig.kit.token, 'TERM-SILENT')).code, 30);
       assert.equal(relay.stats().server.byOutcome['timeout'], 2);
       const open = await start(relay.origin, rig.kit.token, 'TERM-SILENT');
@@ -204,11 +204,11 @@ test(
         maxInFlightPerMachine: 100,
         breaker: { failures: 100, openMs: 60_000 },
       });
-      await until(() => relay.link.stats().online === 2, 10_000, 'both machines online');
+      await until(() => relay.link.stats().online === 2, 60_000, 'both machines online');
       const greedy = Array.from({ length: 4 }, () =>
         start(relay.origin, rig.kit.token, 'TERM-SILENT', '198.51.100.66'),
       );
-      await until(() => relay.link.stats().inFlight === 4, 10_000, "the greedy client's four Starts waiting");
+      await until(() => relay.link.stats().inFlight === 4, 60_000, "the greedy client's four Starts waiting");
       const fifth = await start(relay.origin, rig.kit.token, 'TERM-SILENT', '198.51.100.66');
       assert.equal(fifth.status, 429, 'the greedy client is bounded by its own address');
       const others = await Promise.all(
