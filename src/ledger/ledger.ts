@@ -7,7 +7,6 @@
  * it returns `changed: false` (a write may have reached the disk although its sync reported a
  * failure, and the flow retries after the ledger is writable again).
  */
-import { ErrorCodes, QrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { silentLogger } from '../core/log.js';
 import { checkBody } from './body-check.js';
@@ -20,27 +19,31 @@ import { FleetEventLog } from './fleet-events.js';
 import { CashSaleLog } from './cash-sales.js';
 import { DexAuditLog } from './dex-audits.js';
 import { eventFromRow, txFromRow, vendFromRow, type EventRowData, type TxRowData, type VendRowData } from './rows.js';
-import {
-  checkTransition,
-  CLOSED_STATES,
-  DELIVERING_STATES,
-  type Flow,
-  type TransitionName,
-  type TxState,
-  type UnpaidResult,
-} from './states.js';
-import { appendEvent, enqueue, EVENTS_OF_TX, findTx, loadTx, moveTx, refused, type TxColumns } from './tx-writes.js';
+import { CLOSED_STATES, DELIVERING_STATES, type TransitionName, type TxState, type UnpaidResult } from './states.js';
+import { EVENTS_OF_TX, findTx, refused } from './tx-writes.js';
 import { insertVendApproved, updateVendResult } from './vend-lines.js';
+import {
+  applyTransition,
+  insertTx,
+  NOT_RECORDED,
+  objectText,
+  requireResolved,
+  vendRows,
+  type AuthorizationFacts,
+  type JsonObjectOrText,
+  type Plan,
+} from './transition-writes.js';
 import type {
   InsertResult,
   LedgerEvent,
-  OutboxOperation,
   StartData,
   TransitionResult,
   TxRecord,
   VendLine,
   VendLineState,
 } from './types.js';
+
+export type { AuthorizationFacts, JsonObjectOrText } from './transition-writes.js';
 
 export interface OpenLedgerOptions {
   /** store.path */
@@ -53,26 +56,6 @@ export interface OpenLedgerOptions {
   timers?: LedgerTimers;
   /** How often an unwritable ledger tries a probe write (default 2000 ms). */
   probeIntervalMs?: number;
-}
-
-/** What a closing request repeats from the authorization (docs/decisions/gateway-interface.md). */
-export interface AuthorizationFacts {
-  /** MachineAuTime as sent (ddMMyyHHmmss). */
-  machineAuTime: string;
-  /** BasicInfo.AgeLimitation as sent, or null. */
-  ageLimit: number | null;
-}
-
-/** Facts not given (callers that predate them): closing bodies then use the transaction's creation time. */
-const NOT_RECORDED: { machineAuTime: string | null; ageLimit: number | null } = { machineAuTime: null, ageLimit: null };
-
-/** GatewayOutcome bodies are JSON objects; a flow may hand over the parsed object or its exact text. */
-export type JsonObjectOrText = string | Record<string, unknown>;
-
-interface Plan {
-  detail?: Record<string, unknown>;
-  columns?: TxColumns;
-  outbox?: { op: OutboxOperation; body: string };
 }
 
 /** Opens (creating, migrating, and if damaged replacing) the ledger at `options.path`. */
@@ -88,22 +71,6 @@ export function openLedger(options: OpenLedgerOptions): Ledger {
     probeIntervalMs: options.probeIntervalMs ?? 2000,
   });
   return new Ledger(conn, options.decimalPlaces, now, alarm);
-}
-
-function objectText(value: JsonObjectOrText, what: string): string {
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = null;
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new QrvendError(ErrorCodes.INTERNAL, `${what} given to the ledger is not a JSON object`, {
-      hint: 'this is a bug in the payment flow',
-    });
-  }
-  return text;
 }
 
 export class Ledger {
@@ -223,7 +190,13 @@ export class Ledger {
   /** Start validated: record it durably before answering Approved. A known TransactionId returns the existing record. */
   acceptStart(input: { txId: string } & StartData): InsertResult {
     const startData: StartData = { appUserId: input.appUserId, balance: input.balance };
-    return this.insert(input.txId, 'static', 'start_accepted', { start_data: JSON.stringify(startData) });
+    const columns = { start_data: JSON.stringify(startData) };
+    return insertTx(this.conn, this.now, this.decimalPlaces, {
+      txId: input.txId,
+      flow: 'static',
+      state: 'start_accepted',
+      columns,
+    });
   }
 
   /** Authorization is about to be sent for `amount`, with this MachineAuTime and AgeLimitation. */
@@ -292,8 +265,8 @@ export class Ledger {
   /** Session ended with at least one successful vend: Settlement (amount = their sum) to the outbox. */
   settleSession(txId: string, settlementBody: string): TransitionResult {
     return this.transition(txId, 'settleSession', undefined, (tx) => {
-      const vends = this.vendRows(txId);
-      this.requireResolved(txId, vends);
+      const vends = vendRows(this.conn, txId);
+      requireResolved(txId, vends);
       const sold = vends.filter((v) => isChargedVend(v.state));
       if (sold.length === 0)
         throw refused(
@@ -313,8 +286,8 @@ export class Ledger {
   /** Session ended (or never opened) with no successful vend: Cancel with a ReasonCode to the outbox. */
   cancelSession(txId: string, reasonCode: number, cancelBody: string): TransitionResult {
     return this.transition(txId, 'cancelSession', undefined, () => {
-      const vends = this.vendRows(txId);
-      this.requireResolved(txId, vends);
+      const vends = vendRows(this.conn, txId);
+      requireResolved(txId, vends);
       if (vends.some((v) => isChargedVend(v.state)))
         throw refused(txId, 'the session sold something; settle it instead of cancelling');
       checkBody('Cancel', txId, cancelBody);
@@ -329,12 +302,17 @@ export class Ledger {
     input: { txId: string; amount: number; item: number; requestId: string | null } & Partial<AuthorizationFacts>,
   ): InsertResult {
     const amountMinor = toMinor(input.amount, this.decimalPlaces, 'dynamic QR amount');
-    return this.insert(input.txId, 'dynamic', 'qr_requested', {
-      amount_minor: amountMinor,
-      item: input.item,
-      request_id: input.requestId,
-      machine_au_time: input.machineAuTime ?? null,
-      age_limit: input.ageLimit ?? null,
+    return insertTx(this.conn, this.now, this.decimalPlaces, {
+      txId: input.txId,
+      flow: 'dynamic',
+      state: 'qr_requested',
+      columns: {
+        amount_minor: amountMinor,
+        item: input.item,
+        request_id: input.requestId,
+        machine_au_time: input.machineAuTime ?? null,
+        age_limit: input.ageLimit ?? null,
+      },
     });
   }
 
@@ -395,29 +373,6 @@ export class Ledger {
 
   // --- internals ----------------------------------------------------------------------------
 
-  private insert(
-    txId: string,
-    flow: Flow,
-    state: TxState,
-    columns: Record<string, string | number | null>,
-  ): InsertResult {
-    if (txId.length === 0) throw refused(txId, 'a TransactionId must not be empty');
-    return this.conn.write(() => {
-      const existing = findTx(this.conn, txId);
-      if (existing !== null) return { record: existing, created: false };
-      const at = this.now();
-      const names = Object.keys(columns);
-      this.conn
-        .statement(
-          `INSERT INTO transactions (tx_id, flow, state, decimal_places, created_at_ms, updated_at_ms${names.map((n) => `, ${n}`).join('')})
-           VALUES (?, ?, ?, ?, ?, ?${names.map(() => ', ?').join('')})`,
-        )
-        .run(txId, flow, state, this.decimalPlaces, at, at, ...names.map((n) => columns[n]));
-      appendEvent(this.conn, txId, at, 'created', null, state, { flow });
-      return { record: loadTx(this.conn, txId), created: true };
-    });
-  }
-
   private transition(
     txId: string,
     name: TransitionName,
@@ -425,45 +380,10 @@ export class Ledger {
     plan: (tx: TxRecord) => Plan,
     alsoWrite?: (moved: TxRecord, atMs: number) => void,
   ): TransitionResult {
-    const result = this.applyTransition(txId, name, target, plan, alsoWrite);
+    const result = applyTransition(this.conn, this.now, { txId, name, target, plan, alsoWrite });
     if (result.outboxId !== null) {
       for (const listener of [...this.enqueuedListeners]) listener(result.outboxId, txId);
     }
     return result;
-  }
-
-  private applyTransition(
-    txId: string,
-    name: TransitionName,
-    target: TxState | undefined,
-    plan: (tx: TxRecord) => Plan,
-    alsoWrite?: (moved: TxRecord, atMs: number) => void,
-  ): TransitionResult {
-    return this.conn.write(() => {
-      const tx = loadTx(this.conn, txId);
-      const check = checkTransition(tx.flow, tx.state, name, target);
-      if (check.kind === 'already') return { record: tx, changed: false, outboxId: null };
-      if (check.kind === 'refused') throw refused(txId, check.reason);
-      const steps = plan(tx);
-      const at = this.now();
-      moveTx(this.conn, tx, check.to, at, name, steps.detail ?? null, steps.columns);
-      const outboxId = steps.outbox ? enqueue(this.conn, txId, steps.outbox.op, steps.outbox.body, at) : null;
-      const record = loadTx(this.conn, txId);
-      alsoWrite?.(record, at);
-      return { record, changed: true, outboxId };
-    });
-  }
-
-  private vendRows(txId: string): VendRowData[] {
-    return this.conn.statement('SELECT * FROM vends WHERE tx_id = ? ORDER BY seq').all(txId) as VendRowData[];
-  }
-
-  private requireResolved(txId: string, vends: VendRowData[]): void {
-    const open = vends.filter((v) => v.state === 'approved').map((v) => v.seq);
-    if (open.length > 0)
-      throw refused(
-        txId,
-        `vend ${open.join(', ')} has no reported outcome yet; record it (timeout counts as failed) first`,
-      );
   }
 }
