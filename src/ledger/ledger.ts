@@ -143,7 +143,10 @@ export class Ledger {
     return this.conn.read(() => findTx(this.conn, txId));
   }
 
-  /** True when this TransactionId is in the ledger, or was pruned from it less than USED_ID_KEEP_MS ago (Start replay: 996). */
+  /**
+   * True when this TransactionId is in the ledger, or was pruned from it less than USED_ID_KEEP_MS ago
+   * (Start replay: 996).
+   */
   transactionIdUsed(txId: string): boolean {
     return this.conn.read(
       () =>
@@ -178,7 +181,8 @@ export class Ledger {
       (
         this.conn
           .statement(
-            'SELECT * FROM transactions WHERE state NOT IN (SELECT value FROM json_each(?)) ORDER BY created_at_ms, tx_id',
+            'SELECT * FROM transactions WHERE state NOT IN (SELECT value FROM json_each(?)) ' +
+              'ORDER BY created_at_ms, tx_id',
           )
           .all(settled) as TxRowData[]
       ).map(txFromRow),
@@ -187,7 +191,10 @@ export class Ledger {
 
   // --- Static QR ----------------------------------------------------------------------------
 
-  /** Start validated: record it durably before answering Approved. A known TransactionId returns the existing record. */
+  /**
+   * Start validated: record it durably before answering Approved. A known TransactionId returns the
+   * existing record.
+   */
   acceptStart(input: { txId: string } & StartData): InsertResult {
     const startData: StartData = { appUserId: input.appUserId, balance: input.balance };
     const columns = { start_data: JSON.stringify(startData) };
@@ -297,7 +304,10 @@ export class Ledger {
 
   // --- Dynamic QR ---------------------------------------------------------------------------
 
-  /** GenerateQR is about to be sent (with this MachineAuTime and AgeLimitation). A known TransactionId returns the existing record. */
+  /**
+   * GenerateQR is about to be sent (with this MachineAuTime and AgeLimitation). A known TransactionId
+   * returns the existing record.
+   */
   requestQr(
     input: { txId: string; amount: number; item: number; requestId: string | null } & Partial<AuthorizationFacts>,
   ): InsertResult {
@@ -350,7 +360,10 @@ export class Ledger {
     return this.transition(txId, 'approveVend', undefined, () => ({}));
   }
 
-  /** Vend success: the sale is closed, nothing to send (the Inquiry took the money): its fleet sale event goes with it. */
+  /**
+   * Vend success: the sale is closed, nothing to send (the Inquiry took the money): its fleet sale
+   * event goes with it.
+   */
   recordVended(txId: string): TransitionResult {
     const result = this.transition(
       txId,

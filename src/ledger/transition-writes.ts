@@ -65,7 +65,8 @@ export function insertTx(
     const names = Object.keys(columns);
     conn
       .statement(
-        `INSERT INTO transactions (tx_id, flow, state, decimal_places, created_at_ms, updated_at_ms${names.map((n) => `, ${n}`).join('')})
+        'INSERT INTO transactions (tx_id, flow, state, decimal_places, created_at_ms, updated_at_ms' +
+          `${names.map((n) => `, ${n}`).join('')})
            VALUES (?, ?, ?, ?, ?, ?${names.map(() => ', ?').join('')})`,
       )
       .run(txId, flow, state, decimalPlaces, at, at, ...names.map((n) => columns[n]));

@@ -302,7 +302,9 @@ export class MachineLoop extends EventEmitter {
         this.emit('link', { up: false, silent: true, reason: e.reason });
         return;
       case 'config.refused': {
-        const detail = `the board refused C,SETCONF,${e.key}=${e.value} (answer: ${e.answer}); the reader stays disabled. If the firmware names this key differently, set mdb.boardKeys (docs/mdb.md)`;
+        const detail =
+          `the board refused C,SETCONF,${e.key}=${e.value} (answer: ${e.answer}); the reader stays disabled. ` +
+          'If the firmware names this key differently, set mdb.boardKeys (docs/mdb.md)';
         this.log.error(
           { event: 'mdb.config.refused', code: 'BOARD_CONFIG_REFUSED', key: e.key, value: e.value, answer: e.answer },
           `MDB: ${detail}`,
@@ -313,7 +315,8 @@ export class MachineLoop extends EventEmitter {
       case 'config.alias':
         this.log.warn(
           { event: 'mdb.config.alias', key: e.key, alias: e.alias, answer: e.answer },
-          `MDB: the board refused C,SETCONF key ${e.key} (answer: ${e.answer}); trying its other spelling ${e.alias} (mdb.boardKeys names the key for good)`,
+          `MDB: the board refused C,SETCONF key ${e.key} (answer: ${e.answer}); ` +
+            `trying its other spelling ${e.alias} (mdb.boardKeys names the key for good)`,
         );
         return;
       case 'config.done':
