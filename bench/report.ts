@@ -68,8 +68,10 @@ function cell(v: number | null): string {
 export function formatMarkdown(results: Results): string {
   const m = results.machine;
   const lines = [
-    `Run of ${results.generatedAt} (\`${results.command}\`, ${results.durationS} s). Machine: ${m.cpus} x ${m.cpuModel}, ${m.memoryMb} MB, ` +
-      `Linux ${m.kernel}, Node ${m.node}, scratch disk ${m.scratchDisk}. Load average at start/end: ${results.loadAverage.start.join(' ')} / ${results.loadAverage.end.join(' ')}.`,
+    `Run of ${results.generatedAt} (\`${results.command}\`, ${results.durationS} s). Machine: ${m.cpus} x ` +
+      `${m.cpuModel}, ${m.memoryMb} MB, ` +
+      `Linux ${m.kernel}, Node ${m.node}, scratch disk ${m.scratchDisk}. Load average at start/end: ` +
+      `${results.loadAverage.start.join(' ')} / ${results.loadAverage.end.join(' ')}.`,
     '',
     '| figure | unit | n | p50 | p99 | max | rate / value | target | result | floor, spread, where it goes |',
     '|---|---|---:|---:|---:|---:|---:|---|---|---|',

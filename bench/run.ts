@@ -156,7 +156,8 @@ async function main(): Promise<number> {
   const loadStart = os.loadavg().map((l) => Math.round(l * 100) / 100);
   const machine = machineInfo();
   process.stdout.write(
-    `qrvend benchmarks on ${machine.cpus} x ${machine.cpuModel}, Node ${machine.node}, scratch disk ${machine.scratchDisk}\n`,
+    `qrvend benchmarks on ${machine.cpus} x ${machine.cpuModel}, Node ${machine.node}, scratch disk ` +
+      `${machine.scratchDisk}\n`,
   );
 
   let gateway: Promise<GatewayProcess> | null = null;
@@ -200,7 +201,8 @@ async function main(): Promise<number> {
       (p, t) => writeFileSync(p, t),
     );
   process.stdout.write(
-    `\n${formatTable(figures)}\n\nwritten ${file}${mdUpdated ? ` and the figures in ${md}` : ''} in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+    `\n${formatTable(figures)}\n\nwritten ${file}${mdUpdated ? ` and the figures in ${md}` : ''} in ` +
+      `${((performance.now() - started) / 1000).toFixed(1)} s\n`,
   );
   return figures.some((f) => f.status === 'error') ? 1 : 0;
 }

@@ -50,7 +50,8 @@ export function readAgentTransactions(path: string, sinceMs = 0): AgentTransacti
         `SELECT t.tx_id AS txId, t.flow AS flow, t.state AS state, t.created_at_ms AS createdAtMs,
                 CASE WHEN t.flow = 'dynamic'
                      THEN (CASE WHEN t.state = 'vended' THEN COALESCE(t.amount_minor, 0) ELSE 0 END)
-                     ELSE (SELECT COALESCE(SUM(v.price_minor), 0) FROM vends v WHERE v.tx_id = t.tx_id AND v.state IN ('success', 'reset'))
+                     ELSE (SELECT COALESCE(SUM(v.price_minor), 0) FROM vends v WHERE v.tx_id = t.tx_id AND v.state IN \
+('success', 'reset'))
                 END AS recordedSoldMinor
            FROM transactions t WHERE t.created_at_ms >= ? ORDER BY t.created_at_ms, t.tx_id`,
       )
@@ -121,7 +122,8 @@ export function readAgentOutbox(path: string): AgentOutbox {
   try {
     const rows = db
       .prepare(
-        `SELECT o.tx_id AS txId, o.op AS op, o.status AS status, o.attempts AS attempts, o.last_error AS lastError, t.state AS state
+        `SELECT o.tx_id AS txId, o.op AS op, o.status AS status, o.attempts AS attempts, o.last_error AS lastError, \
+t.state AS state
                   FROM outbox o JOIN transactions t ON t.tx_id = o.tx_id WHERE o.status != 'done' ORDER BY o.id`,
       )
       .all() as Array<{

@@ -164,13 +164,15 @@ export function audit(input: {
       // What the daemon owes by its own account: the sold results it kept, and the approvals with none.
       const due = kept.recorded + kept.approved.minor;
       if (kept.recorded > dispensed) {
-        const problem = `the ledger held ${kept.recorded} minor units sold at the kill, the VMC dispensed only ${dispensed}`;
+        const problem =
+          `the ledger held ${kept.recorded} minor units sold at the kill, ` + `the VMC dispensed only ${dispensed}`;
         findings.push({ session: a.n, problem });
       } else if (due < dispensed) {
         // The missing vends are the last ones dispensed (results are committed in order).
         const window = inCrashWindow(a.successes, a.kill.atMs, dispensed - due);
         if (window === null) {
-          const problem = `${dispensed - due} minor units dispensed but not recorded at the kill, outside the crash window`;
+          const problem =
+            `${dispensed - due} minor units dispensed but not recorded at the kill, ` + 'outside the crash window';
           findings.push({ session: a.n, problem });
         } else {
           unrecorded.vends += window.count;
@@ -182,7 +184,8 @@ export function audit(input: {
         // Approvals charged for vends the VMC failed: the failures must be the last ones, in the window.
         const window = inCrashWindow(a.failures, a.kill.atMs, due - dispensed);
         if (window === null) {
-          const problem = `${due - dispensed} minor units approved at the kill but not dispensed, outside the crash window`;
+          const problem =
+            `${due - dispensed} minor units approved at the kill but not dispensed, ` + 'outside the crash window';
           findings.push({ session: a.n, problem });
         } else {
           resetRule.vends += window.count;

@@ -19,8 +19,10 @@ export function formatReport(r: ChaosReport): string {
     .join(', ');
   const lines = [
     `profile ${r.profile}, seed ${r.seed}, wall time ${(r.wallMs / 1000).toFixed(1)} s`,
-    `sessions: ${r.sessions.total} (static ${r.sessions.static}, dynamic ${r.sessions.dynamic}); vends dispensed: ${a.vendsDispensed}`,
-    `faults: SIGKILL ${c.kills} (${kills || 'none'}); restarts ${c.restarts} (avg ${restartAvg} ms, max ${c.restartMsMax} ms)`,
+    `sessions: ${r.sessions.total} (static ${r.sessions.static}, dynamic ${r.sessions.dynamic}); vends dispensed: ` +
+      `${a.vendsDispensed}`,
+    `faults: SIGKILL ${c.kills} (${kills || 'none'}); restarts ${c.restarts} (avg ${restartAvg} ms, max ` +
+      `${c.restartMsMax} ms)`,
     `        gateway: ${faults}`,
     `        serial unplug/replug ${c.unplugs}; noise lines ${c.noiseLines}`,
     `dispensed ${major(a.dispensedMinor)}, charged ${major(a.chargedMinor)}`,
@@ -39,7 +41,8 @@ export function formatReport(r: ChaosReport): string {
     `sales charged twice: ${a.chargedTwice.length}`,
     `approvals never resolved: ${a.unresolved.length}`,
     `vends charged that failed: ${major(a.chargedNotVendedMinor)}`,
-    `settlements never approved: ${a.settledNeverApproved.length}; gateway records unknown to the daemon: ${a.orphans.length}; requests rejected as invalid: ${a.rejectedRequests}`,
+    `settlements never approved: ${a.settledNeverApproved.length}; gateway records unknown to the daemon: ` +
+      `${a.orphans.length}; requests rejected as invalid: ${a.rejectedRequests}`,
     `outbox at the end: ${a.outbox.pending} pending, ${a.outbox.dead} dead`,
     `incidents (stuck or unasked exits): ${r.incidents.length}`,
   ];
@@ -48,7 +51,9 @@ export function formatReport(r: ChaosReport): string {
   lines.push(
     r.ok
       ? 'RESULT: OK'
-      : `RESULT: FAILED${r.keptDir ? ` (ledger and config kept in ${r.dir})` : ' (run again with --keep-dir to keep the ledger)'}`,
+      : `RESULT: FAILED${
+          r.keptDir ? ` (ledger and config kept in ${r.dir})` : ' (run again with --keep-dir to keep the ledger)'
+        }`,
   );
   return lines.join('\n');
 }

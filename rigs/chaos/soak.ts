@@ -110,7 +110,8 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
         samples.push(sample(agent.pid, vends, t0));
         nextSample = Date.now() + o.sampleEveryMs;
         o.progress?.(
-          `${vends} vends, rss ${samples.at(-1)!.rssKb} kB, fds ${samples.at(-1)!.fds}, ${Math.round((Date.now() - t0) / 1000)} s`,
+          `${vends} vends, rss ${samples.at(-1)!.rssKb} kB, fds ${samples.at(-1)!.fds}, ` +
+            `${Math.round((Date.now() - t0) / 1000)} s`,
         );
       }
       vends += await staticSession(rig, Math.min(VENDS_PER_SESSION, o.vends - vends));
@@ -165,8 +166,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
 
 export function formatSoak(r: SoakReport): string {
   const lines = [
-    `soak: ${r.vends} vends (${r.sessions.static} static sessions of up to ${VENDS_PER_SESSION} vends, ${r.sessions.dynamic} dynamic QR vends) in ${(r.wallMs / 1000).toFixed(0)} s (${r.vendsPerSecond} vends/s)`,
-    `resident memory (VmRSS, all threads): ${r.rssAfterWarmupKb} kB after warm-up -> ${r.rssAtEndKb} kB at the end (growth ${r.rssGrowthKb} kB, limit ${RSS_GROWTH_LIMIT_KB} kB)`,
+    `soak: ${r.vends} vends (${r.sessions.static} static sessions of up to ${VENDS_PER_SESSION} vends, ` +
+      `${r.sessions.dynamic} dynamic QR vends) in ${(r.wallMs / 1000).toFixed(0)} s (${r.vendsPerSecond} vends/s)`,
+    `resident memory (VmRSS, all threads): ${r.rssAfterWarmupKb} kB after warm-up -> ${r.rssAtEndKb} kB at the end ` +
+      `(growth ${r.rssGrowthKb} kB, limit ${RSS_GROWTH_LIMIT_KB} kB)`,
     `open file descriptors: ${r.fdsAfterWarmup} after warm-up -> ${r.fdsAtEnd} at the end`,
     `sales: ${r.salesOk ? 'every vend charged exactly once' : 'MISMATCH'} ${r.salesSummary}`,
     'samples (s, vends, rss kB, fds): ' +

@@ -32,6 +32,17 @@ export {
   type StartTransport,
 } from './schema/primitives.js';
 
+// The messages of the cross-field rules below that need no value from the configuration.
+const GATEWAY_URL_RULE =
+  'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as ' +
+  '127.0.0.1, a simulator or a local TLS proxy)';
+const RELAY_NEEDED_RULE =
+  'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true ' +
+  '(docs/relay.md), or give start.listen a host:port';
+const FLEET_URL_RULE =
+  'must be mqtts:// or wss:// (the broker is reached over TLS; mqtt:// and ws:// are accepted only for a ' +
+  'loopback host such as 127.0.0.1)';
+
 export const ConfigSchema = z
   .strictObject({
     gateway: GatewaySection,
@@ -61,15 +72,16 @@ export const ConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['dynamicQr', 'paymentTimeoutMs'],
-        message: `plus gateway.timeoutMs (${cfg.gateway.timeoutMs} ms) must be at most mdb.maxResponseTimeS (${cfg.mdb.maxResponseTimeS} s) minus 1 s, or the reader denies the vend first`,
+        message:
+          `plus gateway.timeoutMs (${cfg.gateway.timeoutMs} ms) must be at most mdb.maxResponseTimeS ` +
+          `(${cfg.mdb.maxResponseTimeS} s) minus 1 s, or the reader denies the vend first`,
       });
     }
     if (!isAllowedGatewayUrl(cfg.gateway.baseUrl)) {
       ctx.addIssue({
         code: 'custom',
         path: ['gateway', 'baseUrl'],
-        message:
-          'must be https:// (the gateway is reached over HTTPS; http:// is accepted only for a loopback host such as 127.0.0.1, a simulator or a local TLS proxy)',
+        message: GATEWAY_URL_RULE,
       });
     }
     if (cfg.start.listen === null && (cfg.fleet.url === null || !cfg.fleet.acceptRelayedStart)) {
@@ -77,16 +89,20 @@ export const ConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['start', 'listen'],
-        message:
-          'null (no inbound port) needs the Start relay: set fleet.url and keep fleet.acceptRelayedStart true (docs/relay.md), or give start.listen a host:port',
+        message: RELAY_NEEDED_RULE,
       });
     }
     if (startEndpointTransport(cfg.start) === 'refused') {
-      // Starts carry the SecretToken: plain HTTP off this machine only when the site says a TLS proxy is in front (docs/decisions/fleet-trust.md item 13).
+      // Starts carry the SecretToken: plain HTTP off this machine only when the site says a TLS proxy is in front
+      // (docs/decisions/fleet-trust.md item 13).
       ctx.addIssue({
         code: 'custom',
         path: ['start', 'listen'],
-        message: `${cfg.start.listen} is not a loopback address and start.certFile is null: Starts, SecretToken included, would cross the network in plain HTTP. Set start.certFile and start.keyFile (HTTPS), listen on 127.0.0.1, or, when a TLS proxy of the site terminates HTTPS in front of this machine, set start.behindTlsProxy to true in the site file`,
+        message:
+          `${cfg.start.listen} is not a loopback address and start.certFile is null: Starts, SecretToken ` +
+          `included, would cross the network in plain HTTP. Set start.certFile and start.keyFile (HTTPS), listen on ` +
+          `127.0.0.1, or, when a TLS proxy of the site terminates HTTPS in front of this machine, set ` +
+          `start.behindTlsProxy to true in the site file`,
       });
     }
     const preauth = minorUnitProblem(cfg.staticQr.preauthAmount, cfg.machine.decimalPlaces);
@@ -101,8 +117,7 @@ export const ConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['fleet', 'url'],
-        message:
-          'must be mqtts:// or wss:// (the broker is reached over TLS; mqtt:// and ws:// are accepted only for a loopback host such as 127.0.0.1)',
+        message: FLEET_URL_RULE,
       });
     }
     if ((cfg.fleet.certFile === null) !== (cfg.fleet.keyFile === null)) {

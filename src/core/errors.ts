@@ -46,7 +46,10 @@ export const ErrorCodes = {
   /** `qrvend fleet update`: its rollout file cannot be read or written, or is not a rollout this version reads. */
   FLEET_ROLLOUT_FILE: 'FLEET_ROLLOUT_FILE',
 
-  /** A remote update (docs/decisions/remote-updates.md) refused: the manifest, its signature, version, architecture or artifact. */
+  /**
+   * A remote update (docs/decisions/remote-updates.md) refused: the manifest, its signature, version, architecture or
+   * artifact.
+   */
   UPDATE_MANIFEST_INVALID: 'UPDATE_MANIFEST_INVALID',
   UPDATE_SIGNATURE_REFUSED: 'UPDATE_SIGNATURE_REFUSED',
   UPDATE_DOWNGRADE: 'UPDATE_DOWNGRADE',

@@ -8,7 +8,8 @@
  * worker's heap by tens of MB while its live data stayed around 13 MB (BENCHMARKS.md). Capping the
  * heaps close to what is live makes V8 collect instead of grow, which keeps RSS flat.
  *
- * The display worker's caps are in src/display/display-thread.ts. The caps leave several times the measured live size as headroom (the live heaps are printed
+ * The display worker's caps are in src/display/display-thread.ts. The caps leave several times the measured live size
+ * as headroom (the live heaps are printed
  * per thread in the `stats` log line); running out would stop the thread, so they are not tight.
  * The main thread's isolate exists before any code runs, so its limits are node flags given by the
  * launcher (packaging/qrvend-wrapper.sh for `qrvend run`); `heapLimitReport()` says whether they

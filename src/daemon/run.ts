@@ -38,7 +38,8 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
   if (readReleaseTrial(VERSION) === null) return runDaemon(options);
   const failed = (why: string): number => {
     process.stderr.write(
-      `qrvend: the trial start of release ${VERSION} failed (${why}): exiting ${RESTART_EXIT_CODE} so that the previous release comes back and the agent restarts on it\n`,
+      `qrvend: the trial start of release ${VERSION} failed (${why}): exiting ${RESTART_EXIT_CODE} so that the ` +
+        `previous release comes back and the agent restarts on it\n`,
     );
     return RESTART_EXIT_CODE;
   };
@@ -48,6 +49,16 @@ export async function runDaemonProcess(options: { configFile?: string | undefine
   } catch (err) {
     return failed(isQrvendError(err) ? err.describe() : String(err));
   }
+}
+
+/** The log line of an overlay the loader refused: where it went, and what the agent runs on instead. */
+function rejectedOverlayMessage(movedTo: string | null, previousApplied: boolean, problems: ConfigProblem[]): string {
+  const movedAside = movedTo ? ` and moved to ${movedTo}` : '';
+  const runningOn = previousApplied ? 'the previous overlay' : 'the site file and the defaults';
+  return (
+    `the fleet's configuration overlay is damaged or invalid: ignored${movedAside}; ` +
+    `running on ${runningOn} (${overlayProblemsText(problems)})`
+  );
 }
 
 async function runDaemon(options: { configFile?: string | undefined }): Promise<number> {
@@ -81,7 +92,7 @@ async function runDaemon(options: { configFile?: string | undefined }): Promise<
         problems: rejected.problems,
         now: loaded.overlay.status,
       },
-      `the fleet's configuration overlay is damaged or invalid: ignored${rejected.movedTo ? ` and moved to ${rejected.movedTo}` : ''}; running on ${loaded.overlay.status === 'applied' ? 'the previous overlay' : 'the site file and the defaults'} (${overlayProblemsText(rejected.problems)})`,
+      rejectedOverlayMessage(rejected.movedTo, loaded.overlay.status === 'applied', rejected.problems),
     );
   }
   if (process.env[TEST_CLOCK_ENV])
@@ -106,7 +117,8 @@ async function runDaemon(options: { configFile?: string | undefined }): Promise<
   const trialFailed = (code: string, why: string): number => {
     log.fatal(
       { event: 'fleet.config.trial-failed', code, exitCode: RESTART_EXIT_CODE },
-      `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so that the unit rolls the change back and restarts`,
+      `the trial start of a configuration change from the fleet failed (${why}): exiting ${RESTART_EXIT_CODE} so ` +
+        `that the unit rolls the change back and restarts`,
     );
     log.flush();
     return RESTART_EXIT_CODE;

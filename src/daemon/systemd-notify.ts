@@ -78,7 +78,8 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     child = null;
     log.error(
       { helper, problem: why },
-      'systemd notifications stopped: the qrvend-notify helper is gone, so systemd will time the agent out and restart it; if this repeats, reinstall the qrvend package',
+      'systemd notifications stopped: the qrvend-notify helper is gone, so systemd will time the agent out and ' +
+        'restart it; if this repeats, reinstall the qrvend package',
     );
   };
 
@@ -96,7 +97,8 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     } catch (err) {
       log.error(
         { helper, problem: (err as Error).message },
-        'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package (or run `npm run build` in a checkout)',
+        'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package ' +
+          '(or run `npm run build` in a checkout)',
       );
     }
     const c = child;

@@ -33,7 +33,8 @@ export function raiseThisThread(log: Logger, nice = MAIN_THREAD_NICE): PriorityR
     const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     log.info(
       { nice: before, wanted: nice, reason },
-      'machine loop thread runs at normal priority (raising it needs LimitNICE=-10 or CAP_SYS_NICE; the systemd unit grants LimitNICE); vends may wait longer for a CPU on a busy machine',
+      'machine loop thread runs at normal priority (raising it needs LimitNICE=-10 or CAP_SYS_NICE; the systemd unit ' +
+        'grants LimitNICE); vends may wait longer for a CPU on a busy machine',
     );
     return { raised: false, nice: before ?? 0, reason };
   }

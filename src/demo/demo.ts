@@ -87,7 +87,8 @@ export async function runDemo(options: DemoOptions): Promise<number> {
     if (start.outcome.kind !== 'approved') throw new Error(`Start was not approved: ${JSON.stringify(start.outcome)}`);
     const funds = (await sessionOpened) as Extract<BoardCommand, { kind: 'start' }>;
     say(
-      `   Start approved (TransactionId ${start.transactionId}); authorized, MDB session open with ${funds.funds.toFixed(2)}`,
+      `   Start approved (TransactionId ${start.transactionId}); authorized, MDB session open with ` +
+        `${funds.funds.toFixed(2)}`,
     );
     for (const [item, price] of [
       [12, 1.5],

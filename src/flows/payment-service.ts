@@ -93,7 +93,9 @@ export class PaymentService {
     return { busy: null };
   }
 
-  /** Why a Static QR session cannot start now, or null when it can (docs/decisions/sales-and-recovery.md, Start checks). */
+  /**
+   * Why a Static QR session cannot start now, or null when it can (docs/decisions/sales-and-recovery.md, Start checks).
+   */
   busyReason(): string | null {
     if (this.stopping) return 'shutting down';
     if (this.heldForUpdate) return 'restarting for an update';

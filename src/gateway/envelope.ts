@@ -195,7 +195,10 @@ export function highestAgeLimit(config: Pick<EnvelopeConfig, 'catalog'>): number
   return limit;
 }
 
-/** What closes an authorization repeats from it (docs/decisions/gateway-interface.md): its MachineAuTime and AgeLimitation. */
+/**
+ * What closes an authorization repeats from it (docs/decisions/gateway-interface.md): its MachineAuTime and
+ * AgeLimitation.
+ */
 export interface ClosedAuthorization {
   /** MachineAuTime of the authorization this request closes (ddMMyyHHmmss, as it was sent). */
   machineAuTime: string;

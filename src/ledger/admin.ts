@@ -16,7 +16,9 @@ import type { OutboxCounts, OutboxRow, OutboxStatus } from './types.js';
 function openExisting(path: string, readonly: boolean): Database.Database {
   if (!existsSync(path)) {
     throw new QrvendError(ErrorCodes.LEDGER_NOT_FOUND, `no ledger at ${path}`, {
-      hint: 'check store.path in the configuration (--config FILE or QRVEND_CONFIG); qrvend run creates the ledger on its first start',
+      hint:
+        'check store.path in the configuration (--config FILE or QRVEND_CONFIG); qrvend run creates the ledger ' +
+        'on its first start',
     });
   }
   let db: Database.Database | null = null;

@@ -36,7 +36,9 @@ function describeOutcome(outcome: GatewayOutcome<unknown>): { error: string; cod
       return { error: `declined ${outcome.code}${outcome.message ? `: ${outcome.message}` : ''}`, code: outcome.code };
     case 'transport':
       return {
-        error: `transport ${outcome.failure}${outcome.httpStatus === null ? '' : ` (HTTP ${outcome.httpStatus})`}: ${outcome.detail}`,
+        error:
+          `transport ${outcome.failure}${outcome.httpStatus === null ? '' : ` (HTTP ${outcome.httpStatus})`}: ` +
+          `${outcome.detail}`,
         code: null,
       };
   }

@@ -129,7 +129,8 @@ export class LedgerConnection {
     try {
       this.write(() => {
         this.statement(
-          `INSERT INTO meta (key, value) VALUES ('last_probe_ms', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+          `INSERT INTO meta (key, value) VALUES ('last_probe_ms', ?) ON CONFLICT (key) DO UPDATE SET value = ` +
+            `excluded.value`,
         ).run(String(this.options.now()));
       });
       return true;
@@ -204,7 +205,9 @@ export class LedgerConnection {
     this.setWritable(false, reason);
     this.scheduleProbe();
     return new QrvendError(ErrorCodes.LEDGER_WRITE_FAILED, `ledger ${during} failed: ${reason}`, {
-      hint: 'check free space and the storage device (dmesg); qrvend refuses new sessions until the ledger can write again',
+      hint:
+        'check free space and the storage device (dmesg); qrvend refuses new sessions until the ledger can write ' +
+        'again',
       cause: err,
     });
   }

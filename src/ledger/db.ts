@@ -115,7 +115,8 @@ function connect(path: string, logger: Logger): Database.Database {
 function logRepair(logger: Logger, path: string, repair: MarkerRepair): void {
   logger.warn(
     { event: 'ledger.marker.repaired', path, marker: markerPathOf(path), identity: repair.id, reason: repair.why },
-    `ledger identity marker was torn (${repair.why}; a power cut while it was written): rewritten from the ledger, which passed its integrity check`,
+    `ledger identity marker was torn (${repair.why}; a power cut while it was written): rewritten from the ledger, ` +
+      `which passed its integrity check`,
   );
 }
 
@@ -155,7 +156,9 @@ function storageError(path: string, err: unknown): QrvendError {
     ErrorCodes.LEDGER_WRITE_FAILED,
     `ledger ${path} cannot be opened for writing (${describeError(err)})`,
     {
-      hint: 'check free space, the file system (read-only after an SD-card fault?) and the permissions of the store.path directory',
+      hint:
+        'check free space, the file system (read-only after an SD-card fault?) and the permissions of the ' +
+        'store.path directory',
       cause: err,
     },
   );

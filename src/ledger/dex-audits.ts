@@ -63,7 +63,8 @@ export class DexAuditLog {
     return this.conn.read(() => {
       const stat = this.conn
         .statement(
-          `SELECT COUNT(*) AS n, COALESCE(SUM(v.price_minor), 0) AS s, MAX(t.decimal_places) AS dp FROM vends v JOIN transactions t ON t.tx_id = v.tx_id
+          `SELECT COUNT(*) AS n, COALESCE(SUM(v.price_minor), 0) AS s, MAX(t.decimal_places) AS dp FROM vends v JOIN \
+transactions t ON t.tx_id = v.tx_id
            WHERE v.state IN ('success', 'reset') AND v.updated_at_ms >= ? AND v.updated_at_ms < ?`,
         )
         .get(fromMs, toMs) as { n: number; s: number; dp: number | null };
@@ -83,7 +84,8 @@ export class DexAuditLog {
     this.conn.write(() => {
       this.conn
         .statement(
-          `INSERT INTO dex_audits (audit_id, read_at_ms, trigger, protocol, duration_ms, raw, check_ok, reason, series, counters, summary)
+          `INSERT INTO dex_audits (audit_id, read_at_ms, trigger, protocol, duration_ms, raw, check_ok, reason, \
+series, counters, summary)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(

@@ -107,7 +107,8 @@ export class OutboxDrainer {
       if (clamped > 0)
         this.logger.warn(
           { code: ErrorCodes.CLOCK_STEP, rows: clamped },
-          'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in to now',
+          'outbox rows due in the future beyond the longest backoff (the clock went back while stopped): pulled in ' +
+            'to now',
         );
     } catch (err) {
       this.logger.error(
@@ -268,7 +269,8 @@ export class OutboxDrainer {
               error: verdict.error,
               declineCode: verdict.code,
             },
-            'outbox request dead-lettered: reconcile it with the gateway by hand (`qrvend outbox --dead`, then `qrvend outbox retry <id>` if it must be sent again)',
+            'outbox request dead-lettered: reconcile it with the gateway by hand (`qrvend outbox --dead`, then ' +
+              '`qrvend outbox retry <id>` if it must be sent again)',
           );
           this.options.onDeadLetter?.(row, verdict.error);
           break;

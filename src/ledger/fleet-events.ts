@@ -205,12 +205,14 @@ export class FleetEventLog {
       if (excess > 0) {
         this.conn
           .statement(
-            `DELETE FROM fleet_events WHERE seq IN (SELECT seq FROM fleet_events WHERE kind = 'alarm' ORDER BY seq LIMIT ?)`,
+            `DELETE FROM fleet_events WHERE seq IN (SELECT seq FROM fleet_events WHERE kind = 'alarm' ORDER BY seq ` +
+              `LIMIT ?)`,
           )
           .run(excess);
         this.conn
           .statement(
-            `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ? AS TEXT)`,
+            `INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS ` +
+              `INTEGER) + ? AS TEXT)`,
           )
           .run(DROPPED_KEY, String(excess), excess);
       }

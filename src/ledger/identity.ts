@@ -88,7 +88,9 @@ function writeMarker(ledgerPath: string, id: number): void {
 
 function lostError(ledgerPath: string, why: string): QrvendError {
   return new QrvendError(ErrorCodes.LEDGER_CORRUPT, `ledger ${ledgerPath} was lost: ${why}; new sessions are refused`, {
-    hint: `restore the ledger from a backup if there is one; otherwise reconcile the sales of the lost ledger with the provider by hand and run \`${ACKNOWLEDGE_COMMAND}\` to start a new ledger`,
+    hint:
+      `restore the ledger from a backup if there is one; otherwise reconcile the sales of the lost ledger with ` +
+      `the provider by hand and run \`${ACKNOWLEDGE_COMMAND}\` to start a new ledger`,
     details: { path: ledgerPath, lost: true, marker: markerPathOf(ledgerPath) },
   });
 }
@@ -136,7 +138,9 @@ export function judgeIdentity(marker: Marker, id: number): IdentityVerdict {
       if (id <= 0)
         return {
           kind: 'lost',
-          why: `the file carries no identity (a new or foreign database) but an identity marker is there (torn: ${marker.why})`,
+          why:
+            `the file carries no identity (a new or foreign database) but an identity marker is there (torn: ` +
+            `${marker.why})`,
         };
       return { kind: 'repair', why: marker.why };
   }

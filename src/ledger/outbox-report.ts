@@ -44,7 +44,8 @@ export function formatListing(
     })}\n`;
   }
   const lines = [
-    `ledger ${safe(options.path)}: ${counts.pending} pending, ${counts.dead} dead${counts.oldestPendingAtMs === null ? '' : `, oldest pending since ${iso(counts.oldestPendingAtMs)}`}`,
+    `ledger ${safe(options.path)}: ${counts.pending} pending, ${counts.dead} ` +
+      `dead${counts.oldestPendingAtMs === null ? '' : `, oldest pending since ${iso(counts.oldestPendingAtMs)}`}`,
   ];
   if (rows.length === 0) lines.push('(no rows)');
   for (const row of rows) {
@@ -56,7 +57,8 @@ export function formatListing(
           : `done ${iso(row.doneAtMs)}`;
     const error = row.lastError === null ? '' : `  last: ${safe(row.lastError)}`;
     lines.push(
-      `#${row.id}  ${row.status.padEnd(7)} ${row.op.padEnd(10)} ${safe(row.txId)}  attempts ${row.attempts}  ${when}${error}`,
+      `#${row.id}  ${row.status.padEnd(7)} ${row.op.padEnd(10)} ${safe(row.txId)}  attempts ${row.attempts}  ` +
+        `${when}${error}`,
     );
     if (options.bodies) lines.push(`    ${safe(row.body)}`);
   }

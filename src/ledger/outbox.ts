@@ -50,7 +50,8 @@ export class LedgerOutbox {
       (
         this.conn
           .statement(
-            `SELECT o.* FROM outbox o WHERE ${ELIGIBLE} AND o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, o.id LIMIT ?`,
+            `SELECT o.* FROM outbox o WHERE ${ELIGIBLE} AND o.next_attempt_at_ms <= ? ORDER BY o.next_attempt_at_ms, ` +
+              `o.id LIMIT ?`,
           )
           .all(JSON.stringify(inFlightTxIds), nowMs, limit) as OutboxRowData[]
       ).map(outboxFromRow),
@@ -68,7 +69,8 @@ export class LedgerOutbox {
       () =>
         this.conn
           .statement(
-            `UPDATE outbox SET next_attempt_at_ms = next_attempt_at_ms + ?, window_started_at_ms = window_started_at_ms + ? WHERE status = 'pending'`,
+            `UPDATE outbox SET next_attempt_at_ms = next_attempt_at_ms + ?, window_started_at_ms = ` +
+              `window_started_at_ms + ? WHERE status = 'pending'`,
           )
           .run(stepMs, stepMs).changes,
     );
@@ -84,7 +86,8 @@ export class LedgerOutbox {
       () =>
         this.conn
           .statement(
-            `UPDATE outbox SET next_attempt_at_ms = MIN(next_attempt_at_ms, ?), window_started_at_ms = MIN(window_started_at_ms, ?)
+            `UPDATE outbox SET next_attempt_at_ms = MIN(next_attempt_at_ms, ?), window_started_at_ms = \
+MIN(window_started_at_ms, ?)
              WHERE status = 'pending' AND (next_attempt_at_ms > ? OR window_started_at_ms > ?)`,
           )
           .run(nowMs, nowMs, nowMs + maxDelayMs, nowMs).changes,
@@ -140,7 +143,8 @@ export class LedgerOutbox {
     this.conn.write(() => {
       this.conn
         .statement(
-          `UPDATE outbox SET status = 'done', done_at_ms = ?, attempts = attempts + 1, last_error = NULL, last_code = NULL WHERE id = ?`,
+          `UPDATE outbox SET status = 'done', done_at_ms = ?, attempts = attempts + 1, last_error = NULL, last_code ` +
+            `= NULL WHERE id = ?`,
         )
         .run(nowMs, row.id);
       const tx = findTx(this.conn, row.txId);
@@ -163,7 +167,8 @@ export class LedgerOutbox {
     this.conn.write(() => {
       this.conn
         .statement(
-          'UPDATE outbox SET attempts = attempts + 1, next_attempt_at_ms = ?, last_error = ?, last_code = ? WHERE id = ? AND status = ?',
+          'UPDATE outbox SET attempts = attempts + 1, next_attempt_at_ms = ?, last_error = ?, last_code = ? WHERE id ' +
+            '= ? AND status = ?',
         )
         .run(nextAttemptAtMs, error, code, row.id, 'pending');
       appendEvent(this.conn, row.txId, nowMs, 'outbox.retry-scheduled', null, null, {
@@ -181,7 +186,8 @@ export class LedgerOutbox {
     this.conn.write(() => {
       this.conn
         .statement(
-          `UPDATE outbox SET status = 'dead', dead_at_ms = ?, attempts = attempts + 1, last_error = ?, last_code = ? WHERE id = ?`,
+          `UPDATE outbox SET status = 'dead', dead_at_ms = ?, attempts = attempts + 1, last_error = ?, last_code = ? ` +
+            `WHERE id = ?`,
         )
         .run(nowMs, error, code, row.id);
       const tx = findTx(this.conn, row.txId);
@@ -217,7 +223,8 @@ export class LedgerOutbox {
       }
       this.conn
         .statement(
-          `UPDATE outbox SET status = 'pending', dead_at_ms = NULL, attempts = 0, window_started_at_ms = ?, next_attempt_at_ms = ? WHERE id = ?`,
+          `UPDATE outbox SET status = 'pending', dead_at_ms = NULL, attempts = 0, window_started_at_ms = ?, ` +
+            `next_attempt_at_ms = ? WHERE id = ?`,
         )
         .run(nowMs, nowMs, id);
       const tx = findTx(this.conn, row.tx_id);
@@ -240,13 +247,15 @@ export class LedgerOutbox {
       const outboxRows = this.conn
         .statement(`DELETE FROM outbox WHERE status = 'done' AND done_at_ms < ?`)
         .run(cutoff).changes;
-      const stale = `SELECT tx_id FROM transactions t WHERE t.state IN (SELECT value FROM json_each(?)) AND t.updated_at_ms < ?
+      const stale = `SELECT tx_id FROM transactions t WHERE t.state IN (SELECT value FROM json_each(?)) AND \
+t.updated_at_ms < ?
                      AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.tx_id = t.tx_id)`;
       const states = JSON.stringify(CLOSED_FOR_PRUNING);
       // The id outlives its history: a replayed Start must still get 996 (USED_ID_KEEP_MS).
       this.conn
         .statement(
-          `INSERT OR REPLACE INTO used_tx_ids (tx_id, last_used_at_ms) SELECT tx_id, updated_at_ms FROM transactions WHERE tx_id IN (${stale})`,
+          `INSERT OR REPLACE INTO used_tx_ids (tx_id, last_used_at_ms) SELECT tx_id, updated_at_ms FROM transactions ` +
+            `WHERE tx_id IN (${stale})`,
         )
         .run(states, cutoff);
       this.conn
@@ -255,7 +264,8 @@ export class LedgerOutbox {
       this.conn.statement(`DELETE FROM vends WHERE tx_id IN (${stale})`).run(states, cutoff);
       this.conn
         .statement(
-          `DELETE FROM events WHERE id IN (SELECT e.id FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id IN (${stale}))`,
+          `DELETE FROM events WHERE id IN (SELECT e.id FROM transactions t JOIN ${EVENTS_OF_TX} WHERE t.tx_id IN ` +
+            `(${stale}))`,
         )
         .run(states, cutoff);
       const transactions = this.conn

@@ -44,7 +44,8 @@ const MIGRATIONS: readonly string[] = [
     seq            INTEGER NOT NULL,
     item           INTEGER NOT NULL,
     price_minor    INTEGER NOT NULL,
-    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', 'expired')),
+    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', \
+'expired')),
     created_at_ms  INTEGER NOT NULL,
     updated_at_ms  INTEGER NOT NULL,
     PRIMARY KEY (tx_id, seq)
@@ -90,7 +91,8 @@ const MIGRATIONS: readonly string[] = [
   // 2: what a closing request repeats from the authorization it closes (docs/decisions/gateway-interface.md), so a
   // Settlement, Cancel or Void built after a restart carries the same values as a live one.
   `
-  ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as sent
+  ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as \
+sent
   ALTER TABLE transactions ADD COLUMN age_limit INTEGER;      -- BasicInfo.AgeLimitation it carried (null = none)
   `,
   // 3: TransactionIds of pruned transactions, kept longer than the transactions themselves so a
@@ -164,7 +166,8 @@ const MIGRATIONS: readonly string[] = [
     seq            INTEGER NOT NULL,
     item           INTEGER NOT NULL,
     price_minor    INTEGER NOT NULL,
-    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', 'expired')),
+    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', \
+'expired')),
     created_at_ms  INTEGER NOT NULL,
     updated_at_ms  INTEGER NOT NULL,
     PRIMARY KEY (tx_id, seq)
@@ -189,8 +192,10 @@ const MIGRATIONS: readonly string[] = [
     done_at_ms           INTEGER,
     dead_at_ms           INTEGER
   ) STRICT;
-  INSERT INTO outbox_v5 (id, tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms)
-    SELECT id, tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms
+  INSERT INTO outbox_v5 (id, tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, \
+next_attempt_at_ms, last_error, last_code, done_at_ms, dead_at_ms)
+    SELECT id, tx_id, op, body, status, enqueued_at_ms, window_started_at_ms, attempts, next_attempt_at_ms, \
+last_error, last_code, done_at_ms, dead_at_ms
     FROM outbox ORDER BY id;
   DROP TABLE outbox;
   ALTER TABLE outbox_v5 RENAME TO outbox;
@@ -207,7 +212,8 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE cash_sales (
     id              INTEGER PRIMARY KEY,
     at_ms           INTEGER NOT NULL,
-    item            INTEGER NOT NULL,   -- MDB item number, flag bits included (b15 free, b14 test, b13 negative, b12 token vend)
+    item            INTEGER NOT NULL,   -- MDB item number, flag bits included (b15 free, b14 test, b13 negative, b12 \
+token vend)
     price_minor     INTEGER NOT NULL,
     decimal_places  INTEGER NOT NULL
   ) STRICT;
@@ -263,7 +269,9 @@ export function additiveProblems(sql: string): string[] {
   return problems;
 }
 
-/** Every step after the rule's first ones: additive unless NOT_ADDITIVE lists it (test/ledger/schema-compat.test.ts). */
+/**
+ * Every step after the rule's first ones: additive unless NOT_ADDITIVE lists it (test/ledger/schema-compat.test.ts).
+ */
 export const MIGRATION_STEPS: ReadonlyArray<{ version: number; sql: string; additive: boolean }> = MIGRATIONS.map(
   (sql, i) => ({ version: i + 1, sql, additive: !NOT_ADDITIVE.has(i + 1) }),
 );
@@ -282,9 +290,12 @@ export function migrate(db: Database.Database, path: string): void {
     const from = compatibleFromOf(db);
     throw new QrvendError(
       ErrorCodes.LEDGER_SCHEMA_UNSUPPORTED,
-      `ledger ${path} has schema version ${current}, newer than this qrvend understands (${SCHEMA_VERSION}), and ${from === null ? 'does not say which older versions can use it' : `needs code of schema ${from} or later`}`,
+      `ledger ${path} has schema version ${current}, newer than this qrvend understands (${SCHEMA_VERSION}), and ` +
+        `${from === null ? 'does not say which older versions can use it' : `needs code of schema ${from} or later`}`,
       {
-        hint: 'install the qrvend version that wrote this ledger (or a later one); never move the file aside to start without it: it holds the sales not yet settled',
+        hint:
+          'install the qrvend version that wrote this ledger (or a later one); never move the file aside to ' +
+          'start without it: it holds the sales not yet settled',
       },
     );
   }

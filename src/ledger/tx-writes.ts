@@ -113,7 +113,9 @@ export function enqueue(conn: LedgerConnection, txId: string, op: OutboxOperatio
 
 export function refused(txId: string, reason: string): QrvendError {
   return new QrvendError(ErrorCodes.LEDGER_INVALID_TRANSITION, `transaction ${txId}: ${reason}`, {
-    hint: 'the payment flow asked for a step the ledger does not allow from here; this is a bug, the ledger was left unchanged',
+    hint:
+      'the payment flow asked for a step the ledger does not allow from here; this is a bug, the ledger was left ' +
+      'unchanged',
     details: { txId },
   });
 }

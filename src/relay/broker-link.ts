@@ -67,7 +67,9 @@ export interface BrokerLinkStats {
   repliesInvalid: number;
   /** Statuses not believed (unsigned, another key, a replay...), per reason (directory.ts). */
   statusRefused: Record<string, number>;
-  /** Replies to a waiting Start not believed, per reason: not signed by the machine's registry key; the Start waits on. */
+  /**
+   * Replies to a waiting Start not believed, per reason: not signed by the machine's registry key; the Start waits on.
+   */
   repliesRefused: Record<string, number>;
   /** Packets over the MQTT packet bound, cut before parsing (a broker that ignores the MQTT 5 property, or 3.1.1). */
   packetsTooLarge: number;

@@ -127,7 +127,8 @@ export const RelayConfigSchema = z.strictObject({
           code: 'custom',
           path: ['listen'],
           message:
-            'plain HTTP off loopback: set relay.certFile and relay.keyFile, or relay.allowPlainHttp: true behind a TLS-terminating load balancer',
+            'plain HTTP off loopback: set relay.certFile and relay.keyFile, or relay.allowPlainHttp: true behind a ' +
+            'TLS-terminating load balancer',
         });
       }
       if ((cfg.broker.certFile === null) !== (cfg.broker.keyFile === null)) {

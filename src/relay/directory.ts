@@ -200,7 +200,8 @@ export class MachineDirectory {
       this.impostors.set(machineId, foreign.join(', '));
       this.log.warn(
         { machineId, claims: foreign, event: 'relay.impostor' },
-        `machine ${machineId} claims identifiers the registry gives to another machine (${foreign.join(', ')}): ignored; check that machine's configuration and broker account`,
+        `machine ${machineId} claims identifiers the registry gives to another machine (${foreign.join(', ')}): ` +
+          `ignored; check that machine's configuration and broker account`,
       );
       return;
     }

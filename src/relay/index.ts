@@ -1,4 +1,7 @@
-/** `qrvend relay` (docs/decisions/fleet-link.md, "Start relay"): the registry, the broker link and the HTTP server, wired. */
+/**
+ * `qrvend relay` (docs/decisions/fleet-link.md, "Start relay"): the registry, the broker link and the HTTP server,
+ * wired.
+ */
 import type { Logger } from '../core/log.js';
 import { connectBrokerLink, type BrokerLink, type BrokerLinkStats } from './broker-link.js';
 import type { ClaimCounters } from './directory.js';
@@ -17,7 +20,10 @@ export interface Relay {
   readonly port: number;
   readonly link: BrokerLink;
   readonly registry: RegistryWatch;
-  /** Everything for the `relay stats` log line: the machines claiming others' identifiers by name, the registry's key and last error. */
+  /**
+   * Everything for the `relay stats` log line: the machines claiming others' identifiers by name, the registry's key
+   * and last error.
+   */
   stats(): {
     link: BrokerLinkStats;
     server: RelayCounters;

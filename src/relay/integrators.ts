@@ -29,7 +29,9 @@ export function loadIntegratorTokens(integrators: RelayConfig['integrators']): I
       // The machine's reader names the machine's key; here it is the relay's.
       if (!isQrvendError(err)) throw err;
       throw new QrvendError(err.code, err.message, {
-        hint: `check relay.integrators[${i}].secretTokenFile (${name}): the file holds the integrator's 64-character token alone, mode 0640 or stricter`,
+        hint:
+          `check relay.integrators[${i}].secretTokenFile (${name}): the file holds the integrator's 64-character ` +
+          `token alone, mode 0640 or stricter`,
         details: { file: secretTokenFile },
       });
     }

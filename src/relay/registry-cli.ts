@@ -28,7 +28,8 @@ export function signRegistryFile(o: SignRegistryFileOptions): void {
     value = JSON.parse(readFileSync(o.input, 'utf8'));
   } catch (err) {
     throw usage(
-      `${o.input} cannot be read as JSON (${(err as NodeJS.ErrnoException).code ?? (err as Error).message.slice(0, 120)})`,
+      `${o.input} cannot be read as JSON ` +
+        `(${(err as NodeJS.ErrnoException).code ?? (err as Error).message.slice(0, 120)})`,
       'the registry is {"machines":[{"machineId":"VM-0042","terminalId":"VM-0042","uniQr":"QR-0042"}]}',
     );
   }
@@ -52,6 +53,7 @@ export function signRegistryFile(o: SignRegistryFileOptions): void {
   }
   writeFileAtomic(o.output, `${JSON.stringify(signed, null, 1)}\n`, 0o644);
   process.stdout.write(
-    `signed ${signed.machines.length} machines with ${o.keyId}, valid until ${new Date(signed.signature.expiresAt).toISOString()}: ${o.output}\n`,
+    `signed ${signed.machines.length} machines with ${o.keyId}, valid until ` +
+      `${new Date(signed.signature.expiresAt).toISOString()}: ${o.output}\n`,
   );
 }

@@ -49,7 +49,9 @@ export class RegistryWatch {
         ErrorCodes.CONFIG_INVALID,
         `the relay's registry cannot be used: ${(err as Error).message}`,
         {
-          hint: 'check relay.registryFile and relay.trustFile (a key with the scope registry); sign the registry with `qrvend relay registry sign` (docs/relay.md)',
+          hint:
+            'check relay.registryFile and relay.trustFile (a key with the scope registry); sign the registry ' +
+            'with `qrvend relay registry sign` (docs/relay.md)',
           details: { registryFile: file, trustFile },
         },
       );
@@ -72,7 +74,8 @@ export class RegistryWatch {
     if (n === 0) return;
     this.log.warn(
       { withoutKey: n, event: 'relay.registry.keyless' },
-      `${n} machines of the registry have no machineKeys: their Starts are answered 30 until their keys are added (qrvend fleet keygen --machine, docs/relay.md)`,
+      `${n} machines of the registry have no machineKeys: their Starts are answered 30 until their keys are added ` +
+        `(qrvend fleet keygen --machine, docs/relay.md)`,
     );
   }
 

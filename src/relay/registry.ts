@@ -108,7 +108,8 @@ function index(
       const owner = keyOwner.get(k.publicKey);
       if (owner !== undefined)
         throw new RegistryError(
-          `one machine key is listed for ${owner} and ${m.machineId === owner ? 'again for it' : m.machineId}: each machine has its own`,
+          `one machine key is listed for ${owner} and ${m.machineId === owner ? 'again for it' : m.machineId}: each ` +
+            `machine has its own`,
         );
       keyOwner.set(k.publicKey, m.machineId);
     }
@@ -170,7 +171,8 @@ export function loadRegistry(file: string, keyring: Keyring, nowMs: number): Reg
   });
   if (!checked.ok || checked.signature === undefined) {
     throw new RegistryError(
-      `${file}: the signature is not accepted (${checked.ok ? 'malformed' : checked.reason}: ${checked.ok ? '' : checked.message}); sign it again with \`qrvend relay registry sign\``,
+      `${file}: the signature is not accepted (${checked.ok ? 'malformed' : checked.reason}: ` +
+        `${checked.ok ? '' : checked.message}); sign it again with \`qrvend relay registry sign\``,
     );
   }
   try {

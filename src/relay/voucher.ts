@@ -67,7 +67,9 @@ export function loadVoucherSigner(file: string, keyId: string): VoucherSigner {
       ErrorCodes.CONFIG_INVALID,
       `relay.voucherKey: ${err instanceof TrustFileError ? err.message : 'the key cannot be read'}`,
       {
-        hint: "make one with `qrvend fleet keygen` (or openssl genpkey -algorithm ed25519), mode 0600, owned by the relay user; put its public key with the scope start in the machines' trust file",
+        hint:
+          'make one with `qrvend fleet keygen` (or openssl genpkey -algorithm ed25519), mode 0600, owned by the ' +
+          "relay user; put its public key with the scope start in the machines' trust file",
         details: { file },
       },
     );

@@ -1,4 +1,7 @@
-/** mdb.profile, mdb.device and mdb.boardKeys (docs/decisions/real-vending-machines.md items 2 to 4): presets under explicit keys. */
+/**
+ * mdb.profile, mdb.device and mdb.boardKeys (docs/decisions/real-vending-machines.md items 2 to 4): presets under
+ * explicit keys.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';

@@ -11,14 +11,20 @@ export const FIELD_IDENTITY = {
   uniQr: 'FIELD-UNIQR-0001',
 };
 
-/** Dynamic QR price the gateway simulator pays after 9 Inquiries ("7.0N paid after N polls"): a window for the screendump. */
+/**
+ * Dynamic QR price the gateway simulator pays after 9 Inquiries ("7.0N paid after N polls"): a window for the
+ * screendump.
+ */
 export const DYNAMIC_PRICE = 7.09;
 export const DYNAMIC_POLL_MS = 3000;
 
 /** Where the technician puts the gateway's private CA on the machine. */
 export const GATEWAY_CA_FILE = '/etc/qrvend/gateway-ca.pem';
 
-/** The fleet link's files on the machine (docs/fleet.md): the broker's CA, the machine's broker password, the operators' keys. */
+/**
+ * The fleet link's files on the machine (docs/fleet.md): the broker's CA, the machine's broker password, the operators'
+ * keys.
+ */
 export const FLEET_CA_FILE = '/etc/qrvend/fleet-ca.pem';
 export const FLEET_PASSWORD_FILE = '/etc/qrvend/fleet-password';
 export const FLEET_TRUST_FILE = '/etc/qrvend/fleet-trust.json';

@@ -47,9 +47,15 @@ export interface FieldFleet {
   /** The machines' retained statuses as `qrvend fleet status` reads them. */
   view: FleetView;
   prefix: string;
-  /** Another operator connection (e.g. for `qrvend fleet update`'s rollout, which unsubscribes when it ends); the caller ends it. */
+  /**
+   * Another operator connection (e.g. for `qrvend fleet update`'s rollout, which unsubscribes when it ends); the caller
+   * ends it.
+   */
   connectOperator(purpose: string): Promise<FleetConnection>;
-  /** A signed command to the machine, on the operator's connection (signed by the operator's key unless `signer` says otherwise); the reply or a FLEET_NO_REPLY error. */
+  /**
+   * A signed command to the machine, on the operator's connection (signed by the operator's key unless `signer` says
+   * otherwise); the reply or a FLEET_NO_REPLY error.
+   */
   command(name: string, args: unknown, timeoutMs: number, signer?: CommandSigner): Promise<CommandOutcome>;
   /**
    * A command signed by `signer` and sent as given, the operator's own check of its arguments

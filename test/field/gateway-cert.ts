@@ -14,7 +14,9 @@ export interface ServerCert {
   certFile: string;
 }
 
-/** `name` prefixes the files (`<name>-cert.pem`, `<name>-key.pem`); `ips` are the subjectAltNames, the first one the CN. */
+/**
+ * `name` prefixes the files (`<name>-cert.pem`, `<name>-key.pem`); `ips` are the subjectAltNames, the first one the CN.
+ */
 export function makeServerCert(dir: string, name: string, ips: readonly string[]): ServerCert {
   const certFile = join(dir, `${name}-cert.pem`);
   const keyFile = join(dir, `${name}-key.pem`);

@@ -77,7 +77,9 @@ export async function daemonRss(g: Guest): Promise<{ rssMb: number; anonMb: numb
  * [anon], heap, stack), largest first, in kB: the line the figure is explained by.
  */
 export async function rssByMapping(g: Guest, top = 25): Promise<string> {
-  const awk = `/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "") ? "[anon]" : $6 } /^Rss:/ { rss[name] += $2 } END { for (n in rss) if (rss[n] > 0) printf "%8d kB  %s\\n", rss[n], n }`;
+  const awk =
+    `/^[0-9a-f]+-[0-9a-f]+ / { name = ($6 == "") ? "[anon]" : $6 } /^Rss:/ { rss[name] += $2 } END { for ` +
+    `(n in rss) if (rss[n] > 0) printf "%8d kB  %s\\n", rss[n], n }`;
   return (
     await g.sh(
       `pid=$(systemctl show -p MainPID --value qrvend) && awk ${q(awk)} /proc/$pid/smaps | sort -rn | head -n ${top}`,
@@ -96,8 +98,10 @@ export async function floorRss(g: Guest, workers: number): Promise<number> {
   const script = [
     "const { Worker } = require('node:worker_threads');",
     "const idle = \"require('node:worker_threads').parentPort.on('message', () => {});\";",
-    `for (let i = 0; i < ${workers}; i++) new Worker(idle, { eval: true, resourceLimits: ${JSON.stringify(PAYMENT_WORKER_LIMITS)} });`,
-    "setTimeout(() => { process.stdout.write(require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8')); process.exit(0); }, 5000);",
+    `for (let i = 0; i < ${workers}; i++) new Worker(idle, { eval: true, resourceLimits: ` +
+      `${JSON.stringify(PAYMENT_WORKER_LIMITS)} });`,
+    "setTimeout(() => { process.stdout.write(require('node:fs').readFileSync('/proc/self/smaps_rollup', 'utf8')); " +
+      'process.exit(0); }, 5000);',
   ].join(' ');
   const out = (
     await g.sh(

@@ -29,7 +29,10 @@ export interface LeftOnDisk {
   transactions: string[];
   /** Every outbox row: operation, transaction, status, attempts. */
   outbox: string[];
-  /** Guest path -> its text (up to 300 characters) or `missing`: files that hold no secret (the fleet's overlay and its trial markers). */
+  /**
+   * Guest path -> its text (up to 300 characters) or `missing`: files that hold no secret (the fleet's overlay and its
+   * trial markers).
+   */
   shown: Record<string, string>;
 }
 
@@ -104,7 +107,8 @@ export async function whatTheCutLeft(
       if (loss !== null) verdict = `lost: ${loss}`;
       else if (integrity !== 'ok') verdict = `damaged (${integrity.slice(0, 120)}): moved aside at the next start`;
       else if (m.kind === 'torn')
-        verdict = `torn marker (${tornMarkerOf(copy)}) beside a sound ledger: rewritten from the ledger at the next start`;
+        verdict =
+          `torn marker (${tornMarkerOf(copy)}) beside a sound ledger: ` + 'rewritten from the ledger at the next start';
       else if (m.kind === 'none')
         verdict =
           statSync(copy).size === 0

@@ -80,7 +80,8 @@ export async function waitFor<T>(
     }
     if (performance.now() > deadline)
       throw new Error(
-        `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}`,
+        `timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}` +
+          (lastError ? ` (last error: ${lastError})` : ''),
       );
     await new Promise((r) => setTimeout(r, everyMs));
   }

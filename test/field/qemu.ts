@@ -4,7 +4,8 @@
  * socket the VMC simulator connects to; the console is virtio (hvc0) into serial.log; the display
  * is virtio-gpu (/dev/fb0), read back with the monitor's screendump. Network: QEMU user net with
  * restrict=on: ssh and the Start endpoint forwarded from 127.0.0.1, the gateway simulator and the
- * fleet broker and the update repository reached through one guestfwd each (a bridge process per connection), nothing else.
+ * fleet broker and the update repository reached through one guestfwd each (a bridge process per connection), nothing
+ * else.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, closeSync, readFileSync, existsSync, rmSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FieldArch } from './arch.js';
 
-/** Run by QEMU for each guest connection to the gateway, the broker or the repository (a `tcp:` target takes only one). */
+/**
+ * Run by QEMU for each guest connection to the gateway, the broker or the repository (a `tcp:` target takes only one).
+ */
 const BRIDGE = fileURLToPath(new URL('./gateway-bridge.js', import.meta.url));
 
 /** The gateway as the guest sees it (guestfwd to the simulator on the host). */

@@ -73,7 +73,9 @@ const EMULATION_START_TIMEOUT_S = 300;
  * start, and under TCG on a busy host READY alone comes 60-80 s after it (a Pi: a few seconds).
  */
 const TRIAL_HEALTHY_WITHIN_S = 300;
-/** Sales before the agent's resident memory is read (docs/decisions/smallest-boards.md item 3: steady after 100 sales). */
+/**
+ * Sales before the agent's resident memory is read (docs/decisions/smallest-boards.md item 3: steady after 100 sales).
+ */
 const RSS_SALES = 100;
 /** What a config.set leaves beside the overlay (src/fleet/machine-link/config-change.ts), read after the cut. */
 const TRIAL_FILES = ['', '.pending.json', '.previous', '.trial-run', '.rolled-back.json'].map(
@@ -112,7 +114,8 @@ async function main(): Promise<number> {
     runDir,
   };
   print(
-    `[field] ${ARCH.deb}: run directory ${runDir} (load average ${results.host.loadAtStart.join(' ')} on ${results.host.cpus} cores)`,
+    `[field] ${ARCH.deb}: run directory ${runDir} (load average ${results.host.loadAtStart.join(' ')} on ` +
+      `${results.host.cpus} cores)`,
   );
 
   let qemu: Qemu | null = null;
@@ -332,7 +335,8 @@ async function main(): Promise<number> {
       const left = await whatTheCutLeft(overlay, join(runDir, `cut-${cuts.length + 1}`), expected, show);
       cuts.push({ moment, left });
       print(
-        `[field] power cut ${moment}: marker ${left.marker}; ${left.verdict}; outbox [${left.outbox.join('; ')}]; files ${JSON.stringify(left.files)}${show.length > 0 ? `; shown ${JSON.stringify(left.shown)}` : ''}`,
+        `[field] power cut ${moment}: marker ${left.marker}; ${left.verdict}; outbox [${left.outbox.join('; ')}]; ` +
+          `files ${JSON.stringify(left.files)}${show.length > 0 ? `; shown ${JSON.stringify(left.shown)}` : ''}`,
       );
       return left;
     };
@@ -344,7 +348,8 @@ async function main(): Promise<number> {
     const ledgerLogs = async () => {
       const j = (
         await g().sh(
-          `journalctl -u qrvend -b --no-pager -o cat | grep -c 'ledger.marker.repaired' || true; journalctl -u qrvend -b --no-pager -o cat | grep -c '"code":"LEDGER_CORRUPT"' || true`,
+          `journalctl -u qrvend -b --no-pager -o cat | grep -c 'ledger.marker.repaired' || true; journalctl -u ` +
+            `qrvend -b --no-pager -o cat | grep -c '"code":"LEDGER_CORRUPT"' || true`,
           30_000,
         )
       ).stdout
@@ -391,7 +396,8 @@ async function main(): Promise<number> {
       );
       // The token goes over stdin, never on a command line.
       await g().sh(
-        'umask 0137 && cat > /etc/qrvend/secret-token && chown root:qrvend /etc/qrvend/secret-token && chmod 0640 /etc/qrvend/secret-token',
+        'umask 0137 && cat > /etc/qrvend/secret-token && chown root:qrvend /etc/qrvend/secret-token && chmod 0640 ' +
+          '/etc/qrvend/secret-token',
         30_000,
         false,
         provisioned['/etc/qrvend/secret-token'],
@@ -400,7 +406,8 @@ async function main(): Promise<number> {
       // like the token), the operators' public keys (root-owned, world-readable: loadKeyring).
       await g().sh(`cat > ${FLEET_CA_FILE} && chmod 0644 ${FLEET_CA_FILE}`, 30_000, false, provisioned[FLEET_CA_FILE]);
       await g().sh(
-        `umask 0137 && cat > ${FLEET_PASSWORD_FILE} && chown root:qrvend ${FLEET_PASSWORD_FILE} && chmod 0640 ${FLEET_PASSWORD_FILE}`,
+        `umask 0137 && cat > ${FLEET_PASSWORD_FILE} && chown root:qrvend ${FLEET_PASSWORD_FILE} && chmod 0640 ` +
+          `${FLEET_PASSWORD_FILE}`,
         30_000,
         false,
         provisioned[FLEET_PASSWORD_FILE],
@@ -455,7 +462,8 @@ async function main(): Promise<number> {
           outcome(
             etcSurvived
               ? "the technician's files survived: the service starts at boot by itself (the first start, next step)"
-              : "the technician's files did not all survive: written again, as a technician does when `qrvend doctor` says so",
+              : "the technician's files did not all survive: written again, as a technician does when `qrvend " +
+                  'doctor` says so',
           );
         },
       );
@@ -497,7 +505,8 @@ async function main(): Promise<number> {
           const logs = await ledgerLogs();
           if (logs.lost > 0) throw new Error('LEDGER_CORRUPT logged after the first-start cut');
           outcome(
-            `C,1 and READY by themselves; marker repaired at start: ${logs.repaired > 0 ? 'yes' : 'no'}; no LEDGER_CORRUPT`,
+            `C,1 and READY by themselves; marker repaired at start: ${logs.repaired > 0 ? 'yes' : 'no'}; no ` +
+              `LEDGER_CORRUPT`,
           );
         },
       );
@@ -508,7 +517,8 @@ async function main(): Promise<number> {
       if (active !== 'active') throw new Error(`systemctl is-active qrvend: ${active}`);
       const show = (
         await g().sh(
-          'systemctl show qrvend -p Type -p NotifyAccess -p WatchdogUSec -p ExecMainStartTimestampMonotonic -p ActiveEnterTimestampMonotonic -p DropInPaths -p NRestarts',
+          'systemctl show qrvend -p Type -p NotifyAccess -p WatchdogUSec -p ExecMainStartTimestampMonotonic -p ' +
+            'ActiveEnterTimestampMonotonic -p DropInPaths -p NRestarts',
           20_000,
         )
       ).stdout;
@@ -573,7 +583,8 @@ async function main(): Promise<number> {
       const expected = op === null ? 0 : 1;
       if (total !== expected || (op !== null && t.accepted[op] !== 1) || t.conflicts.length > 0)
         throw new Error(
-          `transaction ${t.transactionId}: accepted ${JSON.stringify(t.accepted)}, conflicts ${JSON.stringify(t.conflicts)}`,
+          `transaction ${t.transactionId}: accepted ${JSON.stringify(t.accepted)}, conflicts ` +
+            `${JSON.stringify(t.conflicts)}`,
         );
     };
 
@@ -706,13 +717,15 @@ async function main(): Promise<number> {
         writeFileSync(join(runDir, 'memory-by-mapping.txt'), facts.byMapping);
         results.facts.memory = { ...facts, byMapping: 'memory-by-mapping.txt' };
         print(
-          `[field] agent RSS after ${RSS_SALES} sales, rested: ${facts.steadyMb} MB; bare Node with ${facts.floorWorkers} idle workers: ${facts.floorMb} MB (${facts.ratio}x); samples ${facts.samples.map((s) => `${s.sales}:${s.rssMb}`).join(' ')}; heaps (MB used/committed) ${
-            facts.heapsMb === null
-              ? 'no stats line'
-              : Object.entries(facts.heapsMb)
-                  .map(([t, h]) => `${t} ${h === null ? 'off' : `${h.usedMb}/${h.committedMb}`}`)
-                  .join(', ')
-          }`,
+          `[field] agent RSS after ${RSS_SALES} sales, rested: ${facts.steadyMb} MB; ` +
+            `bare Node with ${facts.floorWorkers} idle workers: ${facts.floorMb} MB (${facts.ratio}x); ` +
+            `samples ${facts.samples.map((s) => `${s.sales}:${s.rssMb}`).join(' ')}; heaps (MB used/committed) ${
+              facts.heapsMb === null
+                ? 'no stats line'
+                : Object.entries(facts.heapsMb)
+                    .map(([t, h]) => `${t} ${h === null ? 'off' : `${h.usedMb}/${h.committedMb}`}`)
+                    .join(', ')
+            }`,
         );
       });
 
@@ -833,7 +846,8 @@ async function main(): Promise<number> {
         const logs = await ledgerLogs();
         if (logs.lost > 0) throw new Error('LEDGER_CORRUPT logged after the mid-session cut');
         outcome(
-          `recovery closed it: ${results.facts.powerCutClosing as string}, exactly once at the gateway; marker repaired: ${logs.repaired > 0 ? 'yes' : 'no'}; the VMC's session: ${vmcSession}`,
+          `recovery closed it: ${results.facts.powerCutClosing as string}, exactly once at the gateway; marker ` +
+            `repaired: ${logs.repaired > 0 ? 'yes' : 'no'}; the VMC's session: ${vmcSession}`,
         );
       });
 
@@ -886,7 +900,8 @@ async function main(): Promise<number> {
           exactlyOnce(t, 'Settlement');
           if (t.settlement?.amount !== 2.5) throw new Error(`Settlement ${JSON.stringify(t.settlement)}`);
           outcome(
-            `the outbox delivered the Settlement 2.50 after the boot, accepted once (duplicates ${t.duplicates.Settlement})`,
+            `the outbox delivered the Settlement 2.50 after the boot, accepted once (duplicates ` +
+              `${t.duplicates.Settlement})`,
           );
         },
       );
@@ -918,7 +933,8 @@ async function main(): Promise<number> {
           if (!reply.ok) throw new Error(`config.set refused: ${reply.error.code}: ${reply.error.message}`);
           // At once: the agent is exiting 75 to restart into the trial (systemd's RestartSec=3s).
           const left = await powerCut(
-            `right after a signed config.set of mdb.sessionIdleTimeoutMs ${idleMs}: the ok reply in, the agent exiting to restart into the trial`,
+            `right after a signed config.set of mdb.sessionIdleTimeoutMs ${idleMs}: the ok reply in, the agent ` +
+              `exiting to restart into the trial`,
             {},
             TRIAL_FILES,
           );
@@ -940,7 +956,8 @@ async function main(): Promise<number> {
           await enabled;
           await activeAgain((EMULATION_START_TIMEOUT_S + 60) * 1000);
           const t0 = performance.now();
-          // The trial ends by itself: confirmed over the probe's round trip, or rolled back (by the agent or qrvend-trial).
+          // The trial ends by itself: confirmed over the probe's round trip, or rolled back (by the agent or
+          // qrvend-trial).
           await waitFor(
             'the trial to end (the trial mark removed)',
             (TRIAL_HEALTHY_WITHIN_S + 120) * 1000,
@@ -954,13 +971,16 @@ async function main(): Promise<number> {
           results.timings.readyToTrialEndAfterConfigSetCutS = secondsSince(t0);
           const files = (
             await g().sh(
-              `for f in ${TRIAL_FILES.join(' ')}; do if [ -e "$f" ]; then printf '%s: %s\n' "$f" "$(head -c 300 "$f" | tr '\n' ' ')"; else printf '%s: missing\n' "$f"; fi; done`,
+              `for f in ${TRIAL_FILES.join(' ')}; do if [ -e "$f" ]; then printf '%s: %s\n' "$f" "$(head -c 300 "$f" ` +
+                `| tr '\n' ' ')"; else printf '%s: missing\n' "$f"; fi; done`,
               20_000,
             )
           ).stdout.trim();
           const journal = (
             await g().sh(
-              `journalctl -u qrvend -b --no-pager -o cat | grep -E 'fleet.config.confirmed|fleet.config.rolled-back|fleet.probe.returned|qrvend-trial' | cut -c1-300 || true`,
+              `journalctl -u qrvend -b --no-pager -o cat | grep -E ` +
+                `'fleet.config.confirmed|fleet.config.rolled-back|fleet.probe.returned|qrvend-trial' | cut -c1-300 ` +
+                `|| true`,
               30_000,
             )
           ).stdout.trim();
@@ -993,13 +1013,16 @@ async function main(): Promise<number> {
               throw new Error(`neither confirmed nor rolled back cleanly:\n${files}\nrunning value ${String(running)}`);
           }
           results.facts.configSetCutTrial = confirmed
-            ? `confirmed (${journal.includes('fleet.probe.returned') ? "over the probe's round trip" : 'no probe line seen'})`
+            ? `confirmed (${
+                journal.includes('fleet.probe.returned') ? "over the probe's round trip" : 'no probe line seen'
+              })`
             : `rolled back: ${state[`${FLEET_OVERLAY}.rolled-back.json`]}`;
           const view = gateway.ledger();
           if (view.summary.closedMoreThanOnce.length > 0 || view.summary.conflicts !== 0)
             throw new Error(`gateway ledger after the config.set cut: ${JSON.stringify(view.summary)}`);
           outcome(
-            `the trial ${results.facts.configSetCutTrial as string}; the agent runs with mdb.sessionIdleTimeoutMs ${String(running)} (config.get over the fleet); no sale closed twice at the gateway`,
+            `the trial ${results.facts.configSetCutTrial as string}; the agent runs with mdb.sessionIdleTimeoutMs ` +
+              `${String(running)} (config.get over the fleet); no sale closed twice at the gateway`,
           );
         },
       );
@@ -1036,7 +1059,8 @@ async function main(): Promise<number> {
         // agent asked to restart at its next idle moment instead of being restarted by the package.
         const layout = (
           await g().sh(
-            'readlink /opt/qrvend/current /opt/qrvend/previous; ls /opt/qrvend/releases; cat /var/lib/qrvend/updates/restart.json',
+            'readlink /opt/qrvend/current /opt/qrvend/previous; ls /opt/qrvend/releases; cat ' +
+              '/var/lib/qrvend/updates/restart.json',
             20_000,
             true,
           )
@@ -1050,7 +1074,8 @@ async function main(): Promise<number> {
         if (!/"version":"[^"]+-field1"/.test(layout)) {
           const taken = (
             await g().sh(
-              `journalctl -u qrvend --since=@${q(since)} --no-pager -o cat | grep -c '"event":"update.restart-requested","version":"[^"]*-field1"' || true`,
+              `journalctl -u qrvend --since=@${q(since)} --no-pager -o cat | grep -c ` +
+                `'"event":"update.restart-requested","version":"[^"]*-field1"' || true`,
               20_000,
               true,
             )
@@ -1161,7 +1186,8 @@ async function main(): Promise<number> {
   } catch (err) {
     print(`[field] FAILED: ${(err as Error).message}`);
     print(
-      `[field] where to look: serial console ${join(runDir, 'serial.log')}, qemu ${join(runDir, 'qemu.log')}, journal ${join(runDir, 'journal.txt')}, VMC lines ${join(runDir, 'vmc-commands.log')}`,
+      `[field] where to look: serial console ${join(runDir, 'serial.log')}, qemu ${join(runDir, 'qemu.log')}, ` +
+        `journal ${join(runDir, 'journal.txt')}, VMC lines ${join(runDir, 'vmc-commands.log')}`,
     );
     return 1;
   } finally {
@@ -1175,9 +1201,12 @@ async function main(): Promise<number> {
     results.host.loadAtEnd = loadavg().map(round1);
     writeFileSync(join(runDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
     print(`[field] timings (s): ${JSON.stringify(results.timings)}`);
-    print(
-      `[field] facts: ${JSON.stringify({ security: results.facts.securityExposure, powerCut: results.facts.powerCutClosing, doctorExit: results.facts.doctorExit })}`,
-    );
+    const headlineFacts = {
+      security: results.facts.securityExposure,
+      powerCut: results.facts.powerCutClosing,
+      doctorExit: results.facts.doctorExit,
+    };
+    print(`[field] facts: ${JSON.stringify(headlineFacts)}`);
     for (const c of (results.facts.powerCuts as
       Array<{ moment: string; left: LeftOnDisk; outcome?: string }> | undefined) ?? [])
       print(`[field] cut ${c.moment}: ${c.left.verdict}; ${c.outcome ?? 'no outcome (failed)'}`);

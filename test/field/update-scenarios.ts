@@ -42,7 +42,9 @@ import type { Steps } from './steps.js';
 import { buildUpdateReleases, releaseUnderTest, tamperedCopy, type UpdateRelease } from './update-releases.js';
 
 const UPDATES_DIR = '/var/lib/qrvend/updates';
-/** The unit's healthyWithinS (systemd/qrvend.service, as shipped), plus the time a trial start takes to READY under TCG. */
+/**
+ * The unit's healthyWithinS (systemd/qrvend.service, as shipped), plus the time a trial start takes to READY under TCG.
+ */
 const TRIAL_WAIT_S = 180 + 240;
 /** Bytes per second while the download is meant to be cut: a 60 MB tarball then takes two minutes. */
 const SLOW_BYTES_PER_S = 512 * 1024;
@@ -120,7 +122,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
   const layout = async (): Promise<Layout> => {
     const lines = (
       await sh(
-        `printf '%s\\n' "$(readlink /opt/qrvend/current)" "$(readlink /opt/qrvend/previous)"; ls -A /opt/qrvend/releases`,
+        `printf '%s\\n' "$(readlink /opt/qrvend/current)" "$(readlink /opt/qrvend/previous)"; ls -A ` +
+          `/opt/qrvend/releases`,
       )
     ).split('\n');
     const strip = (l: string | undefined) => (l ?? '').replace(/^releases\//, '').trim();
@@ -133,7 +136,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     const leftovers = l.releases.filter((r) => r !== l.current && r !== l.previous);
     if (says !== l.current || leftovers.length > 0)
       throw new Error(
-        `${what}: current ${l.current}, previous ${l.previous}, releases [${l.releases.join(' ')}], the launcher says "${says}"`,
+        `${what}: current ${l.current}, previous ${l.previous}, releases [${l.releases.join(' ')}], the launcher ` +
+          `says "${says}"`,
       );
     return l;
   };
@@ -162,7 +166,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
     });
     if (found.state !== state)
       throw new Error(
-        `update ${version} ended ${found.state} (${found.detail ?? 'no detail'}) instead of reaching ${state}; events: ${statesOf(version, from).join(', ')}`,
+        `update ${version} ended ${found.state} (${found.detail ?? 'no detail'}) instead of reaching ${state}; ` +
+          `events: ${statesOf(version, from).join(', ')}`,
       );
     return found;
   };
@@ -242,7 +247,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
   const activationSeconds = async (version: string): Promise<number> => {
     const lines = (
       await sh(
-        `journalctl -b -u qrvend -o short-monotonic --no-pager | grep -E 'Starting qrvend.service|release ${version.replaceAll('.', '\\.')} is current'`,
+        `journalctl -b -u qrvend -o short-monotonic --no-pager | grep -E 'Starting qrvend.service|release ` +
+          `${version.replaceAll('.', '\\.')} is current'`,
       )
     ).split('\n');
     const at = (l: string | undefined) => Number(/^\[\s*([\d.]+)\]/.exec(l ?? '')?.[1] ?? NaN);
@@ -272,7 +278,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
 
   // ---- 1. offered during a sale ----------------------------------------------------------------
   await steps.run(
-    'update offered during a Static QR session: activation waits for its end, the sale settles once, the trial ends healthy',
+    'update offered during a Static QR session: activation waits for its end, the sale settles once, the trial ends ' +
+      'healthy',
     20 * 60_000,
     async () => {
       await idle();
@@ -339,7 +346,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       const target = ended.state.targets[0];
       if (ended.how !== 'complete' || target?.outcome !== 'healthy')
         throw new Error(
-          `the rollout ended ${ended.how}, the machine ${target?.outcome ?? 'no outcome'}: ${operator.states().join(' > ')}`,
+          `the rollout ended ${ended.how}, the machine ${target?.outcome ?? 'no outcome'}: ` +
+            `${operator.states().join(' > ')}`,
         );
       c.timings.updateDuringSessionS = secondsSince(t0);
       facts.duringSession = {
@@ -352,7 +360,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
         ...result,
       };
       c.print(
-        `[field] update ${session.version} during a session: states ${statesOf(session.version, from).join(' > ')}; Settlement ${settled.settlement.amount} once`,
+        `[field] update ${session.version} during a session: states ${statesOf(session.version, from).join(' > ')}; ` +
+          `Settlement ${settled.settlement.amount} once`,
       );
     },
   );
@@ -395,7 +404,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
           : undefined;
       });
       const journal = await sh(
-        `journalctl -u qrvend -b --no-pager -o cat | grep -E 'qrvend-release|exits at start on purpose' | tail -n 8 | cut -c1-300`,
+        `journalctl -u qrvend -b --no-pager -o cat | grep -E 'qrvend-release|exits at start on purpose' | tail -n 8 ` +
+          `| cut -c1-300`,
       );
       c.timings.updateRolledBackS = secondsSince(t0);
       // The operator's rollout stops on it (no failure allowed): the machine rolled back.
@@ -406,7 +416,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       );
       if (ended.how !== 'stopped' || ended.state.targets[0]?.outcome !== 'rolled-back')
         throw new Error(
-          `the rollout ended ${ended.how}, the machine ${ended.state.targets[0]?.outcome ?? 'no outcome'}: ${operator.states().join(' > ')}`,
+          `the rollout ended ${ended.how}, the machine ${ended.state.targets[0]?.outcome ?? 'no outcome'}: ` +
+            `${operator.states().join(' > ')}`,
         );
       facts.exitAtStartRollout = {
         how: ended.how,
@@ -432,7 +443,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
 
   // ---- 3. power cuts during the download and during the activation ------------------------------
   await steps.run(
-    'power cuts during the download and during the activation: one working release after each boot, the update ends healthy',
+    'power cuts during the download and during the activation: one working release after each boot, the update ends ' +
+      'healthy',
     30 * 60_000,
     async () => {
       await idle();
@@ -453,7 +465,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       );
       const requestsBefore = artifacts.requests.length;
       const leftDownload = await c.powerCut(
-        `during the download of ${cuts.version}: ${onDisk} of ${cuts.manifest.size} bytes on disk, the server sending ${SLOW_BYTES_PER_S} B/s`,
+        `during the download of ${cuts.version}: ${onDisk} of ${cuts.manifest.size} bytes on disk, the server ` +
+          `sending ${SLOW_BYTES_PER_S} B/s`,
         {},
         [`${UPDATES_DIR}/state.json`],
       );
@@ -479,9 +492,12 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       const verified = await waitUpdate(cuts.version, 'verified', from, 600_000);
       const resumed = ofCuts();
       c.outcome(
-        `C,1 with ${afterDownloadCut.current} current; the download ${ranged ? `resumed with ${ranged.range}` : 'started again from the first byte'} (${resumed.length} request(s) after the boot), verified`,
+        `C,1 with ${afterDownloadCut.current} current; the download ` +
+          `${ranged ? `resumed with ${ranged.range}` : 'started again from the first byte'} (${resumed.length} ` +
+          `request(s) after the boot), verified`,
       );
-      // A part the cut took back to nothing is fetched again from the start (docs/updates-on-the-machine.md); either way it must end verified.
+      // A part the cut took back to nothing is fetched again from the start (docs/updates-on-the-machine.md); either
+      // way it must end verified.
       facts.downloadCut = {
         resumedWithRange: ranged?.range ?? null,
         bytesOnDiskAtCut: onDisk,
@@ -498,7 +514,9 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
         600_000,
         async () => {
           const r = await sh(
-            `if [ -d /opt/qrvend/releases/.incoming-${cuts.version} ]; then echo extracting; elif [ -e /var/lib/qrvend-release/incoming.tar.gz ]; then echo verifying; elif [ "$(readlink /opt/qrvend/current)" = releases/${cuts.version} ]; then echo switched; fi`,
+            `if [ -d /opt/qrvend/releases/.incoming-${cuts.version} ]; then echo extracting; elif [ -e ` +
+              `/var/lib/qrvend-release/incoming.tar.gz ]; then echo verifying; elif [ "$(readlink ` +
+              `/opt/qrvend/current)" = releases/${cuts.version} ]; then echo switched; fi`,
             20_000,
           );
           return r === '' ? undefined : r;
@@ -506,7 +524,11 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
         250,
       );
       const leftActivation = await c.powerCut(
-        `during the activation of ${cuts.version} (${moment === 'switched' ? 'the window was missed: cut after the switch, on the trial start' : `the root side ${moment} the release`})`,
+        `during the activation of ${cuts.version} (${
+          moment === 'switched'
+            ? 'the window was missed: cut after the switch, on the trial start'
+            : `the root side ${moment} the release`
+        })`,
         {},
         [`${UPDATES_DIR}/activate.json`, '/var/lib/qrvend-release/trial.json'],
       );
@@ -519,7 +541,9 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
         'ls -A /opt/qrvend/releases | grep -c "^.incoming" || true; ls -A /var/lib/qrvend-release',
       );
       c.outcome(
-        `the activation ${moment === 'switched' ? 'was over' : 'was done again'} at the boot: ${cuts.version} current (previous ${result.layout.previous}), its trial healthy; left in the state directory: ${incoming.replace(/\n/g, ' ')}`,
+        `the activation ${moment === 'switched' ? 'was over' : 'was done again'} at the boot: ${cuts.version} ` +
+          `current (previous ${result.layout.previous}), its trial healthy; left in the state directory: ` +
+          `${incoming.replace(/\n/g, ' ')}`,
       );
       if (!incoming.startsWith('0')) throw new Error(`a half-extracted release is left: ${incoming}`);
       facts.activationCut = { moment, left: leftActivation.shown, states: statesOf(cuts.version, from), ...result };
@@ -581,13 +605,15 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
       const { reply } = await offer(refused, refused.manifest, urlOf(refused, 'tampered'), 'field-tampered');
       if (!reply.ok)
         throw new Error(
-          `the offer of the tampered artifact was refused before the download: ${reply.error.code}: ${reply.error.message}`,
+          `the offer of the tampered artifact was refused before the download: ${reply.error.code}: ` +
+            `${reply.error.message}`,
         );
       const failed = await waitUpdate(refused.version, 'failed', fromTampered, 600_000);
       if (!(failed.detail ?? '').includes('UPDATE_ARTIFACT_MISMATCH'))
         throw new Error(`the tampered artifact failed with ${failed.detail}`);
       const left = await sh(
-        `ls -A ${UPDATES_DIR}/downloads/${refused.version} 2>/dev/null; test -e ${UPDATES_DIR}/activate.json && echo activate.json; true`,
+        `ls -A ${UPDATES_DIR}/downloads/${refused.version} 2>/dev/null; test -e ${UPDATES_DIR}/activate.json && echo ` +
+          `activate.json; true`,
       );
       const after = await layout();
       const pidAfter = await mainPid();
@@ -598,7 +624,8 @@ export async function runUpdateScenarios(c: UpdateContext): Promise<void> {
         /artifact\.(part|tar\.gz)|activate\.json/.test(left)
       ) {
         throw new Error(
-          `something was activated or kept: current ${after.current} (was ${before.current}), releases [${after.releases.join(' ')}], MainPID ${pidAfter} (was ${pidBefore}), left: ${left}`,
+          `something was activated or kept: current ${after.current} (was ${before.current}), releases ` +
+            `[${after.releases.join(' ')}], MainPID ${pidAfter} (was ${pidBefore}), left: ${left}`,
         );
       }
       facts.refusals = {

@@ -158,7 +158,8 @@ test('the fleet ACL keeps each machine to its own prefix (mosquitto)', { skip, t
   );
 
   await t.test(
-    'the relay user reads statuses and replies and writes Starts and their confirmations, nothing else (docs/decisions/fleet-trust.md)',
+    'the relay user reads statuses and replies and writes Starts and their confirmations, nothing else ' +
+      '(docs/decisions/fleet-trust.md)',
     async () => {
       const relay = await login('qrvend-relay');
       const atRelay = recorder(relay);

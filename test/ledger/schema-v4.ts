@@ -29,7 +29,8 @@ export const SCHEMA_V4_STEPS: readonly string[] = [
     seq            INTEGER NOT NULL,
     item           INTEGER NOT NULL,
     price_minor    INTEGER NOT NULL,
-    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', 'expired')),
+    state          TEXT NOT NULL CHECK (state IN ('approved', 'success', 'failed', 'cancelled', 'reset', 'timeout', \
+'expired')),
     created_at_ms  INTEGER NOT NULL,
     updated_at_ms  INTEGER NOT NULL,
     PRIMARY KEY (tx_id, seq)
@@ -75,7 +76,8 @@ export const SCHEMA_V4_STEPS: readonly string[] = [
   `,
   // migration 2
   `
-  ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as sent
+  ALTER TABLE transactions ADD COLUMN machine_au_time TEXT;   -- MachineAuTime of the Authorization / GenerateQR, as \
+sent
   ALTER TABLE transactions ADD COLUMN age_limit INTEGER;      -- BasicInfo.AgeLimitation it carried (null = none)
   `,
   // migration 3

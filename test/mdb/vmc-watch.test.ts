@@ -1,4 +1,7 @@
-/** What the VMC did against its profile (docs/decisions/real-vending-machines.md items 4 and 5): facts for doctor, the reset-loop hold. */
+/**
+ * What the VMC did against its profile (docs/decisions/real-vending-machines.md items 4 and 5): facts for doctor, the
+ * reset-loop hold.
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NEVER_POLLS_AFTER_MS, RESET_BACKOFF_MIN_MS, RESET_LOOP_WINDOW_MS, VmcWatch } from '../../src/mdb/vmc-watch.js';

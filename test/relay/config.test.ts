@@ -40,7 +40,8 @@ test('a minimal file gets the documented defaults', T, () => {
 });
 
 test(
-  'the registry, the trust file, the voucher key and the integrators are required (docs/decisions/fleet-trust.md: no relay without them)',
+  'the registry, the trust file, the voucher key and the integrators are required (docs/decisions/fleet-trust.md: no ' +
+    'relay without them)',
   T,
   () => {
     const { registryFile: _r, trustFile: _t, voucherKey: _v, integrators: _i, ...bare } = minimal.relay;

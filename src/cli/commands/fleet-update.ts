@@ -61,7 +61,9 @@ export function registerUpdate(fleet: Command): void {
     fleet
       .command('update')
       .description(
-        'roll a signed release out in stages: offer it to a first batch, wait for each machine to be healthy, grow the batches, stop when failures pass --max-failures (exit 0: complete, 1: stopped, 130: interrupted, resume with --resume)',
+        'roll a signed release out in stages: offer it to a first batch, wait for each machine to be healthy, grow ' +
+          'the batches, stop when failures pass --max-failures (exit 0: complete, 1: stopped, 130: interrupted, ' +
+          'resume with --resume)',
       )
       .option('--manifest <file>', 'the signed manifest (`npm run release -- --sign`)')
       .option('--artifact-url <url>', 'where the machines fetch the release tarball: https://... (the broker is --url)')
@@ -131,14 +133,16 @@ export function registerUpdate(fleet: Command): void {
       ) {
         throw new QrvendError(
           ErrorCodes.CLI_USAGE,
-          '--resume takes the manifest, artifact URL, machines and policy from its file: give none of --manifest, --artifact-url, --machines, --all, --state',
+          '--resume takes the manifest, artifact URL, machines and policy from its file: give none of --manifest, ' +
+            '--artifact-url, --machines, --all, --state',
         );
       }
       file = flags.resume!;
       state = rollout.readRolloutFile(file);
       if (flags.prefix !== state.prefix)
         process.stderr.write(
-          `qrvend fleet update: the rollout was planned under the prefix ${state.prefix}; --prefix ${flags.prefix} is not used\n`,
+          `qrvend fleet update: the rollout was planned under the prefix ${state.prefix}; --prefix ${flags.prefix} ` +
+            `is not used\n`,
         );
     } else {
       if (flags.manifest === undefined || flags.artifactUrl === undefined)
@@ -196,7 +200,8 @@ export function registerUpdate(fleet: Command): void {
       out(
         flags.json
           ? rollout.rolloutJsonLine({ type: 'summary', state })
-          : `this rollout ended ${state.ended.at} (${state.ended.how}): ${state.ended.reason}\n${rollout.formatRolloutSummary(state)}`,
+          : `this rollout ended ${state.ended.at} (${state.ended.how}): ` +
+              `${state.ended.reason}\n${rollout.formatRolloutSummary(state)}`,
       );
       process.exitCode = state.ended.how === 'complete' ? 0 : EXIT_STOPPED;
       return;
@@ -209,7 +214,8 @@ export function registerUpdate(fleet: Command): void {
     };
     process.once('SIGINT', interrupt);
     process.once('SIGTERM', interrupt);
-    // Reconnects after a broker blip: the subscriptions come back and the retained statuses with them, so no outcome is missed.
+    // Reconnects after a broker blip: the subscriptions come back and the retained statuses with them, so no outcome is
+    // missed.
     const { client, protocol } = await connect(flags, 'update', 2_000);
     client.on('offline', () => process.stderr.write('qrvend fleet update: broker connection lost; reconnecting\n'));
     client.on('connect', () => process.stderr.write('qrvend fleet update: connected again\n'));
@@ -231,7 +237,8 @@ export function registerUpdate(fleet: Command): void {
       );
       if (result.how === 'interrupted') {
         process.stderr.write(
-          `qrvend fleet update: interrupted; resume with: qrvend fleet update --resume ${file} --sign-key ${flags.signKey} --key-id ${flags.keyId} (and the broker options)\n`,
+          `qrvend fleet update: interrupted; resume with: qrvend fleet update --resume ${file} --sign-key ` +
+            `${flags.signKey} --key-id ${flags.keyId} (and the broker options)\n`,
         );
         process.exitCode = EXIT_INTERRUPTED;
       } else {

@@ -131,7 +131,8 @@ export function register(parent: Command): void {
       onBad(message) {
         if (badShown++ < 10)
           process.stderr.write(
-            `qrvend fleet watch: skipped a malformed message on ${escapeForTerminal(message.topic.slice(0, 200))}: ${message.reason}: ${escapeForTerminal(message.detail)}\n`,
+            `qrvend fleet watch: skipped a malformed message on ${escapeForTerminal(message.topic.slice(0, 200))}: ` +
+              `${message.reason}: ${escapeForTerminal(message.detail)}\n`,
           );
       },
     });
@@ -143,7 +144,8 @@ export function register(parent: Command): void {
     client.on('connect', () => process.stderr.write('qrvend fleet watch: connected again\n'));
     const watch = await watchFleet(client, settings.prefix, listener, { share: flags.share });
     process.stderr.write(
-      `qrvend fleet watch: watching ${settings.prefix}/+/events on ${brokerLabel(settings.url)} (MQTT ${protocol === 5 ? '5' : '3.1.1'})\n`,
+      `qrvend fleet watch: watching ${settings.prefix}/+/events on ${brokerLabel(settings.url)} (MQTT ` +
+        `${protocol === 5 ? '5' : '3.1.1'})\n`,
     );
     const timer = seconds === undefined ? undefined : setTimeout(finish, seconds * 1000);
     process.once('SIGINT', finish);
@@ -168,12 +170,14 @@ export function register(parent: Command): void {
     fleet
       .command('cmd')
       .description(
-        'send a command to one machine and print its reply (exit 0: ok reply, 1: error reply, 69: no reply in time or no broker)',
+        'send a command to one machine and print its reply (exit 0: ok reply, 1: error reply, 69: no reply in time ' +
+          'or no broker)',
       )
       .argument('<machineId>', 'the machine (its topic level under the prefix)')
       .argument(
         '<name>',
-        'ping, doctor, outbox.list, outbox.retry, reader.disable, reader.enable, config.get, config.set, service.restart',
+        'ping, doctor, outbox.list, outbox.retry, reader.disable, reader.enable, config.get, config.set, ' +
+          'service.restart',
       )
       .argument('[json]', 'the arguments as one JSON object, e.g. \'{"key":"gateway.timeoutMs"}\'')
       .option('--json', 'print the reply as JSON')
@@ -220,22 +224,26 @@ export function register(parent: Command): void {
   fleet
     .command('keygen')
     .description(
-      "make an operator signing key (Ed25519): writes the private key (mode 0600) and prints the entry for the machines' trust file (public key only)",
+      'make an operator signing key (Ed25519): writes the private key (mode 0600) and prints the entry for the ' +
+        "machines' trust file (public key only)",
     )
     .requiredOption(
       '--out <file>',
-      "where the private key goes (refused if it exists); keep it on the operator's workstation or signing host, never on a machine",
+      "where the private key goes (refused if it exists); keep it on the operator's workstation or signing host, " +
+        'never on a machine',
     )
     .option('--id <id>', "the key's id in the trust file (default: key-YYYYMMDD)")
     .option(
       '--scopes <list>',
-      'what it may sign, comma-separated: read, operate, configure, update (`qrvend fleet update`, `npm run release -- --sign`); start, registry are for the relay',
+      'what it may sign, comma-separated: read, operate, configure, update (`qrvend fleet update`, `npm run release ' +
+        '-- --sign`); start, registry are for the relay',
       'read',
     )
     .option('--comment <text>', 'free text in the trust-file entry (who holds it)')
     .option(
       '--machine <machineId>',
-      "make this machine's own key instead (on the machine, as the agent's user; fleet.machineKeyFile): prints its entry for the relay's registry (docs/relay.md)",
+      "make this machine's own key instead (on the machine, as the agent's user; fleet.machineKeyFile): prints its " +
+        "entry for the relay's registry (docs/relay.md)",
     )
     .action(async (flags: KeygenFlags) => {
       const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
@@ -260,7 +268,8 @@ export function register(parent: Command): void {
       if (scopes.length === 0 || unknown.length > 0)
         throw new QrvendError(
           ErrorCodes.CLI_USAGE,
-          `--scopes: one or more of ${SCOPES.join(', ')}${unknown.length > 0 ? `; not a scope: ${unknown.join(', ').slice(0, 100)}` : ''}`,
+          `--scopes: one or more of ${SCOPES.join(', ')}` +
+            (unknown.length > 0 ? `; not a scope: ${unknown.join(', ').slice(0, 100)}` : ''),
         );
       if (flags.comment !== undefined && flags.comment.length > 200)
         throw new QrvendError(ErrorCodes.CLI_USAGE, '--comment: at most 200 characters');
@@ -270,7 +279,8 @@ export function register(parent: Command): void {
       } catch (err) {
         throw new QrvendError(
           ErrorCodes.CLI_USAGE,
-          `cannot write ${flags.out} (${(err as NodeJS.ErrnoException).code ?? 'error'}); an existing key is never overwritten`,
+          `cannot write ${flags.out} (${(err as NodeJS.ErrnoException).code ?? 'error'}); an existing key is never ` +
+            `overwritten`,
         );
       }
       const entry = {
@@ -281,7 +291,9 @@ export function register(parent: Command): void {
       };
       process.stdout.write(`${JSON.stringify(entry)}\n`);
       process.stderr.write(
-        `qrvend fleet keygen: private key written to ${flags.out} (mode 0600). Add the line above to "keys" in each machine's trust file (fleet.trustFile), then sign with: qrvend fleet cmd --sign-key ${flags.out} --key-id ${id} ...\n`,
+        `qrvend fleet keygen: private key written to ${flags.out} (mode 0600). Add the line above to "keys" in each ` +
+          `machine's trust file (fleet.trustFile), then sign with: qrvend fleet cmd --sign-key ${flags.out} --key-id ` +
+          `${id} ...\n`,
       );
     });
 }

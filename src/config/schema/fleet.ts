@@ -63,7 +63,10 @@ export const FleetSection = z.strictObject({
   /** Ceilings on what config.set may set (src/config/remote-keys.ts); only the site file sets them. */
   remoteLimits: z
     .strictObject({
-      /** Highest staticQr.preauthAmount the fleet may set; null = the site's own staticQr.preauthAmount (the fleet can only lower it). */
+      /**
+       * Highest staticQr.preauthAmount the fleet may set; null = the site's own staticQr.preauthAmount (the fleet can
+       * only lower it).
+       */
       maxPreauthAmount: z.number().positive().max(1_000_000).nullable().default(null),
     })
     .default({ maxPreauthAmount: null }),
@@ -78,7 +81,9 @@ export const UpdatesSection = z
     caFile: AbsolutePath.nullable().default(null),
     /** Data cap per update: bytes fetched (including retries after cuts) beyond which the download is abandoned. */
     maxDownloadBytes: int(1024 * 1024, 2 * 1024 * 1024 * 1024).default(512 * 1024 * 1024),
-    /** How long a downloaded update may wait for an idle machine before UPDATE_DEFERRED is raised (it keeps waiting). */
+    /**
+     * How long a downloaded update may wait for an idle machine before UPDATE_DEFERRED is raised (it keeps waiting).
+     */
     maxDeferralS: int(60, 30 * 86_400).default(86_400),
     /** How long the new version's trial has to report healthy before it is rolled back. */
     healthyWithinS: int(30, 3_600).default(180),
@@ -98,7 +103,9 @@ export const DexSection = z
     intervalS: int(0, 7 * 86_400).default(86_400),
     /** Largest audit file accepted, bytes. */
     maxFileBytes: int(1024, 4 * 1024 * 1024).default(1024 * 1024),
-    /** Cashless vends by which the VMC's DA/DB count and the ledger may differ over one interval before AUDIT_MISMATCH. */
+    /**
+     * Cashless vends by which the VMC's DA/DB count and the ledger may differ over one interval before AUDIT_MISMATCH.
+     */
     reconcileToleranceVends: int(0, 1_000).default(0),
   })
   .default({ port: null, protocol: 'auto', intervalS: 86_400, maxFileBytes: 1024 * 1024, reconcileToleranceVends: 0 });

@@ -14,7 +14,9 @@ export const GatewaySection = z.strictObject({
 });
 
 export const StartSection = z.strictObject({
-  /** host:port of the Start endpoint; null = no inbound port (Starts come through `qrvend relay` only, docs/relay.md). */
+  /**
+   * host:port of the Start endpoint; null = no inbound port (Starts come through `qrvend relay` only, docs/relay.md).
+   */
   listen: ListenAddress.nullable(),
   integratorName: nonEmpty(100).regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, dot, dash, underscore only'),
   /** File holding the 64-character SecretToken (never put the token itself in config). */

@@ -32,7 +32,9 @@ export const GpioSection = z
       ctx.addIssue({
         code: 'custom',
         path: ['mode'],
-        message: `gpio.mode "${g.mode}" disagrees with gpio.backend "${g.backend}": remove gpio.mode (gpio.backend replaced it)`,
+        message:
+          `gpio.mode "${g.mode}" disagrees with gpio.backend "${g.backend}": remove gpio.mode (gpio.backend ` +
+          `replaced it)`,
       });
     }
   })

@@ -16,7 +16,9 @@ export const MdbSection = z
       z.literal(115200),
       z.literal(230400),
     ]),
-    /** Cashless device #1 (address 0x10) or #2 (0x60, beside a card reader at #1); set on the board at every link open. */
+    /**
+     * Cashless device #1 (address 0x10) or #2 (0x60, beside a card reader at #1); set on the board at every link open.
+     */
     device: z.enum(['cashless1', 'cashless2']).default('cashless1'),
     /** The VMC family (src/config/mdb-profiles.ts): defaults for the keys below that the site leaves out. */
     profile: z.enum(PROFILE_NAMES).default('level3-always-idle'),

@@ -37,7 +37,10 @@ export interface GateInput {
 }
 
 export type GateDecision =
-  /** Scope `start`: a relayed Start, vouched for by the relay and checked by the relayed-Start code (src/start/relayed.ts). */
+  /**
+   * Scope `start`: a relayed Start, vouched for by the relay and checked by the relayed-Start code
+   * (src/start/relayed.ts).
+   */
   | { kind: 'relayed-start' }
   | { kind: 'run'; budget: 'unsigned'; signature: null }
   /** Signed: runs on `signer`'s own budget for its scope. */
@@ -114,7 +117,9 @@ export function admitNonce(
     return {
       ok: false,
       reason: 'replayed',
-      message: `the record of seen nonces cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}): nothing signed runs until it can`,
+      message:
+        `the record of seen nonces cannot be written (${(err as NodeJS.ErrnoException).code ?? 'error'}): ` +
+        `nothing signed runs until it can`,
     };
   }
   return verdict.ok ? { ok: true } : { ok: false, reason: 'replayed', message: verdict.message };

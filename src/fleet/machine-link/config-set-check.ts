@@ -51,7 +51,8 @@ export function checkConfigSet(siteFile: string, overlayFile: string, set: Recor
       ok: false,
       code: 'BUSY',
       message:
-        'an earlier configuration change is still on trial; send this one once it is confirmed or rolled back (alarm CONFIG_ROLLED_BACK)',
+        'an earlier configuration change is still on trial; send this one once it is confirmed or rolled back (alarm ' +
+        'CONFIG_ROLLED_BACK)',
       paths: [],
     };
   }

@@ -49,7 +49,9 @@ export interface FleetMain {
   stats(stats: Record<string, unknown>): void;
   /** The fleet worker's heap as it answered the last `stats` (null without the link or before the first answer). */
   memory(): ThreadMemory | null;
-  /** Called once a second with what "healthy" needs; confirms or rolls back a trial config, confirms a trial release. */
+  /**
+   * Called once a second with what "healthy" needs; confirms or rolls back a trial config, confirms a trial release.
+   */
   checkTrial(healthy: { paymentReady: boolean; readerUp: boolean }): void;
   stop(): Promise<void>;
 }
@@ -169,7 +171,10 @@ export function startFleetLink(o: FleetMainOptions): FleetMain {
       }
       if (performance.now() - trialStartedAt < trial.healthyWithinS * 1000) return;
       trialOver = true;
-      const why = `not healthy within ${trial.healthyWithinS} s (payment side ${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ${fleetConnected ? 'up' : 'down'}, own command topic round trip ${probeReturned ? 'done' : 'not done'})`;
+      const why =
+        `not healthy within ${trial.healthyWithinS} s (payment side ` +
+        `${h.paymentReady ? 'ready' : 'not ready'}, reader ${h.readerUp ? 'up' : 'not up'}, fleet link ` +
+        `${fleetConnected ? 'up' : 'down'}, own command topic round trip ${probeReturned ? 'done' : 'not done'})`;
       const restored = rollBack(overlayFile, why, new Date());
       log.error(
         { event: 'fleet.config.rolled-back', code: 'CONFIG_ROLLED_BACK', restored },

@@ -171,7 +171,9 @@ export class FleetPaymentSide {
     clearInterval(this.timer);
   }
 
-  /** What the machine's audit found (src/dex/audit/service.ts): a read failing again and again, a reconciliation off. */
+  /**
+   * What the machine's audit found (src/dex/audit/service.ts): a read failing again and again, a reconciliation off.
+   */
   observeAudit(code: 'DEX_READ_FAILED' | 'AUDIT_MISMATCH', active: boolean, detail: string | null): void {
     this.observe(code, active, detail);
   }
@@ -329,7 +331,8 @@ export class FleetPaymentSide {
         if (!parsed.success)
           throw new CommandFailure(
             'BAD_ARGS',
-            `args.${parsed.error.issues[0]?.path.join('.') || '(root)'}: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+            `args.${parsed.error.issues[0]?.path.join('.') || '(root)'}: ` +
+              `${parsed.error.issues[0]?.message ?? 'invalid'}`,
           );
         const ids =
           parsed.data.id !== undefined

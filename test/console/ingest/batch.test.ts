@@ -155,12 +155,10 @@ for (const kind of DATABASES) {
         begin select raise(abort, 'gate closed'); end`.execute(store.db);
       } else {
         await sql`create function fail_events() returns trigger language plpgsql as $$
-        begin if exists (select 1 from fail_gate) then raise exception 'gate closed'; end if; return new; end $$`.execute(
-          store.db,
-        );
-        await sql`create trigger fail_events before insert on events for each row execute function fail_events()`.execute(
-          store.db,
-        );
+        begin if exists (select 1 from fail_gate) then raise exception 'gate closed'; end if; return new; end \
+$$`.execute(store.db);
+        await sql`create trigger fail_events before insert on events for each row execute function \
+fail_events()`.execute(store.db);
       }
       const r = await rig(store, `gate-${kind}`, { events: 10, ms: 1000 });
       try {

@@ -39,9 +39,8 @@ export async function refuseEventId(store: TestStore, eventId: string): Promise<
     return;
   }
   await sql`create function refuse_one() returns trigger language plpgsql as $$
-    begin if new.event_id = ${sql.lit(eventId)} then raise exception 'refused by the test'; end if; return new; end $$`.execute(
-    store.db,
-  );
+    begin if new.event_id = ${sql.lit(eventId)} then raise exception 'refused by the test'; end if; return new; end \
+$$`.execute(store.db);
   await sql`create trigger refuse_one before insert on events for each row execute function refuse_one()`.execute(
     store.db,
   );

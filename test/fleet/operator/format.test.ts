@@ -162,7 +162,8 @@ test('a reply: ok with its result, or the error code and message', { timeout: 5_
 });
 
 test(
-  'an identifier two online machines claim is raised under the table and in the JSON (docs/decisions/fleet-trust.md item 6)',
+  'an identifier two online machines claim is raised under the table and in the JSON (docs/decisions/fleet-trust.md ' +
+    'item 6)',
   { timeout: 5_000 },
   () => {
     const view = viewOf([
