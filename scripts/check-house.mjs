@@ -77,15 +77,18 @@ for (const root of ROOTS) {
       }
     });
     if (root !== 'src') continue;
-    if (lines.length > MAX_FILE_LINES && !allow(rel, 'size')) findings.push(`${rel}: ${lines.length} lines (at most ${MAX_FILE_LINES})`);
+    if (lines.length > MAX_FILE_LINES && !allow(rel, 'size'))
+      findings.push(`${rel}: ${lines.length} lines (at most ${MAX_FILE_LINES})`);
     for (const f of longFunctions(path, text)) if (!allow(rel, `function ${f.name}`)) findings.push(`${rel}:${f.text}`);
   }
 }
 
-for (const key of allowed) if (!used.has(key)) findings.push(`scripts/check-house.allow: "${key}" is no longer needed: remove it`);
+for (const key of allowed)
+  if (!used.has(key)) findings.push(`scripts/check-house.allow: "${key}" is no longer needed: remove it`);
 for (const f of findings) console.log(f);
 if (findings.length > 0) {
   console.log(`check-house: ${findings.length} finding(s); split the line, file or function (CONTRIBUTING.md, Style)`);
   process.exit(1);
 }
-console.log('check-house: no line over 120, no src file over 400 lines, no src function over 80 lines');
+const left = allowed.size > 0 ? ` beyond the ${allowed.size} known and left in scripts/check-house.allow` : '';
+console.log(`check-house: no line over 120, no src file over 400 lines, no src function over 80 lines${left}`);

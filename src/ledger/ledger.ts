@@ -143,10 +143,7 @@ export class Ledger {
     return this.conn.read(() => findTx(this.conn, txId));
   }
 
-  /**
-   * True when this TransactionId is in the ledger, or was pruned from it less than USED_ID_KEEP_MS ago
-   * (Start replay: 996).
-   */
+  /** In the ledger, or pruned from it less than USED_ID_KEEP_MS ago (a replayed Start: 996). */
   transactionIdUsed(txId: string): boolean {
     return this.conn.read(
       () =>
@@ -191,10 +188,7 @@ export class Ledger {
 
   // --- Static QR ----------------------------------------------------------------------------
 
-  /**
-   * Start validated: record it durably before answering Approved. A known TransactionId returns the
-   * existing record.
-   */
+  /** Start validated: kept durably before Approved is answered. A known TransactionId: its record. */
   acceptStart(input: { txId: string } & StartData): InsertResult {
     const startData: StartData = { appUserId: input.appUserId, balance: input.balance };
     const columns = { start_data: JSON.stringify(startData) };
@@ -304,10 +298,7 @@ export class Ledger {
 
   // --- Dynamic QR ---------------------------------------------------------------------------
 
-  /**
-   * GenerateQR is about to be sent (with this MachineAuTime and AgeLimitation). A known TransactionId
-   * returns the existing record.
-   */
+  /** GenerateQR is about to be sent (this MachineAuTime, AgeLimitation). A known TransactionId: its record. */
   requestQr(
     input: { txId: string; amount: number; item: number; requestId: string | null } & Partial<AuthorizationFacts>,
   ): InsertResult {
@@ -360,10 +351,7 @@ export class Ledger {
     return this.transition(txId, 'approveVend', undefined, () => ({}));
   }
 
-  /**
-   * Vend success: the sale is closed, nothing to send (the Inquiry took the money): its fleet sale
-   * event goes with it.
-   */
+  /** Vend success: closed, nothing to send (the Inquiry took the money); its fleet sale event goes with it. */
   recordVended(txId: string): TransitionResult {
     const result = this.transition(
       txId,
