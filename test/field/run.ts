@@ -367,9 +367,8 @@ async function main(): Promise<number> {
       );
 
     // arm64: the LED and reset lines on QEMU virt's PL061 (the GPIO steps); elsewhere GPIO stays off.
-    // Opt-in for now (QRVEND_FIELD_GPIO=1, or QRVEND_FIELD_ONLY=gpio): the silent-board step still
-    // fails (docs/field-test.md, "GPIO steps"), so CI's whole run leaves GPIO off as before.
-    const gpioSteps = ARCH.deb === 'arm64' && (gpioOnly || process.env.QRVEND_FIELD_GPIO === '1');
+    // On by default; QRVEND_FIELD_GPIO=0 leaves them out (docs/field-test.md, "GPIO steps").
+    const gpioSteps = ARCH.deb === 'arm64' && (gpioOnly || process.env.QRVEND_FIELD_GPIO !== '0');
     const site = gpioSteps
       ? { ...siteConfig(), gpio: fieldGpioConfig(), log: { level: 'info', statsIntervalMs: 5_000 } }
       : siteConfig();
@@ -1145,7 +1144,7 @@ async function main(): Promise<number> {
 
     // ---- GPIO on the emulated machine's PL061 (docs/decisions/gpio-lines.md) -------------------------------------
     if (gpioSteps) await runGpioSteps({ steps, runDir, facts: results.facts, g, vmc, siteConfig: site });
-    else results.facts.gpioSteps = 'skipped (opt-in: QRVEND_FIELD_GPIO=1 or QRVEND_FIELD_ONLY=gpio)';
+    else results.facts.gpioSteps = 'skipped (QRVEND_FIELD_GPIO=0, or not arm64)';
 
     // ---- remote updates (docs/decisions/remote-updates-rollout.md item 6)
     // ----------------------------------------------------
