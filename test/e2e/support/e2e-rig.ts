@@ -8,6 +8,8 @@ import { createRig, until, type LogLine, type Rig, type RigOptions } from '../..
 import { checkSales } from '../../../src/sim/checker.js';
 import type { TxRecord } from '../../../src/sim/gateway/index.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';
+import type { ReaderStatus } from '../../../src/ipc/messages.js';
+import { isUsable } from '../../../src/flows/reader-screen.js';
 import { startRecordingProxy, type RecordingProxy } from './recording-proxy.js';
 
 export { until };
@@ -116,11 +118,27 @@ export async function vmcIdle(rig: Rig, timeoutMs = 10_000): Promise<void> {
   await until(
     () => {
       const s = rig.vmc.state();
-      return s.reader === 'enabled' && !s.session && s.vend === 'none';
+      return s.reader === 'enabled' && !s.session && s.vend === 'none' && paymentSideSeesReaderUsable(rig);
     },
     timeoutMs,
-    'the VMC to be idle with the reader enabled',
+    'the VMC to be idle with the reader enabled, and the daemon to see it usable',
   );
+}
+
+/**
+ * Whether the daemon's payment side, which answers Starts, last saw the reader usable. The VMC can
+ * be idle again while the daemon's view still lags (a board link restarted on a loaded machine):
+ * a Start sent then is declined 30 "reader not enabled". The payment side logs every change of
+ * usability, so its last such line is its view; no line since the start means the reader it
+ * waited for at start.
+ */
+function paymentSideSeesReaderUsable(rig: Rig): boolean {
+  const logs = rig.agent?.logs ?? [];
+  for (let i = logs.length - 1; i >= 0; i--) {
+    const l = logs[i]!;
+    if (l.msg === 'reader availability changed') return isUsable(l.status as ReaderStatus);
+  }
+  return true;
 }
 
 /** The last VMC session record (the one a test just drove). */
