@@ -10,6 +10,10 @@
  *
  * `npm test` runs 80 kills (each restart costs ~0.6 s); QRVEND_CRASH_KILLS=200 (or
  * `npm run chaos -- --profile crash --kills 200`) runs the full count.
+ *
+ * The run ends on its count of kills, not on a time: a restart costs ~0.6 s on a quiet machine but
+ * up to ~7 s beside a CPU hog (scripts/stress-suite got 37 of 80 kills in 260 s), so the time bound
+ * (6 s a kill) is only there to stop a run that makes no progress.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,13 +25,13 @@ const SEED = Number(process.env.QRVEND_CRASH_SEED ?? 4242);
 
 test(
   `SIGKILL at random points, ${KILLS} times: nothing lost, nothing doubled, nothing unresolved`,
-  { timeout: 180_000 + KILLS * 3_000 },
+  { timeout: 180_000 + KILLS * 8_000 },
   async () => {
     const report = await runChaos({
       profile: 'crash',
       sessions: 0,
       minKills: KILLS,
-      maxMs: 60_000 + KILLS * 2_500,
+      maxMs: 60_000 + KILLS * 6_000,
       seed: SEED,
     });
     const text = formatReport(report);
