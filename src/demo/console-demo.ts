@@ -147,14 +147,15 @@ export async function startConsoleDemo(options: ConsoleDemoOptions): Promise<Con
     const password = randomBytes(9).toString('base64url');
     await putUser(db, 'demo', 'admin', password);
     const live = web.live;
-    const counters = {
+    const counters: IngestCounters = {
       stored: 0,
       duplicates: 0,
       statuses: 0,
       health: 0,
       refused: {},
-      failedCommits: 0,
-    } as IngestCounters;
+      failedMessages: 0,
+      batches: 0,
+    };
     const h = { db, prefix: PREFIX, counters, onChange: () => live.changed() };
     const feed = async (messages: Array<{ topic: string; body: unknown }>) => {
       for (const m of messages) await handlePacket(h, m.topic, Buffer.from(JSON.stringify(m.body)));

@@ -31,7 +31,7 @@ export interface IngestCounters {
   health: number;
   refused: Record<string, number>;
   /** Messages whose commit failed: not acknowledged, delivered again after the reconnect. */
-  failedCommits: number;
+  failedMessages: number;
   /** Transactions that committed a batch of events (events / batches = the mean batch). */
   batches: number;
 }
@@ -135,7 +135,7 @@ async function oneByOne(
 
 /**
  * Commits one batch and acknowledges what committed. Returns null, or the failure that left some
- * messages unacknowledged (their count is in failedCommits: the caller drops the connection so the
+ * messages unacknowledged (their count is in failedMessages: the caller drops the connection so the
  * broker sends them again).
  */
 export async function commitBatch(h: Handler, batch: Received[]): Promise<unknown> {
@@ -177,6 +177,6 @@ export async function commitBatch(h: Handler, batch: Received[]): Promise<unknow
       break;
     }
   }
-  if (failure !== null) h.counters.failedCommits += batch.filter((item) => !acked.has(item)).length;
+  if (failure !== null) h.counters.failedMessages += batch.filter((item) => !acked.has(item)).length;
   return failure;
 }

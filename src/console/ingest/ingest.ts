@@ -92,7 +92,7 @@ export async function startIngest(
     statuses: 0,
     health: 0,
     refused: {},
-    failedCommits: 0,
+    failedMessages: 0,
     batches: 0,
   };
   const h: Handler = { db, prefix, counters, onChange };

@@ -18,6 +18,8 @@ export function nextReconnectMs(currentMs: number, baseMs: number): number {
 /** Whether the database takes commits: one line when it stops, one when it is back. */
 export class StoreHealth {
   private failedSince: number | null = null;
+  /** Commits (transactions, each a batch of up to ingest.batchEvents messages) that failed; the
+   * messages are counted in the ingest's counters.failedMessages. */
   private failures = 0;
 
   constructor(

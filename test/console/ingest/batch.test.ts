@@ -97,7 +97,7 @@ test(
         'a PUBACK went before its event was committed',
       );
       assert.ok(r.ingest.counters.batches < 40, `${r.ingest.counters.batches} transactions for 40 events`);
-      assert.equal(r.ingest.counters.failedCommits, 0);
+      assert.equal(r.ingest.counters.failedMessages, 0);
     } finally {
       watch.close();
       await r.close();
@@ -131,7 +131,7 @@ for (const kind of DATABASES) {
           ['e0', 'e1', 'e2', 'e3', 'e5', 'e6', 'e7', 'e8', 'e9'],
         );
         // Refused and acknowledged: the broker does not send it again, the connection was never dropped.
-        assert.equal(r.ingest.counters.failedCommits, 0);
+        assert.equal(r.ingest.counters.failedMessages, 0);
       } finally {
         await r.close();
         await store.remove();
@@ -165,7 +165,7 @@ fail_events()`.execute(store.db);
         // Twice the same event among them: a redelivery the machine made itself.
         const events = Array.from({ length: 10 }, (_, i) => sale('vm-1', `e${i === 9 ? 0 : i}`));
         await r.send(events);
-        await waitFor('a failed commit', () => r.ingest.counters.failedCommits >= 10);
+        await waitFor('a failed commit', () => r.ingest.counters.failedMessages >= 10);
         assert.equal(r.ingest.counters.stored, 0);
         await sql`delete from fail_gate`.execute(store.db);
         await waitFor('the events stored after their redelivery', () => r.ingest.counters.stored === 9);

@@ -127,7 +127,7 @@ test(
     const dev = await device(broker.url);
     try {
       await dev.send('qrvend/vm-1/events', sale('vm-1', 'e1'));
-      await waitFor('a failed commit', () => ingest.counters.failedCommits >= 1);
+      await waitFor('a failed commit', () => ingest.counters.failedMessages >= 1);
       await sql`delete from fail_gate`.execute(store.db);
       await waitFor('the event stored after its redelivery', () => ingest.counters.stored === 1);
       const rows = await store.db.selectFrom('events').select('event_id').execute();
