@@ -79,7 +79,13 @@ export interface HarnessOptions {
   rig?: RigOptions;
 }
 
-const DEFAULT_WAIT_MS = 8_000;
+/**
+ * How long the run waits for the daemon's next step before calling the session stuck (an
+ * incident). A hang guard, not a speed check: the daemon's own deadlines (payment, gateway) run on
+ * its monotonic clock whatever the harness waits, and at load 30 a Dynamic QR answer once took
+ * longer than the 10.5 s the run used to allow.
+ */
+export const STEP_WAIT_MS = 20_000;
 /**
  * How long a restart may take before the run calls it a hang. The report gives every restart's
  * time (average, maximum); on a shared 2-core machine at load 20-30 a start took over 20 s.
@@ -206,7 +212,7 @@ export class Harness {
   }
 
   /** The next host command matching (wrap the wait in guard() to stop when the daemon dies). */
-  command(match: (c: BoardCommand) => boolean, what: string, timeoutMs = DEFAULT_WAIT_MS): Promise<BoardCommand> {
+  command(match: (c: BoardCommand) => boolean, what: string, timeoutMs = STEP_WAIT_MS): Promise<BoardCommand> {
     const p = this.rig.nextCommand(match, timeoutMs, what);
     p.catch(() => {});
     return p;
@@ -217,7 +223,7 @@ export class Harness {
     fromIndex: number,
     match: (l: Record<string, unknown>) => boolean,
     what: string,
-    timeoutMs = DEFAULT_WAIT_MS,
+    timeoutMs = STEP_WAIT_MS,
   ): Promise<Record<string, unknown>> {
     const agent = this.rig.agent;
     if (agent === null) throw new AgentGone();
@@ -275,7 +281,7 @@ export class Harness {
     const recorded = () =>
       readAgentTransactions(this.ledgerPath, since).find((t) => t.txId === txId)?.recordedSoldMinor ?? 0;
     await this.guard(
-      until(() => recorded() >= minor, DEFAULT_WAIT_MS, `the daemon to record ${minor} sold on ${txId}`, 10),
+      until(() => recorded() >= minor, STEP_WAIT_MS, `the daemon to record ${minor} sold on ${txId}`, 10),
     );
   }
 

@@ -4,7 +4,7 @@
  * Dynamic QR purchase (selection, QR, polls, approval, dispense). At each named moment the
  * harness may kill the daemon; any step throws AgentGone once the daemon is gone.
  */
-import type { Attempt, Harness, KillMoment } from './harness.js';
+import { STEP_WAIT_MS, type Attempt, type Harness, type KillMoment } from './harness.js';
 
 export interface SessionStyle {
   /** Serial noise between vends (chance per vend). */
@@ -129,7 +129,7 @@ export async function dynamicSession(h: Harness, a: Attempt, style: SessionStyle
   const answer = h.command(
     (c) => c.kind === 'vend-approve' || c.kind === 'vend-deny',
     'the dynamic QR vend answer',
-    style.paymentTimeoutMs + 8_000,
+    style.paymentTimeoutMs + STEP_WAIT_MS,
   );
   if (!vmc.select(dice.int(1, 40), price)) {
     a.steps.push('the VMC could not select');
@@ -147,7 +147,7 @@ export async function dynamicSession(h: Harness, a: Attempt, style: SessionStyle
       logFrom,
       (l) => l.msg === 'dynamic QR payment ended' && l.txId === txId,
       'the dynamic QR payment to end',
-      style.paymentTimeoutMs + 8_000,
+      style.paymentTimeoutMs + STEP_WAIT_MS,
     );
   if (killWhilePolling) {
     await sleep(dice.int(30, 280));
