@@ -27,7 +27,10 @@ export interface GuardedServer {
   close(): Promise<void>;
 }
 
-export function createGuardedServer(options: {
+const monotonic = () => performance.now();
+
+/** What createGuardedServer is given: the limits, the TLS files, and the caller's counters. */
+export interface GuardedServerOptions {
   limits: StartServerLimits;
   tls: { cert: Buffer; key: Buffer } | null;
   /** Called for each connection the guard refuses (counted by the caller). */
@@ -38,8 +41,38 @@ export function createGuardedServer(options: {
   onParserRefusal?: (answer: StartAnswer, socket: Socket, parserCode: string | undefined) => void;
   /** The guard's key for a peer address (the relay keys IPv6 by /64); default the address itself. */
   sourceKey?: (address: string) => string;
-}): GuardedServer {
+}
+
+export function createGuardedServer(options: GuardedServerOptions): GuardedServer {
   const { limits, tls } = options;
+  const server = createNodeServer(limits, tls);
+  const guard = new ConnectionGuard({
+    total: limits.maxConnections,
+    perSource: Math.min(limits.maxConnectionsPerSource, limits.maxConnections),
+    suspectShare: limits.suspectShare,
+    suspectForMs: limits.suspectForMs,
+  });
+  const keyOf = options.sourceKey ?? ((address: string) => address);
+  const strike = (socket: Socket) => {
+    if (socket.remoteAddress !== undefined) guard.strike(keyOf(socket.remoteAddress), monotonic());
+  };
+  admitThroughGuard(server, guard, keyOf, options.onRefused);
+  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => {
+    strike(socket);
+    socket.destroy();
+  });
+  answerClientErrors(server, options, strike);
+  return {
+    server,
+    guard,
+    strike,
+    listen: (address) => listenOn(server, tls !== null, address),
+    close: closeOnce(server, limits.closeGraceMs),
+  };
+}
+
+/** Node's server with its header, request and keep-alive deadlines set from the limits. */
+function createNodeServer(limits: StartServerLimits, tls: GuardedServerOptions['tls']): Server {
   const serverOptions = {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
@@ -52,31 +85,30 @@ export function createGuardedServer(options: {
   // Only a backstop: the guard below refuses first and fairly. Node counts a refused socket until
   // its close event, so under reconnect churn a tight backstop would drop well-behaved clients.
   server.maxConnections = limits.maxConnections * 4;
-  const guard = new ConnectionGuard({
-    total: limits.maxConnections,
-    perSource: Math.min(limits.maxConnectionsPerSource, limits.maxConnections),
-    suspectShare: limits.suspectShare,
-    suspectForMs: limits.suspectForMs,
-  });
-  const monotonic = () => performance.now();
-  const keyOf = options.sourceKey ?? ((address: string) => address);
-  const strike = (socket: Socket) => {
-    if (socket.remoteAddress !== undefined) guard.strike(keyOf(socket.remoteAddress), monotonic());
-  };
+  return server;
+}
+
+/** The guard decides on each raw TCP socket, before TLS or HTTP parsing spends anything on it. */
+function admitThroughGuard(
+  server: Server,
+  guard: ConnectionGuard,
+  keyOf: (address: string) => string,
+  onRefused: (() => void) | undefined,
+): void {
   server.on('connection', (socket: Socket) => {
     const source = socket.remoteAddress === undefined ? undefined : keyOf(socket.remoteAddress);
     if (source === undefined) return socket.destroy();
     if (!guard.admit(source, monotonic()).admit) {
-      options.onRefused?.();
+      onRefused?.();
       socket.destroy();
       return;
     }
     socket.once('close', () => guard.release(source, monotonic()));
   });
-  server.setTimeout(limits.idleSocketTimeoutMs, (socket) => {
-    strike(socket);
-    socket.destroy();
-  });
+}
+
+/** Requests Node's parser refuses get the same refusals the endpoint writes itself. */
+function answerClientErrors(server: Server, options: GuardedServerOptions, strike: (socket: Socket) => void): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     options.onClientError?.();
     if (err.code === 'ECONNRESET' || !socket.writable) {
@@ -91,32 +123,39 @@ export function createGuardedServer(options: {
           ? httpRefusals.headersTooLarge()
           : httpRefusals.badRequest();
     options.onParserRefusal?.(answer, socket, err.code);
-    writeRawAnswer(socket, answer, limits.lingerMs);
+    writeRawAnswer(socket, answer, options.limits.lingerMs);
   });
+}
 
-  async function listen(address: string): Promise<{ host: string; port: number; origin: string }> {
-    const { host, port } = parseListen(address);
-    await new Promise<void>((resolve, reject) => {
-      const onError = (err: unknown): void => reject(listenError(address, err));
-      server.once('error', onError);
-      server.listen(port, host, () => {
-        server.off('error', onError);
-        resolve();
-      });
+async function listenOn(
+  server: Server,
+  tls: boolean,
+  address: string,
+): Promise<{ host: string; port: number; origin: string }> {
+  const { host, port } = parseListen(address);
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: unknown): void => reject(listenError(address, err));
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
     });
-    const bound = server.address();
-    const boundPort = typeof bound === 'object' && bound !== null ? bound.port : port;
-    return {
-      host,
-      port: boundPort,
-      origin: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
-    };
-  }
+  });
+  const bound = server.address();
+  const boundPort = typeof bound === 'object' && bound !== null ? bound.port : port;
+  return {
+    host,
+    port: boundPort,
+    origin: `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${boundPort}`,
+  };
+}
 
+/** The idempotent graceful close: in-flight requests get closeGraceMs, then the rest are cut. */
+function closeOnce(server: Server, closeGraceMs: number): () => Promise<void> {
   let closing: Promise<void> | null = null;
-  function close(): Promise<void> {
+  return () => {
     closing ??= new Promise<void>((resolve) => {
-      const force = setTimeout(() => server.closeAllConnections(), limits.closeGraceMs);
+      const force = setTimeout(() => server.closeAllConnections(), closeGraceMs);
       force.unref();
       server.close(() => {
         clearTimeout(force);
@@ -125,7 +164,5 @@ export function createGuardedServer(options: {
       server.closeIdleConnections();
     });
     return closing;
-  }
-
-  return { server, guard, strike, listen, close };
+  };
 }

@@ -173,56 +173,90 @@ export function readStartBody(body: Buffer, options: { vouched?: boolean } = {})
 }
 
 export function createStartChecks(options: StartCheckOptions): StartChecks {
-  const terminalIds = new Set(options.acceptedTerminalIds);
-  const uniQrs = new Set(options.acceptedUniQr);
-  const remembered = new Set<string>();
-  const rememberMax = options.rememberAccepted ?? 10_000;
-  let accepting: string | null = null;
+  const checks = new StartCheckState(options);
+  return {
+    async decide(pathIntegratorName, body, vouched = false) {
+      try {
+        return await checks.decide(pathIntegratorName, body, vouched);
+      } catch (err) {
+        options.onError?.('internal', err);
+        // A hook that throws synchronously, or an input no check foresaw: still an answer, never a 5xx.
+        return httpRefusals.internalError();
+      }
+    },
+    get accepting() {
+      return checks.accepting;
+    },
+  };
+}
 
-  function remember(txId: string): void {
-    remembered.add(txId);
-    if (remembered.size > rememberMax) {
-      const oldest = remembered.values().next().value;
-      if (oldest !== undefined) remembered.delete(oldest);
-    }
+/**
+ * What the checks remember between Starts: the TransactionId being accepted and the ones
+ * accepted lately. Everything from decide() to the accept hook runs in one turn (see the header).
+ */
+class StartCheckState {
+  private readonly terminalIds: ReadonlySet<string>;
+  private readonly uniQrs: ReadonlySet<string>;
+  private readonly remembered = new Set<string>();
+  private readonly rememberMax: number;
+  accepting: string | null = null;
+
+  constructor(private readonly options: StartCheckOptions) {
+    this.terminalIds = new Set(options.acceptedTerminalIds);
+    this.uniQrs = new Set(options.acceptedUniQr);
+    this.rememberMax = options.rememberAccepted ?? 10_000;
   }
 
-  async function decide(pathIntegratorName: string, body: Buffer, vouched: boolean): Promise<StartAnswer> {
+  async decide(pathIntegratorName: string, body: Buffer, vouched: boolean): Promise<StartAnswer> {
     const read = readStartBody(body, { vouched });
     if (!read.ok) return read.answer;
     const { request, presented, echo } = read;
+    const refused =
+      this.refusedAuthentication(pathIntegratorName, presented, vouched, echo) ?? this.refusedMachine(request, echo);
+    if (refused !== null) return refused;
+    return this.accept(request, echo);
+  }
 
+  private refusedAuthentication(
+    pathIntegratorName: string,
+    presented: string,
+    vouched: boolean,
+    echo: Echo,
+  ): StartAnswer | null {
     // Both computed, always: the answer and the work do not depend on which one failed. The
     // integrator name is this machine's to judge even when the relay vouches for the token: a
     // relay serves several integrators, and one must not start sessions on another's machines.
-    const nameOk = pathIntegratorName === options.integratorName;
-    const tokenOk = vouched ? presented === '' : options.secret.matches(presented);
-    if (!(nameOk && tokenOk)) {
-      return declined(
-        DeclineCodes.NotAllowed,
-        AUTH_FAILED,
-        echo,
-        200,
-        nameOk ? 'token mismatch' : 'integratorName mismatch',
-      );
-    }
+    const nameOk = pathIntegratorName === this.options.integratorName;
+    const tokenOk = vouched ? presented === '' : this.options.secret.matches(presented);
+    if (nameOk && tokenOk) return null;
+    return declined(
+      DeclineCodes.NotAllowed,
+      AUTH_FAILED,
+      echo,
+      200,
+      nameOk ? 'token mismatch' : 'integratorName mismatch',
+    );
+  }
 
+  private refusedMachine(request: StartRequest, echo: Echo): StartAnswer | null {
     // Every identifier the wallet sent must name this machine: a Start naming another terminal
     // must not open a session here even if its UniQR matches.
-    const terminalOk = request.TerminalId == null || terminalIds.has(request.TerminalId);
-    const uniQrOk = request.UniQR == null || uniQrs.has(request.UniQR);
-    if (!terminalOk || !uniQrOk) {
-      return declined(
-        DeclineCodes.UnknownMachine,
-        'unknown machine: TerminalId/UniQR do not name this machine',
-        echo,
-        200,
-        'other machine',
-      );
-    }
+    const terminalOk = request.TerminalId == null || this.terminalIds.has(request.TerminalId);
+    const uniQrOk = request.UniQR == null || this.uniQrs.has(request.UniQR);
+    if (terminalOk && uniQrOk) return null;
+    return declined(
+      DeclineCodes.UnknownMachine,
+      'unknown machine: TerminalId/UniQR do not name this machine',
+      echo,
+      200,
+      'other machine',
+    );
+  }
 
+  /** The TransactionId and busy checks, then the accept hook: synchronous up to the hook's call. */
+  private async accept(request: StartRequest, echo: Echo): Promise<StartAnswer> {
     const txId = request.TransactionId;
-    if (txId === accepting || remembered.has(txId) || options.hooks.transactionSeen(txId)) {
+    if (txId === this.accepting || this.remembered.has(txId) || this.options.hooks.transactionSeen(txId)) {
       return declined(
         DeclineCodes.TransactionIdUnknownOrDuplicate,
         'TransactionId already used',
@@ -232,21 +266,21 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
       );
     }
 
-    const busy = accepting !== null ? 'another Start is being accepted' : options.hooks.readerBusy();
+    const busy = this.accepting !== null ? 'another Start is being accepted' : this.options.hooks.readerBusy();
     if (busy !== null) {
       return declined(DeclineCodes.MachineNotResponding, `machine busy: ${busy}`, echo, 200, `busy: ${busy}`);
     }
 
-    accepting = txId;
+    this.accepting = txId;
     try {
-      await options.hooks.accept({ ...request, SecretToken: REDACTED_TOKEN });
-      remember(txId);
+      await this.options.hooks.accept({ ...request, SecretToken: REDACTED_TOKEN });
+      this.remember(txId);
       return approved(echo);
     } catch (err) {
       if (err instanceof StartDeclined)
         return declined(err.declineCode, err.message, echo, 200, `declined by the payment side: ${err.message}`);
       // The hook's error may describe internals: it goes to the log, not to the wallet.
-      options.onError?.('accept', err);
+      this.options.onError?.('accept', err);
       return declined(
         DeclineCodes.GeneralSystemFailure,
         'general system failure: Start not accepted, nothing started',
@@ -255,22 +289,15 @@ export function createStartChecks(options: StartCheckOptions): StartChecks {
         'accept failed',
       );
     } finally {
-      accepting = null;
+      this.accepting = null;
     }
   }
 
-  return {
-    async decide(pathIntegratorName, body, vouched = false) {
-      try {
-        return await decide(pathIntegratorName, body, vouched);
-      } catch (err) {
-        options.onError?.('internal', err);
-        // A hook that throws synchronously, or an input no check foresaw: still an answer, never a 5xx.
-        return httpRefusals.internalError();
-      }
-    },
-    get accepting() {
-      return accepting;
-    },
-  };
+  private remember(txId: string): void {
+    this.remembered.add(txId);
+    if (this.remembered.size > this.rememberMax) {
+      const oldest = this.remembered.values().next().value;
+      if (oldest !== undefined) this.remembered.delete(oldest);
+    }
+  }
 }

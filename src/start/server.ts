@@ -6,7 +6,8 @@
  * This file holds the sockets: timeouts, connection bound, body reading, writing answers and
  * logging them. What to answer is decided in exchange.ts and checks.ts.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
 import { httpRefusals, type StartAnswer } from './answers.js';
 import { readLimitedBody } from './body.js';
@@ -64,16 +65,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     ...options.limits,
   };
   const { start } = options;
-  if (start.listen === null) {
-    throw new QrvendError(
-      ErrorCodes.CONFIG_INVALID,
-      'the Start endpoint was asked to listen but start.listen is null (no inbound port)',
-      {
-        hint: 'set start.listen to host:port, or leave the endpoint off and take Starts through qrvend relay only',
-      },
-    );
-  }
-  const listen = start.listen;
+  const listen = listenAddressOf(start);
   const core = options.core ?? createStartCore(options);
   const { exchange, stats, log, describeError } = core;
 
@@ -97,58 +89,7 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
       );
     },
   });
-
-  function send(req: IncomingMessage, res: ServerResponse, answer: StartAnswer, bodyUnread: boolean): void {
-    stats.answered(answer);
-    const remote = clientOf(req.socket);
-    writeAnswer(res, answer, bodyUnread, limits.lingerMs);
-    // An accepted Start's Authorization goes out now (docs/decisions/sales-and-recovery.md: answered, then authorized),
-    // and the answer's log line after this turn: a synchronous log write must not sit in front of it.
-    core.answered(answer);
-    setImmediate(() => core.logAnswer(remote, answer));
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    stats.request();
-    const pre = exchange.preflight({
-      method: req.method ?? '',
-      url: req.url ?? '',
-      headers: req.headers,
-      client: clientOf(req.socket),
-    });
-    if (!pre.ok) return send(req, res, pre.answer, true);
-    // Only now, with the head accepted, is a client that waits for it told to send the body.
-    // (Node's own test for the header, so every request it routed to 'checkContinue' gets its 100.)
-    if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '')) res.writeContinue();
-
-    const received = await readLimitedBody(req, start.maxBodyBytes, limits.bodyTimeoutMs);
-    switch (received.kind) {
-      case 'too-large':
-        return send(req, res, httpRefusals.tooLarge(start.maxBodyBytes), true);
-      case 'timeout':
-        strike(req.socket);
-        return send(req, res, httpRefusals.timedOut(), true);
-      case 'aborted':
-        stats.aborted();
-        return;
-      case 'body':
-        return send(req, res, await exchange.decide(pre.integratorName, received.body), false);
-    }
-  }
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((err: unknown) => {
-      log.error({ err: describeError(err) }, 'Start request handling failed');
-      if (!res.headersSent && !res.destroyed) send(req, res, httpRefusals.internalError(), true);
-      else res.destroy();
-    });
-  };
-  server.on('request', onRequest);
-  server.on('checkContinue', onRequest);
-  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    stats.request();
-    send(req, res, httpRefusals.expectationFailed(), true);
-  });
+  answerStartRequests(server, { core, limits, start, strike });
   if (tls) server.on('tlsClientError', () => stats.clientError());
 
   const { origin, port: boundPort } = await listenOn(listen);
@@ -164,4 +105,91 @@ export async function startStartEndpoint(options: StartEndpointOptions): Promise
     stats: () => stats.snapshot(exchange.limiter.trackedClients, guard),
     close,
   };
+}
+
+/** start.listen, or the refusal to run an endpoint that has no inbound port. */
+function listenAddressOf(start: StartEndpointOptions['start']): string {
+  if (start.listen === null) {
+    throw new QrvendError(
+      ErrorCodes.CONFIG_INVALID,
+      'the Start endpoint was asked to listen but start.listen is null (no inbound port)',
+      {
+        hint: 'set start.listen to host:port, or leave the endpoint off and take Starts through qrvend relay only',
+      },
+    );
+  }
+  return start.listen;
+}
+
+/** What answering one Start request needs: the decisions, the limits, and the guard's strike. */
+interface StartRequestContext {
+  core: StartCore;
+  limits: StartServerLimits;
+  start: StartEndpointOptions['start'];
+  strike(socket: Socket): void;
+}
+
+/** Routes every request (and every Expect: 100-continue) to handleStart; other expectations fail. */
+function answerStartRequests(server: Server, context: StartRequestContext): void {
+  const { stats, log, describeError } = context.core;
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
+    handleStart(context, req, res).catch((err: unknown) => {
+      log.error({ err: describeError(err) }, 'Start request handling failed');
+      if (!res.headersSent && !res.destroyed) send(context, req, res, httpRefusals.internalError(), true);
+      else res.destroy();
+    });
+  };
+  server.on('request', onRequest);
+  server.on('checkContinue', onRequest);
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    stats.request();
+    send(context, req, res, httpRefusals.expectationFailed(), true);
+  });
+}
+
+function send(
+  context: StartRequestContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  answer: StartAnswer,
+  bodyUnread: boolean,
+): void {
+  const { core } = context;
+  core.stats.answered(answer);
+  const remote = clientOf(req.socket);
+  writeAnswer(res, answer, bodyUnread, context.limits.lingerMs);
+  // An accepted Start's Authorization goes out now (docs/decisions/sales-and-recovery.md: answered, then authorized),
+  // and the answer's log line after this turn: a synchronous log write must not sit in front of it.
+  core.answered(answer);
+  setImmediate(() => core.logAnswer(remote, answer));
+}
+
+async function handleStart(context: StartRequestContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const { core, limits, start } = context;
+  const { exchange, stats } = core;
+  stats.request();
+  const pre = exchange.preflight({
+    method: req.method ?? '',
+    url: req.url ?? '',
+    headers: req.headers,
+    client: clientOf(req.socket),
+  });
+  if (!pre.ok) return send(context, req, res, pre.answer, true);
+  // Only now, with the head accepted, is a client that waits for it told to send the body.
+  // (Node's own test for the header, so every request it routed to 'checkContinue' gets its 100.)
+  if (/(?:^|\W)100-continue(?:$|\W)/i.test(req.headers.expect ?? '')) res.writeContinue();
+
+  const received = await readLimitedBody(req, start.maxBodyBytes, limits.bodyTimeoutMs);
+  switch (received.kind) {
+    case 'too-large':
+      return send(context, req, res, httpRefusals.tooLarge(start.maxBodyBytes), true);
+    case 'timeout':
+      context.strike(req.socket);
+      return send(context, req, res, httpRefusals.timedOut(), true);
+    case 'aborted':
+      stats.aborted();
+      return;
+    case 'body':
+      return send(context, req, res, await exchange.decide(pre.integratorName, received.body), false);
+  }
 }
