@@ -18,10 +18,8 @@
  * once (no queueing while offline); every wait ends at its deadline.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { connect, type IClientOptions, type IPublishPacket, type MqttClient } from 'mqtt';
+import { connect, type IPublishPacket, type MqttClient } from 'mqtt';
 import type { Logger } from '../core/log.js';
-import { ErrorCodes, QrvendError } from '../core/errors.js';
 import {
   CommandReply,
   fleetFilters,
@@ -32,14 +30,16 @@ import {
   type RelayedStartArgs,
   type StartConfirmArgs,
 } from '../fleet/contract/index.js';
-import { refuseExposedSecret } from '../config/file-modes.js';
 import type { RelayConfig } from './config.js';
 import { MachineDirectory } from './directory.js';
 import type { Registry } from './registry.js';
 import { setNoDelayOn } from '../fleet/no-delay.js';
-import { boundInboundPackets, maxPacketProperties } from '../fleet/packet-bound.js';
+import { boundInboundPackets } from '../fleet/packet-bound.js';
 import { RepeatedLog } from '../core/log-limiter.js';
 import { checkMachineReply, type MachineRefusal } from '../trust/machine-sig.js';
+import { mqttOptionsOf } from './broker-options.js';
+
+export { mqttOptionsOf } from './broker-options.js';
 
 export type RequestOutcome =
   | { kind: 'answer'; result: RelayedStartResult }
@@ -87,132 +87,97 @@ export interface BrokerLink {
   close(): Promise<void>;
 }
 
-function readSecretFile(file: string, what: string, key: string): Buffer {
-  refuseExposedSecret(file, what, ErrorCodes.CONFIG_UNREADABLE, key);
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw new QrvendError(
-      ErrorCodes.CONFIG_UNREADABLE,
-      `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: `check ${key} and that the relay's user can read the file`,
-        details: { file },
-      },
-    );
-  }
-}
-
-function readFile(file: string, what: string, key: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw new QrvendError(
-      ErrorCodes.CONFIG_UNREADABLE,
-      `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: `check ${key}`,
-        details: { file },
-      },
-    );
-  }
-}
-
-export function mqttOptionsOf(broker: RelayConfig['broker'], clientId: string): IClientOptions {
-  const options: IClientOptions = {
-    clientId,
-    protocolVersion: broker.protocolVersion,
-    clean: true,
-    keepalive: broker.keepaliveS,
-    connectTimeout: broker.connectTimeoutMs,
-    reconnectPeriod: 1_000,
-    // A Start is never queued while the broker is away: the wallet gets 30 at once instead.
-    queueQoSZero: false,
-    resubscribe: true,
-    // A 200 MB status must never reach this process (docs/decisions/fleet-trust.md item 11; src/fleet/packet-bound.ts).
-    properties: maxPacketProperties(broker.protocolVersion),
-  };
-  if (broker.caFile !== null) options.ca = readFile(broker.caFile, 'broker CA file', 'relay.broker.caFile');
-  if (broker.certFile !== null && broker.keyFile !== null) {
-    options.cert = readFile(broker.certFile, 'broker client certificate', 'relay.broker.certFile');
-    options.key = readSecretFile(broker.keyFile, 'broker client key', 'relay.broker.keyFile');
-  }
-  if (broker.username !== null && broker.passwordFile !== null) {
-    options.username = broker.username;
-    options.password = readSecretFile(broker.passwordFile, 'broker password file', 'relay.broker.passwordFile')
-      .toString('utf8')
-      .trim();
-  }
-  return options;
-}
-
-export function connectBrokerLink(config: RelayConfig, registry: () => Registry, log: Logger): BrokerLink {
-  const broker = config.broker;
-  const prefix = broker.topicPrefix;
-  const clientId = broker.clientId ?? `qrvend-relay-${randomBytes(6).toString('hex')}`;
-  const replyFilter = `${prefix}/+/replies`;
-  const directory = new MachineDirectory(config.maxMachines, registry, log.child({ component: 'directory' }));
-  const pending = new Map<string, Pending>();
-  let repliesUnmatched = 0;
-  let repliesInvalid = 0;
-  const repliesRefused: Partial<Record<MachineRefusal, number>> = {};
-  let closed = false;
+/** The link's state: the client, the Starts waiting for their reply, and the counters stats() reports. */
+class RelayBrokerLink {
+  readonly clientId: string;
+  readonly directory: MachineDirectory;
+  readonly client: MqttClient;
+  private readonly broker: RelayConfig['broker'];
+  private readonly prefix: string;
+  private readonly pending = new Map<string, Pending>();
+  private repliesUnmatched = 0;
+  private repliesInvalid = 0;
+  private readonly repliesRefused: Partial<Record<MachineRefusal, number>> = {};
+  private closed = false;
   // Reconnects are tried every second while the broker is away: one error line per outage, not per try.
-  let errorLogged = false;
+  private errorLogged = false;
+  private packetsTooLarge = 0;
+  private readonly blog: Logger;
+  private readonly refusalLog: RepeatedLog;
 
-  let packetsTooLarge = 0;
-  // Connected by hand, so the packet bound is in place on the first socket too.
-  const client: MqttClient = connect(broker.url, { ...mqttOptionsOf(broker, clientId), manualConnect: true });
-  boundInboundPackets(client, broker.protocolVersion, () => void (packetsTooLarge += 1));
-  client.connect();
-  const blog = log.child({ component: 'broker' });
+  constructor(
+    private readonly config: RelayConfig,
+    private readonly registry: () => Registry,
+    log: Logger,
+  ) {
+    const broker = config.broker;
+    this.broker = broker;
+    this.prefix = broker.topicPrefix;
+    this.clientId = broker.clientId ?? `qrvend-relay-${randomBytes(6).toString('hex')}`;
+    this.directory = new MachineDirectory(config.maxMachines, registry, log.child({ component: 'directory' }));
+    // Connected by hand, so the packet bound is in place on the first socket too.
+    this.client = connect(broker.url, { ...mqttOptionsOf(broker, this.clientId), manualConnect: true });
+    boundInboundPackets(this.client, broker.protocolVersion, () => void (this.packetsTooLarge += 1));
+    this.client.connect();
+    this.blog = log.child({ component: 'broker' });
+    this.follow();
+    this.refusalLog = new RepeatedLog({
+      intervalMs: 60_000,
+      write: (fields, repeated) =>
+        log.warn(
+          { event: 'relay.reply.refused', ...fields, repeated },
+          `reply not believed (${String(fields.reason)}): ${String(fields.why)}; the Start waits for the machine's own`,
+        ),
+    });
+  }
 
-  client.on('connect', () => {
+  /** The client's events: connection state, statuses and replies. */
+  private follow(): void {
+    const { client, broker, blog } = this;
+    client.on('connect', () => this.onConnect());
+    client.on('close', () => {
+      // Nothing can answer while the link is down (clean session: replies are not kept for us).
+      for (const [id, p] of this.pending) this.settle(id, p, { kind: 'broker-down' });
+    });
+    client.on('offline', () => {
+      if (!this.closed)
+        blog.warn({ url: broker.url }, 'fleet broker unreachable: Starts are answered Declined 30 until it is back');
+    });
+    client.on('error', (err) => {
+      if (this.errorLogged) return;
+      this.errorLogged = true;
+      blog.warn(
+        { err: err.message, code: (err as { code?: unknown }).code },
+        'fleet broker connection error (retrying every second; logged once until connected)',
+      );
+    });
+    client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {
+      if (payload.length > MAX_PAYLOAD_BYTES) return;
+      const parsed = parseTopic(this.prefix, topic);
+      if (parsed?.kind === 'status') this.directory.update(parsed.machineId, payload);
+      else if (parsed?.kind === 'replies') this.onReply(parsed.machineId, payload, packet);
+    });
+  }
+
+  private onConnect(): void {
+    const { client, broker, prefix } = this;
     // A Start is one small message each way: Nagle's algorithm against delayed ACKs would add up
     // to 40 ms per hop. (TLS and WebSocket streams carry the socket underneath; set it where there is one.)
     setNoDelayOn(client.stream);
-    errorLogged = false;
-    blog.info({ url: broker.url, protocolVersion: broker.protocolVersion, clientId }, 'connected to the fleet broker');
+    this.errorLogged = false;
+    this.blog.info(
+      { url: broker.url, protocolVersion: broker.protocolVersion, clientId: this.clientId },
+      'connected to the fleet broker',
+    );
     // A new subscription re-delivers every retained status, which brings the map up to date
     // (kept meanwhile, so a reconnect does not turn known machines into Declined 50 for a moment).
-    client.subscribe([fleetFilters(prefix).status, replyFilter], { qos: 1 }, (err) => {
-      if (err && !closed) blog.error({ err: err.message }, 'subscribing to machine status and replies failed');
+    client.subscribe([fleetFilters(prefix).status, `${prefix}/+/replies`], { qos: 1 }, (err) => {
+      if (err && !this.closed)
+        this.blog.error({ err: err.message }, 'subscribing to machine status and replies failed');
     });
-  });
-  client.on('close', () => {
-    // Nothing can answer while the link is down (clean session: replies are not kept for us).
-    for (const [id, p] of pending) settle(id, p, { kind: 'broker-down' });
-  });
-  client.on('offline', () => {
-    if (!closed)
-      blog.warn({ url: broker.url }, 'fleet broker unreachable: Starts are answered Declined 30 until it is back');
-  });
-  client.on('error', (err) => {
-    if (errorLogged) return;
-    errorLogged = true;
-    blog.warn(
-      { err: err.message, code: (err as { code?: unknown }).code },
-      'fleet broker connection error (retrying every second; logged once until connected)',
-    );
-  });
+  }
 
-  client.on('message', (topic: string, payload: Buffer, packet: IPublishPacket) => {
-    if (payload.length > MAX_PAYLOAD_BYTES) return;
-    const parsed = parseTopic(prefix, topic);
-    if (parsed?.kind === 'status') directory.update(parsed.machineId, payload);
-    else if (parsed?.kind === 'replies') onReply(parsed.machineId, payload, packet);
-  });
-
-  const refusalLog = new RepeatedLog({
-    intervalMs: 60_000,
-    write: (fields, repeated) =>
-      log.warn(
-        { event: 'relay.reply.refused', ...fields, repeated },
-        `reply not believed (${String(fields.reason)}): ${String(fields.why)}; the Start waits for the machine's own`,
-      ),
-  });
-
-  function onReply(topicMachineId: string, payload: Buffer, packet: IPublishPacket): void {
+  private onReply(topicMachineId: string, payload: Buffer, packet: IPublishPacket): void {
     let reply: CommandReply;
     let raw: Record<string, unknown>;
     try {
@@ -221,14 +186,14 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
       if (!checked.success) throw new Error('schema');
       reply = checked.data;
     } catch {
-      repliesInvalid += 1;
+      this.repliesInvalid += 1;
       return;
     }
     // The machine's acknowledgement of a confirmation: nobody waits for it.
     if (reply.command === 'start.confirm') return;
     const fromProperties = packet.properties?.correlationData;
     const correlationId = fromProperties !== undefined ? fromProperties.toString('utf8') : reply.correlationId;
-    const waiting = correlationId === null ? undefined : pending.get(correlationId);
+    const waiting = correlationId === null ? undefined : this.pending.get(correlationId);
     if (
       correlationId === null ||
       waiting === undefined ||
@@ -237,7 +202,7 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
       waiting.machineId !== topicMachineId
     ) {
       // Too late (we already answered 30), another replica's or an operator's, or not from the machine asked.
-      repliesUnmatched += 1;
+      this.repliesUnmatched += 1;
       return;
     }
     // Only now, for a reply someone waits for, the signature arithmetic: a flood of others costs a map lookup.
@@ -248,12 +213,12 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
       topicMachineId,
       facts,
       raw['machineSig'],
-      registry().keysOf(topicMachineId),
+      this.registry().keysOf(topicMachineId),
       Date.now(),
     );
     if (!signed.ok) {
-      repliesRefused[signed.reason] = (repliesRefused[signed.reason] ?? 0) + 1;
-      refusalLog.add({
+      this.repliesRefused[signed.reason] = (this.repliesRefused[signed.reason] ?? 0) + 1;
+      this.refusalLog.add({
         machineId: topicMachineId,
         reason: signed.reason,
         why: signed.message.slice(0, 200),
@@ -261,97 +226,115 @@ export function connectBrokerLink(config: RelayConfig, registry: () => Registry,
       });
       return;
     }
-    if (!reply.ok) return settle(correlationId, waiting, { kind: 'refused', code: reply.error.code });
-    const result = RelayedStartResult.safeParse(reply.result);
-    if (!result.success || !/^[\x20-\x7e]+$/.test(result.data.contentType)) {
-      repliesInvalid += 1;
-      return settle(correlationId, waiting, { kind: 'refused', code: 'BAD_RESULT' });
-    }
-    settle(correlationId, waiting, { kind: 'answer', result: result.data });
+    this.settleSigned(correlationId, waiting, reply);
   }
 
-  function settle(id: string, p: Pending, outcome: RequestOutcome): void {
-    if (pending.get(id) !== p) return;
-    pending.delete(id);
+  /** A signed reply to a waiting Start: the machine's refusal, or its HTTP answer when readable. */
+  private settleSigned(correlationId: string, waiting: Pending, reply: CommandReply): void {
+    if (!reply.ok) return this.settle(correlationId, waiting, { kind: 'refused', code: reply.error.code });
+    const result = RelayedStartResult.safeParse(reply.result);
+    if (!result.success || !/^[\x20-\x7e]+$/.test(result.data.contentType)) {
+      this.repliesInvalid += 1;
+      return this.settle(correlationId, waiting, { kind: 'refused', code: 'BAD_RESULT' });
+    }
+    this.settle(correlationId, waiting, { kind: 'answer', result: result.data });
+  }
+
+  private settle(id: string, p: Pending, outcome: RequestOutcome): void {
+    if (this.pending.get(id) !== p) return;
+    this.pending.delete(id);
     clearTimeout(p.timer);
     p.resolve(outcome);
   }
 
-  return {
-    directory,
-    clientId,
-    get connected() {
-      return client.connected;
-    },
-    request(machineId, args, waitMs) {
-      if (!client.connected) return Promise.resolve({ kind: 'broker-down' });
-      if (pending.size >= config.maxInFlight) return Promise.resolve({ kind: 'overloaded' });
-      const correlationId = randomBytes(12).toString('hex');
-      const topics = machineTopics(prefix, machineId);
-      const replyTo = topics.replies;
-      return new Promise<RequestOutcome>((resolve) => {
-        const entry: Pending = {
-          machineId,
-          resolve,
-          timer: setTimeout(() => settle(correlationId, entry, { kind: 'timeout' }), Math.max(0, waitMs)),
-        };
-        pending.set(correlationId, entry);
-        const body = JSON.stringify({ replyTo, correlationId, args });
-        if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return settle(correlationId, entry, { kind: 'too-large' });
-        // Whole seconds, strictly shorter than the wait: a queued Start expires before the relay gives up.
-        const expirySeconds = Math.max(1, Math.floor(waitMs / 1000) - 1);
-        const properties =
-          broker.protocolVersion === 5
-            ? {
-                properties: {
-                  responseTopic: replyTo,
-                  correlationData: Buffer.from(correlationId, 'utf8'),
-                  messageExpiryInterval: expirySeconds,
-                },
-              }
-            : {};
-        client.publish(topics.command('start'), body, { qos: 1, retain: false, ...properties }, (err) => {
-          if (err) settle(correlationId, entry, { kind: 'broker-down' });
-        });
-      });
-    },
-    confirm(machineId, args) {
-      if (!client.connected) return;
-      const topics = machineTopics(prefix, machineId);
-      // Expires with the machine's grace: a confirmation held longer by a broker finds nothing held.
-      const properties = broker.protocolVersion === 5 ? { properties: { messageExpiryInterval: 5 } } : {};
-      client.publish(
-        topics.command('start.confirm'),
-        JSON.stringify({ args }),
-        { qos: 1, retain: false, ...properties },
-        (err) => {
-          if (err && !closed)
-            blog.warn(
-              { machineId, txId: args.txId, err: err.message },
-              'start.confirm not published: the machine will drop the Start',
-            );
-        },
-      );
-    },
-    stats() {
-      return {
-        connected: client.connected,
-        machines: directory.size,
-        online: directory.onlineCount,
-        inFlight: pending.size,
-        statusDropped: { ...directory.dropped },
-        repliesUnmatched,
-        repliesInvalid,
-        statusRefused: { ...directory.statusRefused },
-        repliesRefused: { ...repliesRefused },
-        packetsTooLarge,
+  request(machineId: string, args: RelayedStartArgs, waitMs: number): Promise<RequestOutcome> {
+    const { client, broker } = this;
+    if (!client.connected) return Promise.resolve({ kind: 'broker-down' });
+    if (this.pending.size >= this.config.maxInFlight) return Promise.resolve({ kind: 'overloaded' });
+    const correlationId = randomBytes(12).toString('hex');
+    const topics = machineTopics(this.prefix, machineId);
+    const replyTo = topics.replies;
+    return new Promise<RequestOutcome>((resolve) => {
+      const entry: Pending = {
+        machineId,
+        resolve,
+        timer: setTimeout(() => this.settle(correlationId, entry, { kind: 'timeout' }), Math.max(0, waitMs)),
       };
+      this.pending.set(correlationId, entry);
+      const body = JSON.stringify({ replyTo, correlationId, args });
+      if (Buffer.byteLength(body) > MAX_PAYLOAD_BYTES) return this.settle(correlationId, entry, { kind: 'too-large' });
+      // Whole seconds, strictly shorter than the wait: a queued Start expires before the relay gives up.
+      const expirySeconds = Math.max(1, Math.floor(waitMs / 1000) - 1);
+      const properties =
+        broker.protocolVersion === 5
+          ? {
+              properties: {
+                responseTopic: replyTo,
+                correlationData: Buffer.from(correlationId, 'utf8'),
+                messageExpiryInterval: expirySeconds,
+              },
+            }
+          : {};
+      client.publish(topics.command('start'), body, { qos: 1, retain: false, ...properties }, (err) => {
+        if (err) this.settle(correlationId, entry, { kind: 'broker-down' });
+      });
+    });
+  }
+
+  confirm(machineId: string, args: StartConfirmArgs): void {
+    if (!this.client.connected) return;
+    const topics = machineTopics(this.prefix, machineId);
+    // Expires with the machine's grace: a confirmation held longer by a broker finds nothing held.
+    const properties = this.broker.protocolVersion === 5 ? { properties: { messageExpiryInterval: 5 } } : {};
+    this.client.publish(
+      topics.command('start.confirm'),
+      JSON.stringify({ args }),
+      { qos: 1, retain: false, ...properties },
+      (err) => {
+        if (err && !this.closed)
+          this.blog.warn(
+            { machineId, txId: args.txId, err: err.message },
+            'start.confirm not published: the machine will drop the Start',
+          );
+      },
+    );
+  }
+
+  stats(): BrokerLinkStats {
+    const { directory } = this;
+    return {
+      connected: this.client.connected,
+      machines: directory.size,
+      online: directory.onlineCount,
+      inFlight: this.pending.size,
+      statusDropped: { ...directory.dropped },
+      repliesUnmatched: this.repliesUnmatched,
+      repliesInvalid: this.repliesInvalid,
+      statusRefused: { ...directory.statusRefused },
+      repliesRefused: { ...this.repliesRefused },
+      packetsTooLarge: this.packetsTooLarge,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const [id, p] of this.pending) this.settle(id, p, { kind: 'broker-down' });
+    await new Promise<void>((resolve) => this.client.end(true, {}, () => resolve()));
+  }
+}
+
+export function connectBrokerLink(config: RelayConfig, registry: () => Registry, log: Logger): BrokerLink {
+  const link = new RelayBrokerLink(config, registry, log);
+  return {
+    directory: link.directory,
+    clientId: link.clientId,
+    get connected() {
+      return link.client.connected;
     },
-    async close() {
-      closed = true;
-      for (const [id, p] of pending) settle(id, p, { kind: 'broker-down' });
-      await new Promise<void>((resolve) => client.end(true, {}, () => resolve()));
-    },
+    request: (machineId, args, waitMs) => link.request(machineId, args, waitMs),
+    confirm: (machineId, args) => link.confirm(machineId, args),
+    stats: () => link.stats(),
+    close: () => link.close(),
   };
 }
 

@@ -85,30 +85,42 @@ interface Held {
 const startPath = (integratorName: string) =>
   `/payment/v2/transactions/Gateway/${encodeURIComponent(integratorName)}/start`;
 
-export function createRelayedStart(options: RelayedStartOptions): RelayedStarts {
-  const { core, vouchers } = options;
-  const wallNow = options.wallNow ?? defaultWallNow;
-  const monotonicNow = options.monotonicNow ?? (() => performance.now());
-  const toleranceMs = options.toleranceMs ?? RELAYED_START_TOLERANCE_MS;
-  const graceMs = options.confirmGraceMs ?? RELAYED_CONFIRM_GRACE_MS;
-  const held = new Map<string, Held>();
+/** The state a relayed Start's handling keeps: the clocks, the bounds and the Starts held for their confirmation. */
+class RelayedStartBook {
+  readonly held = new Map<string, Held>();
+  private readonly core: StartCore;
+  private readonly vouchers: RelayVouchers;
+  private readonly wallNow: () => number;
+  private readonly monotonicNow: () => number;
+  private readonly toleranceMs: number;
+  private readonly graceMs: number;
 
-  const drop = (txId: string, why: string): void => {
-    const entry = held.get(txId);
+  constructor(options: RelayedStartOptions) {
+    this.core = options.core;
+    this.vouchers = options.vouchers;
+    this.wallNow = options.wallNow ?? defaultWallNow;
+    this.monotonicNow = options.monotonicNow ?? (() => performance.now());
+    this.toleranceMs = options.toleranceMs ?? RELAYED_START_TOLERANCE_MS;
+    this.graceMs = options.confirmGraceMs ?? RELAYED_CONFIRM_GRACE_MS;
+  }
+
+  drop(txId: string, why: string): void {
+    const entry = this.held.get(txId);
     if (entry === undefined) return;
-    held.delete(txId);
+    this.held.delete(txId);
     clearTimeout(entry.timer);
-    core.stats.relayedDropped();
-    core.dropHeld(txId, why);
-  };
+    this.core.stats.relayedDropped();
+    this.core.dropHeld(txId, why);
+  }
 
-  const tooLate = (client: string, message: string, fields: Record<string, unknown>): RelayedStartOutcome => {
-    core.stats.relayedTooLate();
-    core.log.warn({ remote: client, relayed: true, ...fields }, `relayed Start refused: ${message}`);
+  private tooLate(client: string, message: string, fields: Record<string, unknown>): RelayedStartOutcome {
+    this.core.stats.relayedTooLate();
+    this.core.log.warn({ remote: client, relayed: true, ...fields }, `relayed Start refused: ${message}`);
     return { ok: false, error: { code: 'TOO_LATE', message } };
-  };
+  }
 
-  async function start(raw: unknown): Promise<RelayedStartOutcome> {
+  async start(raw: unknown): Promise<RelayedStartOutcome> {
+    const { core } = this;
     const parsed = RelayedStartArgs.safeParse(raw);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -125,43 +137,59 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
     core.stats.request();
     core.stats.relayedRequest();
 
-    const arrivedMono = monotonicNow();
-    const wall = wallNow();
-    const vouched = vouchers.checkStart(args, wall);
-    if (!vouched.ok || vouched.nonce === undefined) {
-      core.stats.relayedUnvouched();
-      const message = vouched.ok ? 'not vouched for' : vouched.message;
-      core.log.warn(
-        {
-          remote: client,
-          relayed: true,
-          reason: vouched.ok ? 'malformed' : vouched.reason,
-          txId: transactionIdOf(args.body),
-        },
-        `relayed Start refused: not vouched for by a trusted relay key: ${message}`,
-      );
-      return {
-        ok: false,
-        error: {
-          code: 'BAD_ARGS',
-          message: `not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): ${message}`,
-        },
-      };
-    }
+    const arrivedMono = this.monotonicNow();
+    const wall = this.wallNow();
+    const vouched = this.vouchers.checkStart(args, wall);
+    if (!vouched.ok || vouched.nonce === undefined) return this.unvouched(client, args, vouched);
     const leftMs = args.deadlineAt - wall;
     if (leftMs > RELAYED_START_MAX_AHEAD_MS) {
-      return tooLate(client, "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree", {
-        leftMs,
-        txId: transactionIdOf(args.body),
-      });
+      return this.tooLate(
+        client,
+        "the relay's deadline is too far ahead: the relay's and this machine's clocks disagree",
+        { leftMs, txId: transactionIdOf(args.body) },
+      );
     }
-    if (leftMs < toleranceMs)
-      return tooLate(client, "it reached the machine after the relay's deadline", {
+    if (leftMs < this.toleranceMs)
+      return this.tooLate(client, "it reached the machine after the relay's deadline", {
         lateByMs: -leftMs,
         txId: transactionIdOf(args.body),
       });
-    const deadlineMono = arrivedMono + leftMs;
+    return this.decide(args, client, arrivedMono + leftMs, vouched.nonce);
+  }
 
+  private unvouched(
+    client: string,
+    args: RelayedStartArgs,
+    vouched: ReturnType<RelayVouchers['checkStart']>,
+  ): RelayedStartOutcome {
+    this.core.stats.relayedUnvouched();
+    const message = vouched.ok ? 'not vouched for' : vouched.message;
+    this.core.log.warn(
+      {
+        remote: client,
+        relayed: true,
+        reason: vouched.ok ? 'malformed' : vouched.reason,
+        txId: transactionIdOf(args.body),
+      },
+      `relayed Start refused: not vouched for by a trusted relay key: ${message}`,
+    );
+    return {
+      ok: false,
+      error: {
+        code: 'BAD_ARGS',
+        message: `not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): ${message}`,
+      },
+    };
+  }
+
+  /** The machine's own Start decisions, with the relay's deadline checked right before the Start is recorded. */
+  private async decide(
+    args: RelayedStartArgs,
+    client: string,
+    deadlineMono: number,
+    nonce: string,
+  ): Promise<RelayedStartOutcome> {
+    const { core } = this;
     let answer: StartAnswer;
     const body = Buffer.from(args.body, 'utf8');
     const pre = core.exchange.preflight({
@@ -178,7 +206,7 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
         pre.integratorName,
         body,
         () => {
-          if (monotonicNow() + toleranceMs <= deadlineMono) return null;
+          if (this.monotonicNow() + this.toleranceMs <= deadlineMono) return null;
           late = true;
           return "machine not responding: the relay's deadline passed before the Start could be accepted";
         },
@@ -186,30 +214,34 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
       );
     }
     if (late)
-      return tooLate(client, "the relay's deadline passed before the Start could be accepted", {
+      return this.tooLate(client, "the relay's deadline passed before the Start could be accepted", {
         txId: answer.transactionId,
       });
     const txId = answer.transactionId;
-    if (answer.body.Status.Verdict === 'Approved' && txId !== undefined) {
-      const waitMs = Math.max(0, deadlineMono + graceMs - monotonicNow());
-      const timer = setTimeout(
-        () => drop(txId, 'the relay did not confirm that the wallet got the answer in time'),
-        waitMs,
-      );
-      timer.unref();
-      held.set(txId, { nonce: vouched.nonce, timer });
-    }
+    if (answer.body.Status.Verdict === 'Approved' && txId !== undefined) this.hold(txId, nonce, deadlineMono);
     core.stats.answered(answer);
-    core.logAnswer(client, answer, { relayed: true, held: held.has(txId ?? '') });
+    core.logAnswer(client, answer, { relayed: true, held: this.held.has(txId ?? '') });
     return { ok: true, result: toResult(answer) };
   }
 
-  function confirm(raw: unknown): ConfirmOutcome {
+  /** Holds an Approved Start's Authorization until its confirmation, or drops it after the grace. */
+  private hold(txId: string, nonce: string, deadlineMono: number): void {
+    const waitMs = Math.max(0, deadlineMono + this.graceMs - this.monotonicNow());
+    const timer = setTimeout(
+      () => this.drop(txId, 'the relay did not confirm that the wallet got the answer in time'),
+      waitMs,
+    );
+    timer.unref();
+    this.held.set(txId, { nonce, timer });
+  }
+
+  confirm(raw: unknown): ConfirmOutcome {
+    const { core } = this;
     const parsed = StartConfirmArgs.safeParse(raw);
     if (!parsed.success)
       return { ok: false, error: { code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' } };
     const args = parsed.data;
-    const checked = vouchers.checkConfirm(args, wallNow());
+    const checked = this.vouchers.checkConfirm(args, this.wallNow());
     if (!checked.ok) {
       core.log.warn(
         { txId: args.txId, reason: checked.reason },
@@ -220,7 +252,7 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
         error: { code: 'BAD_ARGS', message: `not signed by a relay key this machine trusts: ${checked.message}` },
       };
     }
-    const entry = held.get(args.txId);
+    const entry = this.held.get(args.txId);
     if (entry === undefined || entry.nonce !== args.startNonce) {
       // Dropped already (the confirmation came after the grace), or never held here.
       core.log.warn(
@@ -229,20 +261,23 @@ export function createRelayedStart(options: RelayedStartOptions): RelayedStarts 
       );
       return { ok: false, error: { code: 'TOO_LATE', message: 'no such Start is waiting for its confirmation' } };
     }
-    held.delete(args.txId);
+    this.held.delete(args.txId);
     clearTimeout(entry.timer);
     core.confirmHeld(args.txId);
     return { ok: true, result: { authorized: args.txId } };
   }
+}
 
+export function createRelayedStart(options: RelayedStartOptions): RelayedStarts {
+  const book = new RelayedStartBook(options);
   return {
-    start,
-    confirm,
+    start: (raw) => book.start(raw),
+    confirm: (raw) => book.confirm(raw),
     get held() {
-      return [...held.keys()];
+      return [...book.held.keys()];
     },
     dropAll(why) {
-      for (const txId of [...held.keys()]) drop(txId, why);
+      for (const txId of [...book.held.keys()]) book.drop(txId, why);
     },
   };
 }
