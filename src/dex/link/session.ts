@@ -8,14 +8,14 @@ import type { Logger } from '../../core/log.js';
 import type { LinkEffect, LinkInput, LinkMachine } from './machine.js';
 import type { DexPort } from './port.js';
 
+/** How long the last queued bytes may take to go out once the read has ended. */
+const FLUSH_WAIT_MS = 1000;
+
 /**
  * A bound on the whole read, whatever the VMC does: the protocols' own timers are re-armed by
  * every answer, so a VMC repeating itself forever would otherwise hold the port forever. A minute
  * plus the largest file at 100 bytes a second (DDCMP at 2400 baud with its acknowledgements).
  */
-/** How long the last queued bytes may take to go out once the read has ended. */
-const FLUSH_WAIT_MS = 1000;
-
 export function readDeadlineMs(maxFileBytes: number): number {
   return 60_000 + Math.ceil(maxFileBytes / 100) * 1000;
 }
