@@ -83,41 +83,8 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
     );
   };
 
-  if (env.NOTIFY_SOCKET) {
-    const complaints = new RepeatedLog({
-      intervalMs: 60_000,
-      write: (fields, repeated) =>
-        log.warn({ ...fields, ...(repeated > 0 ? { repeated } : {}) }, 'systemd notification trouble'),
-    });
-    try {
-      // Measured here because this is the one moment the main thread waits for a fork.
-      const startedAt = performance.now();
-      child = spawn(helper, [], { env, stdio: ['pipe', 'ignore', 'pipe'] });
-      log.debug({ spawnMs: Math.round((performance.now() - startedAt) * 100) / 100 }, 'qrvend-notify helper started');
-    } catch (err) {
-      log.error(
-        { helper, problem: (err as Error).message },
-        'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package ' +
-          '(or run `npm run build` in a checkout)',
-      );
-    }
-    const c = child;
-    if (c !== null) {
-      c.on('error', (err: Error) => gone(err.message));
-      c.on('exit', (code, signal) => gone(`exited with ${code ?? signal}`));
-      c.stdin?.on('error', () => {}); // EPIPE after the helper died: 'exit' says so
-      c.stderr?.setEncoding('utf8');
-      c.stderr?.on('data', (text: string) => {
-        for (const line of text.split('\n'))
-          if (line.trim() !== '') complaints.add({ helperSays: line.trim().slice(0, 200) });
-      });
-      // Never keep the daemon alive for the helper: at our exit its stdin closes and it ends.
-      c.unref();
-      for (const stream of [c.stdin, c.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
-    }
-  } else {
-    log.debug('NOTIFY_SOCKET is not set: not running under systemd, notifications are off');
-  }
+  if (env.NOTIFY_SOCKET) child = startHelper(log, helper, env, gone);
+  else log.debug('NOTIFY_SOCKET is not set: not running under systemd, notifications are off');
 
   const send = (assignments: Record<string, string>, essential: boolean): void => {
     const stdin = child?.stdin;
@@ -154,4 +121,49 @@ export function createNotifier(log: Logger, options: NotifierOptions = {}): Noti
       send({ STATUS: oneLine(text) }, false);
     },
   };
+}
+
+/**
+ * Starts the qrvend-notify helper, or logs why it cannot be and returns null. `gone` hears of its
+ * end (an error or its exit); what it writes on stderr is logged at most once a minute.
+ */
+function startHelper(
+  log: Logger,
+  helper: string,
+  env: NodeJS.ProcessEnv,
+  gone: (why: string) => void,
+): ChildProcess | null {
+  const complaints = new RepeatedLog({
+    intervalMs: 60_000,
+    write: (fields, repeated) =>
+      log.warn({ ...fields, ...(repeated > 0 ? { repeated } : {}) }, 'systemd notification trouble'),
+  });
+  let child: ChildProcess | null = null;
+  try {
+    // Measured here because this is the one moment the main thread waits for a fork.
+    const startedAt = performance.now();
+    child = spawn(helper, [], { env, stdio: ['pipe', 'ignore', 'pipe'] });
+    log.debug({ spawnMs: Math.round((performance.now() - startedAt) * 100) / 100 }, 'qrvend-notify helper started');
+  } catch (err) {
+    log.error(
+      { helper, problem: (err as Error).message },
+      'the qrvend-notify helper cannot be started: systemd will time the agent out; reinstall the qrvend package ' +
+        '(or run `npm run build` in a checkout)',
+    );
+  }
+  const c = child;
+  if (c !== null) {
+    c.on('error', (err: Error) => gone(err.message));
+    c.on('exit', (code, signal) => gone(`exited with ${code ?? signal}`));
+    c.stdin?.on('error', () => {}); // EPIPE after the helper died: 'exit' says so
+    c.stderr?.setEncoding('utf8');
+    c.stderr?.on('data', (text: string) => {
+      for (const line of text.split('\n'))
+        if (line.trim() !== '') complaints.add({ helperSays: line.trim().slice(0, 200) });
+    });
+    // Never keep the daemon alive for the helper: at our exit its stdin closes and it ends.
+    c.unref();
+    for (const stream of [c.stdin, c.stderr]) (stream as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+  return c;
 }

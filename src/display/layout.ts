@@ -101,12 +101,20 @@ export function productName(ctx: LayoutContext, item: number | null): string | n
   return entry.names?.[ctx.language] ?? entry.name;
 }
 
-export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext = defaultLayoutContext()): Layout {
-  const t = (key: Parameters<typeof translate>[1], values?: Record<string, string | number>) =>
-    translate(ctx.language, key, values);
+type Translate = (key: Parameters<typeof translate>[1], values?: Record<string, string | number>) => string;
+type Money = (s: { amount: number; currencyCode: string; decimalPlaces: number }) => string;
+
+/** What every screen's layout starts from: the catalog's words, the locale's amounts, the blank layout. */
+interface LayoutParts {
+  t: Translate;
+  money: Money;
+  base: Layout;
+}
+
+function layoutParts(ctx: LayoutContext): LayoutParts {
+  const t: Translate = (key, values) => translate(ctx.language, key, values);
   const locale = ctx.locale ?? DEFAULT_LOCALE[ctx.language];
-  const money = (s: { amount: number; currencyCode: string; decimalPlaces: number }) =>
-    formatAmount(s.amount, s.currencyCode, s.decimalPlaces, locale);
+  const money: Money = (s) => formatAmount(s.amount, s.currencyCode, s.decimalPlaces, locale);
   const { palette } = ctx;
   const base: Layout = {
     qrText: null,
@@ -120,60 +128,89 @@ export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext =
     direction: direction(ctx.language),
     palette,
   };
+  return { t, money, base };
+}
+
+function dynamicQrLayout(
+  screen: Extract<Screen, { kind: 'dynamic-qr' }>,
+  nowMs: number,
+  ctx: LayoutContext,
+  { t, money, base }: LayoutParts,
+): Layout {
+  const product = productName(ctx, screen.item);
+  const total = Math.max(1, screen.expiresAtMs - Math.min(ctx.shownAtMs, nowMs));
+  const fraction = Math.max(0, Math.min(1, (screen.expiresAtMs - nowMs) / total));
+  return {
+    ...base,
+    qrText: screen.qrText,
+    title: product,
+    headline: money(screen),
+    lines: [t('scanToPay')],
+    countdown: { text: t('secondsLeft', { seconds: secondsLeft(screen.expiresAtMs, nowMs) }), fraction },
+  };
+}
+
+function vendingLayout(
+  screen: Extract<Screen, { kind: 'vending' }>,
+  ctx: LayoutContext,
+  { t, money, base }: LayoutParts,
+): Layout {
+  const product = productName(ctx, screen.item);
+  const lines = [
+    product,
+    screen.amount === null ? null : money({ ...screen, amount: screen.amount }),
+    t('vendingDetail'),
+  ];
+  return {
+    ...base,
+    headline: t('vendingTitle'),
+    headlineColor: ctx.palette.accent,
+    lines: lines.filter((l): l is string => l !== null),
+  };
+}
+
+function thankYouLayout(
+  screen: Extract<Screen, { kind: 'thank-you' }>,
+  ctx: LayoutContext,
+  { t, money, base }: LayoutParts,
+): Layout {
+  const receipt =
+    ctx.receiptUrl !== null && screen.txId !== null
+      ? ctx.receiptUrl.replaceAll('{txId}', encodeURIComponent(screen.txId))
+      : null;
+  const lines = [
+    screen.amount === null ? null : money({ ...screen, amount: screen.amount }),
+    t('thankYouDetail'),
+    receipt === null ? null : t('receiptHint'),
+  ];
+  return {
+    ...base,
+    qrText: receipt,
+    headline: t('thankYouTitle'),
+    headlineColor: ctx.palette.accent,
+    lines: lines.filter((l): l is string => l !== null),
+  };
+}
+
+export function screenLayout(screen: Screen, nowMs: number, ctx: LayoutContext = defaultLayoutContext()): Layout {
+  const parts = layoutParts(ctx);
+  const { t, money, base } = parts;
+  const { palette } = ctx;
   switch (screen.kind) {
     case 'idle':
       return { ...base, qrText: screen.qrText, headline: t('scanToPay'), lines: [t('scanHint')], logo: true };
-    case 'dynamic-qr': {
-      const product = productName(ctx, screen.item);
-      const total = Math.max(1, screen.expiresAtMs - Math.min(ctx.shownAtMs, nowMs));
-      const fraction = Math.max(0, Math.min(1, (screen.expiresAtMs - nowMs) / total));
-      return {
-        ...base,
-        qrText: screen.qrText,
-        title: product,
-        headline: money(screen),
-        lines: [t('scanToPay')],
-        countdown: { text: t('secondsLeft', { seconds: secondsLeft(screen.expiresAtMs, nowMs) }), fraction },
-      };
-    }
+    case 'dynamic-qr':
+      return dynamicQrLayout(screen, nowMs, ctx, parts);
     case 'authorizing':
       return { ...base, headline: t('authorizingTitle'), lines: [t('authorizingDetail')] };
     case 'waiting':
       return { ...base, headline: t('waitingTitle') };
     case 'session':
       return { ...base, title: t('sessionTitle'), headline: money(screen), lines: [t('sessionDetail')] };
-    case 'vending': {
-      const product = productName(ctx, screen.item);
-      const lines = [
-        product,
-        screen.amount === null ? null : money({ ...screen, amount: screen.amount }),
-        t('vendingDetail'),
-      ];
-      return {
-        ...base,
-        headline: t('vendingTitle'),
-        headlineColor: palette.accent,
-        lines: lines.filter((l): l is string => l !== null),
-      };
-    }
-    case 'thank-you': {
-      const receipt =
-        ctx.receiptUrl !== null && screen.txId !== null
-          ? ctx.receiptUrl.replaceAll('{txId}', encodeURIComponent(screen.txId))
-          : null;
-      const lines = [
-        screen.amount === null ? null : money({ ...screen, amount: screen.amount }),
-        t('thankYouDetail'),
-        receipt === null ? null : t('receiptHint'),
-      ];
-      return {
-        ...base,
-        qrText: receipt,
-        headline: t('thankYouTitle'),
-        headlineColor: palette.accent,
-        lines: lines.filter((l): l is string => l !== null),
-      };
-    }
+    case 'vending':
+      return vendingLayout(screen, ctx, parts);
+    case 'thank-you':
+      return thankYouLayout(screen, ctx, parts);
     case 'session-ended':
       return { ...base, headline: t('sessionEndedTitle'), lines: [t('sessionEndedDetail')] };
     case 'declined':

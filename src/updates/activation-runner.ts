@@ -45,20 +45,47 @@ export interface ActivationRunner {
 }
 
 export function startActivationRunner(o: ActivationRunnerOptions): ActivationRunner {
-  const files = updateFiles(o.dir);
-  let state: ActivationState = initialActivation;
-  let pausedUntil = -Infinity;
-  const limits = { maxDeferralMs: o.maxDeferralMs, holdTimeoutMs: HOLD_TIMEOUT_MS };
-  // A deferral raised before the last restart is over: this run starts without a pending activation.
-  o.toPayment({ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: false, detail: null });
+  return new MainThreadActivation(o);
+}
 
-  const feed = (event: ActivationEvent) => {
-    const step = stepActivation(state, event, limits);
-    state = step.state;
-    for (const effect of step.effects) apply(effect);
-  };
+/** The waiter's state on the main thread, its one-second tick, and what its effects do. */
+class MainThreadActivation implements ActivationRunner {
+  private readonly files: ReturnType<typeof updateFiles>;
+  private state: ActivationState = initialActivation;
+  private pausedUntil = -Infinity;
+  private readonly limits: { maxDeferralMs: number; holdTimeoutMs: number };
+  private readonly timer: NodeJS.Timeout;
 
-  function apply(effect: ActivationEffect): void {
+  constructor(private readonly o: ActivationRunnerOptions) {
+    this.files = updateFiles(o.dir);
+    this.limits = { maxDeferralMs: o.maxDeferralMs, holdTimeoutMs: HOLD_TIMEOUT_MS };
+    // A deferral raised before the last restart is over: this run starts without a pending activation.
+    o.toPayment({ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: false, detail: null });
+    this.timer = setInterval(() => this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  request(request: ActivationRequest): void {
+    this.feed({ type: 'request', request, nowMs: this.o.monotonicNow() });
+  }
+
+  activity(busy: string | null, held: boolean): void {
+    if (this.state.phase !== 'waiting' && this.state.phase !== 'holding') return;
+    this.feed({ type: 'facts', busy: this.o.readerBusy() ?? busy, held, nowMs: this.o.monotonicNow() });
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private feed(event: ActivationEvent): void {
+    const step = stepActivation(this.state, event, this.limits);
+    this.state = step.state;
+    for (const effect of step.effects) this.apply(effect);
+  }
+
+  private apply(effect: ActivationEffect): void {
+    const o = this.o;
     switch (effect.type) {
       case 'hold':
         o.toPayment({ type: 'update.hold', hold: effect.hold });
@@ -69,18 +96,19 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
         o.toPayment({ type: 'fleet.observe', code: 'UPDATE_DEFERRED', active: effect.active, detail: effect.detail });
         return;
       case 'activate':
-        activate(effect.request);
+        this.activate(effect.request);
         return;
     }
   }
 
-  function activate(request: ActivationRequest): void {
+  private activate(request: ActivationRequest): void {
+    const o = this.o;
     try {
       if (request.kind === 'update') {
         writeActivationRequest(o.dir, request, new Date());
         publishUpdateEvent(o.toPayment, 'activating', request.version, null, { rolloutId: request.rolloutId });
       }
-      removeDurably(files.restart);
+      removeDurably(this.files.restart);
     } catch (err) {
       // Nothing switched: let sessions go again and try at the next idle moment.
       o.log.error(
@@ -88,14 +116,14 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
         'the activation request could not be written; sessions go on',
       );
       o.toPayment({ type: 'update.hold', hold: false });
-      state = {
+      this.state = {
         phase: 'waiting',
         request,
         sinceMs: o.monotonicNow(),
         deferred: false,
         waitingFor: 'the activation request could not be written',
       };
-      pausedUntil = o.monotonicNow() + RETRY_AFTER_FAILURE_MS;
+      this.pausedUntil = o.monotonicNow() + RETRY_AFTER_FAILURE_MS;
       return;
     }
     o.log.info(
@@ -109,36 +137,24 @@ export function startActivationRunner(o: ActivationRunnerOptions): ActivationRun
     );
   }
 
-  const timer = setInterval(() => {
+  /** Each second: a hand-installed package's restart request, then the waiter's tick while it waits. */
+  private tick(): void {
+    const o = this.o;
     const now = o.monotonicNow();
-    if (existsSync(files.restart)) {
-      const asked = readSmallJson(files.restart) as { version?: unknown } | null;
+    if (existsSync(this.files.restart)) {
+      const asked = readSmallJson(this.files.restart) as { version?: unknown } | null;
       const version = typeof asked?.version === 'string' ? asked.version.slice(0, 64) : 'unknown';
-      if (state.phase === 'none')
+      if (this.state.phase === 'none')
         o.log.info(
           { event: 'update.restart-requested', version },
           'the installed package asks for a restart: at the next idle moment',
         );
-      if (state.phase === 'none' || (state.phase !== 'activating' && state.request.kind !== 'update'))
-        feed({ type: 'request', request: { kind: 'restart', version, rolloutId: null }, nowMs: now });
+      if (this.state.phase === 'none' || (this.state.phase !== 'activating' && this.state.request.kind !== 'update'))
+        this.feed({ type: 'request', request: { kind: 'restart', version, rolloutId: null }, nowMs: now });
     }
-    if ((state.phase === 'waiting' || state.phase === 'holding') && now >= pausedUntil) {
-      o.toPayment({ type: 'update.hold', hold: state.phase === 'holding' });
-      feed({ type: 'tick', nowMs: now });
+    if ((this.state.phase === 'waiting' || this.state.phase === 'holding') && now >= this.pausedUntil) {
+      o.toPayment({ type: 'update.hold', hold: this.state.phase === 'holding' });
+      this.feed({ type: 'tick', nowMs: now });
     }
-  }, TICK_MS);
-  timer.unref();
-
-  return {
-    request(request) {
-      feed({ type: 'request', request, nowMs: o.monotonicNow() });
-    },
-    activity(busy, held) {
-      if (state.phase !== 'waiting' && state.phase !== 'holding') return;
-      feed({ type: 'facts', busy: o.readerBusy() ?? busy, held, nowMs: o.monotonicNow() });
-    },
-    stop() {
-      clearInterval(timer);
-    },
-  };
+  }
 }

@@ -10,17 +10,17 @@
  *
  * Runs in the fleet worker, never on the machine loop.
  */
-import { createHash, type Hash } from 'node:crypto';
-import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, writeSync } from 'node:fs';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { isQrvendError, QrvendError } from '../core/errors.js';
+import { QrvendError } from '../core/errors.js';
 import { fsyncDir, removeDurably, renameDurably } from '../core/durable-file.js';
-import { isLoopbackHost } from '../config/schema.js';
 import { readPemFile } from '../core/pem-file.js';
 import type { UpdateManifest } from '../fleet/contract/manifest-schema.js';
+import { checkDownloadUrl, failed, fetchOnce, type Part } from './artifact-request.js';
 import { hashFd, verifyArtifactFile } from './manifest.js';
+
+export { checkDownloadUrl };
 
 export const PART_FILE = 'artifact.part';
 export const ARTIFACT_FILE = 'artifact.tar.gz';
@@ -52,42 +52,8 @@ export interface DownloadOptions {
   signal?: AbortSignal;
 }
 
-const FSYNC_EVERY_BYTES = 4 * 1024 * 1024;
-const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Redirects followed for one request; every attempt starts again from the offered URL (signed links expire). */
 const MAX_REDIRECTS = 3;
-
-function failed(message: string, hint?: string): QrvendError {
-  return new QrvendError('UPDATE_DOWNLOAD_FAILED', message, hint === undefined ? {} : { hint });
-}
-
-/** The URL, checked: https, or http to a loopback host; no credentials in it (they would reach logs). */
-export function checkDownloadUrl(url: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new QrvendError('UPDATE_MANIFEST_INVALID', 'the update URL is not a URL');
-  }
-  if (parsed.username !== '' || parsed.password !== '')
-    throw new QrvendError(
-      'UPDATE_MANIFEST_INVALID',
-      'the update URL carries credentials: use a URL without user:password@',
-    );
-  if (parsed.protocol === 'https:') return parsed;
-  if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return parsed;
-  throw new QrvendError(
-    'UPDATE_MANIFEST_INVALID',
-    `the update URL must be https:// (plain http only to a loopback ` +
-      `host), not ${parsed.protocol}//${parsed.hostname.slice(0, 100)}`,
-  );
-}
-
-interface Part {
-  fd: number;
-  have: number;
-  hash: Hash;
-}
 
 /** Opens the part file and hashes what is on disk (bounded by the artifact's size). */
 function openPart(path: string, size: number): Part {
@@ -100,142 +66,6 @@ function openPart(path: string, size: number): Part {
   const hash = createHash('sha256');
   hashFd(fd, hash, have);
   return { fd, have, hash };
-}
-
-function restartPart(part: Part): void {
-  ftruncateSync(part.fd, 0);
-  part.have = 0;
-  part.hash = createHash('sha256');
-}
-
-/**
- * One GET from `part.have` on; resolves when the response ended or was cut (the caller looks at
- * part.have), or with the target of a redirect.
- */
-function fetchOnce(
-  url: URL,
-  ca: Buffer | undefined,
-  part: Part,
-  o: DownloadOptions,
-  counter: { fetched: number; sinceSync: number; lastProgress: number },
-): Promise<URL | null> {
-  const size = o.manifest.size;
-  const idle = o.idleTimeoutMs ?? 30_000;
-  const total = o.requestTimeoutMs ?? 30 * 60_000;
-  return new Promise<URL | null>((resolve, reject) => {
-    const headers: Record<string, string> = { 'user-agent': 'qrvend-update', accept: 'application/octet-stream' };
-    if (part.have > 0) headers.range = `bytes=${part.have}-`;
-    const options = {
-      method: 'GET',
-      headers,
-      timeout: idle,
-      ...(url.protocol === 'https:' ? { rejectUnauthorized: true, ...(ca ? { ca } : {}) } : {}),
-    };
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, options);
-    let settled = false;
-    const deadline = setTimeout(() => req.destroy(new Error(`no end within ${total / 1000} s`)), total);
-    const onAbort = () => req.destroy(new Error('aborted'));
-    o.signal?.addEventListener('abort', onAbort);
-    const done = (err: Error | null, redirect: URL | null = null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(deadline);
-      o.signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve(redirect);
-    };
-    req.on('timeout', () => req.destroy(new Error(`no data for ${idle / 1000} s`)));
-    // A cut mid-body surfaces as an error on the request or the response: both end this attempt, not the download.
-    req.on('error', (err) => done(o.signal?.aborted ? err : null));
-    req.on('response', (res: IncomingMessage) => {
-      const status = res.statusCode ?? 0;
-      if (status === 206 && part.have > 0) {
-        const range = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(String(res.headers['content-range'] ?? ''));
-        if (range === null || Number(range[1]) !== part.have) {
-          done(
-            failed(
-              `the artifact server answered a resume at byte ${part.have} with another ` +
-                `range (${String(res.headers['content-range'] ?? 'none').slice(0, 60)})`,
-            ),
-          );
-          return res.destroy();
-        }
-      } else if (status === 200) {
-        if (part.have > 0) restartPart(part); // Range ignored: the whole file again, counted against the cap
-      } else if (REDIRECTS.has(status)) {
-        res.resume();
-        let target: URL;
-        try {
-          // A repository's redirect (a CDN, a signed link) obeys the same rules as the offered URL.
-          target = checkDownloadUrl(new URL(String(res.headers.location ?? ''), url).href);
-        } catch (err) {
-          return done(
-            isQrvendError(err)
-              ? failed(`the artifact server redirected to a URL that is refused: ${err.message}`)
-              : failed('the artifact server redirected without a usable Location'),
-          );
-        }
-        return done(null, target);
-      } else if (status === 416 && part.have > 0) {
-        restartPart(part); // what we hold is not a prefix the server knows
-        res.resume();
-        return res.on('end', () => done(null)).on('error', () => done(null));
-      } else {
-        res.resume();
-        const retryable = status >= 500 || status === 408 || status === 429;
-        return done(
-          retryable
-            ? null
-            : failed(
-                `the artifact server answered HTTP ${status}`,
-                status === 404 ? `is ${o.manifest.artifact} published at that URL?` : 'check the URL and the server',
-              ),
-        );
-      }
-      res.on('data', (chunk: Buffer) => {
-        if (counter.fetched + chunk.length > o.maxBytes) {
-          done(
-            new QrvendError(
-              'UPDATE_DATA_CAP',
-              `the download passed the data cap: ${counter.fetched + chunk.length} bytes ` +
-                `received for this update, updates.maxDownloadBytes is ${o.maxBytes}`,
-              { hint: 'a link that keeps cutting: raise updates.maxDownloadBytes or offer the update again later' },
-            ),
-          );
-          return res.destroy(); // after done(): destroying may report the cut at once, and the first word counts
-        }
-        if (part.have + chunk.length > size) {
-          done(
-            new QrvendError(
-              'UPDATE_ARTIFACT_MISMATCH',
-              `the server sent more than the ${size} bytes the manifest names`,
-              { hint: 'the URL serves another file than the signed release' },
-            ),
-          );
-          return res.destroy();
-        }
-        writeSync(part.fd, chunk, 0, chunk.length, part.have);
-        part.hash.update(chunk);
-        part.have += chunk.length;
-        counter.fetched += chunk.length;
-        counter.sinceSync += chunk.length;
-        if (counter.sinceSync >= FSYNC_EVERY_BYTES) {
-          fsyncSync(part.fd);
-          counter.sinceSync = 0;
-          o.onFetched(counter.fetched);
-        }
-        const now = o.monotonicNow();
-        if (now - counter.lastProgress >= (o.progressEveryMs ?? 5_000)) {
-          counter.lastProgress = now;
-          o.onProgress(part.have, size);
-        }
-      });
-      res.on('end', () => done(null));
-      res.on('error', () => done(null));
-      res.on('aborted', () => done(null));
-    });
-    req.end();
-  });
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>

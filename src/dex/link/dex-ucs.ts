@@ -181,10 +181,13 @@ function answer(s: UcsState, phase: Phase, bytes: Buffer, extra: Partial<UcsStat
   return { state: { ...s, ...extra, phase, lastAnswer: bytes }, effects: [send(bytes), timer(T.timerDMs)] };
 }
 
+// The VMC asking again (its timer A ran out) means it missed our last answer.
+function repeatAnswer(s: UcsState): Step<UcsState> {
+  return { state: s, effects: [send(s.lastAnswer), timer(T.timerDMs)] };
+}
+
 function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
   const ignore = { state: s, effects: [] };
-  // The VMC asking again (its timer A ran out) means it missed our last answer.
-  const repeat = (): Step<UcsState> => ({ state: s, effects: [send(s.lastAnswer), timer(T.timerDMs)] });
   const wack = (): Step<UcsState> => ({ state: s, effects: [timer(T.timerAMs + T.wackWaitMs)] });
   switch (s.phase) {
     case 'fh-enq':
@@ -210,20 +213,9 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
       return ignore;
     case 'fh-slave-block':
     case 'sh-slave-block':
-      if (e.kind === 'enq') return repeat();
-      if (e.kind === 'overlong' || (e.kind === 'block' && !e.crcOk)) return badBlock(s);
-      if (e.kind !== 'block') return ignore;
-      if (s.phase === 'sh-slave-block') {
-        const verdict = judgeResponse(e.text.toString('latin1'));
-        if (verdict.refusal !== null) {
-          const message = `the VMC refused the audit read: ${verdict.refusal}`;
-          return over(s, [send(ACK1), fail('DEX_NO_ANSWER', message, REFUSED)]);
-        }
-        return answer(s, 'sh-slave-eot', ACK1, { badBlocks: 0, maybeRefused: verdict.maybe });
-      }
-      return answer(s, 'fh-slave-eot', ACK1, { badBlocks: 0 });
+      return onHandshakeBlock(s, e);
     case 'fh-slave-eot':
-      if (e.kind === 'enq') return repeat();
+      if (e.kind === 'enq') return repeatAnswer(s);
       if (e.kind !== 'eot') return ignore;
       return {
         state: { ...s, phase: 'sh-enq', attempts: 1 },
@@ -234,34 +226,55 @@ function onEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
       if (e.kind !== 'enq') return ignore;
       return answer(s, s.phase === 'sh-slave-enq' ? 'sh-slave-block' : 'data', ACK0);
     case 'sh-slave-eot':
-      if (e.kind === 'enq') return repeat();
+      if (e.kind === 'enq') return repeatAnswer(s);
       if (e.kind === 'eot') return { state: { ...s, phase: 'data-enq' }, effects: [timer(T.timerDMs)] };
       return ignore;
     case 'data':
-      if (e.kind === 'enq') return repeat();
-      if (e.kind === 'overlong' || (e.kind === 'block' && !e.crcOk)) return badBlock(s);
-      if (e.kind === 'eot' && s.maybeRefused !== null && s.blocks === 0 && s.badBlocks === 0) {
-        return over(s, [refusedAfterAll(s.maybeRefused)]);
-      }
-      if (e.kind === 'eot')
-        return s.badBlocks > 0
-          ? over(s, [fail('DEX_CRC', 'the VMC gave up after we refused a damaged DEX/UCS block', NOISE)])
-          : over(s, [
-              fail(
-                'DEX_TIMEOUT',
-                `the VMC ended the DEX/UCS transfer after ${s.blocks} block(s), before the last one`,
-                'try again; if it keeps happening, the VMC may be busy or its audit damaged',
-              ),
-            ]);
-      if (e.kind !== 'block' || e.start !== 'stx') return ignore;
-      return dataBlock(s, e.text, e.last);
+      return onDataEvent(s, e);
     case 'data-eot':
-      if (e.kind === 'enq') return repeat();
+      if (e.kind === 'enq') return repeatAnswer(s);
       if (e.kind === 'eot') return over(s, [{ kind: 'done', file: Buffer.concat(s.file.pieces as Buffer[]) }]);
       return ignore;
     default:
       return ignore;
   }
+}
+
+/** The VMC leads a handshake: its block (the second handshake's carries its answer, 4.5.3). */
+function onHandshakeBlock(s: UcsState, e: UcsEvent): Step<UcsState> {
+  if (e.kind === 'enq') return repeatAnswer(s);
+  if (e.kind === 'overlong' || (e.kind === 'block' && !e.crcOk)) return badBlock(s);
+  if (e.kind !== 'block') return { state: s, effects: [] };
+  if (s.phase === 'sh-slave-block') {
+    const verdict = judgeResponse(e.text.toString('latin1'));
+    if (verdict.refusal !== null) {
+      const message = `the VMC refused the audit read: ${verdict.refusal}`;
+      return over(s, [send(ACK1), fail('DEX_NO_ANSWER', message, REFUSED)]);
+    }
+    return answer(s, 'sh-slave-eot', ACK1, { badBlocks: 0, maybeRefused: verdict.maybe });
+  }
+  return answer(s, 'fh-slave-eot', ACK1, { badBlocks: 0 });
+}
+
+/** The audit file's blocks, and an EOT that ends the transfer before its last block. */
+function onDataEvent(s: UcsState, e: UcsEvent): Step<UcsState> {
+  if (e.kind === 'enq') return repeatAnswer(s);
+  if (e.kind === 'overlong' || (e.kind === 'block' && !e.crcOk)) return badBlock(s);
+  if (e.kind === 'eot' && s.maybeRefused !== null && s.blocks === 0 && s.badBlocks === 0) {
+    return over(s, [refusedAfterAll(s.maybeRefused)]);
+  }
+  if (e.kind === 'eot')
+    return s.badBlocks > 0
+      ? over(s, [fail('DEX_CRC', 'the VMC gave up after we refused a damaged DEX/UCS block', NOISE)])
+      : over(s, [
+          fail(
+            'DEX_TIMEOUT',
+            `the VMC ended the DEX/UCS transfer after ${s.blocks} block(s), before the last one`,
+            'try again; if it keeps happening, the VMC may be busy or its audit damaged',
+          ),
+        ]);
+  if (e.kind !== 'block' || e.start !== 'stx') return { state: s, effects: [] };
+  return dataBlock(s, e.text, e.last);
 }
 
 function dataBlock(s: UcsState, text: Buffer, last: boolean): Step<UcsState> {

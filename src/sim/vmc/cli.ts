@@ -35,7 +35,12 @@ function wholeNumber(text: string, what: string, min: number, max: number): numb
   return Number(text);
 }
 
-export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
+/** The options checked, and the script read and parsed, before anything starts. */
+function checkOptions(opts: SimVmcOptions): {
+  baudRate: number;
+  pollIntervalMs: number;
+  scripted: ScriptStep[] | null;
+} {
   const baudRate = wholeNumber(opts.baudRate, '--baud-rate', 50, 4_000_000);
   const pollIntervalMs = wholeNumber(opts.pollMs, '--poll-ms', 10, 60_000);
   if (!['manual', 'success', 'fail'].includes(opts.auto))
@@ -50,7 +55,29 @@ export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
     }
     scripted = parseScript(text); // every line checked before the simulator starts
   }
+  return { baudRate, pollIntervalMs, scripted };
+}
 
+/** Interactive: each stdin line runs as it arrives; a bad line is reported, not fatal. */
+async function runStdinLines(sim: VmcSimulator, print: (text: string) => void, closing: () => boolean): Promise<void> {
+  const rl = createInterface({ input: process.stdin, terminal: false });
+  let lineNo = 0;
+  for await (const line of rl) {
+    if (closing()) break;
+    lineNo += 1;
+    try {
+      const step = parseStep(line, lineNo);
+      if (step === null) continue;
+      const out = await runStep(sim, step);
+      if (out !== null) print(out);
+    } catch (err) {
+      process.stderr.write(`${isQrvendError(err) ? err.describe() : String(err)}\n`);
+    }
+  }
+}
+
+export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
+  const { baudRate, pollIntervalMs, scripted } = checkOptions(opts);
   const print = (text: string) => process.stdout.write(`${text}\n`);
   let relay: PtyRelay | null = null;
   if (opts.agentPty !== undefined) {
@@ -114,20 +141,6 @@ export async function runSimVmc(opts: SimVmcOptions): Promise<void> {
     return;
   }
 
-  // Interactive: each stdin line runs as it arrives; a bad line is reported, not fatal.
-  const rl = createInterface({ input: process.stdin, terminal: false });
-  let lineNo = 0;
-  for await (const line of rl) {
-    if (closing) break;
-    lineNo += 1;
-    try {
-      const step = parseStep(line, lineNo);
-      if (step === null) continue;
-      const out = await runStep(sim, step);
-      if (out !== null) print(out);
-    } catch (err) {
-      process.stderr.write(`${isQrvendError(err) ? err.describe() : String(err)}\n`);
-    }
-  }
+  await runStdinLines(sim, print, () => closing);
   await stop();
 }
