@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpuMounts } from '../../bench/support/cgroup.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 const HYBRID = [
   'tmpfs /sys/fs/cgroup tmpfs rw,relatime,mode=755 0 0',

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FsyncFloor } from '../../bench/support/fsync-floor.js';
 import { LEDGER_PAGE_SIZE } from '../../src/ledger/db.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('the floor file has the ledger pragmas, and each pair is two commits that append WAL frames', T, () => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-fsync-floor-'));

@@ -9,8 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { FAIL_IO_SHIM, parseTally } from '../../bench/support/io-tally.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('parseTally counts syncs and bytes per file and skips torn lines', T, () => {
   const t = parseTally(
@@ -50,7 +51,7 @@ test(
       const r = spawnSync(process.execPath, ['-e', script], {
         env: { ...process.env, LD_PRELOAD: FAIL_IO_SHIM, QRVEND_FAILIO_DIR: scope, QRVEND_FAILIO_TALLY: tallyFile },
         encoding: 'utf8',
-        timeout: 120_000,
+        timeout: CHILD_DEADLINE_MS,
       });
       assert.equal(r.status, 0, r.stderr);
       assert.deepEqual(parseTally(readFileSync(tallyFile, 'utf8')), {

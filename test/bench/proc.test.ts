@@ -14,11 +14,12 @@ import {
   USER_HZ,
   writeBytes,
 } from '../../bench/support/proc.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 /** statfs f_type of tmpfs (linux/magic.h). */
 const TMPFS_MAGIC = 0x01021994;
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('utime + stime are counted after the last ")" even when the command name holds spaces and parentheses', T, () => {
   // Fields: pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...

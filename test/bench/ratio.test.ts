@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { beyondFloor, ratioSpread } from '../../bench/ratio.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const range = (from: number, n: number, step = 1) => Array.from({ length: n }, (_, i) => from + i * step);
 
 test('pooled ratio is p99 of all subject samples over p99 of all floor samples', T, () => {

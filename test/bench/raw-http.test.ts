@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseAnswerJson, rawPostRequest } from '../../bench/support/raw-http.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const answer = (head: string, body: string) => Buffer.from(`${head}\r\n\r\n${body}`, 'utf8');
 
 test('the request is one HTTP/1.1 POST with the exact body length and Connection: close', T, () => {

@@ -16,8 +16,9 @@ import { StartFloor } from '../../bench/start-floor.js';
 import { nextCommand } from '../../bench/support/vmc.js';
 import { OPERATIONS } from '../../src/gateway/protocol/index.js';
 import { LEDGER_PAGE_SIZE } from '../../src/ledger/db.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 interface Seen {
   path: string;

@@ -3,8 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const gpioOf = (gpio: object) => loadConfig({ env: {}, overrides: { gpio } as never }).config.gpio;
 const refusal = (gpio: object): string => {
   try {

@@ -11,8 +11,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { loadConfigOffThread } from '../../src/config/load-off-thread.js';
 import { siteFiles } from './support/site-file.js';
 import { isQrvendError, QrvendError } from '../../src/core/errors.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const { scratch, siteFile } = siteFiles('qrvend-load-off-thread-');
 
 function inThreadError(file: string): QrvendError {

@@ -8,8 +8,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
 import { overridesOf, PROFILES } from '../../src/config/mdb-profiles.js';
 import { ConfigSchema } from '../../src/config/schema.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const mdbOf = (mdb: object) => loadConfig({ env: {}, overrides: { mdb } as never }).config.mdb;
 
 test('the default profile keeps what qrvend did before profiles: always-idle, cashless #1, no refresh', T, () => {

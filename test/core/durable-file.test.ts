@@ -9,8 +9,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileAtomic, writeFileAtomicAsync } from '../../src/core/durable-file.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 for (const [name, write] of [
   ['writeFileAtomic', async (p: string, t: string, m?: number) => writeFileAtomic(p, t, m)],

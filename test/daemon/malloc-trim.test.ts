@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MODULE = join(dirname(fileURLToPath(import.meta.url)), '../../src/daemon/malloc-trim.js');
 const HEADERS = join(dirname(process.execPath), '..', 'include', 'node', 'node_api.h');
@@ -31,11 +32,11 @@ kept: keep.length }));
 
 test(
   'malloc_trim hands freed malloc memory back to the system',
-  { timeout: 180_000, skip: existsSync(HEADERS) ? false : `no ${HEADERS}: the addon is not built here` },
+  { timeout: TEST_DEADLINE_MS, skip: existsSync(HEADERS) ? false : `no ${HEADERS}: the addon is not built here` },
   () => {
     const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', SCRIPT], {
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     });
     assert.equal(run.status, 0, run.stderr);
     const r = JSON.parse(run.stdout) as { available: boolean; released: boolean; before: number; after: number };

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { startProblems } from '../../src/doctor/start-checks.js';
 import { createRig } from '../../rigs/rig.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const tls = makeSelfSignedCert();
 const skip = tls === null ? 'openssl is not installed' : false;
@@ -54,7 +55,7 @@ function files() {
 
 test(
   'each CA, certificate and key file that is empty or damaged is refused, naming the key and the file',
-  { timeout: 180_000, skip },
+  { timeout: TEST_DEADLINE_MS, skip },
   () => {
     const f = files();
     try {
@@ -105,7 +106,7 @@ test(
 
 test(
   'the daemon refuses an empty gateway.caFile at start: exit 78 naming the key and the file',
-  { timeout: 180_000, skip },
+  { timeout: TEST_DEADLINE_MS, skip },
   async () => {
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-pem-e2e-'));
     const ca = join(dir, 'gateway-ca.pem');

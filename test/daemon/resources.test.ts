@@ -19,8 +19,9 @@ import {
   PAYMENT_WORKER_LIMITS,
   quietCollector,
 } from '../../src/daemon/heap-limits.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const WRAPPER = fileURLToPath(new URL('../../../packaging/qrvend-wrapper.sh', import.meta.url));
 const PRIORITY_JS = new URL('../../src/daemon/thread-priority.js', import.meta.url).href;
 const HEAP_JS = new URL('../../src/daemon/heap-limits.js', import.meta.url).href;
@@ -216,7 +217,7 @@ kept: keep.length };
 
 test(
   'the stats line shows each thread: main and payment heaps, the main heap limit, the thread priority',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { createRig } = await import('../../rigs/rig.js');
     const rig = await createRig({ config: { log: { statsIntervalMs: 500 } } });
@@ -254,7 +255,7 @@ test(
 
 test(
   'with a display and the fleet link on, the stats line shows their workers heaps too',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { createRig } = await import('../../rigs/rig.js');
     const { startTestBroker } = await import('../../rigs/broker/index.js');

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { createRig, until } from '../../rigs/rig.js';
 import { inspectLedger } from '../../src/ledger/index.js';
 import { join } from 'node:path';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('SIGTERM during a vend: the vend finishes, the session is settled, exit 0', T, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });

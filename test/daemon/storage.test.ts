@@ -7,10 +7,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRig, until } from '../../rigs/rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   'a ledger that cannot be opened at start: payments refused meanwhile, served again once it opens, without a restart',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const rig = await createRig({ vmc: { vendPolicy: 'manual' } });
     const ledgerPath = join(rig.dir, 'ledger.sqlite');

@@ -10,41 +10,50 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { createRig, until } from '../../rigs/rig.js';
 import { startNotifySink, type NotifySink } from '../systemd/notify-sink.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 /** A rig whose daemon inherits NOTIFY_SOCKET and a 400 ms watchdog. */
 async function rigUnder(sink: NotifySink) {
   return createRig({ env: { NOTIFY_SOCKET: sink.path, WATCHDOG_USEC: '400000' } });
 }
 
-test('READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTERM', { timeout: 180_000 }, async (t) => {
-  const sink = await startNotifySink();
-  t.after(() => sink.close());
-  const rig = await rigUnder(sink);
-  try {
-    const agent = await rig.startAgent();
-    const messages = () => sink.messages();
-    await until(() => messages().some((m) => m.startsWith('READY=1')), 10_000, 'READY=1');
-    await until(() => messages().filter((m) => m.startsWith('WATCHDOG=1')).length >= 3, 10_000, 'three watchdog pings');
-    assert.ok(
-      messages().some((m) => m.includes('STATUS=reader enabled')),
-      JSON.stringify(messages()),
-    );
-    const ready = messages().find((m) => m.startsWith('READY=1'))!;
-    assert.match(ready, new RegExp(`MAINPID=${agent.pid}\\b`), 'READY names the daemon as the main process');
-    // After READY the pings no longer extend the start timeout.
-    const afterReady = messages().slice(messages().indexOf(ready));
-    assert.ok(!afterReady.some((m) => m.includes('EXTEND_TIMEOUT_USEC')), JSON.stringify(afterReady));
-    agent.child.kill('SIGTERM');
-    assert.deepEqual(await agent.exited, { code: 0, signal: null });
-    await until(() => messages().includes('STOPPING=1'), 5_000, 'STOPPING=1');
-  } finally {
-    await rig.close();
-  }
-});
+test(
+  'READY at C,1 naming the daemon, watchdog pings, STATUS, STOPPING at SIGTERM',
+  { timeout: TEST_DEADLINE_MS },
+  async (t) => {
+    const sink = await startNotifySink();
+    t.after(() => sink.close());
+    const rig = await rigUnder(sink);
+    try {
+      const agent = await rig.startAgent();
+      const messages = () => sink.messages();
+      await until(() => messages().some((m) => m.startsWith('READY=1')), 10_000, 'READY=1');
+      await until(
+        () => messages().filter((m) => m.startsWith('WATCHDOG=1')).length >= 3,
+        10_000,
+        'three watchdog pings',
+      );
+      assert.ok(
+        messages().some((m) => m.includes('STATUS=reader enabled')),
+        JSON.stringify(messages()),
+      );
+      const ready = messages().find((m) => m.startsWith('READY=1'))!;
+      assert.match(ready, new RegExp(`MAINPID=${agent.pid}\\b`), 'READY names the daemon as the main process');
+      // After READY the pings no longer extend the start timeout.
+      const afterReady = messages().slice(messages().indexOf(ready));
+      assert.ok(!afterReady.some((m) => m.includes('EXTEND_TIMEOUT_USEC')), JSON.stringify(afterReady));
+      agent.child.kill('SIGTERM');
+      assert.deepEqual(await agent.exited, { code: 0, signal: null });
+      await until(() => messages().includes('STOPPING=1'), 5_000, 'STOPPING=1');
+    } finally {
+      await rig.close();
+    }
+  },
+);
 
 test(
   'a payment worker held up at start: the main thread keeps extending the start timeout, READY waits for it',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const sink = await startNotifySink();
     t.after(() => sink.close());

@@ -6,10 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { atProcessEnd } from '../../src/sim/process-end.js';
 import { WebClient } from '../console/support/web-client.js';
 import { waitFor } from '../console/support/wait.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('qrvend demo --console: prints a URL and a login, a sale shows on the sales page, Ctrl-C ends it', T, async () => {
   const child = spawn(process.execPath, [MAIN_JS, 'demo', '--console', '--listen', '127.0.0.1:0'], {

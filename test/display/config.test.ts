@@ -2,8 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_CONFIG_PATH, layer, readJsonFile, validateConfig } from '../../src/config/load.js';
 import { isQrvendError } from '../../src/core/errors.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const defaults = readJsonFile(DEFAULT_CONFIG_PATH, 'defaults');
 const withDisplay = (display: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   validateConfig(layer(defaults, { display, ...extra } as Parameters<typeof layer>[1]), 'test');

@@ -19,6 +19,7 @@ import {
   QR_TEXTS,
   sysfsRoot,
 } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const NOW = 1_700_000_000_000;
 const FX = FB_FIXTURES[2]; // spi-480x320-16
@@ -146,43 +147,47 @@ describe('DisplayOutputs', () => {
     assert.equal(decoded.text, null, 'no QR code drawn');
     assert.deepEqual(h.unavailable, []);
   });
-  it('a countdown tick writes only the rows of the countdown, not the whole frame', { timeout: 180_000 }, () => {
-    const dir = sub();
-    const fb = makeFramebufferFile(dir, FX.stride * FX.height);
-    const h = harness(dir, { framebuffer: fb });
-    const screen: Screen = {
-      kind: 'dynamic-qr',
-      qrText: 'pay-2',
-      amount: 1,
-      currencyCode: 'EUR',
-      decimalPlaces: 2,
-      item: null,
-      expiresAtMs: NOW + 30_000,
-    };
-    h.outputs.show(screen);
-    const shown = readFileSync(fb);
-    // Paint the "device" over: whatever the tick writes shows up as bytes that are not 0x5a.
-    writeFileSync(fb, Buffer.alloc(shown.length, 0x5a));
-    h.clock.now = NOW + 5_000;
-    h.outputs.tick();
-    const after = readFileSync(fb);
-    const rows = new Set<number>();
-    for (let i = 0; i < after.length; i++) if (after[i] !== 0x5a) rows.add(Math.floor(i / FX.stride));
-    assert.ok(rows.size > 0, 'the tick wrote something');
-    const first = Math.min(...rows);
-    const last = Math.max(...rows);
-    assert.ok(last - first + 1 < FX.height / 4, `the tick wrote rows ${first}..${last}, more than the countdown`);
-    const place = h.outputs.lastRender!.countdown!;
-    assert.ok(
-      first >= place.textBox.y && last < place.barBox.y + place.barBox.h,
-      "the rows written are the countdown's",
-    );
-    h.outputs.close();
-  });
+  it(
+    'a countdown tick writes only the rows of the countdown, not the whole frame',
+    { timeout: TEST_DEADLINE_MS },
+    () => {
+      const dir = sub();
+      const fb = makeFramebufferFile(dir, FX.stride * FX.height);
+      const h = harness(dir, { framebuffer: fb });
+      const screen: Screen = {
+        kind: 'dynamic-qr',
+        qrText: 'pay-2',
+        amount: 1,
+        currencyCode: 'EUR',
+        decimalPlaces: 2,
+        item: null,
+        expiresAtMs: NOW + 30_000,
+      };
+      h.outputs.show(screen);
+      const shown = readFileSync(fb);
+      // Paint the "device" over: whatever the tick writes shows up as bytes that are not 0x5a.
+      writeFileSync(fb, Buffer.alloc(shown.length, 0x5a));
+      h.clock.now = NOW + 5_000;
+      h.outputs.tick();
+      const after = readFileSync(fb);
+      const rows = new Set<number>();
+      for (let i = 0; i < after.length; i++) if (after[i] !== 0x5a) rows.add(Math.floor(i / FX.stride));
+      assert.ok(rows.size > 0, 'the tick wrote something');
+      const first = Math.min(...rows);
+      const last = Math.max(...rows);
+      assert.ok(last - first + 1 < FX.height / 4, `the tick wrote rows ${first}..${last}, more than the countdown`);
+      const place = h.outputs.lastRender!.countdown!;
+      assert.ok(
+        first >= place.textBox.y && last < place.barBox.y + place.barBox.h,
+        "the rows written are the countdown's",
+      );
+      h.outputs.close();
+    },
+  );
 
   it(
     'draws upright on a panel mounted turned 90 degrees, and the countdown tick lands in the turned place',
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     () => {
       const dir = sub();
       const fx = FB_FIXTURES[0]; // dsi-800x480-32
@@ -213,7 +218,7 @@ describe('DisplayOutputs', () => {
 
   it(
     'shows the operator logo from a PNG on the idle screen, and carries on without one that is broken',
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     async () => {
       const dir = sub();
       const logo = join(dir, 'logo.png');
@@ -242,7 +247,7 @@ describe('DisplayOutputs', () => {
     },
   );
 
-  it('shows an SVG logo too', { timeout: 180_000 }, async () => {
+  it('shows an SVG logo too', { timeout: TEST_DEADLINE_MS }, async () => {
     const dir = sub();
     const logo = join(dir, 'logo.svg');
     writeFileSync(

@@ -17,11 +17,12 @@ import {
   QR_TEXTS,
   sysfsRoot,
 } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const run = promisify(execFile);
 
-describe('qrvend qr', { timeout: 180_000 }, () => {
+describe('qrvend qr', { timeout: TEST_DEADLINE_MS }, () => {
   let tmp: ReturnType<typeof makeTempDir>;
   before(() => {
     tmp = makeTempDir();
@@ -80,7 +81,7 @@ describe('qrvend qr', { timeout: 180_000 }, () => {
       /DISPLAY_UNAVAILABLE: framebuffer \/nonexistent-dir\/fb0 is not usable: the device does not exist/,
     ],
   ] as const) {
-    it(`the CLI exits 1 naming ${what}`, { timeout: 180_000 }, async () => {
+    it(`the CLI exits 1 naming ${what}`, { timeout: TEST_DEADLINE_MS }, async () => {
       const result = await run(process.execPath, [MAIN, 'qr', ...args], { env }).then(
         () => ({ code: 0, stderr: '' }),
         (err: { code: number; stderr: string }) => ({ code: err.code, stderr: err.stderr }),

@@ -14,10 +14,11 @@ import { redrawCountdown, renderLayout, renderScreen } from '../../src/display/r
 import { isQrvendError } from '../../src/core/errors.js';
 import type { Screen } from '../../src/ipc/messages.js';
 import { decodeFrame, QR_TEXTS } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const G800: FrameGeometry = { width: 800, height: 480, stride: 3200, format: 'xrgb8888' };
 const NOW = 1_700_000_000_000;
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const dynamic = (over: Partial<Extract<Screen, { kind: 'dynamic-qr' }>> = {}): Screen => ({
   kind: 'dynamic-qr',
   qrText: QR_TEXTS.url,

@@ -11,8 +11,9 @@ import {
 import { renderScreen } from '../../src/display/render.js';
 import { defaultLayoutContext, DEFAULT_PALETTE } from '../../src/display/layout.js';
 import { pixelValue } from '../../src/display/frame.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const PANEL: FrameGeometry = { width: 6, height: 4, stride: 6 * 2, format: 'rgb565' };
 
 describe('display.rotate', () => {

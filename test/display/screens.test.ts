@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { FrameGeometry } from '../../src/display/frame.js';
 import { gallery, renderSample, SAMPLE_SCREENS } from '../../src/display/gallery.js';
 import { decodeFrame } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const PANELS: (FrameGeometry & { rotate: 0 | 90 | 180 | 270 })[] = [
   { width: 800, height: 480, stride: 3200, format: 'xrgb8888', rotate: 0 },
@@ -69,7 +70,7 @@ describe('every screen, every language, every panel', () => {
 
   it(
     'a turned panel holds the upright picture turned: the panel frame is the logical one rotated',
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     () => {
       const panel: FrameGeometry = { width: 480, height: 320, stride: 1920, format: 'xrgb8888' };
       const upright = renderSample(SAMPLE_SCREENS[0]!, 'en', panel, 0);

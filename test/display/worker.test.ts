@@ -15,6 +15,7 @@ import {
   makeTempDir,
   sysfsRoot,
 } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const FX = FB_FIXTURES[0]; // dsi-800x480-32
 
@@ -43,7 +44,7 @@ function eventLog() {
 
 const rendered = (kind: Screen['kind']) => (e: FromDisplay) => e.type === 'rendered' && e.kind === kind;
 
-describe('display worker', { timeout: 180_000 }, () => {
+describe('display worker', { timeout: TEST_DEADLINE_MS }, () => {
   let tmp: ReturnType<typeof makeTempDir>;
   const handles: DisplayHandle[] = [];
   before(() => {
@@ -56,7 +57,7 @@ describe('display worker', { timeout: 180_000 }, () => {
 
   it(
     'shows the idle screen at start, then renders posted screens to the framebuffer and the PNG',
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     async () => {
       const dir = join(tmp.dir, 'basic');
       mkdirSync(dir);
@@ -95,7 +96,7 @@ describe('display worker', { timeout: 180_000 }, () => {
     },
   );
 
-  it('reports a missing framebuffer once and keeps rendering the PNG', { timeout: 180_000 }, async () => {
+  it('reports a missing framebuffer once and keeps rendering the PNG', { timeout: TEST_DEADLINE_MS }, async () => {
     const dir = join(tmp.dir, 'missing-fb');
     mkdirSync(dir);
     const png = join(dir, 'screen.png');
@@ -118,7 +119,7 @@ describe('display worker', { timeout: 180_000 }, () => {
     await display.close();
   });
 
-  it('accepts screens through its port and draws the newest of a burst', { timeout: 180_000 }, async () => {
+  it('accepts screens through its port and draws the newest of a burst', { timeout: TEST_DEADLINE_MS }, async () => {
     const dir = join(tmp.dir, 'port');
     mkdirSync(dir);
     const png = join(dir, 'screen.png');
@@ -142,7 +143,7 @@ describe('display worker', { timeout: 180_000 }, () => {
     await display.close();
   });
 
-  it('close() ends the worker and later show() calls are ignored', { timeout: 180_000 }, async () => {
+  it('close() ends the worker and later show() calls are ignored', { timeout: TEST_DEADLINE_MS }, async () => {
     const log = eventLog();
     const display = startDisplay({
       display: displayConfig({ framebuffer: null, png: null, terminal: false, width: 320, height: 240 }),

@@ -13,6 +13,7 @@ import { startGatewaySimulator } from '../../src/sim/gateway/index.js';
 import { openLedger } from '../../src/ledger/index.js';
 import type { DoctorReport, CheckResult } from '../../src/doctor/index.js';
 import { runCli, tempDir, ptyPair, fakeBoard, holdPort, teardown, type CliRun } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const TOKEN = 'T0k3n'.repeat(12) + 'ABCD'; // 64 characters, distinctive enough to grep for
 
@@ -65,75 +66,79 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-test('healthy setup: every check passes except the daemon state, exit code 0', { timeout: 180_000 }, async (t) => {
-  // Each part is torn down even if a later one fails to start.
-  const defer = teardown(t);
-  const tmp = tempDir('qrvend-doctor-ok-');
-  defer(tmp.cleanup);
-  const gateway = await startGatewaySimulator();
-  defer(() => gateway.close());
-  const pty = await ptyPair(tmp.dir);
-  defer(pty.close);
-  const board = await fakeBoard(pty.boardPath, '2.1.0', 'TESTBOARD7');
-  defer(board.close);
-  {
-    const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
-    const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
-    const report = parse(run);
-    const r = byId(report);
-    assert.deepEqual(
-      report.results.map((x) => x.id),
-      [
+test(
+  'healthy setup: every check passes except the daemon state, exit code 0',
+  { timeout: TEST_DEADLINE_MS },
+  async (t) => {
+    // Each part is torn down even if a later one fails to start.
+    const defer = teardown(t);
+    const tmp = tempDir('qrvend-doctor-ok-');
+    defer(tmp.cleanup);
+    const gateway = await startGatewaySimulator();
+    defer(() => gateway.close());
+    const pty = await ptyPair(tmp.dir);
+    defer(pty.close);
+    const board = await fakeBoard(pty.boardPath, '2.1.0', 'TESTBOARD7');
+    defer(board.close);
+    {
+      const setup = writeSetup(tmp.dir, { gateway: gateway.url, port: pty.agentPath });
+      const run = await runCli(['doctor', '--json', '--config', setup.configPath]);
+      const report = parse(run);
+      const r = byId(report);
+      assert.deepEqual(
+        report.results.map((x) => x.id),
+        [
+          'config',
+          'secret-token',
+          'start-endpoint',
+          'serial',
+          'board',
+          'reader',
+          'vmc',
+          'gateway',
+          'clock',
+          'disk',
+          'ledger',
+          'outbox',
+          'display',
+          'gpio',
+          'fleet-trust',
+        ],
+      );
+      for (const id of [
         'config',
         'secret-token',
         'start-endpoint',
         'serial',
         'board',
-        'reader',
         'vmc',
         'gateway',
         'clock',
-        'disk',
         'ledger',
         'outbox',
         'display',
-        'gpio',
-        'fleet-trust',
-      ],
-    );
-    for (const id of [
-      'config',
-      'secret-token',
-      'start-endpoint',
-      'serial',
-      'board',
-      'vmc',
-      'gateway',
-      'clock',
-      'ledger',
-      'outbox',
-      'display',
-    ]) {
-      assert.equal(r[id]?.status, 'OK', `${id}: ${r[id]?.summary}`);
+      ]) {
+        assert.equal(r[id]?.status, 'OK', `${id}: ${r[id]?.summary}`);
+      }
+      assert.equal(r.board?.details?.firmware, '2.1.0');
+      assert.equal(r.board?.details?.boardId, 'TESTBOARD7');
+      assert.equal(r['secret-token']?.details?.lengthValid, true);
+      assert.equal(r.ledger?.details?.integrity, 'ok');
+      assert.equal(r.outbox?.details?.pending, 0);
+      assert.equal(typeof r.gateway?.details?.httpStatus, 'number');
+      // No systemd-managed daemon here: the reader state can only be a warning, never a failure.
+      assert.notEqual(r.reader?.status, 'FAIL');
+      assert.notEqual(r.disk?.status, 'FAIL', r.disk?.summary);
+      assert.equal(report.counts.FAIL, 0);
+      assert.equal(report.ok, true);
+      assert.equal(run.code, 0);
     }
-    assert.equal(r.board?.details?.firmware, '2.1.0');
-    assert.equal(r.board?.details?.boardId, 'TESTBOARD7');
-    assert.equal(r['secret-token']?.details?.lengthValid, true);
-    assert.equal(r.ledger?.details?.integrity, 'ok');
-    assert.equal(r.outbox?.details?.pending, 0);
-    assert.equal(typeof r.gateway?.details?.httpStatus, 'number');
-    // No systemd-managed daemon here: the reader state can only be a warning, never a failure.
-    assert.notEqual(r.reader?.status, 'FAIL');
-    assert.notEqual(r.disk?.status, 'FAIL', r.disk?.summary);
-    assert.equal(report.counts.FAIL, 0);
-    assert.equal(report.ok, true);
-    assert.equal(run.code, 0);
-  }
-});
+  },
+);
 
 test(
   'broken setup: missing serial device, unreachable gateway, corrupted ledger, exit code 1',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempDir('qrvend-doctor-broken-');
     try {
@@ -172,7 +177,7 @@ test(
 
 test(
   'a port held by the running daemon: WARN "daemon running, board check skipped", no fight for the port',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const defer = teardown(t);
     const tmp = tempDir('qrvend-doctor-busy-');
@@ -196,7 +201,7 @@ test(
   },
 );
 
-test('a board that never answers fails the board check', { timeout: 180_000 }, async (t) => {
+test('a board that never answers fails the board check', { timeout: TEST_DEADLINE_MS }, async (t) => {
   const defer = teardown(t);
   const tmp = tempDir('qrvend-doctor-silent-');
   defer(tmp.cleanup);
@@ -217,7 +222,7 @@ test('a board that never answers fails the board check', { timeout: 180_000 }, a
 
 test(
   'secret token file: world-readable or wrong length fails, and the content is never shown',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempDir('qrvend-doctor-token-');
     try {
@@ -244,7 +249,7 @@ test(
 
 test(
   'mdb.port=sim skips the serial hardware; an invalid config fails and skips the rest',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempDir('qrvend-doctor-config-');
     try {

@@ -8,8 +8,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { fleetTrustCheck } from '../../src/doctor/checks/fleet-trust.js';
 import type { DoctorContext } from '../../src/doctor/types.js';
 import { testKey, writeTrustFile } from '../fleet/support/operator-keys.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-test('fleet-trust: off, missing, refused, held by someone else, fine', { timeout: 180_000 }, async (t) => {
+test('fleet-trust: off, missing, refused, held by someone else, fine', { timeout: TEST_DEADLINE_MS }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-doctor-trust-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const base = loadConfig({ env: {} }).config;

@@ -13,8 +13,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { assertStartable, changeProblems, startProblems } from '../../src/doctor/start-checks.js';
 import { isQrvendError } from '../../src/core/errors.js';
 import { generateMachineKey } from '../../src/trust/machine-key.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function fixture(): { dir: string; config: (over?: Record<string, unknown>) => QrvendConfig; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-start-checks-'));

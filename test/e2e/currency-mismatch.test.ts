@@ -22,9 +22,10 @@ import type { FleetEvent } from '../../src/fleet/contract/messages.js';
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../fleet/support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from '../fleet/e2e/support/fleet-watcher.js';
 import { waitTx } from './support/e2e-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MACHINE = 'M-CURRENCY-1';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const ALARM = 'GATEWAY_CURRENCY_MISMATCH';
 const IN_USD = { kind: 'approve-in-currency', currencyCode: 'USD', currencyNumeric: '840' } as const;
 

@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { memberText } from '../../src/gateway/wire/index.js';
 import { assertLedgerClean, assertSalesBalance, createBench, vmcIdle, waitTx } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const cases = [
   {
@@ -46,7 +47,7 @@ for (const c of cases) {
   test(
     `${currencyCode} (${decimalPlaces} decimals): the session's funds, the Settlement of ` +
       `${c.sold.map((s) => s.text).join(' + ')} and every amount written as the currency has it`,
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     async () => {
       const bench = await createBench({
         vmc: { vendPolicy: 'manual', decimalPlaces },

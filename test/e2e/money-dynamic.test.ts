@@ -24,9 +24,10 @@ import {
   type Bench,
 } from './support/e2e-rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 let bench: Bench;
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
   bench = await createBench({

@@ -23,10 +23,11 @@ import {
   type Bench,
 } from './support/e2e-rig.js';
 import { buy, openSession, select } from './support/static-session.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 let bench: Bench;
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
   bench = await createBench({
@@ -99,7 +100,7 @@ test(
         return spawnSync(
           process.execPath,
           [MAIN, ...command, ...(command[0] === 'run' ? ['--config', file] : [file])],
-          { encoding: 'utf8', timeout: 180_000, env: { ...process.env, QRVEND_CONFIG: '' } },
+          { encoding: 'utf8', timeout: TEST_DEADLINE_MS, env: { ...process.env, QRVEND_CONFIG: '' } },
         );
       };
       const run = check('http://gw.example.com:8090', ['run']);

@@ -25,9 +25,10 @@ import {
   type Bench,
 } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 let bench: Bench;
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
   bench = await createBench({
@@ -125,7 +126,7 @@ test(
 
 test(
   'after a crash, recovery builds the Settlement with the recorded PaymentInfo bytes and the Authorization time',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { rig, proxy } = bench;
     const session = await openSession(rig);

@@ -18,9 +18,10 @@ import {
   type Bench,
 } from './support/e2e-rig.js';
 import { openSession } from './support/static-session.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 let bench: Bench;
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
   bench = await createBench({ vmc: { vendPolicy: 'manual' } });
@@ -72,7 +73,7 @@ test(
 
 test(
   'a replayed TransactionId is declined 996, also after the daemon restarted, also while the machine is busy',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { rig } = bench;
     const session = await openSession(rig);

@@ -14,11 +14,12 @@ import { readAgentTransactions } from '../../rigs/chaos/agent-ledger.js';
 import { runCli } from '../hostile/support.js';
 import { assertLedgerClean, assertSalesBalance, waitTx } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   'a torn marker beside a ledger with an open session and a reported vend: ' +
     'the daemon repairs it, recovery settles once, a new session opens',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const rig = await createRig({ vmc: { vendPolicy: 'manual' } });
     try {

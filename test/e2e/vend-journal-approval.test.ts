@@ -16,8 +16,9 @@ import { assertLedgerClean, assertSalesBalance, waitTx } from './support/e2e-rig
 import { openSession, select } from './support/static-session.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { APPROVAL_CHARGED_LOG as CHARGED_LOG } from '../../src/ledger/vend-journal-takeover.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('static QR: SIGKILL after C,VEND reached the VMC, before its result: charged at the next start', T, async () => {
   const rig = await createRig({ vmc: { vendPolicy: 'manual' } });

@@ -18,6 +18,7 @@ import { readAgentOutbox, readAgentTransactions } from '../../rigs/chaos/agent-l
 import { assertLedgerClean, assertSalesBalance, waitTx } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
 import { selectAndPay } from './support/dynamic-payment.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const SHIM = fileURLToPath(new URL('../native/libqrvend-failio.so', import.meta.url));
 
@@ -71,7 +72,7 @@ async function killDuringCommit(s: StallRig): Promise<void> {
   s.stall(0);
 }
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('static QR: SIGKILL while a vend success is committed; after the restart it is settled, once', T, async () => {
   const s = await stallRig();

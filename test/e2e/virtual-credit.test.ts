@@ -17,9 +17,10 @@ import {
 } from './support/e2e-rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { buy, openSession } from './support/static-session.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 let bench: Bench;
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const CREDIT = 20;
 
 /** The virtual-credit session is open on the VMC with nothing pending. */

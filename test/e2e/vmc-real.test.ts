@@ -10,8 +10,9 @@ import { assertLedgerClean, createBench, nextVendAnswer, until, vmcIdle, type Be
 import { createRig, type Rig, type RigOptions } from '../../rigs/rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { rigFacts, vmcDoctor, vmcDoctorCli } from './support/vmc-doctor.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const ALL_KEYS_BUT_ADDRESS = [
   'mdb-addr',
   'mdb-always-idle',

@@ -10,6 +10,7 @@ import { PassThrough } from 'node:stream';
 import { connect } from 'mqtt';
 import { startAedesBroker } from '../../rigs/broker/index.js';
 import { keepNoDelay, setNoDelayOn } from '../../src/fleet/no-delay.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   'a TCP or TLS socket gets TCP_NODELAY; another stream (a WebSocket duplex) is left alone',
@@ -32,7 +33,7 @@ test(
 
 test(
   'every connection the client makes, the first and each reconnect, has TCP_NODELAY',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const broker = await startAedesBroker();
     const original = Socket.prototype.setNoDelay;

@@ -16,6 +16,7 @@ import {
   STAND_IN_PAYLOAD_BYTES,
   maxPacketProperties,
 } from '../../src/fleet/packet-bound.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const BIG = 8 * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -67,7 +68,7 @@ for (const protocolVersion of [4, 5] as const) {
   test(
     `MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: small packets pass unchanged; an 8 MiB ` +
       `PUBLISH is cut to its header and a stand-in payload, held no more than its header`,
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     async () => {
       const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
       const small = publish('qrvend/m2/status', Buffer.from('{"online":false}'));
@@ -114,7 +115,7 @@ for (const protocolVersion of [4, 5] as const) {
   test(
     `MQTT ${protocolVersion === 5 ? '5' : '3.1.1'}: fixed headers, ` +
       `topics and properties split over chunks of 1 to 13 bytes`,
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     async () => {
       const gen = (p: Packet) => mqttPacket.generate(p, { protocolVersion });
       const within = [
@@ -157,7 +158,7 @@ for (const protocolVersion of [4, 5] as const) {
 test(
   'a packet that is not a PUBLISH over the bound ends the stream with ' +
     'an error; the bound is a whole contract payload plus headers',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     // A SUBACK with 100,000 granted QoS bytes: no broker of ours sends that.
     const suback = mqttPacket.generate({ cmd: 'suback', messageId: 1, granted: new Array(100_000).fill(1) } as Packet);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseCpuMs, parseMemoryKiB, percentile, processCpuMs, processMemoryKiB } from '../../rigs/fleet/proc-stats.js';
 import { publishedAtNs, simEventId } from '../../rigs/fleet/messages.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   '/proc parsing: CPU from utime+stime (a command name with spaces and parentheses), memory in KiB',
@@ -19,7 +20,7 @@ test(
   },
 );
 
-test('the readers follow this process: CPU it burns, memory it touches', { timeout: 180_000 }, () => {
+test('the readers follow this process: CPU it burns, memory it touches', { timeout: TEST_DEADLINE_MS }, () => {
   // getrusage (process.cpuUsage) says when 100 ms of CPU were spent; /proc must show about as
   // much (10 ms ticks, rounded either way).
   const rusageMs = () => {

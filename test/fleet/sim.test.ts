@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const skip =
   process.env.QRVEND_TEST_BROKER === 'mosquitto'
@@ -17,7 +18,7 @@ const skip =
 
 test(
   'fleet-sim, scaled down: all sales seen once, last wills seen, start answered by a plugged-in handler',
-  { skip, timeout: 180_000 },
+  { skip, timeout: TEST_DEADLINE_MS },
   async (t) => {
     const { runFleetSim } = await import('../../rigs/fleet/run.js');
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-fleet-sim-'));

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SimulatedMachine } from '../../rigs/fleet/machine.js';
 import { runCli } from './operator/run-cli.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const DOCS = fileURLToPath(new URL('../../../docs/fleet/', import.meta.url));
 const opensslPresent = ['/usr/bin/openssl', '/bin/openssl'].some((p) => existsSync(p));
@@ -79,7 +80,7 @@ function makeCertificates(dir: string): void {
 
 test(
   'the documented site config: TLS, password file and ACL, with a machine and the operator CLI',
-  { skip, timeout: 180_000 },
+  { skip, timeout: TEST_DEADLINE_MS },
   async (t) => {
     const { startMosquitto } = await import('../../rigs/broker/mosquitto-broker.js');
     const work = mkdtempSync(join(tmpdir(), 'qrvend-fleet-site-'));

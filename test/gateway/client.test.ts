@@ -14,8 +14,9 @@ import { encodeRequest, receivedPaymentInfo } from '../../src/gateway/wire/index
 import { startGatewaySimulator, type FaultKind, type GatewaySimulator } from '../../src/sim/gateway/index.js';
 import { DEVICE, FIXED_NOW, sampleConfig } from './helpers.js';
 import { makeSelfSignedCert } from './tls-fixture.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const TEST_TIMEOUT = { timeout: 180_000 };
+const TEST_TIMEOUT = { timeout: TEST_DEADLINE_MS };
 const b = createRequestBuilders(sampleConfig(), DEVICE, FIXED_NOW);
 let seq = 0;
 const newTx = () => `client-test-${String(++seq).padStart(4, '0')}`;

@@ -14,6 +14,7 @@ import { readOutbox } from '../../src/ledger/admin.js';
 import { openSession } from '../e2e/support/static-session.js';
 import { selectAndPay } from '../e2e/support/dynamic-payment.js';
 import { scratchDir } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -84,7 +85,7 @@ const stepLogged = (c: ClockRig, sign: 1 | -1, atLeastMs: number) =>
 test(
   '6. clock steps: +80 h keeps a queued Cancel pending, -10 h does ' +
     'not delay its retry, +2 h does not end a dynamic QR early',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const c = await clockRig();
     try {
@@ -131,7 +132,7 @@ test(
 
 test(
   '7. replay after retention: with the clock 31 days on and the history pruned, the used TransactionId gets 996',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const c = await clockRig();
     try {

@@ -12,6 +12,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { createRig, until } from '../../rigs/rig.js';
 import { openSession } from '../e2e/support/static-session.js';
 import { runCli, scratchDir } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const mode = (path: string) => (statSync(path).mode & 0o777).toString(8).padStart(3, '0');
 
@@ -34,7 +35,7 @@ function site(dir: string, overrides: Record<string, unknown> = {}): { config: s
 
 test(
   '8. under umask 022 the state directory is created 0750 and the ledger, its -wal, -shm and identity 0600',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const scratch = scratchDir('qrvend-umask-');
     const previous = process.umask(0o022); // the daemon inherits it, as when started by hand
@@ -60,7 +61,7 @@ test(
 test(
   '9. a secret or TLS key readable by others is refused (exit 78, file ' +
     'and mode named); a config writable by others is warned about',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const scratch = scratchDir('qrvend-modes-');
     try {
@@ -106,7 +107,7 @@ test(
 test(
   '10. a relative store.path (or any path key) is refused at start ' +
     'with exit 78 naming the key, from any working directory',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const scratch = scratchDir('qrvend-relpath-');
     try {
@@ -152,7 +153,7 @@ function connectionRefused(port: number): Promise<boolean> {
 test(
   '11. a ledger truncated to zero bytes is noticed: LEDGER_CORRUPT, ' +
     'sessions refused until `qrvend ledger acknowledge-loss`',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const port = await freePort();
     const rig = await createRig({ config: { start: { listen: `127.0.0.1:${port}` } } });
@@ -206,7 +207,7 @@ test(
 
 test(
   '12. an mdb.port that a tool would read as a command (socat !!SYSTEM:) is refused at start, exit 78, nothing run',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const scratch = scratchDir('qrvend-port-');
     try {

@@ -7,6 +7,7 @@ import { createRig, type LogLine, type Rig } from '../../rigs/rig.js';
 import { startGatewayFront, type GatewayFront } from '../../rigs/hostile/gateway-front.js';
 import { until } from '../../src/sim/wait.js';
 import { postStart, startBody } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 async function frontedRig(): Promise<{ rig: Rig; front: GatewayFront; close(): Promise<void> }> {
   let upstream = 'http://127.0.0.1:9';
@@ -37,7 +38,7 @@ const tooLarge = (l: LogLine) => l.msg.startsWith('gateway answer too large');
 test(
   '4. answers of 64 MB, with a declared length or ending at close, are aborted: ' +
     'the daemon lives, retries, and survives a restart into the same gateway',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { rig, front, close } = await frontedRig();
     try {
@@ -86,7 +87,7 @@ test(
 test(
   '5. an approval in another currency than asked is read as a decline (code 8) ' +
     'with a log line; no session opens; the held money is released by a Cancel',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { rig, front, close } = await frontedRig();
     try {

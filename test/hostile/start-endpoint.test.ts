@@ -8,6 +8,7 @@ import { startSlowloris } from '../../rigs/hostile/slowloris.js';
 import { formatListing } from '../../src/ledger/outbox-report.js';
 import { formatReport } from '../../src/doctor/format.js';
 import { postStart, sleep, startBody } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 let rig: Rig;
 before(async () => {
@@ -20,7 +21,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 test(
   "1. slowloris: 64 slow-header connections from one address leave >= 99 % of another client's Starts answered",
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const origin = new URL(rig.agent!.startOrigin!);
     const attack = startSlowloris({
@@ -58,7 +59,7 @@ test(
 
 test(
   '2. TransactionId with CR/LF, an escape sequence or a bidi control is refused (998); the CLI escapes untrusted text',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     for (const txId of [
       'hostile-\r\nforged: line',
@@ -114,7 +115,7 @@ test(
 
 test(
   '3. a body with a duplicated member (SecretToken twice) is refused as malformed (998), whichever copy is right',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const wrong = 'f'.repeat(64);
     for (const [first, second] of [

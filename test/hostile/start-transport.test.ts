@@ -15,6 +15,7 @@ import { DEFAULT_CONFIG_PATH, validateConfig } from '../../src/config/load.js';
 import { startEndpointTransport } from '../../src/config/schema.js';
 import { isQrvendError } from '../../src/core/errors.js';
 import { runCli, scratchDir } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const defaults = JSON.parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as { start: Record<string, unknown> };
 
@@ -31,7 +32,7 @@ function problems(start: Record<string, unknown>): string[] {
 
 test(
   'config: plain HTTP off loopback is refused unless start.behindTlsProxy; HTTPS and loopback are fine',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     for (const listen of ['0.0.0.0:8091', '[::]:8091', '192.168.1.20:8091', 'vending-07.local:8091']) {
       assert.deepEqual(problems({ listen }), ['start.listen'], listen);
@@ -85,7 +86,7 @@ async function doctorLine(config: string, id: string): Promise<DoctorLine | unde
 test(
   'qrvend run and config check refuse 0.0.0.0 in plain HTTP (exit 78, ' +
     'the key and the way out named); doctor shows the transport',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const scratch = scratchDir('qrvend-start-transport-');
     try {

@@ -12,11 +12,12 @@ import { createRig, type LogLine } from '../../rigs/rig.js';
 import { createPtyPair } from '../../src/sim/pty-pair.js';
 import { until } from '../../src/sim/wait.js';
 import { MAIN_JS, scratchDir } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   '14. 2,000 out-of-sequence lines from the board: a handful of ' +
     'journal lines carrying the count; the count stays in the stats',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const rig = await createRig({ config: { log: { statsIntervalMs: 1_000 } } });
     try {
@@ -50,7 +51,7 @@ test(
   },
 );
 
-test('15. `qrvend sim vmc` ends on SIGTERM while its script waits', { timeout: 180_000 }, async () => {
+test('15. `qrvend sim vmc` ends on SIGTERM while its script waits', { timeout: TEST_DEADLINE_MS }, async () => {
   const scratch = scratchDir('qrvend-simvmc-');
   const pty = await createPtyPair();
   try {

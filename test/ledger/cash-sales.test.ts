@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { FleetEvent } from '../../src/fleet/contract/index.js';
 import { ManualClock, openTest, tempLedgerPath } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test(
   'a cash sale is one row and, with the fleet link on, one cash-sale event; nothing is owed to the gateway',

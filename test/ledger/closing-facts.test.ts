@@ -13,6 +13,7 @@ import { outboxBodies } from '../../src/flows/bodies.js';
 import { openLedger, recoverLedger, SCHEMA_VERSION } from '../../src/ledger/index.js';
 import { readOutbox } from '../../src/ledger/admin.js';
 import { tempLedgerPath } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const { config } = loadConfig({ env: {} });
 const PI = '{"SrvTranId":"S-1", "AuthAmount":5.00,"AuthCode":"A1"}';
@@ -26,7 +27,7 @@ const bodies = outboxBodies(() => builders, { preauthAmount: 5, decimalPlaces: 2
 
 test(
   'recovery after a restart: Settlement and Void carry the recorded PaymentInfo bytes, MachineAuTime and AgeLimitation',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const tmp = tempLedgerPath();
     try {
@@ -73,7 +74,7 @@ test(
 test(
   'a ledger from before machine_au_time/age_limit is migrated; its ' +
     'open transactions close with the time they were created',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const tmp = tempLedgerPath();
     try {

@@ -9,13 +9,14 @@ import { silentLogger } from '../../src/core/log.js';
 import { LedgerConnection, realTimers } from '../../src/ledger/connection.js';
 import { applyDurabilityPragmas } from '../../src/ledger/db.js';
 import { tempLedgerPath } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const FULL = 2;
 const NORMAL = 1;
 
 test(
   'writeUnsynced commits at NORMAL and leaves the connection at FULL; nested in a write it keeps FULL',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const tmp = tempLedgerPath();
     const db = new Database(tmp.path);

@@ -15,6 +15,7 @@ import {
   tempLedgerPath,
   voidBody,
 } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -109,7 +110,7 @@ function captureLogs(): { logger: ReturnType<typeof createLogger>; lines: () => 
 
 test(
   'the drainer delivers every row and closes its transaction as settled, cancelled or voided',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
@@ -144,7 +145,7 @@ test(
 
 test(
   'one request in flight per TransactionId, rows of one transaction in order, global concurrency respected',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
@@ -190,7 +191,7 @@ test(
 
 test(
   'retryable failures back off exponentially with jitter and resend the first body byte for byte',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
@@ -241,7 +242,7 @@ test(
 
 test(
   'a final decline dead-letters the row with an alarm; a manual retry sends it again with a fresh window',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
@@ -298,7 +299,7 @@ test(
 
 test(
   'the retry window runs from enqueue time across restarts, then the row is dead',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
@@ -353,7 +354,7 @@ test(
 
 test(
   'retention: delivered rows and closed histories go after retentionDays; dead and pending rows stay',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const clock = new ManualClock();
@@ -390,7 +391,7 @@ test(
   },
 );
 
-test('stop() waits for the request in flight and records its result', { timeout: 180_000 }, async () => {
+test('stop() waits for the request in flight and records its result', { timeout: TEST_DEADLINE_MS }, async () => {
   const tmp = tempLedgerPath();
   const clock = new ManualClock();
   const ledger = openTest(tmp.path, clock);
@@ -420,7 +421,7 @@ test('stop() waits for the request in flight and records its result', { timeout:
   }
 });
 
-test('with real timers the drainer wakes by itself when a retry falls due', { timeout: 180_000 }, async () => {
+test('with real timers the drainer wakes by itself when a retry falls due', { timeout: TEST_DEADLINE_MS }, async () => {
   const tmp = tempLedgerPath();
   const ledger = openTest(tmp.path, new ManualClock(Date.now()));
   const realLedger = ledger;

@@ -3,8 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock, openTest, settlementBody, tempLedgerPath, voidBody } from './helpers.js';
 import { minorText } from '../../src/ledger/fleet-events.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const PI = '{"SrvTranId":"S","RRN":"R"}';
 
 test('no event is written while the fleet link is off', T, () => {

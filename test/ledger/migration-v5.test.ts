@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { openLedger, recoverLedger, SCHEMA_VERSION, type Ledger } from '../../src/ledger/index.js';
 import { ManualClock, recordingBodies, settlementBody, tempLedgerPath } from './helpers.js';
 import { SCHEMA_V4_STEPS } from './schema-v4.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const DAY = 86_400_000;
 /** The clock of the migrated ledger; the history below is from 200 days before it. */
@@ -258,7 +259,7 @@ function open(path: string, clock: ManualClock): Ledger {
 
 test(
   'a schema-4 ledger is migrated to schema 5 in place: every row kept, ids included, the page size unchanged',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const tmp = tempLedgerPath();
     try {
@@ -315,7 +316,7 @@ test(
 
 test(
   'the migrated ledger is read and written by the product: histories, recovery, delivery, retention, fleet events',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const tmp = tempLedgerPath();
     try {

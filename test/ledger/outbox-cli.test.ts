@@ -6,13 +6,14 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ManualClock, openStaticSession, openTest, settlementBody, tempLedgerPath } from './helpers.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 function qrvend(args: string[]): { status: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [MAIN, ...args], {
     encoding: 'utf8',
-    timeout: 120_000,
+    timeout: CHILD_DEADLINE_MS,
     env: { ...process.env, QRVEND_CONFIG: '' },
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -35,61 +36,65 @@ function seed(path: string): { deadId: number; pendingId: number } {
   return { deadId, pendingId };
 }
 
-test('qrvend outbox lists pending, dead and recent rows; bodies only with --bodies', { timeout: 180_000 }, () => {
-  const tmp = tempLedgerPath();
-  try {
-    const site = join(tmp.dir, 'site.json');
-    writeFileSync(site, JSON.stringify({ store: { path: tmp.path } }));
-    const { deadId, pendingId } = seed(tmp.path);
+test(
+  'qrvend outbox lists pending, dead and recent rows; bodies only with --bodies',
+  { timeout: TEST_DEADLINE_MS },
+  () => {
+    const tmp = tempLedgerPath();
+    try {
+      const site = join(tmp.dir, 'site.json');
+      writeFileSync(site, JSON.stringify({ store: { path: tmp.path } }));
+      const { deadId, pendingId } = seed(tmp.path);
 
-    const all = qrvend(['outbox', '--config', site, '--json']);
-    assert.equal(all.status, 0, all.stderr);
-    const listing = JSON.parse(all.stdout) as {
-      pending: number;
-      dead: number;
-      oldestPendingAt: string;
-      rows: Array<Record<string, unknown>>;
-    };
-    assert.equal(listing.pending, 1);
-    assert.equal(listing.dead, 1);
-    assert.equal(listing.oldestPendingAt, '2025-01-15T12:01:00.000Z');
-    assert.deepEqual(
-      listing.rows.map((r) => [r.id, r.status]),
-      [
-        [pendingId, 'pending'],
-        [deadId, 'dead'],
-      ],
-    );
-    assert.ok(
-      listing.rows.every((r) => !('body' in r)),
-      'no bodies unless asked',
-    );
+      const all = qrvend(['outbox', '--config', site, '--json']);
+      assert.equal(all.status, 0, all.stderr);
+      const listing = JSON.parse(all.stdout) as {
+        pending: number;
+        dead: number;
+        oldestPendingAt: string;
+        rows: Array<Record<string, unknown>>;
+      };
+      assert.equal(listing.pending, 1);
+      assert.equal(listing.dead, 1);
+      assert.equal(listing.oldestPendingAt, '2025-01-15T12:01:00.000Z');
+      assert.deepEqual(
+        listing.rows.map((r) => [r.id, r.status]),
+        [
+          [pendingId, 'pending'],
+          [deadId, 'dead'],
+        ],
+      );
+      assert.ok(
+        listing.rows.every((r) => !('body' in r)),
+        'no bodies unless asked',
+      );
 
-    const dead = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--dead', '--bodies']).stdout) as {
-      rows: Array<Record<string, unknown>>;
-    };
-    assert.equal(dead.rows.length, 1);
-    assert.equal(dead.rows[0]?.lastCode, 8);
-    assert.equal(JSON.parse(String(dead.rows[0]?.body)).BasicInfo.TransactionId, 'TX-CLI-DEAD');
+      const dead = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--dead', '--bodies']).stdout) as {
+        rows: Array<Record<string, unknown>>;
+      };
+      assert.equal(dead.rows.length, 1);
+      assert.equal(dead.rows[0]?.lastCode, 8);
+      assert.equal(JSON.parse(String(dead.rows[0]?.body)).BasicInfo.TransactionId, 'TX-CLI-DEAD');
 
-    const text = qrvend(['outbox', '--config', site, '--pending']);
-    assert.equal(text.status, 0);
-    assert.match(text.stdout, /1 pending, 1 dead/);
-    assert.match(text.stdout, /TX-CLI-PENDING/);
-    assert.doesNotMatch(text.stdout, /TX-CLI-DEAD/);
+      const text = qrvend(['outbox', '--config', site, '--pending']);
+      assert.equal(text.status, 0);
+      assert.match(text.stdout, /1 pending, 1 dead/);
+      assert.match(text.stdout, /TX-CLI-PENDING/);
+      assert.doesNotMatch(text.stdout, /TX-CLI-DEAD/);
 
-    const recent = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--recent', '1']).stdout) as {
-      rows: unknown[];
-    };
-    assert.equal(recent.rows.length, 1);
-  } finally {
-    tmp.cleanup();
-  }
-});
+      const recent = JSON.parse(qrvend(['outbox', '--config', site, '--json', '--recent', '1']).stdout) as {
+        rows: unknown[];
+      };
+      assert.equal(recent.rows.length, 1);
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);
 
 test(
   'qrvend outbox retry moves a dead row back to pending; bad ids and a missing ledger fail clearly',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const tmp = tempLedgerPath();
     try {

@@ -8,6 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cancelBody, openTest, withLedger } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 function enqueue(ledger: ReturnType<typeof openTest>, txId: string): number {
   ledger.acceptStart({ txId, appUserId: 'u', balance: null });
@@ -17,25 +18,29 @@ function enqueue(ledger: ReturnType<typeof openTest>, txId: string): number {
   return row.id;
 }
 
-test('rebase shifts pending rows by the step, both ways, and leaves done rows alone', { timeout: 180_000 }, () => {
-  withLedger((ledger, clock) => {
-    const t0 = clock.now();
-    const a = enqueue(ledger, 'TX-CLOCK-00001');
-    const b = enqueue(ledger, 'TX-CLOCK-00002');
-    ledger.outbox.markDelivered(ledger.outbox.get(b)!, t0);
-    assert.equal(ledger.outbox.rebase(60_000), 1, 'one pending row moved');
-    assert.equal(ledger.outbox.get(a)!.nextAttemptAtMs, t0 + 60_000);
-    assert.equal(ledger.outbox.get(a)!.windowStartedAtMs, t0 + 60_000);
-    assert.equal(ledger.outbox.get(b)!.nextAttemptAtMs, t0, 'a done row keeps its times');
-    assert.equal(ledger.outbox.rebase(-90_000), 1);
-    assert.equal(ledger.outbox.get(a)!.nextAttemptAtMs, t0 - 30_000);
-    assert.equal(ledger.outbox.get(a)!.windowStartedAtMs, t0 - 30_000);
-  });
-});
+test(
+  'rebase shifts pending rows by the step, both ways, and leaves done rows alone',
+  { timeout: TEST_DEADLINE_MS },
+  () => {
+    withLedger((ledger, clock) => {
+      const t0 = clock.now();
+      const a = enqueue(ledger, 'TX-CLOCK-00001');
+      const b = enqueue(ledger, 'TX-CLOCK-00002');
+      ledger.outbox.markDelivered(ledger.outbox.get(b)!, t0);
+      assert.equal(ledger.outbox.rebase(60_000), 1, 'one pending row moved');
+      assert.equal(ledger.outbox.get(a)!.nextAttemptAtMs, t0 + 60_000);
+      assert.equal(ledger.outbox.get(a)!.windowStartedAtMs, t0 + 60_000);
+      assert.equal(ledger.outbox.get(b)!.nextAttemptAtMs, t0, 'a done row keeps its times');
+      assert.equal(ledger.outbox.rebase(-90_000), 1);
+      assert.equal(ledger.outbox.get(a)!.nextAttemptAtMs, t0 - 30_000);
+      assert.equal(ledger.outbox.get(a)!.windowStartedAtMs, t0 - 30_000);
+    });
+  },
+);
 
 test(
   'clampFuture pulls a due time beyond the longest backoff, or a future window, in to now; nothing else',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     withLedger((ledger, clock) => {
       const t0 = clock.now();

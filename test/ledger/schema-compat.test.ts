@@ -14,8 +14,9 @@ import { SCHEMA_VERSION } from '../../src/ledger/index.js';
 import { COMPATIBLE_FROM, COMPATIBLE_FROM_KEY, MIGRATION_STEPS, additiveProblems } from '../../src/ledger/schema.js';
 import { readOutbox } from '../../src/ledger/admin.js';
 import { ManualClock, openTest, settlementBody, tempLedgerPath } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 /** A static sale from Start to its Settlement in the outbox, as the flows record one. */
 function recordSale(ledger: ReturnType<typeof openTest>, txId: string): void {

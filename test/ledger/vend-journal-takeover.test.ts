@@ -11,8 +11,9 @@ import { encodeRecord, type VendJournalRecord } from '../../src/ledger/vend-jour
 import { VendJournalTakeover } from '../../src/ledger/vend-journal-takeover.js';
 import { silentLogger } from '../../src/core/log.js';
 import { ManualClock, openStaticSession, openTest, recordingBodies, tempLedgerPath, voidBody } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const EARLIER = 'e0e0e0e0';
 
 const sold = (tx: string, seq: number, price: number): VendJournalRecord => ({

@@ -15,8 +15,9 @@ import { encodeRecord, MAX_RECORD_BYTES } from '../../src/ledger/vend-journal.js
 import { parseJournal, readJournal } from '../../src/ledger/vend-journal-reader.js';
 import type { VendJournalRecord } from '../../src/ledger/vend-journal.js';
 import { VendJournalWriter } from '../../src/ledger/vend-journal-writer.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function scratch(): { dir: string; path: string; done(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-vend-journal-'));

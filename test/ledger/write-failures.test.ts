@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { inspectLedger, openLedger } from '../../src/ledger/index.js';
 import { tempLedgerPath } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const CHILD = fileURLToPath(new URL('../fixtures/ledger/io-fault-child.js', import.meta.url));
 const SHIM = fileURLToPath(new URL('../native/libqrvend-failio.so', import.meta.url));
@@ -111,7 +112,7 @@ function assertNothingLost(path: string, lines: string[]): number {
 
 test(
   'random write and sync failures: the ledger reports unwritable, recovers, and loses no committed row',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const tmp = tempLedgerPath();
     const faults = faultControl(tmp.dir);
@@ -177,12 +178,12 @@ async function disk(kind: 'write' | 'sync', name: string): Promise<void> {
 
 test(
   'a disk that refuses syncs (fsync/fdatasync) makes the ledger unwritable until it takes them again',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => disk('sync', 'the disk refused syncs'),
 );
 
 test(
   'a disk that refuses writes (pwrite/write) makes the ledger unwritable until it takes them again',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => disk('write', 'the disk refused writes'),
 );

@@ -14,8 +14,9 @@ import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import { createPtyPair, type PtyPair } from '../support/pty.js';
 import { PaymentDouble, assertBooksBalance, testMdb, waitFor } from './support.js';
 import type { QrvendConfig } from '../../src/config/schema.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 async function ptyRig(mdb: Partial<QrvendConfig['mdb']> = {}) {
   const pty: PtyPair = await createPtyPair();

@@ -11,8 +11,9 @@ import { silentLogger } from '../../src/core/log.js';
 import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import { PaymentDouble, assertBooksBalance, testMdb, waitFor } from './support.js';
 import type { QrvendConfig } from '../../src/config/schema.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function rig(mdb: Partial<QrvendConfig['mdb']> = {}, extra: { pulses?: () => void } = {}) {
   const wire = new MemoryWire();

@@ -5,8 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readerLedOf, type ReaderView } from '../../src/mdb/reader-view.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 /** A reader enabled by the VMC, its board polling. */
 const polled: ReaderView = {
   linkUp: true, // the port is open

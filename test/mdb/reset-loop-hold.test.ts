@@ -15,6 +15,7 @@ import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import type { MainToPayment } from '../../src/ipc/messages.js';
 import { createPtyPair } from '../support/pty.js';
 import { PaymentDouble, testMdb, waitFor } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 /** One thing seen, in the order it happened: a line the agent wrote, or the hold raised / released. */
 type Seen =
@@ -78,7 +79,7 @@ function sinceHold(r: HoldRig) {
   return { held, commands, enables, probes: commands.filter((c) => c.startsWith('V ')) };
 }
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('a held reader stays off the bus: quiet line probed, dead board restarted, C,1 only at the end', T, async () => {
   const r = await holdRig();

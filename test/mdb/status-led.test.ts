@@ -12,8 +12,9 @@ import { silentLogger } from '../../src/core/log.js';
 import { VmcSimulator } from '../../src/sim/vmc/index.js';
 import type { StatusLedState } from '../../src/device/gpio.js';
 import { PaymentDouble, testMdb, waitFor } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function rig() {
   const wire = new MemoryWire();

@@ -9,12 +9,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { replay } from './transcript-replay.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const DIR = fileURLToPath(new URL('../../../test/fixtures/transcripts/', import.meta.url));
 const FILES = readdirSync(DIR)
   .filter((f) => f.endsWith('.txt'))
   .sort();
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('there are transcripts, and each names its source', T, () => {
   assert.ok(FILES.length >= 4, `transcripts in ${DIR}`);

@@ -18,8 +18,9 @@ import { isQrvendError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import { createPtyPair, type PtyPair } from '../support/pty.js';
 import { waitFor } from './support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function collect(link: ByteLink): { text: () => string; closes: string[] } {
   const chunks: Buffer[] = [];

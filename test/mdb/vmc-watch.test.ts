@@ -8,8 +8,9 @@ import { NEVER_POLLS_AFTER_MS, RESET_BACKOFF_MIN_MS, RESET_LOOP_WINDOW_MS, VmcWa
 import { readerConfig } from './reader/helpers.js';
 import type { BoardLine } from '../../src/mdb/codec/index.js';
 import type { ReaderState } from '../../src/mdb/reader/index.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const enabled: ReaderState = { kind: 'Enabled', holdVirtual: false };
 const inactive: ReaderState = { kind: 'Inactive' };
 

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { validateRelayConfig } from '../../src/relay/index.js';
 import { isQrvendError } from '../../src/core/errors.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 const trust = {
   registryFile: '/etc/qrvend/registry.signed.json',
@@ -88,7 +89,7 @@ test('qrvend relay exits 78 naming the bad key; --check exits 0 on a good file',
     writeFileSync(bad, JSON.stringify({ relay: { ...minimal.relay, rateLimit: { perSecond: 0, burst: 1 } } }));
     const refused = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', bad], {
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     });
     assert.equal(refused.status, 78);
     assert.match(refused.stderr, /relay\.rateLimit\.perSecond/);
@@ -96,7 +97,7 @@ test('qrvend relay exits 78 naming the bad key; --check exits 0 on a good file',
     writeFileSync(good, JSON.stringify(minimal));
     const checked = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', good, '--check'], {
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     });
     assert.equal(checked.status, 0, checked.stderr);
   } finally {

@@ -14,8 +14,9 @@ import { startSimMachines, type SimMachines } from '../../rigs/relay/machines.js
 import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { sourceKey } from '../../src/relay/source.js';
 import { createRelayRig, until, type RelayRig } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const MACHINES = [
   { machineId: 'SILENT', terminalId: 'TERM-SILENT', uniQr: null },
   { machineId: 'HEALTHY', terminalId: 'TERM-HEALTHY', uniQr: null },

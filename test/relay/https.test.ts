@@ -9,10 +9,11 @@ import { startSimMachines } from '../../rigs/relay/machines.js';
 import { sendStart } from '../../src/sim/wallet/index.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
 import { createRelayRig, until } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   'HTTPS with its own certificate: a Start through the relay gets the machine answer',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const tls = makeSelfSignedCert();
     if (tls === null) {

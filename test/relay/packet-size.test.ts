@@ -18,6 +18,7 @@ import mqtt from 'mqtt';
 import type { StatusMessage } from '../../src/fleet/contract/index.js';
 import { runCli } from '../fleet/operator/run-cli.js';
 import { createRelayRig, until } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const BIG = 8 * 1024 * 1024;
 
@@ -41,7 +42,7 @@ function status(machineId: string): StatusMessage {
 
 test(
   'an 8 MiB retained status is never delivered whole to the relay or the CLI; the relay stays connected',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const rig = await createRelayRig();
     t.after(() => rig.close());

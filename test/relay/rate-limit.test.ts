@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { createRelayRig } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 function post(origin: string, forwardedFor: string): Promise<number> {
   const body = JSON.stringify({
@@ -39,7 +40,7 @@ function post(origin: string, forwardedFor: string): Promise<number> {
 
 test(
   'rate limit per source: the peer address, or the forwarded address behind a trusted load balancer',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const rig = await createRelayRig();
     try {

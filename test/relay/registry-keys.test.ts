@@ -14,8 +14,9 @@ import { loadRegistry, RegistryError, signRegistry } from '../../src/relay/regis
 import { randomBytes } from 'node:crypto';
 import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test(
   'machineKeys are signed with the registry; a key given to two ' +
@@ -68,7 +69,7 @@ test(
 test(
   'a machine the registry lists without a key gets no Start: ' +
     'Declined 30 (no-machine-key), though it signs and is online',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const machines = [
       { machineId: 'KEYLESS', terminalId: 'TERM-KL', uniQr: null },

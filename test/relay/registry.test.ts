@@ -16,8 +16,9 @@ import { fileURLToPath } from 'node:url';
 import { startSimMachines } from '../../rigs/relay/machines.js';
 import { generateSigningKey } from '../../src/trust/index.js';
 import { createRelayRig, getJson, postStart, until } from './support/relay-rig.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 let seq = 0;
 const txId = () => `registry-t-${process.pid}-${++seq}`;
@@ -183,7 +184,7 @@ test(
           input,
           registryFile,
         ],
-        { encoding: 'utf8', timeout: 120_000 },
+        { encoding: 'utf8', timeout: CHILD_DEADLINE_MS },
       );
       assert.equal(signed.status, 0, signed.stderr);
       assert.match(signed.stdout, /signed 1 machines with ops-cli/);
@@ -200,7 +201,7 @@ test(
       const refused = spawnSync(
         process.execPath,
         [MAIN_JS, 'relay', 'registry', 'sign', '--key', keyFile, '--key-id', 'ops-cli', twice, join(dir, 'out.json')],
-        { encoding: 'utf8', timeout: 120_000 },
+        { encoding: 'utf8', timeout: CHILD_DEADLINE_MS },
       );
       assert.notEqual(refused.status, 0);
       assert.match(refused.stderr, /TerminalId "T" is given to A and B/);
@@ -226,14 +227,14 @@ test(
         spawnSync(
           process.execPath,
           [MAIN_JS, 'relay', 'registry', 'sign', '--key', strangerKey, '--key-id', 'nobody', input, stranger],
-          { timeout: 120_000 },
+          { timeout: CHILD_DEADLINE_MS },
         ).status,
         0,
       );
       writeFileSync(configFile, config(stranger));
       const bad = spawnSync(process.execPath, [MAIN_JS, 'relay', '--config', configFile], {
         encoding: 'utf8',
-        timeout: 120_000,
+        timeout: CHILD_DEADLINE_MS,
       });
       assert.equal(bad.status, 78);
       assert.match(bad.stderr, /registry cannot be used.*unknown-key/s);

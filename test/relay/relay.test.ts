@@ -12,8 +12,9 @@ import type { Relay } from '../../src/relay/index.js';
 import type { RelayedStartOutcome } from '../../src/start/index.js';
 import { createTestMachine, type TestMachine } from './support/machine.js';
 import { createRelayRig, getJson, postStart, until, type RelayRig } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const TOKEN = randomBytes(32).toString('hex');
 let seq = 0;
 const txId = () => `relay-t-${process.pid}-${++seq}`;

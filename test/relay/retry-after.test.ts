@@ -10,8 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createTestMachine } from './support/machine.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-test("a machine's 429 comes back through the relay with its Retry-After", { timeout: 180_000 }, async () => {
+test("a machine's 429 comes back through the relay with its Retry-After", { timeout: TEST_DEADLINE_MS }, async () => {
   const token = randomBytes(32).toString('hex');
   const rig = await createRelayRig({ machines: [{ machineId: 'TERM-R', terminalId: 'TERM-R', uniQr: null }], token });
   const machine = await createTestMachine({

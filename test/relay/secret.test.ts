@@ -13,10 +13,11 @@ import mqtt from 'mqtt';
 import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createTestMachine } from './support/machine.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 test(
   "the SecretToken never crosses the broker; the machine takes the Start on the relay's voucher",
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const rig = await createRelayRig({ machines: [{ machineId: 'TERM-S', terminalId: 'TERM-S', uniQr: 'QR-S' }] });
     const token = rig.kit.token;
@@ -98,7 +99,7 @@ test(
   },
 );
 
-test('a token file the relay cannot use stops it, naming its relay key', { timeout: 180_000 }, async () => {
+test('a token file the relay cannot use stops it, naming its relay key', { timeout: TEST_DEADLINE_MS }, async () => {
   const rig = await createRelayRig({ machines: [] });
   try {
     await assert.rejects(

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { missingTools, toolsFor } from '../../release/build-tools.js';
 import { TARGETS } from '../../release/targets.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const RELEASE_MAIN = fileURLToPath(new URL('../../release/main.js', import.meta.url));
 
@@ -66,7 +67,7 @@ test('each target needs the common tools and its own cross compiler', () => {
 
 test(
   'npm run release without the cross compilers: the apt-get line, no stack, nothing downloaded',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const bin = binDir(COMMON);
     const scratch = mkdtempSync(join(tmpdir(), 'qrvend-release-'));

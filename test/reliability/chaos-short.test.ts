@@ -11,13 +11,14 @@ import assert from 'node:assert/strict';
 import { runChaos } from '../../rigs/chaos/chaos.js';
 import { formatReport } from '../../rigs/chaos/report.js';
 import { FAULT_KINDS } from '../../src/sim/gateway/index.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const SESSIONS = Number(process.env.QRVEND_CHAOS_SESSIONS ?? 250);
 const SEED = Number(process.env.QRVEND_CHAOS_SEED ?? 777);
 
 test(
   `chaos: ${SESSIONS} sessions under combined faults end with zero lost, doubled or unresolved sales`,
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const report = await runChaos({ profile: 'chaos', sessions: SESSIONS, maxMs: 75_000, seed: SEED });
     const text = formatReport(report);

@@ -19,13 +19,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runChaos } from '../../rigs/chaos/chaos.js';
 import { formatReport } from '../../rigs/chaos/report.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const KILLS = Number(process.env.QRVEND_CRASH_KILLS ?? 80);
 const SEED = Number(process.env.QRVEND_CRASH_SEED ?? 4242);
 
 test(
   `SIGKILL at random points, ${KILLS} times: nothing lost, nothing doubled, nothing unresolved`,
-  { timeout: 180_000 + KILLS * 8_000 },
+  { timeout: TEST_DEADLINE_MS + KILLS * 8_000 },
   async () => {
     const report = await runChaos({
       profile: 'crash',

@@ -13,6 +13,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/rig/failing-setups.js', import.meta.url));
 const HOLD = fileURLToPath(new URL('../fixtures/rig/hold-rig.js', import.meta.url));
@@ -90,7 +91,7 @@ test(
 
 test(
   'a process ended by SIGTERM while its rig runs (a file past its deadline) leaves no process and no temp file',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const uuid = randomUUID();
     const tmp = mkdtempSync(join(tmpdir(), 'qrvend-teardown-'));

@@ -21,8 +21,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { debPackage, dpkgInstall } from './deb-support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const link = (root: string, name: string) => readlinkSync(join(root, 'opt/qrvend', name));
 const releases = (root: string) => readdirSync(join(root, 'opt/qrvend/releases')).sort();
 const restartRequest = (root: string) => join(root, 'var/lib/qrvend/updates/restart.json');

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO } from './helpers.js';
 import { debPackage, type Package } from './deb-support.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const WANTS = 'etc/systemd/system/multi-user.target.wants/qrvend.service';
 
@@ -33,7 +34,7 @@ function unpacked(root: string): Package {
 test(
   'maintainer scripts: install enables and creates the token; upgrade keeps ' +
     "config, token and the admin's disable; remove keeps state; purge removes it",
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-'));
     try {
@@ -92,7 +93,7 @@ test(
 
 test(
   'postinst brings back a config.json deleted by hand (dpkg does not restore a deleted conffile)',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'qrvend-deb-conf-'));
     try {

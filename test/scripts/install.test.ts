@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO, runScript } from './helpers.js';
 import { loadConfig } from '../../src/config/load.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const INSTALL = join(REPO, 'scripts/install.sh');
 
@@ -39,7 +40,7 @@ function hasCommand(name: string): boolean {
 
 test(
   'install.sh --root builds the image tree, enables the unit, and a second run changes nothing a technician owns',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'qrvend-install-'));
     try {
@@ -103,7 +104,7 @@ test(
       const doctor = spawnSync(join(opt, 'bin/qrvend'), ['doctor', '--json', '--config', config], {
         env,
         encoding: 'utf8',
-        timeout: 120_000,
+        timeout: CHILD_DEADLINE_MS,
       });
       assert.equal(doctor.status, 1, doctor.stderr);
       const report = JSON.parse(doctor.stdout) as { results: { id: string; status: string }[] };
@@ -147,7 +148,7 @@ test(
 
 test(
   'install.sh --no-enable leaves the unit disabled; a bad option is a usage error',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'qrvend-install-noenable-'));
     try {
@@ -166,7 +167,7 @@ test(
 
 test(
   'the sysusers.d declaration creates the qrvend user in the dialout, gpio and video groups',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     if (!hasCommand('systemd-sysusers')) {
       t.skip('systemd-sysusers is not installed');

@@ -8,6 +8,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO, runScript } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const LOGS = join(REPO, 'scripts/qrvend-logs');
 const JOURNAL = [
@@ -28,21 +29,25 @@ function fakeJournal(): { dir: string; env: NodeJS.ProcessEnv; args(): string } 
   return { dir, env: { JOURNALCTL: fake }, args: () => readFileSync(join(dir, 'args'), 'utf8').trim() };
 }
 
-test('--level keeps that level and worse plus non-JSON lines (crash traces)', { timeout: 180_000 }, async () => {
-  const j = fakeJournal();
-  try {
-    const run = await runScript(LOGS, ['--level', 'warn', '--since', '1 hour ago'], { env: j.env });
-    assert.equal(run.code, 0, run.stderr);
-    assert.deepEqual(run.stdout.trim().split('\n'), [JOURNAL[1], JOURNAL[3], JOURNAL[4], JOURNAL[5]]);
-    assert.equal(j.args(), '-u qrvend -o cat --no-pager --since 1 hour ago');
-  } finally {
-    rmSync(j.dir, { recursive: true, force: true });
-  }
-});
+test(
+  '--level keeps that level and worse plus non-JSON lines (crash traces)',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const j = fakeJournal();
+    try {
+      const run = await runScript(LOGS, ['--level', 'warn', '--since', '1 hour ago'], { env: j.env });
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(run.stdout.trim().split('\n'), [JOURNAL[1], JOURNAL[3], JOURNAL[4], JOURNAL[5]]);
+      assert.equal(j.args(), '-u qrvend -o cat --no-pager --since 1 hour ago');
+    } finally {
+      rmSync(j.dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test(
   '--tx keeps one transaction; --pretty prints readable lines; --follow asks journalctl to follow',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const j = fakeJournal();
     try {
@@ -59,7 +64,7 @@ test(
   },
 );
 
-test('bad input is refused with a usage error; --help works', { timeout: 180_000 }, async () => {
+test('bad input is refused with a usage error; --help works', { timeout: TEST_DEADLINE_MS }, async () => {
   const j = fakeJournal();
   try {
     const bad = await runScript(LOGS, ['--level', 'loud'], { env: j.env });

@@ -11,8 +11,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { machine, requested, tarball, type Machine } from './release-machine.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const REAL_RM = execFileSync('/bin/sh', ['-c', 'command -v rm'], { encoding: 'utf8' }).trim();
 
 /** The environment of a start whose power is cut right after `current` switched to `version`. */

@@ -26,9 +26,10 @@ import { join } from 'node:path';
 import { REPO, runScript } from './helpers.js';
 import { signManifest, machineArch } from '../../src/updates/manifest.js';
 import { testKey, writeTrustFile, type TestKey } from '../fleet/support/operator-keys.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const SCRIPT = join(REPO, 'packaging/qrvend-release.sh');
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const ARCH = machineArch() ?? 'amd64';
 const updateKey = testKey('rel-2026', ['update']);
 const otherScope = testKey('ops-2026', ['operate']);

@@ -22,8 +22,9 @@ import {
 import { join } from 'node:path';
 import { runScript } from './helpers.js';
 import { ENDED, SCRIPT, activated, machine, requested, tarball, type Machine } from './release-machine.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('nothing asked, nothing on trial: start and stop write nothing', T, async () => {
   const m = machine();

@@ -19,9 +19,10 @@ import {
   rolledBackFile,
   trialRunFile,
 } from '../../src/fleet/machine-link/config-change.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const SCRIPT = join(REPO, 'packaging/qrvend-trial.sh');
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 /** How systemd describes the end of the main process to ExecStopPost (systemd.exec(5)). */
 const ENDED = {

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REPO, runScript } from './helpers.js';
 import { fakeBoard, ptyPair, tempDir, teardown } from '../doctor/helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const TRACE = join(REPO, 'scripts/qrvend-serial-trace');
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -45,7 +46,7 @@ function fakeQrvend(dir: string): string {
 
 test(
   'the trace records agent -> board and board -> agent bytes through the serial tap',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const defer = teardown(t);
     const tmp = tempDir('qrvend-trace-');
@@ -91,7 +92,7 @@ test(
 
 test(
   'without --out the trace goes into a new private directory (not a predictable name)',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const defer = teardown(t);
     const tmp = tempDir('qrvend-trace-default-');
@@ -127,7 +128,7 @@ for (const [where, hostile] of [
 ] as const) {
   test(
     `a device path that is not a plain /dev path is refused before use (${where} ${JSON.stringify(hostile)})`,
-    { timeout: 180_000 },
+    { timeout: TEST_DEADLINE_MS },
     async () => {
       const tmp = tempDir('qrvend-trace-hostile-');
       try {
@@ -155,7 +156,7 @@ for (const [where, hostile] of [
   );
 }
 
-test('a missing device is refused before anything is stopped', { timeout: 180_000 }, async () => {
+test('a missing device is refused before anything is stopped', { timeout: TEST_DEADLINE_MS }, async () => {
   const tmp = tempDir('qrvend-trace-missing-');
   try {
     const config = join(tmp.dir, 'config.json');

@@ -10,6 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { REPO, runScript } from './helpers.js';
 import { tempDir } from '../doctor/helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const TEST_VEND = join(REPO, 'scripts/qrvend-test-vend');
 
@@ -23,28 +24,32 @@ function standIn(dir: string, demoExit: number): string {
   return file;
 }
 
-test('passes demo options through and reports PASS on exit 0, FAIL otherwise', { timeout: 180_000 }, async () => {
-  const tmp = tempDir('qrvend-test-vend-');
-  try {
-    const ok = await runScript(TEST_VEND, ['--timeout', '20', '--', '--flow', 'static'], {
-      env: { QRVEND_BIN: standIn(tmp.dir, 0) },
-    });
-    assert.equal(ok.code, 0, ok.stderr);
-    assert.match(ok.stderr, /PASS/);
-    assert.equal(readFileSync(join(tmp.dir, 'calls'), 'utf8'), 'demo --flow static\n');
+test(
+  'passes demo options through and reports PASS on exit 0, FAIL otherwise',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const tmp = tempDir('qrvend-test-vend-');
+    try {
+      const ok = await runScript(TEST_VEND, ['--timeout', '20', '--', '--flow', 'static'], {
+        env: { QRVEND_BIN: standIn(tmp.dir, 0) },
+      });
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(ok.stderr, /PASS/);
+      assert.equal(readFileSync(join(tmp.dir, 'calls'), 'utf8'), 'demo --flow static\n');
 
-    const bad = await runScript(TEST_VEND, [], { env: { QRVEND_BIN: standIn(tmp.dir, 3) } });
-    assert.equal(bad.code, 1);
-    assert.match(bad.stderr, /FAIL: the demo exited with 3/);
+      const bad = await runScript(TEST_VEND, [], { env: { QRVEND_BIN: standIn(tmp.dir, 3) } });
+      assert.equal(bad.code, 1);
+      assert.match(bad.stderr, /FAIL: the demo exited with 3/);
 
-    const usage = await runScript(TEST_VEND, ['--timeout', 'soon'], { env: { QRVEND_BIN: standIn(tmp.dir, 0) } });
-    assert.equal(usage.code, 64);
-  } finally {
-    tmp.cleanup();
-  }
-});
+      const usage = await runScript(TEST_VEND, ['--timeout', 'soon'], { env: { QRVEND_BIN: standIn(tmp.dir, 0) } });
+      assert.equal(usage.code, 64);
+    } finally {
+      tmp.cleanup();
+    }
+  },
+);
 
-test('runs the real demo when it is built', { timeout: 180_000 }, async (t) => {
+test('runs the real demo when it is built', { timeout: TEST_DEADLINE_MS }, async (t) => {
   const cli = join(REPO, 'dist/src/cli/main.js');
   const help = spawnSync(process.execPath, [cli, 'demo', '--help'], { encoding: 'utf8' });
   if (help.status !== 0 || /not built yet/.test(help.stdout + help.stderr)) {

@@ -19,8 +19,9 @@ import {
   validStart,
   type Fixture,
 } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 let fx: Fixture;
 
 before(async () => {

@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DeclineCodes } from '../../src/gateway/protocol/codes.js';
 import { parseResponse, post, rawClient, startFixture, startPath, validStart } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('a declared Content-Length over the limit is refused with 413 before any body byte is sent', T, async () => {
   const fx = await startFixture({ start: { maxBodyBytes: 1024 } });

@@ -12,8 +12,9 @@ import { createLogger } from '../../src/core/log.js';
 import { post } from './helpers.js';
 import { createTestMachine, type TestMachineOptions } from '../relay/support/machine.js';
 import { createTrustKit } from '../../rigs/relay/trust-kit.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const TOKEN = randomBytes(32).toString('hex');
 let seq = 0;
 const txId = () => `relayed-${process.pid}-${++seq}`;

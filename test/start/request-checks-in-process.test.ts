@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createStartChecks, type StartHooks } from '../../src/start/request-checks.js';
 import { createSecretMatcher } from '../../src/start/secret-compare.js';
 import { INTEGRATOR, TERMINAL_ID, TOKEN, validStart } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 function checks(hooks: Partial<StartHooks> = {}, rememberAccepted?: number) {
   const accepted: string[] = [];
@@ -36,7 +37,7 @@ function checks(hooks: Partial<StartHooks> = {}, rememberAccepted?: number) {
 
 test(
   'the replay memory keeps the newest TransactionIds: the oldest is forgotten first',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { decide } = checks({}, 2);
     const [a, b, c] = [validStart(), validStart(), validStart()];
@@ -48,7 +49,7 @@ test(
   },
 );
 
-test('without a bound given, ten thousand TransactionIds are remembered', { timeout: 180_000 }, async () => {
+test('without a bound given, ten thousand TransactionIds are remembered', { timeout: TEST_DEADLINE_MS }, async () => {
   const { decide } = checks();
   const first = validStart();
   assert.equal(await decide(first), 'approved');
@@ -60,7 +61,7 @@ test('without a bound given, ten thousand TransactionIds are remembered', { time
 
 test(
   'a relayed Start (vouched) comes without its token and is accepted; one that carries a token is refused 9',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { decide, accepted } = checks();
     const { SecretToken: _token, ...withoutToken } = validStart();
@@ -73,7 +74,7 @@ test(
   },
 );
 
-test('a member named twice is 998, and nothing is accepted', { timeout: 180_000 }, async () => {
+test('a member named twice is 998, and nothing is accepted', { timeout: TEST_DEADLINE_MS }, async () => {
   const { decide, accepted } = checks();
   const body = JSON.stringify(validStart()).replace(/^\{/, `{"TerminalId":"${TERMINAL_ID}",`);
   assert.equal(await decide(body), 998);
@@ -82,7 +83,7 @@ test('a member named twice is 998, and nothing is accepted', { timeout: 180_000 
 
 test(
   'a hook that throws synchronously: 999 for the wallet, the error to onError, and the next Start is judged',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     let throwing = true;
     const { decide, errors } = checks({
@@ -100,7 +101,7 @@ test(
 
 test(
   'a body that is not valid UTF-8 is 998, even where JSON.parse would take the replacement characters',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const { c, decide, accepted } = checks();
     const text = JSON.stringify(validStart({ AppUserId: 'user-XX' }));

@@ -12,6 +12,7 @@ import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promi
 import { createNotifier, watchdogIntervalFrom } from '../../src/daemon/systemd-notify.js';
 import { createLogger } from '../../src/core/log.js';
 import { startNotifySink } from './notify-sink.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 function capturingLogger() {
   const lines: Record<string, unknown>[] = [];
@@ -43,7 +44,7 @@ test('watchdog interval is half of WATCHDOG_USEC, only for our PID and only unde
 
 test(
   'ready, watchdog, status and stopping reach the notify socket as sd_notify sends them',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const sink = await startNotifySink();
     try {
@@ -76,7 +77,7 @@ test(
 
 test(
   'a systemd that does not read never holds up the calling thread; READY and STOPPING arrive once it reads',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const sink = await startNotifySink();
     try {
@@ -101,7 +102,7 @@ test(
   },
 );
 
-test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { timeout: 180_000 }, async () => {
+test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { timeout: TEST_DEADLINE_MS }, async () => {
   const { log, lines } = capturingLogger();
   const n = createNotifier(log, { env: { WATCHDOG_USEC: '20000000' }, helper: '/nonexistent/qrvend-notify' });
   assert.equal(n.enabled, false);
@@ -114,41 +115,49 @@ test('without NOTIFY_SOCKET nothing is started and every call is a no-op', { tim
   assert.equal(lines.filter((l) => l.level === 'error').length, 0);
 });
 
-test('a missing helper is logged once at error, naming what systemd will do', { timeout: 180_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-missing-'));
-  try {
-    const { log, lines } = capturingLogger();
-    const n = createNotifier(log, {
-      env: { NOTIFY_SOCKET: join(dir, 'notify'), WATCHDOG_USEC: '2000000' },
-      helper: join(dir, 'qrvend-notify'),
-    });
-    await until(() => !n.enabled);
-    n.ready();
-    n.watchdog();
-    n.stopping();
-    await sleep(50);
-    const errors = lines.filter((l) => l.level === 'error');
-    assert.equal(errors.length, 1, JSON.stringify(lines));
-    assert.match(String(errors[0]?.msg), /systemd will time the agent out/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'a missing helper is logged once at error, naming what systemd will do',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-missing-'));
+    try {
+      const { log, lines } = capturingLogger();
+      const n = createNotifier(log, {
+        env: { NOTIFY_SOCKET: join(dir, 'notify'), WATCHDOG_USEC: '2000000' },
+        helper: join(dir, 'qrvend-notify'),
+      });
+      await until(() => !n.enabled);
+      n.ready();
+      n.watchdog();
+      n.stopping();
+      await sleep(50);
+      const errors = lines.filter((l) => l.level === 'error');
+      assert.equal(errors.length, 1, JSON.stringify(lines));
+      assert.match(String(errors[0]?.msg), /systemd will time the agent out/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
-test('a send that fails is reported by the helper and logged at warn, bounded', { timeout: 180_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-nosock-'));
-  try {
-    const { log, lines } = capturingLogger();
-    // Nothing listens there: every send fails (ENOENT), the helper carries on.
-    const n = createNotifier(log, { env: { NOTIFY_SOCKET: join(dir, 'notify'), WATCHDOG_USEC: '2000000' } });
-    for (let i = 0; i < 5; i++) n.watchdog();
-    await until(() => lines.some((l) => l.level === 'warn'));
-    await sleep(100);
-    const warnings = lines.filter((l) => l.level === 'warn');
-    assert.equal(warnings.length, 1, 'one line for the first failure; the rest are counted');
-    assert.match(String(warnings[0]?.helperSays), /cannot send to NOTIFY_SOCKET/);
-    assert.equal(n.enabled, true, 'the helper stays up for the next message');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'a send that fails is reported by the helper and logged at warn, bounded',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qrvend-notify-nosock-'));
+    try {
+      const { log, lines } = capturingLogger();
+      // Nothing listens there: every send fails (ENOENT), the helper carries on.
+      const n = createNotifier(log, { env: { NOTIFY_SOCKET: join(dir, 'notify'), WATCHDOG_USEC: '2000000' } });
+      for (let i = 0; i < 5; i++) n.watchdog();
+      await until(() => lines.some((l) => l.level === 'warn'));
+      await sleep(100);
+      const warnings = lines.filter((l) => l.level === 'warn');
+      assert.equal(warnings.length, 1, 'one line for the first failure; the rest are counted');
+      assert.match(String(warnings[0]?.helperSays), /cannot send to NOTIFY_SOCKET/);
+      assert.equal(n.enabled, true, 'the helper stays up for the next message');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -10,10 +10,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const UNIT = fileURLToPath(new URL('../../../systemd/qrvend-relay.service', import.meta.url));
 const text = readFileSync(UNIT, 'utf8');
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function hasSystemdAnalyze(): boolean {
   try {
@@ -48,7 +49,7 @@ test('systemd-analyze verify passes with no warnings', T, (t) => {
     chmodSync(standIn, 0o755);
     const copy = join(dir, 'qrvend-relay.service');
     writeFileSync(copy, text.replaceAll('=/opt/qrvend/bin/qrvend ', `=${standIn} `));
-    const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: 120_000 });
+    const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: CHILD_DEADLINE_MS });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr.trim(), '', `systemd-analyze verify complained:\n${run.stderr}`);
   } finally {
@@ -61,7 +62,10 @@ test('systemd-analyze security scores the relay unit at 1.5 or better', T, (t) =
     t.skip('systemd-analyze is not installed');
     return;
   }
-  const run = spawnSync('systemd-analyze', ['security', '--offline=yes', UNIT], { encoding: 'utf8', timeout: 120_000 });
+  const run = spawnSync('systemd-analyze', ['security', '--offline=yes', UNIT], {
+    encoding: 'utf8',
+    timeout: CHILD_DEADLINE_MS,
+  });
   const m = /Overall exposure level for qrvend-relay\.service: (\d+\.\d)/.exec(`${run.stdout}${run.stderr}`);
   assert.ok(m, `no score in: ${run.stdout}${run.stderr}`);
   assert.ok(Number(m[1]) <= 1.5, `exposure ${m[1]} is above 1.5`);

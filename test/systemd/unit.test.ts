@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigSchema } from '../../src/config/schema.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const UNIT = fileURLToPath(new URL('../../../systemd/qrvend.service', import.meta.url));
 const text = readFileSync(UNIT, 'utf8');
@@ -28,7 +29,7 @@ function values(key: string): string[] {
   return [...text.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1]!.trim());
 }
 
-test('systemd-analyze verify passes with no warnings', { timeout: 180_000 }, (t) => {
+test('systemd-analyze verify passes with no warnings', { timeout: TEST_DEADLINE_MS }, (t) => {
   if (!hasSystemdAnalyze()) {
     t.skip('systemd-analyze is not installed (apt-get install systemd); .ci/run installs it');
     return;
@@ -50,7 +51,7 @@ test('systemd-analyze verify passes with no warnings', { timeout: 180_000 }, (t)
     );
     assert.equal(/^Exec\w+=[-+]*\/opt\//m.test(rewritten), false, 'every Exec line runs a program of /opt/qrvend/bin');
     writeFileSync(copy, rewritten);
-    const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: 180_000 });
+    const run = spawnSync('systemd-analyze', ['verify', copy], { encoding: 'utf8', timeout: TEST_DEADLINE_MS });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stderr.trim(), '', `systemd-analyze verify complained:\n${run.stderr}`);
   } finally {
@@ -58,16 +59,23 @@ test('systemd-analyze verify passes with no warnings', { timeout: 180_000 }, (t)
   }
 });
 
-test('systemd-analyze security scores the unit at 2.0 or better (documented: 1.8)', { timeout: 180_000 }, (t) => {
-  if (!hasSystemdAnalyze()) {
-    t.skip('systemd-analyze is not installed');
-    return;
-  }
-  const run = spawnSync('systemd-analyze', ['security', '--offline=yes', UNIT], { encoding: 'utf8', timeout: 180_000 });
-  const m = /Overall exposure level for qrvend\.service: (\d+\.\d)/.exec(`${run.stdout}${run.stderr}`);
-  assert.ok(m, `no score in the output:\n${run.stdout}${run.stderr}`);
-  assert.ok(Number(m[1]) <= 2.0, `exposure ${m[1]} is worse than 2.0: a hardening directive was lost`);
-});
+test(
+  'systemd-analyze security scores the unit at 2.0 or better (documented: 1.8)',
+  { timeout: TEST_DEADLINE_MS },
+  (t) => {
+    if (!hasSystemdAnalyze()) {
+      t.skip('systemd-analyze is not installed');
+      return;
+    }
+    const run = spawnSync('systemd-analyze', ['security', '--offline=yes', UNIT], {
+      encoding: 'utf8',
+      timeout: TEST_DEADLINE_MS,
+    });
+    const m = /Overall exposure level for qrvend\.service: (\d+\.\d)/.exec(`${run.stdout}${run.stderr}`);
+    assert.ok(m, `no score in the output:\n${run.stdout}${run.stderr}`);
+    assert.ok(Number(m[1]) <= 2.0, `exposure ${m[1]} is worse than 2.0: a hardening directive was lost`);
+  },
+);
 
 test('the unit keeps the decisions the daemon and the README rely on', () => {
   assert.deepEqual(values('Type'), ['notify']);

@@ -8,8 +8,9 @@ import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateMachineKey, loadMachineKey, machineKeyId } from '../../src/trust/machine-key.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('a 0600 key owned by the agent loads, with the id and public half keygen printed', T, (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-machine-key-'));

@@ -16,8 +16,9 @@ import {
   WILL_LIFETIME_MS,
 } from '../../src/trust/machine-sig.js';
 import { publicKeyFromRaw } from '../../src/trust/keys.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const made = generateMachineKey();
 const ring = machineKeyring([{ id: made.entry.id, key: publicKeyFromRaw(made.entry.publicKey) }]);
 const signer = () => {

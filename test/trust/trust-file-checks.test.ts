@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateSigningKey, loadKeyring } from '../../src/trust/keys.js';
 import { allowedOwners } from '../../src/trust/trust-file-checks.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 /** A uid that is neither root nor the test's own user (nobody, on Debian). */
 const STRANGER = 65534;
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;

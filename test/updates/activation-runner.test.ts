@@ -11,8 +11,9 @@ import { startActivationRunner } from '../../src/updates/activation-runner.js';
 import { updateFiles } from '../../src/updates/files.js';
 import { until } from '../../rigs/rig.js';
 import type { MainToPayment } from '../../src/ipc/messages.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 function setup(t: { after(fn: () => void): void }, dir?: string) {

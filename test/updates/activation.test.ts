@@ -8,8 +8,9 @@ import {
   type ActivationRequest,
   type ActivationState,
 } from '../../src/updates/activation.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const LIMITS = { maxDeferralMs: 60_000, holdTimeoutMs: 5_000 };
 const UPDATE: ActivationRequest = { kind: 'update', version: '9.1.0', rolloutId: 'r1' };
 const RESTART: ActivationRequest = { kind: 'restart', version: '9.0.1', rolloutId: null };

@@ -15,8 +15,9 @@ import { writeUpdateState } from '../../src/updates/state-file.js';
 import { silentLogger } from '../../src/core/log.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease } from './support/release-fixture.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const key = testKey('rel', ['update']);
 
 function setUp(version: string, rolloutId: string | null) {

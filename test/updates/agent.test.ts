@@ -17,8 +17,9 @@ import type { UpdateEventFacts } from '../../src/ipc/messages.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease, type TestRelease } from './support/release-fixture.js';
 import { startArtifactServer } from './support/artifact-server.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const ARCH = machineArch() ?? 'amd64';
 const key = testKey('rel', ['update']);
 

@@ -17,8 +17,9 @@ import {
 } from '../../src/updates/download.js';
 import { startArtifactServer } from './support/artifact-server.js';
 import { makeSelfSignedCert } from '../gateway/tls-fixture.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const BODY = randomBytes(300_000);
 const MANIFEST = {
   size: BODY.length,

@@ -8,8 +8,9 @@ import { loadKeyring } from '../../src/trust/keys.js';
 import { machineArch, verifyArtifactFile, verifyManifest, type ManifestCheck } from '../../src/updates/manifest.js';
 import { testKey } from '../fleet/support/operator-keys.js';
 import { makeRelease } from './support/release-fixture.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function withDir(fn: (dir: string) => void): void {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-manifest-'));

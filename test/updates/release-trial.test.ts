@@ -21,8 +21,9 @@ import {
   writeHealthy,
 } from '../../src/updates/trial/release-trial.js';
 import { updatesDir } from '../../src/updates/files.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function scratch(): { dir: string; done: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-release-trial-'));

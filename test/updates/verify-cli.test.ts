@@ -9,16 +9,17 @@ import { fileURLToPath } from 'node:url';
 import { makeRelease } from './support/release-fixture.js';
 import { signReleaseTarball } from '../../release/sign.js';
 import { testKey } from '../fleet/support/operator-keys.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MAIN_JS = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [MAIN_JS, 'update', 'verify', ...args],
-      { timeout: 120_000, env: { ...process.env, QRVEND_CONFIG: '' } },
+      { timeout: CHILD_DEADLINE_MS, env: { ...process.env, QRVEND_CONFIG: '' } },
       (err, stdout, stderr) => {
         resolve({ code: err === null ? 0 : typeof err.code === 'number' ? err.code : -1, stdout, stderr });
       },

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareVersions, isReleaseVersion } from '../../src/updates/version-order.js';
+import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 test('versions in semver precedence order, each pair compared both ways', T, () => {
   // Ascending; a string comparison gets 1.2.0-rc.10 vs rc.2, 1.10.0 vs 1.9.0 and the release vs its pre-releases wrong.

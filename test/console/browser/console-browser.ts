@@ -23,6 +23,7 @@ import { buy, openSession } from '../../e2e/support/static-session.js';
 import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { openTestStore, type TestStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 // What the functions run inside the page see (this project compiles without the DOM library).
 declare const document: {
@@ -31,7 +32,7 @@ declare const document: {
 };
 declare const window: Record<string, unknown>;
 
-const T = { timeout: 120_000 };
+const T = { timeout: CHILD_DEADLINE_MS };
 const AGENT = 'M-CONSOLE-1';
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
 const CHROMIUM = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
@@ -136,7 +137,7 @@ before(
     page = await browser.newPage();
     await page.setViewport({ width: 1280, height: 800 });
   },
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
 );
 
 after(async () => {

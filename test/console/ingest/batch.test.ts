@@ -11,6 +11,7 @@ import { startIngest, type Ingest } from '../../../src/console/ingest/ingest.js'
 import type { TestStore } from '../support/store.js';
 import { waitFor } from '../support/wait.js';
 import { DATABASES, openDatabase, refuseEventId, stopDatabases } from '../store/databases.js';
+import { CHILD_DEADLINE_MS } from '../../support/deadlines.js';
 
 after(stopDatabases);
 
@@ -79,7 +80,7 @@ type sale = ReturnType<typeof sale>;
 test(
   'events that arrive together commit in one transaction; each PUBACK goes after its commit',
   {
-    timeout: 120_000,
+    timeout: CHILD_DEADLINE_MS,
   },
   async (t) => {
     const store = await openDatabase(t, 'sqlite');
@@ -110,7 +111,7 @@ for (const kind of DATABASES) {
   test(
     `${kind}: one event the database refuses does not lose the others of its batch`,
     {
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     },
     async (t) => {
       const store = await openDatabase(t, kind);
@@ -142,7 +143,7 @@ for (const kind of DATABASES) {
   test(
     `${kind}: a batch whose commit fails is not acknowledged; sent again, each event is stored once`,
     {
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     },
     async (t) => {
       const store = await openDatabase(t, kind);

@@ -6,6 +6,7 @@ import { databaseUnavailable, storeEventBatch } from '../../../src/console/store
 import type { IncomingEvent } from '../../../src/console/store/ingest-queries.js';
 import type { TestStore } from '../support/store.js';
 import { DATABASES, openDatabase, refuseEventId, stopDatabases } from './databases.js';
+import { CHILD_DEADLINE_MS } from '../../support/deadlines.js';
 
 after(stopDatabases);
 
@@ -37,7 +38,7 @@ async function paidCount(store: TestStore): Promise<number> {
 }
 
 for (const kind of DATABASES) {
-  test(`${kind}: a batch commits all or nothing`, { timeout: 120_000 }, async (t) => {
+  test(`${kind}: a batch commits all or nothing`, { timeout: CHILD_DEADLINE_MS }, async (t) => {
     const store = await openDatabase(t, kind);
     if (store === null) return;
     try {
@@ -57,7 +58,7 @@ for (const kind of DATABASES) {
   test(
     `${kind}: an event redelivered, in the same batch or a later one, is stored and counted once`,
     {
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     },
     async (t) => {
       const store = await openDatabase(t, kind);

@@ -5,6 +5,7 @@ import type { FleetEvent } from '../../../src/fleet/contract/index.js';
 import { storeEventBatch } from '../../../src/console/store/event-batch.js';
 import { salesByDay, salesByMachineDay } from '../../../src/console/store/report-queries.js';
 import { DATABASES, openDatabase, stopDatabases } from './databases.js';
+import { CHILD_DEADLINE_MS } from '../../support/deadlines.js';
 
 after(stopDatabases);
 
@@ -32,7 +33,7 @@ for (const kind of DATABASES) {
   test(
     `${kind}: the fleet's days are kept as events arrive and match the machines' days`,
     {
-      timeout: 120_000,
+      timeout: CHILD_DEADLINE_MS,
     },
     async (t) => {
       const store = await openDatabase(t, kind);
@@ -77,33 +78,37 @@ for (const kind of DATABASES) {
     },
   );
 
-  test(`${kind}: machine-day pages follow one another in order, every row once`, { timeout: 120_000 }, async (t) => {
-    const store = await openDatabase(t, kind);
-    if (store === null) return;
-    try {
-      const days = ['2026-11-26', '2026-11-27'];
-      await storeEventBatch(
-        store.db,
-        days.flatMap((day) => Array.from({ length: 7 }, (_, i) => sale(`${day}-${i}`, `vm-${i}`, day))),
-      );
-      const q = { from: days[0]!, to: days[1]!, machine: '', page: 1, pageSize: 5 };
-      const pages = [];
-      for (let page = 1; page <= 3; page++) pages.push(await salesByMachineDay(store.db, { ...q, page }));
-      assert.deepEqual(
-        pages.map((p) => p.total),
-        [14, 14, 14],
-      );
-      const seen = pages.flatMap((p) => p.rows.map((r) => `${r.day} ${r.machineId}`));
-      const expected = [...days].reverse().flatMap((day) => Array.from({ length: 7 }, (_, i) => `${day} vm-${i}`));
-      assert.deepEqual(seen, expected);
-      const all = await salesByMachineDay(store.db, q, true);
-      assert.deepEqual(
-        all.rows.map((r) => `${r.day} ${r.machineId}`),
-        expected,
-      );
-      assert.equal(all.rows[0]!.paidMilli, 1500);
-    } finally {
-      await store.remove();
-    }
-  });
+  test(
+    `${kind}: machine-day pages follow one another in order, every row once`,
+    { timeout: CHILD_DEADLINE_MS },
+    async (t) => {
+      const store = await openDatabase(t, kind);
+      if (store === null) return;
+      try {
+        const days = ['2026-11-26', '2026-11-27'];
+        await storeEventBatch(
+          store.db,
+          days.flatMap((day) => Array.from({ length: 7 }, (_, i) => sale(`${day}-${i}`, `vm-${i}`, day))),
+        );
+        const q = { from: days[0]!, to: days[1]!, machine: '', page: 1, pageSize: 5 };
+        const pages = [];
+        for (let page = 1; page <= 3; page++) pages.push(await salesByMachineDay(store.db, { ...q, page }));
+        assert.deepEqual(
+          pages.map((p) => p.total),
+          [14, 14, 14],
+        );
+        const seen = pages.flatMap((p) => p.rows.map((r) => `${r.day} ${r.machineId}`));
+        const expected = [...days].reverse().flatMap((day) => Array.from({ length: 7 }, (_, i) => `${day} vm-${i}`));
+        assert.deepEqual(seen, expected);
+        const all = await salesByMachineDay(store.db, q, true);
+        assert.deepEqual(
+          all.rows.map((r) => `${r.day} ${r.machineId}`),
+          expected,
+        );
+        assert.equal(all.rows[0]!.paidMilli, 1500);
+      } finally {
+        await store.remove();
+      }
+    },
+  );
 }

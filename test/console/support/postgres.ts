@@ -10,6 +10,7 @@ import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { CHILD_DEADLINE_MS } from '../../support/deadlines.js';
 
 export interface TestPostgres {
   /** postgres://postgres@127.0.0.1:PORT (no database: add /NAME). */
@@ -50,7 +51,10 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   const run = (tool: string, args: string[]) => {
     const argv = asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args;
-    execFileSync(asRoot ? 'runuser' : join(bin, tool), argv, { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+    execFileSync(asRoot ? 'runuser' : join(bin, tool), argv, {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: CHILD_DEADLINE_MS,
+    });
   };
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());

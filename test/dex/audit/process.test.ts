@@ -11,8 +11,9 @@ import { FleetEvent, MAX_PAYLOAD_BYTES } from '../../../src/fleet/contract/index
 import { processAuditRead, type ProcessDeps } from '../../../src/dex/audit/process.js';
 import { KEEP_AUDITS, type Ledger } from '../../../src/ledger/index.js';
 import { ManualClock, openStaticSession, openTest, tempLedgerPath, withLedger } from '../../ledger/helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
 const DAY = 86_400_000;
 

@@ -19,8 +19,9 @@ import type { MainToPayment, PaymentToMain } from '../../../src/ipc/messages.js'
 import { formatEventLine } from '../../../src/fleet/operator/index.js';
 import { FleetEvent } from '../../../src/fleet/contract/index.js';
 import { ManualClock, openStaticSession, openTest, tempLedgerPath } from '../../ledger/helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
 const DEX_CONFIG = {
   port: '/dev/ttyUSB9',

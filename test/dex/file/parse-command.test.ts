@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
@@ -15,7 +16,7 @@ function qrvend(args: string[]): Promise<{ code: number; stdout: string; stderr:
     execFile(
       process.execPath,
       [MAIN, ...args],
-      { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: 120_000 },
+      { env: { ...process.env, QRVEND_CONFIG: '' }, timeout: CHILD_DEADLINE_MS },
       (err, stdout, stderr) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
       },
@@ -23,7 +24,7 @@ function qrvend(args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
-describe('qrvend dex parse', { timeout: 180_000 }, () => {
+describe('qrvend dex parse', { timeout: TEST_DEADLINE_MS }, () => {
   it('prints the serial, the totals with the implied decimals and the product table', async () => {
     const { code, stdout } = await qrvend(['dex', 'parse', fixture('vmc-a1.dex')]);
     assert.equal(code, 0);

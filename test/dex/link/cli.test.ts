@@ -13,8 +13,9 @@ import { startDexSim } from '../../../src/sim/dex/vmc.js';
 import { createPtyPair } from '../../support/pty.js';
 import { runCli, startCli } from '../../fleet/operator/run-cli.js';
 import { auditFile } from './support.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function siteConfig(dir: string): string {
   const path = join(dir, 'site.json');

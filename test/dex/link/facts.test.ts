@@ -6,10 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dexFactsPathFor } from '../../../src/dex/link/index.js';
 import { readFacts, writeFacts } from '../../../src/dex/link/facts.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 test(
   'facts: written beside the ledger and read back; damaged, foreign, oversized or missing files read as unknown',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => {
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-dexfacts-'));
     try {

@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { isQrvendError } from '../../../src/core/errors.js';
 import { until } from '../../../src/sim/wait.js';
 import { auditFile, dexRig } from './support.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
   test(

@@ -6,6 +6,7 @@ import { silentLogger } from '../../../src/core/log.js';
 import type { LinkMachine } from '../../../src/dex/link/machine.js';
 import type { DexPort } from '../../../src/dex/link/port.js';
 import { runSession } from '../../../src/dex/link/session.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 /** A VMC that answers every ENQ and never sends the file: each answer re-arms the protocol's timer. */
 const chatty: LinkMachine<number> = {
@@ -44,7 +45,7 @@ function fakePort(): DexPort & { written: number; push(b: Buffer): void; lose(r:
 
 test(
   'a VMC that keeps the session going without finishing it is cut off at the whole-read bound (DEX_TIMEOUT)',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const port = fakePort();
     const read = runSession(chatty, port, 1024, silentLogger(), new Date(), 300);
@@ -57,7 +58,7 @@ test(
   },
 );
 
-test('a port that fails mid-read ends it with DEX_PORT', { timeout: 180_000 }, async () => {
+test('a port that fails mid-read ends it with DEX_PORT', { timeout: TEST_DEADLINE_MS }, async () => {
   const port = fakePort();
   const read = runSession(chatty, port, 1024, silentLogger());
   port.lose('the port closed (adapter unplugged?)');
@@ -66,7 +67,7 @@ test('a port that fails mid-read ends it with DEX_PORT', { timeout: 180_000 }, a
 
 test(
   'a device that stops taking bytes cannot hold the result up: the read ends with its failure',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const port = fakePort();
     port.write = () => new Promise(() => {}); // the write never completes

@@ -4,18 +4,23 @@ import { existsSync } from 'node:fs';
 import mqtt from 'mqtt';
 import { startMosquitto } from '../../../rigs/broker/mosquitto-broker.js';
 import { until } from '../../../src/sim/wait.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const skip =
   process.env.QRVEND_TEST_BROKER === 'mosquitto'
     ? false
     : 'runs against mosquitto only: npm run fleet-test (QRVEND_TEST_BROKER=mosquitto)';
 
-test('without the mosquitto binary: an error naming it and the package to install', { timeout: 180_000 }, async () => {
-  await assert.rejects(
-    startMosquitto({ bin: '/nonexistent/sbin/mosquitto' }),
-    /mosquitto not found at \/nonexistent\/sbin\/mosquitto: install the Debian package `mosquitto`/,
-  );
-});
+test(
+  'without the mosquitto binary: an error naming it and the package to install',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    await assert.rejects(
+      startMosquitto({ bin: '/nonexistent/sbin/mosquitto' }),
+      /mosquitto not found at \/nonexistent\/sbin\/mosquitto: install the Debian package `mosquitto`/,
+    );
+  },
+);
 
 async function retained(url: string, topic: string, protocolVersion: 4 | 5): Promise<string | null> {
   const c = await mqtt.connectAsync(url, { protocolVersion, reconnectPeriod: 0 });
@@ -39,7 +44,7 @@ async function retained(url: string, topic: string, protocolVersion: 4 | 5): Pro
 
 test(
   'mosquitto on a loopback port: MQTT 5 and 3.1.1, stop and start on the same port, close removes everything',
-  { skip, timeout: 180_000 },
+  { skip, timeout: TEST_DEADLINE_MS },
   async (t) => {
     const broker = await startMosquitto();
     t.after(() => broker.close());
@@ -68,7 +73,7 @@ test(
 
 test(
   'mosquitto with persistence keeps retained messages across stop and start',
-  { skip, timeout: 180_000 },
+  { skip, timeout: TEST_DEADLINE_MS },
   async (t) => {
     const broker = await startMosquitto({ persistence: true });
     t.after(() => broker.close());

@@ -14,8 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { createRig, type RigOptions } from '../../../rigs/rig.js';
 import { startTestBroker } from '../../../rigs/broker/index.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 async function withFleetRig(
   machineId: string,

@@ -28,9 +28,10 @@ import { TEST_CLOCK_ENV } from '../../../src/core/clock.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { signCommand, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { runCli } from '../operator/run-cli.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-TRUST-1';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const ops = testKey('ops', ['read', 'operate']);
 const cfg = testKey('cfg', ['configure']);
 const reader = testKey('reader', ['read']);
@@ -335,7 +336,7 @@ test(
 
 test(
   'item 5: a flood of relayed Starts, unsigned and forged commands leaves every signed operator ping answered',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     let flooding = true;
     let sent = 0;
@@ -389,7 +390,7 @@ test(
 test(
   'item 2: a retained service.restart and a retained config.set, ' +
     'both signed, never run: three starts in a row, no exit 75',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     await rig.stopAgent('SIGTERM');
     const set = { set: { mdb: { sessionIdleTimeoutMs: 41_000 } } };
@@ -435,7 +436,7 @@ test(
 
 test(
   'item 1: with no usable trust file nothing that changes anything runs, signed or not',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     await rig.stopAgent('SIGTERM');
     const site = JSON.parse(readFileSync(rig.configFile, 'utf8'));
@@ -477,7 +478,7 @@ test(
 
 test(
   'item 1: while the machine knows its clock is unsynced (CLOCK_UNSYNCED), signed commands are refused naming it',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     assert.equal((await watcher.command('ping')).ok, true, 'taken before the step');
     writeFileSync(clockFile, String(90_000)); // the wall clock jumps 90 s ahead

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { createRig } from '../../../rigs/rig.js';
 import { RESTART_EXIT_CODE, applyConfigSet, pendingFile } from '../../../src/fleet/machine-link/config-change.js';
 import { serviceEnded, startService } from './support/unit-runner.js';
+import { CHILD_DEADLINE_MS } from '../../support/deadlines.js';
 
 const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.conf', import.meta.url));
 const skip =
@@ -25,7 +26,7 @@ const skip =
 test(
   'with the documented ACL a good change is confirmed over the probe; ' +
     'a machineId the broker account does not match is rolled back',
-  { skip, timeout: 120_000 },
+  { skip, timeout: CHILD_DEADLINE_MS },
   async (t) => {
     const { startMosquitto } = await import('../../../rigs/broker/mosquitto-broker.js');
     const user = { username: 'vm-trial', password: 'vm-trial-pw-61' };

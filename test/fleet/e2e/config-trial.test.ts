@@ -20,9 +20,10 @@ import { RESTART_EXIT_CODE, pendingFile, rolledBackFile } from '../../../src/fle
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { serviceEnded, startService } from './support/unit-runner.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-TRIAL-1';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 let broker: TestBroker;
 let rig: Rig;
@@ -121,7 +122,7 @@ test(
 test(
   'a trial start the start checks refuse (its SecretToken file gone): it exits 75, ' +
     'not 78; the unit rolls it back; the agent is back with CONFIG_ROLLED_BACK',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const site = readFileSync(rig.configFile);
     const set = await watcher.command('config.set', {
@@ -167,7 +168,7 @@ test(
 test(
   "a good change is confirmed only after the machine's probe came " +
     'back on its own command topic; CONFIG_ROLLED_BACK clears',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const set = await watcher.command('config.set', {
       set: { mdb: { sessionIdleTimeoutMs: 45_000 } },
@@ -194,7 +195,7 @@ test(
 
 test(
   'a trial start that crashes at load is rolled back by the unit: the previous overlay comes back byte for byte',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const good = readFileSync(rig.overlayFile);
     const set = await watcher.command('config.set', {
@@ -226,7 +227,7 @@ test(
 
 test(
   'a trial whose probe never comes back (connected, but the fleet cannot reach it) is not confirmed: rolled back',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const good = readFileSync(rig.overlayFile);
     withholdProbes = true;

@@ -26,9 +26,10 @@ import { vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { OPERATOR_SCOPES, signCommand, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { machineArch } from '../../../src/updates/manifest.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-E2E-1';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 let broker: TestBroker;
 let gate: TcpGate;
@@ -242,7 +243,7 @@ test(
 
 test(
   'a command flood is bounded: most of it is dropped unanswered, and the device answers again afterwards',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const budget = PER_KEY_BUDGET;
     const droppedSoFar = () => (watcher.health.at(-1)?.stats?.fleet?.commandsDropped ?? 0) as number;
@@ -297,7 +298,7 @@ test('MQTT 5: the reply goes to the response topic with the correlation data of 
 
 test(
   'the broker away for the length of 50 sales: all 50 arrive after it is back, none twice',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     gate.setMode('closed');
     await broker.stop();
@@ -325,7 +326,7 @@ test(
 
 test(
   'kill -9 between the ledger write and the publish: the event arrives after the restart, same eventId',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     gate.setMode('closed');
     const txId = await sale(2);
@@ -353,7 +354,7 @@ test(
 test(
   'reader.disable takes the reader out of service after the ' +
     'running session; the VMC sees it disabled; a restart keeps it',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const session = await openSession(rig);
     const disabled = await watcher.command('reader.disable');
@@ -421,7 +422,7 @@ test(
 
 test(
   'a config.set that leaves the agent unhealthy is rolled back with the CONFIG_ROLLED_BACK alarm',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const before = readFileSync(rig.configFile);
     const agent = rig.agent!;
@@ -467,7 +468,7 @@ test(
 
 test(
   'a corrupt overlay is set aside with CONFIG_OVERLAY_REJECTED and the daemon starts on the site file',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     await rig.stopAgent('SIGTERM');
     remember();
@@ -500,7 +501,7 @@ test(
 test(
   'a good config.set on a read-only site file is applied by the ' +
     'restart, kept once healthy, and clears CONFIG_ROLLED_BACK',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     chmodSync(rig.configFile, 0o444);
     const before = readFileSync(rig.configFile);

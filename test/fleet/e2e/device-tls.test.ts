@@ -16,6 +16,7 @@ import { startTestBroker, type TestBroker } from '../../../rigs/broker/index.js'
 import { makeSelfSignedCert, type TlsFixture } from '../../gateway/tls-fixture.js';
 import { PREFIX, protocolFor, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { testKey, writeTrustFile } from '../support/operator-keys.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-E2E-TLS';
 const operator = testKey('ops-tls', ['read']);
@@ -81,7 +82,7 @@ after(async () => {
 
 test(
   'the device verifies the broker against fleet.caFile and presents its client certificate',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     if (rig === undefined || watcher === undefined) {
       t.skip('openssl is not installed: no certificates for the TLS front');

@@ -18,6 +18,7 @@ import { PREFIX, protocolFor, startWatcher } from './support/fleet-watcher.js';
 import { testKey, writeTrustFile } from '../support/operator-keys.js';
 import { formatEventLine } from '../../../src/fleet/operator/index.js';
 import type { FleetEvent } from '../../../src/fleet/contract/index.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-DEX-1';
 const fixture = (name: string) => readFileSync(new URL(`../../../../test/fixtures/dex/${name}`, import.meta.url));
@@ -25,7 +26,7 @@ const ops = testKey('ops', ['read', 'operate']);
 
 test(
   'a signed dex.read reads the VMC over DEX/UCS, stores the audit, publishes it in parts and reconciles the next one',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const broker = await startTestBroker();
     const scratch = mkdtempSync(join(tmpdir(), 'qrvend-dex-e2e-'));
@@ -145,7 +146,7 @@ test(
 test(
   'scheduled reads (dex.intervalS) read a VMC that resets its ' +
     'interval counters on read: one series, sales from lifetime counters',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const broker = await startTestBroker();
     const dexPty = await createPtyPair();
@@ -190,7 +191,7 @@ test(
 test(
   'auto finds a DDCMP VMC through the daemon; a VMC that never ' +
     'answers fails dex.read and raises DEX_READ_FAILED after 3 reads',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const broker = await startTestBroker();
     const scratch = mkdtempSync(join(tmpdir(), 'qrvend-dex-e2e-'));

@@ -15,6 +15,7 @@ import { silentLogger } from '../../../src/core/log.js';
 import { startRelay, validateRelayConfig } from '../../../src/relay/index.js';
 import { createTrustKit } from '../../../rigs/relay/trust-kit.js';
 import { runCli } from '../operator/run-cli.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 interface ConnectTap {
   url: string;
@@ -54,7 +55,7 @@ const announced = (packets: IConnectPacket[], clientId: RegExp) => packets.find(
 
 test(
   'MQTT 5 CONNECT of the device, the relay and the CLI carries Maximum Packet Size',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const tap = await connectTap();
     t.after(() => tap.close());

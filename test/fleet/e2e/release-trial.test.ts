@@ -37,6 +37,7 @@ import {
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from './support/fleet-watcher.js';
 import { REPO, runScript, type ScriptRun } from '../../scripts/helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-RELEASE-1';
 const PREVIOUS = '0.0.9';
@@ -123,7 +124,7 @@ async function stopPost(agent: AgentProcess): Promise<ScriptRun> {
 test(
   'a healthy trial start (reader enabled, payment side ready, own command topic ' +
     'round trip) writes healthy.json; the stop hook then keeps the release',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     await onTrial();
     const agent = await rig.startAgent();
@@ -154,7 +155,7 @@ test(
 test(
   'a trial start that crashes before it is healthy is rolled back by the stop hook; the ' +
     'previous release raises UPDATE_ROLLED_BACK with the reason, and reports it once',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     await onTrial();
     const agent = await rig.startAgentProcessOnly();
@@ -221,7 +222,7 @@ test(
 test(
   'a trial start its start checks refuse (SecretToken file gone) exits ' +
     '75, not 78, so that systemd restarts it on the previous release',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     await onTrial();
     const tokenFile = join(rig.dir, 'secret-token');

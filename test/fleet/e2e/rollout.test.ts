@@ -15,6 +15,7 @@ import type { RolloutState } from '../../../src/fleet/operator/rollout/index.js'
 import { runCli, startCli } from '../operator/run-cli.js';
 import { startRolloutFleet, signManifest, RELEASE } from '../support/rollout-kit.js';
 import { testKey } from '../support/operator-keys.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const ARTIFACT_URL = 'http://127.0.0.1:9/qrvend_1.1.0_arm64.tar.gz';
 const readState = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as RolloutState;
@@ -22,7 +23,7 @@ const readState = (file: string) => JSON.parse(readFileSync(file, 'utf8')) as Ro
 test(
   'every machine healthy: batches grow, each offered once, skipped ' +
     'machines untouched; fleet status shows version and update state',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const fleet = await startRolloutFleet([
       { id: 'a1' },
@@ -136,7 +137,7 @@ test(
 
 test(
   'failures past the threshold stop the rollout: later batches are never offered',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const fleet = await startRolloutFleet([
       { id: 'b1', behaviour: { kind: 'roll-back' } },
@@ -195,7 +196,7 @@ test(
 
 test(
   'a machine that never answers counts as a failure at the batch timeout; the rollout goes on within the threshold',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const fleet = await startRolloutFleet([{ id: 'c1', behaviour: { kind: 'silent' } }, { id: 'c2' }, { id: 'c3' }]);
     t.after(() => fleet.close());
@@ -257,7 +258,7 @@ test(
 test(
   "resumed after the operator's process was killed: outcomes reached " +
     'meanwhile are taken from the retained statuses, nothing is offered twice',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -314,7 +315,7 @@ test(
 test(
   'Ctrl-C keeps the state and says how to resume; an offer the ' +
     'machines refuse as unsigned by a trusted key is a failure',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));

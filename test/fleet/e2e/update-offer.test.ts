@@ -28,9 +28,10 @@ import { startArtifactServer, type ArtifactServer } from '../../updates/support/
 import { makeSelfSignedCert, type TlsFixture } from '../../gateway/tls-fixture.js';
 import { openSession } from '../../e2e/support/static-session.js';
 import { waitTx } from '../../e2e/support/e2e-rig.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MACHINE = 'M-UPDATE-1';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const ARCH = machineArch() ?? 'amd64';
 /** Signs manifests (scope update). */
 const release = testKey('rel-2026', ['update']);

@@ -10,6 +10,7 @@ import { connect } from 'mqtt';
 import { readJsonFile, DEFAULT_CONFIG_PATH, validateConfig, layer } from '../../../src/config/load.js';
 import { deviceClientOptions } from '../../../src/fleet/machine-link/client-options.js';
 import { startAedesBroker } from '../../../rigs/broker/index.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const config = validateConfig(
   layer(readJsonFile(DEFAULT_CONFIG_PATH, 'defaults'), { fleet: { url: 'mqtt://127.0.0.1:1883', machineId: 'M-OPT' } }),
@@ -33,7 +34,7 @@ test('the options: the machine names the client and its will, reconnects spread 
 
 test(
   'a client with these options publishes and is acknowledged without building the packet-id cache',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     // mqtt-packet as mqtt.js itself resolves it (its own dependency, not ours).
     const numbers = createRequire(createRequire(import.meta.url).resolve('mqtt'))('mqtt-packet/numbers') as {

@@ -20,8 +20,9 @@ import {
 } from '../../../src/fleet/machine-link/command-gate.js';
 import { spenderOf } from '../../../src/fleet/machine-link/key-budgets.js';
 import { signCommand, testKey } from '../support/operator-keys.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const NOW = Date.UTC(2026, 10, 26, 12, 0, 0);
 const MACHINE = 'VM-1';
 const ops = testKey('ops', ['read', 'operate']);

@@ -16,6 +16,7 @@ import { silentLogger } from '../../../src/core/log.js';
 import { machineTopics } from '../../../src/fleet/contract/topics.js';
 import { FleetDeviceLink } from '../../../src/fleet/machine-link/link.js';
 import type { FleetFacts, FleetToMain, FleetToPayment } from '../../../src/ipc/messages.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 /** Whatever arrives, kept in order; waitFor gives up after its deadline with what it waited for. */
 class Inbox<T> {
@@ -52,7 +53,7 @@ const FACTS: FleetFacts = {
 };
 
 const TITLE = 'the fleet link runs in-process: status, events acknowledged, a payment-side command, a clean stop';
-test(TITLE, { timeout: 180_000 }, async (t) => {
+test(TITLE, { timeout: TEST_DEADLINE_MS }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-fleet-link-'));
   const broker = await startAedesBroker();
   const channel = new MessageChannel();

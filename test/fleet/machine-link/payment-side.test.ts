@@ -11,8 +11,9 @@ import { silentLogger } from '../../../src/core/log.js';
 import { monotonicNow } from '../../../src/core/clock.js';
 import type { FleetToPayment, PaymentToFleet, PaymentToMain } from '../../../src/ipc/messages.js';
 import { ManualClock, openTest, tempLedgerPath } from '../../ledger/helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function harness(path: string) {
   const clock = new ManualClock();

@@ -11,6 +11,7 @@ import { startTestBroker } from '../../../rigs/broker/index.js';
 import { SimulatedMachine } from '../../../rigs/fleet/machine.js';
 import { until } from '../../../src/sim/wait.js';
 import { runCli, startCli } from './run-cli.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 /** A CSI that would turn the terminal's text red, then a right-to-left override. */
 const HOSTILE = 'v1\u009b31m\u202etxt';
@@ -18,7 +19,7 @@ const RAW = /[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 test(
   'fleet status, watch and cmd --json escape C1 and bidi controls and stay valid JSON',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const broker = await startTestBroker();
     t.after(() => broker.close());

@@ -7,11 +7,12 @@ import { join } from 'node:path';
 import { keyringOf } from '../../../src/trust/keys.js';
 import { loadMachineKey } from '../../../src/trust/machine-key.js';
 import { runCli } from './run-cli.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 test(
   'keygen: a 0600 private key and a trust-file entry a machine ' +
     'accepts; bad id or scope refused (exit 64), nothing written',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-keygen-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -67,7 +68,7 @@ test(
 
 test(
   'keygen --machine: a 0600 machine key the agent accepts, and the registry entry part naming its key id',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-keygen-machine-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));

@@ -19,9 +19,10 @@ import { outboxBodies } from '../../../src/flows/bodies.js';
 import { realTimers, type FlowContext } from '../../../src/flows/context.js';
 import { DynamicQrPayments } from '../../../src/flows/dynamic-qr/runner.js';
 import type { PaymentToMain } from '../../../src/ipc/messages.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const { config } = loadConfig({ env: {} });
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 // The gateway's answers: a QR, then an Inquiry paid in USD/840 when EUR/978 was asked (read as
 // declined 8 with the money held: src/gateway/currency-check.ts), or paid as asked.

@@ -22,10 +22,11 @@ import { cancelReasonCode, StaticQrFlow } from '../../../src/flows/static-qr/flo
 import { StartDeclined } from '../../../src/start/index.js';
 import type { PaymentToMain, Screen } from '../../../src/ipc/messages.js';
 import type { StartRequest } from '../../../src/gateway/protocol/index.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const { config } = loadConfig({ env: {} });
 const TX = 'STATIC-AUTH-0001';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 let dir: string;
 let ledger: Ledger;

@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { Harness, line, linkUp, readerConfig, sent, timeout } from './helpers.js';
 import { setconfCommands } from '../../../src/mdb/reader/index.js';
 import { mdbDefaults } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 function refusedOf(h: Harness) {
   return h.effects.flatMap((e) => (e.kind === 'config.refused' ? [e] : []));

@@ -24,9 +24,10 @@ import { startRelay, validateRelayConfig, type Relay } from '../../../src/relay/
 import { createTrustKit, type TrustKit } from '../../../rigs/relay/trust-kit.js';
 import { tx, vmcIdle, waitTx } from '../../e2e/support/e2e-rig.js';
 import { buy } from '../../e2e/support/static-session.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const PREFIX = 'qrvend-confirm-e2e';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 let broker: TestBroker;
 let gate: TcpGate;

@@ -30,12 +30,13 @@ import { createTrustKit, type TrustKit } from '../../../rigs/relay/trust-kit.js'
 import { generateMachineKey } from '../../../src/trust/machine-key.js';
 import { MachineSigner } from '../../../src/trust/machine-sig.js';
 import { createPrivateKey } from 'node:crypto';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const ACL_FILE = fileURLToPath(new URL('../../../../docs/fleet/mosquitto-acl.conf', import.meta.url));
 const onMosquitto = process.env.QRVEND_TEST_BROKER === 'mosquitto';
 const PREFIX = 'qrvend'; // the documented ACL names this prefix
 const MACHINE = 'RIG-TERMINAL-1';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 const NOT_AUTHORIZED = 0x87;
 const USERS = [
   { username: MACHINE, password: 'pw-machine-m1' },

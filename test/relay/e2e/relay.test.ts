@@ -24,9 +24,10 @@ import type { BoardCommand } from '../../../src/mdb/codec/index.js';
 import { TEST_CLOCK_ENV } from '../../../src/core/clock.js';
 import { Writable } from 'node:stream';
 import { createTrustKit, type TrustKit } from '../../../rigs/relay/trust-kit.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const PREFIX = 'qrvend-relay-e2e';
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 let broker: TestBroker;
 let rig: Rig;

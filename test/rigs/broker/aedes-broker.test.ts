@@ -2,10 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import { startAedesBroker } from '../../../rigs/broker/index.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 test(
   'aedes broker relays a retained message, drops clients on stop and serves again on the same port',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async (t) => {
     const broker = await startAedesBroker();
     t.after(() => broker.close());

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { openSync, closeSync } from 'node:fs';
 import { Wire } from '../../../src/sim/dex/wire.js';
 import { createPtyPair } from '../../support/pty.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 /** Resolves 'ended' when `p` settles, 'still waiting' after 5 s (the test's own deadline stays above). */
 function endsSoon(p: Promise<unknown>): Promise<string> {
@@ -19,7 +20,7 @@ function endsSoon(p: Promise<unknown>): Promise<string> {
   return Promise.race([p.then(() => 'ended'), later]);
 }
 
-test('a send under way when the wire closes ends with the close', { timeout: 180_000 }, async () => {
+test('a send under way when the wire closes ends with the close', { timeout: TEST_DEADLINE_MS }, async () => {
   const pty = await createPtyPair();
   try {
     for (let i = 0; i < 20; i++) {
@@ -36,31 +37,35 @@ test('a send under way when the wire closes ends with the close', { timeout: 180
   }
 });
 
-test('a write the other end never takes is cut by the close, with no error', { timeout: 180_000 }, async () => {
-  const pty = await createPtyPair();
-  // The other end is held open and never read: the relay's buffer and the kernel's fill up, so the
-  // write below can never finish and is still under way when the wire closes.
-  const reader = openSync(pty.agentPath, 'r');
-  const escaped: unknown[] = [];
-  const onUncaught = (err: unknown): void => void escaped.push(err);
-  process.on('uncaughtException', onUncaught);
-  try {
-    const wire = await Wire.open<never>(pty.vmcPath, 9600, () => []);
-    const sent = wire.send(Buffer.alloc(1 << 20, 0x55), 0);
-    await new Promise((r) => setImmediate(r)); // the write has left for the binding
-    const closed = wire.close();
-    assert.equal(await endsSoon(sent), 'ended', 'the send never ended after close');
-    assert.equal(await endsSoon(closed), 'ended', 'the close never ended');
-    // The cut write's error is emitted (next tick) before the close's own callback: one more turn.
-    await new Promise((r) => setImmediate(r));
-    assert.deepEqual(
-      escaped.map((e) => (e as Error).message),
-      [],
-      'an error escaped the closed wire',
-    );
-  } finally {
-    process.off('uncaughtException', onUncaught);
-    closeSync(reader);
-    await pty.close();
-  }
-});
+test(
+  'a write the other end never takes is cut by the close, with no error',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const pty = await createPtyPair();
+    // The other end is held open and never read: the relay's buffer and the kernel's fill up, so the
+    // write below can never finish and is still under way when the wire closes.
+    const reader = openSync(pty.agentPath, 'r');
+    const escaped: unknown[] = [];
+    const onUncaught = (err: unknown): void => void escaped.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const wire = await Wire.open<never>(pty.vmcPath, 9600, () => []);
+      const sent = wire.send(Buffer.alloc(1 << 20, 0x55), 0);
+      await new Promise((r) => setImmediate(r)); // the write has left for the binding
+      const closed = wire.close();
+      assert.equal(await endsSoon(sent), 'ended', 'the send never ended after close');
+      assert.equal(await endsSoon(closed), 'ended', 'the close never ended');
+      // The cut write's error is emitted (next tick) before the close's own callback: one more turn.
+      await new Promise((r) => setImmediate(r));
+      assert.deepEqual(
+        escaped.map((e) => (e as Error).message),
+        [],
+        'an error escaped the closed wire',
+      );
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      closeSync(reader);
+      await pty.close();
+    }
+  },
+);

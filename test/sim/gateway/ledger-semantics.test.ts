@@ -10,11 +10,12 @@ import { ReasonCodes } from '../../../src/gateway/protocol/index.js';
 import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
 import { RawJson } from '../../../src/gateway/wire/index.js';
 import { authorize, builders as b, closes, newTx, paymentInfoOf, post } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const EMPTY = new RawJson('{}');
 const TIMEOUT_PI = new RawJson('{"IsGatewayTimeout":true}');
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 describe('gateway simulator: static QR ledger', () => {
   let sim: GatewaySimulator;

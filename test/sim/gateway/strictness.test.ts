@@ -10,8 +10,9 @@ import { ReasonCodes } from '../../../src/gateway/protocol/index.js';
 import { encodeRequest, RawJson } from '../../../src/gateway/wire/index.js';
 import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
 import { authorize, builders as b, closes, newTx, paymentInfoOf, post } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 describe('gateway simulator: strict by default', () => {
   let sim: GatewaySimulator;

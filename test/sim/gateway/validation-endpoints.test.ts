@@ -10,10 +10,11 @@ import { RawJson } from '../../../src/gateway/wire/index.js';
 import { GATEWAY_OPERATIONS, validateResponse, validateRequest } from '../../../src/gateway/protocol/index.js';
 import { startGatewaySimulator, type GatewaySimulator } from '../../../src/sim/gateway/index.js';
 import { builders as b, closes, newTx, post } from './helpers.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const EMPTY = new RawJson('{}');
 
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 describe('gateway simulator: validation and endpoints', () => {
   let sim: GatewaySimulator;

@@ -14,6 +14,7 @@ import { serialOpener } from '../../../src/mdb/transport/index.js';
 import { silentLogger } from '../../../src/core/log.js';
 import { createPtyPair } from '../../support/pty.js';
 import { PaymentDouble, testMdb, waitFor } from '../../mdb/support.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 
@@ -89,23 +90,29 @@ async function scriptedSale(makesPair: boolean): Promise<void> {
   }
 }
 
-test('a scripted VMC sells one item through the agent over a pty', { timeout: 180_000 }, () => scriptedSale(false));
+test('a scripted VMC sells one item through the agent over a pty', { timeout: TEST_DEADLINE_MS }, () =>
+  scriptedSale(false),
+);
 
 test(
   'with --agent-pty the simulator makes the pty pair itself (no socat), and removes it on exit',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   () => scriptedSale(true),
 );
 
-test('a bad script is refused before anything runs, naming the line (exit 64)', { timeout: 180_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'qrvend-simvmc-'));
-  const script = join(dir, 'bad.txt');
-  writeFileSync(script, 'enable\nselect twelve 1.50\n');
-  try {
-    const { code, stderr } = await run(['sim', 'vmc', '--pty', join(dir, 'nope'), '--script', script]).done;
-    assert.equal(code, 64);
-    assert.match(stderr, /CLI_USAGE: script line 2/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'a bad script is refused before anything runs, naming the line (exit 64)',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'qrvend-simvmc-'));
+    const script = join(dir, 'bad.txt');
+    writeFileSync(script, 'enable\nselect twelve 1.50\n');
+    try {
+      const { code, stderr } = await run(['sim', 'vmc', '--pty', join(dir, 'nope'), '--script', script]).done;
+      assert.equal(code, 64);
+      assert.match(stderr, /CLI_USAGE: script line 2/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -5,6 +5,7 @@ import { MemoryWire, LineFramer, type ByteLink } from '../../../src/mdb/transpor
 import { VmcSimulator, parseScript, dispensedTotal } from '../../../src/sim/vmc/index.js';
 import { isQrvendError } from '../../../src/core/errors.js';
 import { waitFor } from '../../mdb/support.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 /** The host side, by hand: send commands, collect lines (r,ACK filtered out). */
 async function host() {
@@ -42,7 +43,7 @@ async function host() {
   return { sim, send, take, lines, enable, approve };
 }
 
-test('configuration, enable and setup: the answers the board gives', { timeout: 180_000 }, async () => {
+test('configuration, enable and setup: the answers the board gives', { timeout: TEST_DEADLINE_MS }, async () => {
   const h = await host();
   try {
     await h.send('V', 'C,0', 'C,SETCONF,mdb-always-idle=1', 'C,1');
@@ -64,56 +65,60 @@ test('configuration, enable and setup: the answers the board gives', { timeout: 
   }
 });
 
-test('C,START needs an enabled reader; a funded session, vends and records', { timeout: 180_000 }, async () => {
-  const h = await host();
-  try {
-    await h.send('C,START,5.00');
-    assert.deepEqual(await h.take(1), ['c,ERR,START -3']);
-    await h.enable();
-    await h.send('C,START,5.00');
-    assert.deepEqual(await h.take(1), ['c,STATUS,IDLE,5.00']);
-    assert.ok(h.sim.select(12, 1.5));
-    await h.approve('1.50');
-    assert.ok(h.sim.vendSuccess());
-    assert.ok(h.sim.select(13, 9));
-    await h.send('C,VEND,-1');
-    await waitFor('denial taken', () => h.sim.state().vend === 'none', 2000);
-    assert.equal(h.sim.vendSuccess(), false, 'nothing approved to dispense');
-    assert.ok(h.sim.select(14, 1));
-    await h.approve('1.00');
-    assert.equal(h.sim.cancel(), false, 'cannot cancel while dispensing');
-    assert.ok(h.sim.vendFailure());
-    assert.ok(h.sim.endSession());
-    await new Promise((r) => setTimeout(r, 20));
-    assert.deepEqual(await h.take(6), [
-      'c,STATUS,VEND,1.50,12',
-      'c,VEND,SUCCESS',
-      'c,STATUS,VEND,9.00,13',
-      'c,STATUS,VEND,1.00,14',
-      'c,ERR,VEND 3',
-      'c,STATUS,ENABLED',
-    ]);
-    const [rec] = h.sim.records();
-    assert.deepEqual(rec, {
-      id: 1,
-      kind: 'funded',
-      funds: 5,
-      end: 'complete',
-      vends: [
-        { item: 12, price: 1.5, approved: 1.5, outcome: 'success' },
-        { item: 13, price: 9, approved: null, outcome: 'denied' },
-        { item: 14, price: 1, approved: 1, outcome: 'failed' },
-      ],
-    });
-    assert.equal(dispensedTotal(rec!), 1.5);
-    await h.send('C,STOP');
-    assert.deepEqual(await h.take(1), ['c,ERR,STOP -1']);
-  } finally {
-    await h.sim.close();
-  }
-});
+test(
+  'C,START needs an enabled reader; a funded session, vends and records',
+  { timeout: TEST_DEADLINE_MS },
+  async () => {
+    const h = await host();
+    try {
+      await h.send('C,START,5.00');
+      assert.deepEqual(await h.take(1), ['c,ERR,START -3']);
+      await h.enable();
+      await h.send('C,START,5.00');
+      assert.deepEqual(await h.take(1), ['c,STATUS,IDLE,5.00']);
+      assert.ok(h.sim.select(12, 1.5));
+      await h.approve('1.50');
+      assert.ok(h.sim.vendSuccess());
+      assert.ok(h.sim.select(13, 9));
+      await h.send('C,VEND,-1');
+      await waitFor('denial taken', () => h.sim.state().vend === 'none', 2000);
+      assert.equal(h.sim.vendSuccess(), false, 'nothing approved to dispense');
+      assert.ok(h.sim.select(14, 1));
+      await h.approve('1.00');
+      assert.equal(h.sim.cancel(), false, 'cannot cancel while dispensing');
+      assert.ok(h.sim.vendFailure());
+      assert.ok(h.sim.endSession());
+      await new Promise((r) => setTimeout(r, 20));
+      assert.deepEqual(await h.take(6), [
+        'c,STATUS,VEND,1.50,12',
+        'c,VEND,SUCCESS',
+        'c,STATUS,VEND,9.00,13',
+        'c,STATUS,VEND,1.00,14',
+        'c,ERR,VEND 3',
+        'c,STATUS,ENABLED',
+      ]);
+      const [rec] = h.sim.records();
+      assert.deepEqual(rec, {
+        id: 1,
+        kind: 'funded',
+        funds: 5,
+        end: 'complete',
+        vends: [
+          { item: 12, price: 1.5, approved: 1.5, outcome: 'success' },
+          { item: 13, price: 9, approved: null, outcome: 'denied' },
+          { item: 14, price: 1, approved: 1, outcome: 'failed' },
+        ],
+      });
+      assert.equal(dispensedTotal(rec!), 1.5);
+      await h.send('C,STOP');
+      assert.deepEqual(await h.take(1), ['c,ERR,STOP -1']);
+    } finally {
+      await h.sim.close();
+    }
+  },
+);
 
-test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: 180_000 }, async () => {
+test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: TEST_DEADLINE_MS }, async () => {
   const h = await host();
   try {
     await h.enable();
@@ -157,7 +162,7 @@ test('reset mid-vend, board reset, silence, automatic vend policy', { timeout: 1
   }
 });
 
-test('always-idle selections without a session are recorded per vend', { timeout: 180_000 }, async () => {
+test('always-idle selections without a session are recorded per vend', { timeout: TEST_DEADLINE_MS }, async () => {
   const h = await host();
   try {
     assert.equal(h.sim.select(1, 1), false, 'not enabled yet');
@@ -186,7 +191,7 @@ test('always-idle selections without a session are recorded per vend', { timeout
   }
 });
 
-test('noise lines are terminated and never valid', { timeout: 180_000 }, async () => {
+test('noise lines are terminated and never valid', { timeout: TEST_DEADLINE_MS }, async () => {
   const h = await host();
   try {
     await h.sim.noise(300);
@@ -232,7 +237,7 @@ test('the script is parsed strictly, with the line number in the error', () => {
 
 test(
   'field boards and VMCs: unknown and ignored SETCONF keys, the address, a card reader that wins a selection',
-  { timeout: 180_000 },
+  { timeout: TEST_DEADLINE_MS },
   async () => {
     const wire = new MemoryWire();
     const link: ByteLink = await wire.openAgent();
@@ -278,7 +283,7 @@ test(
   },
 );
 
-test('a VMC that has only slot #1 never sets up a board at 0x60', { timeout: 180_000 }, async () => {
+test('a VMC that has only slot #1 never sets up a board at 0x60', { timeout: TEST_DEADLINE_MS }, async () => {
   const wire = new MemoryWire();
   const link: ByteLink = await wire.openAgent();
   const sim = new VmcSimulator({ link: wire.vmcEnd, pollIntervalMs: 20, quirks: { slots: ['0x10'] } });

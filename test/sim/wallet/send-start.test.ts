@@ -14,10 +14,11 @@ import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import { declinedStatus, validateStartRequest } from '../../../src/gateway/protocol/index.js';
 import { sendStart } from '../../../src/sim/wallet/index.js';
+import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
 const TOKEN = 'S'.repeat(32) + 'e'.repeat(32);
-const T = { timeout: 180_000 };
+const T = { timeout: TEST_DEADLINE_MS };
 
 /** Runs the CLI without blocking this process (the stand-in server lives here). */
 function runCli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
