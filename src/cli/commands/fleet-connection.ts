@@ -1,7 +1,7 @@
 /**
  * What every `qrvend fleet` subcommand shares: the broker connection options and flags, number
  * and usage checks, the signing key of a command. Apart from fleet.ts so the subcommand files
- * (fleet.ts, fleet-update.ts) import it without importing each other.
+ * (fleet.ts, fleet-watch.ts, fleet-update.ts) import it without importing each other.
  */
 import { Option, type Command } from 'commander';
 

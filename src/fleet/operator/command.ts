@@ -7,7 +7,7 @@
  * answers. A reply that does not match the contract is counted and skipped.
  */
 import { randomBytes, type KeyObject } from 'node:crypto';
-import type { IPublishPacket, MqttClient } from 'mqtt';
+import type { IClientPublishOptions, IPublishPacket, MqttClient } from 'mqtt';
 import type { z } from 'zod';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import {
@@ -140,65 +140,74 @@ export async function sendFleetCommand(client: MqttClient, options: CommandReque
   let timer: NodeJS.Timeout | undefined;
   try {
     await client.subscribeAsync({ [topics.replies]: { qos: 1 }, [topics.status]: { qos: 1 } });
-    const signature =
-      options.signer === undefined
-        ? undefined
-        : signStatement(COMMAND_STATEMENT_KIND, commandStatement(options.machineId, name, options.args), {
-            keyId: options.signer.keyId,
-            key: options.signer.key,
-            nowMs: Date.now(),
-            ...(options.signer.lifetimeMs !== undefined ? { lifetimeMs: options.signer.lifetimeMs } : {}),
-            ...(options.signer.format !== undefined ? { format: options.signer.format } : {}),
-          });
-    const body = JSON.stringify({
-      replyTo: topics.replies,
-      correlationId,
-      ...(options.args === undefined ? {} : { args: options.args }),
-      ...(signature === undefined ? {} : { signature }),
-    });
-    const expirySeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
-    await client.publishAsync(
-      topics.command(name),
-      body,
-      options.protocol === 5
-        ? {
-            qos: 1,
-            properties: {
-              responseTopic: topics.replies,
-              correlationData: Buffer.from(correlationId, 'utf8'),
-              messageExpiryInterval: expirySeconds,
-              contentType: 'application/json',
-            },
-          }
-        : { qos: 1 },
-    );
+    const body = requestBody(options, name, topics.replies, correlationId);
+    await client.publishAsync(topics.command(name), body, publishOptions(options, topics.replies, correlationId));
     const timedOut = new Promise<null>(
       (resolve) => (timer = setTimeout(() => resolve(null), Math.max(0, options.timeoutMs - (performance.now() - t0)))),
     );
     const reply = await Promise.race([replied, timedOut]);
-    if (reply === null) {
-      const known = status as StatusMessage | null;
-      const state =
-        known === null
-          ? 'no retained status seen'
-          : known.online
-            ? 'its retained status says online'
-            : 'its retained status says OFFLINE (last will)';
-      throw new QrvendError(
-        ErrorCodes.FLEET_NO_REPLY,
-        `no reply from ${options.machineId} to ${options.name} within ${options.timeoutMs} ms ` +
-          `(${state}${malformed > 0 ? `; ${malformed} malformed replies skipped` : ''})`,
-        {
-          hint:
-            'the machine may be offline or its fleet link down; the ' +
-            'request expires on the broker after the timeout',
-        },
-      );
-    }
+    if (reply === null) throw noReplyError(options, status as StatusMessage | null, malformed);
     return { reply, elapsedMs: performance.now() - t0, malformedReplies: malformed };
   } finally {
     if (timer) clearTimeout(timer);
     client.off('message', onMessage);
     await client.unsubscribeAsync([topics.replies, topics.status]).catch(() => undefined);
   }
+}
+
+/** The request's body: where to reply, the correlation id, the arguments and, when signed, the signature. */
+function requestBody(
+  options: CommandRequestOptions,
+  name: CommandName,
+  replyTo: string,
+  correlationId: string,
+): string {
+  const signature =
+    options.signer === undefined
+      ? undefined
+      : signStatement(COMMAND_STATEMENT_KIND, commandStatement(options.machineId, name, options.args), {
+          keyId: options.signer.keyId,
+          key: options.signer.key,
+          nowMs: Date.now(),
+          ...(options.signer.lifetimeMs !== undefined ? { lifetimeMs: options.signer.lifetimeMs } : {}),
+          ...(options.signer.format !== undefined ? { format: options.signer.format } : {}),
+        });
+  return JSON.stringify({
+    replyTo,
+    correlationId,
+    ...(options.args === undefined ? {} : { args: options.args }),
+    ...(signature === undefined ? {} : { signature }),
+  });
+}
+
+/** QoS 1; with MQTT 5 also the response topic, correlation data and an expiry at the reply timeout. */
+function publishOptions(options: CommandRequestOptions, replyTo: string, correlationId: string): IClientPublishOptions {
+  const expirySeconds = Math.max(1, Math.ceil(options.timeoutMs / 1000));
+  return options.protocol === 5
+    ? {
+        qos: 1,
+        properties: {
+          responseTopic: replyTo,
+          correlationData: Buffer.from(correlationId, 'utf8'),
+          messageExpiryInterval: expirySeconds,
+          contentType: 'application/json',
+        },
+      }
+    : { qos: 1 };
+}
+
+/** FLEET_NO_REPLY, saying what the machine's retained status said meanwhile. */
+function noReplyError(options: CommandRequestOptions, known: StatusMessage | null, malformed: number): QrvendError {
+  const state =
+    known === null
+      ? 'no retained status seen'
+      : known.online
+        ? 'its retained status says online'
+        : 'its retained status says OFFLINE (last will)';
+  return new QrvendError(
+    ErrorCodes.FLEET_NO_REPLY,
+    `no reply from ${options.machineId} to ${options.name} within ${options.timeoutMs} ms ` +
+      `(${state}${malformed > 0 ? `; ${malformed} malformed replies skipped` : ''})`,
+    { hint: 'the machine may be offline or its fleet link down; the request expires on the broker after the timeout' },
+  );
 }
