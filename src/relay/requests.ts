@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../core/log.js';
 import { DeclineCodes } from '../gateway/protocol/codes.js';
-import { declined, httpRefusals, type Echo, type StartAnswer } from '../start/answers.js';
+import { answerLogFields, declined, httpRefusals, type Echo, type StartAnswer } from '../start/answers.js';
 import { readLimitedBody } from '../start/body.js';
 import { AUTH_FAILED, readStartBody } from '../start/request-checks.js';
 import { ConnectionGuard } from '../start/connection-guard.js';
@@ -124,16 +124,7 @@ export class RelayRequests {
 
   private local(res: ServerResponse, remote: string, answer: StartAnswer, bodyUnread: boolean, outcome = 'local') {
     this.count(outcome);
-    const { Verdict, Code } = answer.body.Status;
-    const fields = {
-      remote,
-      http: answer.httpStatus,
-      verdict: Verdict,
-      code: Code ?? undefined,
-      reason: answer.reason,
-      txId: answer.transactionId,
-      outcome,
-    };
+    const fields = { ...answerLogFields(remote, answer), outcome };
     // A flood of refused requests must not flood the journal (the machine logs 429 at debug too).
     if (answer.httpStatus === 429) this.slog.debug(fields, 'relay answered');
     else this.slog.info(fields, 'relay answered');

@@ -27,6 +27,19 @@ export interface StartAnswer {
 }
 
 /** What of the request is echoed: the TransactionId and the ConsumerData, when well formed. */
+/** What a journal line says of an answer, the same for the machine's endpoint and the relay. */
+export function answerLogFields(remote: string, answer: StartAnswer): Record<string, unknown> {
+  const { Verdict, Code } = answer.body.Status;
+  return {
+    remote,
+    http: answer.httpStatus,
+    verdict: Verdict,
+    code: Code ?? undefined,
+    reason: answer.reason,
+    txId: answer.transactionId,
+  };
+}
+
 export interface Echo {
   TransactionId?: string;
   ConsumerData?: Record<string, unknown>;

@@ -10,7 +10,7 @@ import { StartDeclined, type StartHooks } from './request-checks.js';
 import { createStartExchange, type StartExchange } from './exchange.js';
 import { createSecretMatcher } from './secret-compare.js';
 import { StartStatsCounter } from './stats.js';
-import type { StartAnswer } from './answers.js';
+import { answerLogFields, type StartAnswer } from './answers.js';
 import { scrubbedError } from './respond.js';
 import { DeclineCodes } from '../gateway/protocol/codes.js';
 
@@ -96,17 +96,8 @@ export function createStartCore(options: StartCoreOptions): StartCore {
       ),
   });
   function logAnswer(remote: string, answer: StartAnswer, extra: Record<string, unknown> = {}): void {
-    const { Verdict, Code } = answer.body.Status;
-    const fields = {
-      remote,
-      http: answer.httpStatus,
-      verdict: Verdict,
-      code: Code ?? undefined,
-      reason: answer.reason,
-      txId: answer.transactionId,
-      ...extra,
-    };
-    if (Verdict === 'Approved') log.info(fields, 'Start accepted');
+    const fields = { ...answerLogFields(remote, answer), ...extra };
+    if (answer.body.Status.Verdict === 'Approved') log.info(fields, 'Start accepted');
     else if (answer.httpStatus === 429) log.debug(fields, 'Start refused');
     else log.info(fields, 'Start declined');
   }
