@@ -11,31 +11,17 @@ import type { RelayConfig } from './config.js';
 
 function readSecretFile(file: string, what: string, key: string): Buffer {
   refuseExposedSecret(file, what, ErrorCodes.CONFIG_UNREADABLE, key);
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw new QrvendError(
-      ErrorCodes.CONFIG_UNREADABLE,
-      `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: `check ${key} and that the relay's user can read the file`,
-        details: { file },
-      },
-    );
-  }
+  return readFile(file, what, key, `check ${key} and that the relay's user can read the file`);
 }
 
-function readFile(file: string, what: string, key: string): Buffer {
+function readFile(file: string, what: string, key: string, hint = `check ${key}`): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
     throw new QrvendError(
       ErrorCodes.CONFIG_UNREADABLE,
       `${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
-      {
-        hint: `check ${key}`,
-        details: { file },
-      },
+      { hint, details: { file } },
     );
   }
 }
