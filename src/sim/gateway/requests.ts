@@ -68,14 +68,21 @@ export function checkedRules(rules: BehaviourRule[]): BehaviourRule[] {
   return rules;
 }
 
-/** What the request handling takes from GatewaySimulatorOptions (server.ts, where each is described). */
+/** What the request handling takes; GatewaySimulatorOptions (server.ts) adds the sockets' own. */
 export interface SimGatewayCoreOptions {
   faults?: FaultSpec[];
+  /** Seed of the fault PRNG (default 1). */
   seed?: number;
   rules?: BehaviourRule[];
+  /** How long a `hang` fault holds a request before dropping it (default 60 s). */
   hangMs?: number;
   maxBodyBytes?: number;
+  /** Clock for issued date-times and pay-after-ms (tests). */
   now?: () => Date;
+  /**
+   * Accept (and drop) request members the interface does not define, instead of answering 998
+   * naming them (`--lenient`, for integrators who need the old behaviour).
+   */
   lenient?: boolean;
   logger?: Logger;
 }

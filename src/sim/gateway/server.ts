@@ -6,14 +6,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Logger } from '../../core/log.js';
 import type { BehaviourRule } from './behaviours.js';
 import type { ControlCommand } from './control.js';
 import type { FaultSpec } from './faults.js';
 import type { LedgerView } from './ledger.js';
-import { checkedRules, SimGatewayCore } from './requests.js';
+import { checkedRules, SimGatewayCore, type SimGatewayCoreOptions } from './requests.js';
 
-export interface GatewaySimulatorOptions {
+export interface GatewaySimulatorOptions extends SimGatewayCoreOptions {
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (any free port). */
@@ -22,21 +21,6 @@ export interface GatewaySimulatorOptions {
   tls?: { cert: string | Buffer; key: string | Buffer };
   /** How long an idle keep-alive connection is kept before the server closes it (Node's default: 5 s). */
   keepAliveTimeoutMs?: number;
-  faults?: FaultSpec[];
-  /** Seed of the fault PRNG (default 1). */
-  seed?: number;
-  rules?: BehaviourRule[];
-  /** How long a `hang` fault holds a request before dropping it (default 60 s). */
-  hangMs?: number;
-  maxBodyBytes?: number;
-  /** Clock for issued date-times and pay-after-ms (tests). */
-  now?: () => Date;
-  /**
-   * Accept (and drop) request members the interface does not define, instead of answering 998
-   * naming them (`--lenient`, for integrators who need the old behaviour).
-   */
-  lenient?: boolean;
-  logger?: Logger;
 }
 
 export interface GatewaySimulator {
