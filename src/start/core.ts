@@ -47,7 +47,7 @@ export interface StartCore {
   /**
    * Runs `decide` with `guard` asked before the accept hook. The checks call the hook
    * synchronously (everything from the TransactionId check to the hook runs in one turn, see
-   * checks.ts), so the guard set here is the one of this decision and no other.
+   * request-checks.ts), so the guard set here is the one of this decision and no other.
    */
   decideGuarded(
     integratorName: string,

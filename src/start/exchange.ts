@@ -4,7 +4,7 @@
  * same decisions are exercised at a hundred thousand cases a minute.
  *
  * Order before the body is read: rate limit (429), path (404), method (405), Content-Type (415),
- * declared Content-Length over the limit (413). Then the body checks of checks.ts.
+ * declared Content-Length over the limit (413). Then the body checks of request-checks.ts.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { httpRefusals, type StartAnswer } from './answers.js';

@@ -4,7 +4,7 @@
  * (behind a TLS-terminating proxy). It runs in the payment worker; the hooks are the payment side.
  *
  * This file holds the sockets: timeouts, connection bound, body reading, writing answers and
- * logging them. What to answer is decided in exchange.ts and checks.ts.
+ * logging them. What to answer is decided in exchange.ts and request-checks.ts.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * The fleet worker's MQTT client options, credentials aside (credentials.ts reads those files).
+ * The fleet worker's MQTT client options, credentials aside (src/config/fleet-credentials.ts reads those files).
  */
 import type { IClientOptions } from 'mqtt';
 import type { QrvendConfig } from '../../config/schema.js';

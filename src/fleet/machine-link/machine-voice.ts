@@ -22,7 +22,7 @@ export interface MachineVoice {
   reply(body: CommandReply): string;
 }
 
-/** null when no machine key is configured or it cannot be used (checked at start: daemon/start-checks.ts). */
+/** null when no machine key is configured or it cannot be used (checked at start: doctor/start-checks.ts). */
 export function machineVoice(
   fleet: QrvendConfig['fleet'],
   machineId: string,

@@ -34,7 +34,7 @@ const TICK_MS = 1_000;
  * fleet worker two messages and wake-ups per vend, on the cores the machine loop needs at that
  * very moment (docs/decisions/smallest-boards.md: counted with bench/thread-tally.ts). The fleet's status is coalesced
  * to
- * one publish a second anyway (worker.ts); every other change of the reader goes at once.
+ * one publish a second anyway (machine-link/worker.ts); every other change of the reader goes at once.
  */
 const IN_SESSION: ReadonlySet<ReaderStatus> = new Set<ReaderStatus>(['session', 'vend']);
 /** CLOCK_UNSYNCED stays while the last wall-clock step is this recent. */
