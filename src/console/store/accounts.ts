@@ -66,15 +66,30 @@ export function checkNewAccount(name: string, role: string, password: string): a
   }
 }
 
-/** Adds an account, or sets the role and password of an existing one. */
-export async function putUser(db: Db, name: string, role: string, password: string): Promise<void> {
+/**
+ * Adds an account, or sets the role and password of an existing one. A new password ends the
+ * account's sessions (a stolen cookie dies with the old password), all but `keepSession` (the
+ * token hash of the session that made the change, when a user changes their own).
+ */
+export async function putUser(
+  db: Db,
+  name: string,
+  role: string,
+  password: string,
+  keepSession: string | null = null,
+): Promise<void> {
   checkNewAccount(name, role, password);
   const row = { name, role, password_hash: await hashPassword(password), created_at: new Date().toISOString() };
-  await db
-    .insertInto('users')
-    .values(row)
-    .onConflict((oc) => oc.column('name').doUpdateSet({ role: row.role, password_hash: row.password_hash }))
-    .execute();
+  await db.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('users')
+      .values(row)
+      .onConflict((oc) => oc.column('name').doUpdateSet({ role: row.role, password_hash: row.password_hash }))
+      .execute();
+    let ended = tx.deleteFrom('sessions').where('user_name', '=', name);
+    if (keepSession !== null) ended = ended.where('token_hash', '<>', keepSession);
+    await ended.execute();
+  });
 }
 
 export async function findUser(db: Db, name: string): Promise<UsersTable | undefined> {

@@ -143,7 +143,9 @@ export async function changeAccounts(
     return accountsPage(res, ctx, user, `Removed ${name}.`);
   }
   try {
-    await putUser(ctx.db, name, form.get('role') ?? '', form.get('password') ?? '');
+    // The account's sessions end with its old password; changing one's own keeps this session.
+    const keep = name === user.name ? user.tokenHash : null;
+    await putUser(ctx.db, name, form.get('role') ?? '', form.get('password') ?? '', keep);
   } catch (err) {
     if (isQrvendError(err)) return accountsPage(res, ctx, user, err.message, 400);
     throw err;
