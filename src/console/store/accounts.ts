@@ -148,33 +148,29 @@ export async function endSession(db: Db, hash: string): Promise<void> {
 }
 
 /**
- * Reserves one login attempt for each key before any password is checked, each in one atomic
- * statement counted in the database (so a burst of concurrent guesses, on any number of console
- * instances sharing it, cannot all pass a check made before they are counted). A key's count
- * starts again once its window has passed. Past `limit` on any key the attempt is refused: its
- * reservations are released (a refused attempt checks nothing) and false is returned. An allowed
- * attempt keeps its reservation as a failure unless the password was right
- * (`loginSucceeded`).
+ * Reserves one login attempt for each key before any password is checked, all keys in one
+ * atomic statement counted in the database (so a burst of concurrent guesses, on any number of
+ * console instances sharing it, cannot all pass a check made before they are counted; the keys
+ * in one order, so two statements lock them alike). A key's count starts again once its window
+ * has passed. Past `limit` on any key the attempt is refused: its reservations are released (a
+ * refused attempt checks nothing) and false is returned. An allowed attempt keeps its
+ * reservation as a failure unless the password was right (`loginSucceeded`).
  */
 export async function reserveLoginAttempt(db: Db, keys: string[], limit: number, windowMs: number): Promise<boolean> {
   const now = Date.now();
   const expired = sql<boolean>`login_failures.window_start_ms + ${windowMs} <= ${now}`;
-  const counts: number[] = [];
-  for (const key of keys) {
-    const row = await db
-      .insertInto('login_failures')
-      .values({ key, failures: 1, window_start_ms: now })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          failures: sql`case when ${expired} then 1 else login_failures.failures + 1 end`,
-          window_start_ms: sql`case when ${expired} then ${now} else login_failures.window_start_ms end`,
-        }),
-      )
-      .returning('failures')
-      .executeTakeFirstOrThrow();
-    counts.push(Number(row.failures));
-  }
-  if (counts.every((n) => n <= limit)) return true;
+  const rows = await db
+    .insertInto('login_failures')
+    .values([...new Set(keys)].sort().map((key) => ({ key, failures: 1, window_start_ms: now })))
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        failures: sql`case when ${expired} then 1 else login_failures.failures + 1 end`,
+        window_start_ms: sql`case when ${expired} then ${now} else login_failures.window_start_ms end`,
+      }),
+    )
+    .returning('failures')
+    .execute();
+  if (rows.every((row) => Number(row.failures) <= limit)) return true;
   await releaseLoginAttempt(db, keys);
   return false;
 }

@@ -42,7 +42,9 @@ export async function refuseEventId(store: TestStore, eventId: string): Promise<
     return;
   }
   await sql`create function refuse_one() returns trigger language plpgsql as $$
-    begin if new.event_id = ${sql.lit(eventId)} then raise exception using errcode = 'check_violation', message = 'refused by the test'; end if; return new; end \
+    begin if new.event_id = ${sql.lit(eventId)} then
+      raise exception using errcode = 'check_violation', message = 'refused by the test';
+    end if; return new; end \
 $$`.execute(store.db);
   await sql`create trigger refuse_one before insert on events for each row execute function refuse_one()`.execute(
     store.db,
