@@ -2,16 +2,19 @@
  * What one batch of messages does to the database, and which of them may be acknowledged
  * (docs/console.md, "Ingest"). The events go in one transaction (src/console/store/event-batch.ts);
  * statuses, health and refusals after them, each as before. A message is acknowledged only once
- * what it says is committed. When the batch's transaction fails, its events are tried one by one:
- * an event the database refuses on its own (too large for a column, a byte it cannot store) does
- * not hold back the others; it is counted as refused ('store-refused', with the database's
- * reason) and acknowledged, since sending it again would change nothing. When the database
- * itself is unavailable nothing more is acknowledged and the broker sends it all again.
+ * what it says is committed. Text the database cannot hold (U+0000, an unpaired surrogate) is
+ * refused at the check, before any write, on either database. When the batch's transaction
+ * fails, its events are tried one by one: a message the database refuses on its own (a data
+ * error: a value out of range, a constraint) does not hold back the others; it is counted as
+ * refused ('store-refused', with the database's reason), logged, and acknowledged, since sending
+ * it again would change nothing; statuses and health alike. Any other failure (the database
+ * unreachable, or an error that is not the data's) acknowledges nothing more: the broker sends
+ * it all again.
  */
 import type { Kysely } from 'kysely';
 import type { FleetEvent } from '../../fleet/contract/index.js';
 import { decodeFleetMessage, type Decoded } from '../../fleet/operator/decode.js';
-import { databaseUnavailable, storeEventBatch } from '../store/event-batch.js';
+import { databaseUnavailable, refusedByDatabase, storeEventBatch } from '../store/event-batch.js';
 import {
   countRefusal,
   eventProblem,
@@ -21,6 +24,8 @@ import {
   type IncomingEvent,
 } from '../store/ingest-queries.js';
 import type { ConsoleDatabase } from '../store/schema.js';
+import { unstorableText } from '../store/storable-text.js';
+import type { RefusalLog } from './refusal-log.js';
 
 export type ChangeKind = 'event' | 'status';
 
@@ -41,6 +46,8 @@ export interface Handler {
   prefix: string;
   counters: IngestCounters;
   onChange: (kind: ChangeKind, machineId: string) => void;
+  /** Where refusals are logged (none: counted only). */
+  refusals?: RefusalLog;
 }
 
 /** One message as received; `ack` sends its PUBACK (null at QoS 0). */
@@ -52,7 +59,39 @@ export interface Received {
 
 async function refuse(h: Handler, machineId: string | null, reason: string, detail: string, now: string) {
   h.counters.refused[reason] = (h.counters.refused[reason] ?? 0) + 1;
-  await countRefusal(h.db, machineId, reason, detail, now);
+  h.refusals?.refused(machineId, reason, detail);
+  await countRefusal(h.db, machineId, reason, detail, now).catch((err: unknown) => {
+    // Its detail is escaped, so this is not expected; were it refused all the same, the message
+    // is still not one to send again (it is counted and logged above).
+    if (!refusedByDatabase(err)) throw err;
+  });
+}
+
+const reasonOf = (err: unknown) => (err as Error)?.message ?? String(err);
+
+/** Runs one write; a data error (the row's own) is counted as refused instead of thrown. */
+async function orRefused(h: Handler, machineId: string, what: string, now: string, write: () => Promise<void>) {
+  try {
+    await write();
+  } catch (err) {
+    if (!refusedByDatabase(err)) throw err;
+    await refuse(h, machineId, 'store-refused', `${what}: ${reasonOf(err)}`, now);
+  }
+}
+
+/** The message as ingest takes it: text the database cannot hold is refused at the check ('schema'). */
+function checked(decoded: Decoded): Decoded {
+  const value =
+    decoded.kind === 'event'
+      ? decoded.event
+      : decoded.kind === 'status'
+        ? decoded.status
+        : decoded.kind === 'health'
+          ? decoded.health
+          : null;
+  const problem = value === null ? null : unstorableText(value);
+  if (problem === null || decoded.kind === 'bad') return decoded;
+  return { kind: 'bad', machineId: decoded.machineId, topic: '', reason: 'schema', detail: problem };
 }
 
 function stored(h: Handler, e: IncomingEvent, isNew: boolean): void {
@@ -73,17 +112,21 @@ async function handleOther(h: Handler, decoded: Decoded, now: string): Promise<v
       return;
     }
     case 'status':
-      await storeStatus(h.db, decoded.machineId, decoded.status, now);
-      h.counters.statuses++;
-      h.onChange('status', decoded.machineId);
+      await orRefused(h, decoded.machineId, 'status', now, async () => {
+        await storeStatus(h.db, decoded.machineId, decoded.status, now);
+        h.counters.statuses++;
+        h.onChange('status', decoded.machineId);
+      });
       return;
     case 'removed':
       await storeStatus(h.db, decoded.machineId, { online: false }, now);
       h.onChange('status', decoded.machineId);
       return;
     case 'health':
-      await storeHealth(h.db, decoded.machineId, decoded.health.stats, now);
-      h.counters.health++;
+      await orRefused(h, decoded.machineId, 'health', now, async () => {
+        await storeHealth(h.db, decoded.machineId, decoded.health.stats, now);
+        h.counters.health++;
+      });
       return;
     default:
       return;
@@ -97,38 +140,22 @@ export async function handlePacket(h: Handler, topic: string, payload: Buffer): 
   });
 }
 
-/** A failure that is the event's own: the database would refuse it every time. */
-function refusedByDatabase(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  return /^(22|54)/.test(code) || /^SQLITE_(TOOBIG|MISMATCH|RANGE)/.test(code);
-}
-
-/** The batch's transaction failed: each event alone. Returns the first failure not the event's own. */
+/** The batch's transaction failed: each event alone. Returns the first failure that is not the event's own. */
 async function oneByOne(
   h: Handler,
   events: { item: Received; incoming: IncomingEvent }[],
   batchError: unknown,
 ): Promise<unknown> {
   if (databaseUnavailable(batchError)) return batchError;
-  const failures: { item: Received; incoming: IncomingEvent; err: unknown }[] = [];
   for (const e of events) {
     const { machineId, event, receivedAt, raw } = e.incoming;
     try {
       stored(h, e.incoming, await storeEvent(h.db, machineId, event, receivedAt, raw));
-      e.item.ack?.();
     } catch (err) {
-      if (databaseUnavailable(err)) return err;
-      failures.push({ ...e, err });
+      if (!refusedByDatabase(err)) return err;
+      await refuse(h, machineId, 'store-refused', `event ${event.eventId}: ${reasonOf(err)}`, receivedAt);
     }
-  }
-  const othersCommitted = failures.length < events.length;
-  for (const f of failures) {
-    if (!othersCommitted && !refusedByDatabase(f.err)) return f.err;
-    const why = (f.err as Error).message ?? String(f.err);
-    const { machineId, event, receivedAt } = f.incoming;
-    await refuse(h, machineId, 'store-refused', `event ${event.eventId}: ${why}`, receivedAt);
-    f.item.ack?.();
+    e.item.ack?.();
   }
   return null;
 }
@@ -143,7 +170,7 @@ export async function commitBatch(h: Handler, batch: Received[]): Promise<unknow
   const events: { item: Received; incoming: IncomingEvent }[] = [];
   const others: { item: Received; decoded: Decoded }[] = [];
   for (const item of batch) {
-    const decoded = decodeFleetMessage(h.prefix, item.topic, item.payload);
+    const decoded = checked(decodeFleetMessage(h.prefix, item.topic, item.payload));
     if (decoded.kind === 'event' && eventProblem(decoded.event) === null) {
       const event: FleetEvent = decoded.event;
       const raw = item.payload.toString('utf8');

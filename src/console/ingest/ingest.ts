@@ -18,6 +18,7 @@ import { BatchCollector, DEFAULT_BATCH, type BatchLimits } from './batch.js';
 import { commitBatch, type ChangeKind, type Handler, type IngestCounters, type Received } from './commit.js';
 import type { ConsoleDatabase } from '../store/schema.js';
 import { StoreHealth, watchBrokerLink } from './link-watch.js';
+import { RefusalLog } from './refusal-log.js';
 
 export interface IngestOptions {
   connection: FleetConnectionSettings;
@@ -95,7 +96,7 @@ export async function startIngest(
     failedMessages: 0,
     batches: 0,
   };
-  const h: Handler = { db, prefix, counters, onChange };
+  const h: Handler = { db, prefix, counters, onChange, refusals: new RefusalLog(log) };
   const store = new StoreHealth(log);
   let client: MqttClient | null = null;
   const batches = new BatchCollector<Received>(options.batch ?? DEFAULT_BATCH, async (batch) => {

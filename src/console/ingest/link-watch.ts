@@ -6,6 +6,7 @@
  */
 import type { MqttClient } from 'mqtt';
 import type { Logger } from '../../core/log.js';
+import { databaseUnavailable } from '../store/event-batch.js';
 
 /** The longest wait between two reconnects to the broker, whatever reconnectMs says. */
 export const MAX_RECONNECT_MS = 30_000;
@@ -36,12 +37,25 @@ export class StoreHealth {
     this.failures++;
     if (this.failedSince !== null) return;
     this.failedSince = this.now();
-    this.log.error(
-      { code: 'CONSOLE_STORE_FAILED', err: (err as Error)?.message ?? String(err) },
-      'console database unreachable (or refusing writes): nothing is acknowledged, the events wait on the ' +
-        `broker; retrying on its own every ${reconnectMs / 1000} s to ${MAX_RECONNECT_MS / 1000} s. ` +
-        'Check that the database server runs and has disk space (docs/console.md "Faults")',
-    );
+    const retry = `retrying on its own every ${reconnectMs / 1000} s to ${MAX_RECONNECT_MS / 1000} s`;
+    const code = (err as { code?: unknown } | null)?.code;
+    const fields = { code: 'CONSOLE_STORE_FAILED', err: (err as Error)?.message ?? String(err), dbCode: code };
+    if (databaseUnavailable(err)) {
+      this.log.error(
+        fields,
+        'console database unreachable (or refusing writes): nothing is acknowledged, the events wait on the ' +
+          `broker; ${retry}. Check that the database server runs and has disk space (docs/console.md "Faults")`,
+      );
+    } else {
+      // Not a data error (those are counted as refused and acknowledged) nor a lost database:
+      // a failure of the console's own writes, e.g. a schema changed under it or a deadlock.
+      this.log.error(
+        fields,
+        'a console database write failed with an error that is neither bad data nor a lost connection: ' +
+          `nothing is acknowledged, the messages wait on the broker; ${retry}. Check the database's log ` +
+          'for this error (docs/console.md "Faults")',
+      );
+    }
   }
 
   /** A commit went through. */

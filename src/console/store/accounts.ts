@@ -3,7 +3,7 @@
  * serves any request (stateless instances behind a load balancer, docs/console.md).
  */
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import type { ConsoleDatabase, UsersTable } from './schema.js';
 
@@ -66,15 +66,30 @@ export function checkNewAccount(name: string, role: string, password: string): a
   }
 }
 
-/** Adds an account, or sets the role and password of an existing one. */
-export async function putUser(db: Db, name: string, role: string, password: string): Promise<void> {
+/**
+ * Adds an account, or sets the role and password of an existing one. A new password ends the
+ * account's sessions (a stolen cookie dies with the old password), all but `keepSession` (the
+ * token hash of the session that made the change, when a user changes their own).
+ */
+export async function putUser(
+  db: Db,
+  name: string,
+  role: string,
+  password: string,
+  keepSession: string | null = null,
+): Promise<void> {
   checkNewAccount(name, role, password);
   const row = { name, role, password_hash: await hashPassword(password), created_at: new Date().toISOString() };
-  await db
-    .insertInto('users')
-    .values(row)
-    .onConflict((oc) => oc.column('name').doUpdateSet({ role: row.role, password_hash: row.password_hash }))
-    .execute();
+  await db.transaction().execute(async (tx) => {
+    await tx
+      .insertInto('users')
+      .values(row)
+      .onConflict((oc) => oc.column('name').doUpdateSet({ role: row.role, password_hash: row.password_hash }))
+      .execute();
+    let ended = tx.deleteFrom('sessions').where('user_name', '=', name);
+    if (keepSession !== null) ended = ended.where('token_hash', '<>', keepSession);
+    await ended.execute();
+  });
 }
 
 export async function findUser(db: Db, name: string): Promise<UsersTable | undefined> {
@@ -132,36 +147,46 @@ export async function endSession(db: Db, hash: string): Promise<void> {
   await db.deleteFrom('sessions').where('expires_ms', '<', Date.now()).execute();
 }
 
-/** Failures within the window for each key; a key past the limit is refused before any password check. */
-export async function loginBlocked(db: Db, keys: string[], limit: number, windowMs: number): Promise<boolean> {
-  const rows = await db.selectFrom('login_failures').selectAll().where('key', 'in', keys).execute();
+/**
+ * Reserves one login attempt for each key before any password is checked, all keys in one
+ * atomic statement counted in the database (so a burst of concurrent guesses, on any number of
+ * console instances sharing it, cannot all pass a check made before they are counted; the keys
+ * in one order, so two statements lock them alike). A key's count starts again once its window
+ * has passed. Past `limit` on any key the attempt is refused: its reservations are released (a
+ * refused attempt checks nothing) and false is returned. An allowed attempt keeps its
+ * reservation as a failure unless the password was right (`loginSucceeded`).
+ */
+export async function reserveLoginAttempt(db: Db, keys: string[], limit: number, windowMs: number): Promise<boolean> {
   const now = Date.now();
-  return rows.some((r) => Number(r.window_start_ms) + windowMs > now && r.failures >= limit);
+  const expired = sql<boolean>`login_failures.window_start_ms + ${windowMs} <= ${now}`;
+  const rows = await db
+    .insertInto('login_failures')
+    .values([...new Set(keys)].sort().map((key) => ({ key, failures: 1, window_start_ms: now })))
+    .onConflict((oc) =>
+      oc.column('key').doUpdateSet({
+        failures: sql`case when ${expired} then 1 else login_failures.failures + 1 end`,
+        window_start_ms: sql`case when ${expired} then ${now} else login_failures.window_start_ms end`,
+      }),
+    )
+    .returning('failures')
+    .execute();
+  if (rows.every((row) => Number(row.failures) <= limit)) return true;
+  await releaseLoginAttempt(db, keys);
+  return false;
 }
 
-export async function noteLoginFailure(db: Db, keys: string[], windowMs: number): Promise<void> {
-  const now = Date.now();
-  await db.transaction().execute(async (tx) => {
-    for (const key of keys) {
-      const row = await tx.selectFrom('login_failures').selectAll().where('key', '=', key).executeTakeFirst();
-      if (row === undefined)
-        await tx.insertInto('login_failures').values({ key, failures: 1, window_start_ms: now }).execute();
-      else if (Number(row.window_start_ms) + windowMs <= now) {
-        await tx
-          .updateTable('login_failures')
-          .set({ failures: 1, window_start_ms: now })
-          .where('key', '=', key)
-          .execute();
-      } else
-        await tx
-          .updateTable('login_failures')
-          .set({ failures: row.failures + 1 })
-          .where('key', '=', key)
-          .execute();
-    }
-  });
+/** Gives back one reservation per key (never below zero). */
+export async function releaseLoginAttempt(db: Db, keys: string[]): Promise<void> {
+  await db
+    .updateTable('login_failures')
+    .set({ failures: sql`login_failures.failures - 1` })
+    .where('key', 'in', keys)
+    .where('failures', '>', 0)
+    .execute();
 }
 
-export async function clearLoginFailures(db: Db, key: string): Promise<void> {
-  await db.deleteFrom('login_failures').where('key', '=', key).execute();
+/** The right password: the address's reservation is given back, the account's failures are forgotten. */
+export async function loginSucceeded(db: Db, addressKey: string, accountKey: string): Promise<void> {
+  await releaseLoginAttempt(db, [addressKey]);
+  await db.deleteFrom('login_failures').where('key', '=', accountKey).execute();
 }

@@ -228,3 +228,16 @@ export function databaseUnavailable(err: unknown): boolean {
   if (/^E[A-Z]+$/.test(code)) return true;
   return /^(08|53|57|58)/.test(code);
 }
+
+/**
+ * Whether a failure is the row's own: the database refused what it was given and would refuse
+ * it every time (PostgreSQL class 22 data exception, 23 integrity constraint, 54 program limit;
+ * SQLite constraint, too big, type mismatch, range). Anything else, a lost connection included,
+ * is not the message's fault: it stays unacknowledged and comes again.
+ */
+export function refusedByDatabase(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  if (code.startsWith('SQLITE_')) return /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH|RANGE)/.test(code);
+  return /^(22|23|54)[0-9A-Z]{3}$/.test(code);
+}

@@ -9,6 +9,7 @@ import { sql, type Kysely } from 'kysely';
 import type { FleetEvent, StatusMessage } from '../../fleet/contract/index.js';
 import { storeEventBatch } from './event-batch.js';
 import type { ConsoleDatabase } from './schema.js';
+import { storableText } from './storable-text.js';
 
 export { auditVerdict, dayOf, eventProblem, toMilli, type IncomingEvent } from './event-rows.js';
 
@@ -104,7 +105,10 @@ export async function storeHealth(
     .execute();
 }
 
-/** Counts a refused message per machine and reason; the last detail is kept for the technician. */
+/**
+ * Counts a refused message per machine and reason; the last detail is kept for the technician,
+ * escaped (./storable-text.ts): the refusal of an unstorable message must itself be storable.
+ */
 export async function countRefusal(
   db: Db,
   machineId: string | null,
@@ -112,7 +116,13 @@ export async function countRefusal(
   detail: string,
   at: string,
 ): Promise<void> {
-  const row = { machine_id: machineId ?? '', reason, count: 1, last_at: at, last_detail: detail.slice(0, 256) };
+  const row = {
+    machine_id: machineId ?? '',
+    reason,
+    count: 1,
+    last_at: at,
+    last_detail: storableText(detail.slice(0, 256)),
+  };
   await db
     .insertInto('refusals')
     .values(row)

@@ -1,22 +1,22 @@
 /**
  * Logging in and out, and the accounts page. Login: a CSRF token bound to a pre-login cookie
- * (double submit), limits per address and per account counted in the database (so every
- * instance sees them), scrypt checked even for an unknown account (same time either way).
+ * (double submit), limits per address and per account counted in the database before the
+ * password is checked (so every instance sees them, and a burst cannot outrun them), scrypt
+ * checked even for an unknown account (same time either way).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import {
-  clearLoginFailures,
   createSession,
   decoyHash,
   deleteUser,
   endSession,
   findUser,
   listUsers,
-  loginBlocked,
-  noteLoginFailure,
+  loginSucceeded,
   putUser,
+  reserveLoginAttempt,
   verifyPassword,
   type SessionUser,
 } from '../store/accounts.js';
@@ -63,17 +63,17 @@ export async function login(req: IncomingMessage, res: ServerResponse, ctx: Auth
   }
   const name = (form.get('name') ?? '').slice(0, 64);
   const password = form.get('password') ?? '';
-  const keys = [`addr:${clientAddress(req, ctx.behindProxy)}`, `user:${name.toLowerCase()}`];
-  if (await loginBlocked(ctx.db, keys, ctx.loginFailures, ctx.loginWindowMs)) {
+  const addressKey = `addr:${clientAddress(req, ctx.behindProxy)}`;
+  const accountKey = `user:${name.toLowerCase()}`;
+  // Counted before the password is checked (docs/console.md "Security choices"): a burst of
+  // guesses sent at once is checked no further than the limit.
+  if (!(await reserveLoginAttempt(ctx.db, [addressKey, accountKey], ctx.loginFailures, ctx.loginWindowMs))) {
     return showLogin(req, res, ctx, 'Too many failed logins: wait a few minutes and try again.', 429);
   }
   const user = await findUser(ctx.db, name);
   const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
-  if (user === undefined || !ok) {
-    await noteLoginFailure(ctx.db, keys, ctx.loginWindowMs);
-    return showLogin(req, res, ctx, 'Wrong account or password.', 401);
-  }
-  await clearLoginFailures(ctx.db, `user:${name.toLowerCase()}`);
+  if (user === undefined || !ok) return showLogin(req, res, ctx, 'Wrong account or password.', 401);
+  await loginSucceeded(ctx.db, addressKey, accountKey);
   const session = await createSession(ctx.db, user.name, ctx.sessionMs);
   redirect(res, '/', [
     cookie(SESSION_COOKIE, session.token, Math.floor(ctx.sessionMs / 1000), ctx.secureCookies),
@@ -143,7 +143,9 @@ export async function changeAccounts(
     return accountsPage(res, ctx, user, `Removed ${name}.`);
   }
   try {
-    await putUser(ctx.db, name, form.get('role') ?? '', form.get('password') ?? '');
+    // The account's sessions end with its old password; changing one's own keeps this session.
+    const keep = name === user.name ? user.tokenHash : null;
+    await putUser(ctx.db, name, form.get('role') ?? '', form.get('password') ?? '', keep);
   } catch (err) {
     if (isQrvendError(err)) return accountsPage(res, ctx, user, err.message, 400);
     throw err;

@@ -148,12 +148,14 @@ for (const kind of DATABASES) {
     async (t) => {
       const store = await openDatabase(t, kind);
       if (store === null) return;
-      // A gate in the database: while it holds a row, every insert into events fails (a disk error, a lost server).
+      // A gate in the database: while it holds a row, every insert into events fails, as on a failing disk:
+      // an error that is not the data's (SQLite's malformed-JSON error, PostgreSQL's raise_exception),
+      // so nothing is refused and nothing acknowledged.
       await sql`create table fail_gate (x integer)`.execute(store.db);
       await sql`insert into fail_gate values (1)`.execute(store.db);
       if (store.dialect === 'sqlite') {
         await sql`create trigger fail_events before insert on events when exists (select 1 from fail_gate)
-        begin select raise(abort, 'gate closed'); end`.execute(store.db);
+        begin select json('gate closed'); end`.execute(store.db);
       } else {
         await sql`create function fail_events() returns trigger language plpgsql as $$
         begin if exists (select 1 from fail_gate) then raise exception 'gate closed'; end if; return new; end \

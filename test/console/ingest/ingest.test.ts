@@ -113,11 +113,13 @@ test(
   async () => {
     const broker = await startAedesBroker();
     const store = await openTestStore('sqlite');
-    // A gate in the database: while it holds a row, every insert into events fails (a disk error, a lost server).
+    // A gate in the database: while it holds a row, every insert into events fails, as on a failing disk:
+    // an error that is not the data's (SQLite's malformed-JSON error, PostgreSQL's raise_exception),
+    // so nothing is refused and nothing acknowledged.
     await sql`create table fail_gate (x integer)`.execute(store.db);
     await sql`insert into fail_gate values (1)`.execute(store.db);
     await sql`create trigger fail_events before insert on events when exists (select 1 from fail_gate)
-    begin select raise(abort, 'gate closed'); end`.execute(store.db);
+    begin select json('gate closed'); end`.execute(store.db);
     const connection = parseConnectionOptions({ url: broker.url, protocol: '4' });
     const ingest = await startIngest(
       store.db,

@@ -31,7 +31,10 @@ export function stopDatabases(): void {
   server = null;
 }
 
-/** A rule in the database that refuses one eventId, as a column too small or a byte it cannot store would. */
+/**
+ * A rule in the database that refuses one eventId, as a check constraint would (a data error:
+ * SQLite's constraint, PostgreSQL's check_violation), the way a value out of range is refused.
+ */
 export async function refuseEventId(store: TestStore, eventId: string): Promise<void> {
   if (store.dialect === 'sqlite') {
     await sql`create trigger refuse_one before insert on events when new.event_id = ${sql.lit(eventId)}
@@ -39,7 +42,9 @@ export async function refuseEventId(store: TestStore, eventId: string): Promise<
     return;
   }
   await sql`create function refuse_one() returns trigger language plpgsql as $$
-    begin if new.event_id = ${sql.lit(eventId)} then raise exception 'refused by the test'; end if; return new; end \
+    begin if new.event_id = ${sql.lit(eventId)} then
+      raise exception using errcode = 'check_violation', message = 'refused by the test';
+    end if; return new; end \
 $$`.execute(store.db);
   await sql`create trigger refuse_one before insert on events for each row execute function refuse_one()`.execute(
     store.db,

@@ -2,7 +2,8 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { FleetEvent } from '../../../src/fleet/contract/index.js';
-import { databaseUnavailable, storeEventBatch } from '../../../src/console/store/event-batch.js';
+import { databaseUnavailable, refusedByDatabase, storeEventBatch } from '../../../src/console/store/event-batch.js';
+import { storableText, unstorableText } from '../../../src/console/store/storable-text.js';
 import type { IncomingEvent } from '../../../src/console/store/ingest-queries.js';
 import type { TestStore } from '../support/store.js';
 import { DATABASES, openDatabase, refuseEventId, stopDatabases } from './databases.js';
@@ -85,4 +86,33 @@ test('a lost database is told apart from an event the database refuses', () => {
   assert.equal(databaseUnavailable(Object.assign(new Error('connect'), { code: 'ECONNREFUSED' })), true);
   assert.equal(databaseUnavailable(new Error('Connection terminated unexpectedly')), true);
   assert.equal(databaseUnavailable(Object.assign(new Error('invalid byte'), { code: '22021' })), false);
+});
+
+test("only data errors are the row's own: refused; connection and other failures are not", () => {
+  const err = (code?: string) => Object.assign(new Error('x'), code === undefined ? {} : { code });
+  for (const code of ['22021', '22003', '23505', '23514', '54000', 'SQLITE_CONSTRAINT_CHECK', 'SQLITE_TOOBIG'])
+    assert.equal(refusedByDatabase(err(code)), true, code);
+  for (const code of [
+    undefined,
+    '08006',
+    '57P01',
+    '40P01',
+    '42P01',
+    'P0001',
+    'ECONNRESET',
+    'SQLITE_IOERR',
+    'SQLITE_ERROR',
+  ])
+    assert.equal(refusedByDatabase(err(code)), false, String(code));
+});
+
+test('text the database cannot hold is found anywhere in a message, and escaped where it is recorded', () => {
+  assert.equal(unstorableText({ a: ['ok', { b: 'é😀' }] }), null);
+  assert.match(unstorableText({ eventId: 'a\u0000b' }) ?? '', /^eventId: holds U\+0000/);
+  assert.match(unstorableText({ stats: { list: ['x', '\ud800'] } }) ?? '', /^stats\.list\.1: .*surrogate U\+D800/);
+  assert.match(unstorableText({ stats: { 'k\u0000': 1 } }) ?? '', /^stats\.k\\u0000: a key holds U\+0000/);
+  let deep: unknown = 'a\u0000';
+  for (let i = 0; i < 50_000; i++) deep = [deep];
+  assert.match(unstorableText(deep) ?? '', /holds U\+0000/);
+  assert.equal(storableText('a\u0000b\udc00c😀'), 'a\\u0000b\\udc00c😀');
 });

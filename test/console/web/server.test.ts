@@ -178,3 +178,30 @@ test('machine-sent text is shown as text; CSV cells cannot start a formula', { t
     );
   });
 });
+
+test(
+  "a new password ends the account's sessions; one's own change keeps only the session that made it",
+  { timeout: 60_000 },
+  async () => {
+    await withConsole(async (web) => {
+      const admin = new WebClient(web.url);
+      const adminElsewhere = new WebClient(web.url);
+      const viewer = new WebClient(web.url);
+      await admin.login('admin1', 'admin-password-1');
+      await adminElsewhere.login('admin1', 'admin-password-1');
+      await viewer.login('viewer1', 'viewer-password-1');
+      assert.equal((await viewer.request('/')).status, 200);
+      const save = async (name: string, role: string, password: string) => {
+        const csrf = WebClient.csrfOf((await admin.request('/accounts')).text);
+        return admin.request('/accounts', { form: { csrf, name, role, password } });
+      };
+      assert.equal((await save('viewer1', 'viewer', 'viewer-password-2')).status, 200);
+      assert.equal((await viewer.request('/')).status, 303, "the viewer's session outlived its password");
+      assert.equal((await adminElsewhere.request('/')).status, 200);
+      assert.equal((await save('admin1', 'admin', 'admin-password-2')).status, 200);
+      assert.equal((await admin.request('/')).status, 200, 'the session that changed its own password ended');
+      assert.equal((await adminElsewhere.request('/')).status, 303, "the admin's other session outlived it");
+      assert.equal((await new WebClient(web.url).login('viewer1', 'viewer-password-2')).status, 303);
+    });
+  },
+);
