@@ -90,6 +90,14 @@ export const ErrorCodes = {
   CONSOLE_STORE_FAILED: 'CONSOLE_STORE_FAILED',
   CONSOLE_LISTEN_REFUSED: 'CONSOLE_LISTEN_REFUSED',
 
+  /**
+   * A signed document (the relay's registry, and any other the fleet keeps a version of) older than
+   * the newest one verified here; the record of that newest version cannot be read or written
+   * (src/trust/version-floor.ts, docs/security.md "Versions kept across restarts").
+   */
+  VERSION_ROLLBACK: 'VERSION_ROLLBACK',
+  VERSION_FLOOR_FAILED: 'VERSION_FLOOR_FAILED',
+
   CLI_USAGE: 'CLI_USAGE',
   INTERNAL: 'INTERNAL',
 } as const;
