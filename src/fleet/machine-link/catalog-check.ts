@@ -6,6 +6,7 @@
  * every value within the site file's own ranges and no age limit below the site's for its item
  * (`out-of-range`). Pure but for the signature arithmetic: the time and the keys come in.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { CatalogItem } from '../../config/schema/primitives.js';
 import type { CatalogEntry } from '../../config/schema.js';
@@ -27,8 +28,8 @@ export type BaseCatalog = Readonly<Record<string, CatalogEntry>>;
 export interface CatalogCheckInput {
   keyring: Keyring | null;
   machineId: string;
-  /** The version the machine has (its floor) and its statement's canonical text (catalogText), or null. */
-  current: { version: number; text: string } | null;
+  /** The version the machine has (its floor, src/trust/version-floor.ts) and its content's digest, or null. */
+  current: { version: number; digest: string | undefined } | null;
   base: BaseCatalog;
   /** Wall clock, epoch ms: the signature's window. */
   nowMs: number;
@@ -48,9 +49,11 @@ function issueText(error: z.ZodError): string {
   return `${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`;
 }
 
-/** One spelling of what a document says (its version and items): the same document signed twice is the same. */
-export function catalogText(doc: SignedCatalog): string {
-  return canonicalJson(catalogStatement(doc));
+/** A digest of what a document says (machine, version, items): the same document signed twice has the same. */
+export function catalogDigest(doc: SignedCatalog): string {
+  return createHash('sha256')
+    .update(canonicalJson(catalogStatement(doc)))
+    .digest('base64url');
 }
 
 /** The bytes of a message as a JSON value, or why not. */
@@ -115,7 +118,8 @@ export function checkCatalog(value: unknown, input: CatalogCheckInput): CatalogC
     return refuse(doc.version, 'other-machine', `signed for ${doc.machineId}, this machine is ${input.machineId}`);
   }
   const same = input.current !== null && doc.version === input.current.version;
-  if (same && catalogText(doc) !== input.current!.text) {
+  const digest = input.current?.digest;
+  if (same && digest !== undefined && catalogDigest(doc) !== digest) {
     return refuse(doc.version, 'older', `version ${doc.version} is the version kept, with other contents`);
   }
   if (input.current !== null && doc.version < input.current.version) {

@@ -10,8 +10,9 @@ import type { Logger } from '../../core/log.js';
 import type { Keyring } from '../../trust/keys.js';
 import type { FleetToPayment } from '../../ipc/messages.js';
 import type { CatalogRefusal, CatalogStatus } from '../contract/catalog.js';
-import { catalogText, checkCatalog, readCatalogPayload, type BaseCatalog } from './catalog-check.js';
-import { keepCatalog, readKeptCatalog } from './catalog-store.js';
+import { catalogDigest, checkCatalog, readCatalogPayload, type BaseCatalog } from './catalog-check.js';
+import { catalogFloor, keepCatalog, readKeptCatalog } from './catalog-store.js';
+import type { VersionFloor } from '../../trust/version-floor.js';
 import { CommandRateBound } from './rate-bound.js';
 
 /** Each document costs an Ed25519 check: a flood on the topic is dropped past this (only operators may write it). */
@@ -33,15 +34,14 @@ export interface CatalogReceiverOptions {
 
 export class CatalogReceiver {
   private readonly state: CatalogStatus = { version: null, pending: null, refused: null };
-  private current: { version: number; text: string } | null = null;
+  private readonly floor: VersionFloor;
   private readonly bound: CommandRateBound;
 
   constructor(private readonly o: CatalogReceiverOptions) {
     this.bound = new CommandRateBound(CHECKS_PER_SECOND, CHECKS_BURST, o.monotonicNow());
+    this.floor = catalogFloor(o.file);
     const read = readKeptCatalog(o.file, o);
-    if (read.kind === 'kept') {
-      this.current = { version: read.kept.document.version, text: catalogText(read.kept.document) };
-    } else if (read.kind === 'unusable') {
+    if (read.kind === 'unusable') {
       // The payment worker found the same and runs on the site file's catalog; the status says why.
       this.refuse(read.version, 'bad-signature', `the kept document ${o.file} is not used: ${read.message}`);
     }
@@ -57,16 +57,29 @@ export class CatalogReceiver {
     if (!this.bound.take(this.o.monotonicNow())) return;
     const read = readCatalogPayload(payload);
     if (!read.ok) return this.refuse(null, 'malformed', read.message);
+    let current: { version: number; digest: string | undefined } | null;
+    try {
+      const record = this.floor.read();
+      current = record === null ? null : { version: record.version, digest: record.digest };
+    } catch (err) {
+      // Fail closed: without the record, older cannot be told from newer (src/trust/version-floor.ts).
+      return this.refuse(null, 'older', (err as Error).message);
+    }
     const checked = checkCatalog(read.value, {
       keyring: this.o.keyring,
       machineId: this.o.machineId,
-      current: this.current,
+      current,
       base: this.o.base,
       nowMs: this.o.wallNow(),
     });
     if (!checked.ok) return this.refuse(checked.version, checked.reason, checked.message);
     if (checked.same) return;
     const { doc } = checked;
+    try {
+      this.floor.admit(doc.version, catalogDigest(doc), this.o.wallNow());
+    } catch (err) {
+      return this.refuse(doc.version, 'older', (err as Error).message);
+    }
     try {
       keepCatalog(this.o.file, { acceptedAtMs: this.o.wallNow(), document: doc });
     } catch (err) {
@@ -76,7 +89,6 @@ export class CatalogReceiver {
         'the catalog document could not be written to disk: it is applied, but not kept across a restart',
       );
     }
-    this.current = { version: doc.version, text: catalogText(doc) };
     this.state.pending = doc.version;
     this.o.log.info(
       {

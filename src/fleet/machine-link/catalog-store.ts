@@ -1,8 +1,9 @@
 /**
  * The catalog document a machine accepted (docs/fleet.md, "The catalog document"), kept across
  * restarts beside the fleet overlay in the state directory (`fleet-catalog.json`), written
- * atomically and durably. The version it holds is the machine's floor: an older document is
- * refused. At a start the kept document is checked again with the keys of the trust file, as of
+ * atomically and durably. The highest version verified is recorded apart, by the version floor
+ * (src/trust/version-floor.ts, `catalog.version.json` in the same directory), before the document
+ * is used: an older document is refused, a kept file put back included. At a start the kept document is checked again with the keys of the trust file, as of
  * the time it was accepted (a document applied once stays applied after its window ends; a key
  * since removed from the trust file unseats it).
  */
@@ -11,14 +12,24 @@ import { dirname, join } from 'node:path';
 import type { QrvendConfig } from '../../config/schema.js';
 import { writeFileAtomic } from '../../core/durable-file.js';
 import type { Keyring } from '../../trust/keys.js';
+import { VersionFloor } from '../../trust/version-floor.js';
 import { MAX_CATALOG_BYTES, type SignedCatalog } from '../contract/catalog.js';
-import { checkCatalog, type BaseCatalog, type CatalogChecked } from './catalog-check.js';
+import { catalogDigest, checkCatalog, type BaseCatalog, type CatalogChecked } from './catalog-check.js';
 
 export const CATALOG_FILE_NAME = 'fleet-catalog.json';
 
 /** Where the accepted document is kept: beside the fleet overlay (the state directory). */
 export function catalogFile(config: Pick<QrvendConfig, 'fleet'>): string {
   return join(dirname(config.fleet.configOverlay), CATALOG_FILE_NAME);
+}
+
+/** The version floor of the catalog, beside the kept document. */
+export function catalogFloor(file: string): VersionFloor {
+  return new VersionFloor({
+    dir: dirname(file),
+    document: 'catalog',
+    stepBackHint: 'push a document with a higher version (docs/fleet.md, "The catalog document")',
+  });
 }
 
 export interface KeptCatalog {
@@ -60,5 +71,10 @@ export function readKeptCatalog(
   const checked = checkCatalog(kept.document, { ...o, current: null, nowMs: kept.acceptedAtMs });
   if (!checked.ok)
     return { kind: 'unusable', version: checked.version, message: `${checked.reason}: ${checked.message}` };
+  try {
+    catalogFloor(file).check(checked.doc.version, catalogDigest(checked.doc));
+  } catch (err) {
+    return { kind: 'unusable', version: checked.doc.version, message: (err as Error).message };
+  }
   return { kind: 'kept', kept, checked };
 }

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { keyringOf, rawPublicKey } from '../../../src/trust/keys.js';
-import { catalogText, checkCatalog } from '../../../src/fleet/machine-link/catalog-check.js';
+import { catalogDigest, checkCatalog } from '../../../src/fleet/machine-link/catalog-check.js';
 import { signCatalogs } from '../../../src/fleet/operator/catalog.js';
 import type { SignedCatalog } from '../../../src/fleet/contract/catalog.js';
 import { testKey } from '../support/operator-keys.js';
@@ -64,8 +64,8 @@ test('each refusal names its reason', () => {
     [signed({ machineId: 'VM-1', version: 3, items }, configureKey), 'bad-signature'],
     [doc, 'bad-signature', { nowMs: NOW + 400 * 24 * 3600_000 }],
     [signed({ machineId: 'VM-2', version: 3, items }), 'other-machine'],
-    [doc, 'older', { current: { version: 4, text: 'x' } }],
-    [doc, 'older', { current: { version: 3, text: 'another' } }],
+    [doc, 'older', { current: { version: 4, digest: 'x' } }],
+    [doc, 'older', { current: { version: 3, digest: 'another' } }],
     [signed({ machineId: 'VM-1', version: 3, items: { '12': { name: 'W', measurement: -1 } } }), 'out-of-range'],
     [signed({ machineId: 'VM-1', version: 3, items: { '12': { name: 'W', names: { xx: 'W' } } } }), 'out-of-range'],
     [signed({ machineId: 'VM-1', version: 3, items: { '21': { name: 'Beer', ageLimit: 16 } } }), 'out-of-range'],
@@ -80,17 +80,17 @@ test('each refusal names its reason', () => {
 
 test('the document kept, delivered again (a retained message at a reconnect) or signed again, is the same', () => {
   const doc = signed({ machineId: 'VM-1', version: 3, items });
-  const text = catalogText(doc);
-  const again = checkCatalog(doc, { ...input, current: { version: 3, text } });
+  const digest = catalogDigest(doc);
+  const again = checkCatalog(doc, { ...input, current: { version: 3, digest } });
   assert.ok(again.ok && again.same);
   const resigned = checkCatalog(signed({ machineId: 'VM-1', version: 3, items }), {
     ...input,
-    current: { version: 3, text },
+    current: { version: 3, digest },
   });
   assert.ok(resigned.ok && resigned.same, 'signed again, same contents');
   const newer = checkCatalog(signed({ machineId: 'VM-1', version: 4, items }), {
     ...input,
-    current: { version: 3, text },
+    current: { version: 3, digest },
   });
   assert.ok(newer.ok && !newer.same);
 });
