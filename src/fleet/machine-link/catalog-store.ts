@@ -4,8 +4,9 @@
  * atomically and durably. The highest version verified is recorded apart, by the version floor
  * (src/trust/version-floor.ts, `catalog.version.json` in the same directory), before the document
  * is used: an older document is refused, a kept file put back included. At a start the kept
- * document is checked again with the keys of the trust file, as of the time it was accepted (a document applied once stays applied after its window ends; a key
- * since removed from the trust file unseats it).
+ * document is checked again with the keys of the trust file, as of the time it was accepted (a
+ * document applied once stays applied after its window ends; a key since removed from the trust
+ * file unseats it).
  */
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
