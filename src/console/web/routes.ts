@@ -20,7 +20,9 @@
  *    another type). After the change, answer the page again or `seeOther()` to it.
  * 5. A link in html.ts's SECTIONS if it is a section; a test in test/console/web/ through
  *    WebClient, and a look at it in the browser test (test/console/browser/).
- * A route answers 405 to the methods it does not have (server.ts), 404 when nothing matches.
+ * Routes are registered inside server.ts's `withMethodNotAllowed` callback, so a path answers 405
+ * (with Allow) to the methods it lacks, 404 when nothing matches. A new room of routes (its own
+ * file, e.g. alert-routes.ts with a function like pageRoutes) is called from that callback too.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Kysely } from 'kysely';
