@@ -12,6 +12,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
+import { createRouteSchema } from './route-migration.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -227,6 +228,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0002-fleet-daily-totals': { up: createFleetDailyTotals },
+    '0006-route': { up: (db) => createRouteSchema(db, dialect) },
   };
 }
 
