@@ -51,6 +51,8 @@ export async function storeStatus(db: Db, machineId: string, status: StatusMessa
           update_state: status.update?.state ?? null,
           update_version: status.update?.version ?? null,
           status_at: status.at,
+          // What runs, waits and was refused of the catalog document (catalog-queries.ts reads it).
+          catalog_status: status.catalog === undefined ? null : JSON.stringify(status.catalog),
         }
       : { online: 0 };
     if (before === undefined) {

@@ -12,7 +12,8 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
-import { createRouteSchema } from './route-migration.js';
+import { addPlannedStock, createRouteSchema } from './route-migration.js';
+import { refreshPlanned } from './planned-stock.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -229,6 +230,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     },
     '0002-fleet-daily-totals': { up: createFleetDailyTotals },
     '0006-route': { up: (db) => createRouteSchema(db, dialect) },
+    '0006b-planned-stock': {
+      up: async (db) => {
+        await addPlannedStock(db);
+        await refreshPlanned(db, 'all', Date.now());
+      },
+    },
   };
 }
 

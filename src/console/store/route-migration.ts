@@ -128,6 +128,24 @@ async function createRouteTables(db: AnyDb): Promise<void> {
   await sql`alter table machines add column catalog_status text`.execute(db);
 }
 
+/**
+ * Migration 0006b: each selection's planned values (product, capacity, par, threshold, intended
+ * price) kept on its stock row, a copy of the planogram written with every planogram change
+ * (./planned-stock.ts), so the fleet's lists ("needs a visit", "price differs") read one table.
+ */
+export async function addPlannedStock(db: AnyDb): Promise<void> {
+  const columns = [
+    ['product_code', 'text'],
+    ['capacity', 'integer'],
+    ['par', 'integer'],
+    ['threshold', 'integer'],
+    ['price_milli', 'bigint'],
+  ] as const;
+  for (const [name, type] of columns) await db.schema.alterTable('stock').addColumn(name, type).execute();
+  await db.schema.createIndex('route_machines_machine').on('route_machines').columns(['machine_id']).execute();
+  await db.schema.createIndex('machine_templates_template').on('machine_templates').columns(['template_id']).execute();
+}
+
 export async function createRouteSchema(db: AnyDb, dialect: 'sqlite' | 'postgres'): Promise<void> {
   await createPlanogramTables(db);
   await createStockTables(db, dialect === 'sqlite' ? 'integer' : 'bigserial');

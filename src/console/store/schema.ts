@@ -224,6 +224,15 @@ export interface StockTable {
   /** The price the VMC last asked for this selection (a sale's or a cash sale's), thousandths. */
   asked_price_milli: number | null;
   asked_at: string | null;
+  /**
+   * The selection's planned values, a copy of its planogram (migration 0006b, ./planned-stock.ts);
+   * all null when the selection is not in the machine's planogram (a vend of an unplanned item).
+   */
+  product_code?: string | null;
+  capacity?: number | null;
+  par?: number | null;
+  threshold?: number | null;
+  price_milli?: number | null;
 }
 
 /** Each vend stock counted, by the event (or payment) it came from: counted once, summed over an audit's interval. */
