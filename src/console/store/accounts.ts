@@ -9,7 +9,11 @@ import type { ConsoleDatabase, UsersTable } from './schema.js';
 
 type Db = Kysely<ConsoleDatabase>;
 
-export const ROLES = ['viewer', 'admin'] as const;
+/**
+ * viewer reads; planner also edits planograms and routes, records fills and prepares catalogs;
+ * admin also manages accounts.
+ */
+export const ROLES = ['viewer', 'planner', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 export const USER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 export const MIN_PASSWORD_LENGTH = 10;
@@ -139,7 +143,8 @@ export async function sessionUser(db: Db, token: string): Promise<SessionUser | 
     .where('sessions.token_hash', '=', hash)
     .executeTakeFirst();
   if (row === undefined || Number(row.expires_ms) < Date.now()) return null;
-  return { name: row.name, role: row.role === 'admin' ? 'admin' : 'viewer', csrf: row.csrf, tokenHash: hash };
+  const role: Role = (ROLES as readonly string[]).includes(row.role) ? (row.role as Role) : 'viewer';
+  return { name: row.name, role, csrf: row.csrf, tokenHash: hash };
 }
 
 export async function endSession(db: Db, hash: string): Promise<void> {
