@@ -22,13 +22,22 @@ export interface PushStanding {
   message: string | null;
 }
 
-export function pushStanding(version: number, status: CatalogStatus | null): PushStanding {
+/**
+ * Where `version` stands by the machine's last status, and by the refusal of it kept when an
+ * earlier status said so (a status names only the machine's last refusal).
+ */
+export function pushStanding(
+  version: number,
+  status: CatalogStatus | null,
+  kept: { reason: CatalogRefusal; message: string } | null = null,
+): PushStanding {
   const none = { reason: null, message: null };
-  if (status === null) return { state: 'intended', ...none };
-  if (status.version !== null && status.version >= version)
+  if (status !== null && status.version !== null && status.version >= version)
     return { state: status.version === version ? 'applied' : 'superseded', ...none };
-  if (status.refused !== null && status.refused.version === version)
+  if (status?.refused != null && status.refused.version === version)
     return { state: 'refused', reason: status.refused.reason, message: status.refused.message };
+  if (kept !== null) return { state: 'refused', ...kept };
+  if (status === null) return { state: 'intended', ...none };
   if (status.pending !== null && status.pending >= version) return { state: 'delivered', ...none };
   return { state: 'intended', ...none };
 }

@@ -6,7 +6,7 @@
  * machines' own reports (their retained status's `catalog`, kept by ingest in machines.catalog_status).
  */
 import type { Kysely } from 'kysely';
-import { CatalogStatus, type UnsignedCatalog } from '../../fleet/contract/catalog.js';
+import { CATALOG_REFUSALS, CatalogStatus, type UnsignedCatalog } from '../../fleet/contract/catalog.js';
 import { catalogDocument, nextVersion, pushStanding, type PushStanding } from '../route/catalog-state.js';
 import { planograms } from './route-queries.js';
 import { productList } from './planogram-reads.js';
@@ -35,6 +35,11 @@ async function statusesOf(db: Db, machineIds: string[]): Promise<Map<string, Cat
     for (const r of rows) out.set(r.machine_id, catalogStatusOf(r.catalog_status));
   }
   return out;
+}
+
+function keptRefusal(reason: string | null | undefined, message: string | null | undefined) {
+  const r = CATALOG_REFUSALS.find((x) => x === reason);
+  return r === undefined ? null : { reason: r, message: message ?? '' };
 }
 
 export interface Prepared {
@@ -103,11 +108,15 @@ export interface MachineCatalog extends PushStanding {
   preparedAt: string;
   running: number | null;
   waiting: number | null;
+  /** The last document the machine refused (any version, pushed from anywhere), with why. */
+  lastRefusal: CatalogStatus['refused'];
 }
 
 /** Each machine's document of a push (or each machine's latest), and where it stands. */
 export async function catalogMachines(db: Db, preparedAt: string | null, limit = 2000): Promise<MachineCatalog[]> {
-  let q = db.selectFrom('catalog_pushes').select(['machine_id', 'version', 'prepared_at']);
+  let q = db
+    .selectFrom('catalog_pushes')
+    .select(['machine_id', 'version', 'prepared_at', 'refused_reason', 'refused_message']);
   if (preparedAt !== null) q = q.where('prepared_at', '=', preparedAt);
   else
     q = q.where(({ eb, selectFrom }) =>
@@ -132,7 +141,8 @@ export async function catalogMachines(db: Db, preparedAt: string | null, limit =
       preparedAt: r.prepared_at,
       running: status?.version ?? null,
       waiting: status?.pending ?? null,
-      ...pushStanding(Number(r.version), status),
+      lastRefusal: status?.refused ?? null,
+      ...pushStanding(Number(r.version), status, keptRefusal(r.refused_reason, r.refused_message)),
     };
   });
 }

@@ -67,6 +67,15 @@ export async function storeStatus(db: Db, machineId: string, status: StatusMessa
         .where('machine_id', '=', machineId)
         .execute();
     }
+    const refused = status.online ? status.catalog?.refused : null;
+    if (refused != null && refused.version !== null)
+      await tx
+        .updateTable('catalog_pushes')
+        .set({ refused_reason: refused.reason, refused_message: refused.message, refused_at: refused.at })
+        .where('machine_id', '=', machineId)
+        .where('version', '=', refused.version)
+        .where('refused_reason', 'is', null)
+        .execute();
     const merged = { ...base, ...next };
     const changed =
       before === undefined ||

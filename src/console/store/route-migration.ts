@@ -131,7 +131,8 @@ async function createRouteTables(db: AnyDb): Promise<void> {
 /**
  * Migration 0006b: each selection's planned values (product, capacity, par, threshold, intended
  * price) kept on its stock row, a copy of the planogram written with every planogram change
- * (./planned-stock.ts), so the fleet's lists ("needs a visit", "price differs") read one table.
+ * (./planned-stock.ts), so the fleet's lists ("needs a visit", "price differs") read one table;
+ * a catalog push's refusal as its machine reported it.
  */
 export async function addPlannedStock(db: AnyDb): Promise<void> {
   const columns = [
@@ -142,6 +143,9 @@ export async function addPlannedStock(db: AnyDb): Promise<void> {
     ['price_milli', 'bigint'],
   ] as const;
   for (const [name, type] of columns) await db.schema.alterTable('stock').addColumn(name, type).execute();
+  // A push's refusal kept when the machine reports it (its status says only its last refusal).
+  for (const name of ['refused_reason', 'refused_message', 'refused_at'])
+    await db.schema.alterTable('catalog_pushes').addColumn(name, 'text').execute();
   await db.schema.createIndex('route_machines_machine').on('route_machines').columns(['machine_id']).execute();
   await db.schema.createIndex('machine_templates_template').on('machine_templates').columns(['template_id']).execute();
 }

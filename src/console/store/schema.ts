@@ -283,6 +283,10 @@ export interface CatalogPushesTable {
   prepared_at: string;
   prepared_by: string;
   document: string;
+  /** The machine's refusal of this version, kept from its status (migration 0006b). */
+  refused_reason?: string | null;
+  refused_message?: string | null;
+  refused_at?: string | null;
 }
 
 export interface RouteDatabase {

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { catalogMachines, catalogPushes, prepareCatalogs, pushDocuments } from '../store/catalog-queries.js';
 import { machinesOfTemplate, templateSummaries } from '../store/planogram-reads.js';
 import { userOf } from './guard.js';
-import { formOf, formSchema, plain, queryParams, querySchema } from './http-kit.js';
+import { formOf, formSchema, plain, queryParams, querySchema, seeOther } from './http-kit.js';
 import { catalogBody, type CatalogView } from './pages/catalog.js';
 import { machineList } from './route-routes.js';
 import { show, type PageContext } from './routes.js';
@@ -38,9 +38,17 @@ async function scopeMachines(ctx: PageContext, scope: string, listed: string): P
 }
 
 export function catalogPages(app: FastifyInstance, ctx: PageContext): void {
-  app.get('/catalog', { schema: { querystring: querySchema(['push']) } }, (request, reply) => {
-    const push = (queryParams(request.query).get('push') ?? '').slice(0, 40);
-    return catalogPage(ctx, request, reply, push === '' ? null : push, { message: null, skipped: [] });
+  app.get('/catalog', { schema: { querystring: querySchema(['push', 'prepared', 'skipped']) } }, (request, reply) => {
+    const params = queryParams(request.query);
+    const push = (params.get('push') ?? '').slice(0, 40);
+    const prepared = Number(params.get('prepared') ?? '0') || 0;
+    const skipped = Number(params.get('skipped') ?? '0') || 0;
+    const message =
+      prepared === 0
+        ? null
+        : `Prepared ${prepared} document${prepared === 1 ? '' : 's'}: download, sign and push them as below.` +
+          (skipped === 0 ? '' : ` ${skipped} machines were left out (no planogram, or a document too large).`);
+    return catalogPage(ctx, request, reply, push === '' ? null : push, { message, skipped: [] });
   });
   app.get('/catalog/documents.json', { schema: { querystring: querySchema(['push']) } }, async (request, reply) => {
     const push = (queryParams(request.query).get('push') ?? '').slice(0, 40);
@@ -62,12 +70,17 @@ export function catalogPages(app: FastifyInstance, ctx: PageContext): void {
       const machines = await scopeMachines(ctx, form.scope ?? '*', form.machines ?? '');
       const prepared = await prepareCatalogs(ctx.db, machines, userOf(request).name, Date.now());
       const n = prepared.documents.length;
-      const message =
-        n === 0
-          ? 'No document was prepared.'
-          : `Prepared ${n} document${n === 1 ? '' : 's'}: download, sign and push them as below.`;
-      const push = n === 0 ? null : prepared.preparedAt;
-      return catalogPage(ctx, request, reply, push, { message, skipped: prepared.skipped }, n === 0 ? 400 : 200);
+      if (n === 0) {
+        const message = 'No document was prepared.';
+        return catalogPage(ctx, request, reply, null, { message, skipped: prepared.skipped }, 400);
+      }
+      // To the push's own page: a reload there prepares nothing again.
+      const query = new URLSearchParams({
+        push: prepared.preparedAt,
+        prepared: String(n),
+        skipped: String(prepared.skipped.length),
+      });
+      return seeOther(reply, `/catalog?${query.toString()}`);
     },
   );
 }

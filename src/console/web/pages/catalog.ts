@@ -27,6 +27,17 @@ const STATE_TEXT: Record<MachineCatalog['state'], string> = {
   refused: 'refused',
 };
 
+/** This push's refusal; else the machine's last refusal of any document (a tampered copy, an older one). */
+function whyCell(m: MachineCatalog): Html {
+  const own = m.reason === null ? html`` : html`<strong>${m.reason}</strong>: ${m.message}`;
+  const r = m.lastRefusal;
+  if (r === null || (m.reason !== null && r.version === m.version)) return own;
+  return html`${own}
+    <span class="muted last-refusal"
+      >last refused: version ${r.version ?? '?'}, <strong>${r.reason}</strong>: ${r.message} (${timeText(r.at)})</span
+    >`;
+}
+
 function machinesTable(v: CatalogView): Html {
   if (v.machines.length === 0) return html`<p class="empty">No document prepared yet.</p>`;
   return html`<div class="scroll">
@@ -39,7 +50,7 @@ function machinesTable(v: CatalogView): Html {
           <th>state</th>
           <th>sells by</th>
           <th>waiting</th>
-          <th>why refused</th>
+          <th>refused, why</th>
         </tr>
       </thead>
       <tbody>
@@ -52,7 +63,7 @@ function machinesTable(v: CatalogView): Html {
               <td class="state${m.state === 'refused' ? ' bad' : ''}">${STATE_TEXT[m.state]}</td>
               <td class="num">${m.running ?? 'site file'}</td>
               <td class="num">${m.waiting ?? ''}</td>
-              <td class="why">${m.reason === null ? '' : html`<strong>${m.reason}</strong>: ${m.message}`}</td>
+              <td class="why">${whyCell(m)}</td>
             </tr>`,
         )}
       </tbody>
@@ -80,7 +91,7 @@ function pushesTable(v: CatalogView): Html {
         ${v.pushes.map(
           (p) =>
             html`<tr class="${p.preparedAt === v.push ? 'current' : ''}">
-              <td><a href="/catalog?push=${encodeURIComponent(p.preparedAt)}">${timeText(p.preparedAt)}</a></td>
+              <td><a href="/catalog?push=${encodeURIComponent(p.preparedAt)}">${timeText(p.preparedAt, true)}</a></td>
               <td>${p.preparedBy}</td>
               <td class="num">${p.machines}</td>
               <td class="num">${p.counts.intended}</td>
@@ -141,7 +152,7 @@ export function catalogBody(v: CatalogView): Html {
     </p>
     ${v.push === null ? html`` : signingSteps(v.push)}
     <section id="live">
-      <h2>${v.push === null ? 'Each machine, its latest document' : html`The push of ${timeText(v.push)}`}</h2>
+      <h2>${v.push === null ? 'Each machine, its latest document' : html`The push of ${timeText(v.push, true)}`}</h2>
       ${machinesTable(v)} ${pushesTable(v)}
     </section>
     ${canPlan(v.user.role) ? prepareForm(v) : html``}`;

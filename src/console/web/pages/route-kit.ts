@@ -15,11 +15,14 @@ export const templateLink = (id: string) => html`<a href="/planograms/templates/
 export const routeLink = (id: string, day: string) => html`<a href="/routes/${enc(id)}?day=${day}">${id}</a>`;
 
 /** A time as the console shows it: UTC, to the minute (the exact instant on hover). */
-export function timeText(iso: string | null): Html {
+export function timeText(iso: string | null, seconds = false): Html {
   if (iso === null || iso === '') return html``;
   const t = Date.parse(iso);
   if (!Number.isFinite(t)) return html`${iso}`;
-  const text = new Date(t).toISOString().slice(0, 16).replace('T', ' ');
+  const text = new Date(t)
+    .toISOString()
+    .slice(0, seconds ? 19 : 16)
+    .replace('T', ' ');
   return html`<time datetime="${iso}" title="${iso}">${text} UTC</time>`;
 }
 
