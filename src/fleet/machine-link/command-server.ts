@@ -118,17 +118,28 @@ export class CommandServer {
     const now = o.monotonicNow();
     // The relay's confirmation of a Start held here waits for no share: its signature is checked at once.
     const held = topic === o.topics.command('start.confirm') ? this.heldStarts.candidate(payload, now) : null;
-    if (held === null && !this.admitIntake(topic, payload, now)) return; // counted (health) and dropped
+    const intake = held === null ? this.admitIntake(topic, payload, now) : 'held';
+    if (intake === null) return; // counted (health) and dropped
     const { fleet } = o.config;
     const properties = packet.properties ?? {};
     const parsed = parseCommand(fleet.topicPrefix, o.machineId, o.topics.replies, topic, payload, properties);
     if (parsed.kind === 'ignore') return;
     counters.commands += 1;
+    // What names no trusted key is answered from its own refusals budget, so a flood of it cannot mute the others'.
+    const refuse = (code: CommandErrorCode, message: string) =>
+      this.refuse(parsed.reply, parsed.name, code, message, intake === 'untrusted' ? 'refusals' : 'trustedRefusals');
     if (parsed.kind === 'error') {
       counters.payloadsRejected += 1;
-      return this.refuse(parsed.reply, parsed.name, parsed.code, parsed.message);
+      return refuse(parsed.code, parsed.message);
     }
     if (held !== null) return this.confirmHeld(parsed, held);
+    // No trusted key vouched for it: the payment side would refuse it, so it is not asked (its time is the sales').
+    if (intake === 'untrusted' && (parsed.name === 'start' || parsed.name === 'start.confirm')) {
+      counters.unauthorized += 1;
+      const why = 'not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): it names none';
+      this.refusalLog.add({ command: parsed.name, reason: 'unsigned', why });
+      return refuse('BAD_ARGS', why);
+    }
     const facts = {
       machineId: o.machineId,
       name: parsed.name,
@@ -145,7 +156,7 @@ export class CommandServer {
       counters.unauthorized += 1;
       if (decision.keyId !== undefined) this.keyBudgets.refused(decision.keyId);
       this.refusalLog.add({ command: parsed.name, reason: decision.reason, why: decision.message });
-      return this.refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(decision.reason, decision.message));
+      return refuse('UNAUTHORIZED', refusalText(decision.reason, decision.message));
     }
     // A relayed Start spent its budget on arrival; the relayed-Start code checks the relay's voucher.
     const run = decision.kind === 'run' ? decision : null;
@@ -153,7 +164,7 @@ export class CommandServer {
     if (run?.budget === 'key' && !this.keyBudgets.take(run.signer, o.monotonicNow())) return;
     const spender = run?.budget === 'key' ? run.signer : null;
     if (!this.commandsInFlight.enter(spender)) {
-      return this.refuse(parsed.reply, parsed.name, 'BUSY', 'too many commands in progress; try again');
+      return refuse('BUSY', 'too many commands in progress; try again');
     }
     if (run?.budget === 'key') {
       const admitted = admitNonce(this.nonceBook(), run.signature, o.wallNow(), run.signer);
@@ -162,7 +173,7 @@ export class CommandServer {
         counters.unauthorized += 1;
         this.keyBudgets.refused(run.signer.id);
         this.refusalLog.add({ command: parsed.name, reason: admitted.reason, why: admitted.message });
-        return this.refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(admitted.reason, admitted.message));
+        return refuse('UNAUTHORIZED', refusalText(admitted.reason, admitted.message));
       }
     }
     await this.runAdmitted(parsed.reply, parsed.name, parsed.args, run?.signature?.keyId ?? null, spender);
@@ -171,13 +182,13 @@ export class CommandServer {
   /**
    * The share a message spends before it is parsed (intake.ts, rate-bound.ts): `untrusted` when it
    * names no key of the trust file, else the relay's `start` on the relayed topics and `trusted` on
-   * the others. False: dropped (counted).
+   * the others. Returns the share spent; null: dropped (counted).
    */
-  private admitIntake(topic: string, payload: Buffer, nowMs: number): boolean {
+  private admitIntake(topic: string, payload: Buffer, nowMs: number): 'untrusted' | 'trusted' | 'start' | null {
     const { topics } = this.o;
-    if (namedTrustedKey(payload, this.gate.keyring) === null) return this.budgets.take('untrusted', nowMs);
     const relayed = topic === topics.command('start') || topic === topics.command('start.confirm');
-    return this.budgets.take(relayed ? 'start' : 'trusted', nowMs);
+    const share = namedTrustedKey(payload, this.gate.keyring) === null ? 'untrusted' : relayed ? 'start' : 'trusted';
+    return this.budgets.take(share, nowMs) ? share : null;
   }
 
   /**
@@ -191,7 +202,7 @@ export class CommandServer {
     if (!checked.ok) {
       this.counters.unauthorized += 1;
       this.refusalLog.add({ command: parsed.name, reason: 'unconfirmed', why: checked.message });
-      return this.refuse(parsed.reply, parsed.name, 'BAD_ARGS', checked.message);
+      return this.refuse(parsed.reply, parsed.name, 'BAD_ARGS', checked.message, 'trustedRefusals');
     }
     this.heldStarts.remove(held);
     // Outside the bound of commands in progress: at most one per held Start gets here.
@@ -293,9 +304,15 @@ export class CommandServer {
    * An error reply, within the refusals budget; beyond it the refusal is dropped unanswered (a flood
    * must not make the device flood back).
    */
-  private async refuse(route: ReplyRoute, command: string, code: CommandErrorCode, message: string): Promise<void> {
+  private async refuse(
+    route: ReplyRoute,
+    command: string,
+    code: CommandErrorCode,
+    message: string,
+    budget: 'refusals' | 'trustedRefusals',
+  ): Promise<void> {
     this.counters.commandsRefused += 1;
-    if (!this.budgets.take('refusals', this.o.monotonicNow())) return;
+    if (!this.budgets.take(budget, this.o.monotonicNow())) return;
     await this.reply(route, command, { ok: false, code, message });
   }
 

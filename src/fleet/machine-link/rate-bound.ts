@@ -45,7 +45,9 @@ export class CommandRateBound {
  *   its scope, the window), so an unsigned, unknown-key or stale flood never spends it; a `read`
  *   signature leaves a reserve in it for `operate` and `configure` (key-budgets.ts);
  * - `unsigned`: read-only commands taken unsigned (fleet.allowUnsignedReads);
- * - `refusals`: error replies (refused, malformed); beyond it a refusal is dropped unanswered.
+ * - `refusals`: error replies (refused, malformed) to what names no trusted key; beyond it a
+ *   refusal is dropped unanswered; `trustedRefusals` the same for what names one, so a junk flood
+ *   cannot mute the answer an operator's refused command is owed.
  * A command whose signature checked spends its own key's budget for its scope (key-budgets.ts),
  * not one shared by every key: a leaked `read` key's pings cannot starve an operator's
  * reader.disable (docs/security.md, "Budgets and nonce shares per key").
@@ -57,6 +59,7 @@ export const COMMAND_BUDGETS = {
   verify: { perSecond: 200, burst: 200 },
   unsigned: { perSecond: 5, burst: 10 },
   refusals: { perSecond: 5, burst: 10 },
+  trustedRefusals: { perSecond: 5, burst: 10 },
 } as const;
 export type CommandBudget = keyof typeof COMMAND_BUDGETS;
 

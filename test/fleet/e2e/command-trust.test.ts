@@ -297,6 +297,13 @@ test(
   async () => {
     // Parsed from JSON so __proto__ is a member (as the device parses it), not an object literal's prototype.
     const attempts: Array<{ set: string; code: string; message: RegExp }> = [
+      // The top level of `set` named __proto__: it was rebuilt into set's prototype, unseen by the name
+      // check, and an empty overlay was written and the agent restarted (exit 75). Refused from the text.
+      {
+        set: '{"__proto__":{"mdb":{"sessionIdleTimeoutMs":30000}}}',
+        code: 'BAD_ARGS',
+        message: /^args\.set\.__proto__: a member named "__proto__" is refused/,
+      },
       {
         set: '{"catalog":{"__proto__":{"name":"x"}}}',
         code: 'BAD_ARGS',
@@ -322,13 +329,6 @@ test(
         set: '{"staticQr":{"preauthAmount":1.005}}',
         code: 'CONFIG_INVALID',
         message: /staticQr\.preauthAmount: .*more decimals than the currency's 2/,
-      },
-      // The top level of `set` named __proto__: it was rebuilt into set's prototype, unseen by the name
-      // check, and an empty overlay was written and the agent restarted (exit 75). Refused from the text.
-      {
-        set: '{"__proto__":{"mdb":{"sessionIdleTimeoutMs":30000}}}',
-        code: 'BAD_ARGS',
-        message: /^args\.set\.__proto__: a member named "__proto__" is refused/,
       },
     ];
     for (const attempt of attempts) {

@@ -97,11 +97,11 @@ after(async () => {
 });
 
 /** Publishes the request on cmd/<name> as the operators' account (QoS 1) and waits for its reply. */
-async function command(name: CommandName, args: unknown, signature: unknown, timeoutMs = 20_000): Promise<CommandReply> {
+async function command(name: CommandName, args: unknown, signature: unknown): Promise<CommandReply> {
   const correlationId = randomUUID();
   const body = JSON.stringify({ replyTo: topics.replies, correlationId, args, signature });
   await operator.publishAsync(topics.command(name), body, { qos: 1 });
-  await until(() => replies.has(correlationId), timeoutMs, `the reply to ${name}`);
+  await until(() => replies.has(correlationId), 20_000, `the reply to ${name}`);
   return replies.get(correlationId)!;
 }
 

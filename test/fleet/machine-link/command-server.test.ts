@@ -172,15 +172,17 @@ test(
       );
     }
     await Promise.all(work);
-    const forHeld = () => r.askedArgs.filter((a) => (a as { startNonce?: string }).startNonce === nonce);
-    assert.equal(forHeld().length, 0, 'no forgery for the held Start reached the payment side');
+    const genuine = relay.confirm(MACHINE, 'tx-held-1', nonce, Date.now());
+    await r.send('start.confirm', { correlationId: 'genuine', args: genuine });
+    // What counts: the relay's confirmation reached the payment side (it authorizes), and nothing else for that Start.
+    const forHeld = r.askedArgs.filter((a) => (a as { startNonce?: string }).startNonce === nonce);
+    assert.deepEqual(forHeld, [genuine]);
+    // Junk that names no trusted key is refused by the fleet worker: the payment side's time is the sales'.
+    assert.deepEqual(r.asked, ['start', 'start.confirm']);
     // Junk for no held Start spent the untrusted share (beyond it: dropped), never the relay's.
     const { droppedBy } = r.server.dropped() as { droppedBy: Record<string, number> };
     assert.ok(droppedBy.untrusted! >= 400, JSON.stringify(droppedBy));
     assert.equal(droppedBy.start, 0);
-    const genuine = relay.confirm(MACHINE, 'tx-held-1', nonce, Date.now());
-    await r.send('start.confirm', { correlationId: 'genuine', args: genuine });
-    assert.deepEqual(forHeld(), [genuine]);
     assert.equal(r.replies.find((x) => x.body.correlationId === 'genuine')?.body.ok, true);
   },
 );
@@ -191,4 +193,15 @@ test('a confirmation for no Start held here goes through the intake shares like 
   await r.send('start.confirm', { correlationId: 'stray', args });
   // Passed on (the payment side is the one that says "not held"), having spent the relay's share.
   assert.deepEqual(r.asked, ['start.confirm']);
+});
+
+test("after a junk flood, an operator's refused command still gets its answer (refusals per source)", T, async (t) => {
+  const r = rig(t, () => ({}));
+  const work: Array<Promise<void>> = [];
+  for (let i = 0; i < 300; i++) work.push(r.send('ping', { correlationId: `junk-${i}`, signature: { keyId: 'x' } }));
+  await Promise.all(work);
+  // A key of the trust file, out of its scope: refused, and told why.
+  await r.send('config.set', { correlationId: 'op', args: {}, signature: signCommand(ops, MACHINE, 'config.set', {}) });
+  const answer = r.replies.find((x) => x.body.correlationId === 'op');
+  assert.equal(answer?.body.error?.code, 'UNAUTHORIZED', JSON.stringify(answer));
 });
