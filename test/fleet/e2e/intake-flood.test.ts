@@ -19,6 +19,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,12 +120,14 @@ const hostEnabled = () => rig.vmc.state().hostEnabled;
 test(
   "1,500 pings naming unknown keys, an operator's signed reader.disable, 1,500 more: it runs, 3 of 3",
   T,
-  async () => {
+  async (t) => {
     for (let round = 1; round <= 3; round++) {
+      const sentAt = performance.now();
       flood(round, 0, FLOOD);
       const disable = command('reader.disable', {}, signCommand(ops, MACHINE, 'reader.disable', {}));
       flood(round, FLOOD, FLOOD);
       const reply = await disable;
+      t.diagnostic(`round ${round}: the operator's reply after ${Math.round(performance.now() - sentAt)} ms`);
       assert.equal(reply.ok, true, `round ${round}: ${JSON.stringify(reply)}`);
       await until(() => !hostEnabled(), 10_000, `round ${round}: the reader disabled`);
       const enable = await command('reader.enable', {}, signCommand(ops, MACHINE, 'reader.enable', {}));
@@ -137,6 +140,7 @@ test(
         { droppedBy?: Record<string, number>; byKey?: Record<string, { dropped: number }> } | undefined;
     await until(() => (fleet()?.droppedBy?.untrusted ?? 0) > 0, 15_000, 'health to count the dropped flood');
     assert.equal(fleet()?.droppedBy?.trusted ?? 0, 0, JSON.stringify(fleet()));
+    t.diagnostic(`health: droppedBy ${JSON.stringify(fleet()?.droppedBy)}`);
     assert.equal(fleet()?.byKey?.ops?.dropped ?? 0, 0, JSON.stringify(fleet()));
   },
 );

@@ -21,6 +21,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import mqtt, { type MqttClient } from 'mqtt';
 import { createRig, until, type Rig } from '../../../rigs/rig.js';
 import type { TestBroker } from '../../../rigs/broker/index.js';
@@ -166,7 +167,7 @@ after(async () => {
   kit?.remove();
 });
 
-test('junk on start.confirm while a Start is held: Approved to the wallet and authorized, 3 of 3', T, async () => {
+test('junk on start.confirm while a Start is held: Approved to the wallet and authorized, 3 of 3', T, async (t) => {
   for (let round = 1; round <= 3; round++) {
     const opened = rig.nextCommand((c) => c.kind === 'start', 15_000, `round ${round}: C,START`);
     opened.catch(() => {});
@@ -179,10 +180,14 @@ test('junk on start.confirm while a Start is held: Approved to the wallet and au
       transactionId,
       timeoutMs: 10_000,
     });
+    const approvedAt = performance.now();
     assert.equal(start.outcome.kind, 'approved', `round ${round}: ${JSON.stringify(start.outcome)}`);
     // Told Approved, so the machine must authorize: the session opens and the gateway sees the Authorization.
     await opened;
     await waitTx(rig, transactionId, (r) => r.requests.Authorization === 1, `round ${round}: the Authorization`);
+    t.diagnostic(
+      `round ${round}: the wallet's Approved to the Authorization in ${Math.round(performance.now() - approvedAt)} ms`,
+    );
     await buy(rig, 12, 1.5);
     assert.ok(rig.vmc.endSession());
     await waitTx(rig, transactionId, (r) => r.state === 'settled', `round ${round}: the Settlement`);
