@@ -21,8 +21,14 @@
  */
 import type { Keyring } from '../../trust/keys.js';
 
-const KEY_ID_MEMBER = Buffer.from('"keyId"');
-/** Mentions of "keyId" looked at in one message: a signed command or a voucher has one. */
+/**
+ * The members whose string value names a key: a signature's or voucher's `keyId`. Whatever else
+ * comes to name a key of the trust file in a command (a certificate's issuer) is added here, so
+ * what it names is read as cheaply, before any signature work.
+ */
+export const KEY_NAMING_MEMBERS: readonly string[] = ['keyId'];
+const NEEDLES = KEY_NAMING_MEMBERS.map((name) => Buffer.from(JSON.stringify(name)));
+/** Mentions looked at in one message, per member: a signed command or a voucher has one. */
 const MAX_MENTIONS = 4;
 /** The longest key id a trust file may hold (keys.ts, KEY_ID). */
 const MAX_KEY_ID = 64;
@@ -38,11 +44,20 @@ function skipSpace(bytes: Buffer, at: number): number {
 /** The id of a trust-file key the raw message names as `"keyId":"<id>"` (the first such), or null. */
 export function namedTrustedKey(payload: Buffer, keyring: Keyring | null): string | null {
   if (keyring === null || keyring.byId.size === 0) return null;
+  for (const needle of NEEDLES) {
+    const id = namedBy(payload, needle, keyring);
+    if (id !== null) return id;
+  }
+  return null;
+}
+
+/** The first of MAX_MENTIONS values of the member `needle` (`"name"`) that is a key id of `keyring`. */
+function namedBy(payload: Buffer, needle: Buffer, keyring: Keyring): string | null {
   let from = 0;
   for (let mention = 0; mention < MAX_MENTIONS; mention += 1) {
-    const at = payload.indexOf(KEY_ID_MEMBER, from);
+    const at = payload.indexOf(needle, from);
     if (at < 0) return null;
-    from = at + KEY_ID_MEMBER.length;
+    from = at + needle.length;
     let i = skipSpace(payload, from);
     if (payload[i] !== COLON) continue;
     i = skipSpace(payload, i + 1);

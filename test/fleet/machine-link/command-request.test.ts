@@ -92,7 +92,7 @@ test('the command rate bound lets a burst through, then drops and counts until t
 });
 
 test('a member named __proto__ anywhere is refused from the text, before any object is built', T, () => {
-  // As the issue's config.set sent it: the signed request's top level of `set` (escapes decode first).
+  // A config.set naming __proto__ at the top level of `set` (and elsewhere; escapes decode first).
   for (const [text, where, code] of [
     ['{"correlationId":"c-9","args":{"set":{"__proto__":{"mdb":{"sessionIdleTimeoutMs":1}}}}}', 'args.set', 'BAD_ARGS'],
     ['{"args":{"set":{"mdb":{"\\u005f_proto__":{}}}}}', 'args.set.mdb', 'BAD_ARGS'],
