@@ -91,6 +91,19 @@ function alarm(machineId: string, n: number, state: 'raised' | 'cleared') {
   };
 }
 
+/**
+ * Filled to par three days ago, sold since (some machines more than others): the stock pages show
+ * levels and rates, and the route's pick list has work from the first minute.
+ */
+function pastSales(ids: string[], nowMs: number): Array<{ topic: string; body: unknown }> {
+  return ids.flatMap((id, m) =>
+    Array.from({ length: 6 + 4 * (m % 4) }, (_, k) => ({
+      topic: `${PREFIX}/${id}/events`,
+      body: sale(id, 10_000 + k, nowMs - HISTORY_MS + ((k + 1) * HISTORY_MS) / (8 + 4 * (m % 4))),
+    })),
+  );
+}
+
 /** The fleet's messages, one step at a time: a sale each tick, the alarm and the lost machine on cue. */
 function fleetScript(ids: string[], startedAt: string) {
   let tick = 0;
@@ -168,18 +181,8 @@ export async function startConsoleDemo(options: ConsoleDemoOptions): Promise<Con
     const ids = Array.from({ length: options.machines }, (_, i) => `demo-${String(i + 1).padStart(2, '0')}`);
     const script = fleetScript(ids, new Date().toISOString());
     await feed(script.opening());
-    // Filled to par three days ago, sold since (some machines more than others): the stock
-    // pages show levels and rates, and the route's pick list has work from the first minute.
-    const started = Date.now();
-    await seedDemoRoute(db, ids, started - HISTORY_MS);
-    await feed(
-      ids.flatMap((id, m) =>
-        Array.from({ length: 6 + 4 * (m % 4) }, (_, k) => ({
-          topic: `${PREFIX}/${id}/events`,
-          body: sale(id, 10_000 + k, started - HISTORY_MS + ((k + 1) * HISTORY_MS) / (8 + 4 * (m % 4))),
-        })),
-      ),
-    );
+    await seedDemoRoute(db, ids, Date.now() - HISTORY_MS);
+    await feed(pastSales(ids, Date.now()));
     let feeding: Promise<void> = Promise.resolve();
     const timer = setInterval(() => {
       feeding = feeding.then(() => feed(script.step())).catch(() => undefined);
