@@ -232,7 +232,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '0006-route': { up: (db) => createRouteSchema(db, dialect) },
     '0006b-planned-stock': {
       up: async (db) => {
-        await addPlannedStock(db);
+        await addPlannedStock(db, dialect);
         await refreshPlanned(db, 'all', Date.now());
       },
     },

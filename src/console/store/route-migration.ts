@@ -129,12 +129,30 @@ async function createRouteTables(db: AnyDb): Promise<void> {
 }
 
 /**
+ * SQLite: the stock table clustered on its key (WITHOUT ROWID), so a scan in machine order (the
+ * fleet's "needs a visit", grouped by machine) reads the table in order instead of looking up each
+ * row from the key's index, and ingest's upserts by key touch one b-tree instead of two.
+ */
+async function clusterStock(db: AnyDb): Promise<void> {
+  await sql`create table stock_clustered (
+    machine_id text not null, selection integer not null, level integer not null default 0,
+    filled_at_ms bigint, cycle_vends integer not null default 0, cycle_since_ms bigint not null,
+    prev_vends integer not null default 0, prev_ms bigint not null default 0, asked_price_milli bigint,
+    asked_at text, primary key (machine_id, selection)) without rowid`.execute(db);
+  await sql`insert into stock_clustered select machine_id, selection, level, filled_at_ms, cycle_vends,
+    cycle_since_ms, prev_vends, prev_ms, asked_price_milli, asked_at from stock`.execute(db);
+  await sql`drop table stock`.execute(db);
+  await sql`alter table stock_clustered rename to stock`.execute(db);
+}
+
+/**
  * Migration 0006b: each selection's planned values (product, capacity, par, threshold, intended
  * price) kept on its stock row, a copy of the planogram written with every planogram change
  * (./planned-stock.ts), so the fleet's lists ("needs a visit", "price differs") read one table;
  * a catalog push's refusal as its machine reported it.
  */
-export async function addPlannedStock(db: AnyDb): Promise<void> {
+export async function addPlannedStock(db: AnyDb, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  if (dialect === 'sqlite') await clusterStock(db);
   const columns = [
     ['product_code', 'text'],
     ['capacity', 'integer'],

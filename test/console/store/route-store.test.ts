@@ -127,10 +127,11 @@ for (const kind of DATABASES) {
       // C: on no route, visited tomorrow at the latest: water at 6, 1 a day, 2/3 of a day: fine.
       const needs = await machinesNeedingVisit(db, { dayMs: DAY, nowMs: NOW, limit: 100, offset: 0 });
       assert.deepEqual(
-        needs.rows.map((n) => [n.machineId, n.below, n.emptying, n.nextVisitMs]),
+        needs.rows.map((n) => [n.machineId, n.below, n.soonestEmptyMs, n.emptiesBeforeNext, n.nextVisitMs]),
         [
-          ['A', 0, 1, DAY + 3 * DAY_MS],
-          ['B', 1, 0, DAY + 3 * DAY_MS],
+          // A's water: 4 left at 4 in 2 days is empty in 2 days; B's water: 7 at 1 in 2 days, 14.
+          ['A', 0, 2 * DAY_MS, true, DAY + 3 * DAY_MS],
+          ['B', 1, 14 * DAY_MS, false, DAY + 3 * DAY_MS],
         ],
       );
       assert.equal(needs.total, 2);

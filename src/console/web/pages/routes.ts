@@ -1,11 +1,13 @@
 /** The routes page (routes, the fleet's "needs a visit" for a day) and one route's day. */
 import type { RouteDay, RouteSummary, VisitNeed } from '../../store/route-store.js';
+import { DAY_MS } from '../../route/stock-math.js';
 import { html, pager, type Html } from '../html.js';
 import {
   WEEKDAYS,
   canPlan,
   csrfField,
   dayText,
+  daysText,
   notice,
   routeLink,
   stockLink,
@@ -26,6 +28,14 @@ export interface RoutesView {
 
 const days = (weekdays: number[]) =>
   weekdays.length === 0 ? 'every day' : weekdays.map((d) => WEEKDAYS[d]!.slice(0, 3)).join(', ');
+
+const soonest = (n: VisitNeed) => daysText(n.soonestEmptyMs === null ? null : n.soonestEmptyMs / DAY_MS);
+
+function whyText(n: VisitNeed): string {
+  const below = n.below === 0 ? [] : [`${n.below} below threshold`];
+  const empties = n.emptiesBeforeNext ? [`one empty in ${soonest(n)} days, before the next visit`] : [];
+  return [...below, ...empties].join('; ');
+}
 
 function weekdayBoxes(chosen: number[]): Html {
   return html`<fieldset class="weekdays">
@@ -60,7 +70,7 @@ function needsTable(v: RoutesView): Html {
         <tr>
           <th>machine</th>
           <th>below threshold</th>
-          <th>empty before the next visit</th>
+          <th>soonest empty (days)</th>
           <th>next planned visit</th>
           <th></th>
         </tr>
@@ -71,7 +81,7 @@ function needsTable(v: RoutesView): Html {
             html`<tr data-machine="${n.machineId}">
               <td>${stockLink(n.machineId)}</td>
               <td class="num${n.below > 0 ? ' bad' : ''}">${n.below}</td>
-              <td class="num">${n.emptying}</td>
+              <td class="num${n.emptiesBeforeNext ? ' bad' : ''}">${soonest(n)}</td>
               <td>${dayText(n.nextVisitMs)}</td>
               <td>${visitLink(n.machineId)}</td>
             </tr>`,
@@ -135,15 +145,7 @@ function machineSection(m: RouteDay['machines'][number], index: number): Html {
   return html`<tr data-machine="${m.machineId}" class="${m.needs === null ? 'skip' : 'visit'}">
     <td class="num">${index + 1}</td>
     <td>${stockLink(m.machineId)}</td>
-    <td>
-      ${
-        m.selections.length === 0
-          ? 'no planogram'
-          : m.needs === null
-            ? 'no visit needed'
-            : `${m.needs.below} below threshold, ${m.needs.emptying} empty before the next visit`
-      }
-    </td>
+    <td>${m.selections.length === 0 ? 'no planogram' : m.needs === null ? 'no visit needed' : whyText(m.needs)}</td>
     <td class="num">${m.needs === null ? '' : bring}</td>
     <td>${m.needs === null ? html`` : visitLink(m.machineId)}</td>
   </tr>`;
