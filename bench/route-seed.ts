@@ -28,8 +28,10 @@ export async function seedRoute(db: Kysely<ConsoleDatabase>, dialect: Dialect, n
   await sql`insert into products (code, name, names, measurement, unit, age_limit)
     select 'P' || i, 'Product ' || i, '{}', 1, 'Unit', null from (${series(dialect, selections)}) s`.execute(db);
   await sql`insert into templates (template_id, model, updated_at) values ('T40', 'Forty', ${at})`.execute(db);
-  await sql`insert into template_selections (template_id, selection, product_code, capacity, par, threshold, price_milli)
-    select 'T40', i, 'P' || i, 12, 10, 3, 1500 from (${series(dialect, selections)}) s`.execute(db);
+  await sql`insert into template_selections
+    (template_id, selection, product_code, capacity, par, threshold, price_milli) select 'T40', i, 'P' || i, 12, 10, 3, 1500 from (${series(dialect, selections)}) s`.execute(
+    db,
+  );
   await sql`insert into machine_templates (machine_id, template_id)
     select 'vm-' || i, 'T40' from (${series(dialect, machines)}) s`.execute(db);
   // Row i: machine i / 40, selection i % 40; level 3-10 (1 for one row in 200), 0-3 vends over a
@@ -43,11 +45,10 @@ export async function seedRoute(db: Kysely<ConsoleDatabase>, dialect: Dialect, n
       (i * 3) % 4, ${now} - (1 + i % 4) * ${day}, (i * 5) % 4, 3 * ${day},
       case when i % 997 = 0 then 1600 else 1500 end, ${at}, 'P' || (i % ${selections}), 12, 10, 3, 1500
     from (${series(dialect, sql.lit(ROUTE_SEED.machines * ROUTE_SEED.selections))}) s`.execute(db);
+  const onRoutes = series(dialect, sql.lit(ROUTE_SEED.routes * ROUTE_SEED.perRoute));
   await sql`insert into routes (route_id, weekdays)
     select 'R' || i, case when i % 2 = 0 then '1,4' else '2,5' end from (${series(dialect, routes)}) s`.execute(db);
   await sql`insert into route_machines (route_id, position, machine_id)
-    select 'R' || (i / ${perRoute}), i % ${perRoute}, 'vm-' || i from (${series(dialect, sql.lit(ROUTE_SEED.routes * ROUTE_SEED.perRoute))}) s`.execute(
-    db,
-  );
+    select 'R' || (i / ${perRoute}), i % ${perRoute}, 'vm-' || i from (${onRoutes}) s`.execute(db);
   if (dialect === 'postgres') await sql`analyze`.execute(db);
 }
