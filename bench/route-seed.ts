@@ -29,9 +29,8 @@ export async function seedRoute(db: Kysely<ConsoleDatabase>, dialect: Dialect, n
     select 'P' || i, 'Product ' || i, '{}', 1, 'Unit', null from (${series(dialect, selections)}) s`.execute(db);
   await sql`insert into templates (template_id, model, updated_at) values ('T40', 'Forty', ${at})`.execute(db);
   await sql`insert into template_selections
-    (template_id, selection, product_code, capacity, par, threshold, price_milli) select 'T40', i, 'P' || i, 12, 10, 3, 1500 from (${series(dialect, selections)}) s`.execute(
-    db,
-  );
+    (template_id, selection, product_code, capacity, par, threshold, price_milli)
+    select 'T40', i, 'P' || i, 12, 10, 3, 1500 from (${series(dialect, selections)}) s`.execute(db);
   await sql`insert into machine_templates (machine_id, template_id)
     select 'vm-' || i, 'T40' from (${series(dialect, machines)}) s`.execute(db);
   // Row i: machine i / 40, selection i % 40; level 3-10 (1 for one row in 200), 0-3 vends over a
