@@ -95,6 +95,16 @@ export function readConfigFile(path: string): Record<string, unknown> {
   }
 }
 
+/**
+ * How a browser reaches the console. Behind the site's TLS proxy the browser is on HTTPS even
+ * when the console listens on loopback (the proxy on the same host): its cookies must then be
+ * Secure, so the proxy is looked at before the loopback address is.
+ */
+export function consoleTransport(s: Pick<ConsoleSettings, 'listen' | 'certFile' | 'behindTlsProxy'>): StartTransport {
+  if (s.certFile === null && s.behindTlsProxy) return 'tls-proxy';
+  return startEndpointTransport({ listen: s.listen, certFile: s.certFile, behindTlsProxy: s.behindTlsProxy });
+}
+
 /** Checks a configuration; throws CONFIG_INVALID naming each bad key. */
 export function parseConsoleConfig(input: unknown): ConsoleSettings & { transport: StartTransport } {
   const parsed = ConsoleConfig.safeParse(input);
@@ -111,11 +121,7 @@ export function parseConsoleConfig(input: unknown): ConsoleSettings & { transpor
       'console configuration refused: certFile and keyFile go together (HTTPS)',
     );
   }
-  const transport = startEndpointTransport({
-    listen: s.listen,
-    certFile: s.certFile,
-    behindTlsProxy: s.behindTlsProxy,
-  });
+  const transport = consoleTransport(s);
   if (transport === 'refused') {
     throw new QrvendError(
       ErrorCodes.CONSOLE_LISTEN_REFUSED,

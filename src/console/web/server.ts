@@ -35,6 +35,7 @@ import {
 import { page, type Html } from './html.js';
 import { parseCookies, redirect, send } from './http-kit.js';
 import { LiveChannel } from './live.js';
+import { badRequestText, machineIdParam } from './params.js';
 import { machineBody, overviewBody, overviewQuery } from './pages/fleet.js';
 import { alarmQuery, alarmsBody, auditQuery, auditsBody, rolloutsBody } from './pages/reports.js';
 import { salesBody, salesCsv, salesQuery } from './pages/sales.js';
@@ -93,7 +94,7 @@ async function pages(req: IncomingMessage, res: ServerResponse, ctx: Ctx, user: 
     return show(res, user, 'Fleet', '/', overviewBody(counts, result, q));
   }
   if (p.startsWith('/machines/')) {
-    const id = decodeURIComponent(p.slice('/machines/'.length)).slice(0, 128);
+    const id = machineIdParam(p.slice('/machines/'.length));
     const data = await machinePage(db, id);
     if (data === null) return send(res, 404, 'text/plain; charset=utf-8', 'no such machine\n');
     return show(res, user, `Machine ${id}`, '/', machineBody(data));
@@ -165,6 +166,8 @@ export async function startWeb(options: WebOptions): Promise<ConsoleWeb> {
   const ctx: Ctx = { auth, options, live };
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     route(req, res, ctx).catch((err: unknown) => {
+      const refused = badRequestText(err);
+      if (refused !== null && !res.headersSent) return send(res, 400, 'text/plain; charset=utf-8', refused);
       options.log.error({ err: (err as Error).message, path: req.url?.slice(0, 200) }, 'console request failed');
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'the console could not answer: see its log\n');
       else res.destroy();

@@ -2,19 +2,19 @@
 import { salesChart } from '../chart.js';
 import { csv } from '../csv.js';
 import { html, money, pageParam, pager, type Html } from '../html.js';
+import { dayParam, refused } from '../params.js';
 import type { DayTotal, MachineDayRow, SalesQuery } from '../../store/report-queries.js';
 import type { SalesTable } from '../../store/schema.js';
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DEFAULT_DAYS = 14;
 
+/** The period asked (`from`, `to`: the last 14 days by default); a day that is no day is refused (./params.ts). */
 export function salesQuery(params: URLSearchParams, pageSize: number, today = new Date()): SalesQuery {
-  const to = params.get('to') ?? '';
-  const from = params.get('from') ?? '';
-  const toDay = DAY.test(to) ? to : today.toISOString().slice(0, 10);
-  const fromDay = DAY.test(from)
-    ? from
-    : new Date(Date.parse(toDay) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const toDay = dayParam(params, 'to') ?? today.toISOString().slice(0, 10);
+  const fromDay =
+    dayParam(params, 'from') ??
+    new Date(Date.parse(toDay) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  if (fromDay > toDay) throw refused('from', `${fromDay} is after to (${toDay})`);
   return {
     from: fromDay,
     to: toDay,
