@@ -1,15 +1,18 @@
 /**
  * HTML for the console's pages. Every value goes through `esc` (text and attribute values), so a
- * machine-sent `<script>` shows as text; pages carry no inline script or style (the CSP refuses
- * both): behaviour lives in /assets/console.js, looks in /assets/console.css.
+ * machine-sent `<script>` shows as text, and control and bidi characters (NUL, ESC, C1 such as
+ * U+009B, U+202E which shows a txId reversed) show as visible escapes (`\x1b`, `\u202e`), as the
+ * CLI shows them (src/core/terminal-text.ts); pages carry no inline script or style (the CSP
+ * refuses both): behaviour lives in /assets/console.js, looks in /assets/console.css.
  */
+import { escapeForTerminal } from '../../core/terminal-text.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Escapes text for an HTML text node or a quoted attribute value. */
+/** Escapes text for an HTML text node or a quoted attribute value; control and bidi characters made visible. */
 export function esc(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+  return escapeForTerminal(String(value)).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 }
 
 /** A piece of HTML built here (already escaped); anything else is escaped when interpolated. */
