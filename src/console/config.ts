@@ -10,6 +10,7 @@ import { isAllowedFleetUrl, startEndpointTransport, type StartTransport } from '
 import { FleetConnectionOptions } from '../fleet/operator/connection.js';
 import { TOPIC_LEVEL } from '../fleet/contract/index.js';
 import { BATCH_RANGES, DEFAULT_BATCH } from './ingest/batch.js';
+import { hostTimeZone, isTimeZone } from './time-zone.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const ListenAddress = z
@@ -50,6 +51,8 @@ export const ConsoleConfig = z.strictObject({
   /** A TLS proxy of the site terminates HTTPS in front (plain HTTP off loopback is refused otherwise). */
   behindTlsProxy: z.boolean().default(false),
   sessionHours: int(1, 720).default(12),
+  /** The zone the pages show times in for an account that names none (docs/console.md, "Accounts"). */
+  timeZone: z.string().refine(isTimeZone, 'an IANA time zone, such as Europe/Berlin or UTC').default(hostTimeZone),
   login: z
     .strictObject({
       /** Failed logins allowed per address and per account within the window. */

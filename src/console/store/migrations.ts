@@ -227,6 +227,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0002-fleet-daily-totals': { up: createFleetDailyTotals },
+    // Each account's time zone for the pages (null: the console's `timeZone`).
+    '0003-account-time-zone': {
+      up: async (db) => {
+        await db.schema.alterTable('users').addColumn('time_zone', 'text').execute();
+      },
+    },
   };
 }
 

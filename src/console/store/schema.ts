@@ -120,6 +120,8 @@ export interface UsersTable {
   role: string;
   password_hash: string;
   created_at: string;
+  /** The IANA zone the account reads times in; null: the console's `timeZone` (migration 0003). */
+  time_zone: string | null;
 }
 
 export interface SessionsTable {

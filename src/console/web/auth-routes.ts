@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import {
+  changeAccount,
   createSession,
   decoyHash,
   deleteUser,
@@ -143,9 +144,15 @@ export async function changeAccounts(
     return accountsPage(res, ctx, user, `Removed ${name}.`);
   }
   try {
-    // The account's sessions end with its old password; changing one's own keeps this session.
-    const keep = name === user.name ? user.tokenHash : null;
-    await putUser(ctx.db, name, form.get('role') ?? '', form.get('password') ?? '', keep);
+    const [role, password, timeZone] = [form.get('role') ?? '', form.get('password') ?? '', form.get('timeZone')];
+    // A blank password keeps the account's (its role and time zone change). A new one ends the
+    // account's sessions with the old password; changing one's own keeps this session.
+    if (password === '') await changeAccount(ctx.db, name, role, timeZone);
+    else
+      await putUser(ctx.db, name, role, password, {
+        keepSession: name === user.name ? user.tokenHash : null,
+        timeZone,
+      });
   } catch (err) {
     if (isQrvendError(err)) return accountsPage(res, ctx, user, err.message, 400);
     throw err;

@@ -6,6 +6,7 @@
  * refuses both): behaviour lives in /assets/console.js, looks in /assets/console.css.
  */
 import { escapeForTerminal } from '../../core/terminal-text.js';
+import { isInstant, localizeTimes } from './time-format.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -38,6 +39,15 @@ function render(v: unknown): string {
   return esc(v);
 }
 
+/**
+ * An instant as stored (ISO text), marked so that `page()` writes it in the reader's time zone
+ * with the exact instant on hover (./time-format.ts); anything else is plain (escaped) text.
+ */
+export function timeHtml(value: string | null | undefined): Html | string {
+  if (value === null || value === undefined) return '';
+  return isInstant(value) ? html`<time datetime="${value}">${value}</time>` : value;
+}
+
 /** Integer thousandths as decimal text: 1500 -> "1.50", 5 -> "0.005". */
 export function money(milli: number): string {
   const sign = milli < 0 ? '-' : '';
@@ -48,7 +58,8 @@ export function money(milli: number): string {
 
 export interface PageFrame {
   title: string;
-  user: { name: string; role: string; csrf: string } | null;
+  /** The reader; times are shown in their zone (UTC before a login). */
+  user: { name: string; role: string; csrf: string; timeZone: string } | null;
   /** Current section, for the navigation. */
   section: string;
   /** Refresh the #live part when the server says something changed. */
@@ -69,13 +80,15 @@ function navLink(href: string, label: string, section: string): Html {
 }
 
 export function page(frame: PageFrame): string {
+  const zone = frame.user?.timeZone ?? 'UTC';
+  const body = new Html(localizeTimes(frame.body.text, zone));
   const nav =
     frame.user === null
       ? html``
       : html`<nav>
           ${SECTIONS.map(([href, label]) => navLink(href, label, frame.section))}
           ${frame.user.role === 'admin' ? navLink('/accounts', 'Accounts', frame.section) : html``}
-          <span class="who">${frame.user.name} (${frame.user.role})</span>
+          <span class="who" title="times are shown in ${zone}">${frame.user.name} (${frame.user.role})</span>
           <form method="post" action="/logout" class="inline">
             <input type="hidden" name="csrf" value="${frame.user.csrf}" /><button type="submit">Log out</button>
           </form>
@@ -86,7 +99,7 @@ ${
 <title>${frame.title} - qrvend console</title>
 <link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script></head>
 <body${frame.live ? html` data-live="1"` : html``}><header><strong class="brand">qrvend console</strong>${nav}</header>
-<main id="main"><h1>${frame.title}</h1>${frame.body}</main></body></html>`.text
+<main id="main"><h1>${frame.title}</h1>${body}</main></body></html>`.text
 }`;
 }
 

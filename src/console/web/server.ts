@@ -49,6 +49,8 @@ export interface WebOptions {
   transport: string;
   behindTlsProxy: boolean;
   sessionHours: number;
+  /** The zone of times on the pages for an account that names none (default UTC). */
+  timeZone?: string;
   login: { failures: number; windowS: number };
   pageSize: number;
 }
@@ -138,7 +140,8 @@ async function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Promi
   if (method === 'GET' && p === '/login') return showLogin(req, res, ctx.auth, null);
   if (method === 'POST' && p === '/login') return login(req, res, ctx.auth);
   const token = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
-  const user = token === undefined || token.length > 128 ? null : await sessionUser(ctx.auth.db, token);
+  const user =
+    token === undefined || token.length > 128 ? null : await sessionUser(ctx.auth.db, token, ctx.options.timeZone);
   if (user === null) {
     if (method === 'GET' && p !== '/live') return redirect(res, '/login');
     return send(res, 401, 'text/plain; charset=utf-8', 'log in first\n');

@@ -1,7 +1,7 @@
 /** The sales page and its CSV export (the same rows as shown, every page of them). */
 import { salesChart } from '../chart.js';
 import { csv } from '../csv.js';
-import { html, money, pageParam, pager, type Html } from '../html.js';
+import { html, money, pageParam, pager, timeHtml, type Html } from '../html.js';
 import { dayParam, refused } from '../params.js';
 import type { DayTotal, MachineDayRow, SalesQuery } from '../../store/report-queries.js';
 import type { SalesTable } from '../../store/schema.js';
@@ -101,7 +101,7 @@ function callouts(v: SalesView): Html {
                 (s) =>
                   html`<tr class="bad">
                     <td>${s.machine_id}</td>
-                    <td>${s.at}</td>
+                    <td>${timeHtml(s.at)}</td>
                     <td class="num">${money(Number(s.amount_milli))} ${s.currency}</td>
                     <td>${s.closing ?? ''}</td>
                     <td>${s.tx_id ?? ''}</td>
