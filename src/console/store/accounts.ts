@@ -114,13 +114,11 @@ export async function putUser(
       .insertInto('users')
       .values(row)
       .onConflict((oc) =>
-        oc
-          .column('name')
-          .doUpdateSet({
-            role: row.role,
-            password_hash: row.password_hash,
-            ...(zone === undefined ? {} : { time_zone: zone }),
-          }),
+        oc.column('name').doUpdateSet({
+          role: row.role,
+          password_hash: row.password_hash,
+          ...(zone === undefined ? {} : { time_zone: zone }),
+        }),
       )
       .execute();
     let ended = tx.deleteFrom('sessions').where('user_name', '=', name);

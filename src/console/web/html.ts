@@ -48,12 +48,16 @@ export function timeHtml(value: string | null | undefined): Html | string {
   return isInstant(value) ? html`<time datetime="${value}">${value}</time>` : value;
 }
 
-/** Integer thousandths as decimal text: 1500 -> "1.50", 5 -> "0.005". */
-export function money(milli: number): string {
-  const sign = milli < 0 ? '-' : '';
-  const abs = Math.abs(Math.round(milli));
-  const frac = String(abs % 1000).padStart(3, '0');
-  return `${sign}${Math.trunc(abs / 1000)}.${frac.endsWith('0') ? frac.slice(0, 2) : frac}`;
+/**
+ * Integer thousandths as decimal text, exactly at any size: 1500 -> "1.50", 5 -> "0.005". A
+ * Number is taken only as an integer (as a driver reads one amount, far below 2^53).
+ */
+export function money(milli: bigint | number | string): string {
+  const value = typeof milli === 'bigint' ? milli : BigInt(typeof milli === 'number' ? Math.round(milli) : milli);
+  const sign = value < 0n ? '-' : '';
+  const abs = value < 0n ? -value : value;
+  const frac = String(abs % 1000n).padStart(3, '0');
+  return `${sign}${abs / 1000n}.${frac.endsWith('0') ? frac.slice(0, 2) : frac}`;
 }
 
 export interface PageFrame {

@@ -1,7 +1,7 @@
 /**
  * The whole console for a test, as `qrvend console` starts it (parseConsoleConfig, then
  * startConsole): its web server on a loopback port, its ingest on the in-process aedes broker, a
- * SQLite file (or the PostgreSQL of QRVEND_CONSOLE_TEST_PG), and an admin account. `publish` sends
+ * SQLite file (or the store given, test/console/store/databases.ts), and an admin account. `publish` sends
  * what a machine sends, through the broker; `storedEvents` says how many events ingest committed.
  */
 import { PassThrough } from 'node:stream';
@@ -29,10 +29,10 @@ export interface ConsoleApp {
 
 export async function startConsoleApp(
   settings: Record<string, unknown> = {},
-  options: { kind?: 'sqlite' | 'env'; log?: Logger } = {},
+  options: { store?: TestStore; log?: Logger } = {},
 ): Promise<ConsoleApp> {
   const broker: TestBroker = await startAedesBroker();
-  const store = await openTestStore(options.kind ?? 'sqlite');
+  const store = options.store ?? (await openTestStore('sqlite'));
   let device: MqttClient | null = null;
   let running: RunningConsole | null = null;
   const close = async () => {

@@ -140,7 +140,7 @@ export function machineBody(p: MachinePage): Html {
         cells: [
           timeHtml(s.at),
           s.kind,
-          `${money(Number(s.amount_milli))} ${s.currency}`,
+          `${money(s.amount_milli)} ${s.currency}`,
           s.closing,
           s.verdict,
           s.tx_id,

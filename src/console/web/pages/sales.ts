@@ -102,7 +102,7 @@ function callouts(v: SalesView): Html {
                   html`<tr class="bad">
                     <td>${s.machine_id}</td>
                     <td>${timeHtml(s.at)}</td>
-                    <td class="num">${money(Number(s.amount_milli))} ${s.currency}</td>
+                    <td class="num">${money(s.amount_milli)} ${s.currency}</td>
                     <td>${s.closing ?? ''}</td>
                     <td>${s.tx_id ?? ''}</td>
                   </tr>`,
