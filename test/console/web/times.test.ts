@@ -8,12 +8,36 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { putUser } from '../../../src/console/store/accounts.js';
-import { ADMIN, startConsoleApp } from '../support/console-app.js';
+import { ADMIN, startConsoleApp, type ConsoleApp } from '../support/console-app.js';
 import { WebClient } from '../support/web-client.js';
 import { TEST_DEADLINE_MS } from '../../support/deadlines.js';
 
 const RAISED = '2026-12-04T19:29:56.769Z';
 const M = 'vm-times';
+
+async function raiseAlarm(app: ConsoleApp): Promise<void> {
+  const alarm = { kind: 'alarm', eventId: 'a1', at: RAISED, machineId: M, code: 'BOARD_SILENT', state: 'raised' };
+  await app.publish(M, 'events', { ...alarm, detail: 'no line for 15 s' });
+  await app.waitStored(1);
+}
+
+test('no raw ISO time and no Markdown backtick on the pages', { timeout: TEST_DEADLINE_MS }, async () => {
+  const app = await startConsoleApp();
+  try {
+    await raiseAlarm(app);
+    const c = new WebClient(app.url);
+    await c.login(ADMIN.name, ADMIN.password);
+    for (const path of ['/alarms?state=all', `/machines/${M}`]) {
+      const r = await c.request(path);
+      assert.ok(!/>[^<]*2026-12-04T19:29:56/.test(r.text), `${path}: the raw ISO time is shown as text`);
+      assert.match(r.text, /<time datetime="2026-12-04T19:29:56.769Z" title="[^"]*19:29:56\.769Z\)">2026-12-04 /);
+      assert.match(r.text, /check the board is powered and wired to the VMC; <code>qrvend doctor<\/code>\./);
+      assert.ok(!r.text.includes('`'), `${path}: a Markdown backtick on the page`);
+    }
+  } finally {
+    await app.close();
+  }
+});
 
 test(
   'times in the reader zone with the exact instant on hover; advice backticks as <code>',
