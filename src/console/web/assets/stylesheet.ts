@@ -76,7 +76,7 @@ code {
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; background: #fff; padding: .8rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
-svg.chart { background: #fff; border: 1px solid var(--line); }
+svg.chart { background: #fff; border: 1px solid var(--line); max-width: 100%; height: auto; }
 svg.chart .bar { fill: var(--accent); }
 svg.chart .axis { fill: var(--muted); font-size: 10px; }
 svg.chart .baseline { stroke: var(--line); }
