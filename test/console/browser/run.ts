@@ -2,9 +2,10 @@
  * `npm run console-test`: the console in Debian's chromium against a real agent through
  * mosquitto (console-browser.ts), on SQLite and then on a PostgreSQL server the run starts in a
  * temporary directory; the messages the database cannot store (unstorable.ts); then the faults
- * (faults.ts: a broker restart on each database, a PostgreSQL restart on the PostgreSQL pass). Skips, saying why, where chromium, mosquitto or
- * PostgreSQL is missing (`npm test` needs none of them). QRVEND_CONSOLE_SCREENSHOTS=DIR keeps a screenshot of each
- * page (the SQLite run); docs/console.md shows them from docs/console/.
+ * (faults.ts: a broker restart on each database, a PostgreSQL restart on the PostgreSQL pass).
+ * Skips, saying why, where chromium, mosquitto or PostgreSQL is missing (`npm test` needs none of
+ * them). QRVEND_CONSOLE_SCREENSHOTS=DIR keeps a screenshot of each page (the SQLite run);
+ * docs/console.md shows them from docs/console/.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

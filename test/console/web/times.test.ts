@@ -65,9 +65,11 @@ test(
 
       // No zone of its own: the console's (New York, 5 hours behind UTC in December).
       const ny = await viewer.request('/alarms?state=all');
-      assert.match(
+      const exact = '2026-12-04 14:29:56.769 GMT-5 (2026-12-04T19:29:56.769Z)';
+      const shown = '2026-12-04 14:29:56 GMT-5';
+      assert.ok(
+        ny.text.includes(`<time datetime="2026-12-04T19:29:56.769Z" title="${exact}">${shown}</time>`),
         ny.text,
-        /<time datetime="2026-12-04T19:29:56.769Z" title="2026-12-04 14:29:56.769 GMT-5 \(2026-12-04T19:29:56.769Z\)">2026-12-04 14:29:56 GMT-5<\/time>/,
       );
       assert.ok(!/>[^<]*2026-12-04T19:29:56/.test(ny.text), 'the raw ISO time is shown as text');
 

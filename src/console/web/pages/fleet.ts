@@ -137,14 +137,7 @@ export function machineBody(p: MachinePage): Html {
       ['at', 'kind', 'amount', 'closing', 'verdict', 'tx'],
       p.sales.map((s) => ({
         cls: s.verdict === 'dead-letter' ? 'bad' : '',
-        cells: [
-          timeHtml(s.at),
-          s.kind,
-          `${money(s.amount_milli)} ${s.currency}`,
-          s.closing,
-          s.verdict,
-          s.tx_id,
-        ],
+        cells: [timeHtml(s.at), s.kind, `${money(s.amount_milli)} ${s.currency}`, s.closing, s.verdict, s.tx_id],
       })),
     )}
     <h2>Audits</h2>
