@@ -92,6 +92,14 @@ export const ErrorCodes = {
   /** A request to the console's pages with a parameter it refuses: answered 400 naming it, never logged. */
   CONSOLE_BAD_REQUEST: 'CONSOLE_BAD_REQUEST',
 
+  /**
+   * A signed document (the relay's registry, and any other the fleet keeps a version of) older than
+   * the newest one verified here; the record of that newest version cannot be read or written
+   * (src/trust/version-floor.ts, docs/security.md "Versions kept across restarts").
+   */
+  VERSION_ROLLBACK: 'VERSION_ROLLBACK',
+  VERSION_FLOOR_FAILED: 'VERSION_FLOOR_FAILED',
+
   CLI_USAGE: 'CLI_USAGE',
   INTERNAL: 'INTERNAL',
 } as const;

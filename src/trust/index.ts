@@ -32,3 +32,4 @@ export {
   checkWindow,
 } from './signed.js';
 export { NonceBook, MAX_NONCES, type NonceVerdict } from './nonce-book.js';
+export { VersionFloor, DOCUMENT_NAME, type FloorRecord, type VersionFloorOptions } from './version-floor.js';

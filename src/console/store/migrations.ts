@@ -12,6 +12,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
+import { createRouteSchema } from './route-migration.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -255,6 +256,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0003-totals-in-range': { up: (db) => keepTotalsInRange(db, dialect) },
+    '0006-route': { up: (db) => createRouteSchema(db, dialect) },
   };
 }
 

@@ -3,9 +3,14 @@
  * (double submit), limits per address and per account counted in the database before the
  * password is checked (so every instance sees them, and a burst cannot outrun them), scrypt
  * checked even for an unknown account (same time either way).
+ *
+ * The login limit is ours, not @fastify/rate-limit's: that plugin counts requests per key in
+ * memory (or a Redis store), while this limit counts per address and per account across every
+ * instance in the console's own database, reserves before the password is checked and gives a
+ * reservation back on success (docs/console.md "Security choices").
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import {
   changeAccount,
@@ -23,128 +28,102 @@ import {
 } from '../store/accounts.js';
 import type { ConsoleDatabase } from '../store/schema.js';
 import { isQrvendError } from '../../core/errors.js';
-import { clientAddress, cookie, crossOrigin, parseCookies, readForm, redirect, sameText, send } from './http-kit.js';
+import { SESSION_COOKIE, userOf } from './guard.js';
+import { HTML, cookieOptions, crossOrigin, formOf, formSchema, sameText, seeOther } from './http-kit.js';
 import { page } from './html.js';
 import { accountsBody, loginBody } from './pages/accounts.js';
 
-export const SESSION_COOKIE = 'qrc_session';
 const LOGIN_COOKIE = 'qrc_login';
 
 export interface AuthContext {
   db: Kysely<ConsoleDatabase>;
   secureCookies: boolean;
-  behindProxy: boolean;
   sessionMs: number;
   loginFailures: number;
   loginWindowMs: number;
 }
 
-const HTML = 'text/html; charset=utf-8';
-
-export function showLogin(
-  req: IncomingMessage,
-  res: ServerResponse,
+function showLogin(
+  request: FastifyRequest,
+  reply: FastifyReply,
   ctx: AuthContext,
   error: string | null,
   status = 200,
-): void {
+): FastifyReply {
   // One token per browser, kept while it lives: a second login page (another tab, a redirected
   // request) must not invalidate the form already shown.
-  const held = parseCookies(req.headers.cookie).get(LOGIN_COOKIE) ?? '';
+  const held = request.cookies[LOGIN_COOKIE] ?? '';
   const token = /^[A-Za-z0-9_-]{32}$/.test(held) ? held : randomBytes(24).toString('base64url');
   const body = page({ title: 'Log in', user: null, section: '', live: false, body: loginBody(token, error) });
-  send(res, status, HTML, body, { 'Set-Cookie': cookie(LOGIN_COOKIE, token, 3600, ctx.secureCookies) });
+  reply.setCookie(LOGIN_COOKIE, token, cookieOptions(3600, ctx.secureCookies));
+  return reply.code(status).type(HTML).send(body);
 }
 
-export async function login(req: IncomingMessage, res: ServerResponse, ctx: AuthContext): Promise<void> {
-  const form = await readForm(req);
-  const pre = parseCookies(req.headers.cookie).get(LOGIN_COOKIE) ?? '';
-  if (form === null || crossOrigin(req) || !sameText(form.get('csrf') ?? '', pre)) {
-    return showLogin(req, res, ctx, 'The form expired: log in again.', 403);
+/**
+ * The client's address for the login limits: the socket's, or behind the site's TLS proxy the
+ * last address the proxy appended to X-Forwarded-For (the one entry a client cannot forge): the
+ * server trusts exactly one proxy hop then (server.ts, `trustProxy`).
+ */
+function clientAddress(request: FastifyRequest): string {
+  return (request.ip ?? 'unknown').slice(0, 64);
+}
+
+async function login(request: FastifyRequest, reply: FastifyReply, ctx: AuthContext): Promise<FastifyReply> {
+  const form = formOf(request.body);
+  const pre = request.cookies[LOGIN_COOKIE] ?? '';
+  if (crossOrigin(request.headers) || !sameText(form.csrf ?? '', pre)) {
+    return showLogin(request, reply, ctx, 'The form expired: log in again.', 403);
   }
-  const name = (form.get('name') ?? '').slice(0, 64);
-  const password = form.get('password') ?? '';
-  const addressKey = `addr:${clientAddress(req, ctx.behindProxy)}`;
+  const name = (form.name ?? '').slice(0, 64);
+  const password = form.password ?? '';
+  const addressKey = `addr:${clientAddress(request)}`;
   const accountKey = `user:${name.toLowerCase()}`;
   // Counted before the password is checked (docs/console.md "Security choices"): a burst of
   // guesses sent at once is checked no further than the limit.
   if (!(await reserveLoginAttempt(ctx.db, [addressKey, accountKey], ctx.loginFailures, ctx.loginWindowMs))) {
-    return showLogin(req, res, ctx, 'Too many failed logins: wait a few minutes and try again.', 429);
+    return showLogin(request, reply, ctx, 'Too many failed logins: wait a few minutes and try again.', 429);
   }
   const user = await findUser(ctx.db, name);
   const ok = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
-  if (user === undefined || !ok) return showLogin(req, res, ctx, 'Wrong account or password.', 401);
+  if (user === undefined || !ok) return showLogin(request, reply, ctx, 'Wrong account or password.', 401);
   await loginSucceeded(ctx.db, addressKey, accountKey);
   const session = await createSession(ctx.db, user.name, ctx.sessionMs);
-  redirect(res, '/', [
-    cookie(SESSION_COOKIE, session.token, Math.floor(ctx.sessionMs / 1000), ctx.secureCookies),
-    cookie(LOGIN_COOKIE, '', 0, ctx.secureCookies),
-  ]);
+  reply.setCookie(SESSION_COOKIE, session.token, cookieOptions(Math.floor(ctx.sessionMs / 1000), ctx.secureCookies));
+  reply.setCookie(LOGIN_COOKIE, '', cookieOptions(0, ctx.secureCookies));
+  return seeOther(reply, '/');
 }
 
-/** The form of a logged-in user, or null (answered 403) when it is cross-site or its CSRF token is wrong. */
-export async function checkedForm(
-  req: IncomingMessage,
-  res: ServerResponse,
-  user: SessionUser,
-): Promise<URLSearchParams | null> {
-  const form = await readForm(req);
-  if (form === null || crossOrigin(req) || !sameText(form.get('csrf') ?? '', user.csrf)) {
-    send(
-      res,
-      403,
-      'text/plain; charset=utf-8',
-      'refused: this form is stale or came from another site; reload the page\n',
-    );
-    return null;
-  }
-  return form;
-}
-
-export async function logout(
-  req: IncomingMessage,
-  res: ServerResponse,
-  ctx: AuthContext,
-  user: SessionUser,
-): Promise<void> {
-  if ((await checkedForm(req, res, user)) === null) return;
-  await endSession(ctx.db, user.tokenHash);
-  redirect(res, '/login', [cookie(SESSION_COOKIE, '', 0, ctx.secureCookies)]);
-}
-
-export async function accountsPage(
-  res: ServerResponse,
+async function accountsPage(
+  reply: FastifyReply,
   ctx: AuthContext,
   user: SessionUser,
   message: string | null,
   status = 200,
-): Promise<void> {
+): Promise<FastifyReply> {
   const users = await listUsers(ctx.db);
-  send(
-    res,
-    status,
-    HTML,
-    page({ title: 'Accounts', user, section: '/accounts', live: false, body: accountsBody(users, user.csrf, message) }),
-  );
+  const body = accountsBody(users, user.csrf, message);
+  return reply
+    .code(status)
+    .type(HTML)
+    .send(page({ title: 'Accounts', user, section: '/accounts', live: false, body }));
 }
 
-export async function changeAccounts(
-  req: IncomingMessage,
-  res: ServerResponse,
+async function changeAccounts(
+  request: FastifyRequest,
+  reply: FastifyReply,
   ctx: AuthContext,
-  user: SessionUser,
   remove: boolean,
-): Promise<void> {
-  const form = await checkedForm(req, res, user);
-  if (form === null) return;
-  const name = form.get('name') ?? '';
+): Promise<FastifyReply> {
+  const user = userOf(request);
+  const form = formOf(request.body);
+  const name = form.name ?? '';
   if (remove) {
-    if (name === user.name) return accountsPage(res, ctx, user, 'You cannot remove your own account.', 400);
+    if (name === user.name) return accountsPage(reply, ctx, user, 'You cannot remove your own account.', 400);
     await deleteUser(ctx.db, name);
-    return accountsPage(res, ctx, user, `Removed ${name}.`);
+    return accountsPage(reply, ctx, user, `Removed ${name}.`);
   }
   try {
-    const [role, password, timeZone] = [form.get('role') ?? '', form.get('password') ?? '', form.get('timeZone')];
+    const [role, password, timeZone] = [form.role ?? '', form.password ?? '', form.timeZone ?? null];
     // A blank password keeps the account's (its role and time zone change). A new one ends the
     // account's sessions with the old password; changing one's own keeps this session.
     if (password === '') await changeAccount(ctx.db, name, role, timeZone);
@@ -154,8 +133,33 @@ export async function changeAccounts(
         timeZone,
       });
   } catch (err) {
-    if (isQrvendError(err)) return accountsPage(res, ctx, user, err.message, 400);
+    if (isQrvendError(err)) return accountsPage(reply, ctx, user, err.message, 400);
     throw err;
   }
-  return accountsPage(res, ctx, user, `Saved ${name}.`);
+  return accountsPage(reply, ctx, user, `Saved ${name}.`);
+}
+
+/** /login, /logout and the accounts pages (admins only), with their forms' schemas and checks. */
+export function authRoutes(app: FastifyInstance, ctx: AuthContext): void {
+  const loginForm = { body: formSchema(['csrf', 'name', 'password']) };
+  const accountForm = { body: formSchema(['csrf', 'name', 'role', 'password', 'timeZone']) };
+  app.get('/login', { config: { access: 'public' } }, (request, reply) => showLogin(request, reply, ctx, null));
+  // The login form's token is checked in login() against the pre-login cookie: there is no session yet.
+  app.post('/login', { config: { access: 'public' }, schema: loginForm }, (request, reply) =>
+    login(request, reply, ctx),
+  );
+  app.post('/logout', { config: { csrf: true }, schema: { body: formSchema(['csrf']) } }, async (request, reply) => {
+    await endSession(ctx.db, userOf(request).tokenHash);
+    reply.setCookie(SESSION_COOKIE, '', cookieOptions(0, ctx.secureCookies));
+    return seeOther(reply, '/login');
+  });
+  app.get('/accounts', { config: { access: 'admin' } }, (request, reply) =>
+    accountsPage(reply, ctx, userOf(request), null),
+  );
+  app.post('/accounts', { config: { access: 'admin', csrf: true }, schema: accountForm }, (request, reply) =>
+    changeAccounts(request, reply, ctx, false),
+  );
+  app.post('/accounts/delete', { config: { access: 'admin', csrf: true }, schema: accountForm }, (request, reply) =>
+    changeAccounts(request, reply, ctx, true),
+  );
 }

@@ -4,7 +4,7 @@
  * operator's page then refreshes its #live section (assets/live-script.ts).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { CONTENT_SECURITY_POLICY, send } from './http-kit.js';
+import { SECURITY_HEADERS } from './http-kit.js';
 
 const MAX_STREAMS = 500;
 const COALESCE_MS = 1000;
@@ -20,17 +20,14 @@ export class LiveChannel {
     this.heartbeat.unref();
   }
 
+  /** No room for another stream: the route answers 503 instead of attaching. */
+  get full(): boolean {
+    return this.streams.size >= MAX_STREAMS;
+  }
+
+  /** Takes over a response the server let go of (fastify's `reply.hijack()`) and keeps it open. */
   attach(req: IncomingMessage, res: ServerResponse): void {
-    if (this.streams.size >= MAX_STREAMS) {
-      send(res, 503, 'text/plain; charset=utf-8', 'too many live pages open\n', { 'Retry-After': '30' });
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'Content-Security-Policy': CONTENT_SECURITY_POLICY,
-      'X-Content-Type-Options': 'nosniff',
-    });
+    res.writeHead(200, { ...SECURITY_HEADERS, 'Content-Type': 'text/event-stream; charset=utf-8' });
     res.write('retry: 3000\n\n');
     req.socket.setTimeout(0);
     this.streams.add(res);

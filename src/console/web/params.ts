@@ -39,6 +39,23 @@ export function machineIdParam(encoded: string): string {
   }
 }
 
+/**
+ * The text of a 400 for a URL the router could not decode (`message` is the router's): under
+ * /machines/ it names the machine id, as machineIdParam() does.
+ */
+export function badUrlText(url: string, message: string): string {
+  const path = url.split('?')[0] ?? '';
+  if (path.startsWith('/machines/')) {
+    try {
+      machineIdParam(path.slice('/machines/'.length));
+    } catch (err) {
+      const refusal = badRequestText(err);
+      if (refusal !== null) return `${refusal.trimEnd()} (${message})\n`;
+    }
+  }
+  return `${message}\n`;
+}
+
 /** The text of a 400 answer when the failure is a refused parameter, else null (a failure of the console's own). */
 export function badRequestText(err: unknown): string | null {
   return isQrvendError(err, ErrorCodes.CONSOLE_BAD_REQUEST) ? `refused: ${err.message}\n` : null;

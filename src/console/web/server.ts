@@ -1,44 +1,25 @@
 /**
- * The console's web server (node:http, or node:https with certFile/keyFile): server-rendered
- * pages, the CSV export, the live channel (Server-Sent Events) and the console's own assets.
- * Every page but /login, /assets and /healthz needs a session; /accounts needs an admin.
+ * The console's web server: fastify over node:http, or node:https with certFile/keyFile. It
+ * serves the server-rendered pages, the CSV export, the live channel (Server-Sent Events) and the
+ * console's own assets. Every page but /login, /assets and /healthz needs a session; /accounts
+ * needs an admin (guard.ts). Pages and how to add one: routes.ts.
  */
-import { createServer as createHttp, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttp, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttps } from 'node:https';
 import { readFileSync } from 'node:fs';
+import fastifyCookie from '@fastify/cookie';
+import fastifyFormbody from '@fastify/formbody';
+import fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../../core/log.js';
 import type { ConsoleDatabase } from '../store/schema.js';
-import { sessionUser, type SessionUser } from '../store/accounts.js';
-import { fleetCounts, machinePage, overview } from '../store/page-queries.js';
-import {
-  alarmList,
-  auditList,
-  deadLettered,
-  rollouts,
-  salesByDay,
-  salesByMachineDay,
-  unresolvedOutboxes,
-} from '../store/report-queries.js';
-import { ping } from '../store/migrations.js';
-import { CONSOLE_CSS } from './assets/stylesheet.js';
-import { CONSOLE_JS } from './assets/live-script.js';
-import {
-  accountsPage,
-  changeAccounts,
-  login,
-  logout,
-  showLogin,
-  SESSION_COOKIE,
-  type AuthContext,
-} from './auth-routes.js';
-import { page, type Html } from './html.js';
-import { parseCookies, redirect, send } from './http-kit.js';
+import { authRoutes, type AuthContext } from './auth-routes.js';
+import { installGuard } from './guard.js';
+import { withMethodNotAllowed } from './method-not-allowed.js';
+import { MAX_FORM_BYTES, SECURITY_HEADERS, plain } from './http-kit.js';
 import { LiveChannel } from './live.js';
-import { badRequestText, machineIdParam } from './params.js';
-import { machineBody, overviewBody, overviewQuery } from './pages/fleet.js';
-import { alarmQuery, alarmsBody, auditQuery, auditsBody, rolloutsBody } from './pages/reports.js';
-import { salesBody, salesCsv, salesQuery } from './pages/sales.js';
+import { badRequestText, badUrlText } from './params.js';
+import { pageRoutes, publicRoutes } from './routes.js';
 
 export interface WebOptions {
   db: Kysely<ConsoleDatabase>;
@@ -62,148 +43,107 @@ export interface ConsoleWeb {
   close(): Promise<void>;
 }
 
-const HTML = 'text/html; charset=utf-8';
-
-interface Ctx {
-  auth: AuthContext;
-  options: WebOptions;
-  live: LiveChannel;
+/** node:http or node:https, with bounded time per request: a slow client holds a socket for seconds, not forever. */
+function serverFactory(tls: WebOptions['tls']) {
+  return (handler: RequestListener): Server => {
+    const server =
+      tls === null
+        ? createHttp(handler)
+        : (createHttps(
+            { cert: readFileSync(tls.certFile), key: readFileSync(tls.keyFile) },
+            handler,
+          ) as unknown as Server);
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 15_000;
+    return server;
+  };
 }
 
-function show(res: ServerResponse, user: SessionUser, title: string, section: string, body: Html, status = 200): void {
-  send(res, status, HTML, page({ title, user, section, live: true, body }));
+/**
+ * A 4xx from the framework (a parameter against its schema, a body too large or not a form) says
+ * what was wrong; anything else is logged and answered 500.
+ */
+function errorAnswer(log: Logger) {
+  return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A parameter the page refused (params.ts): the sender's mistake, answered and not logged.
+    const refused = badRequestText(err);
+    if (refused !== null) return plain(reply, 400, refused);
+    const status = err.statusCode ?? 500;
+    if (status >= 400 && status < 500) return plain(reply, status, `${err.message.slice(0, 300)}\n`);
+    log.error({ err: err.message, path: request.url.slice(0, 200) }, 'console request failed');
+    return plain(reply, 500, 'the console could not answer: see its log\n');
+  };
 }
 
-async function salesView(ctx: Ctx, params: URLSearchParams) {
-  const q = salesQuery(params, ctx.options.pageSize);
-  const db = ctx.auth.db;
-  const [days, byMachine, dead, unresolved] = await Promise.all([
-    salesByDay(db, q),
-    salesByMachineDay(db, q),
-    deadLettered(db, q),
-    unresolvedOutboxes(db),
-  ]);
-  return { q, days, byMachine, dead, unresolved };
-}
-
-async function pages(req: IncomingMessage, res: ServerResponse, ctx: Ctx, user: SessionUser, url: URL): Promise<void> {
-  const db = ctx.auth.db;
-  const size = ctx.options.pageSize;
-  const p = url.pathname;
-  if (p === '/') {
-    const q = overviewQuery(url.searchParams, size);
-    const [counts, result] = await Promise.all([fleetCounts(db), overview(db, q)]);
-    return show(res, user, 'Fleet', '/', overviewBody(counts, result, q));
-  }
-  if (p.startsWith('/machines/')) {
-    const id = machineIdParam(p.slice('/machines/'.length));
-    const data = await machinePage(db, id);
-    if (data === null) return send(res, 404, 'text/plain; charset=utf-8', 'no such machine\n');
-    return show(res, user, `Machine ${id}`, '/', machineBody(data));
-  }
-  if (p === '/sales') return show(res, user, 'Sales', '/sales', salesBody(await salesView(ctx, url.searchParams)));
-  if (p === '/sales.csv') {
-    const q = salesQuery(url.searchParams, size);
-    const { rows } = await salesByMachineDay(db, q, true);
-    return send(res, 200, 'text/csv; charset=utf-8', salesCsv(rows), {
-      'Content-Disposition': `attachment; filename="sales-${q.from}-${q.to}.csv"`,
-    });
-  }
-  if (p === '/alarms') {
-    const q = alarmQuery(url.searchParams, size);
-    return show(res, user, 'Alarms', '/alarms', alarmsBody(await alarmList(db, q), q));
-  }
-  if (p === '/audits') {
-    const q = auditQuery(url.searchParams, size);
-    return show(res, user, 'Audits', '/audits', auditsBody(await auditList(db, q), q));
-  }
-  if (p === '/rollouts') {
-    const version = (url.searchParams.get('version') ?? '').slice(0, 64);
-    return show(res, user, 'Rollouts', '/rollouts', rolloutsBody(await rollouts(db, version)));
-  }
-  if (p === '/live') return ctx.live.attach(req, res);
-  send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
-}
-
-async function route(req: IncomingMessage, res: ServerResponse, ctx: Ctx): Promise<void> {
-  const url = new URL(req.url ?? '/', 'http://console.invalid');
-  const method = req.method ?? 'GET';
-  const p = url.pathname;
-  if (method === 'GET' && p === '/assets/console.css') return send(res, 200, 'text/css; charset=utf-8', CONSOLE_CSS);
-  if (method === 'GET' && p === '/assets/console.js')
-    return send(res, 200, 'text/javascript; charset=utf-8', CONSOLE_JS);
-  if (method === 'GET' && p === '/favicon.ico') return send(res, 404, 'text/plain; charset=utf-8', 'no icon\n');
-  if (method === 'GET' && p === '/healthz') {
-    await ping(ctx.auth.db);
-    return send(res, 200, 'text/plain; charset=utf-8', 'ok\n');
-  }
-  if (method === 'GET' && p === '/login') return showLogin(req, res, ctx.auth, null);
-  if (method === 'POST' && p === '/login') return login(req, res, ctx.auth);
-  const token = parseCookies(req.headers.cookie).get(SESSION_COOKIE);
-  const user =
-    token === undefined || token.length > 128 ? null : await sessionUser(ctx.auth.db, token, ctx.options.timeZone);
-  if (user === null) {
-    if (method === 'GET' && p !== '/live') return redirect(res, '/login');
-    return send(res, 401, 'text/plain; charset=utf-8', 'log in first\n');
-  }
-  if (method === 'POST' && p === '/logout') return logout(req, res, ctx.auth, user);
-  if (p === '/accounts' || p === '/accounts/delete') {
-    if (user.role !== 'admin') return send(res, 403, 'text/plain; charset=utf-8', 'accounts are managed by an admin\n');
-    if (method === 'GET' && p === '/accounts') return accountsPage(res, ctx.auth, user, null);
-    if (method === 'POST') return changeAccounts(req, res, ctx.auth, user, p === '/accounts/delete');
-  }
-  if (method !== 'GET') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET' });
-  return pages(req, res, ctx, user, url);
-}
-
-export async function startWeb(options: WebOptions): Promise<ConsoleWeb> {
+function buildApp(options: WebOptions, live: LiveChannel): FastifyInstance {
+  const app = fastify({
+    serverFactory: serverFactory(options.tls),
+    bodyLimit: MAX_FORM_BYTES,
+    // Behind the site's TLS proxy, one hop is trusted: the client is the last address it added to X-Forwarded-For.
+    trustProxy: options.behindTlsProxy ? (_address: string, hop: number) => hop < 1 : false,
+    exposeHeadRoutes: false,
+    forceCloseConnections: true,
+    // A machine id is at most 128 characters, 1,152 when each is percent-encoded UTF-8.
+    routerOptions: { maxParamLength: 2048 },
+    // A path fastify cannot route (a malformed %-escape): 400, with the headers of every answer.
+    frameworkErrors: (err, request, reply) => {
+      const message = err.message.slice(0, 300);
+      const text = err.code === 'FST_ERR_BAD_URL' ? badUrlText(request.url, message) : `${message}\n`;
+      return plain(reply.headers(SECURITY_HEADERS), err.statusCode ?? 400, text);
+    },
+  });
+  // Forms only: no JSON or text body is read (a client sending one gets 415).
+  app.removeAllContentTypeParsers();
+  void app.register(fastifyCookie);
+  void app.register(fastifyFormbody);
+  app.addHook('onSend', async (_request, reply) => {
+    reply.headers(SECURITY_HEADERS);
+  });
+  // A form posted without a body is an empty form: its missing CSRF token refuses it (403), not its shape.
+  app.addHook('preValidation', async (request) => {
+    request.body ??= {};
+  });
+  app.setErrorHandler(errorAnswer(options.log));
+  app.setNotFoundHandler((_request, reply) => plain(reply, 404, 'not found\n'));
+  installGuard(app, options.db, options.timeZone);
   const auth: AuthContext = {
     db: options.db,
     secureCookies: options.transport !== 'loopback',
-    behindProxy: options.behindTlsProxy,
     sessionMs: options.sessionHours * 3_600_000,
     loginFailures: options.login.failures,
     loginWindowMs: options.login.windowS * 1000,
   };
-  const live = new LiveChannel();
-  const ctx: Ctx = { auth, options, live };
-  const handler = (req: IncomingMessage, res: ServerResponse) => {
-    route(req, res, ctx).catch((err: unknown) => {
-      const refused = badRequestText(err);
-      if (refused !== null && !res.headersSent) return send(res, 400, 'text/plain; charset=utf-8', refused);
-      options.log.error({ err: (err as Error).message, path: req.url?.slice(0, 200) }, 'console request failed');
-      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'the console could not answer: see its log\n');
-      else res.destroy();
-    });
-  };
-  const server =
-    options.tls === null
-      ? createHttp(handler)
-      : createHttps({ cert: readFileSync(options.tls.certFile), key: readFileSync(options.tls.keyFile) }, handler);
-  // Bounded time per request: a slow client holds a socket for seconds, not forever.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 15_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.listen.port, options.listen.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
+  withMethodNotAllowed(app, () => {
+    publicRoutes(app, options.db);
+    authRoutes(app, auth);
+    pageRoutes(app, { db: options.db, pageSize: options.pageSize, live });
   });
-  const address = server.address();
+  return app;
+}
+
+export async function startWeb(options: WebOptions): Promise<ConsoleWeb> {
+  const live = new LiveChannel();
+  const app = buildApp(options, live);
+  try {
+    await app.listen({ port: options.listen.port, host: options.listen.host });
+  } catch (err) {
+    live.close();
+    await app.close();
+    throw err;
+  }
+  const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : options.listen.port;
   const host =
     options.listen.host.includes(':') && !options.listen.host.startsWith('[')
       ? `[${options.listen.host}]`
       : options.listen.host;
   return {
-    server,
+    server: app.server,
     url: `${options.tls === null ? 'http' : 'https'}://${host}:${port}`,
     live,
     close: async () => {
       live.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.close();
     },
   };
 }
