@@ -89,6 +89,8 @@ export const ErrorCodes = {
    */
   CONSOLE_STORE_FAILED: 'CONSOLE_STORE_FAILED',
   CONSOLE_LISTEN_REFUSED: 'CONSOLE_LISTEN_REFUSED',
+  /** A request to the console's pages with a parameter it refuses: answered 400 naming it, never logged. */
+  CONSOLE_BAD_REQUEST: 'CONSOLE_BAD_REQUEST',
 
   /**
    * A signed document (the relay's registry, and any other the fleet keeps a version of) older than

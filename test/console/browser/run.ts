@@ -1,10 +1,11 @@
 /**
  * `npm run console-test`: the console in Debian's chromium against a real agent through
  * mosquitto (console-browser.ts), on SQLite and then on a PostgreSQL server the run starts in a
- * temporary directory; then the faults (faults.ts: a broker restart on each database, a
- * PostgreSQL restart on the PostgreSQL pass). Skips, saying why, where chromium, mosquitto or
- * PostgreSQL is missing (`npm test` needs none of them). QRVEND_CONSOLE_SCREENSHOTS=DIR keeps a screenshot of each
- * page (the SQLite run); docs/console.md shows them from docs/console/.
+ * temporary directory; the messages the database cannot store (unstorable.ts); then the faults
+ * (faults.ts: a broker restart on each database, a PostgreSQL restart on the PostgreSQL pass).
+ * Skips, saying why, where chromium, mosquitto or PostgreSQL is missing (`npm test` needs none of
+ * them). QRVEND_CONSOLE_SCREENSHOTS=DIR keeps a screenshot of each page (the SQLite run);
+ * docs/console.md shows them from docs/console/.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -16,6 +17,7 @@ const file = fileURLToPath(new URL('./console-browser.js', import.meta.url));
 const routeFile = fileURLToPath(new URL('./route-browser.js', import.meta.url));
 const killFile = fileURLToPath(new URL('./kill-shared.js', import.meta.url));
 const faultsFile = fileURLToPath(new URL('./faults.js', import.meta.url));
+const unstorableFile = fileURLToPath(new URL('./unstorable.js', import.meta.url));
 const chromium = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
 const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
 
@@ -38,14 +40,15 @@ if (missing.length > 0) {
   say(`skipped: missing ${missing.join(' and ')}`);
   process.exit(0);
 }
-let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, routeFile, faultsFile]) !== 0;
+let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, routeFile, unstorableFile, faultsFile]) !== 0;
 if (postgresBinDir() === null) {
   say('PostgreSQL run skipped: no /usr/lib/postgresql/*/bin/pg_ctl (apt-get install postgresql)');
 } else {
   const pg = await startPostgres();
   try {
     const env = { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' };
-    failed = runOn(`PostgreSQL (${pg.server})`, env, [file, routeFile, killFile, faultsFile]) !== 0 || failed;
+    const files = [file, routeFile, unstorableFile, killFile, faultsFile];
+    failed = runOn(`PostgreSQL (${pg.server})`, env, files) !== 0 || failed;
   } finally {
     pg.stop();
   }

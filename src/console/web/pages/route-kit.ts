@@ -2,7 +2,7 @@
 import type { Problem } from '../../route/planogram-rules.js';
 import { priceText } from '../../route/planogram-file.js';
 import { DAY_MS } from '../../route/stock-math.js';
-import { html, type Html } from '../html.js';
+import { html, timeHtml, type Html } from '../html.js';
 
 export const WEEKDAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 
@@ -14,16 +14,12 @@ export const visitLink = (id: string, label = 'visit') => html`<a class="button"
 export const templateLink = (id: string) => html`<a href="/planograms/templates/${enc(id)}">${id}</a>`;
 export const routeLink = (id: string, day: string) => html`<a href="/routes/${enc(id)}?day=${day}">${id}</a>`;
 
-/** A time as the console shows it: UTC, to the minute (the exact instant on hover). */
-export function timeText(iso: string | null, seconds = false): Html {
-  if (iso === null || iso === '') return html``;
-  const t = Date.parse(iso);
-  if (!Number.isFinite(t)) return html`${iso}`;
-  const text = new Date(t)
-    .toISOString()
-    .slice(0, seconds ? 19 : 16)
-    .replace('T', ' ');
-  return html`<time datetime="${iso}" title="${iso}">${text} UTC</time>`;
+/**
+ * A time as every console page shows it: in the reader's zone, to the second, the exact instant on
+ * hover (html.ts timeHtml; page() writes it in the account's zone). `seconds` is kept for callers.
+ */
+export function timeText(iso: string | null, _seconds = false): Html | string {
+  return iso === null || iso === '' ? '' : timeHtml(iso);
 }
 
 /** A day parameter (YYYY-MM-DD, UTC) as the day's first millisecond; today when absent or not a day. */
