@@ -34,6 +34,8 @@ import { benchStartOverhead } from './start-overhead.js';
 import { benchCpuBudget } from './cpu-budget.js';
 // The operator console (docs/console.md): ingest, the overview and sales pages, its memory.
 import { benchConsole, CONSOLE_FIGURES } from './console.js';
+// The route (docs/console.md, "A day on the route"): pick list, "needs a visit", stock at ingest.
+import { benchRoute, ROUTE_FIGURES } from './route.js';
 
 interface Bench {
   id: string;
@@ -116,6 +118,7 @@ const BENCHES: Bench[] = [
     run: async (b, s) => benchMemory(b, await s.gateway()),
   },
   { id: 'console', figures: CONSOLE_FIGURES, budgetMs: 240_000, long: true, run: (b) => benchConsole(b) },
+  { id: 'route', figures: ROUTE_FIGURES, budgetMs: 180_000, long: true, run: (b) => benchRoute(b) },
 ];
 
 /** Past its budget a benchmark should have stopped by itself; this is the backstop. */

@@ -4,7 +4,8 @@
  * else to install. The machines' messages (retained status, sale events, an alarm raised and
  * cleared, a last will) are the fleet contract's, and go through the console's own checks and
  * store (ingest's handlePacket) as a broker's would; only the broker is left out: the product
- * ships no MQTT server, and the demo needs none to show the console.
+ * ships no MQTT server, and the demo needs none to show the console. The machines run a planogram
+ * (./demo-route.ts), filled to par at the start: their sales lower the stock and fill the pick list.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,9 +18,11 @@ import { handlePacket, type IngestCounters } from '../console/ingest/ingest.js';
 import { openStore, type ConsoleStore } from '../console/store/open.js';
 import { putUser } from '../console/store/accounts.js';
 import { startWeb, type ConsoleWeb } from '../console/web/server.js';
+import { DEMO_ROUTE, DEMO_SELECTIONS, seedDemoRoute } from './demo-route.js';
 
 const PREFIX = 'qrvend';
 const VERSION = '1.4.0';
+const HISTORY_MS = 3 * 24 * 3600_000;
 
 export interface ConsoleDemoOptions {
   listen: string;
@@ -57,18 +60,20 @@ function status(machineId: string, startedAt: string, alarms: string[]) {
   };
 }
 
-function sale(machineId: string, n: number) {
-  const amount = `${randomInt(1, 4)}.${String(randomInt(0, 20) * 5).padStart(2, '0')}`;
+function sale(machineId: string, n: number, atMs = Date.now()) {
+  const pick = DEMO_SELECTIONS[randomInt(DEMO_SELECTIONS.length)]!;
+  // The third machine's VMC asks 1.00 for the gum: the planogram's 0.90 differs.
+  const amount = pick.item === 23 && machineId.endsWith('03') ? '1.00' : pick.price;
   return {
     kind: 'sale',
     eventId: `demo-${machineId}-${n}`,
-    at: new Date().toISOString(),
+    at: new Date(atMs).toISOString(),
     machineId,
     txId: `tx-${machineId}-${n}`,
     flow: n % 3 === 0 ? 'dynamic' : 'static',
     amount,
     currency: 'EUR',
-    products: [{ item: randomInt(1, 40), price: amount, outcome: 'success' }],
+    products: [{ item: pick.item, price: amount, outcome: 'success' }],
     closing: 'settlement',
     verdict: 'accepted',
   };
@@ -84,6 +89,19 @@ function alarm(machineId: string, n: number, state: 'raised' | 'cleared') {
     state,
     detail: state === 'raised' ? 'no line from the board for 15 s' : null,
   };
+}
+
+/**
+ * Filled to par three days ago, sold since (some machines more than others): the stock pages show
+ * levels and rates, and the route's pick list has work from the first minute.
+ */
+function pastSales(ids: string[], nowMs: number): Array<{ topic: string; body: unknown }> {
+  return ids.flatMap((id, m) =>
+    Array.from({ length: 6 + 4 * (m % 4) }, (_, k) => ({
+      topic: `${PREFIX}/${id}/events`,
+      body: sale(id, 10_000 + k, nowMs - HISTORY_MS + ((k + 1) * HISTORY_MS) / (8 + 4 * (m % 4))),
+    })),
+  );
 }
 
 /** The fleet's messages, one step at a time: a sale each tick, the alarm and the lost machine on cue. */
@@ -163,6 +181,8 @@ export async function startConsoleDemo(options: ConsoleDemoOptions): Promise<Con
     const ids = Array.from({ length: options.machines }, (_, i) => `demo-${String(i + 1).padStart(2, '0')}`);
     const script = fleetScript(ids, new Date().toISOString());
     await feed(script.opening());
+    await seedDemoRoute(db, ids, Date.now() - HISTORY_MS);
+    await feed(pastSales(ids, Date.now()));
     let feeding: Promise<void> = Promise.resolve();
     const timer = setInterval(() => {
       feeding = feeding.then(() => feed(script.step())).catch(() => undefined);
@@ -195,6 +215,7 @@ export async function runConsoleDemo(listen: string, out: (line: string) => void
   const demo = await startConsoleDemo({ listen, machines: 12, saleEveryMs: 1500 });
   out(`qrvend demo --console: ${demo.url}  (account ${demo.account}, password ${demo.password})`);
   out(`12 simulated machines are selling into ${demo.database}; Ctrl-C ends the demo and removes it.`);
+  out(`Stock: ${demo.url}/stock  pick list: ${demo.url}/routes/${encodeURIComponent(DEMO_ROUTE)}/pick`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

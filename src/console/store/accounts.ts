@@ -10,7 +10,11 @@ import type { ConsoleDatabase, UsersTable } from './schema.js';
 
 type Db = Kysely<ConsoleDatabase>;
 
-export const ROLES = ['viewer', 'admin'] as const;
+/**
+ * viewer reads; planner also edits planograms and routes, records fills and prepares catalogs;
+ * admin also manages accounts.
+ */
+export const ROLES = ['viewer', 'planner', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
 export const USER_NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 export const MIN_PASSWORD_LENGTH = 10;
@@ -187,7 +191,7 @@ export async function sessionUser(db: Db, token: string, consoleTimeZone = 'UTC'
     .where('sessions.token_hash', '=', hash)
     .executeTakeFirst();
   if (row === undefined || Number(row.expires_ms) < Date.now()) return null;
-  const role = row.role === 'admin' ? 'admin' : 'viewer';
+  const role: Role = (ROLES as readonly string[]).includes(row.role) ? (row.role as Role) : 'viewer';
   return { name: row.name, role, csrf: row.csrf, tokenHash: hash, timeZone: row.time_zone ?? consoleTimeZone };
 }
 

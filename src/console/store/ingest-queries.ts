@@ -51,6 +51,8 @@ export async function storeStatus(db: Db, machineId: string, status: StatusMessa
           update_state: status.update?.state ?? null,
           update_version: status.update?.version ?? null,
           status_at: status.at,
+          // What runs, waits and was refused of the catalog document (catalog-queries.ts reads it).
+          catalog_status: status.catalog === undefined ? null : JSON.stringify(status.catalog),
         }
       : { online: 0 };
     if (before === undefined) {
@@ -65,6 +67,15 @@ export async function storeStatus(db: Db, machineId: string, status: StatusMessa
         .where('machine_id', '=', machineId)
         .execute();
     }
+    const refused = status.online ? status.catalog?.refused : null;
+    if (refused != null && refused.version !== null)
+      await tx
+        .updateTable('catalog_pushes')
+        .set({ refused_reason: refused.reason, refused_message: refused.message, refused_at: refused.at })
+        .where('machine_id', '=', machineId)
+        .where('version', '=', refused.version)
+        .where('refused_reason', 'is', null)
+        .execute();
     const merged = { ...base, ...next };
     const changed =
       before === undefined ||

@@ -12,7 +12,8 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
-import { createRouteSchema } from './route-migration.js';
+import { addPlannedStock, createRouteSchema } from './route-migration.js';
+import { refreshPlanned } from './planned-stock.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -257,6 +258,12 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     },
     '0003-totals-in-range': { up: (db) => keepTotalsInRange(db, dialect) },
     '0006-route': { up: (db) => createRouteSchema(db, dialect) },
+    '0006b-planned-stock': {
+      up: async (db) => {
+        await addPlannedStock(db, dialect);
+        await refreshPlanned(db, 'all', Date.now());
+      },
+    },
   };
 }
 

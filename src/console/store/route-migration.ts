@@ -128,6 +128,46 @@ async function createRouteTables(db: AnyDb): Promise<void> {
   await sql`alter table machines add column catalog_status text`.execute(db);
 }
 
+/**
+ * SQLite: the stock table clustered on its key (WITHOUT ROWID), so a scan in machine order (the
+ * fleet's "needs a visit", grouped by machine) reads the table in order instead of looking up each
+ * row from the key's index, and ingest's upserts by key touch one b-tree instead of two.
+ */
+async function clusterStock(db: AnyDb): Promise<void> {
+  await sql`create table stock_clustered (
+    machine_id text not null, selection integer not null, level integer not null default 0,
+    filled_at_ms bigint, cycle_vends integer not null default 0, cycle_since_ms bigint not null,
+    prev_vends integer not null default 0, prev_ms bigint not null default 0, asked_price_milli bigint,
+    asked_at text, primary key (machine_id, selection)) without rowid`.execute(db);
+  await sql`insert into stock_clustered select machine_id, selection, level, filled_at_ms, cycle_vends,
+    cycle_since_ms, prev_vends, prev_ms, asked_price_milli, asked_at from stock`.execute(db);
+  await sql`drop table stock`.execute(db);
+  await sql`alter table stock_clustered rename to stock`.execute(db);
+}
+
+/**
+ * Migration 0006b: each selection's planned values (product, capacity, par, threshold, intended
+ * price) kept on its stock row, a copy of the planogram written with every planogram change
+ * (./planned-stock.ts), so the fleet's lists ("needs a visit", "price differs") read one table;
+ * a catalog push's refusal as its machine reported it.
+ */
+export async function addPlannedStock(db: AnyDb, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  if (dialect === 'sqlite') await clusterStock(db);
+  const columns = [
+    ['product_code', 'text'],
+    ['capacity', 'integer'],
+    ['par', 'integer'],
+    ['threshold', 'integer'],
+    ['price_milli', 'bigint'],
+  ] as const;
+  for (const [name, type] of columns) await db.schema.alterTable('stock').addColumn(name, type).execute();
+  // A push's refusal kept when the machine reports it (its status says only its last refusal).
+  for (const name of ['refused_reason', 'refused_message', 'refused_at'])
+    await db.schema.alterTable('catalog_pushes').addColumn(name, 'text').execute();
+  await db.schema.createIndex('route_machines_machine').on('route_machines').columns(['machine_id']).execute();
+  await db.schema.createIndex('machine_templates_template').on('machine_templates').columns(['template_id']).execute();
+}
+
 export async function createRouteSchema(db: AnyDb, dialect: 'sqlite' | 'postgres'): Promise<void> {
   await createPlanogramTables(db);
   await createStockTables(db, dialect === 'sqlite' ? 'integer' : 'bigserial');

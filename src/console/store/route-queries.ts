@@ -99,22 +99,31 @@ export async function recordFill(db: Db, input: FillInput): Promise<Record<strin
       const selection = Number(key);
       const old = await tx
         .selectFrom('stock')
-        .select(['cycle_vends', 'cycle_since_ms'])
+        .select(['cycle_vends', 'cycle_since_ms', 'filled_at_ms'])
         .where('machine_id', '=', input.machineId)
         .where('selection', '=', selection)
         .executeTakeFirst();
-      // The cycle that ends becomes "the one before" of the sales rate.
+      // The cycle that ends becomes "the one before" of the sales rate; a row that was only
+      // planned (never filled, nothing sold) has no cycle behind it.
       const prev =
-        old === undefined
+        old === undefined || (old.filled_at_ms === null && Number(old.cycle_vends) === 0)
           ? { prev_vends: 0, prev_ms: 0 }
           : {
               prev_vends: Number(old.cycle_vends),
               prev_ms: Math.max(0, input.nowMs - Number(old.cycle_since_ms)),
             };
       const row = { level, filled_at_ms: input.nowMs, cycle_vends: 0, cycle_since_ms: input.nowMs, ...prev };
+      const p = bySelection.get(key)!;
+      const planned = {
+        product_code: p.productCode,
+        capacity: p.capacity,
+        par: p.par,
+        threshold: p.threshold,
+        price_milli: p.priceMilli,
+      };
       await tx
         .insertInto('stock')
-        .values({ machine_id: input.machineId, selection, ...row, asked_price_milli: null, asked_at: null })
+        .values({ machine_id: input.machineId, selection, ...row, asked_price_milli: null, asked_at: null, ...planned })
         .onConflict((oc) => oc.columns(['machine_id', 'selection']).doUpdateSet(row))
         .execute();
     }
@@ -122,28 +131,59 @@ export async function recordFill(db: Db, input: FillInput): Promise<Record<strin
   return counts;
 }
 
-/** The selections of `machineIds` with their levels and sales rates (SelectionState for stock-math.ts). */
+/** A stock row with its planned values (./planned-stock.ts) as the arithmetic takes it. */
+export function stateOf(
+  s: {
+    machine_id: string;
+    selection: number;
+    product_code?: string | null;
+    capacity?: number | null;
+    par?: number | null;
+    threshold?: number | null;
+    level: number;
+    prev_vends: number;
+    prev_ms: number;
+    cycle_vends: number;
+    cycle_since_ms: number;
+  },
+  nowMs: number,
+): SelectionState {
+  return {
+    machineId: s.machine_id,
+    selection: Number(s.selection),
+    productCode: s.product_code ?? '',
+    capacity: Number(s.capacity ?? 0),
+    par: Number(s.par ?? 0),
+    threshold: Number(s.threshold ?? 0),
+    level: Number(s.level),
+    ratePerDay: salesRatePerDay(
+      {
+        previousVends: Number(s.prev_vends),
+        previousMs: Number(s.prev_ms),
+        currentVends: Number(s.cycle_vends),
+        sinceMs: Number(s.cycle_since_ms),
+      },
+      nowMs,
+    ),
+  };
+}
+
+/** The planned selections of `machineIds` with their levels and sales rates (SelectionState for stock-math.ts). */
 export async function selectionStates(db: Db, machineIds: readonly string[], nowMs: number): Promise<SelectionState[]> {
-  const plan = await planograms(db, machineIds);
-  if (plan.length === 0) return [];
-  const stock = await db.selectFrom('stock').selectAll().where('machine_id', 'in', machineIds).execute();
-  const byKey = new Map(stock.map((s) => [`${s.machine_id}\u0000${s.selection}`, s]));
-  return plan.map((p) => {
-    const s = byKey.get(`${p.machineId}\u0000${p.selection}`);
-    const ratePerDay =
-      s === undefined
-        ? 0
-        : salesRatePerDay(
-            {
-              previousVends: Number(s.prev_vends),
-              previousMs: Number(s.prev_ms),
-              currentVends: Number(s.cycle_vends),
-              sinceMs: Number(s.cycle_since_ms),
-            },
-            nowMs,
-          );
-    return { ...p, level: s === undefined ? 0 : Number(s.level), ratePerDay };
-  });
+  if (machineIds.length === 0) return [];
+  const out: SelectionState[] = [];
+  for (let i = 0; i < machineIds.length; i += 500) {
+    const rows = await db
+      .selectFrom('stock')
+      .selectAll()
+      .where('machine_id', 'in', machineIds.slice(i, i + 500))
+      .where('product_code', 'is not', null)
+      .orderBy('machine_id')
+      .orderBy('selection')
+      .execute();
+    for (const r of rows) out.push(stateOf(r, nowMs));
+  }
+  return out;
 }
 
 /** The route's machines in visit order, and its weekdays. */
@@ -169,33 +209,20 @@ export interface PriceDiffers {
 }
 
 /** Every selection whose last asked price differs from the planogram's (one machine, or the fleet). */
-export async function pricesDiffering(db: Db, machineId?: string): Promise<PriceDiffers[]> {
+export async function pricesDiffering(db: Db, machineId?: string, limit = 10_000): Promise<PriceDiffers[]> {
   let q = db
-    .selectFrom('stock as s')
-    .innerJoin('machine_templates as m', 'm.machine_id', 's.machine_id')
-    .innerJoin('template_selections as t', (j) =>
-      j.onRef('t.template_id', '=', 'm.template_id').onRef('t.selection', '=', 's.selection'),
-    )
-    .leftJoin('selection_overrides as o', (j) =>
-      j.onRef('o.machine_id', '=', 's.machine_id').onRef('o.selection', '=', 's.selection'),
-    )
-    .select((eb) => [
-      's.machine_id',
-      's.selection',
-      's.asked_price_milli',
-      's.asked_at',
-      eb.fn.coalesce('o.price_milli', 't.price_milli').as('intended'),
-    ])
-    .where('s.asked_price_milli', 'is not', null);
-  if (machineId !== undefined) q = q.where('s.machine_id', '=', machineId);
-  const rows = await q.orderBy('s.machine_id').orderBy('s.selection').execute();
-  return rows
-    .filter((r) => Number(r.asked_price_milli) !== Number(r.intended))
-    .map((r) => ({
-      machineId: r.machine_id,
-      selection: Number(r.selection),
-      intendedMilli: Number(r.intended),
-      askedMilli: Number(r.asked_price_milli),
-      askedAt: r.asked_at ?? '',
-    }));
+    .selectFrom('stock')
+    .select(['machine_id', 'selection', 'asked_price_milli', 'asked_at', 'price_milli'])
+    .where('asked_price_milli', 'is not', null)
+    .where('price_milli', 'is not', null)
+    .whereRef('asked_price_milli', '<>', 'price_milli');
+  if (machineId !== undefined) q = q.where('machine_id', '=', machineId);
+  const rows = await q.orderBy('machine_id').orderBy('selection').limit(limit).execute();
+  return rows.map((r) => ({
+    machineId: r.machine_id,
+    selection: Number(r.selection),
+    intendedMilli: Number(r.price_milli),
+    askedMilli: Number(r.asked_price_milli),
+    askedAt: r.asked_at ?? '',
+  }));
 }

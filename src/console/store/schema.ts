@@ -227,6 +227,15 @@ export interface StockTable {
   /** The price the VMC last asked for this selection (a sale's or a cash sale's), thousandths. */
   asked_price_milli: number | null;
   asked_at: string | null;
+  /**
+   * The selection's planned values, a copy of its planogram (migration 0006b, ./planned-stock.ts);
+   * all null when the selection is not in the machine's planogram (a vend of an unplanned item).
+   */
+  product_code?: string | null;
+  capacity?: number | null;
+  par?: number | null;
+  threshold?: number | null;
+  price_milli?: number | null;
 }
 
 /** Each vend stock counted, by the event (or payment) it came from: counted once, summed over an audit's interval. */
@@ -277,6 +286,10 @@ export interface CatalogPushesTable {
   prepared_at: string;
   prepared_by: string;
   document: string;
+  /** The machine's refusal of this version, kept from its status (migration 0006b). */
+  refused_reason?: string | null;
+  refused_message?: string | null;
+  refused_at?: string | null;
 }
 
 export interface RouteDatabase {

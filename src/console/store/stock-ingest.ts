@@ -71,23 +71,47 @@ function vendsOf(e: IncomingEvent): Vend[] {
   return [...bySelection.values()];
 }
 
+/**
+ * The vends not counted before. A cash sale's (`ev:`) are new with their event (the events' key
+ * let only new events through); a QR payment's (`tx:`) may have been counted with an earlier event
+ * of the same payment (dead-lettered, then accepted), in an earlier batch or in this one. One
+ * lookup by key for the payments, then a plain insert: cheaper than an insert returning its rows.
+ */
+async function newVends(tx: Tx, vends: Vend[]): Promise<Vend[]> {
+  const key = (v: Vend) => JSON.stringify([v.machine_id, v.event_id, v.selection]);
+  const payments = [...new Map(vends.filter((v) => v.event_id.startsWith('tx:')).map((v) => [key(v), v])).values()];
+  const seen = new Set<string>();
+  if (payments.length > 0) {
+    const pairs = sql.join(payments.map((v) => sql`(${v.machine_id}, ${v.event_id})`));
+    const { rows } = await sql<{ machine_id: string; event_id: string; selection: number }>`select machine_id,
+      event_id, selection from stock_vends where (machine_id, event_id) in (values ${pairs})`.execute(tx);
+    for (const r of rows) seen.add(JSON.stringify([r.machine_id, r.event_id, Number(r.selection)]));
+  }
+  const fresh: Vend[] = [];
+  for (const v of vends) {
+    if (seen.has(key(v))) continue;
+    seen.add(key(v));
+    fresh.push(v);
+  }
+  if (fresh.length > 0)
+    await tx
+      .insertInto('stock_vends')
+      .values(fresh.map(({ priceMilli: _p, at: _a, ...row }) => row))
+      .onConflict((oc) => oc.columns(['machine_id', 'event_id', 'selection']).doNothing())
+      .execute();
+  return fresh;
+}
+
 /** Lowers the levels by the batch's vends (each payment or event once) and keeps the prices asked. */
 async function lowerByVends(tx: Tx, fresh: IncomingEvent[]): Promise<void> {
-  const vends = fresh.flatMap(vendsOf);
-  if (vends.length === 0) return;
-  const inserted = await tx
-    .insertInto('stock_vends')
-    .values(vends.map(({ priceMilli: _p, at: _a, ...row }) => row))
-    .onConflict((oc) => oc.columns(['machine_id', 'event_id', 'selection']).doNothing())
-    .returning(['machine_id', 'event_id', 'selection'])
-    .execute();
-  const counted = new Set(inserted.map((r) => JSON.stringify([r.machine_id, r.event_id, r.selection])));
+  const all = fresh.flatMap(vendsOf);
+  if (all.length === 0) return;
+  const vends = await newVends(tx, all);
   const sums = new Map<
     string,
     { machine_id: string; selection: number; n: number; since: number; price: number | null; at: string }
   >();
   for (const v of vends) {
-    if (!counted.has(JSON.stringify([v.machine_id, v.event_id, v.selection]))) continue;
     const key = JSON.stringify([v.machine_id, v.selection]);
     const s = sums.get(key) ?? {
       machine_id: v.machine_id,

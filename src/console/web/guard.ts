@@ -18,11 +18,14 @@ import { crossOrigin, formOf, plain, sameText, seeOther } from './http-kit.js';
 
 export const SESSION_COOKIE = 'qrc_session';
 
-export type Access = 'public' | 'user' | 'admin';
+export type Access = 'public' | 'user' | 'planner' | 'admin';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may ask: `public` (no session), `user` (any account; the default), `admin`. */
+    /**
+     * Who may ask: `public` (no session), `user` (any account; the default), `planner` (a planner
+     * or an admin), `admin`.
+     */
     access?: Access;
     /** A form that changes something: refused (403) unless same-site and its `csrf` field is the session's token. */
     csrf?: boolean;
@@ -58,6 +61,8 @@ async function checkSession(
   }
   request.consoleUser = user;
   if (access === 'admin' && user.role !== 'admin') return plain(reply, 403, 'accounts are managed by an admin\n');
+  if (access === 'planner' && user.role === 'viewer')
+    return plain(reply, 403, 'planograms, routes and fills are changed by a planner or an admin\n');
 }
 
 async function checkCsrf(request: FastifyRequest, reply: FastifyReply) {

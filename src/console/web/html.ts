@@ -77,6 +77,10 @@ const SECTIONS: [string, string][] = [
   ['/alarms', 'Alarms'],
   ['/audits', 'Audits'],
   ['/rollouts', 'Rollouts'],
+  ['/stock', 'Stock'],
+  ['/routes', 'Routes'],
+  ['/planograms', 'Planograms'],
+  ['/catalog', 'Catalog'],
 ];
 
 function navLink(href: string, label: string, section: string): Html {

@@ -65,11 +65,9 @@ export function show(
   section: string,
   body: Html,
   status = 200,
+  live = true,
 ): FastifyReply {
-  return reply
-    .code(status)
-    .type(HTML)
-    .send(page({ title, user, section, live: true, body }));
+  return reply.code(status).type(HTML).send(page({ title, user, section, live, body }));
 }
 
 /** The console's own files and the health check: no session needed. */

@@ -20,6 +20,9 @@ import { MAX_FORM_BYTES, SECURITY_HEADERS, plain } from './http-kit.js';
 import { LiveChannel } from './live.js';
 import { badRequestText, badUrlText } from './params.js';
 import { pageRoutes, publicRoutes } from './routes.js';
+import { catalogPages } from './catalog-routes.js';
+import { planogramPages } from './planogram-routes.js';
+import { routePages } from './route-routes.js';
 
 export interface WebOptions {
   db: Kysely<ConsoleDatabase>;
@@ -116,7 +119,11 @@ function buildApp(options: WebOptions, live: LiveChannel): FastifyInstance {
   withMethodNotAllowed(app, () => {
     publicRoutes(app, options.db);
     authRoutes(app, auth);
-    pageRoutes(app, { db: options.db, pageSize: options.pageSize, live });
+    const pages = { db: options.db, pageSize: options.pageSize, live };
+    pageRoutes(app, pages);
+    planogramPages(app, pages);
+    routePages(app, pages);
+    catalogPages(app, pages);
   });
   return app;
 }

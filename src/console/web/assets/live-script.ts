@@ -2,9 +2,28 @@
  * /assets/console.js: the console's only script. On a page marked data-live it listens to the
  * server's events (/live) and, when something changed, fetches the same page again and swaps
  * its #live section in place: the operator sees new sales, alarms and machines going offline
- * without a reload, and a half-typed search stays as it is.
+ * without a reload, and a half-typed search stays as it is. It also prints (the pick list's
+ * button) and reads a file picked for a planogram import into the import's text box.
  */
 export const CONSOLE_JS = `'use strict';
+(function () {
+  // A print button (the pick list) and a file picked for an import, read into its text box.
+  document.querySelectorAll('[data-print]').forEach(function (b) {
+    b.addEventListener('click', function () { window.print(); });
+  });
+  document.querySelectorAll('input[type=file][data-fills]').forEach(function (input) {
+    input.addEventListener('change', function () {
+      var file = input.files && input.files[0];
+      var box = document.getElementById(input.dataset.fills);
+      if (!file || !box) return;
+      file.text().then(function (text) {
+        box.value = text;
+        var format = input.form && input.form.querySelector('select[name=format]');
+        if (format) format.value = /\\.json$/i.test(file.name) ? 'json' : 'csv';
+      });
+    });
+  });
+})();
 (function () {
   if (document.body.dataset.live !== '1' || typeof EventSource === 'undefined') return;
   var pending = false;

@@ -88,4 +88,104 @@ svg.chart .baseline { stroke: var(--line); }
   main { padding: .8rem; }
   table.list { display: block; overflow-x: auto; }
 }
+
+/* The route's pages: planograms, stock, routes, the pick list, the visit page. */
+header { flex-wrap: wrap; }
+nav { flex-wrap: wrap; row-gap: .3rem; }
+.scroll { overflow-x: auto; }
+.muted, .hint, .meta { color: var(--muted); }
+.hint { font-size: .9em; }
+.own { color: var(--accent); }
+.actions { display: flex; gap: .6rem; align-items: center; flex-wrap: wrap; }
+form.stack.wide { max-width: 40rem; }
+textarea { font: inherit; width: 100%; padding: .3rem .5rem; border: 1px solid var(--line); border-radius: 4px; }
+ul.problems { background: #fff4f3; border: 1px solid #f0c4c0; padding: .6rem 1.6rem; color: var(--bad); }
+.flag {
+  display: inline-block;
+  padding: 0 .4rem;
+  border-radius: 1rem;
+  background: var(--bad);
+  color: #fff;
+  font-size: .85em;
+  font-weight: 600;
+  white-space: nowrap;
+}
+tr.low td.level, tr.low td:first-child { color: var(--bad); font-weight: 600; }
+tr.unplanned td { color: var(--muted); }
+tr.skip td { color: var(--muted); }
+td.strong, .strong { font-weight: 700; }
+.bar {
+  display: inline-block;
+  position: relative;
+  width: 5rem;
+  height: .7rem;
+  background: #e8ebf0;
+  border-radius: 3px;
+  overflow: hidden;
+}
+.bar::after { content: ""; position: absolute; left: 0; top: 0; bottom: 0; background: var(--ok); }
+.bar.low::after { background: var(--bad); }
+.bar-0::after { width: 0%; }
+.bar-10::after { width: 10%; }
+.bar-20::after { width: 20%; }
+.bar-30::after { width: 30%; }
+.bar-40::after { width: 40%; }
+.bar-50::after { width: 50%; }
+.bar-60::after { width: 60%; }
+.bar-70::after { width: 70%; }
+.bar-80::after { width: 80%; }
+.bar-90::after { width: 90%; }
+.bar-100::after { width: 100%; }
+fieldset.weekdays { border: 1px solid var(--line); border-radius: 4px; display: flex; flex-wrap: wrap; gap: .6rem; }
+label.check { display: inline-flex; gap: .3rem; align-items: center; color: var(--ink); }
+ol.steps code { background: #eef1f5; padding: .1rem .3rem; border-radius: 3px; word-break: break-all; }
+table.edit input { width: 100%; min-width: 4rem; }
+.inline-label { display: inline-grid; margin-bottom: .6rem; }
+
+/* The visit page: a phone first (390 px), thumbs on glass. */
+form.visit { display: grid; gap: .8rem; max-width: 36rem; }
+form.visit button.big {
+  font-size: 1.15rem;
+  min-height: 3.2rem;
+  width: 100%;
+  border-radius: 8px;
+  font-weight: 600;
+}
+form.visit button.primary { background: var(--accent); color: #fff; border-color: var(--accent); }
+ol.selections { list-style: none; margin: 0; padding: 0; display: grid; gap: .6rem; }
+li.sel { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; }
+li.sel.low { border-left: 6px solid var(--bad); }
+.sel-head { display: flex; gap: .6rem; align-items: baseline; font-size: 1.1rem; }
+.sel-no { font-weight: 700; min-width: 2.5rem; }
+.sel-name { font-weight: 600; }
+.sel-figures { display: flex; gap: 1rem; color: var(--muted); margin: .2rem 0 .4rem; flex-wrap: wrap; }
+.sel-figures .put-in { color: var(--ink); }
+label.count { grid-template-columns: 1fr 7rem; align-items: center; }
+label.count input { font-size: 1.3rem; min-height: 2.8rem; text-align: center; }
+label.note textarea { font-size: 1rem; }
+.visit-notice { font-size: 1.1rem; font-weight: 600; }
+
+@media (max-width: 600px) {
+  header { gap: .5rem; padding: .5rem .7rem; }
+  main { padding: .7rem; }
+  nav { gap: .7rem; }
+  nav .who { margin-left: 0; }
+  table.list { font-size: 13px; }
+}
+
+/* The pick list (and any page) printed: A4, the page's content only. */
+@page { size: A4; margin: 12mm; }
+@media print {
+  body { background: #fff; font-size: 10pt; }
+  header, form, .no-print, .hint, nav { display: none !important; }
+  main { padding: 0; max-width: none; }
+  h1 { font-size: 14pt; margin: 0 0 2mm; }
+  h2 { font-size: 12pt; margin: 4mm 0 2mm; }
+  h3 { font-size: 11pt; margin: 3mm 0 1mm; }
+  table.list th { background: #eee; }
+  table.list th, table.list td { border: 1px solid #999; padding: 1mm 2mm; }
+  td.tick, th.tick { width: 14mm; }
+  tr, section.stop { break-inside: avoid; }
+  a { color: inherit; text-decoration: none; }
+}
 `;
