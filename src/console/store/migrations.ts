@@ -12,6 +12,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
+import { createReachTables } from './reach-migration.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -227,6 +228,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0002-fleet-daily-totals': { up: createFleetDailyTotals },
+    // The event feed, alert rules, webhooks, the delivery queue and API tokens (./reach-migration.ts).
+    '0007-reach': { up: (db) => createReachTables(db, dialect) },
   };
 }
 

@@ -4,6 +4,7 @@
  * the currency unit (`*_milli`), so sums are exact whatever the currency's decimals (at most 3).
  */
 import type { Generated } from 'kysely';
+import type { ReachDatabase } from './reach-schema.js';
 
 export interface MachinesTable {
   machine_id: string;
@@ -25,6 +26,8 @@ export interface MachinesTable {
   health_at: string | null;
   /** The last health message's stats (JSON, bounded). */
   health: string | null;
+  /** When `online` last changed (migration 0007): how long a machine has been offline. */
+  online_since: string | null;
 }
 
 export interface StatusHistoryTable {
@@ -120,6 +123,8 @@ export interface UsersTable {
   role: string;
   password_hash: string;
   created_at: string;
+  /** Where this account's alert notifications go (migration 0007); null: none by e-mail. */
+  email: string | null;
 }
 
 export interface SessionsTable {
@@ -147,7 +152,7 @@ export interface RefusalsTable {
   last_detail: string;
 }
 
-export interface ConsoleDatabase {
+export interface ConsoleDatabase extends ReachDatabase {
   machines: MachinesTable;
   status_history: StatusHistoryTable;
   events: EventsTable;
