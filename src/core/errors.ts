@@ -89,6 +89,10 @@ export const ErrorCodes = {
    */
   CONSOLE_STORE_FAILED: 'CONSOLE_STORE_FAILED',
   CONSOLE_LISTEN_REFUSED: 'CONSOLE_LISTEN_REFUSED',
+  /** A webhook receiver URL or address the console will not send to (docs/security.md "Webhook receivers"). */
+  CONSOLE_RECEIVER_REFUSED: 'CONSOLE_RECEIVER_REFUSED',
+  /** The console's e-mail settings cannot be used: the credentials file unreadable or open to others. */
+  CONSOLE_EMAIL_UNUSABLE: 'CONSOLE_EMAIL_UNUSABLE',
 
   /**
    * A signed document (the relay's registry, and any other the fleet keeps a version of) older than
