@@ -64,9 +64,11 @@ async function createAlerts(db: AnyDb, dialect: Dialect): Promise<void> {
     .addColumn('machine_id', 'text', (c) => c.notNull())
     .addColumn('since', 'text', (c) => c.notNull())
     .addColumn('detail', 'text', (c) => c.notNull())
+    .addColumn('first_seen_at', 'text', (c) => c.notNull())
     .addColumn('told_at', 'text')
     .addColumn('last_sent_at', 'text')
     .addColumn('sent_count', 'integer', (c) => c.notNull().defaultTo(0))
+    .addColumn('cleared_at', 'text')
     .addPrimaryKeyConstraint('alert_states_pk', ['rule_id', 'machine_id'])
     .execute();
 }

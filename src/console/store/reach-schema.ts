@@ -51,12 +51,17 @@ export interface AlertRulesTable {
 export interface AlertStatesTable {
   rule_id: number;
   machine_id: string;
+  /** Since when the condition holds (the alarm raised, the machine offline, its last sale). */
   since: string;
   detail: string;
+  /** When this rule first saw it hold: the hold time counts from here. */
+  first_seen_at: string;
   /** When the owner was told it holds; null while it has not been (hold time, outside hours). */
   told_at: string | null;
   last_sent_at: string | null;
   sent_count: number;
+  /** It stopped holding after the owner was told, outside the rule's hours: the clear is said when they open. */
+  cleared_at: string | null;
 }
 
 export interface WebhookEndpointsTable {
