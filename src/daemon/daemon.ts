@@ -198,6 +198,7 @@ export class Daemon {
       case 'vend.deny':
       case 'sessions.allowed':
       case 'reader.service':
+      case 'catalog.set':
         this.machineLoop.handle(message);
         return;
       default: {

@@ -11,6 +11,7 @@ import { ErrorCodes, isQrvendError } from '../core/errors.js';
 import { gatewayClientFromConfig, type GatewayClient } from '../gateway/client.js';
 import { GatewayReachability } from '../gateway/reachability.js';
 import { highestAgeLimit, type RequestBuilders } from '../gateway/envelope.js';
+import type { CatalogSwitch } from './catalog-switch.js';
 import { openLedger, OutboxDrainer, recoverLedger, type Ledger } from '../ledger/index.js';
 import { isLedgerLost } from '../ledger/identity.js';
 import { VendJournalTakeover } from '../ledger/vend-journal-takeover.js';
@@ -51,6 +52,8 @@ export interface PaymentWorkerData {
 /** The payment worker's state the start-up fills in (src/daemon/payment-worker-owner.ts). */
 export interface PaymentWorkerSide {
   readonly data: PaymentWorkerData;
+  /** The fleet's catalog document, applied between sessions (catalog-switch.ts). */
+  readonly catalogs: CatalogSwitch;
   readonly config: QrvendConfig;
   readonly log: Logger;
   service: PaymentService | null;
@@ -63,6 +66,8 @@ export interface PaymentWorkerSide {
   toMain(message: PaymentToMain): void;
   show(screen: Screen): void;
   currentBuilders(): RequestBuilders;
+  /** The catalog the flows sell by: the site's, or the fleet's document over it (catalog-switch.ts). */
+  currentCatalog(): QrvendConfig['catalog'];
 }
 
 export interface PaymentStores {
@@ -217,7 +222,7 @@ function startFlows(side: PaymentWorkerSide, stores: PaymentStores, drainer: Out
       paymentTimeoutMs: config.dynamicQr.paymentTimeoutMs,
       pollIntervalMs: config.dynamicQr.pollIntervalMs,
       uniQr: config.machine.uniQr,
-      staticAgeLimit: config.staticQr.verifyAge ? highestAgeLimit(config) : null,
+      staticAgeLimit: config.staticQr.verifyAge ? highestAgeLimit({ catalog: side.currentCatalog() }) : null,
       readerGraceMs: config.display.readerGraceS * 1000,
     },
     log,
@@ -272,8 +277,10 @@ function connectFleetSide(
         if (!(err instanceof DexCommandError)) throw err;
         throw new CommandFailure(err.code === 'FAILED' ? 'UNAVAILABLE' : err.code, err.message);
       }),
+    catalog: (version, catalog) => side.catalogs.offer(version, catalog),
   });
   if (side.lastReader !== null) fleet.fromMain(side.lastReader);
+  fleet.catalogApplied(side.catalogs.running);
   return fleet;
 }
 

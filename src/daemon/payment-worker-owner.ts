@@ -17,6 +17,7 @@ import type { PaymentService, FlowMessage } from '../flows/payment-service.js';
 import { quietCollector } from './heap-limits.js';
 import type { FleetPaymentSide } from '../fleet/machine-link/payment-side.js';
 import type { DexAuditService } from '../dex/audit/service.js';
+import { CatalogSwitch } from './catalog-switch.js';
 import {
   openPaymentStores,
   startPaymentParts,
@@ -61,6 +62,8 @@ export class PaymentWorker implements PaymentWorkerSide {
   /** The last reader.status, for a fleet side created after it came. */
   lastReader: MainToPayment | null = null;
   deliveriesInFlight: () => number = () => 0;
+  readonly catalogs: CatalogSwitch;
+  private catalog: QrvendConfig['catalog'];
   private builders: RequestBuilders;
   private boardFirmware: string | null = null;
   // Messages from the machine loop can arrive before start-up finishes: kept in order.
@@ -78,7 +81,22 @@ export class PaymentWorker implements PaymentWorkerSide {
   ) {
     this.config = data.config;
     this.log = createLogger({ level: this.config.log.level, name: 'payment', sync: true });
+    this.catalog = this.config.catalog;
     this.builders = this.makeBuilders();
+    this.catalogs = new CatalogSwitch({
+      config: this.config,
+      machineId: data.machineId,
+      log: this.log,
+      busy: () => (this.service === null ? 'the payment worker is starting' : this.service.catalogBusy()),
+      use: (catalog, staticAgeLimit) => {
+        this.catalog = catalog;
+        this.builders = this.makeBuilders();
+        this.service?.useStaticAgeLimit(staticAgeLimit);
+      },
+      toMain: (message) => this.toMain(message),
+      toDisplay: (message) => this.data.displayPort?.postMessage(message),
+      applied: (version) => this.fleet?.catalogApplied(version),
+    });
   }
 
   /** Listens to the main thread, then starts up; a failed start-up is reported as `fatal`. */
@@ -96,9 +114,13 @@ export class PaymentWorker implements PaymentWorkerSide {
     this.data.displayPort?.postMessage({ type: 'show', screen } satisfies ToDisplay);
   }
 
-  /** The request builders of the board's current firmware (board.info may change it). */
+  /** The request builders of the board's current firmware (board.info may change it) and the current catalog. */
   currentBuilders(): RequestBuilders {
     return this.builders;
+  }
+
+  currentCatalog(): QrvendConfig['catalog'] {
+    return this.catalog;
   }
 
   /** Every message of the main thread, routed once; a kind left out does not compile. */
@@ -167,7 +189,10 @@ export class PaymentWorker implements PaymentWorkerSide {
     try {
       this.inService(message);
       const type = message.type;
-      if (type === 'session.ended' || type === 'vend.result' || type === 'vend.request.ended') this.collector.arm();
+      if (type === 'session.ended' || type === 'vend.result' || type === 'vend.request.ended') {
+        this.collector.arm();
+        this.catalogs.tryNow();
+      }
     } catch (err) {
       // A flow that throws must not take the worker (and every other payment) down with it.
       const code = isQrvendError(err) ? err.code : 'INTERNAL';
@@ -186,6 +211,8 @@ export class PaymentWorker implements PaymentWorkerSide {
   }
 
   private async run(): Promise<void> {
+    // Before the flows take anything: the catalog kept from the fleet is what they sell by.
+    this.catalogs.startUp();
     const stores = await openPaymentStores(this);
     const parts = await startPaymentParts(this, stores, () => {
       for (const message of this.early.splice(0)) this.inService(message);
@@ -204,6 +231,7 @@ export class PaymentWorker implements PaymentWorkerSide {
     const { stores, drainer, endpoint, health } = this.running;
     clearInterval(health);
     this.collector.cancel();
+    this.catalogs.stop();
     // Nothing will confirm them now: closed with nothing owed (recovery would send a Cancel instead).
     this.relayedStart?.dropAll('the agent stopped before the relay confirmed');
     this.fleet?.close();
@@ -228,7 +256,11 @@ export class PaymentWorker implements PaymentWorkerSide {
 
   private makeBuilders(): RequestBuilders {
     const { config, data } = this;
-    const envelopeConfig = { ...config, machine: { ...config.machine, terminalId: data.terminalId } };
+    const envelopeConfig = {
+      ...config,
+      catalog: this.catalog,
+      machine: { ...config.machine, terminalId: data.terminalId },
+    };
     const fwVersion = firmwareVersion(this.boardFirmware);
     const device = { hwSerial: data.hwSerial, fwVersion, type: config.device.type };
     return createRequestBuilders(envelopeConfig, device);

@@ -85,6 +85,7 @@ function shutdown(): void {
 
 function onMessage(message: ToDisplay): void {
   if (message.type === 'show') screens.push(message.screen);
+  else if (message.type === 'catalog') guarded('changing the catalog', () => outputs.setCatalog(message.catalog));
   else if (message.type === 'memory') post({ type: 'memory', memory: threadMemory() });
   else if (message.type === 'shutdown') shutdown();
 }

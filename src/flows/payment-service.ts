@@ -93,6 +93,19 @@ export class PaymentService {
     return { busy: null };
   }
 
+  /** What a catalog switch waits for (src/daemon/catalog-switch.ts): a session, a payment, a vend; or null. */
+  catalogBusy(): string | null {
+    if (this.staticQr.activeTxId !== null) return 'session running';
+    if (this.dynamicQr.activeCount > 0) return 'payment running';
+    if (this.reader === 'session' || this.reader === 'vend') return 'session running';
+    return null;
+  }
+
+  /** A catalog applied between sessions: the next static QR Authorization carries this age limit. */
+  useStaticAgeLimit(limit: number | null): void {
+    this.ctx.settings.staticAgeLimit = limit;
+  }
+
   /**
    * Why a Static QR session cannot start now, or null when it can (docs/decisions/sales-and-recovery.md, Start checks).
    */

@@ -145,6 +145,11 @@ export type PaymentToMain =
   | { type: 'vend.approve'; requestId: string; txId: string; amount: number }
   /** The dynamic QR payment failed or timed out: deny the vend request. */
   | { type: 'vend.deny'; requestId: string; reason: string }
+  /**
+   * A new catalog was applied between sessions (src/daemon/catalog-switch.ts): the items a static QR
+   * session must deny for their age (item -> age limit), as ageDeniedItems() gives them.
+   */
+  | { type: 'catalog.set'; ageDeniedItems: Record<number, number> }
   /** Refuse new sessions (disk cannot take writes, ledger unusable) or allow them again. */
   | { type: 'sessions.allowed'; allowed: boolean; reason: string | null }
   /** Read the VMC's audit now (the fleet's dex.read); answered with dex.audit of the same requestId. */
@@ -242,6 +247,8 @@ export type Screen =
 /** Anyone -> display worker. */
 export type ToDisplay =
   | { type: 'show'; screen: Screen }
+  /** The product names changed (a catalog applied between sessions): the next screens name them so. */
+  | { type: 'catalog'; catalog: Record<string, { name: string; names?: Partial<Record<string, string>> }> }
   /** Report the worker's V8 heap (answered with `memory`; the stats line asks once per line). */
   | { type: 'memory' }
   | { type: 'shutdown' };
@@ -273,6 +280,18 @@ export interface FleetQueuedEvent {
   body: string;
 }
 
+/**
+ * One catalog item as the threads pass it (src/config/schema CatalogEntry: names per language for
+ * the screens, measurement and unit for the gateway, the age limit for AgeLimitation).
+ */
+export interface CatalogItemFacts {
+  name: string;
+  names: Partial<Record<string, string>>;
+  measurement: number;
+  unitOfMeasurement: string;
+  ageLimit: number | null;
+}
+
 /** Fleet worker -> payment worker (MessagePort handed to both by the main thread). */
 export type FleetToPayment =
   /**
@@ -286,7 +305,12 @@ export type FleetToPayment =
   | { type: 'fleet.events.acked'; seqs: number[] }
   | { type: 'fleet.link'; connected: boolean }
   /** Queue an `update` fleet event (the fleet worker's update agent, src/updates/agent.ts). */
-  | { type: 'fleet.update.event'; event: UpdateEventFacts };
+  | { type: 'fleet.update.event'; event: UpdateEventFacts }
+  /**
+   * A catalog document was accepted (src/fleet/machine-link/catalog-receiver.ts): the whole effective catalog
+   * (the site's with the document's items over it), to apply between sessions.
+   */
+  | { type: 'fleet.catalog'; version: number; catalog: Record<string, CatalogItemFacts> };
 
 /** Payment worker -> fleet worker. */
 export type PaymentToFleet =
@@ -295,7 +319,9 @@ export type PaymentToFleet =
   | { type: 'fleet.events'; events: FleetQueuedEvent[] }
   /** New events were written: ask for them. */
   | { type: 'fleet.events.available' }
-  | { type: 'fleet.facts'; facts: FleetFacts };
+  | { type: 'fleet.facts'; facts: FleetFacts }
+  /** The catalog the machine now sells by (null: the site file's alone), applied between sessions. */
+  | { type: 'fleet.catalog.applied'; version: number | null };
 
 /** Main thread -> fleet worker. */
 export type MainToFleet = { type: 'fleet.stats'; stats: Record<string, unknown> } | { type: 'shutdown' };

@@ -40,7 +40,7 @@ export const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 export class MachineLoop extends EventEmitter {
   private model: ReaderModel = initialModel();
-  private readonly cfg: ReaderConfig;
+  private cfg: ReaderConfig;
   private readonly link: LinkSupervisor;
   private readonly timers = new Map<TimerName, NodeJS.Timeout>();
   private readonly noise = new NoiseCounter();
@@ -141,6 +141,8 @@ export class MachineLoop extends EventEmitter {
 
   /** A message from the payment worker. */
   handle(message: PaymentToMain): void {
+    // Sent only between sessions (src/daemon/catalog-switch.ts): the next session denies by the new catalog.
+    if (message.type === 'catalog.set') this.cfg = { ...this.cfg, ageDeniedItems: message.ageDeniedItems };
     if (message.type === 'fatal') this.log.error({ code: message.code }, `payment worker failed: ${message.message}`);
     if (this.stopping && message.type === 'session.begin') {
       this.safePost({ type: 'session.refused', txId: message.txId, reason: 'the reader is shutting down' });

@@ -34,9 +34,10 @@ export {
  * - configure: config.set;
  * - update: a software update offer;
  * - start: a relayed Start (the relay's own key);
- * - registry: which machine owns which TerminalId / UniQR (read by the relay).
+ * - registry: which machine owns which TerminalId / UniQR (read by the relay);
+ * - catalog: a machine's catalog document (product names, measures, age limits; docs/fleet.md).
  */
-export const SCOPES = ['read', 'operate', 'configure', 'update', 'start', 'registry'] as const;
+export const SCOPES = ['read', 'operate', 'configure', 'update', 'start', 'registry', 'catalog'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const MAX_TRUST_FILE_BYTES = 64 * 1024;

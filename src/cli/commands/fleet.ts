@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { registerFleetKeygen } from './fleet-keygen.js';
+import { registerFleetCatalog } from './fleet-catalog.js';
 import { registerUpdate } from './fleet-update.js';
 import { registerFleetWatch } from './fleet-watch.js';
 import {
@@ -39,6 +40,7 @@ export function register(parent: Command): void {
   registerFleetWatch(fleet);
   registerFleetCmd(fleet);
   registerUpdate(fleet);
+  registerFleetCatalog(fleet);
   registerFleetKeygen(fleet);
 }
 

@@ -12,6 +12,7 @@ import type { CashSaleEvent, SaleEvent } from '../../fleet/contract/index.js';
 import { appendToFeed } from './feed-queries.js';
 import { dayOf, storeAlarm, storeAudit, storeUpdate, toMilli, type IncomingEvent } from './event-rows.js';
 import type { ConsoleDatabase, DailyTotalsTable, FleetDailyTotalsTable, SalesTable } from './schema.js';
+import { keepStock } from './stock-ingest.js';
 
 type Tx = Transaction<ConsoleDatabase>;
 type Totals = Omit<DailyTotalsTable, 'day' | 'machine_id' | 'currency'>;
@@ -199,6 +200,8 @@ async function writeBatch(tx: Tx, events: IncomingEvent[]): Promise<boolean[]> {
   await upsertMachines(tx, fresh, rows);
   if (rows.length > 0) await tx.insertInto('sales').values(rows).execute();
   await addDailyTotals(tx, rows);
+  // Stock, from the same new events (./stock-ingest.ts): one more statement pair per batch.
+  await keepStock(tx, fresh);
   // Alarms, audits and updates in the order they came: a clear follows its raise.
   for (const e of fresh) {
     if (e.event.kind === 'alarm') await storeAlarm(tx, e.machineId, e.event);

@@ -13,6 +13,7 @@ import {
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
 import { createReachTables } from './reach-migration.js';
+import { createRouteSchema } from './route-migration.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -228,6 +229,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0002-fleet-daily-totals': { up: createFleetDailyTotals },
+    '0006-route': { up: (db) => createRouteSchema(db, dialect) },
     // The event feed, alert rules, webhooks, the delivery queue and API tokens (./reach-migration.ts).
     '0007-reach': { up: (db) => createReachTables(db, dialect) },
   };

@@ -26,8 +26,10 @@ export interface MachinesTable {
   health_at: string | null;
   /** The last health message's stats (JSON, bounded). */
   health: string | null;
+  /** What the machine last reported of its catalog document (its status's `catalog`, JSON), or null. */
+  catalog_status?: string | null;
   /** When `online` last changed (migration 0007): how long a machine has been offline. */
-  online_since: string | null;
+  online_since?: string | null;
 }
 
 export interface StatusHistoryTable {
@@ -152,7 +154,7 @@ export interface RefusalsTable {
   last_detail: string;
 }
 
-export interface ConsoleDatabase extends ReachDatabase {
+export interface ConsoleDatabase extends RouteDatabase, ReachDatabase {
   machines: MachinesTable;
   status_history: StatusHistoryTable;
   events: EventsTable;
@@ -166,4 +168,130 @@ export interface ConsoleDatabase extends ReachDatabase {
   sessions: SessionsTable;
   login_failures: LoginFailuresTable;
   refusals: RefusalsTable;
+}
+
+// --- The route (migration 0006, ./route-migration.ts; docs/console.md, "A day on the route") ---
+
+export interface ProductsTable {
+  code: string;
+  name: string;
+  /** Names per language, JSON ({"de": "Wasser"}). */
+  names: string;
+  measurement: number;
+  unit: string;
+  age_limit: number | null;
+}
+
+export interface TemplatesTable {
+  template_id: string;
+  model: string;
+  updated_at: string;
+}
+
+export interface TemplateSelectionsTable {
+  template_id: string;
+  /** The MDB item number the VMC sends for this selection. */
+  selection: number;
+  product_code: string;
+  capacity: number;
+  par: number;
+  threshold: number;
+  /** The intended price, thousandths of the currency unit. */
+  price_milli: number;
+}
+
+export interface MachineTemplatesTable {
+  machine_id: string;
+  template_id: string;
+}
+
+/** A machine's own values over its template's, per selection (null: the template's). */
+export interface SelectionOverridesTable {
+  machine_id: string;
+  selection: number;
+  product_code: string | null;
+  capacity: number | null;
+  par: number | null;
+  threshold: number | null;
+  price_milli: number | null;
+}
+
+export interface StockTable {
+  machine_id: string;
+  selection: number;
+  level: number;
+  filled_at_ms: number | null;
+  /** Vends since the current fill cycle began (cycle_since_ms), and the cycle before's (route/stock-math.ts). */
+  cycle_vends: number;
+  cycle_since_ms: number;
+  prev_vends: number;
+  prev_ms: number;
+  /** The price the VMC last asked for this selection (a sale's or a cash sale's), thousandths. */
+  asked_price_milli: number | null;
+  asked_at: string | null;
+}
+
+/** Each vend stock counted, by the event (or payment) it came from: counted once, summed over an audit's interval. */
+export interface StockVendsTable {
+  machine_id: string;
+  /** `tx:<txId>` for a QR payment (a dead-lettered one accepted later is one payment), else `ev:<eventId>`. */
+  event_id: string;
+  selection: number;
+  at_ms: number;
+  count: number;
+}
+
+export interface StockAuditsTable {
+  machine_id: string;
+  audit_id: string;
+  selection: number;
+  at: string;
+  dex_vends: number;
+  our_vends: number;
+  correction: number;
+}
+
+export interface FillsTable {
+  id: Generated<number>;
+  machine_id: string;
+  at: string;
+  by_user: string;
+  /** JSON {"<selection>": count}. */
+  counts: string;
+  note: string;
+}
+
+export interface RoutesTable {
+  route_id: string;
+  /** Visit weekdays, comma-separated, 0 = Sunday ('' = every day). */
+  weekdays: string;
+}
+
+export interface RouteMachinesTable {
+  route_id: string;
+  position: number;
+  machine_id: string;
+}
+
+export interface CatalogPushesTable {
+  machine_id: string;
+  version: number;
+  prepared_at: string;
+  prepared_by: string;
+  document: string;
+}
+
+export interface RouteDatabase {
+  products: ProductsTable;
+  templates: TemplatesTable;
+  template_selections: TemplateSelectionsTable;
+  machine_templates: MachineTemplatesTable;
+  selection_overrides: SelectionOverridesTable;
+  stock: StockTable;
+  stock_vends: StockVendsTable;
+  stock_audits: StockAuditsTable;
+  fills: FillsTable;
+  routes: RoutesTable;
+  route_machines: RouteMachinesTable;
+  catalog_pushes: CatalogPushesTable;
 }

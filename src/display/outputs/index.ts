@@ -62,7 +62,7 @@ export class DisplayOutputs {
   private drawn: RenderResult | null = null;
   private readonly failing = new Set<OutputName>();
   private readonly now: () => number;
-  private readonly context: LayoutContext;
+  private context: LayoutContext;
   private logo: CanvasImage | null = null;
   /** Settles when the operator's logo is loaded (or failed to load, which was reported). */
   readonly ready: Promise<void>;
@@ -100,6 +100,11 @@ export class DisplayOutputs {
   nextTickInMs(): number | null {
     if (this.current === null || this.fb === null) return null;
     return nextChangeInMs(this.current, this.now());
+  }
+
+  /** New product names (a catalog applied between sessions): the next screen names products by them. */
+  setCatalog(catalog: ProductCatalog): void {
+    this.context = { ...this.context, catalog };
   }
 
   /** Show a new screen on every output. */

@@ -6,3 +6,4 @@ export * from './commands.js';
 export * from './scopes.js';
 export * from './updates.js';
 export * from './audit.js';
+export * from './catalog.js';

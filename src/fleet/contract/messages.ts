@@ -9,6 +9,7 @@ import { ALARM_CODES } from './alarms.js';
 import { UpdateEvent, UpdateStatus } from './updates.js';
 import { AuditEvent } from './audit.js';
 import { UPDATE_ARCHES } from './manifest-schema.js';
+import { CatalogStatus } from './catalog.js';
 
 /** Largest payload either side accepts; bigger messages are counted and dropped. */
 export const MAX_PAYLOAD_BYTES = 64 * 1024;
@@ -41,6 +42,8 @@ export const StatusMessage = z.union([
     acceptsRelayedStart: z.boolean(),
     /** The last update this machine heard of (docs/decisions/remote-updates.md); absent on machines without one. */
     update: UpdateStatus.optional(),
+    /** The catalog document it runs, waits to apply, or last refused (contract/catalog.ts); absent on older agents. */
+    catalog: CatalogStatus.optional(),
     at: Iso,
     /** The machine's own signature over what the relay acts on (src/trust/machine-sig.ts); checked by the relay. */
     machineSig: z.unknown().optional(),

@@ -37,3 +37,6 @@ export const COMMAND_STATEMENT_KIND = 'command';
 export function commandStatement(machineId: string, command: string, args: unknown): Record<string, unknown> {
   return { machineId, command, args: args ?? {} };
 }
+
+/** The scope of a key that may sign a machine's catalog document (contract/catalog.ts). */
+export const CATALOG_SCOPE: Scope = 'catalog';

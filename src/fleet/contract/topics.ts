@@ -48,6 +48,8 @@ export interface MachineTopics {
   command(name: CommandName): string;
   /** Default reply topic for MQTT 3.1.1 requesters that give none of their own. */
   replies: string;
+  /** Retained, QoS 1, written by operators: the machine's signed catalog document (catalog.ts). */
+  catalog: string;
 }
 
 export function machineTopics(prefix: string, machineId: string): MachineTopics {
@@ -59,16 +61,22 @@ export function machineTopics(prefix: string, machineId: string): MachineTopics 
     commandFilter: `${base}/cmd/+`,
     command: (name) => `${base}/cmd/${name}`,
     replies: `${base}/replies`,
+    catalog: `${base}/catalog`,
   };
 }
 
 /** Operator-side subscriptions over the whole fleet. */
-export function fleetFilters(prefix: string): { status: string; events: string; health: string } {
-  return { status: `${prefix}/+/status`, events: `${prefix}/+/events`, health: `${prefix}/+/health` };
+export function fleetFilters(prefix: string): { status: string; events: string; health: string; catalog: string } {
+  return {
+    status: `${prefix}/+/status`,
+    events: `${prefix}/+/events`,
+    health: `${prefix}/+/health`,
+    catalog: `${prefix}/+/catalog`,
+  };
 }
 
 export type ParsedTopic =
-  | { kind: 'status' | 'events' | 'health' | 'replies'; machineId: string }
+  | { kind: 'status' | 'events' | 'health' | 'replies' | 'catalog'; machineId: string }
   | { kind: 'command'; machineId: string; name: string };
 
 /** Reads a topic under `prefix`; null when it is not one of ours (counted and dropped by callers). */
@@ -79,7 +87,11 @@ export function parseTopic(prefix: string, topic: string): ParsedTopic | null {
   if (machineId === undefined || !TOPIC_LEVEL.test(machineId)) return null;
   if (
     rest.length === 2 &&
-    (rest[1] === 'status' || rest[1] === 'events' || rest[1] === 'health' || rest[1] === 'replies')
+    (rest[1] === 'status' ||
+      rest[1] === 'events' ||
+      rest[1] === 'health' ||
+      rest[1] === 'replies' ||
+      rest[1] === 'catalog')
   ) {
     return { kind: rest[1], machineId };
   }

@@ -33,6 +33,9 @@ import type { UpdateAgent } from '../../updates/agent.js';
 import { machineArch } from '../../updates/manifest.js';
 import { CommandServer, loadTrust, type FleetTrust } from './command-server.js';
 import { createUpdateAgent, type FleetWorkerData } from './worker-data.js';
+import { CatalogReceiver } from './catalog-receiver.js';
+import { catalogFile } from './catalog-store.js';
+import { withinBrokerWait } from './broker-wait.js';
 
 /** The payment worker's end of the channel between the two workers. */
 export interface PaymentLinkPort {
@@ -59,8 +62,6 @@ const EVENT_WINDOW = 32;
  * are coalesced to one publish per STATUS_MIN_GAP_MS, always ending on the latest facts.
  */
 const STATUS_MIN_GAP_MS = 1_000;
-/** How long a graceful stop waits for the broker (the goodbye's PUBACK, the disconnect). */
-const STOP_BROKER_WAIT_MS = 2_000;
 const ARCH = machineArch();
 
 export class FleetDeviceLink {
@@ -75,6 +76,8 @@ export class FleetDeviceLink {
   private readonly ownProbeTopic: string;
   /** update.offer (docs/updates-on-the-machine.md): checks, downloads, verifies, tells the main thread. */
   private readonly updates: UpdateAgent | null;
+  /** The signed catalog on the machine's own `catalog` topic (docs/fleet.md, "The catalog document"). */
+  private readonly catalog: CatalogReceiver;
   private client: MqttClient | null = null;
   private connected = false;
   private facts: FleetFacts | null = null;
@@ -110,6 +113,17 @@ export class FleetDeviceLink {
       log: this.log,
       wallNow: ports.wallNow,
       monotonicNow: ports.monotonicNow,
+    });
+    this.catalog = new CatalogReceiver({
+      file: catalogFile(config),
+      keyring: this.trust.keyring,
+      machineId,
+      base: config.catalog,
+      log: this.log,
+      wallNow: ports.wallNow,
+      monotonicNow: ports.monotonicNow,
+      toPayment: (message) => this.toPayment(message),
+      changed: () => this.publishStatus(false),
     });
     this.commands = new CommandServer({
       config,
@@ -180,6 +194,9 @@ export class FleetDeviceLink {
       case 'fleet.reply':
         this.commands.paymentReplied(message);
         return;
+      case 'fleet.catalog.applied':
+        this.catalog.applied(message.version);
+        return;
       default: {
         const unknownKind: never = message;
         this.log.error({ message: unknownKind }, 'the payment worker sent a message of an unknown kind');
@@ -237,6 +254,7 @@ export class FleetDeviceLink {
       alarms: facts.alarms as AlarmCode[],
       acceptsRelayedStart: this.fleet.acceptRelayedStart,
       ...(update ? { update } : {}),
+      catalog: this.catalog.status(),
       at: new Date().toISOString(),
     };
   }
@@ -335,6 +353,7 @@ export class FleetDeviceLink {
     c.on('message', (topic, payload, packet) => {
       // Not a command: the machine's own probe (probe.ts) runs nothing and gets no reply.
       if (topic === this.ownProbeTopic) return this.probe?.received(payload);
+      if (topic === this.topics.catalog) return this.catalog.received(payload);
       void this.commands.onCommand(topic, payload, packet);
     });
   }
@@ -346,6 +365,8 @@ export class FleetDeviceLink {
     this.ports.toMain({ type: 'fleet.link', connected: true });
     this.toPayment({ type: 'fleet.link', connected: true });
     c.subscribe(this.topics.commandFilter, { qos: 1 }, () => this.probe?.subscribed());
+    // Retained: the document waiting for this machine comes at once, also after time away.
+    c.subscribe(this.topics.catalog, { qos: 1 });
     this.publishStatus(true);
     this.pull();
   }
@@ -371,15 +392,4 @@ export class FleetDeviceLink {
       },
     });
   }
-}
-
-/** Resolves when `act` calls back, or after STOP_BROKER_WAIT_MS. */
-function withinBrokerWait(act: (done: () => void) => void): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, STOP_BROKER_WAIT_MS);
-    act(() => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }

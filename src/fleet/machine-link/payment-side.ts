@@ -66,6 +66,8 @@ export interface FleetPaymentSideOptions {
   relayedConfirm?: RelayedStartHandler | null;
   /** `cmd/dex.read`: read the VMC's audit now (src/dex/audit/service.ts); null when the build has no DEX. */
   dexRead?: (() => Promise<unknown>) | null;
+  /** A catalog document the fleet worker accepted (src/daemon/catalog-switch.ts applies it between sessions). */
+  catalog?: ((version: number, catalog: Extract<FleetToPayment, { type: 'fleet.catalog' }>['catalog']) => void) | null;
 }
 
 export class FleetPaymentSide {
@@ -169,6 +171,11 @@ export class FleetPaymentSide {
 
   close(): void {
     clearInterval(this.timer);
+  }
+
+  /** The catalog version the machine now sells by (null: the site file's), for the retained status. */
+  catalogApplied(version: number | null): void {
+    this.send({ type: 'fleet.catalog.applied', version });
   }
 
   /**
@@ -280,6 +287,9 @@ export class FleetPaymentSide {
           return;
         case 'fleet.update.event':
           this.recordUpdate(message.event);
+          return;
+        case 'fleet.catalog':
+          this.o.catalog?.(message.version, message.catalog);
           return;
       }
     } catch (err) {

@@ -35,7 +35,8 @@ export function decodeFleetMessage(prefix: string, topic: string, payload: Uint8
   const parsed = parseTopic(prefix, topic);
   if (parsed === null) return bad(null, topic, 'topic', 'not a fleet topic under the prefix');
   const { machineId } = parsed;
-  if (parsed.kind === 'command') return { kind: 'ignored', machineId };
+  // A command, or an operator's catalog document (read by `qrvend fleet catalog status` itself).
+  if (parsed.kind === 'command' || parsed.kind === 'catalog') return { kind: 'ignored', machineId };
   // Not the size received: a packet over the MQTT bound arrives cut to one byte over the limit
   // (src/fleet/packet-bound.ts).
   if (payload.byteLength > MAX_PAYLOAD_BYTES)

@@ -35,6 +35,7 @@ export function onPayment(fx: Fx, model: ReaderModel, msg: PaymentToMain): Reade
     case 'update.activity':
     case 'dex.read': // the daemon hands it to the DEX reads (src/dex/main-side.ts), never to the reader
     case 'vend.journal': // the daemon hands it to the vend journal (src/ledger/vend-journal-writer.ts)
+    case 'catalog.set': // the machine loop changes its reader configuration between sessions
       return model; // the machine loop logs these; they do not move the reader
   }
 }
