@@ -4,18 +4,27 @@
  * last sale and outbox, the audits' verdicts) and answers, per machine, since when it holds, a
  * line of detail, and the page that shows it.
  *
- * Adding a kind (the planogram's "a selection below its stock threshold" and "a price that
- * differs" once the console keeps stock and prices): a name in CONDITION_KINDS, its label and
- * advice in CONDITIONS, and its query in `holdingNow`'s switch. Its machines are filtered by the
- * rule's scope like every other kind's (`inScope`, where a route's machines would be added).
+ * Adding a kind: a name in CONDITION_KINDS, its label and advice in CONDITIONS, and its query in
+ * `holdingNow`'s switch. Its machines are filtered by the rule's scope like every other kind's
+ * (`inScope`: the rule's machines and its route's).
  */
 import { sql, type Kysely } from 'kysely';
 import type { ConsoleDatabase } from '../store/schema.js';
 import type { AlertRulesTable } from '../store/reach-schema.js';
 import { ALARM_ADVICE, adviceFor } from '../web/alarm-advice.js';
+import { pricesDiffering, routeOf, selectionStates } from '../store/route-queries.js';
+import { money } from '../web/html.js';
 import { msInHours, type Hours } from './business-hours.js';
 
-export const CONDITION_KINDS = ['alarm', 'offline', 'no-sale', 'dead-letter', 'audit-mismatch'] as const;
+export const CONDITION_KINDS = [
+  'alarm',
+  'offline',
+  'no-sale',
+  'dead-letter',
+  'audit-mismatch',
+  'stock-low',
+  'price-differs',
+] as const;
 export type ConditionKind = (typeof CONDITION_KINDS)[number];
 
 export const CONDITIONS: Record<ConditionKind, { label: string; advice: string }> = {
@@ -32,6 +41,14 @@ export const CONDITIONS: Record<ConditionKind, { label: string; advice: string }
   },
   'dead-letter': { label: 'a payment is dead-lettered', advice: ALARM_ADVICE.OUTBOX_DEAD_LETTER },
   'audit-mismatch': { label: "the machine's audit disagrees with its ledger", advice: ALARM_ADVICE.AUDIT_MISMATCH },
+  'stock-low': {
+    label: 'a selection is below its stock threshold',
+    advice: "Fill the machine on the route's next visit (its pick list), or record a fill if it was filled.",
+  },
+  'price-differs': {
+    label: "the VMC asks another price than the planogram's",
+    advice: "Set the VMC's price for the selection to the planogram's, or change the planogram (docs/console.md).",
+  },
 };
 
 export interface Holding {
@@ -54,10 +71,21 @@ export function hoursOf(rule: RuleRow): Hours {
   };
 }
 
-/** The machines a rule watches: '' for all, else its list (a route's machines would join here). */
-export function inScope(rule: RuleRow): (machineId: string) => boolean {
-  if (rule.machines.trim() === '') return () => true;
-  const listed = new Set(rule.machines.split(',').map((m) => m.trim()));
+/** The machines a rule watches: its list and its route's machines; every machine when it names neither. */
+export async function inScope(db: Db, rule: RuleRow): Promise<(machineId: string) => boolean> {
+  const listed = new Set(
+    rule.machines
+      .split(',')
+      .map((m) => m.trim())
+      .filter((m) => m !== ''),
+  );
+  if (rule.route_id !== '') {
+    const route = await routeOf(db, rule.route_id);
+    for (const m of route?.machines ?? []) listed.add(m);
+    // A route that no longer exists watches nothing rather than everything.
+    if (route === null && listed.size === 0) return () => false;
+  }
+  if (listed.size === 0) return () => true;
   return (id) => listed.has(id);
 }
 
@@ -171,6 +199,43 @@ async function auditMismatches(db: Db): Promise<Map<string, Holding>> {
   );
 }
 
+async function lowStock(db: Db, now: number): Promise<Map<string, Holding>> {
+  const planned = await db.selectFrom('machine_templates').select('machine_id').execute();
+  const out = new Map<string, Holding>();
+  const states = await selectionStates(
+    db,
+    planned.map((p) => p.machine_id),
+    now,
+  );
+  for (const s of states.filter((x) => x.level < x.threshold)) {
+    const line = `selection ${s.selection} (${s.productCode}): ${s.level} left, threshold ${s.threshold}`;
+    const had = out.get(s.machineId);
+    if (had !== undefined) had.detail += `; ${line}`;
+    else
+      out.set(s.machineId, {
+        since: now,
+        detail: line,
+        page: machinePage(s.machineId),
+        advice: CONDITIONS['stock-low'].advice,
+      });
+  }
+  return out;
+}
+
+async function pricesOff(db: Db): Promise<Map<string, Holding>> {
+  const out = new Map<string, Holding>();
+  for (const p of await pricesDiffering(db)) {
+    const line = `selection ${p.selection}: the VMC asks ${money(p.askedMilli)}, the planogram says ${money(p.intendedMilli)}`;
+    const had = out.get(p.machineId);
+    if (had !== undefined) had.detail += `; ${line}`;
+    else {
+      const advice = CONDITIONS['price-differs'].advice;
+      out.set(p.machineId, { since: ms(p.askedAt), detail: line, page: machinePage(p.machineId), advice });
+    }
+  }
+  return out;
+}
+
 /** Where each machine in the rule's scope stands now: the machines whose condition holds. */
 export async function holdingNow(db: Db, rule: RuleRow, now: number): Promise<Map<string, Holding>> {
   let all: Map<string, Holding>;
@@ -190,10 +255,16 @@ export async function holdingNow(db: Db, rule: RuleRow, now: number): Promise<Ma
     case 'audit-mismatch':
       all = await auditMismatches(db);
       break;
+    case 'stock-low':
+      all = await lowStock(db, now);
+      break;
+    case 'price-differs':
+      all = await pricesOff(db);
+      break;
     default:
       all = new Map();
   }
-  const scoped = inScope(rule);
+  const scoped = await inScope(db, rule);
   for (const id of [...all.keys()]) if (!scoped(id)) all.delete(id);
   for (const h of all.values()) if (Number.isNaN(h.since)) h.since = now;
   return all;

@@ -44,6 +44,7 @@ async function createAlerts(db: AnyDb, dialect: Dialect): Promise<void> {
     .addColumn('alarm_code', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('threshold_minutes', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('machines', 'text', (c) => c.notNull().defaultTo(''))
+    .addColumn('route_id', 'text', (c) => c.notNull().defaultTo(''))
     .addColumn('days', 'text', (c) => c.notNull())
     .addColumn('from_minute', 'integer', (c) => c.notNull())
     .addColumn('to_minute', 'integer', (c) => c.notNull())

@@ -30,6 +30,8 @@ export interface AlertRulesTable {
   threshold_minutes: number;
   /** Machine ids, comma-separated; '' for every machine. */
   machines: string;
+  /** A route whose machines the rule watches too ('' none; with no machines either, every machine). */
+  route_id: string;
   /** ISO weekdays the rule speaks on, comma-separated (1 = Monday). */
   days: string;
   /** Minutes of the day in `time_zone`: the hours the rule speaks in, [from, to). */

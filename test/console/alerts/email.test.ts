@@ -50,6 +50,7 @@ const ALARM_RULE: RuleFields = {
   alarm_code: '',
   threshold_minutes: 0,
   machines: '',
+  route_id: '',
   days: '1,2,3,4,5,6,7',
   from_minute: 0,
   to_minute: 1440,

@@ -52,6 +52,7 @@ test('no sale for 2 business hours, across the change to summer time', { timeout
         alarm_code: '',
         threshold_minutes: 120,
         machines: 'M-9',
+        route_id: '',
         days: '1,2,3,4,5',
         from_minute: 8 * 60,
         to_minute: 18 * 60,
