@@ -18,7 +18,8 @@ import { crossOrigin, formOf, plain, sameText, seeOther } from './http-kit.js';
 
 export const SESSION_COOKIE = 'qrc_session';
 
-export type Access = 'public' | 'user' | 'admin';
+/** `token`: an API route (/api/v1), whose own hook checks its bearer token instead of a session. */
+export type Access = 'public' | 'user' | 'admin' | 'token';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,7 +45,7 @@ export function userOf(request: FastifyRequest): SessionUser {
 async function checkSession(db: Kysely<ConsoleDatabase>, request: FastifyRequest, reply: FastifyReply) {
   const config = request.routeOptions.config;
   const access: Access = config.access ?? 'user';
-  if (access === 'public') return;
+  if (access === 'public' || access === 'token') return;
   const token = request.cookies[SESSION_COOKIE];
   const user = token === undefined || token.length > 128 ? null : await sessionUser(db, token);
   if (user === null) {

@@ -59,6 +59,13 @@ const SECTIONS: [string, string][] = [
   ['/alarms', 'Alarms'],
   ['/audits', 'Audits'],
   ['/rollouts', 'Rollouts'],
+  ['/alerts', 'Alerts'],
+];
+
+const ADMIN_SECTIONS: [string, string][] = [
+  ['/accounts', 'Accounts'],
+  ['/webhooks', 'Webhooks'],
+  ['/api-tokens', 'API tokens'],
 ];
 
 function navLink(href: string, label: string, section: string): Html {
@@ -71,7 +78,7 @@ export function page(frame: PageFrame): string {
       ? html``
       : html`<nav>
           ${SECTIONS.map(([href, label]) => navLink(href, label, frame.section))}
-          ${frame.user.role === 'admin' ? navLink('/accounts', 'Accounts', frame.section) : html``}
+          ${frame.user.role === 'admin' ? ADMIN_SECTIONS.map(([href, label]) => navLink(href, label, frame.section)) : html``}
           <span class="who">${frame.user.name} (${frame.user.role})</span>
           <form method="post" action="/logout" class="inline">
             <input type="hidden" name="csrf" value="${frame.user.csrf}" /><button type="submit">Log out</button>

@@ -19,6 +19,8 @@ import { withMethodNotAllowed } from './method-not-allowed.js';
 import { MAX_FORM_BYTES, SECURITY_HEADERS, plain } from './http-kit.js';
 import { LiveChannel } from './live.js';
 import { pageRoutes, publicRoutes } from './routes.js';
+import { apiPlugin } from '../api/plugin.js';
+import { reachRoutes, type ReachWeb } from './reach-routes.js';
 
 export interface WebOptions {
   db: Kysely<ConsoleDatabase>;
@@ -31,6 +33,10 @@ export interface WebOptions {
   sessionHours: number;
   login: { failures: number; windowS: number };
   pageSize: number;
+  /** The API's request limit per token and minute (default 600). */
+  apiRequestsPerMinute?: number;
+  /** What the alert, webhook and token pages need (the receiver checks, the worker's nudge). */
+  reach?: ReachWeb;
 }
 
 export interface ConsoleWeb {
@@ -108,6 +114,13 @@ function buildApp(options: WebOptions, live: LiveChannel): FastifyInstance {
     publicRoutes(app, options.db);
     authRoutes(app, auth);
     pageRoutes(app, { db: options.db, pageSize: options.pageSize, live });
+    reachRoutes(app, options.db, options.reach ?? null);
+  });
+  // The API is a plugin of its own under /api/v1, with its own token check, errors, 404 and 405.
+  void app.register(apiPlugin, {
+    prefix: '/api/v1',
+    db: options.db,
+    requestsPerMinute: options.apiRequestsPerMinute ?? 600,
   });
   return app;
 }
