@@ -91,7 +91,11 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
       components: { securitySchemes: { token: { type: 'http', scheme: 'bearer' } } },
       security: [{ token: [] }],
     },
-    transform: ({ schema, url }) => ({ schema: schema as never, url: url.replace(/^\/api\/v1/, '') }),
+    // Only the GET routes are the API; the 405 answers for other methods are not documented.
+    transform: ({ schema, url, route }) => ({
+      schema: { ...(schema ?? {}), hide: schema?.hide === true || [route.method].flat().some((m) => m !== 'GET') } as never,
+      url: url.replace(/^\/api\/v1/, ''),
+    }),
   });
   app.addHook('onRequest', (request, reply) => checkToken(options.db, request, reply));
   await app.register(fastifyRateLimit, {

@@ -44,7 +44,8 @@ export function userOf(request: FastifyRequest): SessionUser {
 
 async function checkSession(db: Kysely<ConsoleDatabase>, request: FastifyRequest, reply: FastifyReply) {
   const config = request.routeOptions.config;
-  const access: Access = config.access ?? 'user';
+  // A path under /api/ that no route has is the API's 404: its own hook answers it (token, then 404).
+  const access: Access = config.access ?? (request.url.startsWith('/api/') ? 'token' : 'user');
   if (access === 'public' || access === 'token') return;
   const token = request.cookies[SESSION_COOKIE];
   const user = token === undefined || token.length > 128 ? null : await sessionUser(db, token);
