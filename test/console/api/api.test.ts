@@ -240,16 +240,28 @@ test(
         true,
       );
       assert.deepEqual(
-        daily.map((d) => [d.day, d.machineId, d.paid, d.cash, d.dead]),
-        csv.rows
-          .map((r) => [
-            r.day,
-            r.machineId,
-            money(r.paidMilli),
-            money(r.cashMilli),
-            money((r as { deadMilli?: number }).deadMilli ?? 0),
-          ])
-          .map((r, i) => [r[0], r[1], r[2], r[3], daily[i]!.dead]),
+        daily.map((d) => [
+          d.day,
+          d.machineId,
+          d.currency,
+          d.paidCount,
+          d.paid,
+          d.cashCount,
+          d.cash,
+          d.cancelledCount,
+          d.deadCount,
+        ]),
+        csv.rows.map((r) => [
+          r.day,
+          r.machineId,
+          r.currency,
+          r.paidCount,
+          money(r.paidMilli),
+          r.cashCount,
+          money(r.cashMilli),
+          r.cancelledCount,
+          r.deadCount,
+        ]),
       );
       assert.equal(daily.find((d) => d.day === '2026-12-02' && d.machineId === 'M-1')!.paid, '4.09');
       const feed = JSON.parse((await admin.request('/api/v1/events?after=2&limit=3', { headers: auth })).text);
