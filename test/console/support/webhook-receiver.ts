@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 export interface Received {
   id: string;
   timestamp: number;
+  signature: string;
   body: string;
   /** What standardwebhooks' verify said: null when the signature held, else its error. */
   verifyError: string | null;
@@ -68,6 +69,7 @@ export async function startReceiver(secret: string, verifyAt?: () => number): Pr
     const r: Received = {
       id: headers['webhook-id'],
       timestamp: Number(headers['webhook-timestamp']),
+      signature: headers['webhook-signature'],
       body,
       verifyError,
       json: JSON.parse(body),
