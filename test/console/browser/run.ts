@@ -14,6 +14,7 @@ import { postgresBinDir, startPostgres } from '../support/postgres.js';
 
 const file = fileURLToPath(new URL('./console-browser.js', import.meta.url));
 const killFile = fileURLToPath(new URL('./kill-shared.js', import.meta.url));
+const deliveriesFile = fileURLToPath(new URL('./kill-deliveries.js', import.meta.url));
 const faultsFile = fileURLToPath(new URL('./faults.js', import.meta.url));
 const chromium = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
 const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
@@ -44,7 +45,7 @@ if (postgresBinDir() === null) {
   const pg = await startPostgres();
   try {
     const env = { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' };
-    failed = runOn(`PostgreSQL (${pg.server})`, env, [file, killFile, faultsFile]) !== 0 || failed;
+    failed = runOn(`PostgreSQL (${pg.server})`, env, [file, killFile, deliveriesFile, faultsFile]) !== 0 || failed;
   } finally {
     pg.stop();
   }

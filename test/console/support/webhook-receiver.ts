@@ -16,7 +16,8 @@ export interface Received {
   json: { type: string; timestamp: string; data: Record<string, unknown> };
 }
 
-export type Answer = { status: number; location?: string } | 'hang';
+/** A status (after `delayMs`), a redirect, or no answer at all. */
+export type Answer = { status: number; location?: string; delayMs?: number } | 'hang';
 
 export interface Receiver {
   url: string;
@@ -24,6 +25,8 @@ export interface Receiver {
   /** Decides the answer to the n-th request (0-based). */
   answer: (n: number, r: Received) => Answer;
   secret: string;
+  /** Requests that came while another with the same webhook-id was still open (two attempts at once). */
+  overlaps: number;
   close(): Promise<void>;
 }
 
@@ -43,9 +46,16 @@ export async function startReceiver(secret: string, verifyAt?: () => number): Pr
     received: [],
     answer: () => ({ status: 204 }),
     secret,
+    overlaps: 0,
     close: async () => undefined,
   };
+  const open = new Map<string, number>();
   const server: Server = createServer(async (req, res) => {
+    const openId = String(req.headers['webhook-id'] ?? '');
+    const already = open.get(openId) ?? 0;
+    if (already > 0) receiver.overlaps++;
+    open.set(openId, already + 1);
+    res.on('close', () => open.set(openId, (open.get(openId) ?? 1) - 1));
     const body = await readBody(req);
     const headers = {
       'webhook-id': String(req.headers['webhook-id'] ?? ''),
@@ -81,7 +91,9 @@ export async function startReceiver(secret: string, verifyAt?: () => number): Pr
       return;
     }
     if (answer.location !== undefined) res.setHeader('Location', answer.location);
-    res.writeHead(answer.status).end('answer body');
+    const reply = () => res.writeHead(answer.status).end('answer body');
+    if (answer.delayMs === undefined) reply();
+    else setTimeout(reply, answer.delayMs);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
