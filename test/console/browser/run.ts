@@ -15,6 +15,7 @@ import { postgresBinDir, startPostgres } from '../support/postgres.js';
 const file = fileURLToPath(new URL('./console-browser.js', import.meta.url));
 const killFile = fileURLToPath(new URL('./kill-shared.js', import.meta.url));
 const deliveriesFile = fileURLToPath(new URL('./kill-deliveries.js', import.meta.url));
+const alertsFile = fileURLToPath(new URL('./alerts-browser.js', import.meta.url));
 const faultsFile = fileURLToPath(new URL('./faults.js', import.meta.url));
 const chromium = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
 const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
@@ -38,7 +39,7 @@ if (missing.length > 0) {
   say(`skipped: missing ${missing.join(' and ')}`);
   process.exit(0);
 }
-let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, faultsFile]) !== 0;
+let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, alertsFile, faultsFile]) !== 0;
 if (postgresBinDir() === null) {
   say('PostgreSQL run skipped: no /usr/lib/postgresql/*/bin/pg_ctl (apt-get install postgresql)');
 } else {
