@@ -45,6 +45,8 @@ function p95(samples: number[]) {
   };
 }
 
+const machineOf = (i: number) => `vm-${(i * 7) % SEED.sellingMachines}`;
+
 /** The sales endpoint over the seeded store, through a console already serving it. */
 export async function apiSalesFigure(store: TestStore, url: string, requests: number): Promise<Figure> {
   const token = await createToken(store.db, 'bench', 'bench', new Date().toISOString());
@@ -58,8 +60,7 @@ export async function apiSalesFigure(store: TestStore, url: string, requests: nu
     if (i % 3 === 0) path = `/api/v1/sales?from=${FIRST_DAY}&to=${SEED.lastDay}&limit=100`;
     else if (i % 3 === 1)
       path = `/api/v1/sales?from=${quarter}&to=${SEED.lastDay}&limit=100${cursor ? `&cursor=${cursor}` : ''}`;
-    else
-      path = `/api/v1/sales?from=${FIRST_DAY}&to=${SEED.lastDay}&machine=vm-${(i * 7) % SEED.sellingMachines}&limit=100`;
+    else path = `/api/v1/sales?from=${FIRST_DAY}&to=${SEED.lastDay}&machine=${machineOf(i)}&limit=100`;
     const t = performance.now();
     const res = await client.request(path, { headers: auth });
     samples.push(performance.now() - t);

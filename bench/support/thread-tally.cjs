@@ -22,7 +22,8 @@ if (dir) {
   const resources = Object.create(null);
   const bump = (table, key) => (table[key] = (table[key] || 0) + 1);
   createHook({ init: (_id, type) => bump(resources, type) }).enable();
-  const typeOf = (message) => (message !== null && typeof message === 'object' && typeof message.type === 'string' ? message.type : typeof message);
+  const typeOf = (message) =>
+    message !== null && typeof message === 'object' && typeof message.type === 'string' ? message.type : typeof message;
   // Worker#postMessage posts on an internal MessagePort: counted once, as the worker's.
   let inWorkerPost = false;
   const wrap = (proto, to) => {
@@ -55,7 +56,13 @@ if (dir) {
     const [runNs, waitNs] = readFileSync('/proc/thread-self/schedstat', 'utf8').trim().split(/\s+/).map(Number);
     const status = readFileSync('/proc/thread-self/status', 'utf8');
     const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)$`, 'm').exec(status)?.[1] ?? NaN);
-    return { tid, runNs, waitNs, voluntarySwitches: field('voluntary_ctxt_switches'), involuntarySwitches: field('nonvoluntary_ctxt_switches') };
+    return {
+      tid,
+      runNs,
+      waitNs,
+      voluntarySwitches: field('voluntary_ctxt_switches'),
+      involuntarySwitches: field('nonvoluntary_ctxt_switches'),
+    };
   };
   const dump = () => {
     const out = { threadId: wt.threadId, role: role(), ...self(), posts, resources };

@@ -225,7 +225,8 @@ async function lowStock(db: Db, now: number): Promise<Map<string, Holding>> {
 async function pricesOff(db: Db): Promise<Map<string, Holding>> {
   const out = new Map<string, Holding>();
   for (const p of await pricesDiffering(db)) {
-    const line = `selection ${p.selection}: the VMC asks ${money(p.askedMilli)}, the planogram says ${money(p.intendedMilli)}`;
+    const asked = money(p.askedMilli);
+    const line = `selection ${p.selection}: the VMC asks ${asked}, the planogram says ${money(p.intendedMilli)}`;
     const had = out.get(p.machineId);
     if (had !== undefined) had.detail += `; ${line}`;
     else {

@@ -93,7 +93,10 @@ export async function apiPlugin(app: FastifyInstance, options: ApiOptions): Prom
     },
     // Only the GET routes are the API; the 405 answers for other methods are not documented.
     transform: ({ schema, url, route }) => ({
-      schema: { ...(schema ?? {}), hide: schema?.hide === true || [route.method].flat().some((m) => m !== 'GET') } as never,
+      schema: {
+        ...(schema ?? {}),
+        hide: schema?.hide === true || [route.method].flat().some((m) => m !== 'GET'),
+      } as never,
       url: url.replace(/^\/api\/v1/, ''),
     }),
   });

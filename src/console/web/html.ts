@@ -78,7 +78,7 @@ export function page(frame: PageFrame): string {
       ? html``
       : html`<nav>
           ${SECTIONS.map(([href, label]) => navLink(href, label, frame.section))}
-          ${frame.user.role === 'admin' ? ADMIN_SECTIONS.map(([href, label]) => navLink(href, label, frame.section)) : html``}
+          ${frame.user.role === 'admin' ? ADMIN_SECTIONS.map(([href, text]) => navLink(href, text, frame.section)) : ''}
           <span class="who">${frame.user.name} (${frame.user.role})</span>
           <form method="post" action="/logout" class="inline">
             <input type="hidden" name="csrf" value="${frame.user.csrf}" /><button type="submit">Log out</button>

@@ -131,7 +131,7 @@ test(
         await sql`drop table ${sql.table(table)}`.execute(store.db);
       }
       await sql`drop index sales_api`.execute(store.db);
-    await sql`drop index sales_api_machine`.execute(store.db);
+      await sql`drop index sales_api_machine`.execute(store.db);
       await sql`alter table users drop column email`.execute(store.db);
       await sql`alter table machines drop column online_since`.execute(store.db);
       for (const [id, at] of [

@@ -73,6 +73,14 @@ function option(value: string, label: string, selected: boolean): Html {
     : html`<option value="${value}">${label}</option>`;
 }
 
+const endpointOption = (e: { id: number; url: string }, r: Rule | null) =>
+  option(String(e.id), `${e.id}: ${e.url}`, r?.endpoint_id === e.id);
+
+const ownerLink = (o: string, current: string) =>
+  o === current
+    ? html`<a href="/alerts?owner=${encodeURIComponent(o)}" class="current">${o}</a> `
+    : html`<a href="/alerts?owner=${encodeURIComponent(o)}">${o}</a> `;
+
 function ruleForm(v: AlertsView): Html {
   const r = v.editing;
   const days = (r?.days ?? '1,2,3,4,5').split(',');
@@ -126,7 +134,7 @@ function ruleForm(v: AlertsView): Html {
     <label
       >Webhook
       <select name="endpoint">
-        ${option('', 'none', r?.endpoint_id == null)}${v.endpoints.map((e) => option(String(e.id), `${e.id}: ${e.url}`, r?.endpoint_id === e.id))}
+        ${option('', 'none', r?.endpoint_id == null)}${v.endpoints.map((e) => endpointOption(e, r))}
       </select></label
     >
     ${checkbox('enabled', (r?.enabled ?? 1) === 1, 'enabled')}
@@ -136,19 +144,15 @@ function ruleForm(v: AlertsView): Html {
 
 export function alertsBody(v: AlertsView): Html {
   const who =
-    v.owners === null
-      ? html``
-      : html`<p class="pager">
-          Rules of
-          ${v.owners.map((o) => html`<a href="/alerts?owner=${encodeURIComponent(o)}" ${o === v.owner ? html`class="current"` : html``}>${o}</a> `)}
-        </p>`;
+    v.owners === null ? html`` : html`<p class="pager">Rules of ${v.owners.map((o) => ownerLink(o, v.owner))}</p>`;
   const mailNote = v.emailConfigured
     ? html``
     : html`<p class="notice">
         E-mail is not configured on this console (email in its configuration): e-mail waits in the queue.
       </p>`;
-  return html`${v.message === null ? html`` : html`<p class="${v.error ? 'error' : 'notice'}" id="alerts-message">${v.message}</p>`}
-    ${who}
+  const message =
+    v.message === null ? html`` : html`<p class="${v.error ? 'error' : 'notice'}" id="alerts-message">${v.message}</p>`;
+  return html`${message} ${who}
     <h2>E-mail of ${v.owner}</h2>
     ${mailNote}
     <form method="post" action="/alerts/email" class="inline" id="email-form">
