@@ -29,10 +29,11 @@ export interface TrustKit {
   readonly machineKeyring: Keyring;
   /** The relay's keys, as the relay signs (for tests that act as the relay). */
   readonly signer: VoucherSigner;
-  /** relay.registryFile, relay.trustFile, relay.voucherKey, relay.integrators. */
+  /** relay.registryFile, relay.trustFile, relay.stateDir, relay.voucherKey, relay.integrators. */
   relayConfig(): {
     registryFile: string;
     trustFile: string;
+    stateDir: string;
     voucherKey: { file: string; keyId: string };
     integrators: Array<{ name: string; secretTokenFile: string }>;
   };
@@ -120,6 +121,7 @@ export function createTrustKit(options: {
     relayConfig: () => ({
       registryFile,
       trustFile: relayTrustFile,
+      stateDir: join(dir, 'relay-state'),
       voucherKey: { file: relayKeyFile, keyId: 'relay-1' },
       integrators: [{ name: integratorName, secretTokenFile: tokenFile }],
     }),

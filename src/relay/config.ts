@@ -99,6 +99,11 @@ export const RelayConfigSchema = z.strictObject({
       /** The operator's trust file (src/trust/keys.ts) holding the registry's signing keys (scope `registry`). */
       trustFile: AbsolutePath,
       /**
+       * The relay's own directory (systemd's StateDirectory=qrvend-relay): the newest registry it
+       * verified is kept there (`registry.version.json`), so an older file is refused at start too.
+       */
+      stateDir: AbsolutePath.default('/var/lib/qrvend-relay'),
+      /**
        * The relay's own Ed25519 key (PKCS#8 PEM, `qrvend fleet keygen`): it vouches for every Start it
        * forwards. The machines trust its public key with the scope `start` (fleet.trustFile).
        */

@@ -24,6 +24,7 @@ import type { Logger } from '../core/log.js';
 import { RepeatedLog } from '../core/log-limiter.js';
 import { StatusMessage } from '../fleet/contract/messages.js';
 import { CLOCK_SKEW_MS } from '../trust/signed.js';
+import { keyFingerprint } from '../trust/key-owner.js';
 import { checkMachineStatus, statusIsNewer } from '../trust/machine-sig.js';
 import type { MachineRefusal, MachineSig, StatusFacts } from '../trust/machine-sig.js';
 import type { Registry } from './registry.js';
@@ -50,6 +51,8 @@ interface Held extends MachineEntry {
   claim: string;
   /** The machine's signature over it, checked; absent for an unregistered machine (never routed to). */
   sig?: MachineSig;
+  /** The fingerprint of the registry key that checked `sig` (an id is only a name: rejudge compares keys). */
+  keyPrint?: string;
   /** An unregistered machine's status, kept unchecked: checked if a new registry lists the machine. */
   unchecked?: { facts: StatusFacts; rawSig: unknown };
 }
@@ -158,14 +161,15 @@ export class MachineDirectory {
       const where = `boot ${boot.slice(0, 8)}, connection ${conn}, ${seq}`;
       return this.refuse(machineId, 'stale', `older than the status held (${where}): a replay`);
     }
+    const keyPrint = keyPrintOf(registry, machineId, checked.sig);
     if (!facts.online) {
-      this.machines.set(machineId, { ...OFFLINE, machineId, claim: existing?.claim ?? '', sig: checked.sig });
+      this.machines.set(machineId, { ...OFFLINE, machineId, claim: existing?.claim ?? '', sig: checked.sig, keyPrint });
       return;
     }
     const claim = `${facts.terminalId}\u0000${facts.uniQr ?? ''}`;
     if (existing?.claim !== claim) this.judgeClaim(machineId, facts.terminalId!, facts.uniQr);
     const { acceptsRelayedStart } = facts;
-    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart, claim, sig: checked.sig });
+    this.machines.set(machineId, { machineId, online: true, acceptsRelayedStart, claim, sig: checked.sig, keyPrint });
   }
 
   /** A machine the registry does not list: never routed to, but what it claims is still judged (an alarm). */
@@ -248,16 +252,18 @@ export class MachineDirectory {
   }
 
   /**
-   * The registry changed: a status signed by a key the registry no longer gives its machine is
-   * forgotten (a rotated-out key speaks for nobody), and every online machine's claim is judged
-   * again (raised or cleared).
+   * The registry was read anew: a status signed by a key the registry no longer gives its machine
+   * is forgotten (a rotated-out key speaks for nobody), compared as keys, not ids (an id given to
+   * another key is another key), and every online machine's claim is judged again (raised or cleared).
    */
   rejudge(): void {
     this.impostors.clear();
     const registry = this.registry();
     for (const [machineId, m] of this.machines) {
-      const keys = registry.keysOf(machineId);
-      if (m.sig !== undefined && keys?.byId.has(m.sig.signature.keyId) !== true) this.machines.delete(machineId);
+      if (m.sig !== undefined) {
+        const print = keyPrintOf(registry, machineId, m.sig);
+        if (print === undefined || print !== m.keyPrint) this.machines.delete(machineId);
+      }
       // A machine the registry lists now: what it said while unlisted is checked like a new status.
       if (m.unchecked !== undefined && registry.byMachineId.has(machineId)) {
         this.machines.delete(machineId);
@@ -276,4 +282,10 @@ export class MachineDirectory {
     this.machines.clear();
     this.impostors.clear();
   }
+}
+
+/** The fingerprint of the registry's key for `machineId` under the id `sig` names, or undefined when it lists none. */
+function keyPrintOf(registry: Registry, machineId: string, sig: MachineSig): string | undefined {
+  const key = registry.keysOf(machineId)?.byId.get(sig.signature.keyId);
+  return key === undefined ? undefined : keyFingerprint(key.key);
 }

@@ -36,7 +36,12 @@ export interface Relay {
 export async function startRelay(config: RelayConfig, log: Logger): Promise<Relay> {
   // Everything the relay vouches with is read first: a relay that cannot check tokens or find
   // machines by the operator's word does not start (exit 78 naming the key).
-  const registry = new RegistryWatch(config.registryFile, config.trustFile, log.child({ component: 'registry' }));
+  const registry = new RegistryWatch({
+    file: config.registryFile,
+    trustFile: config.trustFile,
+    stateDir: config.stateDir,
+    log: log.child({ component: 'registry' }),
+  });
   const tokens = loadIntegratorTokens(config.integrators);
   const signer = loadVoucherSigner(config.voucherKey.file, config.voucherKey.keyId);
   const link = connectBrokerLink(config, () => registry.registry, log);

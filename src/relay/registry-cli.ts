@@ -1,9 +1,14 @@
-/** `qrvend relay registry sign`: the operator signs the registry of machines, off the relay (docs/relay.md). */
+/**
+ * `qrvend relay registry sign`: the operator signs the registry of machines, off the relay; and
+ * `qrvend relay registry step-back`: the operator takes an older registry on purpose (docs/relay.md).
+ */
 import { readFileSync } from 'node:fs';
 import { writeFileAtomic } from '../core/durable-file.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
-import { KEY_ID, loadPrivateKey, TrustFileError } from '../trust/keys.js';
-import { RegistryError, signRegistry } from './registry.js';
+import { KEY_ID, loadKeyring, loadPrivateKey, TrustFileError } from '../trust/keys.js';
+import { loadRelayConfig } from './config.js';
+import { loadRegistry, RegistryError, signRegistry } from './registry.js';
+import { registryFloor } from './registry-watch.js';
 
 export interface SignRegistryFileOptions {
   input: string;
@@ -55,5 +60,33 @@ export function signRegistryFile(o: SignRegistryFileOptions): void {
   process.stdout.write(
     `signed ${signed.machines.length} machines with ${o.keyId}, valid until ` +
       `${new Date(signed.signature.expiresAt).toISOString()}: ${o.output}\n`,
+  );
+}
+
+/**
+ * Makes the registry now in relay.registryFile the newest this relay accepts (relay.stateDir),
+ * older or not, once it verifies: the one way back to an older registry (docs/security.md,
+ * "Versions kept across restarts"). The relay takes it at its next reload or start.
+ */
+export function stepBackRegistry(configFile: string, nowMs = Date.now()): void {
+  const config = loadRelayConfig(configFile);
+  let registry;
+  try {
+    registry = loadRegistry(config.registryFile, loadKeyring(config.trustFile), nowMs);
+  } catch (err) {
+    const why = err instanceof RegistryError || err instanceof TrustFileError ? err.message : String(err);
+    throw new QrvendError(ErrorCodes.CONFIG_INVALID, `nothing stepped back: ${why}`, {
+      hint: 'the registry to go back to must verify: put the signed file at relay.registryFile first',
+      details: { registryFile: config.registryFile },
+    });
+  }
+  const floor = registryFloor(config.stateDir);
+  const { from } = floor.stepBack(registry.issuedAt, undefined, nowMs);
+  const at = (v: number) => new Date(v).toISOString();
+  process.stdout.write(
+    `the newest registry this relay accepts is now the one signed at ${at(registry.issuedAt)} ` +
+      `(${registry.machines} machines, ${config.registryFile})` +
+      `${from === null ? '' : `; it was the one signed at ${at(from)}`}. ` +
+      `Reload the relay to take it: systemctl reload qrvend-relay\n`,
   );
 }

@@ -2,16 +2,46 @@
  * The registry the relay routes by, kept current: read at start (a registry that cannot be used
  * stops the relay, exit 78), re-read when the file changes (polled: an atomic rename by the
  * operator's deployment replaces the inode, which fs.watch would lose) and on SIGHUP (cli.ts).
- * A new file that fails (unreadable, bad signature, older than the one loaded) leaves the loaded
- * registry in force, is logged at error and counted in `reloadFailures` (/healthz).
+ * A new file that fails (unreadable, bad signature, older than the newest verified) leaves the
+ * loaded registry in force, is logged at error and counted in `reloadFailures` (/healthz).
+ *
+ * "Older" is judged against the newest registry this relay ever verified, kept on disk in
+ * `relay.stateDir` (src/trust/version-floor.ts, docs/security.md "Versions kept across restarts"),
+ * not only against the one in memory: a registry file put back while the relay was down (a
+ * backup restored, or anyone who can write it) would otherwise be taken at the next start, with
+ * the machine keys the newer one had removed. The record is written before a registry is used;
+ * `qrvend relay registry step-back` lowers it on purpose (registry-cli.ts).
  */
 import { unwatchFile, watchFile, type Stats } from 'node:fs';
-import { ErrorCodes, QrvendError } from '../core/errors.js';
+import { ErrorCodes, QrvendError, isQrvendError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { loadKeyring, TrustFileError } from '../trust/index.js';
+import { loadKeyring, TrustFileError, VersionFloor } from '../trust/index.js';
 import { loadRegistry, RegistryError, type Registry } from './registry.js';
 
 const POLL_MS = 2_000;
+
+/** The record's name in relay.stateDir: `registry.version.json`. */
+export const REGISTRY_DOCUMENT = 'registry';
+export const STEP_BACK_COMMAND = 'qrvend relay registry step-back --config <the relay configuration>';
+
+/** The relay's record of the newest registry it verified (the version is the signature's issue time). */
+export function registryFloor(stateDir: string): VersionFloor {
+  return new VersionFloor({
+    dir: stateDir,
+    document: REGISTRY_DOCUMENT,
+    describe: (issuedAt) => `signed at ${new Date(issuedAt).toISOString()}`,
+    stepBackHint: `${STEP_BACK_COMMAND}, then systemctl reload qrvend-relay (docs/relay.md)`,
+  });
+}
+
+export interface RegistryWatchOptions {
+  file: string;
+  trustFile: string;
+  /** relay.stateDir: where the newest verified registry's version is kept. */
+  stateDir: string;
+  log: Logger;
+  now?: () => number;
+}
 
 export interface RegistryState {
   machines: number;
@@ -33,18 +63,26 @@ export class RegistryWatch {
   private reloadFailures = 0;
   private lastError: string | null = null;
   private listener: ((curr: Stats, prev: Stats) => void) | null = null;
+  private readonly file: string;
+  private readonly trustFile: string;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly floor: VersionFloor;
   /** Called after a new registry took effect (the directory judges the machines' claims again). */
   onChange: (() => void) | null = null;
 
-  constructor(
-    private readonly file: string,
-    private readonly trustFile: string,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {
+  constructor(options: RegistryWatchOptions) {
+    const { file, trustFile, log } = options;
+    this.file = file;
+    this.trustFile = trustFile;
+    this.log = log;
+    this.now = options.now ?? Date.now;
+    this.floor = registryFloor(options.stateDir);
     try {
       this.current = this.read();
     } catch (err) {
+      // Older than the newest verified, or no record to tell: said as such (exit 78 either way).
+      if (isQrvendError(err)) throw err;
       throw new QrvendError(
         ErrorCodes.CONFIG_INVALID,
         `the relay's registry cannot be used: ${(err as Error).message}`,
@@ -83,23 +121,21 @@ export class RegistryWatch {
     return this.current;
   }
 
+  /**
+   * Reads and verifies the file, then holds it to the newest registry verified here (on disk, so
+   * across restarts) and records it as the newest before it is used.
+   */
   private read(): Registry {
     // The trust file is read each time too: rotating the registry key is adding a key and re-signing.
-    return loadRegistry(this.file, loadKeyring(this.trustFile), this.now());
+    const next = loadRegistry(this.file, loadKeyring(this.trustFile), this.now());
+    this.floor.admit(next.issuedAt, undefined, this.now());
+    return next;
   }
 
-  /** Re-reads the file; keeps the loaded registry when the new one cannot be used. Returns whether it changed. */
+  /** Re-reads the file; keeps the loaded registry when the new one cannot be used. Returns whether it was taken. */
   reload(why: string): boolean {
     try {
       const next = this.read();
-      if (next.issuedAt < this.current.issuedAt)
-        throw new RegistryError(
-          `${this.file} was signed before the registry in use (a file put back?): kept the newer one`,
-        );
-      const changed =
-        next.issuedAt !== this.current.issuedAt ||
-        next.machines !== this.current.machines ||
-        next.withoutKey !== this.current.withoutKey;
       this.current = next;
       this.reloads += 1;
       this.lastError = null;
@@ -108,10 +144,13 @@ export class RegistryWatch {
         'registry of machines re-read',
       );
       this.warnWithoutKey();
-      if (changed) this.onChange?.();
-      return changed;
+      // Every registry read anew is judged again, whatever it looks like from outside (the same
+      // size, a key id given to another key: directory.ts compares the keys themselves).
+      this.onChange?.();
+      return true;
     } catch (err) {
-      const message = err instanceof RegistryError || err instanceof TrustFileError ? err.message : String(err);
+      const known = err instanceof RegistryError || err instanceof TrustFileError || isQrvendError(err);
+      const message = known ? (err as Error).message : String(err);
       this.reloadFailures += 1;
       this.lastError = message.slice(0, 300);
       this.log.error(

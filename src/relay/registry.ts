@@ -23,6 +23,7 @@ import {
   type Signature,
 } from '../trust/index.js';
 import { KEY_ID, publicKeyFromRaw } from '../trust/keys.js';
+import { machineKeyId } from '../trust/machine-key.js';
 import { machineKeyring } from '../trust/machine-sig.js';
 
 export const REGISTRY_KIND = 'registry';
@@ -105,6 +106,14 @@ function index(
     for (const k of m.machineKeys ?? []) {
       if (ids.has(k.id)) throw new RegistryError(`the machine key id ${k.id} is listed twice for ${m.machineId}`);
       ids.add(k.id);
+      // The id is derived from the key (machine-key.ts), as the machine signs with it: an id that is
+      // not its key's could stand for another key in the next registry (directory.ts compares keys too).
+      const derived = machineKeyId(k.publicKey);
+      if (k.id !== derived)
+        throw new RegistryError(
+          `the machine key id ${k.id} of ${m.machineId} is not its key's (${derived}): copy the entry ` +
+            '`qrvend fleet keygen --machine` printed on the machine',
+        );
       const owner = keyOwner.get(k.publicKey);
       if (owner !== undefined)
         throw new RegistryError(

@@ -241,8 +241,19 @@ class RelayedStartBook {
     if (!parsed.success)
       return { ok: false, error: { code: 'BAD_ARGS', message: 'start.confirm args do not match StartConfirmArgs' } };
     const args = parsed.data;
+    // Cheapest first: a confirmation for no Start held here costs a map lookup, not a signature check.
+    const entry = this.held.get(args.txId);
+    if (entry === undefined || entry.nonce !== args.startNonce) {
+      // Dropped already (the confirmation came after the grace), or never held here (anyone's junk: debug only).
+      core.log.debug(
+        { txId: args.txId },
+        'relayed Start confirmation for a Start not held (dropped already, or unknown): nothing authorized',
+      );
+      return { ok: false, error: { code: 'TOO_LATE', message: 'no such Start is waiting for its confirmation' } };
+    }
     const checked = this.vouchers.checkConfirm(args, this.wallNow());
     if (!checked.ok) {
+      // The Start stays held until its own deadline: a forged confirmation neither confirms nor drops it.
       core.log.warn(
         { txId: args.txId, reason: checked.reason },
         `relayed Start confirmation refused: ${checked.message}`,
@@ -251,15 +262,6 @@ class RelayedStartBook {
         ok: false,
         error: { code: 'BAD_ARGS', message: `not signed by a relay key this machine trusts: ${checked.message}` },
       };
-    }
-    const entry = this.held.get(args.txId);
-    if (entry === undefined || entry.nonce !== args.startNonce) {
-      // Dropped already (the confirmation came after the grace), or never held here.
-      core.log.warn(
-        { txId: args.txId },
-        'relayed Start confirmation for a Start not held (dropped already, or unknown): nothing authorized',
-      );
-      return { ok: false, error: { code: 'TOO_LATE', message: 'no such Start is waiting for its confirmation' } };
     }
     this.held.delete(args.txId);
     clearTimeout(entry.timer);

@@ -15,7 +15,7 @@
  * A record that cannot be read is not "no record": the caller refuses (fail closed) and the
  * operator's step back writes a good one.
  */
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeFileAtomic } from '../core/durable-file.js';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
@@ -167,6 +167,10 @@ export class VersionFloor {
     try {
       mkdirSync(this.options.dir, { recursive: true, mode: 0o700 });
       writeFileAtomic(this.file, `${JSON.stringify(record)}\n`, 0o600);
+      // Written by root (an operator's step back run without sudo -u), the record stays the
+      // directory owner's: the service that reads it must not be locked out of its own record.
+      const dir = statSync(this.options.dir);
+      if (process.getuid?.() === 0 && (dir.uid !== 0 || dir.gid !== 0)) chownSync(this.file, dir.uid, dir.gid);
     } catch (err) {
       throw this.failed(`cannot be written (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     }

@@ -38,6 +38,8 @@ test('a minimal file gets the documented defaults', T, () => {
   assert.equal(config.certFile, null);
   assert.equal(config.maxInFlightPerMachine, 8);
   assert.deepEqual(config.breaker, { failures: 3, openMs: 15_000 });
+  // The newest registry verified is kept there (systemd's StateDirectory=qrvend-relay).
+  assert.equal(config.stateDir, '/var/lib/qrvend-relay');
 });
 
 test(

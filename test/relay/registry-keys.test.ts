@@ -8,9 +8,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateSigningKey, keyringOf, loadPrivateKey } from '../../src/trust/index.js';
+import {
+  generateSigningKey,
+  keyringOf,
+  loadPrivateKey,
+  MAX_DOCUMENT_LIFETIME_MS,
+  signStatement,
+} from '../../src/trust/index.js';
 import { generateMachineKey } from '../../src/trust/machine-key.js';
-import { loadRegistry, RegistryError, signRegistry } from '../../src/relay/registry.js';
+import { loadRegistry, REGISTRY_KIND, RegistryError, signRegistry } from '../../src/relay/registry.js';
 import { randomBytes } from 'node:crypto';
 import { startSimMachines } from '../../rigs/relay/machines.js';
 import { createRelayRig, postStart, until } from './support/relay-rig.js';
@@ -65,6 +71,31 @@ test(
     );
   },
 );
+
+test('a machine key id that is not derived from its key is refused, when signing and when loading', T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-registry-keys-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const operator = generateSigningKey();
+  writeFileSync(join(dir, 'op.pem'), operator.privatePem, { mode: 0o600 });
+  const sign = { keyId: 'ops', key: loadPrivateKey(join(dir, 'op.pem')), nowMs: Date.now(), lifetimeMs: 3600_000 };
+  const keyring = keyringOf({ keys: [{ id: 'ops', publicKey: operator.publicKey, scopes: ['registry'] }] }, null);
+  const a = generateMachineKey();
+  const named = (id: string) => [{ machineId: 'M1', terminalId: 'T1', uniQr: null, machineKeys: [{ ...a.entry, id }] }];
+  assert.throws(
+    () => signRegistry({ machines: named('m-chosen-by-hand') }, sign),
+    (err) =>
+      err instanceof RegistryError &&
+      err.message.includes(`the machine key id m-chosen-by-hand of M1 is not its key's (${a.entry.id})`),
+  );
+  // Signed by a signer that did not check (an older qrvend, a script): the relay refuses it all the same.
+  const file = join(dir, 'registry.json');
+  const machines = named('m-chosen-by-hand');
+  const signature = signStatement(REGISTRY_KIND, { machines }, { ...sign, maxLifetimeMs: MAX_DOCUMENT_LIFETIME_MS });
+  writeFileSync(file, JSON.stringify({ machines, signature }));
+  assert.throws(() => loadRegistry(file, keyring, Date.now()), /m-chosen-by-hand of M1 is not its key's/);
+  writeFileSync(file, JSON.stringify(signRegistry({ machines: named(a.entry.id) }, sign)));
+  assert.equal(loadRegistry(file, keyring, Date.now()).keysOf('M1')?.byId.has(a.entry.id), true);
+});
 
 test(
   'a machine the registry lists without a key gets no Start: ' +

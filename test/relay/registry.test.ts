@@ -158,7 +158,7 @@ test(
     const rig = await createRelayRig({ machines: [] });
     const dir = mkdtempSync(join(tmpdir(), 'qrvend-registry-cli-'));
     try {
-      const { registryFile, trustFile, voucherKey, integrators } = rig.kit.relayConfig();
+      const { registryFile, trustFile, stateDir, voucherKey, integrators } = rig.kit.relayConfig();
       // An operator key of its own, trusted for the registry.
       const operator = generateSigningKey();
       const keyFile = join(dir, 'ops.pem');
@@ -214,6 +214,7 @@ test(
             broker: { url: rig.broker.url, protocolVersion: rig.protocolVersion },
             registryFile: registry,
             trustFile,
+            stateDir,
             voucherKey,
             integrators,
             logLevel: 'info',

@@ -34,6 +34,8 @@ test(
     assert.match(text, /^RestartPreventExitStatus=78$/m);
     assert.match(text, /^User=qrvend$/m);
     assert.match(text, /^NoNewPrivileges=yes$/m);
+    // relay.stateDir's default: the newest registry verified is kept there across restarts.
+    assert.match(text, /^StateDirectory=qrvend-relay$/m);
   },
 );
 

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateMachineKey, loadMachineKey, machineKeyId } from '../../src/trust/machine-key.js';
@@ -53,4 +53,29 @@ test('looser than 0600, another owner, a symlink, not a key: refused naming why,
   writeFileSync(notKey, 'hello', { mode: 0o600 });
   assert.throws(() => loadMachineKey(notKey), /is not a PEM private key/);
   assert.throws(() => loadMachineKey(join(dir, 'missing.pem')), /cannot be read \(ENOENT\)/);
+});
+
+test("the key's directory: one group or others may write, or owned by a third user, is refused naming it", T, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-machine-key-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const made = generateMachineKey();
+  const file = join(dir, 'machine-key.pem');
+  writeFileSync(file, made.privatePem, { mode: 0o600 });
+  // Sticky or not: whoever may write the directory may swap the key by a rename there.
+  for (const mode of [0o777, 0o1777, 0o770]) {
+    chmodSync(dir, mode);
+    assert.throws(
+      () => loadMachineKey(file),
+      (err: Error) =>
+        err.message.includes(`inside ${dir} (mode 0${mode.toString(8)}), which group or others may write`) &&
+        !err.message.includes('PRIVATE'),
+    );
+  }
+  chmodSync(dir, 0o700);
+  assert.equal(loadMachineKey(file).keyId, made.entry.id);
+  if (process.geteuid?.() === 0) {
+    // A directory of a third user (root may give it away; the agent runs as root here, the file stays its own).
+    chownSync(dir, 4242, 4242);
+    assert.throws(() => loadMachineKey(file), /owned by uid 4242, not by root or the agent's user \(uid 0\)/);
+  }
 });

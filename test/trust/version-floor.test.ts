@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isQrvendError } from '../../src/core/errors.js';
@@ -112,3 +112,16 @@ test('names and versions are checked: no path in a name, whole non-negative numb
   assert.throws(() => floor.check(1.5), TypeError);
   assert.throws(() => floor.record(-1), TypeError);
 });
+
+test(
+  "written by root, the record stays its directory owner's (the service must read it after a step back)",
+  { skip: process.getuid?.() === 0 ? false : 'only root can give a file away' },
+  (t) => {
+    const dir = scratch(t);
+    chownSync(dir, 4242, 4243);
+    const floor = new VersionFloor({ dir, document: 'registry' });
+    floor.stepBack(5);
+    assert.equal(statSync(floor.file).uid, 4242);
+    assert.equal(statSync(floor.file).gid, 4243);
+  },
+);

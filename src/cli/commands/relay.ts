@@ -23,11 +23,30 @@ export function register(parent: Command): void {
       const { runRelayProcess } = await import('../../relay/cli.js');
       process.exitCode = await runRelayProcess({ configFile: opts.config, checkOnly: opts.check === true });
     });
-  relay
+  const registry = relay
     .command('registry')
     .description(
       "the operator's signed registry of machines: which machine owns which TerminalId and UniQR (docs/relay.md)",
+    );
+  registry
+    .command('step-back')
+    .description(
+      'take an older registry on purpose: verify relay.registryFile and make its version the newest this relay ' +
+        'accepts (relay.stateDir), then reload the relay; run it as the relay user (docs/relay.md)',
     )
+    // --config is the parent's option (commander gives it to `relay`, wherever it is written).
+    .action(async (_opts: unknown, command: Command) => {
+      const { config } = command.optsWithGlobals<{ config?: string }>();
+      if (config === undefined) {
+        const { ErrorCodes, QrvendError } = await import('../../core/errors.js');
+        throw new QrvendError(ErrorCodes.CLI_USAGE, 'qrvend relay registry step-back needs --config FILE', {
+          hint: 'sudo -u qrvend qrvend relay registry step-back --config /etc/qrvend/relay.json',
+        });
+      }
+      const { stepBackRegistry } = await import('../../relay/registry-cli.js');
+      stepBackRegistry(config);
+    });
+  registry
     .command('sign')
     .description(
       'sign a registry file ({"machines":[{"machineId","terminalId","uniQr"}]}) with an operator key of scope registry',

@@ -4,6 +4,7 @@
  * data, or for MQTT 3.1.1 the body's replyTo / correlationId). Pure: whatever arrives, the result
  * is a request or an error to answer with, never a throw.
  */
+import { firstMemberNamed, PROTOTYPE_MEMBER } from '../../core/json-member-names.js';
 import { CommandRequest, MAX_PAYLOAD_BYTES, type CommandErrorCode } from '../contract/messages.js';
 import { isCommandName, parseTopic, type CommandName } from '../contract/topics.js';
 
@@ -77,11 +78,16 @@ export function parseCommand(
     return fail('BAD_PAYLOAD', `payload of ${payload.length} bytes is over the ${MAX_PAYLOAD_BYTES}-byte limit`);
   let json: unknown = {};
   if (payload.length > 0) {
+    const text = payload.toString('utf8');
+    // Read from the text before anything is built from it (src/core/json-member-names.ts): a
+    // `__proto__` member would become a prototype, unseen, wherever the request is copied.
+    const proto = firstMemberNamed(text, PROTOTYPE_MEMBER);
     try {
-      json = JSON.parse(payload.toString('utf8'));
+      json = JSON.parse(text);
     } catch {
       return fail('BAD_PAYLOAD', 'payload is not JSON');
     }
+    if (proto !== null) return prototypeRefusal(proto, json, fail, route);
   }
   const request = CommandRequest.safeParse(json);
   if (!request.success || typeof json !== 'object' || json === null || Array.isArray(json)) {
@@ -103,4 +109,22 @@ export function parseCommand(
     reply,
     expirySeconds: typeof expiry === 'number' ? expiry : null,
   };
+}
+
+/** The refusal of a request naming `__proto__` (at `path`), answered where its body asks (read, never copied). */
+function prototypeRefusal(
+  path: string[],
+  json: unknown,
+  fail: (code: CommandErrorCode, message: string, reply?: ReplyRoute) => ParsedCommand,
+  route: (body?: { replyTo?: string | undefined; correlationId?: string | undefined }) => ReplyRoute,
+): ParsedCommand {
+  const body = typeof json === 'object' && json !== null ? (json as Record<string, unknown>) : {};
+  const replyTo = typeof body.replyTo === 'string' ? body.replyTo : undefined;
+  const correlationId = typeof body.correlationId === 'string' ? body.correlationId.slice(0, 128) : undefined;
+  const where = path.join('.').slice(0, 200);
+  return fail(
+    path[0] === 'args' ? 'BAD_ARGS' : 'BAD_PAYLOAD',
+    `${where}: a member named "__proto__" is refused (JavaScript gives the name a meaning; it is no key)`,
+    route({ replyTo, correlationId }),
+  );
 }

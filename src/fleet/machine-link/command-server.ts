@@ -14,8 +14,10 @@ import { NonceBook } from '../../trust/nonce-book.js';
 import type { FleetToPayment, PaymentToFleet } from '../../ipc/messages.js';
 import type { CommandName, MachineTopics } from '../contract/topics.js';
 import { COMMAND_ERROR_CODES, MAX_PAYLOAD_BYTES, type CommandReply } from '../contract/messages.js';
-import { parseCommand, type CommandErrorCode, type ReplyRoute } from './command-request.js';
+import { parseCommand, type CommandErrorCode, type ParsedCommand, type ReplyRoute } from './command-request.js';
 import { CommandBudgets } from './rate-bound.js';
+import { namedTrustedKey } from './intake.js';
+import { HeldStarts, type HeldStart } from './held-starts.js';
 import { CommandsInFlight, KeyBudgets, RESERVED_SCOPES, VERIFY_RESERVE } from './key-budgets.js';
 import { serveLocalCommand, type LocalCommandContext, type Served } from './local-commands.js';
 import { admitNonce, decideCommand, refusalText, type GatePolicy } from './command-gate.js';
@@ -87,6 +89,8 @@ export class CommandServer {
   readonly keyBudgets = new KeyBudgets();
   private readonly gate: GatePolicy;
   private readonly commandsInFlight = new CommandsInFlight();
+  /** Relayed Starts answered Approved, held by the payment side until their confirmation. */
+  private readonly heldStarts = new HeldStarts();
   private readonly waiting = new Map<number, { resolve: (m: PaymentReply) => void; timer: NodeJS.Timeout }>();
   private nextCommandId = 1;
   /** Beside the overlay, in the state directory: written before a signed command acts (src/trust/nonce-book.ts). */
@@ -111,17 +115,30 @@ export class CommandServer {
   async onCommand(topic: string, payload: Buffer, packet: IPublishPacket): Promise<void> {
     if (packet.retain) return this.ignoreRetained(topic);
     const { o, budgets, counters } = this;
-    // Relayed Starts and their confirmations have a budget of their own, so a Start flood cannot starve the operator.
-    const relayed = topic === o.topics.command('start') || topic === o.topics.command('start.confirm');
-    if (!budgets.take(relayed ? 'start' : 'intake', o.monotonicNow())) return; // counted (health) and dropped
+    const now = o.monotonicNow();
+    // The relay's confirmation of a Start held here waits for no share: its signature is checked at once.
+    const held = topic === o.topics.command('start.confirm') ? this.heldStarts.candidate(payload, now) : null;
+    const intake = held === null ? this.admitIntake(topic, payload, now) : 'held';
+    if (intake === null) return; // counted (health) and dropped
     const { fleet } = o.config;
     const properties = packet.properties ?? {};
     const parsed = parseCommand(fleet.topicPrefix, o.machineId, o.topics.replies, topic, payload, properties);
     if (parsed.kind === 'ignore') return;
     counters.commands += 1;
+    // What names no trusted key is answered from its own refusals budget, so a flood of it cannot mute the others'.
+    const refuse = (code: CommandErrorCode, message: string) =>
+      this.refuse(parsed.reply, parsed.name, code, message, intake === 'untrusted' ? 'refusals' : 'trustedRefusals');
     if (parsed.kind === 'error') {
       counters.payloadsRejected += 1;
-      return this.refuse(parsed.reply, parsed.name, parsed.code, parsed.message);
+      return refuse(parsed.code, parsed.message);
+    }
+    if (held !== null) return this.confirmHeld(parsed, held);
+    // No trusted key vouched for it: the payment side would refuse it, so it is not asked (its time is the sales').
+    if (intake === 'untrusted' && (parsed.name === 'start' || parsed.name === 'start.confirm')) {
+      counters.unauthorized += 1;
+      const why = 'not vouched for by a relay key this machine trusts (fleet.trustFile, scope start): it names none';
+      this.refusalLog.add({ command: parsed.name, reason: 'unsigned', why });
+      return refuse('BAD_ARGS', why);
     }
     const facts = {
       machineId: o.machineId,
@@ -139,7 +156,7 @@ export class CommandServer {
       counters.unauthorized += 1;
       if (decision.keyId !== undefined) this.keyBudgets.refused(decision.keyId);
       this.refusalLog.add({ command: parsed.name, reason: decision.reason, why: decision.message });
-      return this.refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(decision.reason, decision.message));
+      return refuse('UNAUTHORIZED', refusalText(decision.reason, decision.message));
     }
     // A relayed Start spent its budget on arrival; the relayed-Start code checks the relay's voucher.
     const run = decision.kind === 'run' ? decision : null;
@@ -147,7 +164,7 @@ export class CommandServer {
     if (run?.budget === 'key' && !this.keyBudgets.take(run.signer, o.monotonicNow())) return;
     const spender = run?.budget === 'key' ? run.signer : null;
     if (!this.commandsInFlight.enter(spender)) {
-      return this.refuse(parsed.reply, parsed.name, 'BUSY', 'too many commands in progress; try again');
+      return refuse('BUSY', 'too many commands in progress; try again');
     }
     if (run?.budget === 'key') {
       const admitted = admitNonce(this.nonceBook(), run.signature, o.wallNow(), run.signer);
@@ -156,10 +173,40 @@ export class CommandServer {
         counters.unauthorized += 1;
         this.keyBudgets.refused(run.signer.id);
         this.refusalLog.add({ command: parsed.name, reason: admitted.reason, why: admitted.message });
-        return this.refuse(parsed.reply, parsed.name, 'UNAUTHORIZED', refusalText(admitted.reason, admitted.message));
+        return refuse('UNAUTHORIZED', refusalText(admitted.reason, admitted.message));
       }
     }
     await this.runAdmitted(parsed.reply, parsed.name, parsed.args, run?.signature?.keyId ?? null, spender);
+  }
+
+  /**
+   * The share a message spends before it is parsed (intake.ts, rate-bound.ts): `untrusted` when it
+   * names no key of the trust file, else the relay's `start` on the relayed topics and `trusted` on
+   * the others. Returns the share spent; null: dropped (counted).
+   */
+  private admitIntake(topic: string, payload: Buffer, nowMs: number): 'untrusted' | 'trusted' | 'start' | null {
+    const { topics } = this.o;
+    const relayed = topic === topics.command('start') || topic === topics.command('start.confirm');
+    const share = namedTrustedKey(payload, this.gate.keyring) === null ? 'untrusted' : relayed ? 'start' : 'trusted';
+    return this.budgets.take(share, nowMs) ? share : null;
+  }
+
+  /**
+   * A message on `start.confirm` carrying a held Start's voucher nonce: passed on to the payment
+   * side (which authorizes) only when the relay's key signed it for that Start; else refused, and
+   * the Start stays held until its own deadline (held-starts.ts).
+   */
+  private async confirmHeld(parsed: Extract<ParsedCommand, { kind: 'request' }>, held: HeldStart): Promise<void> {
+    const { o } = this;
+    const checked = this.heldStarts.check(held, parsed.args, o.machineId, this.gate.keyring, o.wallNow());
+    if (!checked.ok) {
+      this.counters.unauthorized += 1;
+      this.refusalLog.add({ command: parsed.name, reason: 'unconfirmed', why: checked.message });
+      return this.refuse(parsed.reply, parsed.name, 'BAD_ARGS', checked.message, 'trustedRefusals');
+    }
+    this.heldStarts.remove(held);
+    // Outside the bound of commands in progress: at most one per held Start gets here.
+    await this.runAdmitted(parsed.reply, parsed.name, parsed.args, null, null, false);
   }
 
   /** The payment worker's answer to a command it was asked (askPayment). */
@@ -199,10 +246,15 @@ export class CommandServer {
     args: unknown,
     keyId: string | null,
     spender: Parameters<CommandsInFlight['enter']>[0],
+    inFlight = true,
   ): Promise<void> {
     try {
       this.o.log.info({ event: 'fleet.command', command: name, keyId }, `fleet command ${name}`);
       const served = await this.serve(name, args);
+      if (name === 'start' && served.outcome.ok) {
+        const clocks = { wallNowMs: this.o.wallNow(), nowMs: this.o.monotonicNow() };
+        this.heldStarts.add(args, served.outcome.result, clocks);
+      }
       await this.reply(route, name, served.outcome);
       served.after?.(); // a restart must not beat its own reply
     } catch (err) {
@@ -210,7 +262,7 @@ export class CommandServer {
       const message = 'the command failed inside the agent; see its log';
       await this.reply(route, name, { ok: false, code: 'INTERNAL', message });
     } finally {
-      this.commandsInFlight.leave(spender);
+      if (inFlight) this.commandsInFlight.leave(spender);
     }
   }
 
@@ -252,9 +304,15 @@ export class CommandServer {
    * An error reply, within the refusals budget; beyond it the refusal is dropped unanswered (a flood
    * must not make the device flood back).
    */
-  private async refuse(route: ReplyRoute, command: string, code: CommandErrorCode, message: string): Promise<void> {
+  private async refuse(
+    route: ReplyRoute,
+    command: string,
+    code: CommandErrorCode,
+    message: string,
+    budget: 'refusals' | 'trustedRefusals',
+  ): Promise<void> {
     this.counters.commandsRefused += 1;
-    if (!this.budgets.take('refusals', this.o.monotonicNow())) return;
+    if (!this.budgets.take(budget, this.o.monotonicNow())) return;
     await this.reply(route, command, { ok: false, code, message });
   }
 

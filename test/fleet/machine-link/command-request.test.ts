@@ -90,3 +90,28 @@ test('the command rate bound lets a burst through, then drops and counts until t
   assert.equal(rate.take(100), true, 'one token back after 100 ms at 10/s');
   assert.equal(rate.take(100), false);
 });
+
+test('a member named __proto__ anywhere is refused from the text, before any object is built', T, () => {
+  // A config.set naming __proto__ at the top level of `set` (and elsewhere; escapes decode first).
+  for (const [text, where, code] of [
+    ['{"correlationId":"c-9","args":{"set":{"__proto__":{"mdb":{"sessionIdleTimeoutMs":1}}}}}', 'args.set', 'BAD_ARGS'],
+    ['{"args":{"set":{"mdb":{"\\u005f_proto__":{}}}}}', 'args.set.mdb', 'BAD_ARGS'],
+    ['{"args":[{"a":1},{"__proto__":null}]}', 'args.1', 'BAD_ARGS'],
+    ['{"__proto__":{"x":1}}', '', 'BAD_PAYLOAD'],
+  ] as const) {
+    const r = parse('qrvend/M1/cmd/config.set', text);
+    assert.equal(r.kind, 'error', text);
+    if (r.kind !== 'error') continue;
+    assert.equal(r.code, code, text);
+    assert.equal(
+      r.message.startsWith(`${where === '' ? '' : `${where}.`}__proto__: a member named "__proto__"`),
+      true,
+      r.message,
+    );
+  }
+  const r = parse('qrvend/M1/cmd/config.set', '{"correlationId":"c-9","args":{"set":{"__proto__":{}}}}');
+  assert.equal(r.kind === 'error' && r.reply.correlationId, 'c-9', 'answered where the request asks');
+  // The name as a value, or inside a string, is no member.
+  const ok = parse('qrvend/M1/cmd/config.get', '{"args":{"key":"__proto__"},"correlationId":"{\\"__proto__\\":1}"}');
+  assert.equal(ok.kind, 'request');
+});
