@@ -10,6 +10,10 @@ import { storeEventBatch } from '../../../src/console/store/event-batch.js';
 import { addEndpoint, findEndpoint } from '../../../src/console/store/webhook-queries.js';
 import { newWebhookSecret } from '../../../src/console/deliveries/signing.js';
 import type { lookup } from 'node:dns';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { postWebhook } from '../../../src/console/deliveries/webhook-post.js';
+import { makeSelfSignedCert } from '../../gateway/tls-fixture.js';
 import { checkReceiverUrl, guardedLookup, refusedAddress } from '../../../src/console/deliveries/receiver-address.js';
 import { openDatabase, stopDatabases } from '../store/databases.js';
 import { startReceiver } from '../support/webhook-receiver.js';
@@ -192,4 +196,54 @@ test('a name that resolves to a refused address is refused at each connection (D
   assert.equal(await ask(), '127.0.0.1');
   assert.match(await ask(), /hooks.example.com: 10.0.0.7 is inside a private network/);
   assert.match(await ask(), /169.254.169.254 is a link-local/);
+});
+
+test(
+  "an https receiver with a certificate of the site's own CA: refused unless webhooks.caFile names it",
+  T,
+  async (t) => {
+    const tls = makeSelfSignedCert();
+    if (tls === null) return t.skip('openssl is not installed');
+    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, (_req, res) => res.writeHead(204).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const url = `https://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/hook`;
+    try {
+      const policy = { allowPrivate: false };
+      const untrusted = await postWebhook(url, {}, '{}', { policy, timeoutMs: 2000, ca: null });
+      assert.equal(untrusted.ok, false);
+      assert.match(untrusted.error ?? '', /SELF_SIGNED|certificate/i);
+      const trusted = await postWebhook(url, {}, '{}', { policy, timeoutMs: 2000, ca: tls.cert });
+      assert.deepEqual([trusted.ok, trusted.status], [true, 204]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      tls.cleanup();
+    }
+  },
+);
+
+test('an answer that never ends is read to 64 KiB and no further', T, async () => {
+  let written = 0;
+  const server = createHttpServer((_req, res) => {
+    res.writeHead(500);
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    const more = () => {
+      while (written < 64 * 1024 * 1024 && res.write(chunk)) written += chunk.length;
+    };
+    res.on('drain', more);
+    more();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address !== null ? address.port : 0}/hook`;
+  try {
+    const r = await postWebhook(url, {}, '{}', { policy: { allowPrivate: false }, timeoutMs: 10_000, ca: null });
+    assert.equal(r.status, 500);
+    assert.ok((r.error ?? '').length <= 512);
+    assert.ok(written < 64 * 1024 * 1024, 'the console stopped reading long before the sender was done');
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });
