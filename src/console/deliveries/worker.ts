@@ -67,6 +67,7 @@ export class DeliveryWorker {
   private wake: (() => void) | null = null;
   private loop: Promise<void> | null = null;
   private lastPrune = 0;
+  private lastFailureLog = -Infinity;
   /** Deliveries whose outcome this instance wrote, and attempts whose claim was lost meanwhile. */
   readonly counters = { attempts: 0, delivered: 0, failed: 0, givenUp: 0, claimLost: 0 };
 
@@ -82,7 +83,12 @@ export class DeliveryWorker {
         try {
           worked = await this.runOnce();
         } catch (err) {
-          this.o.log.warn({ err: (err as Error).message }, 'deliveries: a round failed; trying again');
+          // While the database is away every round fails: one line a minute, not one a poll.
+          const now = performance.now();
+          if (now - this.lastFailureLog > 60_000) {
+            this.lastFailureLog = now;
+            this.o.log.warn({ err: (err as Error).message }, 'deliveries: a round failed; trying again');
+          }
         }
         if (worked === 0 && !this.closed) await this.pause();
       }
