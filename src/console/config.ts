@@ -11,6 +11,7 @@ import { FleetConnectionOptions } from '../fleet/operator/connection.js';
 import { TOPIC_LEVEL } from '../fleet/contract/index.js';
 import { BATCH_RANGES, DEFAULT_BATCH } from './ingest/batch.js';
 import { EmailSettings } from './deliveries/email.js';
+import { hostTimeZone, isTimeZone } from './time-zone.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const ListenAddress = z
@@ -51,6 +52,8 @@ export const ConsoleConfig = z.strictObject({
   /** A TLS proxy of the site terminates HTTPS in front (plain HTTP off loopback is refused otherwise). */
   behindTlsProxy: z.boolean().default(false),
   sessionHours: int(1, 720).default(12),
+  /** The zone the pages show times in for an account that names none (docs/console.md, "Accounts"). */
+  timeZone: z.string().refine(isTimeZone, 'an IANA time zone, such as Europe/Berlin or UTC').default(hostTimeZone),
   login: z
     .strictObject({
       /** Failed logins allowed per address and per account within the window. */
@@ -125,6 +128,16 @@ export function readConfigFile(path: string): Record<string, unknown> {
   }
 }
 
+/**
+ * How a browser reaches the console. Behind the site's TLS proxy the browser is on HTTPS even
+ * when the console listens on loopback (the proxy on the same host): its cookies must then be
+ * Secure, so the proxy is looked at before the loopback address is.
+ */
+export function consoleTransport(s: Pick<ConsoleSettings, 'listen' | 'certFile' | 'behindTlsProxy'>): StartTransport {
+  if (s.certFile === null && s.behindTlsProxy) return 'tls-proxy';
+  return startEndpointTransport({ listen: s.listen, certFile: s.certFile, behindTlsProxy: s.behindTlsProxy });
+}
+
 /** Checks a configuration; throws CONFIG_INVALID naming each bad key. */
 export function parseConsoleConfig(input: unknown): ConsoleSettings & { transport: StartTransport } {
   const parsed = ConsoleConfig.safeParse(input);
@@ -141,11 +154,7 @@ export function parseConsoleConfig(input: unknown): ConsoleSettings & { transpor
       'console configuration refused: certFile and keyFile go together (HTTPS)',
     );
   }
-  const transport = startEndpointTransport({
-    listen: s.listen,
-    certFile: s.certFile,
-    behindTlsProxy: s.behindTlsProxy,
-  });
+  const transport = consoleTransport(s);
   if (transport === 'refused') {
     throw new QrvendError(
       ErrorCodes.CONSOLE_LISTEN_REFUSED,

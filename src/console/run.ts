@@ -68,6 +68,7 @@ export async function startConsole(
       transport: settings.transport,
       behindTlsProxy: settings.behindTlsProxy,
       sessionHours: settings.sessionHours,
+      timeZone: settings.timeZone,
       login: settings.login,
       pageSize: settings.pageSize,
       apiRequestsPerMinute: settings.api.requestsPerMinute,

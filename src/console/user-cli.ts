@@ -5,7 +5,7 @@
  */
 import { createInterface } from 'node:readline';
 import { ErrorCodes, QrvendError } from '../core/errors.js';
-import { checkNewAccount, listUsers, putUser } from './store/accounts.js';
+import { checkNewAccount, checkTimeZone, listUsers, putUser } from './store/accounts.js';
 import { openStore, storeLabel } from './store/open.js';
 
 const MAX_STDIN_BYTES = 4096;
@@ -53,12 +53,13 @@ export async function readNewPassword(): Promise<string> {
   return first;
 }
 
-export async function addUser(db: string, name: string, role: string): Promise<void> {
+export async function addUser(db: string, name: string, role: string, timeZone: string | null = null): Promise<void> {
+  checkTimeZone(timeZone);
   const password = await readNewPassword();
   checkNewAccount(name, role, password);
   const store = await openStore(db);
   try {
-    await putUser(store.db, name, role, password);
+    await putUser(store.db, name, role, password, { timeZone });
   } finally {
     await store.close();
   }
@@ -68,7 +69,9 @@ export async function addUser(db: string, name: string, role: string): Promise<v
 export async function printUsers(db: string): Promise<void> {
   const store = await openStore(db);
   try {
-    for (const u of await listUsers(store.db)) process.stdout.write(`${u.name}\t${u.role}\t${u.created_at}\n`);
+    for (const u of await listUsers(store.db)) {
+      process.stdout.write(`${u.name}\t${u.role}\t${u.created_at}\t${u.time_zone ?? '-'}\n`);
+    }
   } finally {
     await store.close();
   }

@@ -93,6 +93,8 @@ export const ErrorCodes = {
   CONSOLE_RECEIVER_REFUSED: 'CONSOLE_RECEIVER_REFUSED',
   /** The console's e-mail settings cannot be used: the credentials file unreadable or open to others. */
   CONSOLE_EMAIL_UNUSABLE: 'CONSOLE_EMAIL_UNUSABLE',
+  /** A request to the console's pages with a parameter it refuses: answered 400 naming it, never logged. */
+  CONSOLE_BAD_REQUEST: 'CONSOLE_BAD_REQUEST',
 
   /**
    * A signed document (the relay's registry, and any other the fleet keeps a version of) older than

@@ -1,5 +1,6 @@
 /**
- * Untrusted text on a technician's terminal (docs/decisions/hardening.md item 2). A TransactionId, a gateway's
+ * Untrusted text on a technician's terminal (docs/decisions/hardening.md item 2), and on the operator
+ * console's pages (src/console/web/html.ts). A TransactionId, a gateway's
  * message or a file name can carry CR/LF (forged lines), ANSI escape sequences (clear the screen,
  * retitle the window, rewrite what was printed) or bidirectional controls (U+202E shows text
  * reversed). Every such character is shown as a visible escape instead: `\x1b`, `\u202e`.

@@ -12,8 +12,8 @@ interface Currency {
 }
 
 /**
- * The request's BasicInfo currency; an answer that carries a BasicInfo (the
- * seed's answers may add members) is read the same way.
+ * The request's BasicInfo currency; an answer that carries a BasicInfo (an Authorization's, whose
+ * answer may add members, or an Inquiry's: docs/decisions/gateway-interface.md) is read the same way.
  */
 function currencyOf(value: unknown): Currency | null {
   const basic = (value as { BasicInfo?: { CurrencyCode?: unknown; CurrencyNumeric?: unknown } | null } | null)

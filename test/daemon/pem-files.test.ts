@@ -5,7 +5,7 @@
  * started without a word and failed every gateway call). The start checks for each key, and the
  * real daemon's exit 78.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const tls = makeSelfSignedCert();
 const skip = tls === null ? 'openssl is not installed' : false;
+// The fixture's directory holds a private key: removed with the file's tests (docs/testing.md, "No litter").
+after(() => tls?.cleanup());
 
 function files() {
   const dir = mkdtempSync(join(tmpdir(), 'qrvend-pem-'));

@@ -5,9 +5,11 @@
  * holds the approved amount: its Cancel releases the Amount it carries), the daemon's own SQLite
  * ledger, and a real MQTT broker (aedes) where the alarm shows. The Authorization is read as a
  * decline; its Cancel carries the Authorization's Amount with the PaymentInfo as received; the
- * alarm GATEWAY_CURRENCY_MISMATCH names the answer; a refused Cancel is dead-lettered.
+ * alarm GATEWAY_CURRENCY_MISMATCH names the answer; a refused Cancel is dead-lettered. A Dynamic
+ * QR whose approving Inquiry names USD/840 (its BasicInfo) is refused the same way: the vend is
+ * denied, the payment voided (ReasonCode 3, the Inquiry's PaymentInfo) and the alarm raised.
  *
- * One daemon for the file; tests run in order.
+ * One daemon for the file (an always-idle VMC, for the Dynamic QR's selection); tests run in order.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,7 +23,8 @@ import { DeclineCodes } from '../../src/gateway/protocol/index.js';
 import type { FleetEvent } from '../../src/fleet/contract/messages.js';
 import { OPERATOR_SCOPES, testKey, writeTrustFile } from '../fleet/support/operator-keys.js';
 import { PREFIX, startWatcher, type FleetWatcher } from '../fleet/e2e/support/fleet-watcher.js';
-import { waitTx } from './support/e2e-rig.js';
+import { lastSession, waitTx } from './support/e2e-rig.js';
+import { selectAndPay } from './support/dynamic-payment.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MACHINE = 'M-CURRENCY-1';
@@ -42,7 +45,9 @@ before(async () => {
   const fleet = { url: broker.url, topicPrefix: PREFIX, machineId: MACHINE, protocolVersion: 4, healthIntervalS: 5 };
   const machine = { currencyCode: 'EUR', currencyNumeric: '978' };
   const store = { backoffBaseMs: 50, backoffCapMs: 200 };
-  rig = await createRig({ config: { machine, fleet: { ...fleet, trustFile }, store } });
+  // Always-idle: the consumer selects first for a Dynamic QR; a Static QR Start opens its session all the same.
+  const mdb = { alwaysIdle: true };
+  rig = await createRig({ config: { machine, mdb, fleet: { ...fleet, trustFile }, store } });
   watcher = await startWatcher(broker.url, 4, MACHINE, operator);
   await rig.startAgent(30_000);
 });
@@ -125,3 +130,48 @@ test('an Authorization approved in the currency asked clears the alarm', T, asyn
   assert.ok(rig.vmc.endSession());
   await waitTx(rig, txId, (t) => t.state === 'cancelled', 'the empty session cancelled', 30_000);
 });
+
+test(
+  'a Dynamic QR paid in USD when EUR was asked: the vend denied, the payment voided (ReasonCode 3, the ' +
+    "Inquiry's PaymentInfo), the alarm raised naming both currencies",
+  T,
+  async () => {
+    const price = 1.35;
+    rig.gateway.addRules([{ op: 'GenerateQR', amount: price, times: 1, behaviour: IN_USD }]);
+    const [events, statuses] = [watcher.events.length, watcher.statuses.length];
+    const pay = await selectAndPay(rig, 7, price);
+    assert.deepEqual(await pay.answer, { kind: 'vend-deny' }, 'no vend approved');
+    assert.equal(await pay.result, 'voided');
+    const gw = await waitTx(rig, pay.txId, (t) => t.void?.verdict === 'Approved', 'the Void accepted', 30_000);
+    assert.equal(gw.authorization?.currencyCode, 'USD', 'the simulator answered the Inquiry in USD');
+    assert.equal(gw.void?.reasonCode, 3, 'voided by the machine');
+    assert.equal(gw.void?.gatewayTimeout, false, "the Void carries the approving Inquiry's PaymentInfo, not a timeout");
+    assert.equal(gw.state, 'voided');
+    assert.deepEqual(gw.requests, { Authorization: 0, Settlement: 0, Cancel: 0, GenerateQR: 1, Inquiry: 1, Void: 1 });
+    assert.deepEqual(
+      rig.gateway.ledger().rejected,
+      [],
+      "the Void passed the strict checks (the Inquiry's PaymentInfo)",
+    );
+    assert.deepEqual(
+      lastSession(rig).vends.map((v) => v.outcome),
+      ['denied'],
+    );
+
+    const row = outbox().rows.find((r) => r.txId === pay.txId && r.op === 'Void');
+    assert.ok(row, "the Void went through the daemon's outbox");
+    const body = JSON.parse(row.body) as { ReasonCode: number; PaymentInfo: Record<string, unknown> };
+    assert.equal(body.ReasonCode, 3);
+    assert.equal(body.PaymentInfo.AuthAmount, price, "the Inquiry's PaymentInfo as received");
+
+    const ofThisPayment = (e: FleetEvent) =>
+      alarmEvent('raised')(e) && String((e as { detail?: unknown }).detail).includes(pay.txId);
+    await until(() => watcher.events.slice(events).some(ofThisPayment), 30_000, `${ALARM} raised for ${pay.txId}`);
+    const detail = String((watcher.events.slice(events).find(ofThisPayment) as { detail?: unknown }).detail);
+    assert.match(detail, /Dynamic QR payment/);
+    assert.match(detail, /USD\/840/);
+    assert.match(detail, /EUR\/978/);
+    const raisedInStatus = () => watcher.statuses.slice(statuses).some((s) => alarmsOf(s).includes(ALARM));
+    await until(raisedInStatus, 30_000, `${ALARM} in the status`);
+  },
+);

@@ -51,11 +51,15 @@ export function register(parent: Command): void {
         .choices(['viewer', 'admin'])
         .makeOptionMandatory(),
     )
+    .option(
+      '--time-zone <zone>',
+      "the zone the account reads times in (IANA, e.g. Europe/Berlin; default: the console's)",
+    )
     // --db and -c are the console's own options (given before or after `user add`).
     .action(async (name: string, _opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ role: string; db?: string; config?: string }>();
+      const opts = cmd.optsWithGlobals<{ role: string; timeZone?: string; db?: string; config?: string }>();
       const { addUser } = await import('../../console/user-cli.js');
-      await addUser(await databaseOf(opts), name, opts.role);
+      await addUser(await databaseOf(opts), name, opts.role, opts.timeZone ?? null);
     });
   user
     .command('list')

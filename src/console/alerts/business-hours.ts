@@ -43,13 +43,3 @@ export function msInHours(fromMs: number, toMs: number, hours: Hours): number {
   }
   return total;
 }
-
-/** Whether `zone` is a time zone luxon (and so Intl) knows. */
-export function knownZone(zone: string): boolean {
-  return zone.length > 0 && zone.length <= 64 && DateTime.now().setZone(zone).isValid;
-}
-
-/** `2026-03-29 09:00 CEST`: an instant on the wall clock of `zone`. */
-export function wallClock(ms: number, zone: string): string {
-  return DateTime.fromMillis(ms, { zone, locale: 'en-GB' }).toFormat('yyyy-LL-dd HH:mm ZZZZ');
-}

@@ -4,9 +4,12 @@
  * as plain text for e-mail and as a Standard Webhooks body for an endpoint.
  */
 import type { Rule } from '../store/alert-queries.js';
-import { wallClock } from './business-hours.js';
+import { formatInstant } from '../web/time-format.js';
 import { CONDITIONS, type ConditionKind, type Holding } from './conditions.js';
 import type { Say } from './rule-step.js';
+
+/** An instant as the pages show it (to the second, in the rule's zone: web/time-format.ts). */
+const wallClock = (ms: number, zone: string) => formatInstant(ms, zone).shown;
 
 export interface Notice {
   rule: Rule;

@@ -4,7 +4,7 @@
  */
 import { ALARM_CODES } from '../../fleet/contract/index.js';
 import type { RuleFields } from '../store/alert-queries.js';
-import { knownZone } from './business-hours.js';
+import { isTimeZone } from '../time-zone.js';
 import { CONDITION_KINDS } from './conditions.js';
 
 export type RuleForm = Partial<Record<string, string>>;
@@ -50,7 +50,7 @@ export function ruleFields(form: RuleForm, endpoints: number[]): RuleFields {
   const to = clockOf('to', form.to);
   if (to <= from) throw refuse('to', 'after from (a span of one day; make two rules for a night)');
   const zone = (form.time_zone ?? '').trim();
-  if (!knownZone(zone)) throw refuse('time zone', 'an IANA time zone such as Europe/Berlin or UTC');
+  if (!isTimeZone(zone)) throw refuse('time zone', 'an IANA time zone such as Europe/Berlin or UTC');
   const endpoint = form.endpoint === undefined || form.endpoint === '' ? null : Number(form.endpoint);
   if (endpoint !== null && !endpoints.includes(endpoint)) throw refuse('webhook', 'not an endpoint that takes alerts');
   return {

@@ -91,7 +91,14 @@ function checked(decoded: Decoded): Decoded {
           : null;
   const problem = value === null ? null : unstorableText(value);
   if (problem === null || decoded.kind === 'bad') return decoded;
-  return { kind: 'bad', machineId: decoded.machineId, topic: '', reason: 'schema', detail: problem };
+  // The kind first (`status terminalId: holds U+0000 ...`): the log and the refusals say what was refused.
+  return {
+    kind: 'bad',
+    machineId: decoded.machineId,
+    topic: '',
+    reason: 'schema',
+    detail: `${decoded.kind} ${problem}`,
+  };
 }
 
 function stored(h: Handler, e: IncomingEvent, isNew: boolean): void {

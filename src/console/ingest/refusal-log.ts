@@ -1,7 +1,7 @@
 /**
  * The log's side of refused messages (docs/console.md, "How an event is kept"): each refusal is
  * counted in the database; the log says what was refused and why, at most one line per reason
- * a minute (with how many more came meanwhile), so a machine sending the same bad message
+ * and kind of message a minute (with how many more came meanwhile), so a machine sending the same bad message
  * cannot flood it.
  */
 import type { Logger } from '../../core/log.js';
@@ -18,13 +18,17 @@ export class RefusalLog {
   ) {}
 
   refused(machineId: string | null, reason: string, detail: string): void {
-    const seen = this.last.get(reason);
+    // One line a minute per reason and kind of message (an event, a status, a health message), so
+    // a refused status is not hidden behind a refused event; a bounded set of keys.
+    const kind = /^(event|status|health)\b/.exec(detail)?.[1] ?? '';
+    const key = `${reason} ${kind}`;
+    const seen = this.last.get(key);
     const now = this.now();
     if (seen !== undefined && now - seen.at < LINE_EVERY_MS) {
       seen.more++;
       return;
     }
-    this.last.set(reason, { at: now, more: 0 });
+    this.last.set(key, { at: now, more: 0 });
     const since = seen === undefined ? {} : { refusedSinceLastLine: seen.more };
     const byDatabase = reason === 'store-refused';
     this.log.warn(

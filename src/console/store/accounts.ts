@@ -5,6 +5,7 @@
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
+import { isTimeZone } from '../time-zone.js';
 import type { ConsoleDatabase, UsersTable } from './schema.js';
 
 type Db = Kysely<ConsoleDatabase>;
@@ -66,25 +67,59 @@ export function checkNewAccount(name: string, role: string, password: string): a
   }
 }
 
+/** An account's time zone as given (blank: the console's); refused when no IANA zone. */
+export function checkTimeZone(zone: string | null): string | null {
+  const z = (zone ?? '').trim();
+  if (z === '') return null;
+  if (!isTimeZone(z)) {
+    throw new QrvendError(
+      ErrorCodes.CLI_USAGE,
+      `time zone ${JSON.stringify(z.slice(0, 64))} is not an IANA time zone (such as Europe/Berlin or UTC)`,
+    );
+  }
+  return z;
+}
+
+export interface AccountChange {
+  /** The token hash of the session that made the change, kept when a user changes their own password. */
+  keepSession?: string | null;
+  /** The account's time zone (null: the console's); unchanged when undefined. */
+  timeZone?: string | null;
+}
+
 /**
  * Adds an account, or sets the role and password of an existing one. A new password ends the
  * account's sessions (a stolen cookie dies with the old password), all but `keepSession` (the
- * token hash of the session that made the change, when a user changes their own).
+ * session that made the change, when a user changes their own).
  */
 export async function putUser(
   db: Db,
   name: string,
   role: string,
   password: string,
-  keepSession: string | null = null,
+  change: AccountChange = {},
 ): Promise<void> {
   checkNewAccount(name, role, password);
-  const row = { name, role, password_hash: await hashPassword(password), created_at: new Date().toISOString() };
+  const zone = change.timeZone === undefined ? undefined : checkTimeZone(change.timeZone);
+  const row = {
+    name,
+    role,
+    password_hash: await hashPassword(password),
+    created_at: new Date().toISOString(),
+    time_zone: zone ?? null,
+  };
+  const keepSession = change.keepSession ?? null;
   await db.transaction().execute(async (tx) => {
     await tx
       .insertInto('users')
       .values(row)
-      .onConflict((oc) => oc.column('name').doUpdateSet({ role: row.role, password_hash: row.password_hash }))
+      .onConflict((oc) =>
+        oc.column('name').doUpdateSet({
+          role: row.role,
+          password_hash: row.password_hash,
+          ...(zone === undefined ? {} : { time_zone: zone }),
+        }),
+      )
       .execute();
     let ended = tx.deleteFrom('sessions').where('user_name', '=', name);
     if (keepSession !== null) ended = ended.where('token_hash', '<>', keepSession);
@@ -92,12 +127,23 @@ export async function putUser(
   });
 }
 
+/** Sets the role and time zone of an existing account, its password and sessions unchanged. */
+export async function changeAccount(db: Db, name: string, role: string, timeZone: string | null): Promise<void> {
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `a role is one of ${ROLES.join(', ')}`);
+  const time_zone = checkTimeZone(timeZone);
+  const r = await db.updateTable('users').set({ role, time_zone }).where('name', '=', name).executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) {
+    throw new QrvendError(ErrorCodes.CLI_USAGE, `no account ${name}: a new account needs a password`);
+  }
+}
+
 export async function findUser(db: Db, name: string): Promise<UsersTable | undefined> {
   return db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
-export async function listUsers(db: Db): Promise<Pick<UsersTable, 'name' | 'role' | 'created_at'>[]> {
-  return db.selectFrom('users').select(['name', 'role', 'created_at']).orderBy('name').execute();
+export async function listUsers(db: Db): Promise<Pick<UsersTable, 'name' | 'role' | 'created_at' | 'time_zone'>[]> {
+  return db.selectFrom('users').select(['name', 'role', 'created_at', 'time_zone']).orderBy('name').execute();
 }
 
 export async function deleteUser(db: Db, name: string): Promise<void> {
@@ -128,18 +174,21 @@ export interface SessionUser {
   role: Role;
   csrf: string;
   tokenHash: string;
+  /** The zone this reader sees times in: the account's own, else the console's. */
+  timeZone: string;
 }
 
-export async function sessionUser(db: Db, token: string): Promise<SessionUser | null> {
+export async function sessionUser(db: Db, token: string, consoleTimeZone = 'UTC'): Promise<SessionUser | null> {
   const hash = tokenHash(token);
   const row = await db
     .selectFrom('sessions')
     .innerJoin('users', 'users.name', 'sessions.user_name')
-    .select(['users.name', 'users.role', 'sessions.csrf', 'sessions.expires_ms'])
+    .select(['users.name', 'users.role', 'users.time_zone', 'sessions.csrf', 'sessions.expires_ms'])
     .where('sessions.token_hash', '=', hash)
     .executeTakeFirst();
   if (row === undefined || Number(row.expires_ms) < Date.now()) return null;
-  return { name: row.name, role: row.role === 'admin' ? 'admin' : 'viewer', csrf: row.csrf, tokenHash: hash };
+  const role = row.role === 'admin' ? 'admin' : 'viewer';
+  return { name: row.name, role, csrf: row.csrf, tokenHash: hash, timeZone: row.time_zone ?? consoleTimeZone };
 }
 
 export async function endSession(db: Db, hash: string): Promise<void> {

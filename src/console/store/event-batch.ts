@@ -32,7 +32,7 @@ function saleRow(e: IncomingEvent, day: string): SalesTable | null {
       tx_id: s.txId,
       flow: s.flow,
       amount: s.amount,
-      amount_milli: toMilli(s.amount) ?? 0,
+      amount_milli: toMilli(s.amount) ?? 0n,
       currency: s.currency,
       closing: s.closing,
       verdict: s.verdict,
@@ -50,7 +50,7 @@ function saleRow(e: IncomingEvent, day: string): SalesTable | null {
     tx_id: null,
     flow: null,
     amount: c.price,
-    amount_milli: toMilli(c.price) ?? 0,
+    amount_milli: toMilli(c.price) ?? 0n,
     currency: c.currency,
     closing: null,
     verdict: null,
@@ -61,26 +61,27 @@ function saleRow(e: IncomingEvent, day: string): SalesTable | null {
 function zeroTotals(): Totals {
   return {
     paid_count: 0,
-    paid_milli: 0,
+    paid_milli: 0n,
     cash_count: 0,
-    cash_milli: 0,
+    cash_milli: 0n,
     cancelled_count: 0,
     dead_count: 0,
-    dead_milli: 0,
+    dead_milli: 0n,
   };
 }
 
-/** What one sale adds to its day: paid, cancelled or dead-lettered (a QR sale), or cash. */
+/** What one sale adds to its day: paid, cancelled or dead-lettered (a QR sale), or cash; in exact BigInt. */
 function addTo(t: Totals, row: SalesTable): void {
+  const milli = BigInt(row.amount_milli);
   if (row.kind === 'cash') {
     t.cash_count++;
-    t.cash_milli += row.amount_milli;
+    t.cash_milli += milli;
   } else if (row.verdict === 'dead-letter') {
     t.dead_count++;
-    t.dead_milli += row.amount_milli;
+    t.dead_milli += milli;
   } else if (row.closing === 'settlement') {
     t.paid_count++;
-    t.paid_milli += row.amount_milli;
+    t.paid_milli += milli;
   } else t.cancelled_count++;
 }
 

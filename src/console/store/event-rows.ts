@@ -17,11 +17,15 @@ export interface IncomingEvent {
   raw: string;
 }
 
-/** Decimal text with at most 3 decimals (every ISO 4217 currency) -> integer thousandths; null if not one. */
-export function toMilli(amount: string): number | null {
+/**
+ * Decimal text with at most 3 decimals (every ISO 4217 currency) -> integer thousandths; null if
+ * not one. A BigInt: sums of them are exact at any size (a Number is exact only to 2^53
+ * thousandths, about 9 x 10^12 units, which eleven sales of 999999999999.999 pass).
+ */
+export function toMilli(amount: string): bigint | null {
   const m = /^(\d{1,12})(?:\.(\d{1,3}))?$/.exec(amount);
   if (m === null) return null;
-  return Number(m[1]) * 1000 + Number((m[2] ?? '').padEnd(3, '0'));
+  return BigInt(m[1]!) * 1000n + BigInt((m[2] ?? '').padEnd(3, '0'));
 }
 
 /** The UTC day of the sender's `at` when it is an ISO date, else of the time we received it. */

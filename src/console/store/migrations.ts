@@ -218,6 +218,27 @@ async function createFleetDailyTotals(db: AnyDb): Promise<void> {
   await sql`create index daily_totals_page on daily_totals (day desc, machine_id, currency)`.execute(db);
 }
 
+/**
+ * A day's totals stay exact 64-bit integers or the sale is refused (docs/console.md, "How an event
+ * is kept"). PostgreSQL's bigint refuses a sum past 2^63 - 1 itself (SQLSTATE 22003); SQLite would
+ * turn it into a rounded float without a word, so a trigger refuses it there (a constraint error:
+ * the event is counted as refused and acknowledged, the totals untouched).
+ */
+async function keepTotalsInRange(db: AnyDb, dialect: Dialect): Promise<void> {
+  if (dialect !== 'sqlite') return;
+  const notInteger = sql.join(
+    ['paid_milli', 'cash_milli', 'dead_milli'].map((c) => sql`typeof(new.${sql.ref(c)}) <> 'integer'`),
+    sql` or `,
+  );
+  for (const table of ['daily_totals', 'fleet_daily_totals']) {
+    for (const op of ['insert', 'update']) {
+      await sql`create trigger ${sql.raw(`${table}_${op}_in_range`)} before ${sql.raw(op)} on ${sql.table(table)}
+        when ${notInteger}
+        begin select raise(abort, 'a day total would pass 9223372036854775807 thousandths'); end`.execute(db);
+    }
+  }
+}
+
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '0001-initial': {
@@ -229,6 +250,13 @@ function migrations(dialect: Dialect): Record<string, Migration> {
       },
     },
     '0002-fleet-daily-totals': { up: createFleetDailyTotals },
+    // Each account's time zone for the pages (null: the console's `timeZone`).
+    '0003-account-time-zone': {
+      up: async (db) => {
+        await db.schema.alterTable('users').addColumn('time_zone', 'text').execute();
+      },
+    },
+    '0003-totals-in-range': { up: (db) => keepTotalsInRange(db, dialect) },
     '0006-route': { up: (db) => createRouteSchema(db, dialect) },
     // The event feed, alert rules, webhooks, the delivery queue and API tokens (./reach-migration.ts).
     '0007-reach': { up: (db) => createReachTables(db, dialect) },

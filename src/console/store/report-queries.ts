@@ -15,13 +15,14 @@ export interface SalesQuery {
   pageSize: number;
 }
 
+/** Sums are read as text and kept as BigInt: exact past 2^53 thousandths (docs/console.md, "How an event is kept"). */
 export interface DayTotal {
   day: string;
   currency: string;
   paidCount: number;
-  paidMilli: number;
+  paidMilli: bigint;
   cashCount: number;
-  cashMilli: number;
+  cashMilli: bigint;
   deadCount: number;
   cancelledCount: number;
 }
@@ -32,19 +33,24 @@ function totalsIn(db: Db, q: Pick<SalesQuery, 'from' | 'to' | 'machine'>) {
   return query;
 }
 
+// The amounts as text: a driver hands a 64-bit integer over as a Number (better-sqlite3), which
+// rounds past 2^53, or a sum as text (pg's numeric); text is exact on both.
 const SUMS = [
   sql<number>`sum(paid_count)`.as('paidCount'),
-  sql<number>`sum(paid_milli)`.as('paidMilli'),
+  sql<string>`cast(sum(paid_milli) as text)`.as('paidMilli'),
   sql<number>`sum(cash_count)`.as('cashCount'),
-  sql<number>`sum(cash_milli)`.as('cashMilli'),
+  sql<string>`cast(sum(cash_milli) as text)`.as('cashMilli'),
   sql<number>`sum(dead_count)`.as('deadCount'),
   sql<number>`sum(cancelled_count)`.as('cancelledCount'),
 ] as const;
 
-function numbers<T extends Record<string, unknown>>(row: T): T {
+/** Counts as Numbers, amounts (…Milli, read as text) as exact BigInts. */
+function numbers<T>(row: Record<string, unknown>): T {
   const out: Record<string, unknown> = { ...row };
-  for (const [k, v] of Object.entries(out))
-    if (typeof v === 'bigint' || (typeof v === 'string' && /Count|Milli/.test(k))) out[k] = Number(v);
+  for (const [k, v] of Object.entries(out)) {
+    if (k.endsWith('Milli')) out[k] = BigInt(String(v ?? 0));
+    else if (typeof v === 'bigint' || (typeof v === 'string' && k.endsWith('Count'))) out[k] = Number(v);
+  }
   return out as T;
 }
 
@@ -65,7 +71,7 @@ export async function salesByDay(db: Db, q: SalesQuery): Promise<DayTotal[]> {
           .groupBy(['day', 'currency'])
           .orderBy('day')
           .execute();
-  return rows.map((r) => numbers(r) as DayTotal);
+  return rows.map((r) => numbers<DayTotal>(r));
 }
 
 export interface MachineDayRow extends DayTotal {
@@ -77,9 +83,9 @@ const MACHINE_DAY = [
   'd.currency',
   'd.machine_id as machineId',
   'd.paid_count as paidCount',
-  'd.paid_milli as paidMilli',
+  sql<string>`cast(d.paid_milli as text)`.as('paidMilli'),
   'd.cash_count as cashCount',
-  'd.cash_milli as cashMilli',
+  sql<string>`cast(d.cash_milli as text)`.as('cashMilli'),
   'd.dead_count as deadCount',
   'd.cancelled_count as cancelledCount',
 ] as const;
@@ -110,7 +116,7 @@ export async function salesByMachineDay(
     .orderBy('d.machine_id')
     .orderBy('d.currency')
     .execute();
-  return { rows: rows.map((r) => numbers(r) as MachineDayRow), total: Number(count.n) };
+  return { rows: rows.map((r) => numbers<MachineDayRow>(r)), total: Number(count.n) };
 }
 
 /** Dead-lettered payments (they need a person) in the period, newest first. */

@@ -64,7 +64,8 @@ export interface SalesTable {
   tx_id: string | null;
   flow: string | null;
   amount: string;
-  amount_milli: number;
+  /** Written as a BigInt; read back as the driver gives an integer (number or text): see `milliOf`. */
+  amount_milli: bigint | number | string;
   currency: string;
   closing: string | null;
   verdict: string | null;
@@ -76,12 +77,12 @@ export interface DailyTotalsTable {
   machine_id: string;
   currency: string;
   paid_count: number;
-  paid_milli: number;
+  paid_milli: bigint;
   cash_count: number;
-  cash_milli: number;
+  cash_milli: bigint;
   cancelled_count: number;
   dead_count: number;
-  dead_milli: number;
+  dead_milli: bigint;
 }
 
 /** The whole fleet's totals per day (the sales page's chart and day table), kept beside daily_totals. */
@@ -127,6 +128,8 @@ export interface UsersTable {
   created_at: string;
   /** Where this account's alert notifications go (migration 0007); null: none by e-mail. */
   email: string | null;
+  /** The IANA zone the account reads times in; null: the console's `timeZone` (migration 0003). */
+  time_zone: string | null;
 }
 
 export interface SessionsTable {

@@ -23,6 +23,15 @@ interface Vend extends StockVendsTable {
   at: string;
 }
 
+/**
+ * One vend's price in thousandths. A Number holds it exactly: a price is at most 12 digits and 3
+ * decimals (toMilli), below 2^53 thousandths; only sums of prices need toMilli's BigInt.
+ */
+function priceMilli(price: string): number | null {
+  const milli = toMilli(price);
+  return milli === null ? null : Number(milli);
+}
+
 function atMs(e: IncomingEvent): number {
   const t = Date.parse(e.event.at);
   return Number.isFinite(t) ? t : Date.parse(e.receivedAt);
@@ -34,7 +43,7 @@ function vendsOf(e: IncomingEvent): Vend[] {
   const at = atMs(e);
   if (event.kind === 'cash-sale') {
     const selection = event.item & SELECTION_MASK;
-    const priceMilli = toMilli(event.price);
+    const price = priceMilli(event.price);
     return [
       {
         machine_id: machineId,
@@ -42,7 +51,7 @@ function vendsOf(e: IncomingEvent): Vend[] {
         selection,
         at_ms: at,
         count: 1,
-        priceMilli,
+        priceMilli: price,
         at: event.at,
       },
     ];
@@ -56,7 +65,7 @@ function vendsOf(e: IncomingEvent): Vend[] {
     if (v !== undefined) v.count += 1;
     else {
       const row = { machine_id: machineId, event_id: `tx:${event.txId}`, selection, at_ms: at, count: 1 };
-      bySelection.set(selection, { ...row, priceMilli: toMilli(p.price), at: event.at });
+      bySelection.set(selection, { ...row, priceMilli: priceMilli(p.price), at: event.at });
     }
   }
   return [...bySelection.values()];

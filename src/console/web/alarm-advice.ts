@@ -4,6 +4,7 @@
  * console does not know shows with the generic line.
  */
 import type { AlarmCode } from '../../fleet/contract/index.js';
+import { html, type Html } from './html.js';
 
 export const ALARM_ADVICE: Record<AlarmCode, string> = {
   READER_OFFLINE:
@@ -42,4 +43,14 @@ export function adviceFor(code: string): string {
   return (
     (ALARM_ADVICE as Record<string, string>)[code] ?? 'Not known to this console version: see docs/fleet.md (Alarms).'
   );
+}
+
+/** The advice as HTML: what the text puts in backticks (a command, a file) is shown as <code>. */
+export function adviceHtml(code: string): Html {
+  const pieces = adviceFor(code).split('`');
+  // An odd piece was inside backticks; an unpaired backtick at the end stays as text.
+  const closed = pieces.length % 2 === 1;
+  return html`${pieces.map((piece, i) =>
+    i % 2 === 1 && (closed || i < pieces.length - 1) ? html`<code>${piece}</code>` : i % 2 === 1 ? `\`${piece}` : piece,
+  )}`;
 }

@@ -66,7 +66,7 @@ async function render(
     endpoints: endpoints.filter((e) => e.alerts === 1).map((e) => ({ id: e.id, url: e.url })),
     notifications: notifications.map((n) => ({ ...n, created_ms: Number(n.created_ms) })),
     editing,
-    defaultZone: ctx.defaultZone,
+    defaultZone: user.timeZone,
     message: extra.message ?? null,
     error: extra.error === true,
   });

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import {
+  changeAccount,
   createSession,
   decoyHash,
   deleteUser,
@@ -122,9 +123,15 @@ async function changeAccounts(
     return accountsPage(reply, ctx, user, `Removed ${name}.`);
   }
   try {
-    // The account's sessions end with its old password; changing one's own keeps this session.
-    const keep = name === user.name ? user.tokenHash : null;
-    await putUser(ctx.db, name, form.role ?? '', form.password ?? '', keep);
+    const [role, password, timeZone] = [form.role ?? '', form.password ?? '', form.timeZone ?? null];
+    // A blank password keeps the account's (its role and time zone change). A new one ends the
+    // account's sessions with the old password; changing one's own keeps this session.
+    if (password === '') await changeAccount(ctx.db, name, role, timeZone);
+    else
+      await putUser(ctx.db, name, role, password, {
+        keepSession: name === user.name ? user.tokenHash : null,
+        timeZone,
+      });
   } catch (err) {
     if (isQrvendError(err)) return accountsPage(reply, ctx, user, err.message, 400);
     throw err;
@@ -135,7 +142,7 @@ async function changeAccounts(
 /** /login, /logout and the accounts pages (admins only), with their forms' schemas and checks. */
 export function authRoutes(app: FastifyInstance, ctx: AuthContext): void {
   const loginForm = { body: formSchema(['csrf', 'name', 'password']) };
-  const accountForm = { body: formSchema(['csrf', 'name', 'role', 'password']) };
+  const accountForm = { body: formSchema(['csrf', 'name', 'role', 'password', 'timeZone']) };
   app.get('/login', { config: { access: 'public' } }, (request, reply) => showLogin(request, reply, ctx, null));
   // The login form's token is checked in login() against the pre-login cookie: there is no session yet.
   app.post('/login', { config: { access: 'public' }, schema: loginForm }, (request, reply) =>

@@ -6,7 +6,7 @@ import { html, money, type Html } from './html.js';
 
 export interface ChartBar {
   label: string;
-  milli: number;
+  milli: bigint;
   count: number;
 }
 
@@ -16,11 +16,12 @@ const PAD = 24;
 
 export function salesChart(bars: ChartBar[], currency: string): Html {
   if (bars.length === 0) return html`<p class="empty">No sales in this period.</p>`;
-  const max = Math.max(1, ...bars.map((b) => b.milli));
+  const max = bars.reduce((m, b) => (b.milli > m ? b.milli : m), 1n);
   const slot = (WIDTH - 2 * PAD) / bars.length;
   const barWidth = Math.max(2, Math.min(40, slot * 0.7));
   const drawn = bars.map((b, i) => {
-    const h = Math.round(((HEIGHT - 2 * PAD) * b.milli) / max);
+    // A bar's height needs no exactness: the ratio in parts per million, then pixels.
+    const h = Math.round(((HEIGHT - 2 * PAD) * Number((b.milli * 1_000_000n) / max)) / 1_000_000);
     const x = Math.round(PAD + i * slot + (slot - barWidth) / 2);
     const y = HEIGHT - PAD - h;
     return html`<g

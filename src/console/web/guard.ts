@@ -42,13 +42,18 @@ export function userOf(request: FastifyRequest): SessionUser {
   return request.consoleUser;
 }
 
-async function checkSession(db: Kysely<ConsoleDatabase>, request: FastifyRequest, reply: FastifyReply) {
+async function checkSession(
+  db: Kysely<ConsoleDatabase>,
+  timeZone: string | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   const config = request.routeOptions.config;
   // A path under /api/ that no route has is the API's 404: its own hook answers it (token, then 404).
   const access: Access = config.access ?? (request.url.startsWith('/api/') ? 'token' : 'user');
   if (access === 'public' || access === 'token') return;
   const token = request.cookies[SESSION_COOKIE];
-  const user = token === undefined || token.length > 128 ? null : await sessionUser(db, token);
+  const user = token === undefined || token.length > 128 ? null : await sessionUser(db, token, timeZone);
   if (user === null) {
     if (request.method === 'GET' && config.noLoginRedirect !== true) return seeOther(reply, '/login');
     return plain(reply, 401, 'log in first\n');
@@ -65,10 +70,13 @@ async function checkCsrf(request: FastifyRequest, reply: FastifyReply) {
   }
 }
 
-/** Installs the session, role and CSRF checks on every route of `app` (and on its 404s). */
-export function installGuard(app: FastifyInstance, db: Kysely<ConsoleDatabase>): void {
+/**
+ * Installs the session, role and CSRF checks on every route of `app` (and on its 404s). `timeZone`
+ * is the console's, for an account that names none (sessionUser()).
+ */
+export function installGuard(app: FastifyInstance, db: Kysely<ConsoleDatabase>, timeZone?: string): void {
   app.decorateRequest('consoleUser', null);
   // A hook that answers returns the reply, so fastify goes no further with the request.
-  app.addHook('onRequest', (request, reply) => checkSession(db, request, reply));
+  app.addHook('onRequest', (request, reply) => checkSession(db, timeZone, request, reply));
   app.addHook('preHandler', checkCsrf);
 }

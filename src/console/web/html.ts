@@ -1,15 +1,19 @@
 /**
  * HTML for the console's pages. Every value goes through `esc` (text and attribute values), so a
- * machine-sent `<script>` shows as text; pages carry no inline script or style (the CSP refuses
- * both): behaviour lives in /assets/console.js, looks in /assets/console.css.
+ * machine-sent `<script>` shows as text, and control and bidi characters (NUL, ESC, C1 such as
+ * U+009B, U+202E which shows a txId reversed) show as visible escapes (`\x1b`, `\u202e`), as the
+ * CLI shows them (src/core/terminal-text.ts); pages carry no inline script or style (the CSP
+ * refuses both): behaviour lives in /assets/console.js, looks in /assets/console.css.
  */
+import { escapeForTerminal } from '../../core/terminal-text.js';
+import { isInstant, localizeTimes } from './time-format.js';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-/** Escapes text for an HTML text node or a quoted attribute value. */
+/** Escapes text for an HTML text node or a quoted attribute value; control and bidi characters made visible. */
 export function esc(value: unknown): string {
   if (value === null || value === undefined) return '';
-  return String(value).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
+  return escapeForTerminal(String(value)).replace(/[&<>"']/g, (c) => ENTITIES[c] ?? c);
 }
 
 /** A piece of HTML built here (already escaped); anything else is escaped when interpolated. */
@@ -35,17 +39,31 @@ function render(v: unknown): string {
   return esc(v);
 }
 
-/** Integer thousandths as decimal text: 1500 -> "1.50", 5 -> "0.005". */
-export function money(milli: number): string {
-  const sign = milli < 0 ? '-' : '';
-  const abs = Math.abs(Math.round(milli));
-  const frac = String(abs % 1000).padStart(3, '0');
-  return `${sign}${Math.trunc(abs / 1000)}.${frac.endsWith('0') ? frac.slice(0, 2) : frac}`;
+/**
+ * An instant as stored (ISO text), marked so that `page()` writes it in the reader's time zone
+ * with the exact instant on hover (./time-format.ts); anything else is plain (escaped) text.
+ */
+export function timeHtml(value: string | null | undefined): Html | string {
+  if (value === null || value === undefined) return '';
+  return isInstant(value) ? html`<time datetime="${value}">${value}</time>` : value;
+}
+
+/**
+ * Integer thousandths as decimal text, exactly at any size: 1500 -> "1.50", 5 -> "0.005". A
+ * Number is taken only as an integer (as a driver reads one amount, far below 2^53).
+ */
+export function money(milli: bigint | number | string): string {
+  const value = typeof milli === 'bigint' ? milli : BigInt(typeof milli === 'number' ? Math.round(milli) : milli);
+  const sign = value < 0n ? '-' : '';
+  const abs = value < 0n ? -value : value;
+  const frac = String(abs % 1000n).padStart(3, '0');
+  return `${sign}${abs / 1000n}.${frac.endsWith('0') ? frac.slice(0, 2) : frac}`;
 }
 
 export interface PageFrame {
   title: string;
-  user: { name: string; role: string; csrf: string } | null;
+  /** The reader; times are shown in their zone (UTC before a login). */
+  user: { name: string; role: string; csrf: string; timeZone: string } | null;
   /** Current section, for the navigation. */
   section: string;
   /** Refresh the #live part when the server says something changed. */
@@ -73,13 +91,15 @@ function navLink(href: string, label: string, section: string): Html {
 }
 
 export function page(frame: PageFrame): string {
+  const zone = frame.user?.timeZone ?? 'UTC';
+  const body = new Html(localizeTimes(frame.body.text, zone));
   const nav =
     frame.user === null
       ? html``
       : html`<nav>
           ${SECTIONS.map(([href, label]) => navLink(href, label, frame.section))}
           ${frame.user.role === 'admin' ? ADMIN_SECTIONS.map(([href, text]) => navLink(href, text, frame.section)) : ''}
-          <span class="who">${frame.user.name} (${frame.user.role})</span>
+          <span class="who" title="times are shown in ${zone}">${frame.user.name} (${frame.user.role})</span>
           <form method="post" action="/logout" class="inline">
             <input type="hidden" name="csrf" value="${frame.user.csrf}" /><button type="submit">Log out</button>
           </form>
@@ -90,7 +110,7 @@ ${
 <title>${frame.title} - qrvend console</title>
 <link rel="stylesheet" href="/assets/console.css"><script src="/assets/console.js" defer></script></head>
 <body${frame.live ? html` data-live="1"` : html``}><header><strong class="brand">qrvend console</strong>${nav}</header>
-<main id="main"><h1>${frame.title}</h1>${frame.body}</main></body></html>`.text
+<main id="main"><h1>${frame.title}</h1>${body}</main></body></html>`.text
 }`;
 }
 

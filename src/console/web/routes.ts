@@ -10,7 +10,8 @@
  * 3. A route below: `app.get(path, { schema, config }, handler)`. `schema.querystring` and
  *    `schema.params` name the parameters it reads (`querySchema`: one string each; a repeated or
  *    wrong one is answered 400 naming it); the handler reads them with `queryParams(request.query)`
- *    or `request.params`. `config.access` is `user` unless said (`public`, `admin`); the guard
+ *    or `request.params`; a value it cannot take throws params.ts's `refused(name, why)`, answered
+ *    400 naming it and not logged. `config.access` is `user` unless said (`public`, `admin`); the guard
  *    (guard.ts) answers before the handler when the session or role is missing, and `userOf()`
  *    gives the account. Answer with `show()` (a page in the frame) or `plain()`.
  * 4. A form that changes something: `app.post(path, { config: { csrf: true }, schema: { body:
@@ -45,6 +46,7 @@ import { userOf } from './guard.js';
 import { page, type Html } from './html.js';
 import { HTML, plain, queryParams, querySchema } from './http-kit.js';
 import type { LiveChannel } from './live.js';
+import { machineIdParam } from './params.js';
 import { machineBody, overviewBody, overviewQuery } from './pages/fleet.js';
 import { alarmQuery, alarmsBody, auditQuery, auditsBody, rolloutsBody } from './pages/reports.js';
 import { salesBody, salesCsv, salesQuery } from './pages/sales.js';
@@ -123,7 +125,8 @@ function fleetRoutes(app: FastifyInstance, ctx: PageContext): void {
     '/machines/:id',
     { schema: { params: machineParams } },
     async (request, reply) => {
-      const id = request.params.id.slice(0, 128);
+      // Decoded once, from the path as sent (params.ts): fastify's decoded copy would be decoded twice.
+      const id = machineIdParam((request.url.split('?')[0] ?? '').slice('/machines/'.length));
       const data = await machinePage(ctx.db, id);
       if (data === null) return plain(reply, 404, 'no such machine\n');
       return show(reply, userOf(request), `Machine ${id}`, '/', machineBody(data));

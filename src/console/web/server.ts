@@ -18,6 +18,7 @@ import { installGuard } from './guard.js';
 import { withMethodNotAllowed } from './method-not-allowed.js';
 import { MAX_FORM_BYTES, SECURITY_HEADERS, plain } from './http-kit.js';
 import { LiveChannel } from './live.js';
+import { badRequestText, badUrlText } from './params.js';
 import { pageRoutes, publicRoutes } from './routes.js';
 import { apiPlugin } from '../api/plugin.js';
 import { reachRoutes, type ReachWeb } from './reach-routes.js';
@@ -31,6 +32,8 @@ export interface WebOptions {
   transport: string;
   behindTlsProxy: boolean;
   sessionHours: number;
+  /** The zone of times on the pages for an account that names none (default UTC). */
+  timeZone?: string;
   login: { failures: number; windowS: number };
   pageSize: number;
   /** The API's request limit per token and minute (default 600). */
@@ -68,6 +71,9 @@ function serverFactory(tls: WebOptions['tls']) {
  */
 function errorAnswer(log: Logger) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A parameter the page refused (params.ts): the sender's mistake, answered and not logged.
+    const refused = badRequestText(err);
+    if (refused !== null) return plain(reply, 400, refused);
     const status = err.statusCode ?? 500;
     if (status >= 400 && status < 500) return plain(reply, status, `${err.message.slice(0, 300)}\n`);
     log.error({ err: err.message, path: request.url.slice(0, 200) }, 'console request failed');
@@ -86,8 +92,11 @@ function buildApp(options: WebOptions, live: LiveChannel): FastifyInstance {
     // A machine id is at most 128 characters, 1,152 when each is percent-encoded UTF-8.
     routerOptions: { maxParamLength: 2048 },
     // A path fastify cannot route (a malformed %-escape): 400, with the headers of every answer.
-    frameworkErrors: (err, _request, reply) =>
-      plain(reply.headers(SECURITY_HEADERS), err.statusCode ?? 400, `${err.message.slice(0, 300)}\n`),
+    frameworkErrors: (err, request, reply) => {
+      const message = err.message.slice(0, 300);
+      const text = err.code === 'FST_ERR_BAD_URL' ? badUrlText(request.url, message) : `${message}\n`;
+      return plain(reply.headers(SECURITY_HEADERS), err.statusCode ?? 400, text);
+    },
   });
   // Forms only: no JSON or text body is read (a client sending one gets 415).
   app.removeAllContentTypeParsers();
@@ -102,7 +111,7 @@ function buildApp(options: WebOptions, live: LiveChannel): FastifyInstance {
   });
   app.setErrorHandler(errorAnswer(options.log));
   app.setNotFoundHandler((_request, reply) => plain(reply, 404, 'not found\n'));
-  installGuard(app, options.db);
+  installGuard(app, options.db, options.timeZone);
   const auth: AuthContext = {
     db: options.db,
     secureCookies: options.transport !== 'loopback',

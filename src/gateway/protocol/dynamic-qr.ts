@@ -1,7 +1,8 @@
 /**
  * Dynamic QR operations: GenerateQR (seed) and Inquiry, Void (docs/decisions/gateway-interface.md). Inquiry and Void
  * requests and responses are closed, Polling has exactly its two members, and the GenerateQR
- * response is closed.
+ * response is closed. One opening: an Inquiry answer may name the currency it was paid in (a
+ * BasicInfo), so that a payment in another currency is refused as such, not as a malformed answer.
  */
 import { z } from 'zod';
 import { checkAmountDecimals } from './amount-rule.js';
@@ -12,7 +13,7 @@ import {
   ReasonCodeSchema,
   ReasonTextSchema,
 } from './objects.js';
-import { int32 } from './primitives.js';
+import { currencyCode, currencyNumeric, int32 } from './primitives.js';
 import { StatusSchema } from './status.js';
 
 export const GenerateQRRequestSchema = z
@@ -63,7 +64,21 @@ export const InquiryRequestSchema = z
   .superRefine(checkAmountDecimals);
 export type InquiryRequest = z.infer<typeof InquiryRequestSchema>;
 
-export const InquiryResponseSchema = z.strictObject({ PaymentInfo: PaymentInfoSchema.nullish(), Status: StatusSchema });
+/**
+ * An Inquiry answer's BasicInfo, read only for the currency the consumer paid in: an approval in
+ * another currency than asked is refused (src/gateway/currency-check.ts). Its other members are
+ * ignored; the answer as a whole is bounded like every answer (MAX_RESPONSE_BYTES, src/gateway/client.ts).
+ */
+export const PaidCurrencySchema = z.object({
+  CurrencyCode: currencyCode.nullish(),
+  CurrencyNumeric: currencyNumeric.nullish(),
+});
+
+export const InquiryResponseSchema = z.strictObject({
+  BasicInfo: PaidCurrencySchema.nullish(),
+  PaymentInfo: PaymentInfoSchema.nullish(),
+  Status: StatusSchema,
+});
 export type InquiryResponse = z.infer<typeof InquiryResponseSchema>;
 
 export const VoidRequestSchema = z

@@ -9,8 +9,9 @@ import { DeclineCodes } from '../../gateway/protocol/index.js';
 export type Behaviour =
   | { kind: 'approve' }
   /**
-   * Static QR Authorization: Approved, and the amount held, but the answer's BasicInfo names this
-   * currency instead of the one asked (a merchant account set up in another currency).
+   * Approved, but the answer's BasicInfo names this currency instead of the one asked (a merchant
+   * account set up in another currency). A Static QR Authorization holds the amount; a Dynamic QR
+   * (a GenerateQR rule) is paid at the first Inquiry, each approving Inquiry naming this currency.
    */
   | { kind: 'approve-in-currency'; currencyCode: string; currencyNumeric: string }
   | { kind: 'decline'; code: number; message?: string }
@@ -28,7 +29,10 @@ export type Behaviour =
 /** The behaviours that decide how a dynamic QR gets paid (looked up at GenerateQR). */
 export type PaymentBehaviour = Extract<
   Behaviour,
-  { kind: 'pay-after-polls' | 'pay-after-ms' | 'never-pay' | 'decline-at-inquiry' | 'approve' | 'pay-amount' }
+  | {
+      kind: 'pay-after-polls' | 'pay-after-ms' | 'never-pay' | 'decline-at-inquiry' | 'approve' | 'pay-amount';
+    }
+  | Extract<Behaviour, { kind: 'approve-in-currency' }>
 >;
 
 export interface BehaviourRule {

@@ -63,9 +63,7 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
   const n = ctx.ledger.nextNumber();
   const srvTranId = `SIMQR${digits(n, 8)}`;
   const rrn = digits(n, 12);
-  // approve-in-currency is the static Authorization's: a QR under that rule is paid at once.
-  const paidAtOnce = b.kind === 'approve' || b.kind === 'approve-in-currency';
-  const behaviour: PaymentBehaviour = paidAtOnce ? { kind: 'pay-after-polls', polls: 0 } : b;
+  const behaviour: PaymentBehaviour = b.kind === 'approve' ? { kind: 'pay-after-polls', polls: 0 } : b;
   const qrCode = `https://pay.simulator.invalid/qr/${srvTranId}?amount=${amount}`;
   rec.state = 'qr-open';
   rec.qr = {
@@ -89,6 +87,23 @@ export function handleGenerateQR(req: IncomingRequest<'GenerateQR'>, ctx: Handle
   });
 }
 
+/**
+ * An approving Inquiry's answer. Under approve-in-currency it carries a BasicInfo naming the
+ * currency the consumer paid in (another than the Inquiry's), as a gateway whose merchant account
+ * is in that currency would (docs/decisions/gateway-interface.md).
+ */
+function approvedInquiry(req: IncomingRequest<'Inquiry'>, qr: QrRecord, issued: Issued | null): string {
+  const b = qr.behaviour;
+  if (b.kind !== 'approve-in-currency' || issued === null) return withPaymentInfo(issued, approvedStatus());
+  const basicInfo = {
+    TransactionId: req.value.BasicInfo.TransactionId,
+    Amount: new RawJson(memberText(memberText(req.text, 'BasicInfo') ?? '{}', 'Amount') ?? String(qr.amount)),
+    CurrencyCode: b.currencyCode,
+    CurrencyNumeric: b.currencyNumeric,
+  };
+  return stringifyWire({ BasicInfo: basicInfo, PaymentInfo: new RawJson(issued.text), Status: approvedStatus() });
+}
+
 export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerContext): string {
   const txId = req.value.BasicInfo.TransactionId;
   const rec = ctx.ledger.get(txId);
@@ -108,7 +123,7 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
     qr.paymentInfo && qr.paymentInfoText ? { value: qr.paymentInfo, text: qr.paymentInfoText } : null;
   switch (rec.state) {
     case 'paid':
-      return answer(approvedStatus(), paidInfo());
+      return approvedInquiry(req, qr, paidInfo());
     case 'voided':
       return answer(decline(DeclineCodes.NotAllowed, 'the payment was voided'));
     case 'expired':
@@ -127,6 +142,7 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
   }
   const paid =
     b.kind === 'approve' ||
+    b.kind === 'approve-in-currency' ||
     b.kind === 'pay-amount' ||
     (b.kind === 'pay-after-polls' && qr.polls > b.polls) ||
     (b.kind === 'pay-after-ms' && ctx.now().getTime() - qr.createdAtMs >= b.ms);
@@ -163,8 +179,9 @@ export function handleInquiry(req: IncomingRequest<'Inquiry'>, ctx: HandlerConte
     amount: paidAmount,
     paymentInfo: issued.value,
     paymentInfoText: issued.text,
+    ...(b.kind === 'approve-in-currency' ? { currencyCode: b.currencyCode } : {}),
   };
-  return answer(approvedStatus(), issued);
+  return approvedInquiry(req, qr, issued);
 }
 
 export function handleVoid(req: IncomingRequest<'Void'>, ctx: HandlerContext): string {

@@ -122,7 +122,7 @@ test('an alarm held for the hold time is mailed over STARTTLS, then its clear', 
     assert.equal(mail.subject, '[qrvend] ALERT M-7: an alarm is raised');
     const text = mail.text ?? '';
     assert.match(text, /^Machine: M-7$/m);
-    assert.match(text, /^Since: 2026-12-01 09:59 CET$/m);
+    assert.match(text, /^Since: 2026-12-01 09:59:30 CET$/m);
     assert.match(text, /^Detail: READER_OFFLINE: port \/dev\/ttyUSB0 gone$/m);
     assert.match(text, /^What to do: The serial link to the MDB board is down/m);
     assert.match(text, /^See: https:\/\/console\.ops\.example\/machines\/M-7$/m);

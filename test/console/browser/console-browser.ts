@@ -37,6 +37,8 @@ const AGENT = 'M-CONSOLE-1';
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>';
 const CHROMIUM = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = process.env.QRVEND_CONSOLE_SCREENSHOTS;
+/** A time as the pages show it: in the reader's zone, to the second (the exact instant on hover). */
+const SHOWN_TIME = /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \S+/;
 
 let broker: TestBroker;
 let store: TestStore;
@@ -167,7 +169,7 @@ test('a sale made on the machine appears on the overview without a reload, then 
   await vmcIdle(rig);
   await waitTx(rig, session.txId, (t) => t.state === 'settled', 'the Settlement');
   reportCashSale(rig.vmc, 21, 1.15);
-  await waitText(`tr[data-machine="${AGENT}"] td:nth-child(9)`, /\d{4}-\d{2}-\d{2}T/, 'the last sale on the overview');
+  await waitText(`tr[data-machine="${AGENT}"] td:nth-child(9)`, SHOWN_TIME, 'the last sale on the overview');
   assert.ok(
     (await page.evaluate(() => Number(document.body.dataset.refreshed ?? '0'))) > before,
     'refreshed live, not reloaded',
@@ -217,9 +219,11 @@ test('an alarm raised, then cleared, with its advice', T, async () => {
   await page.goto(`${consoleApp.web.url}/alarms?state=all`);
   await waitText('#alarms tr[data-code="BOARD_SILENT"] td.state', /open/, 'the alarm open');
   assert.match(await textOf('#alarms-by-code'), /BOARD_SILENT\s*1\s*The port is open but the board sends nothing/);
+  // The advice's backticks are code, not Markdown shown as it is.
+  assert.equal(await textOf('#alarms-by-code code'), 'qrvend doctor');
   await shot('alarms');
   await sim.publishAsync('qrvend/vm-sim-3/events', alarm('a-2', 'cleared'), { qos: 1 });
-  await waitText('#alarms tr[data-code="BOARD_SILENT"] td.state', /\d{4}-\d{2}-\d{2}T/, 'the alarm cleared');
+  await waitText('#alarms tr[data-code="BOARD_SILENT"] td.state', SHOWN_TIME, 'the alarm cleared');
 });
 
 test('a machine-sent <script> shows as text and runs nothing', T, async () => {
@@ -284,4 +288,69 @@ test('audits and rollouts pages answer', T, async () => {
   await page.goto(`${consoleApp.web.url}/rollouts`);
   await waitText('#rollout-machines', /vm-sim-4\s*waiting/, 'the rollout state');
   await shot('rollouts');
+});
+
+test('the overview counts read "N machines, N online, ..." with no gap before a comma', T, async () => {
+  await page.goto(`${consoleApp.web.url}/`);
+  assert.match(
+    (await textOf('p.counts')).replace(/\s+/g, ' ').trim(),
+    /^\d+ machines, \d+ online, \d+ cannot sell, \d+ with/,
+  );
+  // Where each count ends on the screen and where its comma starts: no margin between them.
+  const gaps = await page.$$eval('p.counts span', (spans) =>
+    spans.slice(0, -1).map((span) => {
+      const comma = span.nextSibling as unknown as { textContent: string } | null;
+      const range = (span as unknown as { ownerDocument: { createRange(): any } }).ownerDocument.createRange();
+      range.setStart(comma, 0);
+      range.setEnd(comma, 1);
+      return [comma?.textContent?.charAt(0), range.getBoundingClientRect().left - span.getBoundingClientRect().right];
+    }),
+  );
+  for (const [char, gap] of gaps) {
+    assert.equal(char, ',');
+    assert.ok(Math.abs(Number(gap)) < 1, `a gap of ${String(gap)} px before a comma`);
+  }
+});
+
+test('a bidi override from a machine shows as an escape, not reversed text', T, async () => {
+  await simMachine('vm-bidi', { terminalId: 'T-\u202eLIVE-TX', version: '1.4.0\u001b[2J' });
+  await waitFor(
+    'vm-bidi stored',
+    async () =>
+      (await store.db
+        .selectFrom('machines')
+        .select('machine_id')
+        .where('machine_id', '=', 'vm-bidi')
+        .executeTakeFirst()) !== undefined,
+  );
+  await page.goto(`${consoleApp.web.url}/machines/vm-bidi`);
+  const facts = await textOf('dl.facts');
+  assert.ok(facts.includes('T-\\u202eLIVE-TX') && facts.includes('1.4.0\\x1b[2J'), facts);
+  assert.ok(!/[\u001b\u202e]/.test(facts));
+  await shot('machine-escapes');
+});
+
+test('the pages at a phone width', T, async () => {
+  await page.goto(`${consoleApp.web.url}/accounts`);
+  await shot('accounts');
+  await page.setViewport({ width: 390, height: 844, isMobile: true });
+  try {
+    for (const [name, path] of [
+      ['overview-phone', '/'],
+      ['sales-phone', '/sales'],
+      ['alarms-phone', '/alarms?state=all'],
+      ['machine-phone', `/machines/${AGENT}`],
+      ['accounts-phone', '/accounts'],
+    ] as const) {
+      await page.goto(`${consoleApp.web.url}${path}`);
+      // Nothing but a table's own scroller is wider than the screen.
+      const wide = await page.evaluate(
+        () => (document as unknown as { documentElement: { scrollWidth: number } }).documentElement.scrollWidth,
+      );
+      assert.ok(wide <= 390, `${path} is ${wide} px wide on a 390 px screen`);
+      await shot(name);
+    }
+  } finally {
+    await page.setViewport({ width: 1280, height: 800 });
+  }
 });

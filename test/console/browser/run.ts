@@ -1,10 +1,11 @@
 /**
  * `npm run console-test`: the console in Debian's chromium against a real agent through
  * mosquitto (console-browser.ts), on SQLite and then on a PostgreSQL server the run starts in a
- * temporary directory; then the faults (faults.ts: a broker restart on each database, a
- * PostgreSQL restart on the PostgreSQL pass). Skips, saying why, where chromium, mosquitto or
- * PostgreSQL is missing (`npm test` needs none of them). QRVEND_CONSOLE_SCREENSHOTS=DIR keeps a screenshot of each
- * page (the SQLite run); docs/console.md shows them from docs/console/.
+ * temporary directory; the messages the database cannot store (unstorable.ts); then the faults
+ * (faults.ts: a broker restart on each database, a PostgreSQL restart on the PostgreSQL pass).
+ * Skips, saying why, where chromium, mosquitto or PostgreSQL is missing (`npm test` needs none of
+ * them). QRVEND_CONSOLE_SCREENSHOTS=DIR keeps a screenshot of each page (the SQLite run);
+ * docs/console.md shows them from docs/console/.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -17,6 +18,7 @@ const killFile = fileURLToPath(new URL('./kill-shared.js', import.meta.url));
 const deliveriesFile = fileURLToPath(new URL('./kill-deliveries.js', import.meta.url));
 const alertsFile = fileURLToPath(new URL('./alerts-browser.js', import.meta.url));
 const faultsFile = fileURLToPath(new URL('./faults.js', import.meta.url));
+const unstorableFile = fileURLToPath(new URL('./unstorable.js', import.meta.url));
 const chromium = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
 const mosquitto = process.env.QRVEND_MOSQUITTO_BIN ?? MOSQUITTO_BIN_DEFAULT;
 
@@ -39,14 +41,16 @@ if (missing.length > 0) {
   say(`skipped: missing ${missing.join(' and ')}`);
   process.exit(0);
 }
-let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, alertsFile, faultsFile]) !== 0;
+let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, unstorableFile, alertsFile, faultsFile]) !== 0;
 if (postgresBinDir() === null) {
   say('PostgreSQL run skipped: no /usr/lib/postgresql/*/bin/pg_ctl (apt-get install postgresql)');
 } else {
   const pg = await startPostgres();
   try {
     const env = { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' };
-    failed = runOn(`PostgreSQL (${pg.server})`, env, [file, killFile, deliveriesFile, faultsFile]) !== 0 || failed;
+    failed =
+      runOn(`PostgreSQL (${pg.server})`, env, [file, unstorableFile, killFile, deliveriesFile, faultsFile]) !== 0 ||
+      failed;
   } finally {
     pg.stop();
   }

@@ -24,9 +24,9 @@ function sale(eventId: string, amount: string, extra: Partial<FleetEvent> = {}):
 }
 
 test('amounts become exact thousandths; anything else is refused', () => {
-  assert.equal(toMilli('1.50'), 1500);
-  assert.equal(toMilli('0.005'), 5);
-  assert.equal(toMilli('12'), 12000);
+  assert.equal(toMilli('1.50'), 1500n);
+  assert.equal(toMilli('0.005'), 5n);
+  assert.equal(toMilli('12'), 12000n);
   assert.equal(toMilli('1.5000'), null);
   assert.equal(toMilli('-1.00'), null);
   assert.equal(toMilli('1e3'), null);

@@ -51,9 +51,9 @@ for (const kind of DATABASES) {
         assert.deepEqual(
           fleet.map((d) => [d.day, d.paidCount, d.paidMilli, d.cancelledCount]),
           [
-            ['2026-11-25', 11, 16_500, 3],
-            ['2026-11-26', 11, 16_500, 3],
-            ['2026-11-27', 11, 16_500, 3],
+            ['2026-11-25', 11, 16_500n, 3],
+            ['2026-11-26', 11, 16_500n, 3],
+            ['2026-11-27', 11, 16_500n, 3],
           ],
         );
         const machineDays = await store.db
@@ -105,7 +105,7 @@ for (const kind of DATABASES) {
           all.rows.map((r) => `${r.day} ${r.machineId}`),
           expected,
         );
-        assert.equal(all.rows[0]!.paidMilli, 1500);
+        assert.equal(all.rows[0]!.paidMilli, 1500n);
       } finally {
         await store.remove();
       }

@@ -61,7 +61,13 @@ input, select, button, a.button {
 button, a.button { cursor: pointer; color: var(--accent); text-decoration: none; }
 .error { color: var(--bad); }
 .notice { color: var(--ok); }
-.counts span { margin-right: .4rem; }
+time[title] { text-decoration: underline dotted var(--line); cursor: help; }
+code {
+  font: .92em ui-monospace, "DejaVu Sans Mono", monospace;
+  background: #eef1f5;
+  padding: 0 .25rem;
+  border-radius: 3px;
+}
 .pager { display: flex; gap: 1rem; color: var(--muted); }
 .chip {
   display: inline-block;
@@ -73,9 +79,16 @@ button, a.button { cursor: pointer; color: var(--accent); text-decoration: none;
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; background: #fff; padding: .8rem; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
-svg.chart { background: #fff; border: 1px solid var(--line); }
+svg.chart { background: #fff; border: 1px solid var(--line); max-width: 100%; height: auto; }
 svg.chart .bar { fill: var(--accent); }
 svg.chart .axis { fill: var(--muted); font-size: 10px; }
 svg.chart .baseline { stroke: var(--line); }
 .empty { color: var(--muted); }
+@media (max-width: 720px) {
+  header { flex-wrap: wrap; gap: .5rem; padding: .5rem .8rem; }
+  nav { flex-wrap: wrap; gap: .6rem; }
+  nav .who { margin-left: 0; }
+  main { padding: .8rem; }
+  table.list { display: block; overflow-x: auto; }
+}
 `;

@@ -1,6 +1,7 @@
 /** The login page and the accounts page (admins only). */
 import { ROLES } from '../../store/accounts.js';
-import { html, type Html } from '../html.js';
+import { knownTimeZones } from '../../time-zone.js';
+import { html, timeHtml, type Html } from '../html.js';
 
 export function loginBody(loginCsrf: string, error: string | null): Html {
   return html`${error === null ? html`` : html`<p class="error" id="login-error">${error}</p>`}
@@ -15,7 +16,7 @@ export function loginBody(loginCsrf: string, error: string | null): Html {
 }
 
 export function accountsBody(
-  users: { name: string; role: string; created_at: string }[],
+  users: { name: string; role: string; created_at: string; time_zone: string | null }[],
   csrf: string,
   message: string | null,
 ): Html {
@@ -27,6 +28,7 @@ export function accountsBody(
           <th>account</th>
           <th>role</th>
           <th>created</th>
+          <th>time zone</th>
           <th></th>
         </tr>
       </thead>
@@ -36,7 +38,8 @@ export function accountsBody(
             html`<tr>
               <td>${u.name}</td>
               <td>${u.role}</td>
-              <td>${u.created_at}</td>
+              <td>${timeHtml(u.created_at)}</td>
+              <td>${u.time_zone ?? "the console's"}</td>
               <td>
                 <form method="post" action="/accounts/delete" class="inline">
                   <input type="hidden" name="csrf" value="${csrf}" />
@@ -58,9 +61,14 @@ export function accountsBody(
         </select></label
       >
       <label
-        >Password
-        <input type="password" name="password" autocomplete="new-password" required minlength="10" maxlength="1024"
+        >Password (blank keeps an account's own; a new one ends its sessions)
+        <input type="password" name="password" autocomplete="new-password" minlength="10" maxlength="1024"
       /></label>
+      <label
+        >Time zone (blank: the console's)
+        <input type="text" name="timeZone" list="time-zones" maxlength="64" placeholder="Europe/Berlin" />
+      </label>
+      <datalist id="time-zones">${knownTimeZones().map((z) => html`<option value="${z}"></option>`)}</datalist>
       <button type="submit">Save</button>
     </form>`;
 }

@@ -2,7 +2,7 @@
 import { ALARM_CODES } from '../../../fleet/contract/index.js';
 import { CONDITIONS, CONDITION_KINDS } from '../../alerts/conditions.js';
 import type { Rule } from '../../store/alert-queries.js';
-import { html, listTable, type Html } from '../html.js';
+import { html, listTable, timeHtml, type Html } from '../html.js';
 
 const DAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 const clock = (m: number) => `${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
@@ -183,7 +183,7 @@ export function alertsBody(v: AlertsView): Html {
         return {
           cls: n.state,
           cells: [
-            new Date(Number(n.created_ms)).toISOString(),
+            timeHtml(new Date(Number(n.created_ms)).toISOString()),
             n.machine_id ?? '',
             n.channel,
             subject,

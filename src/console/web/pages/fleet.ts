@@ -1,6 +1,6 @@
 /** The fleet overview and the machine page. */
-import { adviceFor } from '../alarm-advice.js';
-import { html, listTable, money, pageParam, pager, type Html } from '../html.js';
+import { adviceHtml } from '../alarm-advice.js';
+import { html, listTable, money, pageParam, pager, timeHtml, type Html } from '../html.js';
 import {
   OVERVIEW_FILTERS,
   outOfOrderReason,
@@ -28,7 +28,7 @@ function machineRow(m: MachinesTable): Html {
     <td class="num">${m.outbox_pending}</td>
     <td class="num${m.outbox_dead > 0 ? ' bad' : ''}">${m.outbox_dead}</td>
     <td>${m.version ?? ''}</td>
-    <td>${m.last_sale_at ?? ''}</td>
+    <td>${timeHtml(m.last_sale_at)}</td>
     <td class="alarms">
       ${m.alarms
         .split(',')
@@ -100,8 +100,8 @@ function machineFacts(m: MachinePage['machine']): Html {
     ['outbox', `${m.outbox_pending} pending, ${m.outbox_dead} dead`],
     ['version', m.version],
     ['update', `${m.update_state ?? ''} ${m.update_version ?? ''}`],
-    ['last status', m.status_at],
-    ['last health', m.health_at],
+    ['last status', timeHtml(m.status_at)],
+    ['last health', timeHtml(m.health_at)],
   ];
   return html`<dl class="facts">
     ${facts.map(
@@ -122,7 +122,13 @@ export function machineBody(p: MachinePage): Html {
       ['code', 'raised', 'detail', 'cleared', 'advice'],
       p.alarms.map((a) => ({
         cls: a.cleared_at === null ? 'open' : 'cleared',
-        cells: [a.code, a.raised_at, a.raised_detail, a.cleared_at ?? 'open', adviceFor(a.code)],
+        cells: [
+          a.code,
+          timeHtml(a.raised_at),
+          a.raised_detail,
+          a.cleared_at === null ? 'open' : timeHtml(a.cleared_at),
+          adviceHtml(a.code),
+        ],
       })),
     )}
     <h2>Sales</h2>
@@ -131,20 +137,23 @@ export function machineBody(p: MachinePage): Html {
       ['at', 'kind', 'amount', 'closing', 'verdict', 'tx'],
       p.sales.map((s) => ({
         cls: s.verdict === 'dead-letter' ? 'bad' : '',
-        cells: [s.at, s.kind, `${money(Number(s.amount_milli))} ${s.currency}`, s.closing, s.verdict, s.tx_id],
+        cells: [timeHtml(s.at), s.kind, `${money(s.amount_milli)} ${s.currency}`, s.closing, s.verdict, s.tx_id],
       })),
     )}
     <h2>Audits</h2>
     ${listTable(
       'machine-audits',
       ['at', 'check', 'verdict', 'difference', 'why'],
-      p.audits.map((a) => ({ cls: a.verdict, cells: [a.at, check(a.check_ok), a.verdict, a.difference, a.message] })),
+      p.audits.map((a) => ({
+        cls: a.verdict,
+        cells: [timeHtml(a.at), check(a.check_ok), a.verdict, a.difference, a.message],
+      })),
     )}
     <h2>Updates</h2>
     ${listTable(
       'machine-updates',
       ['at', 'version', 'state', 'running', 'detail'],
-      p.updates.map((u) => ({ cls: u.state, cells: [u.at, u.version, u.state, u.running, u.detail] })),
+      p.updates.map((u) => ({ cls: u.state, cells: [timeHtml(u.at), u.version, u.state, u.running, u.detail] })),
     )}
     <h2>Status history</h2>
     ${listTable(
@@ -153,7 +162,7 @@ export function machineBody(p: MachinePage): Html {
       p.history.map((h) => ({
         cls: '',
         cells: [
-          h.received_at,
+          timeHtml(h.received_at),
           h.online === 1 ? 'online' : 'offline',
           h.reader,
           h.gateway,

@@ -1,7 +1,7 @@
 /** The alarms, audits and rollouts pages. */
 import { ALARM_CODES, UPDATE_STATES } from '../../../fleet/contract/index.js';
-import { adviceFor } from '../alarm-advice.js';
-import { html, pageParam, pager, type Html } from '../html.js';
+import { adviceHtml } from '../alarm-advice.js';
+import { html, pageParam, pager, timeHtml, type Html } from '../html.js';
 import type { alarmList, auditList, rollouts } from '../../store/report-queries.js';
 
 const machineLink = (id: string) => html`<a href="/machines/${encodeURIComponent(id)}">${id}</a>`;
@@ -52,7 +52,7 @@ export function alarmsBody(r: Awaited<ReturnType<typeof alarmList>>, q: ReturnTy
               html`<tr>
                 <td>${o.code}</td>
                 <td class="num">${o.n}</td>
-                <td>${adviceFor(o.code)}</td>
+                <td>${adviceHtml(o.code)}</td>
               </tr>`,
           )}
         </tbody>
@@ -75,10 +75,10 @@ export function alarmsBody(r: Awaited<ReturnType<typeof alarmList>>, q: ReturnTy
               html`<tr class="${a.cleared_at === null ? 'open' : 'cleared'}" data-code="${a.code}">
                 <td>${machineLink(a.machine_id)}</td>
                 <td>${a.code}</td>
-                <td>${a.raised_at}</td>
+                <td>${timeHtml(a.raised_at)}</td>
                 <td>${a.raised_detail ?? ''}</td>
-                <td class="state">${a.cleared_at ?? 'open'}</td>
-                <td>${adviceFor(a.code)}</td>
+                <td class="state">${a.cleared_at === null ? 'open' : timeHtml(a.cleared_at)}</td>
+                <td>${adviceHtml(a.code)}</td>
               </tr>`,
           )}
         </tbody>
@@ -129,7 +129,7 @@ export function auditsBody(r: Awaited<ReturnType<typeof auditList>>, q: ReturnTy
             (a) =>
               html`<tr>
                 <td>${machineLink(a.machine_id)}</td>
-                <td>${a.at}</td>
+                <td>${timeHtml(a.at)}</td>
                 <td>${a.check_ok === null ? '' : a.check_ok === 1 ? 'ok' : 'failed'}</td>
                 <td class="${a.verdict === 'mismatch' ? 'bad' : ''}">${a.verdict}</td>
                 <td class="num">${a.difference ?? ''}</td>
@@ -159,7 +159,7 @@ export function rolloutsBody(r: Awaited<ReturnType<typeof rollouts>>): Html {
         ${r.versions.map(
           (v) => html`<tr${v.version === r.chosen ? html` class="current"` : html``}>
 <td><a href="/rollouts?version=${encodeURIComponent(v.version)}">${v.version}</a></td>
-<td class="num">${v.machines}</td><td>${v.last}</td></tr>`,
+<td class="num">${v.machines}</td><td>${timeHtml(v.last)}</td></tr>`,
         )}
       </tbody>
     </table>
@@ -189,7 +189,7 @@ export function rolloutsBody(r: Awaited<ReturnType<typeof rollouts>>): Html {
                     html`<tr>
                       <td>${machineLink(m.machine_id)}</td>
                       <td>${m.state}</td>
-                      <td>${m.at}</td>
+                      <td>${timeHtml(m.at)}</td>
                       <td>${m.running}</td>
                       <td>${m.rollout_id ?? ''}</td>
                       <td>${m.detail ?? ''}</td>

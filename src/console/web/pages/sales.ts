@@ -1,20 +1,20 @@
 /** The sales page and its CSV export (the same rows as shown, every page of them). */
 import { salesChart } from '../chart.js';
 import { csv } from '../csv.js';
-import { html, money, pageParam, pager, type Html } from '../html.js';
+import { html, money, pageParam, pager, timeHtml, type Html } from '../html.js';
+import { dayParam, refused } from '../params.js';
 import type { DayTotal, MachineDayRow, SalesQuery } from '../../store/report-queries.js';
 import type { SalesTable } from '../../store/schema.js';
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DEFAULT_DAYS = 14;
 
+/** The period asked (`from`, `to`: the last 14 days by default); a day that is no day is refused (./params.ts). */
 export function salesQuery(params: URLSearchParams, pageSize: number, today = new Date()): SalesQuery {
-  const to = params.get('to') ?? '';
-  const from = params.get('from') ?? '';
-  const toDay = DAY.test(to) ? to : today.toISOString().slice(0, 10);
-  const fromDay = DAY.test(from)
-    ? from
-    : new Date(Date.parse(toDay) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  const toDay = dayParam(params, 'to') ?? today.toISOString().slice(0, 10);
+  const fromDay =
+    dayParam(params, 'from') ??
+    new Date(Date.parse(toDay) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  if (fromDay > toDay) throw refused('from', `${fromDay} is after to (${toDay})`);
   return {
     from: fromDay,
     to: toDay,
@@ -101,8 +101,8 @@ function callouts(v: SalesView): Html {
                 (s) =>
                   html`<tr class="bad">
                     <td>${s.machine_id}</td>
-                    <td>${s.at}</td>
-                    <td class="num">${money(Number(s.amount_milli))} ${s.currency}</td>
+                    <td>${timeHtml(s.at)}</td>
+                    <td class="num">${money(s.amount_milli)} ${s.currency}</td>
                     <td>${s.closing ?? ''}</td>
                     <td>${s.tx_id ?? ''}</td>
                   </tr>`,

@@ -1,8 +1,8 @@
 /** The Webhooks and API tokens pages (admins only): endpoints, one endpoint's delivery log, tokens. */
 import type { Endpoint } from '../../store/webhook-queries.js';
-import { html, listTable, type Html } from '../html.js';
+import { html, listTable, timeHtml, type Html } from '../html.js';
 
-const when = (ms: number | string | null) => (ms === null ? '' : new Date(Number(ms)).toISOString());
+const when = (ms: number | string | null) => (ms === null ? '' : timeHtml(new Date(Number(ms)).toISOString()));
 
 function note(message: string | null, error: boolean): Html {
   return message === null ? html`` : html`<p class="${error ? 'error' : 'notice'}" id="page-message">${message}</p>`;
@@ -149,8 +149,8 @@ export function tokensBody(
           `${t.prefix}...`,
           t.name,
           t.created_by,
-          t.created_at,
-          t.last_used_at ?? '',
+          timeHtml(t.created_at),
+          timeHtml(t.last_used_at),
           t.revoked_at !== null
             ? `revoked ${t.revoked_at}`
             : html`<form method="post" action="/api-tokens/${t.id}/revoke" class="inline">
