@@ -19,6 +19,7 @@ import { postgresBinDir, startPostgres } from '../test/console/support/postgres.
 import { openTestStore, type TestStore } from '../test/console/support/store.js';
 import { WebClient } from '../test/console/support/web-client.js';
 import { FIRST_DAY, SEED, SEED_SALES, seedConsole } from './console-seed.js';
+import { API_SALES, FEED_LAG, apiSalesFigure, feedLagFigure } from './console-reach.js';
 import { measured, notMeasured, type Figure, type Target } from './figure.js';
 import { summarize, percentile } from './stats.js';
 import { Budget, waitFor } from './support/budget.js';
@@ -51,7 +52,15 @@ const RSS = {
   target: atMost(32, '<= 32 MB from after the page figures to the last round'),
 };
 
-export const CONSOLE_FIGURES = [INGEST('sqlite').id, INGEST('postgres').id, OVERVIEW.id, SALES.id, RSS.id];
+export const CONSOLE_FIGURES = [
+  INGEST('sqlite').id,
+  INGEST('postgres').id,
+  OVERVIEW.id,
+  SALES.id,
+  API_SALES.id,
+  FEED_LAG.id,
+  RSS.id,
+];
 
 interface IngestRound {
   rate: number;
@@ -156,7 +165,8 @@ async function pageFigures(store: TestStore, requests: number): Promise<Figure[]
     const sales = await pageP95(client, requests, salesPath);
     const dailyTotals = SEED.sellingMachines * SEED.days;
     const context = { requests, machines: SEED.machines, sales: SEED_SALES, dailyTotals };
-    return [measured({ ...OVERVIEW, context }, overview), measured({ ...SALES, context }, sales)];
+    const api = await apiSalesFigure(store, web.url, requests);
+    return [measured({ ...OVERVIEW, context }, overview), measured({ ...SALES, context }, sales), api];
   } finally {
     await web.close();
   }
@@ -175,6 +185,7 @@ async function sqliteFigures(budget: Budget, o: ConsoleBenchOptions): Promise<Fi
   const store = await openTestStore('sqlite');
   try {
     const ingest = await ingestFigure(store, 'sqlite', o.ingestEvents, budget.slice(budget.leftMs / 3));
+    const feed = await feedLagFigure().catch((err: unknown) => notMeasured(FEED_LAG, 'error', (err as Error).message));
     await seedConsole(store.db, 'sqlite');
     const pages = await pageFigures(store, o.pageRequests);
     const rss: number[] = [process.memoryUsage().rss / 1048576];
@@ -195,7 +206,7 @@ async function sqliteFigures(budget: Budget, o: ConsoleBenchOptions): Promise<Fi
           { samples: rss.length, value: growth },
         )
       : notMeasured(RSS, 'error', 'no memory round');
-    return [ingest, ...pages, rssFigure];
+    return [ingest, ...pages, feed, rssFigure];
   } finally {
     await store.remove();
   }

@@ -83,6 +83,7 @@ export function exitCodeFor(err: unknown): number {
       case ErrorCodes.CONFIG_UNREADABLE:
       case ErrorCodes.SECRET_UNREADABLE:
       case ErrorCodes.CONSOLE_LISTEN_REFUSED:
+      case ErrorCodes.CONSOLE_EMAIL_UNUSABLE:
       // Restarting cannot make an older document newer: the operator signs a new one or steps back.
       case ErrorCodes.VERSION_ROLLBACK:
       case ErrorCodes.VERSION_FLOOR_FAILED:

@@ -10,6 +10,7 @@ import { isAllowedFleetUrl, startEndpointTransport, type StartTransport } from '
 import { FleetConnectionOptions } from '../fleet/operator/connection.js';
 import { TOPIC_LEVEL } from '../fleet/contract/index.js';
 import { BATCH_RANGES, DEFAULT_BATCH } from './ingest/batch.js';
+import { EmailSettings } from './deliveries/email.js';
 import { hostTimeZone, isTimeZone } from './time-zone.js';
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
@@ -69,6 +70,35 @@ export const ConsoleConfig = z.strictObject({
       batchMs: int(BATCH_RANGES.ms.min, BATCH_RANGES.ms.max).default(DEFAULT_BATCH.ms),
     })
     .default({ batchEvents: DEFAULT_BATCH.events, batchMs: DEFAULT_BATCH.ms }),
+  /** The console's address as operators reach it (https://console.example.com): links in e-mail. */
+  publicUrl: z
+    .string()
+    .max(300)
+    .regex(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/, 'an http(s) URL without query')
+    .transform((u) => u.replace(/\/+$/, ''))
+    .nullable()
+    .default(null),
+  /** The operator's SMTP server for alert e-mail (docs/console.md "E-mail"); null: no e-mail. */
+  email: EmailSettings.nullable().default(null),
+  webhooks: z
+    .strictObject({
+      /** Receivers inside private networks (RFC 1918, unique-local, CGNAT): refused unless true (docs/security.md). */
+      allowPrivateNetworks: z.boolean().default(false),
+      /** A CA for receivers with certificates of the site's own (PEM), or null for the system's. */
+      caFile: z.string().min(1).max(4096).nullable().default(null),
+      timeoutS: int(1, 60).default(15),
+    })
+    .default({ allowPrivateNetworks: false, caFile: null, timeoutS: 15 }),
+  deliveries: z
+    .strictObject({ pollMs: int(50, 60_000).default(500), concurrency: int(1, 64).default(4) })
+    .default({ pollMs: 500, concurrency: 4 }),
+  alerts: z.strictObject({ everyS: int(5, 3600).default(30) }).default({ everyS: 30 }),
+  api: z
+    .strictObject({
+      /** Requests per API token per minute, counted across instances. */
+      requestsPerMinute: int(1, 100_000).default(600),
+    })
+    .default({ requestsPerMinute: 600 }),
 });
 export type ConsoleConfigInput = z.input<typeof ConsoleConfig>;
 export type ConsoleSettings = z.output<typeof ConsoleConfig>;

@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../core/log.js';
 import { parseConnectionOptions } from '../fleet/operator/connection.js';
 import { parseConsoleConfig, readConfigFile, type ConsoleSettings } from './config.js';
 import { startIngest, type Ingest } from './ingest/ingest.js';
+import { createReach, type Reach } from './reach.js';
 import { openStore, storeLabel, type ConsoleStore } from './store/open.js';
 import { startWeb, type ConsoleWeb } from './web/server.js';
 
@@ -42,6 +43,7 @@ export interface RunningConsole {
   store: ConsoleStore;
   ingest: Ingest;
   web: ConsoleWeb;
+  reach: Reach;
   close(): Promise<void>;
 }
 
@@ -51,7 +53,10 @@ export async function startConsole(
 ): Promise<RunningConsole> {
   const store = await openStore(settings.db);
   let web: ConsoleWeb | null = null;
+  let reach: Reach | null = null;
   try {
+    reach = createReach(settings, store, log);
+    const worker = reach.worker;
     web = await startWeb({
       db: store.db,
       log,
@@ -66,6 +71,13 @@ export async function startConsole(
       timeZone: settings.timeZone,
       login: settings.login,
       pageSize: settings.pageSize,
+      apiRequestsPerMinute: settings.api.requestsPerMinute,
+      reach: {
+        post: reach.post,
+        emailConfigured: settings.email !== null,
+        defaultZone: 'UTC',
+        nudge: () => worker.nudge(),
+      },
     });
     const live = web.live;
     const ingest = await startIngest(
@@ -79,20 +91,29 @@ export async function startConsole(
         batch: { events: settings.ingest.batchEvents, ms: settings.ingest.batchMs },
       },
       log,
-      () => live.changed(),
+      () => {
+        live.changed();
+        worker.nudge();
+      },
     );
+    reach.worker.start();
+    reach.evaluator.start();
     const running = web;
+    const reaching = reach;
     return {
       store,
       ingest,
       web: running,
+      reach: reaching,
       close: async () => {
         await ingest.close();
+        await reaching.close();
         await running.close();
         await store.close();
       },
     };
   } catch (err) {
+    await reach?.close();
     await web?.close();
     await store.close();
     throw err;

@@ -89,6 +89,10 @@ export const ErrorCodes = {
    */
   CONSOLE_STORE_FAILED: 'CONSOLE_STORE_FAILED',
   CONSOLE_LISTEN_REFUSED: 'CONSOLE_LISTEN_REFUSED',
+  /** A webhook receiver URL or address the console will not send to (docs/security.md "Webhook receivers"). */
+  CONSOLE_RECEIVER_REFUSED: 'CONSOLE_RECEIVER_REFUSED',
+  /** The console's e-mail settings cannot be used: the credentials file unreadable or open to others. */
+  CONSOLE_EMAIL_UNUSABLE: 'CONSOLE_EMAIL_UNUSABLE',
   /** A request to the console's pages with a parameter it refuses: answered 400 naming it, never logged. */
   CONSOLE_BAD_REQUEST: 'CONSOLE_BAD_REQUEST',
 

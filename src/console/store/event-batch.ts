@@ -9,6 +9,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { CashSaleEvent, SaleEvent } from '../../fleet/contract/index.js';
+import { appendToFeed } from './feed-queries.js';
 import { dayOf, storeAlarm, storeAudit, storeUpdate, toMilli, type IncomingEvent } from './event-rows.js';
 import type { ConsoleDatabase, DailyTotalsTable, FleetDailyTotalsTable, SalesTable } from './schema.js';
 import { keepStock } from './stock-ingest.js';
@@ -208,7 +209,13 @@ async function writeBatch(tx: Tx, events: IncomingEvent[]): Promise<boolean[]> {
     else if (e.event.kind === 'audit') await storeAudit(tx, e.machineId, e.event);
     else if (e.event.kind === 'update') await storeUpdate(tx, e.machineId, e.event);
   }
-  return events.map((e) => first.get(keyOf(e)) === e && isNew.has(keyOf(e)));
+  const stored = events.map((e) => first.get(keyOf(e)) === e && isNew.has(keyOf(e)));
+  // Last, so the feed's counter row is held only to the commit (./feed-queries.ts); in the order they came.
+  await appendToFeed(
+    tx,
+    events.filter((_e, i) => stored[i]).map((e) => ({ machineId: e.machineId, eventId: e.event.eventId })),
+  );
+  return stored;
 }
 
 /** For each event in order: true when stored now, false when it was a redelivery. Throws when nothing committed. */

@@ -55,15 +55,17 @@ export async function storeStatus(db: Db, machineId: string, status: StatusMessa
           catalog_status: status.catalog === undefined ? null : JSON.stringify(status.catalog),
         }
       : { online: 0 };
+    // When the machine went on- or offline: "offline longer than N minutes" counts from it.
+    const since = before === undefined || before.online !== next.online ? { online_since: receivedAt } : {};
     if (before === undefined) {
       await tx
         .insertInto('machines')
-        .values({ machine_id: machineId, ...NO_STATUS, disabled_remotely: 0, seen_at: receivedAt, ...next })
+        .values({ machine_id: machineId, ...NO_STATUS, disabled_remotely: 0, seen_at: receivedAt, ...next, ...since })
         .execute();
     } else {
       await tx
         .updateTable('machines')
-        .set({ ...next, seen_at: receivedAt })
+        .set({ ...next, ...since, seen_at: receivedAt })
         .where('machine_id', '=', machineId)
         .execute();
     }

@@ -12,6 +12,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { ErrorCodes, QrvendError } from '../../core/errors.js';
+import { createReachTables } from './reach-migration.js';
 import { addPlannedStock, createRouteSchema } from './route-migration.js';
 import { refreshPlanned } from './planned-stock.js';
 
@@ -264,6 +265,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
         await refreshPlanned(db, 'all', Date.now());
       },
     },
+    // The event feed, alert rules, webhooks, the delivery queue and API tokens (./reach-migration.ts).
+    '0007-reach': { up: (db) => createReachTables(db, dialect) },
   };
 }
 

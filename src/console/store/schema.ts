@@ -4,6 +4,7 @@
  * the currency unit (`*_milli`), so sums are exact whatever the currency's decimals (at most 3).
  */
 import type { Generated } from 'kysely';
+import type { ReachDatabase } from './reach-schema.js';
 
 export interface MachinesTable {
   machine_id: string;
@@ -27,6 +28,8 @@ export interface MachinesTable {
   health: string | null;
   /** What the machine last reported of its catalog document (its status's `catalog`, JSON), or null. */
   catalog_status?: string | null;
+  /** When `online` last changed (migration 0007): how long a machine has been offline. */
+  online_since?: string | null;
 }
 
 export interface StatusHistoryTable {
@@ -123,6 +126,8 @@ export interface UsersTable {
   role: string;
   password_hash: string;
   created_at: string;
+  /** Where this account's alert notifications go (migration 0007); null: none by e-mail. */
+  email: string | null;
   /** The IANA zone the account reads times in; null: the console's `timeZone` (migration 0003). */
   time_zone: string | null;
 }
@@ -152,7 +157,7 @@ export interface RefusalsTable {
   last_detail: string;
 }
 
-export interface ConsoleDatabase extends RouteDatabase {
+export interface ConsoleDatabase extends RouteDatabase, ReachDatabase {
   machines: MachinesTable;
   status_history: StatusHistoryTable;
   events: EventsTable;

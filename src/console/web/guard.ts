@@ -18,7 +18,8 @@ import { crossOrigin, formOf, plain, sameText, seeOther } from './http-kit.js';
 
 export const SESSION_COOKIE = 'qrc_session';
 
-export type Access = 'public' | 'user' | 'planner' | 'admin';
+/** `token`: an API route (/api/v1), whose own hook checks its bearer token instead of a session. */
+export type Access = 'public' | 'user' | 'planner' | 'admin' | 'token';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -51,8 +52,9 @@ async function checkSession(
   reply: FastifyReply,
 ) {
   const config = request.routeOptions.config;
-  const access: Access = config.access ?? 'user';
-  if (access === 'public') return;
+  // A path under /api/ that no route has is the API's 404: its own hook answers it (token, then 404).
+  const access: Access = config.access ?? (request.url.startsWith('/api/') ? 'token' : 'user');
+  if (access === 'public' || access === 'token') return;
   const token = request.cookies[SESSION_COOKIE];
   const user = token === undefined || token.length > 128 ? null : await sessionUser(db, token, timeZone);
   if (user === null) {

@@ -81,6 +81,13 @@ const SECTIONS: [string, string][] = [
   ['/routes', 'Routes'],
   ['/planograms', 'Planograms'],
   ['/catalog', 'Catalog'],
+  ['/alerts', 'Alerts'],
+];
+
+const ADMIN_SECTIONS: [string, string][] = [
+  ['/accounts', 'Accounts'],
+  ['/webhooks', 'Webhooks'],
+  ['/api-tokens', 'API tokens'],
 ];
 
 function navLink(href: string, label: string, section: string): Html {
@@ -95,7 +102,7 @@ export function page(frame: PageFrame): string {
       ? html``
       : html`<nav>
           ${SECTIONS.map(([href, label]) => navLink(href, label, frame.section))}
-          ${frame.user.role === 'admin' ? navLink('/accounts', 'Accounts', frame.section) : html``}
+          ${frame.user.role === 'admin' ? ADMIN_SECTIONS.map(([href, text]) => navLink(href, text, frame.section)) : ''}
           <span class="who" title="times are shown in ${zone}">${frame.user.name} (${frame.user.role})</span>
           <form method="post" action="/logout" class="inline">
             <input type="hidden" name="csrf" value="${frame.user.csrf}" /><button type="submit">Log out</button>

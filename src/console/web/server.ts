@@ -23,6 +23,8 @@ import { pageRoutes, publicRoutes } from './routes.js';
 import { catalogPages } from './catalog-routes.js';
 import { planogramPages } from './planogram-routes.js';
 import { routePages } from './route-routes.js';
+import { apiPlugin } from '../api/plugin.js';
+import { reachRoutes, type ReachWeb } from './reach-routes.js';
 
 export interface WebOptions {
   db: Kysely<ConsoleDatabase>;
@@ -37,6 +39,10 @@ export interface WebOptions {
   timeZone?: string;
   login: { failures: number; windowS: number };
   pageSize: number;
+  /** The API's request limit per token and minute (default 600). */
+  apiRequestsPerMinute?: number;
+  /** What the alert, webhook and token pages need (the receiver checks, the worker's nudge). */
+  reach?: ReachWeb;
 }
 
 export interface ConsoleWeb {
@@ -124,6 +130,13 @@ function buildApp(options: WebOptions, live: LiveChannel): FastifyInstance {
     planogramPages(app, pages);
     routePages(app, pages);
     catalogPages(app, pages);
+    reachRoutes(app, options.db, options.reach ?? null);
+  });
+  // The API is a plugin of its own under /api/v1, with its own token check, errors, 404 and 405.
+  void app.register(apiPlugin, {
+    prefix: '/api/v1',
+    db: options.db,
+    requestsPerMinute: options.apiRequestsPerMinute ?? 600,
   });
   return app;
 }

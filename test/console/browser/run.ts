@@ -16,6 +16,8 @@ import { postgresBinDir, startPostgres } from '../support/postgres.js';
 const file = fileURLToPath(new URL('./console-browser.js', import.meta.url));
 const routeFile = fileURLToPath(new URL('./route-browser.js', import.meta.url));
 const killFile = fileURLToPath(new URL('./kill-shared.js', import.meta.url));
+const deliveriesFile = fileURLToPath(new URL('./kill-deliveries.js', import.meta.url));
+const alertsFile = fileURLToPath(new URL('./alerts-browser.js', import.meta.url));
 const faultsFile = fileURLToPath(new URL('./faults.js', import.meta.url));
 const unstorableFile = fileURLToPath(new URL('./unstorable.js', import.meta.url));
 const chromium = process.env.QRVEND_CHROMIUM ?? '/usr/bin/chromium';
@@ -40,14 +42,15 @@ if (missing.length > 0) {
   say(`skipped: missing ${missing.join(' and ')}`);
   process.exit(0);
 }
-let failed = runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, routeFile, unstorableFile, faultsFile]) !== 0;
+let failed =
+  runOn('SQLite', { QRVEND_CONSOLE_TEST_PG: '' }, [file, routeFile, unstorableFile, alertsFile, faultsFile]) !== 0;
 if (postgresBinDir() === null) {
   say('PostgreSQL run skipped: no /usr/lib/postgresql/*/bin/pg_ctl (apt-get install postgresql)');
 } else {
   const pg = await startPostgres();
   try {
     const env = { QRVEND_CONSOLE_TEST_PG: pg.server, QRVEND_CONSOLE_SCREENSHOTS: '' };
-    const files = [file, routeFile, unstorableFile, killFile, faultsFile];
+    const files = [file, routeFile, unstorableFile, killFile, deliveriesFile, faultsFile];
     failed = runOn(`PostgreSQL (${pg.server})`, env, files) !== 0 || failed;
   } finally {
     pg.stop();

@@ -48,6 +48,9 @@ form.filters { display: flex; gap: 1rem; align-items: end; flex-wrap: wrap; marg
 form.inline { display: inline; }
 form.login, form.stack { display: grid; gap: .6rem; max-width: 22rem; }
 label { display: grid; gap: .2rem; color: var(--muted); }
+label.check { display: inline-flex; align-items: center; gap: .4rem; margin-right: .8rem; }
+fieldset { border: 1px solid var(--line); border-radius: 4px; }
+pre#shown-once { background: #fff; border: 1px solid var(--line); padding: .5rem; overflow-x: auto; }
 input, select, button, a.button {
   font: inherit;
   padding: .3rem .5rem;
