@@ -2,6 +2,9 @@
  * scripts/install.sh into a temporary root: the tree, its modes, the enabled unit, production
  * dependencies only, an idempotent second run that keeps the technician's config and token.
  * Needs a build (npm test compiles first) and node_modules, as on a build machine.
+ *
+ * In the slow tier (`npm run test:slow`, docs/testing.md): each install copies the whole
+ * node_modules before pruning it (hundreds of MB), four times here, 1 to 2 min of disk and CPU.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
