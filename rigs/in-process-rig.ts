@@ -16,6 +16,7 @@
  */
 import { closeSync, openSync, readSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import { StringDecoder } from 'node:string_decoder';
 import { loadConfig } from '../src/config/load.js';
 import { createLogger } from '../src/core/log.js';
@@ -23,7 +24,7 @@ import { startDaemon, type Daemon } from '../src/daemon/daemon.js';
 import { assertStartable } from '../src/doctor/start-checks.js';
 import { startGatewaySimulator } from '../src/sim/gateway/index.js';
 import { VmcSimulator } from '../src/sim/vmc/index.js';
-import { nextCommand } from '../src/sim/wait.js';
+import { nextCommand, until } from '../src/sim/wait.js';
 import { LogBook, lineSplitter, type AgentExit, type AgentHandle } from './agent-log.js';
 import {
   AGENT_START_DEADLINE_MS,
@@ -37,6 +38,9 @@ import {
 } from './rig-parts.js';
 
 export { until } from '../src/sim/wait.js';
+
+/** A bound on the wait for the stop's last log line (it is written a moment after the stop ends). */
+const LAST_LINE_WAIT_MS = 10_000;
 
 export interface InProcessAgent extends AgentHandle {
   readonly daemon: Daemon;
@@ -112,8 +116,11 @@ function startInProcessAgent(configFile: string, logFile: string, vmc: VmcSimula
     throw err;
   }
   void daemon.done.then(async (code) => {
-    // The workers write their lines before they return; the main thread's may still be queued.
-    await new Promise<void>((resolve) => log.flush(() => resolve()));
+    // The workers write their lines before they stop; the main thread's logger writes
+    // asynchronously, so the stop's last line ("stopped", Daemon.stop) may still be on its way.
+    const last = () => book.logs.some((l) => l.msg === 'stopped' && l.thread === threadId);
+    const lastRead = () => (tail.read(), last());
+    await until(lastRead, LAST_LINE_WAIT_MS, "the daemon's last log line", 5).catch(() => {});
     tail.close();
     ended({ code, signal: null });
   });
