@@ -34,8 +34,8 @@ export interface LogOptions {
   destination?: NodeJS.WritableStream;
   /**
    * A file to append to instead of stdout. The daemon's worker threads write where the main
-   * thread's logger writes (logFileOf): the in-process test rig (rigs/) reads every thread's lines
-   * back from one file. `qrvend run` logs to stdout.
+   * thread's logger writes (logFileOf): the in-process test rig reads every thread's lines back
+   * from one file (docs/testing.md). `qrvend run` logs to stdout.
    */
   file?: string | null;
   /**
