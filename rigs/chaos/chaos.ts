@@ -37,6 +37,12 @@ export interface ChaosOptions {
   /** Progress lines (stderr in the CLI). */
   progress?: (line: string) => void;
   keepDir?: boolean;
+  /**
+   * crash: plan each kill target (KILL_TARGETS) in turn, until each has been hit once, before
+   * anything is left to the dice; the run goes on until then. A short run that still kills at
+   * every moment of both flows (the crash test of `npm test`); the long one leaves it all to chance.
+   */
+  coverMoments?: boolean;
 }
 
 export interface ChaosReport {
@@ -47,6 +53,8 @@ export interface ChaosReport {
   /** Sessions where a wait ran out or the daemon died unasked: each is a finding. */
   incidents: string[];
   counters: HarnessCounters;
+  /** Kills per flow and moment (`static:after-c-start`, `dynamic:random delay`). */
+  killsByTarget: Record<string, number>;
   gatewayFaults: Record<string, number>;
   audit: Audit;
   ok: boolean;
@@ -75,6 +83,37 @@ export const CHAOS_FAULTS: FaultSpec[] = [
 
 const PAYMENT_TIMEOUT_MS = 2_500;
 const GATEWAY_TIMEOUT_MS = 1_000;
+
+/** Every kill the short crash run makes at least once: each named moment in each flow it belongs to, and a delay. */
+export const KILL_TARGETS: readonly string[] = [
+  ...STATIC_MOMENTS.map((m) => `static:${m}`),
+  ...DYNAMIC_MOMENTS.map((m) => `dynamic:${m}`),
+  'static:random delay',
+  'dynamic:random delay',
+];
+
+function killsByTarget(h: Harness): Record<string, number> {
+  const kills: Record<string, number> = {};
+  for (const a of h.attempts) {
+    if (a.kill === null) continue;
+    const key = `${a.kind}:${a.kill.what.startsWith('delay') ? 'random delay' : a.kill.what}`;
+    kills[key] = (kills[key] ?? 0) + 1;
+  }
+  return kills;
+}
+
+/** The next kill target not hit yet, as the session's kind and plan; null once every target was hit. */
+function uncoveredPlan(h: Harness): { kind: Attempt['kind']; plan: KillPlan } | null {
+  const hit = killsByTarget(h);
+  const target = KILL_TARGETS.find((t) => (hit[t] ?? 0) === 0);
+  if (target === undefined) return null;
+  const [kind, what] = target.split(':') as [Attempt['kind'], string];
+  const plan: KillPlan =
+    what === 'random delay'
+      ? { kind: 'delay', ms: h.dice.int(0, 700) }
+      : { kind: 'moment', moment: what as KillMoment };
+  return { kind, plan };
+}
 
 function planFor(h: Harness, kind: Attempt['kind'], profile: ChaosProfile): KillPlan {
   const { dice } = h;
@@ -120,14 +159,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
   const counts = { static: 0, dynamic: 0 };
   const minKills = o.minKills ?? 0;
   try {
-    while (Date.now() - t0 < o.maxMs && (h.attempts.length < o.sessions || h.counters.kills < minKills)) {
-      const kind = h.dice.chance(0.5) ? 'static' : 'dynamic';
+    const uncovered = () => (o.coverMoments === true ? uncoveredPlan(h) : null);
+    const owed = () => h.attempts.length < o.sessions || h.counters.kills < minKills || uncovered() !== null;
+    while (Date.now() - t0 < o.maxMs && owed()) {
+      const covering = uncovered();
+      const kind = covering?.kind ?? (h.dice.chance(0.5) ? 'static' : 'dynamic');
       counts[kind] += 1;
       // One unplug early in every chaos run, however few sessions a slow machine fits in its
       // time (a short run once had none); then at random.
       const early = counts.static + counts.dynamic === 3 && h.counters.unplugs === 0;
       if (o.profile === 'chaos' && (early || h.dice.chance(0.015))) await h.unplugReplug(h.dice.int(50, 400));
-      const attempt = h.begin(kind, planFor(h, kind, o.profile));
+      const attempt = h.begin(kind, covering?.plan ?? planFor(h, kind, o.profile));
       try {
         await (kind === 'static' ? staticSession(h, attempt, style) : dynamicSession(h, attempt, style));
         await h.end();
@@ -168,6 +210,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosReport> {
       sessions: { total: h.attempts.length, ...counts },
       incidents,
       counters: h.counters,
+      killsByTarget: killsByTarget(h),
       gatewayFaults,
       audit: result,
       ok: result.ok && incidents.length === 0,

@@ -33,15 +33,25 @@ export interface LogOptions {
   /** Where to write; defaults to stdout (fd 1). Tests may pass a stream to capture lines. */
   destination?: NodeJS.WritableStream;
   /**
+   * A file to append to instead of stdout. The daemon's worker threads write where the main
+   * thread's logger writes (logFileOf): the in-process test rig reads every thread's lines back
+   * from one file (docs/testing.md). `qrvend run` logs to stdout.
+   */
+  file?: string | null;
+  /**
    * Write each line before returning. Worker threads use it: a worker is terminated once it says
    * it is done, and an asynchronous write still queued then would be lost.
    */
   sync?: boolean;
 }
 
+/** The file each logger made with `file` writes to. */
+const logFiles = new WeakMap<Logger, string>();
+
 export function createLogger(options: LogOptions = {}): Logger {
-  const destination = options.destination ?? pino.destination({ dest: 1, sync: options.sync ?? false });
-  return pino(
+  const file = options.file ?? null;
+  const destination = options.destination ?? pino.destination({ dest: file ?? 1, sync: options.sync ?? false });
+  const logger = pino(
     {
       level: (options.level ?? 'info') as LevelWithSilent,
       name: options.name ?? 'qrvend',
@@ -52,6 +62,13 @@ export function createLogger(options: LogOptions = {}): Logger {
     },
     destination,
   );
+  if (file !== null && options.destination === undefined) logFiles.set(logger, file);
+  return logger;
+}
+
+/** The file `log` appends to, or null when it writes to stdout (or a stream): where a worker thread's logger writes. */
+export function logFileOf(log: Logger): string | null {
+  return logFiles.get(log) ?? null;
 }
 
 /** A logger that drops everything: for unit tests and quiet CLI paths. */

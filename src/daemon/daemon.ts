@@ -6,7 +6,7 @@
  */
 import { vmcFactsPath } from '../mdb/facts-file.js';
 import type { QrvendConfig } from '../config/schema.js';
-import type { Logger } from '../core/log.js';
+import { logFileOf, type Logger } from '../core/log.js';
 import { openGpio, type Gpio } from '../device/gpio.js';
 import { gpioFactsPath } from '../device/gpio/facts-file.js';
 import type { DisplayHandle } from '../display/display-thread.js';
@@ -259,6 +259,7 @@ export class Daemon {
       fleetPort: fleet.paymentPort,
       machineId: fleet.machineId,
       vendJournal: { path: vendJournalPathFor(this.config.store.path), run: this.vendJournal.run },
+      logFile: logFileOf(this.log),
     };
     const transferList = [...(display ? [display.port] : []), ...(fleet.paymentPort ? [fleet.paymentPort] : [])];
     this.payment.spawn(workerData, transferList, {

@@ -47,6 +47,8 @@ export interface PaymentWorkerData {
   machineId: string;
   /** The vend journal the machine loop writes (src/ledger/vend-journal-writer.ts), and its run id; null: none. */
   vendJournal: { path: string; run: string } | null;
+  /** Where the worker logs: the main thread's log file (logFileOf), or null for stdout. */
+  logFile: string | null;
 }
 
 /** The payment worker's state the start-up fills in (src/daemon/payment-worker-owner.ts). */

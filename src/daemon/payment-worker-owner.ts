@@ -80,7 +80,7 @@ export class PaymentWorker implements PaymentWorkerSide {
     private readonly port: MainPort,
   ) {
     this.config = data.config;
-    this.log = createLogger({ level: this.config.log.level, name: 'payment', sync: true });
+    this.log = createLogger({ level: this.config.log.level, name: 'payment', sync: true, file: data.logFile });
     this.catalog = this.config.catalog;
     this.builders = this.makeBuilders();
     this.catalogs = new CatalogSwitch({

@@ -9,7 +9,7 @@
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../config/schema.js';
 import { ErrorCodes } from '../core/errors.js';
-import { LOG_LEVELS, type Logger, type LogLevel } from '../core/log.js';
+import { LOG_LEVELS, logFileOf, type Logger, type LogLevel } from '../core/log.js';
 import type { FromDisplay, Screen, ThreadMemory, ToDisplay } from '../ipc/messages.js';
 import { idleScreen } from './layout.js';
 import type { ProductCatalog } from './context.js';
@@ -61,6 +61,7 @@ export function startDisplay(options: StartDisplayOptions): DisplayHandle {
     catalog: options.catalog ?? {},
     sysfsRoot: options.sysfsRoot ?? '/sys',
     logLevel: level,
+    logFile: logFileOf(log),
     ansi: options.ansi ?? process.stdout.isTTY === true,
     port: channel.port1,
   };

@@ -20,6 +20,8 @@ export interface DisplayWorkerData {
   catalog: ProductCatalog;
   sysfsRoot: string;
   logLevel: LogLevel;
+  /** Where the worker logs: its owner's log file (logFileOf), or null for stdout. */
+  logFile: string | null;
   ansi: boolean;
   /** A second way in for ToDisplay messages (handed to another worker by the owner). */
   port: MessagePort | null;
@@ -27,7 +29,7 @@ export interface DisplayWorkerData {
 
 const data = workerData as DisplayWorkerData;
 const owner = parentPort!;
-const log = createLogger({ level: data.logLevel, name: 'display', sync: true });
+const log = createLogger({ level: data.logLevel, name: 'display', sync: true, file: data.logFile });
 const post = (message: FromDisplay): void => owner.postMessage(message);
 
 const outputs = new DisplayOutputs({

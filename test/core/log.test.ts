@@ -1,8 +1,14 @@
-/** The logger's redaction: the Start SecretToken never reaches a log line, wherever it sits. */
+/**
+ * The logger's redaction: the Start SecretToken never reaches a log line, wherever it sits; and a
+ * logger made for a file, whose file the daemon's worker threads log to (logFileOf).
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/core/log.js';
+import { createLogger, logFileOf } from '../../src/core/log.js';
 
 const TOKEN = 'S3cr3t'.repeat(10) + 'WXYZ'; // 64 characters
 
@@ -47,4 +53,36 @@ test('lines are NDJSON with the configured level honoured', () => {
   assert.equal(lines.length, 1);
   assert.equal(JSON.parse(lines[0]!).level, 'warn');
   assert.equal(JSON.parse(lines[0]!).msg, 'kept');
+});
+
+test('a logger made for a file appends its lines there, redacted, and names the file for the worker threads', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'qrvend-log-'));
+  try {
+    const file = join(dir, 'agent.log');
+    writeFileSync(file, '{"msg":"a line already there"}\n');
+    const log = createLogger({ level: 'info', name: 'main', file, sync: true });
+    log.info({ SecretToken: TOKEN }, 'from the main thread');
+    // A worker thread's logger on the same file (sync, as the workers' are): appended after.
+    const worker = createLogger({ level: 'info', name: 'payment', file: logFileOf(log), sync: true });
+    worker.warn('from a worker');
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    assert.deepEqual(
+      lines.map((l) => [l.name, l.msg]),
+      [
+        [undefined, 'a line already there'],
+        ['main', 'from the main thread'],
+        ['payment', 'from a worker'],
+      ],
+    );
+    assert.equal(lines[1]!.SecretToken, '[redacted]');
+    assert.equal(logFileOf(log), file);
+    assert.equal(logFileOf(worker), file);
+    assert.equal(logFileOf(createLogger({ level: 'info', destination: new Writable() })), null, 'a stream is no file');
+    assert.equal(logFileOf(createLogger({ level: 'info' })), null, 'stdout is no file: workers log to stdout');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,8 +1,9 @@
 /**
  * A Static QR Authorization approved in another currency than asked (docs/payments.md, "Answers in
- * another currency"), end to end: the real daemon with the VMC simulator on a pty pair, the
- * gateway simulator on loopback answering in USD/840 what was asked in EUR/978 (a gateway that
- * holds the approved amount: its Cancel releases the Amount it carries), the daemon's own SQLite
+ * another currency"), end to end: the real daemon wiring in this process with the VMC simulator on
+ * the in-memory wire (rigs/in-process-rig.ts), the gateway simulator on loopback answering in
+ * USD/840 what was asked in EUR/978 (a gateway that holds the approved amount: its Cancel releases
+ * the Amount it carries), the daemon's own SQLite
  * ledger, and a real MQTT broker (aedes) where the alarm shows. The Authorization is read as a
  * decline; its Cancel carries the Authorization's Amount with the PaymentInfo as received; the
  * alarm GATEWAY_CURRENCY_MISMATCH names the answer; a refused Cancel is dead-lettered. A Dynamic
@@ -16,7 +17,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRig, until, type Rig } from '../../rigs/rig.js';
+import { createInProcessRig, until, type InProcessRig } from '../../rigs/in-process-rig.js';
 import { startAedesBroker, type TestBroker } from '../../rigs/broker/index.js';
 import { readOutbox } from '../../src/ledger/admin.js';
 import { DeclineCodes } from '../../src/gateway/protocol/index.js';
@@ -33,7 +34,7 @@ const ALARM = 'GATEWAY_CURRENCY_MISMATCH';
 const IN_USD = { kind: 'approve-in-currency', currencyCode: 'USD', currencyNumeric: '840' } as const;
 
 let broker: TestBroker;
-let rig: Rig;
+let rig: InProcessRig;
 let watcher: FleetWatcher;
 let scratch = '';
 const operator = testKey('ops-currency', OPERATOR_SCOPES);
@@ -47,7 +48,7 @@ before(async () => {
   const store = { backoffBaseMs: 50, backoffCapMs: 200 };
   // Always-idle: the consumer selects first for a Dynamic QR; a Static QR Start opens its session all the same.
   const mdb = { alwaysIdle: true };
-  rig = await createRig({ config: { machine, mdb, fleet: { ...fleet, trustFile }, store } });
+  rig = await createInProcessRig({ config: { machine, mdb, fleet: { ...fleet, trustFile }, store } });
   watcher = await startWatcher(broker.url, 4, MACHINE, operator);
   await rig.startAgent(30_000);
 });

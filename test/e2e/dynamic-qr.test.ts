@@ -1,8 +1,9 @@
 /**
- * End to end, Dynamic QR on an always-idle VMC: the real daemon over a real pty pair, the gateway
- * simulator behind a recording proxy. The amount table of the simulator picks the consumer's
- * behaviour (docs/payments.md, the gateway simulator): 7.0N paid after N polls, 7.77 never paid, 8.CC declined at
- * Inquiry, 9.CC GenerateQR declined.
+ * End to end, Dynamic QR on an always-idle VMC: the real daemon wiring in this process on the
+ * in-memory wire (rigs/in-process-rig.ts), the gateway simulator behind a recording proxy. The
+ * amount table of the simulator picks the consumer's behaviour (docs/payments.md, the gateway
+ * simulator): 7.0N paid after N polls, 7.77 never paid, 8.CC declined at Inquiry, 9.CC GenerateQR
+ * declined.
  *
  * dynamicQr.paymentTimeoutMs 1500 with mdb.maxResponseTimeS 6: the payment side must answer the
  * VMC itself (result "expired"/"voided"), long before the reader's own backstop would deny.
@@ -12,7 +13,7 @@ import assert from 'node:assert/strict';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   lastSession,
   until,
   vmcIdle,
@@ -20,13 +21,14 @@ import {
   type Bench,
 } from './support/e2e-rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({
+  bench = await createInProcessBench({
     vmc: { vendPolicy: 'manual' },
     config: {
       gateway: { timeoutMs: 1000 },

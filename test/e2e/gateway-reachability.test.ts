@@ -5,12 +5,15 @@
  */
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createBench, logMark, until, waitLogAfter, type Bench } from './support/e2e-rig.js';
+import { createInProcessBench, logMark, until, waitLogAfter, type Bench } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 before(async () => {
-  bench = await createBench({ config: { gateway: { timeoutMs: 1000 }, log: { level: 'info', statsIntervalMs: 0 } } });
+  bench = await createInProcessBench({
+    config: { gateway: { timeoutMs: 1000 }, log: { level: 'info', statsIntervalMs: 0 } },
+  });
 });
 after(async () => bench?.close());
 

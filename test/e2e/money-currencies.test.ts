@@ -1,15 +1,15 @@
 /**
- * End to end, Static QR in currencies without cents and with three decimals (docs/decisions/tests-that-catch.md item
- * 3):
- * the real daemon over a pty, the VMC and the gateway simulator set to the same currency, the
- * exact bytes the gateway received. The prices are ones binary floating point holds just below
+ * End to end, Static QR in currencies without cents and with three decimals
+ * (docs/decisions/tests-that-catch.md item 3): the real daemon wiring in this process on the
+ * in-memory wire (rigs/in-process-rig.ts), the VMC and the gateway simulator set to the same
+ * currency, the exact bytes the gateway received. The prices are ones binary floating point holds just below
  * their decimal value (1.005 * 1000 = 1004.9999999999999): a Settlement that truncates instead of
  * rounding is a minor unit short.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { memberText } from '../../src/gateway/wire/index.js';
-import { assertLedgerClean, assertSalesBalance, createBench, vmcIdle, waitTx } from './support/e2e-rig.js';
+import { assertLedgerClean, assertSalesBalance, createInProcessBench, vmcIdle, waitTx } from './support/e2e-rig.js';
 import { buy, openSession } from './support/static-session.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
@@ -49,7 +49,7 @@ for (const c of cases) {
       `${c.sold.map((s) => s.text).join(' + ')} and every amount written as the currency has it`,
     { timeout: TEST_DEADLINE_MS },
     async () => {
-      const bench = await createBench({
+      const bench = await createInProcessBench({
         vmc: { vendPolicy: 'manual', decimalPlaces },
         config: { machine: c.machine, staticQr: { preauthAmount: c.preauth.amount } },
       });

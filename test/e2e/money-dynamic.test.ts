@@ -1,7 +1,7 @@
 /**
- * End to end, money and conformance in Dynamic QR (docs/decisions/money-conformance.md): the real daemon over a pty,
- * the
- * gateway simulator behind the recording proxy, the exact bytes the gateway received.
+ * End to end, money and conformance in Dynamic QR (docs/decisions/money-conformance.md): the real
+ * daemon wiring in this process on the in-memory wire (rigs/in-process-rig.ts), the gateway
+ * simulator behind the recording proxy, the exact bytes the gateway received.
  * - an Inquiry approved for less than the price (0.50 for 1.50) denies the vend and voids the
  *   payment (ReasonCode 3) with the approving PaymentInfo byte for byte;
  * - approved for more than the price: the vend goes ahead and what was paid is recorded;
@@ -10,27 +10,28 @@
  */
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { memberText } from '../../src/gateway/wire/index.js';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   lastSession,
   logMark,
+  pastSecondOf,
   vmcIdle,
   waitLogAfter,
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({
+  bench = await createInProcessBench({
     vmc: { vendPolicy: 'manual' },
     config: {
       gateway: { timeoutMs: 1000 },
@@ -104,7 +105,7 @@ test(
     const { rig, proxy } = bench;
     const pay = await selectAndPay(rig, 30, 2.5);
     assert.deepEqual(await pay.answer, { kind: 'vend-approve', amount: 2.5 });
-    await sleep(1100); // the Void is sent in a later second than the GenerateQR
+    await pastSecondOf(proxy.of('GenerateQR', pay.txId)[0]!); // the Void is sent in a later second than the GenerateQR
     assert.ok(rig.vmc.vendFailure(3));
     assert.equal(await pay.result, 'voided');
     await waitTx(rig, pay.txId, (x) => x.accepted.Void === 1, 'the Void');

@@ -15,22 +15,23 @@ import { fileURLToPath } from 'node:url';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   logMark,
   vmcIdle,
   waitLogAfter,
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { buy, openSession, select } from './support/static-session.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({
+  bench = await createInProcessBench({
     vmc: { vendPolicy: 'manual' },
     config: {
       staticQr: { verifyAge: false },

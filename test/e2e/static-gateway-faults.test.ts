@@ -11,7 +11,7 @@ import { checkSales } from '../../src/sim/checker.js';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   logMark,
   tx,
   until,
@@ -20,14 +20,15 @@ import {
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { buy, openSession } from './support/static-session.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({ vmc: { vendPolicy: 'manual' }, config: { gateway: { timeoutMs: 1000 } } });
+  bench = await createInProcessBench({ vmc: { vendPolicy: 'manual' }, config: { gateway: { timeoutMs: 1000 } } });
 });
 after(async () => bench?.close());
 /** A Settlement the gateway refused for good: the one sale the checker must report as not settled. */

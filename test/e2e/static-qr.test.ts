@@ -1,7 +1,8 @@
 /**
- * End to end, Static QR inside the session: the real daemon process over a real pty pair, the gateway
- * simulator on loopback behind a recording proxy. Multi-vend, the pre-auth capped by Balance,
- * local denial when the price exceeds the remaining funds, vend failures.
+ * End to end, Static QR inside the session: the real daemon wiring in this process on the
+ * in-memory wire (rigs/in-process-rig.ts), the gateway simulator on loopback behind a recording
+ * proxy. Multi-vend, the pre-auth capped by Balance, local denial when the price exceeds the
+ * remaining funds, vend failures.
  *
  * One daemon for the file; every test ends its session and waits for the closing operation, so
  * the next one starts from an idle reader.
@@ -11,20 +12,21 @@ import assert from 'node:assert/strict';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   lastSession,
   vmcIdle,
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { buy, openSession, select } from './support/static-session.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({
+  bench = await createInProcessBench({
     vmc: { vendPolicy: 'manual' },
     config: {
       actor: { id: 4711, merchantId: 'M-RIG', mcc: 5814 },

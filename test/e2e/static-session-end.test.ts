@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   lastSession,
   logMark,
   setReaderEnabled,
@@ -18,14 +18,18 @@ import {
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { buy, openSession, select } from './support/static-session.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({ vmc: { vendPolicy: 'manual' }, config: { mdb: { sessionIdleTimeoutMs: 5000 } } });
+  bench = await createInProcessBench({
+    vmc: { vendPolicy: 'manual' },
+    config: { mdb: { sessionIdleTimeoutMs: 5000 } },
+  });
 });
 after(async () => bench?.close());
 afterEach(async () => {

@@ -9,17 +9,18 @@ import assert from 'node:assert/strict';
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   lastSession,
   until,
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { buy, openSession } from './support/static-session.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 const CREDIT = 20;
 
@@ -37,7 +38,7 @@ async function virtualSessionOpen(): Promise<void> {
 }
 
 before(async () => {
-  bench = await createBench({
+  bench = await createInProcessBench({
     vmc: { vendPolicy: 'manual' },
     config: {
       mdb: { alwaysIdle: false, virtualCredit: CREDIT, maxResponseTimeS: 6 },

@@ -1,7 +1,7 @@
 /**
- * End to end, the MDB standard's money rules on real VMCs (docs/decisions/real-vending-machines.md items 1, 6, 7): the
- * real
- * daemon over a real pty, the VMC simulator, the gateway simulator behind the recording proxy.
+ * End to end, the MDB standard's money rules on real VMCs (docs/decisions/real-vending-machines.md
+ * items 1, 6, 7): the real daemon wiring in this process on the in-memory wire
+ * (rigs/in-process-rig.ts), the VMC simulator, the gateway simulator behind the recording proxy.
  * - MDB 4.2 7.4.7: a reset between VEND APPROVED and the vend result (c,ERR,VEND 5 then INACTIVE,
  *   INACTIVE alone, a board restart) is a VEND SUCCESS: static, the vend is in the Settlement's
  *   amount and Products; dynamic, the sale stands (no Void). c,ERR,VEND 3 stays uncharged.
@@ -20,7 +20,7 @@ import { reportCashSale, resetSeenAsInactive } from '../../src/sim/vmc/index.js'
 import {
   assertLedgerClean,
   assertSalesBalance,
-  createBench,
+  createInProcessBench,
   lastSession,
   logMark,
   setReaderEnabled,
@@ -30,15 +30,16 @@ import {
   waitTx,
   type Bench,
 } from './support/e2e-rig.js';
+import type { InProcessRig } from '../../rigs/in-process-rig.js';
 import { buy, openSession, select } from './support/static-session.js';
 import { selectAndPay } from './support/dynamic-payment.js';
 import { TEST_DEADLINE_MS } from '../support/deadlines.js';
 
-let bench: Bench;
+let bench: Bench<InProcessRig>;
 const T = { timeout: TEST_DEADLINE_MS };
 
 before(async () => {
-  bench = await createBench({
+  bench = await createInProcessBench({
     vmc: { vendPolicy: 'manual' },
     config: {
       gateway: { timeoutMs: 1000 },

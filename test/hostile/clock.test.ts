@@ -36,7 +36,10 @@ async function clockRig(): Promise<ClockRig> {
   let rig: Rig;
   try {
     rig = await createRig({
-      config: { gateway: { baseUrl: front.url } },
+      // A 20 s payment window: the 30 polls of test 6 take 3 s on a quiet machine and over 5 s (the
+      // rig's window) beside a CPU hog on a loaded one; a step of hours still ends it at once if
+      // the window were measured on the wall clock.
+      config: { gateway: { baseUrl: front.url }, dynamicQr: { paymentTimeoutMs: 20_000 } },
       env: { QRVEND_TEST_CLOCK_OFFSET_FILE: clockFile },
     });
   } catch (err) {
@@ -116,7 +119,7 @@ test(
         'the Cancel to be delivered after the step back',
       );
 
-      // Forward 2 h during a dynamic QR that is paid after 30 polls (about 3 s of a 5 s window).
+      // Forward 2 h during a dynamic QR that is paid after 30 polls (about 3 s of a 20 s window).
       const inquiries = c.front.seen.get('Inquiry') ?? 0;
       const payment = await selectAndPay(c.rig, 3, 7.3);
       await until(() => (c.front.seen.get('Inquiry') ?? 0) > inquiries, 10_000, 'the first Inquiry');

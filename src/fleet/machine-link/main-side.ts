@@ -7,7 +7,7 @@
  */
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import type { QrvendConfig } from '../../config/schema.js';
-import type { Logger } from '../../core/log.js';
+import { logFileOf, type Logger } from '../../core/log.js';
 import { VERSION } from '../../core/version.js';
 import type { FleetToMain, MainToFleet, MainToPayment, ThreadMemory } from '../../ipc/messages.js';
 import { TOPIC_LEVEL } from '../contract/topics.js';
@@ -129,6 +129,7 @@ class FleetLink implements FleetMain {
       startedAt: new Date().toISOString(),
       paymentPort: channel.port2,
       probe: this.trial !== null || this.release.inTrial,
+      logFile: logFileOf(log),
     };
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData,

@@ -20,6 +20,8 @@ export interface FleetWorkerData {
   paymentPort: MessagePort;
   /** A configuration trial is on: prove the round trip on the machine's own command topic (probe.ts). */
   probe: boolean;
+  /** Where the worker logs: the main thread's log file (logFileOf), or null for stdout. */
+  logFile: string | null;
 }
 
 type UpdateAgentPorts = Omit<UpdateAgentOptions, 'dir' | 'keyring' | 'running' | 'caFile' | 'maxDownloadBytes'>;

@@ -18,7 +18,7 @@ const link = new FleetDeviceLink(data, {
   connectMqtt: connect,
   toMain: (message: FleetToMain) => main.postMessage(message),
   payment: data.paymentPort,
-  log: createLogger({ level: data.config.log.level, name: 'fleet' }),
+  log: createLogger({ level: data.config.log.level, name: 'fleet', file: data.logFile }),
   monotonicNow,
   wallNow,
 });

@@ -1,6 +1,8 @@
 /**
  * The link against the simulated VMC over a real pty pair, both protocols: whole reads, and
- * every failure ending with its own code.
+ * every failure ending with its own code. What waits on the protocols' timers for seconds (a slow
+ * or stalling VMC, DDCMP found after three DEX/UCS rounds, a read held open while another is
+ * refused) is in the slow tier: pty-timers.slow.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -44,18 +46,8 @@ for (const protocol of ['dex-ucs', 'ddcmp'] as const) {
     }
   });
 
-  test(`${protocol}: a slow VMC (late, within the timers) is read whole`, T, async () => {
-    const rig = await dexRig({ protocol, behaviour: 'slow', files: [auditFile('S', 3)] });
-    try {
-      assert.deepEqual((await rig.link.read()).bytes, auditFile('S', 3));
-    } finally {
-      await rig.close();
-    }
-  });
-
   for (const [behaviour, code] of [
     ['crc-errors', 'DEX_CRC'],
-    ['stall-mid-block', 'DEX_TIMEOUT'],
     ['silent', 'DEX_NO_ANSWER'],
   ] as const) {
     test(`${protocol}: a VMC that ${behaviour} ends the read with ${code}, and the port is released`, T, async () => {
@@ -107,26 +99,6 @@ test('dex-ucs: a VMC answering 04 (no data) from an ID ending in 00 is refusing,
   }
 });
 
-test(
-  'auto: a DDCMP VMC is found after DEX/UCS gets no answer, remembered, and asked in DDCMP first next time',
-  T,
-  async () => {
-    const rig = await dexRig({ protocol: 'ddcmp', linkProtocol: 'auto' });
-    try {
-      const one = await rig.link.read();
-      assert.equal(one.protocol, 'ddcmp');
-      assert.deepEqual(one.bytes, auditFile('A'));
-      assert.equal(JSON.parse(readFileSync(rig.factsPath, 'utf8')).protocol, 'ddcmp');
-      const two = await rig.link.read();
-      assert.equal(two.protocol, 'ddcmp');
-      // Asked in DDCMP first: no DEX/UCS ENQ rounds (three timer A periods) before it.
-      assert.equal(rig.sim.served, 2);
-    } finally {
-      await rig.close();
-    }
-  },
-);
-
 test('auto: a DEX/UCS VMC is read in DEX/UCS and remembered', T, async () => {
   const rig = await dexRig({ protocol: 'dex-ucs', linkProtocol: 'auto' });
   try {
@@ -136,33 +108,3 @@ test('auto: a DEX/UCS VMC is read in DEX/UCS and remembered', T, async () => {
     await rig.close();
   }
 });
-
-test('a second read while one runs is refused with DEX_BUSY, and the first one ends whole', T, async () => {
-  const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('B', 3)] });
-  try {
-    const first = rig.link.read();
-    await assert.rejects(rig.link.read(), (err: unknown) => isQrvendError(err, 'DEX_BUSY'));
-    assert.deepEqual((await first).bytes, auditFile('B', 3));
-  } finally {
-    await rig.close();
-  }
-});
-
-test(
-  'while a read runs, another opener of the port (as a second process would be) is refused with DEX_PORT',
-  T,
-  async () => {
-    const rig = await dexRig({ protocol: 'dex-ucs', behaviour: 'slow', files: [auditFile('L', 3)] });
-    try {
-      const first = rig.link.read();
-      const { openDexPort } = await import('../../../src/dex/link/port.js');
-      await assert.rejects(
-        openDexPort(rig.pty.agentPath, 9600),
-        (err: unknown) => isQrvendError(err, 'DEX_PORT') && /another process holds the port/.test(err.hint ?? ''),
-      );
-      await first;
-    } finally {
-      await rig.close();
-    }
-  },
-);

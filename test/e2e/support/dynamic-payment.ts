@@ -3,7 +3,7 @@
  * virtual-credit) VMC, the daemon runs GenerateQR and Inquiry polling, the VMC gets its answer.
  */
 import assert from 'node:assert/strict';
-import type { Rig } from '../../../rigs/rig.js';
+import type { AgentRig } from '../../../rigs/rig.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';
 import { logMark, nextVendAnswer, waitLogAfter } from './e2e-rig.js';
 
@@ -18,7 +18,7 @@ export interface DynamicPayment {
 
 /** The consumer selects `item` at `price`; resolves once the daemon has started the payment. */
 export async function selectAndPay(
-  rig: Rig,
+  rig: AgentRig,
   item: number,
   price: number,
   answerTimeoutMs = 10_000,

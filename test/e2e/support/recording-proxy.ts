@@ -30,6 +30,8 @@ export interface Exchange {
   responseText: string | null;
   /** Parsed response body (null when there was none or it was not JSON). */
   response: Record<string, any> | null;
+  /** When the whole request had arrived (Date.now()): the daemon stamped it before that. */
+  receivedAtMs: number;
 }
 
 export interface RecordingProxy {
@@ -83,6 +85,7 @@ export async function startRecordingProxy(): Promise<RecordingProxy> {
         status: null,
         responseText: null,
         response: null,
+        receivedAtMs: Date.now(),
       };
       log.push(ex);
       if (hangPredicate?.(ex.op, ex.request)) {

@@ -3,7 +3,7 @@
  * a Start, the session the daemon opens on the VMC, selections and their local answers.
  */
 import assert from 'node:assert/strict';
-import type { Rig } from '../../../rigs/rig.js';
+import type { AgentRig } from '../../../rigs/rig.js';
 import type { BoardCommand } from '../../../src/mdb/codec/index.js';
 import { nextVendAnswer } from './e2e-rig.js';
 
@@ -14,7 +14,7 @@ export interface OpenedSession {
 }
 
 /** A Start that is approved and opens an MDB session (C,START seen by the VMC). */
-export async function openSession(rig: Rig, options: { balance?: number } = {}): Promise<OpenedSession> {
+export async function openSession(rig: AgentRig, options: { balance?: number } = {}): Promise<OpenedSession> {
   const opened = rig.nextCommand((c) => c.kind === 'start', 10_000, 'C,START');
   opened.catch(() => {}); // awaited below only when the Start was approved
   const start = await rig.start(options);
@@ -24,7 +24,7 @@ export async function openSession(rig: Rig, options: { balance?: number } = {}):
 }
 
 /** The consumer selects an item; resolves with the reader's answer (approve with amount, or deny). */
-export async function select(rig: Rig, item: number, price: number): Promise<BoardCommand> {
+export async function select(rig: AgentRig, item: number, price: number): Promise<BoardCommand> {
   const answer = nextVendAnswer(rig);
   assert.ok(rig.vmc.select(item, price), `the VMC could not select item ${item} (no session, or a vend pending)`);
   return answer;
@@ -32,7 +32,7 @@ export async function select(rig: Rig, item: number, price: number): Promise<Boa
 
 /** Select, expect approval of exactly the price, then dispense (or fail to). */
 export async function buy(
-  rig: Rig,
+  rig: AgentRig,
   item: number,
   price: number,
   result: 'success' | 'failure' = 'success',

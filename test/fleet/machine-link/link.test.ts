@@ -101,6 +101,7 @@ test(TITLE, { timeout: TEST_DEADLINE_MS }, async (t) => {
     startedAt: '2026-01-01T00:00:00.000Z',
     paymentPort: channel.port1,
     probe: false,
+    logFile: null,
   };
   const link = new FleetDeviceLink(data, {
     connectMqtt: connect,

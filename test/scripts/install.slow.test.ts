@@ -2,6 +2,9 @@
  * scripts/install.sh into a temporary root: the tree, its modes, the enabled unit, production
  * dependencies only, an idempotent second run that keeps the technician's config and token.
  * Needs a build (npm test compiles first) and node_modules, as on a build machine.
+ *
+ * In the slow tier (`npm run test:slow`, docs/testing.md): each install copies the whole
+ * node_modules before pruning it (hundreds of MB), four times here, 1 to 2 min of disk and CPU.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,6 +27,12 @@ import { loadConfig } from '../../src/config/load.js';
 import { CHILD_DEADLINE_MS, TEST_DEADLINE_MS } from '../support/deadlines.js';
 
 const INSTALL = join(REPO, 'scripts/install.sh');
+/**
+ * One install.sh run, with the hang guard of any child a test spawns (test/support/deadlines.ts):
+ * a run copies the whole node_modules and prunes it, over a minute beside the slow tier's crash
+ * run on a loaded machine. Each test's own deadline covers its runs.
+ */
+const runInstall = (args: string[]) => runScript(INSTALL, args, { timeoutMs: CHILD_DEADLINE_MS });
 
 function mode(path: string): number {
   return statSync(path).mode & 0o7777;
@@ -40,11 +49,11 @@ function hasCommand(name: string): boolean {
 
 test(
   'install.sh --root builds the image tree, enables the unit, and a second run changes nothing a technician owns',
-  { timeout: TEST_DEADLINE_MS },
+  { timeout: TEST_DEADLINE_MS + 3 * CHILD_DEADLINE_MS },
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'qrvend-install-'));
     try {
-      const first = await runScript(INSTALL, ['--root', root]);
+      const first = await runInstall(['--root', root]);
       assert.equal(first.code, 0, first.stderr);
       assert.match(first.stdout, /created \/etc\/qrvend\/config\.json/);
 
@@ -128,7 +137,7 @@ test(
       });
       writeFileSync(config, edited);
       writeFileSync(token, 'x'.repeat(64));
-      const second = await runScript(INSTALL, ['--root', root]);
+      const second = await runInstall(['--root', root]);
       assert.equal(second.code, 0, second.stderr);
       assert.match(second.stdout, /kept existing \/etc\/qrvend\/config\.json/);
       assert.equal(readFileSync(config, 'utf8'), edited);
@@ -148,15 +157,15 @@ test(
 
 test(
   'install.sh --no-enable leaves the unit disabled; a bad option is a usage error',
-  { timeout: TEST_DEADLINE_MS },
+  { timeout: TEST_DEADLINE_MS + 2 * CHILD_DEADLINE_MS },
   async () => {
     const root = mkdtempSync(join(tmpdir(), 'qrvend-install-noenable-'));
     try {
-      const run = await runScript(INSTALL, ['--root', root, '--no-enable']);
+      const run = await runInstall(['--root', root, '--no-enable']);
       assert.equal(run.code, 0, run.stderr);
       assert.ok(existsSync(join(root, 'usr/lib/systemd/system/qrvend.service')));
       assert.equal(existsSync(join(root, 'etc/systemd/system/multi-user.target.wants/qrvend.service')), false);
-      const bad = await runScript(INSTALL, ['--root', root, '--frobnicate']);
+      const bad = await runInstall(['--root', root, '--frobnicate']);
       assert.equal(bad.code, 64);
       assert.match(bad.stderr, /unknown option '--frobnicate'/);
     } finally {
@@ -167,7 +176,7 @@ test(
 
 test(
   'the sysusers.d declaration creates the qrvend user in the dialout, gpio and video groups',
-  { timeout: TEST_DEADLINE_MS },
+  { timeout: TEST_DEADLINE_MS + CHILD_DEADLINE_MS },
   async (t) => {
     if (!hasCommand('systemd-sysusers')) {
       t.skip('systemd-sysusers is not installed');
@@ -176,7 +185,7 @@ test(
     const root = mkdtempSync(join(tmpdir(), 'qrvend-sysusers-'));
     try {
       // As at an image's first boot: the declaration in the root's sysusers.d, applied to that root.
-      const install = await runScript(INSTALL, ['--root', root, '--no-enable']);
+      const install = await runInstall(['--root', root, '--no-enable']);
       assert.equal(install.code, 0, install.stderr);
       execFileSync('systemd-sysusers', [`--root=${root}`], { stdio: 'ignore' });
       const passwd = readFileSync(join(root, 'etc/passwd'), 'utf8');

@@ -5,6 +5,8 @@
  * reset loops"). A held reader's board relays no polls, so its line is quiet: the link watchdog
  * must tell that from a dead board (it asks the board V), and nothing may enable the reader (C,1)
  * before the hold is over: not the watchdog, not a board restart, not the reconfiguration after it.
+ * In the slow tier (`npm run test:slow`, docs/testing.md): it waits the hold's 30 s out. The hold
+ * itself is seen in `npm test` too (test/e2e/vmc-real.test.ts, a VMC that resets after every setup).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,10 +1,9 @@
 /**
- * The short chaos run (docs/decisions/reliability-suite.md): the real daemon, both payment flows, a few hundred
- * sessions
- * while the gateway answers 5xx, resets before and after its work, hangs past the client's
- * timeout and sends garbage and wrong-schema bodies, while the daemon is SIGKILLed now and then,
- * the serial adapter is pulled and replugged and the line carries noise. `npm run chaos` runs
- * the full 1,000 sessions.
+ * The short chaos run (docs/decisions/reliability-suite.md), in the slow tier (`npm run test:slow`,
+ * docs/testing.md): the real daemon, both payment flows, a few hundred sessions while the gateway
+ * answers 5xx, resets before and after its work, hangs past the client's timeout and sends garbage
+ * and wrong-schema bodies, while the daemon is SIGKILLed now and then, the serial adapter is pulled
+ * and replugged and the line carries noise. `npm run chaos` runs the full 1,000 sessions.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
